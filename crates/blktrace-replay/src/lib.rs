@@ -1,0 +1,1 @@
+//! lull trace replay (in progress).

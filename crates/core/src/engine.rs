@@ -1,0 +1,465 @@
+//! The sans-IO engine: drives a detector, an actuator and an idle task
+//! from foreground events and deadlines, and keeps the internal measures.
+//!
+//! The engine does no I/O and reads no clock. A driver pushes events in time
+//! order ([`Engine::push`]) and tells it when time passes with no event
+//! ([`Engine::advance`]); between the two it asks [`Engine::next_deadline`]
+//! how long it may wait. The replay driver ([`replay`]) jumps straight from
+//! event to event; the daemon sleeps until the next deadline or poll. The
+//! same network therefore makes the same decisions in both.
+//!
+//! # Deadlines and the ordering rule
+//!
+//! Within one instant `t` the engine runs, in this order: completions at `t`;
+//! deadlines due at `t` (those of the detector, then the actuator's, then the
+//! task's, so a continuance renews a run before the actuator would stop it);
+//! arrivals at `t`; then, when no arrival shares the instant, the start of
+//! the idle period that a completion at `t` opened, and any deadline that
+//! sets for `t`. A deadline set in the past fires at once. A component that
+//! keeps asking for the same instant is stopped with
+//! [`EngineError::StuckDeadline`] instead of hanging the engine.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::actuator::{Actuator, Command, PolicyActuator, StopPolicy};
+use crate::component::{Context, Detector, Prediction};
+use crate::event::{Event, EventKind, Timeline};
+use crate::measures::{InternalMeasures, MeasureAccumulator};
+use crate::task::{IdleTask, Measure};
+use crate::time::Nanos;
+
+/// How many times deadlines may fire at one instant before the engine
+/// decides a component is stuck.
+const MAX_FIRINGS_PER_INSTANT: u32 = 100_000;
+
+/// What went wrong while driving the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// An event was pushed with a time before the engine's current time.
+    OutOfOrder {
+        /// The event's time.
+        event: Nanos,
+        /// The engine's time.
+        now: Nanos,
+    },
+    /// A completion came with no request outstanding.
+    CompletionWithoutArrival {
+        /// When.
+        at: Nanos,
+    },
+    /// A component kept asking to be woken at the same instant.
+    StuckDeadline {
+        /// Which part: `detector`, `actuator` or `task`.
+        component: &'static str,
+        /// The instant.
+        at: Nanos,
+    },
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineError::OutOfOrder { event, now } => write!(
+                f,
+                "event at {} ns pushed after the engine reached {} ns: events must come in time order",
+                event.0, now.0
+            ),
+            EngineError::CompletionWithoutArrival { at } => {
+                write!(f, "completion at {} ns with no request outstanding", at.0)
+            }
+            EngineError::StuckDeadline { component, at } => write!(
+                f,
+                "the {component} asked for a deadline at {} ns over and over without progress",
+                at.0
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// One entry of the engine's action log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LogEntry {
+    /// The network's sink emitted a prediction.
+    Prediction {
+        /// When.
+        at: Nanos,
+        /// What.
+        prediction: Prediction,
+    },
+    /// The actuator gave the task a command.
+    Command {
+        /// When.
+        at: Nanos,
+        /// What.
+        command: Command,
+    },
+}
+
+/// The result of a run: internal measures and the task's external ones.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RunReport {
+    /// SPEC §4.1.
+    pub internal: InternalMeasures,
+    /// The task's measures (SPEC §4.2–4.3), in its own order.
+    pub task: Vec<Measure>,
+}
+
+impl RunReport {
+    /// Every measure as `(name, value)`, internal first.
+    pub fn pairs(&self) -> Vec<Measure> {
+        let mut v: Vec<Measure> = self.internal.pairs().to_vec();
+        v.extend(self.task.iter().copied());
+        v
+    }
+}
+
+/// The engine: one detector, one actuator, one idle task.
+///
+/// Generic so that a network composed in code pays no dynamic dispatch; the
+/// defaults are the boxed trait objects used when everything is built at run
+/// time.
+#[derive(Debug)]
+pub struct Engine<D = Box<dyn Detector>, A = Box<dyn Actuator>, T = Box<dyn IdleTask>> {
+    detector: D,
+    actuator: A,
+    task: T,
+    now: Nanos,
+    outstanding: u32,
+    pending_idle: Option<Nanos>,
+    idle_since: Option<Nanos>,
+    lookahead: Option<Nanos>,
+    acc: MeasureAccumulator,
+    buf: Vec<Prediction>,
+    log: Option<Vec<LogEntry>>,
+}
+
+impl<D: Detector, T: IdleTask> Engine<D, PolicyActuator, T> {
+    /// An engine whose actuator follows `policy`.
+    pub fn with_policy(detector: D, policy: StopPolicy, task: T) -> Self {
+        Engine::new(detector, PolicyActuator::new(policy), task)
+    }
+}
+
+impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
+    /// An engine at time zero with nothing outstanding.
+    pub fn new(detector: D, actuator: A, task: T) -> Self {
+        Engine {
+            detector,
+            actuator,
+            task,
+            now: Nanos::ZERO,
+            outstanding: 0,
+            pending_idle: None,
+            idle_since: None,
+            lookahead: None,
+            acc: MeasureAccumulator::new(),
+            buf: Vec::with_capacity(4),
+            log: None,
+        }
+    }
+
+    /// Keeps a log of every prediction and command (for tests and
+    /// `--log`); off by default because a sweep does not need it.
+    pub fn with_log(mut self) -> Self {
+        self.log = Some(Vec::new());
+        self
+    }
+
+    /// The current time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+    /// The detector.
+    pub fn detector(&self) -> &D {
+        &self.detector
+    }
+    /// The idle task.
+    pub fn task(&self) -> &T {
+        &self.task
+    }
+    /// The idle task, mutably (live tasks report errors through it).
+    pub fn task_mut(&mut self) -> &mut T {
+        &mut self.task
+    }
+    /// The action log (empty unless [`Engine::with_log`]).
+    pub fn log(&self) -> &[LogEntry] {
+        self.log.as_deref().unwrap_or(&[])
+    }
+    /// Whether the idle task is running.
+    pub fn task_running(&self) -> bool {
+        self.acc.is_running()
+    }
+    /// Requests outstanding.
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+    /// The internal measures so far.
+    pub fn measures(&self) -> InternalMeasures {
+        self.acc.measures()
+    }
+
+    /// When the engine next has something to do with no new event: the
+    /// earliest component deadline or pending idle-period start. A daemon
+    /// sleeps until then (or its next poll) and calls [`Engine::advance`].
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        [
+            self.pending_idle,
+            self.detector.next_deadline(),
+            self.actuator.next_deadline(),
+            self.task.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn ctx(&self) -> Context {
+        Context {
+            now: self.now,
+            outstanding: self.outstanding,
+            idle_since: self.idle_since,
+            lookahead: self.lookahead,
+        }
+    }
+
+    /// Pushes a foreground event. Events must come in time order.
+    pub fn push(&mut self, ev: &Event) -> Result<(), EngineError> {
+        self.push_with_lookahead(ev, None)
+    }
+
+    /// Pushes an event, telling offline components when the idle period it
+    /// opens (if it is a completion that empties the device) will end.
+    pub fn push_with_lookahead(
+        &mut self,
+        ev: &Event,
+        lookahead: Option<Nanos>,
+    ) -> Result<(), EngineError> {
+        if ev.time < self.now {
+            return Err(EngineError::OutOfOrder {
+                event: ev.time,
+                now: self.now,
+            });
+        }
+        self.run(ev.time, ev.kind == EventKind::Arrival, false)?;
+        self.now = ev.time;
+        self.acc.advance(ev.time);
+        match ev.kind {
+            EventKind::Arrival => {
+                let ended = self.idle_since.take();
+                self.pending_idle = None;
+                self.lookahead = None;
+                self.outstanding += 1;
+                let ctx = self.ctx();
+                if let Some(cmd) = self.actuator.on_event(ev, &ctx) {
+                    self.apply(cmd);
+                }
+                self.acc.on_event(ev);
+                self.task.on_event(ev, &ctx);
+                if let Some(began) = ended {
+                    self.detector.on_idle_end(&ctx, began);
+                }
+                let mut buf = std::mem::take(&mut self.buf);
+                self.detector.on_event(ev, &ctx, &mut buf);
+                self.dispatch(&mut buf);
+                self.buf = buf;
+            }
+            EventKind::Completion => {
+                self.outstanding = self
+                    .outstanding
+                    .checked_sub(1)
+                    .ok_or(EngineError::CompletionWithoutArrival { at: ev.time })?;
+                self.acc.on_event(ev);
+                if self.outstanding == 0 {
+                    self.pending_idle = Some(ev.time);
+                    self.lookahead = lookahead;
+                }
+                let ctx = self.ctx();
+                if let Some(cmd) = self.actuator.on_event(ev, &ctx) {
+                    self.apply(cmd);
+                }
+                self.task.on_event(ev, &ctx);
+                let mut buf = std::mem::take(&mut self.buf);
+                self.detector.on_event(ev, &ctx, &mut buf);
+                self.dispatch(&mut buf);
+                self.buf = buf;
+            }
+        }
+        Ok(())
+    }
+
+    /// Time has reached `now` and every event up to `now` has been pushed:
+    /// runs whatever is due.
+    pub fn advance(&mut self, now: Nanos) -> Result<(), EngineError> {
+        self.run(now, true, true)?;
+        if now > self.now {
+            self.now = now;
+            self.acc.advance(now);
+        }
+        Ok(())
+    }
+
+    /// Ends the run at `end`: runs what is due, stops a running task (the
+    /// measures span ends here), and returns the report.
+    pub fn finish(&mut self, end: Nanos) -> Result<RunReport, EngineError> {
+        self.advance(end)?;
+        if self.acc.is_running() {
+            self.apply(Command::Stop);
+        }
+        self.task.finish(end);
+        Ok(RunReport {
+            internal: self.acc.measures(),
+            task: self.task.measures(),
+        })
+    }
+
+    fn run(
+        &mut self,
+        limit: Nanos,
+        deadlines_inclusive: bool,
+        idle_inclusive: bool,
+    ) -> Result<(), EngineError> {
+        let due = |t: Nanos, inclusive: bool| t < limit || (inclusive && t == limit);
+        let mut instant = self.now;
+        let mut firings = 0u32;
+        loop {
+            let det = self
+                .detector
+                .next_deadline()
+                .filter(|&t| due(t, deadlines_inclusive));
+            let act = self
+                .actuator
+                .next_deadline()
+                .filter(|&t| due(t, deadlines_inclusive));
+            let task = self
+                .task
+                .next_deadline()
+                .filter(|&t| due(t, deadlines_inclusive));
+            let idle = self.pending_idle.filter(|&t| due(t, idle_inclusive));
+            // Earliest first; at one instant deadlines before the idle start,
+            // and detector, actuator, task in that order.
+            let mut best: Option<(Nanos, u8)> = None;
+            for (t, rank) in [(det, 0u8), (act, 1), (task, 2), (idle, 3)] {
+                if let Some(t) = t {
+                    let t = t.max(self.now);
+                    if best.is_none_or(|(bt, br)| (t, rank) < (bt, br)) {
+                        best = Some((t, rank));
+                    }
+                }
+            }
+            let Some((t, rank)) = best else {
+                return Ok(());
+            };
+            if t == instant {
+                firings += 1;
+                if firings > MAX_FIRINGS_PER_INSTANT {
+                    let component = ["detector", "actuator", "task", "engine"][rank as usize];
+                    return Err(EngineError::StuckDeadline { component, at: t });
+                }
+            } else {
+                instant = t;
+                firings = 0;
+            }
+            self.now = t;
+            self.acc.advance(t);
+            match rank {
+                0 => {
+                    let ctx = self.ctx();
+                    let mut buf = std::mem::take(&mut self.buf);
+                    self.detector.on_deadline(&ctx, &mut buf);
+                    self.dispatch(&mut buf);
+                    self.buf = buf;
+                }
+                1 => {
+                    let ctx = self.ctx();
+                    if let Some(cmd) = self.actuator.on_deadline(&ctx) {
+                        self.apply(cmd);
+                    }
+                }
+                2 => {
+                    let ctx = self.ctx();
+                    self.task.on_deadline(&ctx);
+                }
+                _ => {
+                    self.pending_idle = None;
+                    self.idle_since = Some(t);
+                    let ctx = self.ctx();
+                    let mut buf = std::mem::take(&mut self.buf);
+                    self.detector.on_idle_begin(&ctx, &mut buf);
+                    self.dispatch(&mut buf);
+                    self.buf = buf;
+                }
+            }
+        }
+    }
+
+    fn dispatch(&mut self, buf: &mut Vec<Prediction>) {
+        for p in buf.drain(..) {
+            if let Some(log) = &mut self.log {
+                log.push(LogEntry::Prediction {
+                    at: self.now,
+                    prediction: p,
+                });
+            }
+            let ctx = self.ctx();
+            if let Some(cmd) = self.actuator.on_prediction(&p, &ctx) {
+                self.apply(cmd);
+            }
+        }
+    }
+
+    fn apply(&mut self, cmd: Command) {
+        let ctx = self.ctx();
+        let applied = match cmd {
+            Command::Start { budget } if !self.acc.is_running() => {
+                self.acc.start(self.now);
+                self.task.start(&ctx, budget);
+                true
+            }
+            Command::Renew { budget } if self.acc.is_running() => {
+                self.task.renew(&ctx, budget);
+                true
+            }
+            Command::Stop if self.acc.is_running() => {
+                self.acc.stop(self.now);
+                self.task.stop(&ctx);
+                true
+            }
+            _ => false,
+        };
+        if applied {
+            if let Some(log) = &mut self.log {
+                log.push(LogEntry::Command {
+                    at: self.now,
+                    command: cmd,
+                });
+            }
+        }
+    }
+}
+
+/// Replays a timeline through an engine and finishes it at the last
+/// completion. The engine gets lookahead (the end of each idle period) for
+/// offline components.
+pub fn replay<D: Detector, A: Actuator, T: IdleTask>(
+    timeline: &Timeline,
+    engine: &mut Engine<D, A, T>,
+) -> Result<RunReport, EngineError> {
+    let events = timeline.events();
+    for (i, ev) in events.iter().enumerate() {
+        let lookahead = if timeline.idle_after(i) {
+            events.get(i + 1).map(|e| e.time)
+        } else {
+            None
+        };
+        engine.push_with_lookahead(ev, lookahead)?;
+    }
+    engine.finish(timeline.end().unwrap_or(Nanos::ZERO))
+}

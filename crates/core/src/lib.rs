@@ -1,0 +1,119 @@
+//! # lull-core
+//!
+//! The sans-IO heart of lull: time, foreground events, predictions, the
+//! component traits of the idleness taxonomy of Golding, Bosch and Wilkes
+//! (*Idleness is not sloth*, 1995), detector networks, the actuator, the
+//! engine that drives them, and the internal measures.
+//!
+//! ```
+//! use lull_core::prelude::*;
+//!
+//! // A start detector that fires a fixed time after the device empties,
+//! // and a duration predictor that always says 10 s: written here to keep
+//! // the example inside this crate (lull-detectors has the real catalogue).
+//! #[derive(Debug)]
+//! struct After(Nanos, Option<Nanos>);
+//! impl StartDetector for After {
+//!     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+//!         self.1 = Some(ctx.now + self.0);
+//!         None
+//!     }
+//!     fn on_event(&mut self, ev: &Event, _: &Context) -> Option<Start> {
+//!         if ev.is_arrival() { self.1 = None; }
+//!         None
+//!     }
+//!     fn next_deadline(&self) -> Option<Nanos> { self.1 }
+//!     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
+//!         self.1.take().map(|_| Start::now(ctx.now))
+//!     }
+//! }
+//! #[derive(Debug)]
+//! struct Ten;
+//! impl DurationPredictor for Ten {
+//!     fn duration(&mut self, _: Nanos) -> Option<Nanos> { Some(Nanos::from_secs(10)) }
+//! }
+//!
+//! // Two requests with a 20 s gap between them.
+//! let s = Nanos::from_secs;
+//! let trace = [
+//!     Request::new(s(0), s(1), Op::Read, 0, 4096),
+//!     Request::new(s(21), s(22), Op::Write, 8, 4096),
+//! ];
+//! let timeline = Timeline::from_requests(&trace);
+//! let detector = Predictor::new(After(s(1), None), Ten);
+//! let mut engine = Engine::with_policy(detector, StopPolicy::EarlierOf, NoTask);
+//! let report = replay(&timeline, &mut engine).unwrap();
+//! // Declared [2 s, 12 s) of the 20 s idle period.
+//! assert_eq!(report.internal.actual_s, 20.0);
+//! assert_eq!(report.internal.predicted_s, 10.0);
+//! assert_eq!(report.internal.efficiency, 0.5);
+//! assert_eq!(report.internal.violations, 0);
+//! ```
+//!
+//! ## Why it is built this way
+//!
+//! - **Sans-IO and clock-free.** Components are `&mut self` state machines
+//!   handed `now`; they ask for deadlines instead of sleeping. The replay
+//!   driver jumps from event to event, the daemon sleeps until the next
+//!   deadline, and both get the same decisions from the same network. Tests
+//!   need no fake clock.
+//! - **One ordering rule**, written in [`event`] and [`engine`]: ties are
+//!   broken by `(time, sequence)` with completions, then due deadlines, then
+//!   arrivals, then the start of an idle period. Same input, same output,
+//!   bit for bit.
+//! - **Object-safe traits, zero-cost generics.** [`StartDetector`],
+//!   [`DurationPredictor`], [`Skeptic`], [`Actuator`] and [`IdleTask`] are
+//!   object safe, so spec strings and TOML build networks at run time; the
+//!   engine and [`Predictor`] are generic, so a network written in code pays
+//!   no dynamic dispatch.
+//! - **A compact event array.** A [`Timeline`] holds a trace as 32-byte
+//!   events, built once and shared read-only by every network of a sweep.
+//! - **Exact internal measures online.** The engine keeps SPEC §4.1's
+//!   measures in O(1) per event ([`measures`] explains how); the offline
+//!   definition is kept beside it as the reference the tests check against.
+//! - **Light.** The only dependency is serde (and, with the `toml` feature,
+//!   the `toml` crate), so storage software can embed detectors without a
+//!   runtime or a data-frame library.
+//!
+//! [`StartDetector`]: component::StartDetector
+//! [`DurationPredictor`]: component::DurationPredictor
+//! [`Skeptic`]: component::Skeptic
+//! [`Predictor`]: component::Predictor
+//! [`Actuator`]: actuator::Actuator
+//! [`IdleTask`]: task::IdleTask
+//! [`Timeline`]: event::Timeline
+
+#![forbid(unsafe_code)]
+
+pub mod actuator;
+pub mod component;
+pub mod engine;
+pub mod event;
+pub mod measures;
+pub mod network;
+pub mod registry;
+pub mod request;
+pub mod spec;
+pub mod task;
+pub mod time;
+#[cfg(feature = "toml")]
+pub mod toml_spec;
+
+/// The names most users need, in one import.
+pub mod prelude {
+    pub use crate::actuator::{Actuator, Command, PolicyActuator, StopPolicy};
+    pub use crate::component::{
+        Context, Detector, DurationPredictor, Prediction, Predictor, Skeptic, Start, StartDetector,
+    };
+    pub use crate::engine::{Engine, EngineError, LogEntry, RunReport, replay};
+    pub use crate::event::{Event, EventKind, IdlePeriod, Timeline};
+    pub use crate::measures::InternalMeasures;
+    pub use crate::network::{Network, NetworkBuilder, NetworkError};
+    pub use crate::registry::{
+        Arity, Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Params, Registry, Role,
+    };
+    pub use crate::request::{DeviceId, Op, Request};
+    pub use crate::spec::{NetworkSpec, build_network};
+    pub use crate::task::{Granularity, IdleTask, NoTask};
+    pub use crate::time::{Nanos, parse_duration};
+}

@@ -1,0 +1,318 @@
+//! Internal measures (§5.3.1 of the paper; SPEC §4.1).
+//!
+//! Declared idle intervals are the `[start, stop)` runs of the idle task.
+//! Against the requests `[arrival, completion)`:
+//!
+//! - `actual_s`: total length of the idle periods (what an offline detector
+//!   could declare);
+//! - `predicted_s`: total declared time;
+//! - `overflow_s`: declared time during which the device was busy;
+//! - `violations`: requests that overlap at least one declared interval,
+//!   each counted once; `violation_rate` = violations / `predicted_s`;
+//! - `efficiency` = (predicted − overflow) / actual, the share of idle time
+//!   that was declared; `incompetence` = overflow / actual.
+//!
+//! Degenerate cases are defined so that every measure is finite: with no
+//! declared time the violation rate is 0; on a trace with no idle time
+//! (`actual_s` = 0) efficiency is 1 (nothing was missed) and incompetence is
+//! overflow / span (0 for an empty span).
+//!
+//! The engine computes them online in O(1) per event with
+//! [`MeasureAccumulator`]; [`internal_measures`] is the straightforward
+//! offline definition, kept as the reference the engine is tested against.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Event, EventKind, Timeline};
+use crate::time::Nanos;
+
+/// The internal measures of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InternalMeasures {
+    /// Total idle-period time, seconds.
+    pub actual_s: f64,
+    /// Total declared idle time, seconds.
+    pub predicted_s: f64,
+    /// Declared time that was busy, seconds.
+    pub overflow_s: f64,
+    /// Requests overlapping a declared interval.
+    pub violations: u64,
+    /// Violations per second of declared time.
+    pub violation_rate: f64,
+    /// (predicted − overflow) / actual, in [0, 1].
+    pub efficiency: f64,
+    /// overflow / actual, ≥ 0.
+    pub incompetence: f64,
+}
+
+impl InternalMeasures {
+    /// Derives the ratios from the primitive totals (nanoseconds).
+    pub fn from_totals(
+        actual: Nanos,
+        predicted: Nanos,
+        overflow: Nanos,
+        violations: u64,
+        span: Nanos,
+    ) -> Self {
+        let actual_s = actual.as_secs_f64();
+        let predicted_s = predicted.as_secs_f64();
+        let overflow_s = overflow.as_secs_f64();
+        let violation_rate = if predicted.0 == 0 {
+            0.0
+        } else {
+            violations as f64 / predicted_s
+        };
+        let (efficiency, incompetence) = if actual.0 == 0 {
+            let inc = if span.0 == 0 {
+                0.0
+            } else {
+                overflow_s / span.as_secs_f64()
+            };
+            (1.0, inc)
+        } else {
+            // Computed on integers so the paper's identities hold exactly.
+            let useful = predicted.0.saturating_sub(overflow.0);
+            (
+                (useful as f64 / actual.0 as f64).min(1.0),
+                overflow.0 as f64 / actual.0 as f64,
+            )
+        };
+        InternalMeasures {
+            actual_s,
+            predicted_s,
+            overflow_s,
+            violations,
+            violation_rate,
+            efficiency,
+            incompetence,
+        }
+    }
+
+    /// The measures as `(name, value)` pairs in SPEC order.
+    pub fn pairs(&self) -> [(&'static str, f64); 7] {
+        [
+            ("actual_s", self.actual_s),
+            ("predicted_s", self.predicted_s),
+            ("overflow_s", self.overflow_s),
+            ("violations", self.violations as f64),
+            ("violation_rate", self.violation_rate),
+            ("efficiency", self.efficiency),
+            ("incompetence", self.incompetence),
+        ]
+    }
+}
+
+/// Online computation of the internal measures, fed by the engine.
+///
+/// Exact, with O(1) state: a request outstanding when a declared interval
+/// starts is a violation unless it was already counted, and it was counted
+/// exactly when it arrived before the end of the previous interval (it then
+/// overlapped that interval). So it suffices to count the outstanding
+/// requests that arrived since the last interval ended, which a completion
+/// can settle because it carries its arrival time.
+#[derive(Clone, Debug, Default)]
+pub struct MeasureAccumulator {
+    first: Option<Nanos>,
+    last: Nanos,
+    outstanding: u32,
+    zero_since: Option<Nanos>,
+    running_since: Option<Nanos>,
+    /// Outstanding requests arrived at or after `count_from` are not yet
+    /// counted as violations.
+    count_from: Nanos,
+    uncounted: u32,
+    actual: Nanos,
+    predicted: Nanos,
+    overflow: Nanos,
+    violations: u64,
+}
+
+impl MeasureAccumulator {
+    /// A fresh accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accounts for time up to `now` (busy declared time goes to overflow).
+    pub fn advance(&mut self, now: Nanos) {
+        if self.running_since.is_some() && self.outstanding > 0 {
+            self.overflow += now - self.last;
+        }
+        self.last = self.last.max(now);
+    }
+
+    /// A foreground event at `ev.time` (call [`Self::advance`] first).
+    pub fn on_event(&mut self, ev: &Event) {
+        match ev.kind {
+            EventKind::Arrival => {
+                if self.first.is_none() {
+                    self.first = Some(ev.time);
+                    self.last = ev.time;
+                }
+                if let Some(z) = self.zero_since.take() {
+                    self.actual += ev.time - z;
+                }
+                if self.running_since.is_some() {
+                    self.violations += 1;
+                } else {
+                    self.uncounted += 1;
+                }
+                self.outstanding += 1;
+            }
+            EventKind::Completion => {
+                self.outstanding = self.outstanding.saturating_sub(1);
+                if self.running_since.is_none() && ev.pair >= self.count_from {
+                    self.uncounted = self.uncounted.saturating_sub(1);
+                }
+                if self.outstanding == 0 {
+                    self.zero_since = Some(ev.time);
+                }
+            }
+        }
+    }
+
+    /// The task started at `now`.
+    pub fn start(&mut self, now: Nanos) {
+        if self.running_since.is_none() {
+            self.advance(now);
+            self.running_since = Some(now);
+            self.violations += u64::from(self.uncounted);
+            self.uncounted = 0;
+        }
+    }
+
+    /// The task stopped at `now`.
+    pub fn stop(&mut self, now: Nanos) {
+        self.advance(now);
+        if let Some(s) = self.running_since.take() {
+            self.predicted += now - s;
+            self.count_from = now;
+        }
+    }
+
+    /// Whether a declared interval is open.
+    pub fn is_running(&self) -> bool {
+        self.running_since.is_some()
+    }
+
+    /// The measures so far (an open interval counts up to the last time
+    /// seen).
+    pub fn measures(&self) -> InternalMeasures {
+        let predicted = self.predicted + self.running_since.map_or(Nanos::ZERO, |s| self.last - s);
+        let span = self.first.map_or(Nanos::ZERO, |f| self.last - f);
+        InternalMeasures::from_totals(self.actual, predicted, self.overflow, self.violations, span)
+    }
+}
+
+/// The internal measures of declared intervals against a timeline, by the
+/// definition (two-pointer sweeps; O(n + m)). Intervals must be sorted and
+/// disjoint; parts outside `[first arrival, last completion)` are clipped.
+pub fn internal_measures(timeline: &Timeline, declared: &[(Nanos, Nanos)]) -> InternalMeasures {
+    let (Some(lo), Some(hi)) = (timeline.start(), timeline.end()) else {
+        return InternalMeasures::from_totals(
+            Nanos::ZERO,
+            Nanos::ZERO,
+            Nanos::ZERO,
+            0,
+            Nanos::ZERO,
+        );
+    };
+    let declared: Vec<(Nanos, Nanos)> = declared
+        .iter()
+        .map(|&(s, e)| (s.max(lo), e.min(hi)))
+        .filter(|(s, e)| s < e)
+        .collect();
+    let predicted = declared.iter().fold(Nanos::ZERO, |a, (s, e)| a + (*e - *s));
+
+    let busy = timeline.busy_periods();
+    let mut overflow = Nanos::ZERO;
+    let mut j = 0;
+    for &(s, e) in &declared {
+        while j < busy.len() && busy[j].1 <= s {
+            j += 1;
+        }
+        let mut k = j;
+        while k < busy.len() && busy[k].0 < e {
+            overflow += busy[k].1.min(e) - busy[k].0.max(s);
+            k += 1;
+        }
+    }
+
+    // Requests by arrival, with their effective completions.
+    let mut violations = 0;
+    let mut i = 0;
+    for ev in timeline.events().iter().filter(|e| e.is_arrival()) {
+        let (a, c) = (ev.time, ev.pair);
+        while i < declared.len() && declared[i].1 <= a {
+            i += 1;
+        }
+        if i < declared.len() && declared[i].0 < c {
+            violations += 1;
+        }
+    }
+    InternalMeasures::from_totals(
+        timeline.idle_time(),
+        predicted,
+        overflow,
+        violations,
+        timeline.span(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{Op, Request};
+
+    fn timeline(reqs: &[(u64, u64)]) -> Timeline {
+        let reqs: Vec<_> = reqs
+            .iter()
+            .map(|&(a, c)| Request::new(Nanos(a), Nanos(c), Op::Write, 0, 512))
+            .collect();
+        Timeline::from_requests(&reqs)
+    }
+
+    #[test]
+    fn offline_definition_on_a_hand_trace() {
+        // Busy [0,10) [20,30) [50,60); idle 10..20 and 30..50: actual 30.
+        let t = timeline(&[(0, 10), (20, 30), (50, 60)]);
+        // Declared [12,25): 8 idle + 5 busy, overlaps request 2.
+        // Declared [40,55): 10 idle + 5 busy, overlaps request 3.
+        let m = internal_measures(&t, &[(Nanos(12), Nanos(25)), (Nanos(40), Nanos(55))]);
+        assert_eq!(m.actual_s, 30e-9);
+        assert_eq!(m.predicted_s, 28e-9);
+        assert_eq!(m.overflow_s, 10e-9);
+        assert_eq!(m.violations, 2);
+        assert!((m.efficiency - 18.0 / 30.0).abs() < 1e-12);
+        assert!((m.incompetence - 10.0 / 30.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_request_overlapping_two_intervals_counts_once() {
+        let t = timeline(&[(0, 100)]);
+        let m = internal_measures(&t, &[(Nanos(10), Nanos(20)), (Nanos(30), Nanos(40))]);
+        assert_eq!(m.violations, 1);
+        let mut acc = MeasureAccumulator::new();
+        let evs = t.events();
+        acc.advance(evs[0].time);
+        acc.on_event(&evs[0]);
+        acc.start(Nanos(10));
+        acc.stop(Nanos(20));
+        acc.start(Nanos(30));
+        acc.stop(Nanos(40));
+        acc.advance(evs[1].time);
+        acc.on_event(&evs[1]);
+        assert_eq!(acc.measures().violations, 1);
+        assert_eq!(acc.measures().overflow_s, 20e-9);
+    }
+
+    #[test]
+    fn no_idle_time_is_finite() {
+        let t = timeline(&[(0, 10)]);
+        let m = internal_measures(&t, &[(Nanos(0), Nanos(5))]);
+        assert_eq!(m.efficiency, 1.0);
+        assert_eq!(m.incompetence, 0.5);
+        assert!(m.violation_rate.is_finite());
+    }
+}

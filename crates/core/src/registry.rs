@@ -1,0 +1,592 @@
+//! The component registry: canonical names, typed and documented
+//! parameters, and factories.
+//!
+//! Each crate that provides components registers them by name
+//! (`lull_detectors::register(&mut registry)`), so spec strings, TOML and
+//! `lull components` all see the same catalogue, and an embedder can add
+//! its own kinds next to the built-in ones.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::component::{DurationPredictor, Skeptic, StartDetector};
+use crate::time::{Nanos, parse_duration};
+
+/// What a component is in the taxonomy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Decides when an idle period begins (§3.1.1).
+    StartDetector,
+    /// Predicts how long it lasts (§3.1.2).
+    DurationPredictor,
+    /// Filters or combines prediction streams (§3.2).
+    Skeptic,
+}
+
+impl Role {
+    /// The name used in listings.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::StartDetector => "start-detector",
+            Role::DurationPredictor => "duration-predictor",
+            Role::Skeptic => "skeptic",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The type of a parameter, which fixes how its text is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type", content = "choices")]
+pub enum ParamKind {
+    /// A length of time: `100ms`, `1.5s`.
+    Duration,
+    /// A real number.
+    Float,
+    /// A whole number.
+    Int,
+    /// One word from a fixed list.
+    Choice(&'static [&'static str]),
+    /// A list of real numbers: `[1, 2, 0.5]`.
+    FloatList,
+    /// `true` or `false`.
+    Bool,
+}
+
+/// One documented parameter of a component.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ParamInfo {
+    /// Its name in spec strings (`step`, `rate`).
+    pub name: &'static str,
+    /// Its type.
+    #[serde(flatten)]
+    pub kind: ParamKind,
+    /// The default as it would be written in a spec; `None` = required.
+    pub default: Option<&'static str>,
+    /// The unit, for people (`s`, `IO/s`, `requests`); empty if none.
+    pub unit: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+impl ParamInfo {
+    /// A required parameter.
+    pub const fn required(
+        name: &'static str,
+        kind: ParamKind,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> Self {
+        ParamInfo {
+            name,
+            kind,
+            default: None,
+            unit,
+            doc,
+        }
+    }
+    /// A parameter with a default.
+    pub const fn optional(
+        name: &'static str,
+        kind: ParamKind,
+        default: &'static str,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> Self {
+        ParamInfo {
+            name,
+            kind,
+            default: Some(default),
+            unit,
+            doc,
+        }
+    }
+}
+
+/// How many inputs a skeptic takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Arity {
+    /// At least this many.
+    pub min: usize,
+    /// At most this many (`None`: no limit).
+    pub max: Option<usize>,
+}
+
+impl Arity {
+    /// Exactly one input (a filter).
+    pub const ONE: Arity = Arity {
+        min: 1,
+        max: Some(1),
+    };
+    /// Two or more (a combiner).
+    pub const MANY: Arity = Arity { min: 2, max: None };
+    /// Whether `n` inputs fit.
+    pub fn accepts(&self, n: usize) -> bool {
+        n >= self.min && self.max.is_none_or(|m| n <= m)
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.max {
+            Some(m) if m == self.min => write!(f, "exactly {m}"),
+            Some(m) => write!(f, "{} to {m}", self.min),
+            None => write!(f, "at least {}", self.min),
+        }
+    }
+}
+
+/// The catalogue entry of a component kind.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ComponentInfo {
+    /// Canonical name (`timer`, `backoff-arith-geom`, `vote`).
+    pub name: &'static str,
+    /// Its role.
+    pub role: Role,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Where it comes from (paper section).
+    pub source: &'static str,
+    /// Its parameters, in positional order.
+    pub params: &'static [ParamInfo],
+    /// For skeptics: how many inputs.
+    pub inputs: Option<Arity>,
+    /// Whether it needs lookahead (offline only: replay, never the daemon).
+    pub offline: bool,
+}
+
+/// A parsed parameter value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// A duration.
+    Duration(Nanos),
+    /// A real number.
+    Float(f64),
+    /// A whole number.
+    Int(u64),
+    /// A word from a choice list.
+    Choice(String),
+    /// A list of numbers.
+    FloatList(Vec<f64>),
+    /// A flag.
+    Bool(bool),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Duration(d) => write!(f, "{d}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Int(n) => write!(f, "{n}"),
+            ParamValue::Choice(c) => f.write_str(c),
+            ParamValue::FloatList(v) => {
+                f.write_str("[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str("]")
+            }
+            ParamValue::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl ParamKind {
+    /// Parses `text` as a value of this kind.
+    pub fn parse(&self, text: &str) -> Result<ParamValue, String> {
+        let text = text.trim();
+        match self {
+            ParamKind::Duration => parse_duration(text)
+                .map(ParamValue::Duration)
+                .map_err(|e| e.to_string()),
+            ParamKind::Float => {
+                let x: f64 = text
+                    .parse()
+                    .map_err(|_| format!("{text:?} is not a number"))?;
+                if x.is_finite() {
+                    Ok(ParamValue::Float(x))
+                } else {
+                    Err(format!("{text:?} is not a finite number"))
+                }
+            }
+            ParamKind::Int => text
+                .parse()
+                .map(ParamValue::Int)
+                .map_err(|_| format!("{text:?} is not a whole number ≥ 0")),
+            ParamKind::Choice(choices) => {
+                if choices.contains(&text) {
+                    Ok(ParamValue::Choice(text.to_string()))
+                } else {
+                    Err(format!("{text:?} is not one of {}", choices.join(", ")))
+                }
+            }
+            ParamKind::FloatList => {
+                let inner = text
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .ok_or_else(|| format!("{text:?} is not a list like [1, 2, 3]"))?;
+                let mut v = Vec::new();
+                for item in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    match item.parse::<f64>() {
+                        Ok(x) if x.is_finite() => v.push(x),
+                        _ => return Err(format!("list item {item:?} is not a finite number")),
+                    }
+                }
+                Ok(ParamValue::FloatList(v))
+            }
+            ParamKind::Bool => match text {
+                "true" | "yes" | "on" => Ok(ParamValue::Bool(true)),
+                "false" | "no" | "off" => Ok(ParamValue::Bool(false)),
+                _ => Err(format!("{text:?} is not true or false")),
+            },
+        }
+    }
+}
+
+/// A parameter that was rejected, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The parameter's name (empty when the problem is not one parameter's).
+    pub param: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ParamError {
+    /// A problem with parameter `param`.
+    pub fn new(param: impl Into<String>, reason: impl Into<String>) -> Self {
+        ParamError {
+            param: param.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.param.is_empty() {
+            f.write_str(&self.reason)
+        } else {
+            write!(f, "parameter `{}`: {}", self.param, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// The resolved parameters handed to a factory: every declared parameter
+/// has a value (given or default), already parsed to its kind.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    values: BTreeMap<&'static str, ParamValue>,
+    inputs: usize,
+}
+
+impl Params {
+    /// Resolves `args` (positional first, then `name=value`) against the
+    /// declared parameters.
+    pub fn resolve(
+        info: &ComponentInfo,
+        args: &[(Option<&str>, &str)],
+        inputs: usize,
+    ) -> Result<Params, ParamError> {
+        let mut given: BTreeMap<&'static str, &str> = BTreeMap::new();
+        let mut seen_named = false;
+        for (i, (key, value)) in args.iter().enumerate() {
+            let p = match key {
+                Some(k) => {
+                    seen_named = true;
+                    info.params.iter().find(|p| p.name == *k).ok_or_else(|| {
+                        let known: Vec<_> = info.params.iter().map(|p| p.name).collect();
+                        ParamError::new(
+                            *k,
+                            if known.is_empty() {
+                                format!("`{}` takes no parameters", info.name)
+                            } else {
+                                format!(
+                                    "unknown parameter of `{}` (it takes: {})",
+                                    info.name,
+                                    known.join(", ")
+                                )
+                            },
+                        )
+                    })?
+                }
+                None => {
+                    if seen_named {
+                        return Err(ParamError::new(
+                            "",
+                            format!("positional value {value:?} after a named one"),
+                        ));
+                    }
+                    info.params.get(i).ok_or_else(|| {
+                        ParamError::new(
+                            "",
+                            format!(
+                                "`{}` takes {} parameter(s); value {value:?} is one too many",
+                                info.name,
+                                info.params.len()
+                            ),
+                        )
+                    })?
+                }
+            };
+            if given.insert(p.name, value).is_some() {
+                return Err(ParamError::new(p.name, "given twice"));
+            }
+        }
+        let mut values = BTreeMap::new();
+        for p in info.params {
+            let text = match (given.get(p.name), p.default) {
+                (Some(t), _) => *t,
+                (None, Some(d)) => d,
+                (None, None) => return Err(ParamError::new(p.name, "required")),
+            };
+            let v = p.kind.parse(text).map_err(|e| ParamError::new(p.name, e))?;
+            values.insert(p.name, v);
+        }
+        Ok(Params { values, inputs })
+    }
+
+    /// Parameters from already-typed values (for code that builds
+    /// components without a spec string); missing ones take defaults.
+    pub fn from_values(
+        info: &ComponentInfo,
+        given: &[(&str, ParamValue)],
+        inputs: usize,
+    ) -> Result<Params, ParamError> {
+        let texts: Vec<(String, String)> = given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let args: Vec<(Option<&str>, &str)> = texts
+            .iter()
+            .map(|(k, v)| (Some(k.as_str()), v.as_str()))
+            .collect();
+        Params::resolve(info, &args, inputs)
+    }
+
+    /// How many inputs the node has (skeptics size their state from it).
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+    /// Every value, by name.
+    pub fn values(&self) -> &BTreeMap<&'static str, ParamValue> {
+        &self.values
+    }
+    fn get(&self, name: &str) -> Result<&ParamValue, ParamError> {
+        self.values.get(name).ok_or_else(|| {
+            ParamError::new(
+                name,
+                "not declared by this component (a bug in its registration)",
+            )
+        })
+    }
+    /// A duration parameter.
+    pub fn duration(&self, name: &str) -> Result<Nanos, ParamError> {
+        match self.get(name)? {
+            ParamValue::Duration(d) => Ok(*d),
+            v => Err(ParamError::new(name, format!("{v} is not a duration"))),
+        }
+    }
+    /// A duration that must be greater than zero.
+    pub fn positive_duration(&self, name: &str) -> Result<Nanos, ParamError> {
+        let d = self.duration(name)?;
+        if d == Nanos::ZERO {
+            Err(ParamError::new(name, "must be greater than 0"))
+        } else {
+            Ok(d)
+        }
+    }
+    /// A real number.
+    pub fn float(&self, name: &str) -> Result<f64, ParamError> {
+        match self.get(name)? {
+            ParamValue::Float(x) => Ok(*x),
+            ParamValue::Int(n) => Ok(*n as f64),
+            v => Err(ParamError::new(name, format!("{v} is not a number"))),
+        }
+    }
+    /// A real number in `[lo, hi]`.
+    pub fn float_in(&self, name: &str, lo: f64, hi: f64) -> Result<f64, ParamError> {
+        let x = self.float(name)?;
+        if x >= lo && x <= hi {
+            Ok(x)
+        } else {
+            Err(ParamError::new(
+                name,
+                format!("{x} is outside [{lo}, {hi}]"),
+            ))
+        }
+    }
+    /// A real number greater than zero.
+    pub fn positive_float(&self, name: &str) -> Result<f64, ParamError> {
+        let x = self.float(name)?;
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(ParamError::new(name, format!("{x} must be greater than 0")))
+        }
+    }
+    /// A whole number.
+    pub fn int(&self, name: &str) -> Result<u64, ParamError> {
+        match self.get(name)? {
+            ParamValue::Int(n) => Ok(*n),
+            v => Err(ParamError::new(name, format!("{v} is not a whole number"))),
+        }
+    }
+    /// A whole number in `[lo, hi]`.
+    pub fn int_in(&self, name: &str, lo: u64, hi: u64) -> Result<u64, ParamError> {
+        let n = self.int(name)?;
+        if n >= lo && n <= hi {
+            Ok(n)
+        } else {
+            Err(ParamError::new(
+                name,
+                format!("{n} is outside [{lo}, {hi}]"),
+            ))
+        }
+    }
+    /// A choice.
+    pub fn choice(&self, name: &str) -> Result<&str, ParamError> {
+        match self.get(name)? {
+            ParamValue::Choice(c) => Ok(c),
+            v => Err(ParamError::new(name, format!("{v} is not a choice"))),
+        }
+    }
+    /// A list of numbers.
+    pub fn floats(&self, name: &str) -> Result<&[f64], ParamError> {
+        match self.get(name)? {
+            ParamValue::FloatList(v) => Ok(v),
+            v => Err(ParamError::new(name, format!("{v} is not a list"))),
+        }
+    }
+    /// A flag.
+    pub fn bool(&self, name: &str) -> Result<bool, ParamError> {
+        match self.get(name)? {
+            ParamValue::Bool(b) => Ok(*b),
+            v => Err(ParamError::new(name, format!("{v} is not true or false"))),
+        }
+    }
+}
+
+/// A built component.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Built {
+    /// A start detector.
+    Start(Box<dyn StartDetector>),
+    /// A duration predictor.
+    Duration(Box<dyn DurationPredictor>),
+    /// A skeptic.
+    Skeptic(Box<dyn Skeptic>),
+}
+
+/// Builds a component from its resolved parameters.
+pub type Factory = Arc<dyn Fn(&Params) -> Result<Built, ParamError> + Send + Sync>;
+
+#[derive(Clone)]
+struct Entry {
+    info: ComponentInfo,
+    factory: Factory,
+}
+
+/// The catalogue of component kinds, by canonical name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    entries: BTreeMap<&'static str, Entry>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.entries.keys()).finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a kind. A second registration under the same name replaces
+    /// the first (so an embedder can override a built-in).
+    ///
+    /// # Panics
+    /// If `info` is inconsistent (a skeptic without an arity, a default
+    /// that does not parse): that is a bug in the registering crate, caught
+    /// by its tests.
+    pub fn register<F>(&mut self, info: ComponentInfo, factory: F)
+    where
+        F: Fn(&Params) -> Result<Built, ParamError> + Send + Sync + 'static,
+    {
+        assert_eq!(
+            info.role == Role::Skeptic,
+            info.inputs.is_some(),
+            "{}: skeptics, and only skeptics, declare inputs",
+            info.name
+        );
+        for p in info.params {
+            if let Some(d) = p.default {
+                if let Err(e) = p.kind.parse(d) {
+                    panic!("{}: default of `{}` does not parse: {e}", info.name, p.name);
+                }
+            }
+        }
+        self.entries.insert(
+            info.name,
+            Entry {
+                info,
+                factory: Arc::new(factory),
+            },
+        );
+    }
+
+    /// The entry for `name`.
+    pub fn info(&self, name: &str) -> Option<&ComponentInfo> {
+        self.entries.get(name).map(|e| &e.info)
+    }
+
+    /// Every kind, sorted by role then name.
+    pub fn list(&self) -> Vec<&ComponentInfo> {
+        let mut v: Vec<_> = self.entries.values().map(|e| &e.info).collect();
+        v.sort_by_key(|i| (i.role, i.name));
+        v
+    }
+
+    /// Names of the kinds with `role`, for error messages.
+    pub fn names(&self, role: Role) -> Vec<&'static str> {
+        self.entries
+            .values()
+            .filter(|e| e.info.role == role)
+            .map(|e| e.info.name)
+            .collect()
+    }
+
+    /// Builds the kind `name` from text arguments.
+    pub fn build(
+        &self,
+        name: &str,
+        args: &[(Option<&str>, &str)],
+        inputs: usize,
+    ) -> Result<Built, ParamError> {
+        let entry = self
+            .entries
+            .get(name)
+            .ok_or_else(|| ParamError::new("", format!("unknown component `{name}`")))?;
+        let params = Params::resolve(&entry.info, args, inputs)?;
+        (entry.factory)(&params)
+    }
+}

@@ -1,0 +1,114 @@
+//! Idle tasks (§2.4–§2.5): the work run in idle time.
+
+use std::fmt;
+
+use crate::component::Context;
+use crate::event::Event;
+use crate::time::Nanos;
+
+/// How an idle task can be interrupted (§2.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Granularity {
+    /// Whether a stop takes effect at once; if not, the current step runs
+    /// to its end.
+    pub interruptible: bool,
+    /// The length of one repeated step, if the task works in steps.
+    pub step: Option<Nanos>,
+    /// Whether the work of an interrupted step is lost.
+    pub loses_work_on_interrupt: bool,
+}
+
+impl Granularity {
+    /// A task that stops at once and loses nothing.
+    pub const FINE: Granularity = Granularity {
+        interruptible: true,
+        step: None,
+        loses_work_on_interrupt: false,
+    };
+}
+
+/// One measure an idle task reports: a name from SPEC §4 and its value.
+pub type Measure = (&'static str, f64);
+
+/// An idle task: an initial step when started, repeated steps while it runs
+/// (driven by its own deadlines), a recovery step when stopped.
+///
+/// It also sees the foreground events, since many tasks depend on them (a
+/// spun-down disk spins up on the next arrival) and reports its external
+/// measures at the end.
+pub trait IdleTask: Send + fmt::Debug {
+    /// The task's canonical name (`none`, `spindown`, …).
+    fn name(&self) -> &'static str;
+    /// How it can be interrupted.
+    fn granularity(&self) -> Granularity {
+        Granularity::FINE
+    }
+    /// Initial step: the actuator started the task at `ctx.now` with
+    /// `budget` of predicted idle time (`None`: until busy).
+    fn start(&mut self, ctx: &Context, budget: Option<Nanos>);
+    /// A new prediction while running.
+    fn renew(&mut self, _ctx: &Context, _budget: Option<Nanos>) {}
+    /// Recovery step: the actuator stopped the task at `ctx.now`.
+    fn stop(&mut self, ctx: &Context);
+    /// A foreground request arrived or completed (after the actuator saw
+    /// it, so a stop caused by an arrival comes first).
+    fn on_event(&mut self, _ev: &Event, _ctx: &Context) {}
+    /// When the task wants `on_deadline` next (its repeated steps).
+    fn next_deadline(&self) -> Option<Nanos> {
+        None
+    }
+    /// A deadline it asked for is due.
+    fn on_deadline(&mut self, _ctx: &Context) {}
+    /// The run is over at `end`; close the books.
+    fn finish(&mut self, _end: Nanos) {}
+    /// External measures, in a fixed order (empty for the no-op task).
+    fn measures(&self) -> Vec<Measure> {
+        Vec::new()
+    }
+}
+
+impl<T: IdleTask + ?Sized> IdleTask for Box<T> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn granularity(&self) -> Granularity {
+        (**self).granularity()
+    }
+    fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        (**self).start(ctx, budget)
+    }
+    fn renew(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        (**self).renew(ctx, budget)
+    }
+    fn stop(&mut self, ctx: &Context) {
+        (**self).stop(ctx)
+    }
+    fn on_event(&mut self, ev: &Event, ctx: &Context) {
+        (**self).on_event(ev, ctx)
+    }
+    fn next_deadline(&self) -> Option<Nanos> {
+        (**self).next_deadline()
+    }
+    fn on_deadline(&mut self, ctx: &Context) {
+        (**self).on_deadline(ctx)
+    }
+    fn finish(&mut self, end: Nanos) {
+        (**self).finish(end)
+    }
+    fn measures(&self) -> Vec<Measure> {
+        (**self).measures()
+    }
+}
+
+/// The no-op task `none`: does nothing, reports nothing. Runs give the
+/// internal measures only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTask;
+
+impl IdleTask for NoTask {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn start(&mut self, _ctx: &Context, _budget: Option<Nanos>) {}
+    fn stop(&mut self, _ctx: &Context) {}
+}

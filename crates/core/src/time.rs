@@ -1,0 +1,282 @@
+//! Time: [`Nanos`], the one unit every component speaks, and duration strings.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+use serde::{Deserialize, Serialize};
+
+/// A point in time or a length of time, in nanoseconds.
+///
+/// As a point it counts from the start of the trace (replay) or from the
+/// daemon's monotonic base (live). No component ever reads a clock: the
+/// engine hands `now` to it, so the same inputs always give the same
+/// decisions.
+///
+/// Arithmetic saturates instead of wrapping: `Nanos::MAX` stands for
+/// "never", and adding to it stays there.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Nanos(pub u64);
+
+impl Nanos {
+    /// Zero: the start of time, or no time at all.
+    pub const ZERO: Nanos = Nanos(0);
+    /// The largest representable time; used for "never".
+    pub const MAX: Nanos = Nanos(u64::MAX);
+    /// One nanosecond, the smallest step.
+    pub const NANO: Nanos = Nanos(1);
+
+    /// `n` nanoseconds.
+    pub const fn from_nanos(n: u64) -> Nanos {
+        Nanos(n)
+    }
+    /// `us` microseconds.
+    pub const fn from_micros(us: u64) -> Nanos {
+        Nanos(us.saturating_mul(1_000))
+    }
+    /// `ms` milliseconds.
+    pub const fn from_millis(ms: u64) -> Nanos {
+        Nanos(ms.saturating_mul(1_000_000))
+    }
+    /// `s` seconds.
+    pub const fn from_secs(s: u64) -> Nanos {
+        Nanos(s.saturating_mul(1_000_000_000))
+    }
+    /// Seconds as a float, rounded to the nearest nanosecond; negative and
+    /// NaN give zero, too large gives [`Nanos::MAX`].
+    pub fn from_secs_f64(s: f64) -> Nanos {
+        if s.is_nan() || s <= 0.0 {
+            Nanos::ZERO
+        } else if s >= u64::MAX as f64 / 1e9 {
+            Nanos::MAX
+        } else {
+            Nanos((s * 1e9).round() as u64)
+        }
+    }
+    /// The raw nanosecond count.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// This time in seconds.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// `self + rhs`, saturating at [`Nanos::MAX`].
+    pub const fn saturating_add(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0.saturating_add(rhs.0))
+    }
+    /// `self - rhs`, saturating at zero.
+    pub const fn saturating_sub(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0.saturating_sub(rhs.0))
+    }
+    /// `self - rhs`, or `None` when `rhs` is later.
+    pub const fn checked_sub(self, rhs: Nanos) -> Option<Nanos> {
+        match self.0.checked_sub(rhs.0) {
+            Some(v) => Some(Nanos(v)),
+            None => None,
+        }
+    }
+    /// This length scaled by a non-negative factor (rounded; saturating).
+    pub fn mul_f64(self, k: f64) -> Nanos {
+        Nanos::from_secs_f64(self.as_secs_f64() * k)
+    }
+}
+
+impl Add for Nanos {
+    type Output = Nanos;
+    fn add(self, rhs: Nanos) -> Nanos {
+        self.saturating_add(rhs)
+    }
+}
+
+impl AddAssign for Nanos {
+    fn add_assign(&mut self, rhs: Nanos) {
+        *self = self.saturating_add(rhs);
+    }
+}
+
+impl Sub for Nanos {
+    type Output = Nanos;
+    /// Saturating: a later minus an earlier time is the usual difference;
+    /// the other way round is zero.
+    fn sub(self, rhs: Nanos) -> Nanos {
+        self.saturating_sub(rhs)
+    }
+}
+
+impl From<std::time::Duration> for Nanos {
+    fn from(d: std::time::Duration) -> Nanos {
+        Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl From<Nanos> for std::time::Duration {
+    fn from(n: Nanos) -> std::time::Duration {
+        std::time::Duration::from_nanos(n.0)
+    }
+}
+
+const UNITS: [(&str, u64); 6] = [
+    ("h", 3_600_000_000_000),
+    ("m", 60_000_000_000),
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+/// Formats with the largest unit that represents the value exactly
+/// (`1s`, `100ms`, `1500ms`, `90s`), so that [`parse_duration`] gives the
+/// same value back.
+impl fmt::Display for Nanos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            return f.write_str("0s");
+        }
+        // Minutes and hours only when they are whole, and only for lengths
+        // a person would write that way.
+        for (unit, scale) in UNITS {
+            if self.0 % scale == 0 && (scale < 60_000_000_000 || self.0 / scale < 1000) {
+                return write!(f, "{}{}", self.0 / scale, unit);
+            }
+        }
+        write!(f, "{}ns", self.0)
+    }
+}
+
+/// Why a duration string was not understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurationError {
+    /// The text that was given.
+    pub input: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h; e.g. 100ms)",
+            self.input, self.reason
+        )
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// Parses a duration such as `10s`, `100ms`, `1.5s`, `2m`, `250us`, `0`.
+///
+/// A unit is required unless the value is zero: `timer(5)` is far more
+/// likely a mistake than a request for five nanoseconds. Fractions are
+/// rounded to the nearest nanosecond. Negative, NaN and infinite values are
+/// rejected.
+pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
+    let err = |reason| DurationError {
+        input: text.to_string(),
+        reason,
+    };
+    let s = text.trim();
+    if s.is_empty() {
+        return Err(err("empty"));
+    }
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
+        .unwrap_or(s.len());
+    // "e" is only part of the number when followed by digits (1e3s); a
+    // number cannot end in 'e'.
+    let (num, unit) = s.split_at(split);
+    let (num, unit) = if num.ends_with('e') {
+        (&num[..num.len() - 1], &s[split - 1..])
+    } else {
+        (num, unit)
+    };
+    let value: f64 = num.parse().map_err(|_| err("not a number"))?;
+    if !value.is_finite() {
+        return Err(err("not finite"));
+    }
+    if value < 0.0 {
+        return Err(err("negative"));
+    }
+    let unit = unit.trim();
+    let scale = match unit {
+        "" if value == 0.0 => 1,
+        "" => return Err(err("missing unit")),
+        "µs" => 1_000,
+        u => UNITS
+            .iter()
+            .find(|(name, _)| *name == u)
+            .map(|(_, scale)| *scale)
+            .ok_or_else(|| err("unknown unit"))?,
+    };
+    let ns = value * scale as f64;
+    if ns >= u64::MAX as f64 {
+        return Err(err("too large"));
+    }
+    // Whole numbers are exact; only fractions go through rounding.
+    if value.fract() == 0.0 && value < 1e15 {
+        Ok(Nanos((value as u64).saturating_mul(scale)))
+    } else {
+        Ok(Nanos(ns.round() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_duration("10s").unwrap(), Nanos::from_secs(10));
+        assert_eq!(parse_duration("100ms").unwrap(), Nanos::from_millis(100));
+        assert_eq!(parse_duration(" 1.5s ").unwrap(), Nanos::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Nanos::from_secs(120));
+        assert_eq!(parse_duration("1h").unwrap(), Nanos::from_secs(3600));
+        assert_eq!(parse_duration("250us").unwrap(), Nanos::from_micros(250));
+        assert_eq!(parse_duration("250µs").unwrap(), Nanos::from_micros(250));
+        assert_eq!(parse_duration("7ns").unwrap(), Nanos(7));
+        assert_eq!(parse_duration("0").unwrap(), Nanos::ZERO);
+        assert_eq!(parse_duration("1e3ms").unwrap(), Nanos::from_secs(1));
+    }
+
+    #[test]
+    fn rejects_bad_durations() {
+        for bad in ["", "s", "5", "-1s", "1x", "NaNs", "infs", "1e30h"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for n in [
+            0,
+            1,
+            999,
+            1_000,
+            1_500_000,
+            1_000_000_000,
+            1_500_000_000,
+            60_000_000_000,
+            90_000_000_000,
+            3_600_000_000_000,
+            123_456_789_012,
+        ] {
+            let text = Nanos(n).to_string();
+            assert_eq!(parse_duration(&text).unwrap(), Nanos(n), "{text}");
+        }
+        assert_eq!(Nanos::from_secs(1).to_string(), "1s");
+        assert_eq!(Nanos::from_millis(100).to_string(), "100ms");
+        assert_eq!(Nanos::from_secs(120).to_string(), "2m");
+    }
+
+    #[test]
+    fn arithmetic_saturates() {
+        assert_eq!(Nanos::MAX + Nanos(1), Nanos::MAX);
+        assert_eq!(Nanos(1) - Nanos(2), Nanos::ZERO);
+        assert_eq!(Nanos::from_secs_f64(-1.0), Nanos::ZERO);
+        assert_eq!(Nanos::from_secs_f64(f64::NAN), Nanos::ZERO);
+        assert_eq!(Nanos::from_secs_f64(1.5), Nanos::from_millis(1500));
+    }
+}

@@ -1,0 +1,1 @@
+//! lull detectors (in progress).

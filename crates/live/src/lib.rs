@@ -1,0 +1,1 @@
+//! lull live (in progress).

@@ -1,0 +1,1 @@
+//! lull rank (in progress).

@@ -1,0 +1,1 @@
+//! lull skeptics (in progress).

@@ -1,0 +1,1 @@
+//! lull tasks (in progress).

@@ -1,0 +1,1 @@
+//! lull facade (in progress).
