@@ -1,1 +1,46 @@
-//! lull detectors (in progress).
+//! # lull-detectors
+//!
+//! Start detectors (§3.1.1 of *Idleness is not sloth*, Table 4), duration
+//! predictors (§3.1.2, Table 5) and the offline oracle, each registered under
+//! its canonical name so spec strings and `lull components` see it.
+//!
+//! ```
+//! use lull_core::prelude::*;
+//!
+//! let mut registry = Registry::new();
+//! lull_detectors::register(&mut registry);
+//! let network = build_network("timer(1s) + fixed(10s)", &registry).unwrap();
+//!
+//! let s = Nanos::from_secs;
+//! let trace = [Request::new(s(0), s(1), Op::Read, 0, 4096), Request::new(s(31), s(32), Op::Read, 0, 4096)];
+//! let mut engine = Engine::with_policy(network, StopPolicy::PredictedEnd, NoTask);
+//! let report = replay(&Timeline::from_requests(&trace), &mut engine).unwrap();
+//! // The timer fires 1 s into the 30 s gap and declares 10 s.
+//! assert_eq!(report.internal.predicted_s, 10.0);
+//! assert_eq!(report.internal.violations, 0);
+//! ```
+//!
+//! Every component is a small `&mut self` state machine that never reads a
+//! clock: see `lull_core::component` for the contracts they follow.
+
+#![forbid(unsafe_code)]
+
+pub mod duration;
+pub mod oracle;
+pub mod timer;
+
+use lull_core::registry::Registry;
+
+/// Registers every start detector and duration predictor of this crate.
+pub fn register(registry: &mut Registry) {
+    timer::register(registry);
+    duration::register(registry);
+    oracle::register(registry);
+}
+
+/// A registry holding this crate's components only.
+pub fn registry() -> Registry {
+    let mut r = Registry::new();
+    register(&mut r);
+    r
+}

@@ -1,0 +1,69 @@
+//! Timer-based start detectors (§3.1.1).
+
+use lull_core::component::{Context, Start, StartDetector};
+use lull_core::event::Event;
+use lull_core::registry::{Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
+use lull_core::time::Nanos;
+
+/// `timer(t)`: declares an idle period once the device has been idle for
+/// `t` (the paper's fixed-period timer, Table 4 "Timer").
+///
+/// When the device empties it arms a deadline `t` later; an arrival before
+/// then disarms it. It fires at most once per idle period. `timer(0s)`
+/// declares every idle period the instant it begins.
+#[derive(Clone, Debug)]
+pub struct Timer {
+    timeout: Nanos,
+    armed: Option<Nanos>,
+}
+
+impl Timer {
+    /// A timer with timeout `timeout`.
+    pub fn new(timeout: Nanos) -> Self {
+        Timer { timeout, armed: None }
+    }
+    /// Its timeout.
+    pub fn timeout(&self) -> Nanos {
+        self.timeout
+    }
+}
+
+impl StartDetector for Timer {
+    fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
+        if ev.is_arrival() {
+            self.armed = None;
+        }
+        None
+    }
+    fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+        self.armed = Some(ctx.now + self.timeout);
+        None
+    }
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.armed
+    }
+    fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
+        match self.armed {
+            Some(t) if t <= ctx.now => {
+                self.armed = None;
+                Some(Start::now(ctx.now))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Catalogue entry of `timer`.
+pub const TIMER: ComponentInfo = ComponentInfo {
+    name: "timer",
+    role: Role::StartDetector,
+    summary: "declares idleness once the device has been idle for a fixed timeout",
+    source: "§3.1.1 timer-based, Table 4 Timer",
+    params: &[ParamInfo::required("t", ParamKind::Duration, "s", "timeout after the device empties")],
+    inputs: None,
+    offline: false,
+};
+
+pub(crate) fn register(r: &mut Registry) {
+    r.register(TIMER, |p| Ok(Built::Start(Box::new(Timer::new(p.duration("t")?)))));
+}
