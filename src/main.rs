@@ -1,1 +1,42 @@
-fn main() {}
+//! The `lull` command: the lab (replay, rank), trace tools and the daemon.
+//!
+//! The command line is parsed into raw flags here, then each subcommand in
+//! `cli/` validates them into the library objects that do the work, so the
+//! binary stays thin.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Find idle time in storage devices and put it to work.
+#[derive(Debug, Parser)]
+#[command(name = "lull", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the start detectors, duration predictors and skeptics with their parameters.
+    Components(cli::components::Args),
+    /// Replay a trace (or the built-in workload) through one detector network and an idle task.
+    Replay(cli::replay::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Components(args) => cli::components::run(args),
+        Command::Replay(args) => cli::replay::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lull: {}", e.message());
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

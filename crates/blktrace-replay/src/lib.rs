@@ -1,1 +1,29 @@
-//! lull trace replay (in progress).
+//! # lull-blktrace-replay
+//!
+//! Trace readers, synthetic workloads and the replay driver of lull's lab.
+//!
+//! ```
+//! use lull_blktrace_replay::{replay::{ReplayOptions, replay_spec}, synth};
+//! use lull_core::{event::Timeline, spec::NetworkSpec, time::Nanos};
+//!
+//! let mut registry = lull_core::registry::Registry::new();
+//! lull_detectors::register(&mut registry);
+//! let trace = synth::generate(synth::shape("workstation").unwrap(), Nanos::from_secs(600), 1);
+//! let timeline = Timeline::from_requests(&trace.requests);
+//! let spec = NetworkSpec::parse("oracle", Some(&registry)).unwrap();
+//! let out = replay_spec(&timeline, &spec, &registry, &ReplayOptions::default()).unwrap();
+//! assert_eq!(out.report.internal.efficiency, 1.0);
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod normalized;
+pub mod read;
+pub mod replay;
+pub mod synth;
+pub mod trace;
+
+pub use error::{ReplayError, TraceError};
+pub use read::{ReadOptions, open};
+pub use trace::Trace;

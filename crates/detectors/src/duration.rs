@@ -61,7 +61,12 @@ pub const FIXED: ComponentInfo = ComponentInfo {
     summary: "predicts the same duration every time",
     source: "§3.1.2 fixed duration, Table 5 Fixed",
     params: &[
-        ParamInfo::required("d", ParamKind::Duration, "s", "the predicted duration (> 0)"),
+        ParamInfo::required(
+            "d",
+            ParamKind::Duration,
+            "s",
+            "the predicted duration (> 0)",
+        ),
         ParamInfo::optional(
             "renew",
             ParamKind::Bool,

@@ -52,5 +52,7 @@ pub const ORACLE: ComponentInfo = ComponentInfo {
 };
 
 pub(crate) fn register(r: &mut Registry) {
-    r.register(ORACLE, |p| Ok(Built::Start(Box::new(Oracle::new(p.duration("min")?)))));
+    r.register(ORACLE, |p| {
+        Ok(Built::Start(Box::new(Oracle::new(p.duration("min")?))))
+    });
 }

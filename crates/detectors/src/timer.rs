@@ -20,7 +20,10 @@ pub struct Timer {
 impl Timer {
     /// A timer with timeout `timeout`.
     pub fn new(timeout: Nanos) -> Self {
-        Timer { timeout, armed: None }
+        Timer {
+            timeout,
+            armed: None,
+        }
     }
     /// Its timeout.
     pub fn timeout(&self) -> Nanos {
@@ -59,11 +62,18 @@ pub const TIMER: ComponentInfo = ComponentInfo {
     role: Role::StartDetector,
     summary: "declares idleness once the device has been idle for a fixed timeout",
     source: "§3.1.1 timer-based, Table 4 Timer",
-    params: &[ParamInfo::required("t", ParamKind::Duration, "s", "timeout after the device empties")],
+    params: &[ParamInfo::required(
+        "t",
+        ParamKind::Duration,
+        "s",
+        "timeout after the device empties",
+    )],
     inputs: None,
     offline: false,
 };
 
 pub(crate) fn register(r: &mut Registry) {
-    r.register(TIMER, |p| Ok(Built::Start(Box::new(Timer::new(p.duration("t")?)))));
+    r.register(TIMER, |p| {
+        Ok(Built::Start(Box::new(Timer::new(p.duration("t")?))))
+    });
 }

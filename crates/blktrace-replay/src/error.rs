@@ -1,0 +1,111 @@
+//! Errors of the trace readers and the replay driver.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A trace that could not be read. Every variant names the file and, where
+/// it applies, the line or byte offset at fault.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A text record is malformed.
+    #[error("{}:{line}: {message}", path.display())]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A binary record is malformed.
+    #[error("{}: at byte offset {offset}: {message}", path.display())]
+    Offset {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the record.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file as a whole is not a trace lull can read.
+    #[error("{}: {message}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl TraceError {
+    /// A malformed text line.
+    pub fn line(path: impl Into<PathBuf>, line: u64, message: impl Into<String>) -> Self {
+        TraceError::Line {
+            path: path.into(),
+            line,
+            message: message.into(),
+        }
+    }
+    /// A malformed binary record.
+    pub fn offset(path: impl Into<PathBuf>, offset: u64, message: impl Into<String>) -> Self {
+        TraceError::Offset {
+            path: path.into(),
+            offset,
+            message: message.into(),
+        }
+    }
+    /// A file-level problem.
+    pub fn format(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        TraceError::Format {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+    /// An I/O error.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        TraceError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+    /// Whether the input is at fault (exit code 2) rather than the system
+    /// (exit code 1): everything but I/O errors other than "not found".
+    pub fn is_input_error(&self) -> bool {
+        match self {
+            TraceError::Io { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::InvalidData
+                    | std::io::ErrorKind::UnexpectedEof
+            ),
+            _ => true,
+        }
+    }
+}
+
+/// A replay that could not run.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The network spec is invalid (names the node or column).
+    #[error("network: {0}")]
+    Network(#[from] lull_core::network::NetworkError),
+    /// An option is invalid.
+    #[error("{0}")]
+    Option(String),
+    /// The engine refused the event stream (a bug in a reader or
+    /// component).
+    #[error("engine: {0}")]
+    Engine(#[from] lull_core::engine::EngineError),
+}

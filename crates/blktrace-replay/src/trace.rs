@@ -1,0 +1,103 @@
+//! The in-memory trace: requests of one or more devices, sorted by arrival.
+
+use std::collections::BTreeMap;
+
+use lull_core::request::{DeviceId, Request};
+use lull_core::time::Nanos;
+
+/// A trace read from a file or made by a synthetic workload.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    /// The requests, sorted by arrival (ties in file order).
+    pub requests: Vec<Request>,
+    /// Device names, indexed by [`DeviceId`] (`8,16`, `msr:hm_0`).
+    pub devices: Vec<String>,
+    /// The format it was read from (`normalized-csv`, `blktrace`, …).
+    pub format: &'static str,
+    /// Records skipped by a lenient read.
+    pub skipped: u64,
+}
+
+impl Trace {
+    /// An empty trace of `format`.
+    pub fn new(format: &'static str) -> Self {
+        Trace {
+            format,
+            ..Trace::default()
+        }
+    }
+
+    /// The id of device `name`, adding it if new.
+    ///
+    /// # Panics
+    /// Beyond 65 536 devices; readers check [`Trace::device_limit_reached`]
+    /// first and report it as an input error.
+    pub fn device_id(&mut self, name: &str) -> DeviceId {
+        if let Some(i) = self.devices.iter().position(|d| d == name) {
+            return DeviceId(i as u16);
+        }
+        assert!(!self.device_limit_reached(), "more than 65536 devices");
+        self.devices.push(name.to_string());
+        DeviceId((self.devices.len() - 1) as u16)
+    }
+
+    /// Whether another device would not fit in a [`DeviceId`].
+    pub fn device_limit_reached(&self) -> bool {
+        self.devices.len() > u16::MAX as usize
+    }
+
+    /// The name of a device.
+    pub fn device_name(&self, id: DeviceId) -> &str {
+        self.devices.get(id.0 as usize).map_or("?", String::as_str)
+    }
+
+    /// Sorts the requests by arrival, keeping file order among ties.
+    pub fn sort(&mut self) {
+        self.requests.sort_by_key(|r| r.arrival);
+    }
+
+    /// Shifts time so the first arrival is at zero.
+    pub fn rebase(&mut self) {
+        if let Some(t0) = self.requests.iter().map(|r| r.arrival).min() {
+            for r in &mut self.requests {
+                r.arrival = r.arrival - t0;
+                r.completion = r.completion - t0;
+            }
+        }
+    }
+
+    /// Request counts per device, by device id.
+    pub fn counts(&self) -> BTreeMap<DeviceId, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.requests {
+            *m.entry(r.device).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// The device with the most requests (the first such on a tie).
+    pub fn busiest_device(&self) -> Option<DeviceId> {
+        let counts = self.counts();
+        let max = counts.values().copied().max()?;
+        counts.into_iter().find(|&(_, c)| c == max).map(|(d, _)| d)
+    }
+
+    /// The requests of one device, in arrival order.
+    pub fn device_requests(&self, id: DeviceId) -> Vec<Request> {
+        self.requests
+            .iter()
+            .filter(|r| r.device == id)
+            .copied()
+            .collect()
+    }
+
+    /// First arrival to last completion.
+    pub fn span(&self) -> Nanos {
+        let first = self.requests.iter().map(|r| r.arrival).min();
+        let last = self.requests.iter().map(|r| r.effective_completion()).max();
+        match (first, last) {
+            (Some(a), Some(b)) => b - a,
+            _ => Nanos::ZERO,
+        }
+    }
+}

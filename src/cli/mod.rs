@@ -1,0 +1,87 @@
+//! Subcommands. Each has an `Args` (clap) and a `run` that returns a
+//! [`CliError`] saying whether the input or the system is at fault.
+
+pub(crate) mod components;
+pub(crate) mod replay;
+
+use std::fmt;
+
+/// An error with its exit code: 2 for usage or input errors, 1 for runtime
+/// failures.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// Bad flags, spec, config or trace: exit code 2.
+    Input(anyhow::Error),
+    /// Something failed while running: exit code 1.
+    Runtime(anyhow::Error),
+}
+
+impl CliError {
+    pub(crate) fn input(e: impl Into<anyhow::Error>) -> Self {
+        CliError::Input(e.into())
+    }
+    pub(crate) fn runtime(e: impl Into<anyhow::Error>) -> Self {
+        CliError::Runtime(e.into())
+    }
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Runtime(_) => 1,
+        }
+    }
+    pub(crate) fn message(&self) -> String {
+        let e = match self {
+            CliError::Input(e) | CliError::Runtime(e) => e,
+        };
+        format!("{e:#}")
+    }
+}
+
+impl From<lull_blktrace_replay::TraceError> for CliError {
+    fn from(e: lull_blktrace_replay::TraceError) -> Self {
+        if e.is_input_error() {
+            CliError::Input(e.into())
+        } else {
+            CliError::Runtime(e.into())
+        }
+    }
+}
+
+impl From<lull_blktrace_replay::ReplayError> for CliError {
+    fn from(e: lull_blktrace_replay::ReplayError) -> Self {
+        match e {
+            lull_blktrace_replay::ReplayError::Engine(_) => CliError::Runtime(e.into()),
+            _ => CliError::Input(e.into()),
+        }
+    }
+}
+
+/// Output format of reporting subcommands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// A table for people.
+    #[default]
+    Text,
+    /// JSON for programs.
+    Json,
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Text => "text",
+            Format::Json => "json",
+        })
+    }
+}
+
+/// A JSON object of numbers, in the given key order.
+pub(crate) fn json_numbers(pairs: &[(&str, f64)]) -> String {
+    let mut map = serde_json::Map::new();
+    for (k, v) in pairs {
+        let n = serde_json::Number::from_f64(*v)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number);
+        map.insert((*k).to_string(), n);
+    }
+    serde_json::Value::Object(map).to_string()
+}

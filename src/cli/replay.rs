@@ -1,0 +1,208 @@
+//! `lull replay`: one network, one task, one trace.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use lull_blktrace_replay::replay::{ReplayOptions, Timing, default_policy, replay_spec};
+use lull_blktrace_replay::{ReadOptions, Trace, synth};
+use lull_core::actuator::StopPolicy;
+use lull_core::event::Timeline;
+use lull_core::spec::NetworkSpec;
+use lull_core::time::{Nanos, parse_duration};
+
+use super::{CliError, Format, json_numbers};
+
+/// Flags of `lull replay`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Trace file (any supported format, detected by content). Without it,
+    /// the built-in synthetic workload is replayed.
+    trace: Option<PathBuf>,
+    /// The detector network, as a one-line spec (`timer(1s) + fixed(10s)`)
+    /// or `@FILE.toml`.
+    #[arg(long, default_value = "timer(1s) + fixed(10s)")]
+    net: String,
+    /// The idle task.
+    #[arg(long, default_value = "none")]
+    task: String,
+    /// Device preset for tasks that model a drive.
+    #[arg(long)]
+    device: Option<String>,
+    /// Stop policy: predicted-end, when-busy, earlier-of, later-of.
+    /// Default: predicted-end for task none (the paper's method for
+    /// internal measures), earlier-of otherwise.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Request timing: trace (as recorded) or model (device service model).
+    #[arg(long, default_value = "trace")]
+    timing: String,
+    /// Which device of a multi-device trace (default: the busiest).
+    #[arg(long)]
+    disk: Option<String>,
+    /// Built-in workload used without a TRACE.
+    #[arg(long, default_value = "workstation")]
+    workload: String,
+    /// Length of the built-in workload.
+    #[arg(long, default_value = "24h")]
+    duration: String,
+    /// Seed of the built-in workload.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Skip malformed trace records (and report how many) instead of failing.
+    #[arg(long)]
+    lenient: bool,
+    /// Write the action log (every prediction and command) as JSON lines.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub(crate) fn load_spec(
+    text: &str,
+    registry: &lull_core::registry::Registry,
+) -> Result<NetworkSpec, CliError> {
+    if let Some(path) = text.strip_prefix('@') {
+        let doc =
+            std::fs::read_to_string(path).map_err(|e| CliError::input(anyhow!("{path}: {e}")))?;
+        NetworkSpec::from_toml(&doc, Some(registry))
+            .map_err(|e| CliError::input(anyhow!("{path}: {e}")))
+    } else {
+        NetworkSpec::parse(text, Some(registry)).map_err(CliError::input)
+    }
+}
+
+pub(crate) fn load_trace(
+    path: Option<&PathBuf>,
+    workload: &str,
+    duration: &str,
+    seed: u64,
+    lenient: bool,
+) -> Result<Trace, CliError> {
+    match path {
+        Some(p) => Ok(lull_blktrace_replay::open(p, ReadOptions { lenient })?),
+        None => {
+            let shape = synth::shape(workload).ok_or_else(|| {
+                CliError::input(anyhow!(
+                    "unknown workload `{workload}` (known: {})",
+                    synth::names().join(", ")
+                ))
+            })?;
+            let d: Nanos = parse_duration(duration)
+                .map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
+            Ok(synth::generate(shape, d, seed))
+        }
+    }
+}
+
+pub(crate) fn select_device(
+    trace: &Trace,
+    disk: Option<&str>,
+) -> Result<Vec<lull_core::request::Request>, CliError> {
+    if trace.devices.len() <= 1 && disk.is_none() {
+        return Ok(trace.requests.clone());
+    }
+    let id = match disk {
+        Some(name) => {
+            let i = trace
+                .devices
+                .iter()
+                .position(|d| d == name)
+                .ok_or_else(|| {
+                    CliError::input(anyhow!(
+                        "no device `{name}` in the trace (it has: {})",
+                        trace.devices.join(" ")
+                    ))
+                })?;
+            lull_core::request::DeviceId(i as u16)
+        }
+        None => {
+            let id = trace
+                .busiest_device()
+                .expect("a trace with devices has requests");
+            eprintln!(
+                "lull: the trace has {} devices; replaying the busiest, {} (choose with --disk)",
+                trace.devices.len(),
+                trace.device_name(id)
+            );
+            id
+        }
+    };
+    Ok(trace.device_requests(id))
+}
+
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
+    let registry = lull::registry();
+    let spec = load_spec(&args.net, &registry)?;
+    let policy = match &args.policy {
+        Some(p) => Some(
+            p.parse::<StopPolicy>()
+                .map_err(|e| CliError::input(anyhow!("--policy: {e}")))?,
+        ),
+        None => None,
+    };
+    let timing: Timing = args
+        .timing
+        .parse()
+        .map_err(|e: String| CliError::input(anyhow!("--timing: {e}")))?;
+    let trace = load_trace(
+        args.trace.as_ref(),
+        &args.workload,
+        &args.duration,
+        args.seed,
+        args.lenient,
+    )?;
+    if trace.skipped > 0 {
+        eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
+    }
+    let requests = select_device(&trace, args.disk.as_deref())?;
+    if requests.is_empty() {
+        return Err(CliError::input(anyhow!("the trace has no requests")));
+    }
+    let timeline = Timeline::from_requests(&requests);
+    let opts = ReplayOptions {
+        task: args.task.clone(),
+        policy,
+        device: args.device.clone(),
+        timing,
+        log: args.log.is_some(),
+    };
+    let outcome = replay_spec(&timeline, &spec, &registry, &opts)?;
+    if let Some(path) = &args.log {
+        let mut text = String::new();
+        for entry in &outcome.log {
+            text.push_str(&serde_json::to_string(entry).map_err(CliError::runtime)?);
+            text.push('\n');
+        }
+        std::fs::write(path, text)
+            .map_err(|e| CliError::runtime(anyhow!("{}: {e}", path.display())))?;
+    }
+    let pairs = outcome.report.pairs();
+    let mut out = std::io::stdout().lock();
+    let written = match args.format {
+        Format::Json => writeln!(out, "{}", json_numbers(&pairs)),
+        Format::Text => (|| {
+            writeln!(out, "network  {spec}")?;
+            writeln!(
+                out,
+                "task     {}   policy {}   timing {}",
+                opts.task,
+                policy.unwrap_or_else(|| default_policy(&opts.task)),
+                timing
+            )?;
+            writeln!(
+                out,
+                "trace    {} requests over {:.1} s",
+                requests.len(),
+                timeline.span().as_secs_f64()
+            )?;
+            for (k, v) in &pairs {
+                writeln!(out, "  {k:<24} {v:>14.6}")?;
+            }
+            Ok(())
+        })(),
+    };
+    written.map_err(CliError::runtime)
+}
