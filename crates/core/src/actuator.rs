@@ -139,7 +139,8 @@ impl<T: Actuator + ?Sized> Actuator for Box<T> {
 /// - A prediction with no duration (`None`) means "until busy" under every
 ///   policy, `predicted-end` included: "forever" would declare the rest of
 ///   the trace idle.
-/// - "Becomes busy" is the next arrival after the task started.
+/// - "Becomes busy" is the next arrival after the task started, or after
+///   the newest prediction renewed it.
 #[derive(Clone, Debug)]
 pub struct PolicyActuator {
     policy: StopPolicy,
@@ -178,11 +179,12 @@ impl PolicyActuator {
         }
         let budget = end.map(|e| e - now);
         self.end = end;
+        // "Becomes busy" is judged against the newest prediction.
+        self.busy_seen = false;
         if self.running {
             Some(Command::Renew { budget })
         } else {
             self.running = true;
-            self.busy_seen = false;
             Some(Command::Start { budget })
         }
     }

@@ -1,0 +1,255 @@
+//! End-to-end properties of the engine with the built-in components
+//! (SPEC §4.1 and issue 2): exact internal measures on hand-made traces,
+//! and invariants over random request streams.
+
+use lull::core::engine::{Engine, LogEntry, replay};
+use lull::core::measures::{InternalMeasures, internal_measures};
+use lull::core::prelude::*;
+use proptest::prelude::*;
+
+fn secs(s: f64) -> Nanos {
+    Nanos::from_secs_f64(s)
+}
+
+fn req(a: f64, c: f64) -> Request {
+    Request::new(secs(a), secs(c), Op::Read, 0, 4096)
+}
+
+fn run(requests: &[Request], spec: &str, policy: StopPolicy) -> (InternalMeasures, Vec<LogEntry>) {
+    let registry = lull::registry();
+    let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut engine = Engine::with_policy(network, policy, NoTask).with_log();
+    let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
+    (report.internal, engine.log().to_vec())
+}
+
+/// The declared intervals `[start, stop)` from an action log.
+fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
+    let mut out = Vec::new();
+    let mut open = None;
+    for e in log {
+        if let LogEntry::Command { at, command } = e {
+            match command {
+                Command::Start { .. } => open = Some(*at),
+                Command::Stop => out.push((open.take().expect("stop after start"), *at)),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        open.is_none(),
+        "the engine stops the task at the end of the run"
+    );
+    out
+}
+
+/// Busy [0,1) [4,5) [25,26) [26.5,30) [35,36) [37,38) [50,51);
+/// idle periods 3 + 20 + 0.5 + 5 + 1 + 12 = 41.5 s. The timer expires
+/// exactly when the request at 37 s arrives: by the ordering rule the
+/// deadline fires first.
+fn hand_trace() -> Vec<Request> {
+    vec![
+        req(0.0, 1.0),
+        req(4.0, 5.0),
+        req(25.0, 26.0),
+        req(26.5, 30.0),
+        req(35.0, 36.0),
+        req(37.0, 38.0),
+        req(50.0, 51.0),
+    ]
+}
+
+fn assert_measures(m: &InternalMeasures, predicted: f64, overflow: f64, violations: u64) {
+    let actual = 41.5;
+    assert_eq!(m.actual_s, actual);
+    assert_eq!(m.predicted_s, predicted, "predicted");
+    assert_eq!(m.overflow_s, overflow, "overflow");
+    assert_eq!(m.violations, violations, "violations");
+    assert!((m.efficiency - (predicted - overflow) / actual).abs() < 1e-12);
+    assert!((m.incompetence - overflow / actual).abs() < 1e-12);
+    let rate = if predicted == 0.0 {
+        0.0
+    } else {
+        violations as f64 / predicted
+    };
+    assert!((m.violation_rate - rate).abs() < 1e-12);
+}
+
+#[test]
+fn timer_fixed_under_predicted_end() {
+    // Fires at 2 (run to 12), renewed at 6 (to 16) across the request at 4:
+    // [2,16). Fires at 31 (to 41), renewed at 37 (to 47) and 39 (to 49):
+    // [31,49). Declared 14 + 18 = 32 s; busy inside: [4,5) [35,36) [37,38)
+    // = 3 s; violations: the requests at 4, 35 and 37.
+    let (m, log) = run(
+        &hand_trace(),
+        "timer(1s) + fixed(10s)",
+        StopPolicy::PredictedEnd,
+    );
+    assert_eq!(
+        declared(&log),
+        vec![(secs(2.0), secs(16.0)), (secs(31.0), secs(49.0))]
+    );
+    assert_measures(&m, 32.0, 3.0, 3);
+}
+
+#[test]
+fn timer_fixed_under_when_busy() {
+    // [2,4) [6,25) [31,35) [37,37) [39,50): 2 + 19 + 4 + 0 + 11 = 36 s,
+    // never busy, no violations.
+    let (m, log) = run(
+        &hand_trace(),
+        "timer(1s) + fixed(10s)",
+        StopPolicy::WhenBusy,
+    );
+    assert_eq!(
+        declared(&log),
+        vec![
+            (secs(2.0), secs(4.0)),
+            (secs(6.0), secs(25.0)),
+            (secs(31.0), secs(35.0)),
+            (secs(37.0), secs(37.0)),
+            (secs(39.0), secs(50.0)),
+        ]
+    );
+    assert_measures(&m, 36.0, 0.0, 0);
+}
+
+#[test]
+fn timer_fixed_under_earlier_of() {
+    // [2,4) [6,16) [31,35) [37,37) [39,49): 2 + 10 + 4 + 0 + 10 = 26 s.
+    let (m, log) = run(
+        &hand_trace(),
+        "timer(1s) + fixed(10s)",
+        StopPolicy::EarlierOf,
+    );
+    assert_eq!(
+        declared(&log),
+        vec![
+            (secs(2.0), secs(4.0)),
+            (secs(6.0), secs(16.0)),
+            (secs(31.0), secs(35.0)),
+            (secs(37.0), secs(37.0)),
+            (secs(39.0), secs(49.0)),
+        ]
+    );
+    assert_measures(&m, 26.0, 0.0, 0);
+}
+
+#[test]
+fn timer_fixed_under_later_of() {
+    // Started at 2 (to 12); the arrival at 4 is seen but the renewal at 6
+    // (to 16) is judged afresh; at 16 the disk is still idle, so the run
+    // goes on to the arrival at 25: [2,25). Likewise [31,50), renewed at
+    // 37 and 39, ending at the arrival at 50. 23 + 19 = 42 s; busy inside
+    // [4,5) [35,36) [37,38) = 3 s; violations at 4, 35, 37.
+    let (m, log) = run(&hand_trace(), "timer(1s) + fixed(10s)", StopPolicy::LaterOf);
+    assert_eq!(
+        declared(&log),
+        vec![(secs(2.0), secs(25.0)), (secs(31.0), secs(50.0))]
+    );
+    assert_measures(&m, 42.0, 3.0, 3);
+}
+
+#[test]
+fn every_policy_agrees_with_the_offline_definition_on_the_hand_trace() {
+    let trace = hand_trace();
+    let timeline = Timeline::from_requests(&trace);
+    for policy in StopPolicy::ALL {
+        let (m, log) = run(&trace, "timer(1s) + fixed(10s)", policy);
+        assert_eq!(m, internal_measures(&timeline, &declared(&log)), "{policy}");
+    }
+}
+
+fn arb_trace() -> impl Strategy<Value = Vec<Request>> {
+    // Times in milliseconds on a coarse grid so that ties (same-instant
+    // arrivals and completions, zero-length requests) are common.
+    let gap = prop_oneof![Just(0u64), 0u64..50, 0u64..5_000, 5_000u64..60_000];
+    let service = prop_oneof![Just(0u64), 1u64..30, 0u64..3_000];
+    prop::collection::vec((gap, service), 1..60).prop_map(|v| {
+        let mut t = 0;
+        v.into_iter()
+            .map(|(g, s)| {
+                t += g;
+                Request::new(
+                    Nanos::from_millis(t),
+                    Nanos::from_millis(t + s),
+                    Op::Write,
+                    0,
+                    512,
+                )
+            })
+            .collect()
+    })
+}
+
+fn arb_spec() -> impl Strategy<Value = String> {
+    let ms = prop_oneof![Just(0u64), 1u64..100, 100u64..20_000];
+    let dur = prop_oneof![Just(None), (1u64..30_000).prop_map(Some)];
+    prop_oneof![
+        (ms, dur, any::<bool>()).prop_map(|(t, d, renew)| match d {
+            Some(d) => format!("timer({t}ms) + fixed({d}ms, renew={renew})"),
+            None => format!("timer({t}ms)"),
+        }),
+        (0u64..5_000).prop_map(|m| format!("oracle(min={m}ms)")),
+    ]
+}
+
+fn arb_policy() -> impl Strategy<Value = StopPolicy> {
+    prop::sample::select(StopPolicy::ALL.to_vec())
+}
+
+fn in_bounds(m: &InternalMeasures) {
+    for (k, v) in m.pairs() {
+        assert!(v.is_finite(), "{k} = {v}");
+        assert!(v >= 0.0, "{k} = {v}");
+    }
+    assert!(m.efficiency <= 1.0);
+    assert!(m.overflow_s <= m.predicted_s + 1e-12);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn online_measures_equal_the_offline_definition(trace in arb_trace(), spec in arb_spec(), policy in arb_policy()) {
+        let (m, log) = run(&trace, &spec, policy);
+        let timeline = Timeline::from_requests(&trace);
+        prop_assert_eq!(m, internal_measures(&timeline, &declared(&log)));
+        in_bounds(&m);
+    }
+
+    #[test]
+    fn timer_zero_when_busy_declares_exactly_the_idle_time(trace in arb_trace()) {
+        let (m, _) = run(&trace, "timer(0s) + fixed(10s)", StopPolicy::WhenBusy);
+        prop_assert_eq!(m.efficiency, 1.0);
+        prop_assert_eq!(m.incompetence, 0.0);
+        prop_assert_eq!(m.violations, 0);
+        prop_assert_eq!(m.predicted_s, m.actual_s);
+    }
+
+    #[test]
+    fn the_oracle_is_perfect_under_every_policy(trace in arb_trace(), policy in arb_policy()) {
+        let (m, _) = run(&trace, "oracle()", policy);
+        prop_assert_eq!(m.efficiency, 1.0);
+        prop_assert_eq!(m.incompetence, 0.0);
+        prop_assert_eq!(m.violations, 0);
+    }
+
+    #[test]
+    fn nothing_beats_the_oracle(trace in arb_trace(), spec in arb_spec(), policy in arb_policy()) {
+        let (m, _) = run(&trace, &spec, policy);
+        let (o, _) = run(&trace, "oracle()", policy);
+        prop_assert!(m.efficiency <= o.efficiency);
+        prop_assert!(m.incompetence >= o.incompetence);
+        prop_assert!(m.violations >= o.violations);
+    }
+
+    #[test]
+    fn same_input_same_output(trace in arb_trace(), spec in arb_spec(), policy in arb_policy()) {
+        let a = run(&trace, &spec, policy);
+        let b = run(&trace, &spec, policy);
+        prop_assert_eq!(a.0, b.0);
+        prop_assert_eq!(a.1, b.1);
+    }
+}
