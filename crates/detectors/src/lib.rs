@@ -25,8 +25,17 @@
 
 #![forbid(unsafe_code)]
 
+pub mod adaptive;
+pub mod adjust;
+pub mod autocorrelation;
+pub mod average;
+pub mod backoff;
+pub mod dpll;
 pub mod duration;
 pub mod oracle;
+pub mod random;
+pub mod rate;
+pub mod rate_change;
 pub mod timer;
 
 use lull_core::registry::Registry;
@@ -34,8 +43,16 @@ use lull_core::registry::Registry;
 /// Registers every start detector and duration predictor of this crate.
 pub fn register(registry: &mut Registry) {
     timer::register(registry);
-    duration::register(registry);
+    adaptive::register(registry);
+    rate::register(registry);
+    rate_change::register(registry);
+    dpll::register(registry);
+    random::register(registry);
     oracle::register(registry);
+    duration::register(registry);
+    backoff::register(registry);
+    average::register(registry);
+    autocorrelation::register(registry);
 }
 
 /// A registry holding this crate's components only.

@@ -1,0 +1,166 @@
+//! Adaptive timers (§3.1.1 "timer-based … adaptive", Table 4
+//! `AdaptTimerArithArith`, `AdaptTimerArithGeom`, `AdaptTimerGeomArith`,
+//! `AdaptTimerGeomGeom`).
+//!
+//! Like `timer(t)`, an adaptive timer declares an idle period once the
+//! device has been idle for its current timeout. After each prediction it
+//! issued, it judges the prediction when the idle period ends (the next
+//! arrival):
+//!
+//! - **too eager** — a request arrived within the prediction, i.e. before
+//!   `start + duration` — the timeout is **lengthened**;
+//! - **too conservative** — the idle period outlasted the prediction — the
+//!   timeout is **shortened**.
+//!
+//! A prediction with no duration (`+ no-duration`) always ends with an
+//! arrival, so it is judged against the wait instead: too eager when the
+//! declared part (`arrival − start`) was shorter than the timeout the
+//! detector waited before declaring, too conservative otherwise (it waited
+//! a small share of a long period). Idle periods in which the timer did not
+//! fire leave the timeout unchanged.
+//!
+//! The timeout always stays within `[floor, ceiling]`. The first word of the
+//! name says how it lengthens (`arith`: add `step`; `geom`: double), the
+//! second how it shortens (`arith`: subtract `step`; `geom`: halve).
+//!
+//! These detectors require full idleness: they only declare while no request
+//! is outstanding.
+
+use lull_core::component::{Context, Prediction, Start, StartDetector};
+use lull_core::event::Event;
+use lull_core::registry::{Built, ComponentInfo, ParamError, Params, Registry, Role};
+use lull_core::time::Nanos;
+
+use crate::adjust::{Bounded, STEP, T_CEILING, T_FLOOR, T_INITIAL};
+
+/// An adaptive timer (`adapt-timer-*`); see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct AdaptiveTimer {
+    timeout: Bounded,
+    armed: Option<Nanos>,
+    /// The prediction issued in the current idle period and the timeout it
+    /// waited for.
+    issued: Option<(Prediction, Nanos)>,
+    waited: Nanos,
+}
+
+impl AdaptiveTimer {
+    /// An adaptive timer whose timeout is `timeout`.
+    pub fn new(timeout: Bounded) -> Self {
+        AdaptiveTimer {
+            timeout,
+            armed: None,
+            issued: None,
+            waited: Nanos::ZERO,
+        }
+    }
+    /// The current timeout.
+    pub fn timeout(&self) -> Nanos {
+        self.timeout.value()
+    }
+    /// The adjustable timeout with its bounds.
+    pub fn bounds(&self) -> &Bounded {
+        &self.timeout
+    }
+}
+
+impl StartDetector for AdaptiveTimer {
+    fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
+        if ev.is_arrival() {
+            self.armed = None;
+        }
+        None
+    }
+    fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+        self.armed = Some(ctx.now + self.timeout.value());
+        self.waited = self.timeout.value();
+        None
+    }
+    fn on_idle_end(&mut self, ctx: &Context, _began: Nanos) {
+        if let Some((p, waited)) = self.issued.take() {
+            let eager = match p.duration {
+                Some(d) => ctx.now < p.start + d,
+                None => ctx.now - p.start < waited,
+            };
+            if eager {
+                self.timeout.lengthen();
+            } else {
+                self.timeout.shorten();
+            }
+        }
+    }
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.armed
+    }
+    fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
+        match self.armed {
+            Some(t) if t <= ctx.now => {
+                self.armed = None;
+                Some(Start::now(ctx.now))
+            }
+            _ => None,
+        }
+    }
+    fn on_prediction(&mut self, p: &Prediction) {
+        self.issued = Some((*p, self.waited));
+    }
+}
+
+const fn info(
+    name: &'static str,
+    summary: &'static str,
+    source: &'static str,
+    params: &'static [lull_core::registry::ParamInfo],
+) -> ComponentInfo {
+    ComponentInfo {
+        name,
+        role: Role::StartDetector,
+        summary,
+        source,
+        params,
+        inputs: None,
+        offline: false,
+    }
+}
+
+/// Catalogue entry of `adapt-timer-arith-arith`.
+pub const ADAPT_TIMER_ARITH_ARITH: ComponentInfo = info(
+    "adapt-timer-arith-arith",
+    "adaptive timeout: +step when too eager, -step when too conservative",
+    "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerArithArith",
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+);
+/// Catalogue entry of `adapt-timer-arith-geom`.
+pub const ADAPT_TIMER_ARITH_GEOM: ComponentInfo = info(
+    "adapt-timer-arith-geom",
+    "adaptive timeout: +step when too eager, halved when too conservative",
+    "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerArithGeom",
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+);
+/// Catalogue entry of `adapt-timer-geom-arith`.
+pub const ADAPT_TIMER_GEOM_ARITH: ComponentInfo = info(
+    "adapt-timer-geom-arith",
+    "adaptive timeout: doubled when too eager, -step when too conservative",
+    "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerGeomArith",
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+);
+/// Catalogue entry of `adapt-timer-geom-geom`.
+pub const ADAPT_TIMER_GEOM_GEOM: ComponentInfo = info(
+    "adapt-timer-geom-geom",
+    "adaptive timeout: doubled when too eager, halved when too conservative",
+    "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerGeomGeom",
+    &[T_INITIAL, T_FLOOR, T_CEILING],
+);
+
+fn build(p: &Params, up_geom: bool, down_geom: bool) -> Result<Built, ParamError> {
+    Ok(Built::Start(Box::new(AdaptiveTimer::new(
+        Bounded::from_params(p, up_geom, down_geom)?,
+    ))))
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.register(ADAPT_TIMER_ARITH_ARITH, |p| build(p, false, false));
+    r.register(ADAPT_TIMER_ARITH_GEOM, |p| build(p, false, true));
+    r.register(ADAPT_TIMER_GEOM_ARITH, |p| build(p, true, false));
+    r.register(ADAPT_TIMER_GEOM_GEOM, |p| build(p, true, true));
+}

@@ -1,0 +1,208 @@
+//! Shared machinery of the adaptive families: a value kept between a floor
+//! and a ceiling that is lengthened and shortened arithmetically (add or
+//! subtract a step) or geometrically (double or halve).
+//!
+//! Used by the adaptive timers (`adapt-timer-*`, §3.1.1, Table 4) and the
+//! backoff duration predictors (`backoff-*`, `filtered-backoff-*`, §3.1.2,
+//! Table 5). In a name such as `adapt-timer-arith-geom` the first word says
+//! how the value is lengthened and the second how it is shortened.
+
+use lull_core::registry::{ParamError, ParamInfo, ParamKind, Params};
+use lull_core::time::Nanos;
+
+/// One direction of adjustment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Add (lengthen) or subtract (shorten) a constant.
+    Arith(Nanos),
+    /// Double (lengthen) or halve (shorten).
+    Geom,
+}
+
+impl Step {
+    /// `x` lengthened by this step (saturating).
+    pub fn up(self, x: Nanos) -> Nanos {
+        match self {
+            Step::Arith(s) => x + s,
+            Step::Geom => x + x,
+        }
+    }
+    /// `x` shortened by this step (saturating at zero).
+    pub fn down(self, x: Nanos) -> Nanos {
+        match self {
+            Step::Arith(s) => x - s,
+            Step::Geom => Nanos(x.0 / 2),
+        }
+    }
+}
+
+/// A length kept within `[floor, ceiling]` and adjusted by [`Step`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounded {
+    value: Nanos,
+    floor: Nanos,
+    ceiling: Nanos,
+    up: Step,
+    down: Step,
+}
+
+impl Bounded {
+    /// Starts at `initial` (clamped into `[floor, ceiling]`), lengthens by
+    /// `up` and shortens by `down`.
+    ///
+    /// # Panics
+    /// If `floor > ceiling` (the factories reject that as a parameter error
+    /// first).
+    pub fn new(initial: Nanos, floor: Nanos, ceiling: Nanos, up: Step, down: Step) -> Self {
+        assert!(floor <= ceiling, "floor above ceiling");
+        Bounded {
+            value: initial.clamp(floor, ceiling),
+            floor,
+            ceiling,
+            up,
+            down,
+        }
+    }
+    /// The current value.
+    pub fn value(&self) -> Nanos {
+        self.value
+    }
+    /// The floor.
+    pub fn floor(&self) -> Nanos {
+        self.floor
+    }
+    /// The ceiling.
+    pub fn ceiling(&self) -> Nanos {
+        self.ceiling
+    }
+    /// Lengthens the value by one step, up to the ceiling.
+    pub fn lengthen(&mut self) {
+        self.value = self.up.up(self.value).clamp(self.floor, self.ceiling);
+    }
+    /// Shortens the value by one step, down to the floor.
+    pub fn shorten(&mut self) {
+        self.value = self.down.down(self.value).clamp(self.floor, self.ceiling);
+    }
+
+    /// Reads `step` (when either direction is arithmetic), `initial`,
+    /// `floor` and `ceiling`, and checks them: `step > 0`, `floor ≤
+    /// ceiling`, `floor ≤ initial ≤ ceiling`, and `floor > 0` when the
+    /// value lengthens by doubling (zero doubled stays zero).
+    pub(crate) fn from_params(
+        p: &Params,
+        up_geom: bool,
+        down_geom: bool,
+    ) -> Result<Self, ParamError> {
+        let step = if up_geom && down_geom {
+            Nanos::ZERO
+        } else {
+            p.positive_duration("step")?
+        };
+        let initial = p.duration("initial")?;
+        let floor = p.duration("floor")?;
+        let ceiling = p.duration("ceiling")?;
+        if floor > ceiling {
+            return Err(ParamError::new(
+                "floor",
+                format!("floor {floor} is above ceiling {ceiling}"),
+            ));
+        }
+        if up_geom && floor == Nanos::ZERO {
+            return Err(ParamError::new(
+                "floor",
+                "must be greater than 0 when lengthening by doubling (0 doubled stays 0)",
+            ));
+        }
+        if initial < floor || initial > ceiling {
+            return Err(ParamError::new(
+                "initial",
+                format!("{initial} is outside [floor {floor}, ceiling {ceiling}]"),
+            ));
+        }
+        let dir = |geom: bool| if geom { Step::Geom } else { Step::Arith(step) };
+        Ok(Bounded::new(
+            initial,
+            floor,
+            ceiling,
+            dir(up_geom),
+            dir(down_geom),
+        ))
+    }
+}
+
+/// The `step` parameter.
+pub(crate) const STEP: ParamInfo = ParamInfo::required(
+    "step",
+    ParamKind::Duration,
+    "s",
+    "increment added or subtracted by the arithmetic direction(s) (> 0)",
+);
+
+/// `initial` of adaptive timers.
+pub(crate) const T_INITIAL: ParamInfo = ParamInfo::optional(
+    "initial",
+    ParamKind::Duration,
+    "1s",
+    "s",
+    "timeout before any feedback",
+);
+/// `floor` of adaptive timers.
+pub(crate) const T_FLOOR: ParamInfo = ParamInfo::optional(
+    "floor",
+    ParamKind::Duration,
+    "10ms",
+    "s",
+    "shortest timeout (> 0 when lengthening by doubling)",
+);
+/// `ceiling` of adaptive timers.
+pub(crate) const T_CEILING: ParamInfo = ParamInfo::optional(
+    "ceiling",
+    ParamKind::Duration,
+    "60s",
+    "s",
+    "longest timeout (>= floor)",
+);
+/// `initial` of backoff predictors.
+pub(crate) const B_INITIAL: ParamInfo = ParamInfo::optional(
+    "initial",
+    ParamKind::Duration,
+    "1s",
+    "s",
+    "estimate before any feedback",
+);
+/// `floor` of backoff predictors.
+pub(crate) const B_FLOOR: ParamInfo = ParamInfo::optional(
+    "floor",
+    ParamKind::Duration,
+    "10ms",
+    "s",
+    "shortest estimate (> 0 when lengthening by doubling)",
+);
+/// `ceiling` of backoff predictors.
+pub(crate) const B_CEILING: ParamInfo = ParamInfo::optional(
+    "ceiling",
+    ParamKind::Duration,
+    "10m",
+    "s",
+    "longest estimate (>= floor)",
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_stay_within_bounds() {
+        let s = Nanos::from_secs;
+        let mut b = Bounded::new(s(2), s(1), s(5), Step::Arith(s(2)), Step::Geom);
+        b.lengthen();
+        assert_eq!(b.value(), s(4));
+        b.lengthen();
+        assert_eq!(b.value(), s(5));
+        b.shorten();
+        assert_eq!(b.value(), Nanos::from_millis(2500));
+        b.shorten();
+        b.shorten();
+        assert_eq!(b.value(), s(1));
+    }
+}
