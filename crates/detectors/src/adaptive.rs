@@ -164,3 +164,59 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(ADAPT_TIMER_GEOM_ARITH, |p| build(p, true, false));
     r.register(ADAPT_TIMER_GEOM_GEOM, |p| build(p, true, true));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adjust::Step;
+    use crate::duration::{Fixed, NoDuration};
+    use crate::testutil::{run, s, trace};
+
+    #[test]
+    fn arith_arith_adjusts_over_several_periods() {
+        let b = Bounded::new(
+            s(2.0),
+            s(1.0),
+            s(4.0),
+            Step::Arith(s(1.0)),
+            Step::Arith(s(1.0)),
+        );
+        let t = trace(&[
+            (0.0, 1.0),
+            (5.0, 6.0),     // idle 1..5: fires at 3, [3,8) cut at 5: eager -> 3 s
+            (30.0, 31.0),   // idle 6..30: fires at 9, [9,14) outlasted: -> 2 s
+            (34.0, 35.0),   // idle 31..34: fires at 33, cut at 34: eager -> 3 s
+            (38.5, 39.0),   // idle 35..38.5: fires at 38, cut: eager -> 4 s
+            (44.0, 45.0),   // idle 39..44: fires at 43, cut: eager -> 4 s (ceiling)
+            (100.0, 101.0), // idle 45..100: fires at 49, outlasted -> 3 s
+        ]);
+        let (preds, e) = run(AdaptiveTimer::new(b), Fixed::new(s(5.0), false), &t);
+        let starts: Vec<_> = preds.iter().map(|p| (p.0, p.1, p.2)).collect();
+        let want: Vec<_> = [3.0, 9.0, 33.0, 38.0, 43.0, 49.0]
+            .iter()
+            .map(|&x| (s(x), s(x), Some(s(5.0))))
+            .collect();
+        assert_eq!(starts, want);
+        assert_eq!(e.detector().start_detector().timeout(), s(3.0));
+    }
+
+    #[test]
+    fn geom_geom_with_no_duration_judges_against_the_wait() {
+        let b = Bounded::new(s(1.0), s(0.5), s(8.0), Step::Geom, Step::Geom);
+        let t = trace(&[
+            (0.0, 1.0),
+            (2.5, 3.0),   // fires at 2, declared 0.5 < waited 1: eager -> 2 s
+            (20.0, 21.0), // fires at 5, declared 15 >= 2: -> 1 s
+            (21.5, 22.0), // idle 0.5 < 1: no prediction, unchanged
+            (40.0, 41.0), // fires at 23, declared 17: -> 0.5 s
+            (41.2, 41.3), // idle 0.2 < 0.5: nothing
+        ]);
+        let (preds, e) = run(AdaptiveTimer::new(b), NoDuration, &t);
+        let want: Vec<_> = [2.0, 5.0, 23.0]
+            .iter()
+            .map(|&x| (s(x), s(x), None))
+            .collect();
+        assert_eq!(preds, want);
+        assert_eq!(e.detector().start_detector().timeout(), s(0.5));
+    }
+}

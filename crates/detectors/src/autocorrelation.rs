@@ -254,3 +254,28 @@ pub(crate) fn register(r: &mut Registry) {
         ))))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lull_core::request::{Op, Request};
+
+    #[test]
+    fn predicts_until_the_next_periodic_arrival() {
+        let ms = Nanos::from_millis;
+        let mut a = Autocorrelation::new(ms(100), ms(5000), ms(60_000), ms(60_000), 0.5);
+        // One arrival every second, at k s + 20 ms.
+        for k in 0..=100u64 {
+            let r = Request::new(ms(1000 * k + 20), ms(1000 * k + 30), Op::Read, 0, 512);
+            a.on_event(&Event::arrival(&r), &Context::at(r.arrival));
+        }
+        // The last arrival is in bin 1000; lag 10 has probability 1, the
+        // others 0: idle until 101.0 s.
+        assert_eq!(a.duration(ms(100_050)), Some(ms(950)));
+        assert!((a.correlogram()[9] - 1.0).abs() < 1e-12);
+        assert_eq!(a.correlogram()[4], 0.0);
+        assert_eq!(a.continuance(ms(100_500), ms(450)), Some(ms(500)));
+        // Past the likely arrival: no more prediction.
+        assert_eq!(a.continuance(ms(101_000), ms(950)), None);
+    }
+}

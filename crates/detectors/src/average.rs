@@ -207,3 +207,52 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(AVERAGE, |p| build(p, false));
     r.register(FILTERED_AVERAGE, |p| build(p, true));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: u64) -> Nanos {
+        Nanos::from_secs(x)
+    }
+
+    fn fed(kind: AverageKind, min: Nanos, lens: &[u64]) -> Average {
+        let mut a = Average::new(3, kind, min, s(1));
+        for &l in lens {
+            a.on_idle_begin(Nanos::ZERO);
+            a.on_idle_end(s(l), s(l));
+        }
+        a
+    }
+
+    #[test]
+    fn mean_is_conditioned_on_the_time_already_idle() {
+        let mut a = Average::new(3, AverageKind::Mean, Nanos::ZERO, s(1));
+        assert_eq!(a.duration(s(0)), Some(s(1)), "initial before any history");
+        let mut a = fed(AverageKind::Mean, Nanos::ZERO, &[2, 4, 9]);
+        a.on_idle_begin(s(100));
+        assert_eq!(a.duration(s(100)), Some(s(5)));
+        // 1 s in: residuals 1, 3, 8.
+        assert_eq!(a.duration(s(101)), Some(s(4)));
+        // 5 s in: only the 9 s period lasted longer; 4 s more.
+        assert_eq!(a.continuance(s(105), s(5)), Some(s(4)));
+        assert_eq!(a.continuance(s(110), s(10)), None);
+        assert_eq!(a.duration(s(110)), Some(Nanos::ZERO));
+    }
+
+    #[test]
+    fn median_geometric_window_and_filter() {
+        let mut a = fed(AverageKind::Median, Nanos::ZERO, &[2, 4, 9]);
+        assert_eq!(a.duration(s(0)), Some(s(4)));
+        let mut a = fed(AverageKind::Median, Nanos::ZERO, &[2, 4, 9, 10]);
+        assert_eq!(a.window().collect::<Vec<_>>(), vec![s(4), s(9), s(10)]);
+        assert_eq!(a.duration(s(0)), Some(s(9)));
+        let mut a = fed(AverageKind::Median, Nanos::ZERO, &[4, 10]);
+        assert_eq!(a.duration(s(0)), Some(s(7)));
+        let mut a = fed(AverageKind::Geometric, Nanos::ZERO, &[2, 8]);
+        assert_eq!(a.duration(s(0)), Some(s(4)));
+        let mut a = fed(AverageKind::Mean, s(3), &[2, 4, 1, 6]);
+        assert_eq!(a.window().count(), 2);
+        assert_eq!(a.duration(s(0)), Some(s(5)));
+    }
+}

@@ -248,3 +248,95 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(FILTERED_BACKOFF_GEOM_ARITH, |p| build(p, true, false, true));
     r.register(FILTERED_BACKOFF_GEOM_GEOM, |p| build(p, true, true, true));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adjust::Step;
+    use crate::testutil::{run, s, trace};
+    use crate::timer::Timer;
+
+    fn preds(v: &[(f64, f64)]) -> Vec<(Nanos, Nanos, Option<Nanos>)> {
+        v.iter().map(|&(a, d)| (s(a), s(a), Some(s(d)))).collect()
+    }
+
+    #[test]
+    fn arith_geom_at_end_of_period() {
+        let est = Bounded::new(s(4.0), s(0.5), s(20.0), Step::Arith(s(1.0)), Step::Geom);
+        let t = trace(&[(0.0, 1.0), (11.0, 12.0), (14.0, 15.0), (25.0, 26.0)]);
+        let (p, e) = run(
+            Timer::new(Nanos::ZERO),
+            Backoff::new(est, AdjustAt::Period, Nanos::ZERO),
+            &t,
+        );
+        assert_eq!(
+            p,
+            preds(&[
+                // 1..11: 4 s, continued unchanged; 10 > 4 -> 5 s
+                (1.0, 4.0),
+                (5.0, 4.0),
+                (9.0, 4.0),
+                // 12..14: 2 < 5 -> halved to 2.5 s
+                (12.0, 5.0),
+                // 15..25: 10 > 2.5 -> 3.5 s
+                (15.0, 2.5),
+                (17.5, 2.5),
+                (20.0, 2.5),
+                (22.5, 2.5),
+                // A deadline at the arrival's instant fires first (core's rule).
+                (25.0, 2.5),
+                // The idle period the last completion opens (the trace ends).
+                (26.0, 3.5),
+            ])
+        );
+        assert_eq!(e.detector().duration_predictor().estimate(), s(3.5));
+    }
+
+    #[test]
+    fn geom_arith_at_end_of_prediction_extends_continuances() {
+        let est = Bounded::new(s(2.0), s(1.0), s(16.0), Step::Geom, Step::Arith(s(1.0)));
+        let t = trace(&[(0.0, 1.0), (12.0, 13.0), (14.0, 15.0)]);
+        let (p, e) = run(
+            Timer::new(Nanos::ZERO),
+            Backoff::new(est, AdjustAt::Prediction, Nanos::ZERO),
+            &t,
+        );
+        // 1..12: 2 s runs out -> 4 s, runs out -> 8 s, cut at 12 -> 7 s;
+        // 13..14: 7 s cut after 1 s -> 6 s; the trace ends at 15.
+        assert_eq!(
+            p,
+            preds(&[(1.0, 2.0), (3.0, 4.0), (7.0, 8.0), (13.0, 7.0), (15.0, 6.0)])
+        );
+        assert_eq!(e.detector().duration_predictor().estimate(), s(6.0));
+    }
+
+    #[test]
+    fn filtered_ignores_short_periods() {
+        let est = Bounded::new(
+            s(2.0),
+            s(1.0),
+            s(10.0),
+            Step::Arith(s(1.0)),
+            Step::Arith(s(1.0)),
+        );
+        let t = trace(&[(0.0, 1.0), (2.0, 3.0), (10.0, 11.0)]);
+        let (p, e) = run(
+            Timer::new(Nanos::ZERO),
+            Backoff::new(est, AdjustAt::Period, s(3.0)),
+            &t,
+        );
+        // 1..2 is shorter than min: no change; 3..10 (7 s > 2 s) -> 3 s.
+        assert_eq!(
+            p,
+            preds(&[
+                (1.0, 2.0),
+                (3.0, 2.0),
+                (5.0, 2.0),
+                (7.0, 2.0),
+                (9.0, 2.0),
+                (11.0, 3.0)
+            ])
+        );
+        assert_eq!(e.detector().duration_predictor().estimate(), s(3.0));
+    }
+}

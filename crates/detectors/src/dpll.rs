@@ -14,8 +14,8 @@
 //!
 //! - *Acquisition* (unlocked): `next` is first rolled forward by whole
 //!   periods to the nearest expected onset, then the loop snaps to the onset
-//!   (`next = t + p`) after correcting `p += beta·e`. An onset with
-//!   `|e| ≤ tolerance` counts as in phase, any other resets the count;
+//!   (`next = t + p`). An onset with `|e| ≤ tolerance` counts as in phase
+//!   (and corrects the period, `p += beta·e`); any other resets the count;
 //!   after `lock` in-phase onsets in a row the loop is **locked**.
 //! - *Tracking* (locked): only onsets with `|e| ≤ tolerance` are taken as
 //!   the periodic work (others are foreign traffic and ignored); they
@@ -187,11 +187,13 @@ impl Dpll {
             }
             let e = t.0 as i128 - next.0 as i128;
             if e.abs() <= tol {
+                // Near lock: the error is a period error too.
                 self.good += 1;
+                self.adjust_period(e);
             } else {
+                // Far off: only the phase is snapped.
                 self.good = 0;
             }
-            self.adjust_period(e);
             self.next = Some(t + self.p);
             if self.good >= self.lock {
                 self.locked = true;
@@ -338,4 +340,67 @@ pub(crate) fn register(r: &mut Registry) {
         };
         Ok(Built::Start(Box::new(Dpll::new(cfg))))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::duration::NoDuration;
+    use crate::testutil::{run, s, trace};
+
+    /// Three requests per burst: at b, b+0.1, b+0.2, 50 ms each.
+    fn bursts(onsets: &[f64]) -> Vec<(f64, f64)> {
+        onsets
+            .iter()
+            .flat_map(|&b| (0..3).map(move |i| (b + 0.1 * i as f64, b + 0.1 * i as f64 + 0.05)))
+            .collect()
+    }
+
+    #[test]
+    fn locks_on_a_30s_burst_and_relocks_after_a_phase_shift() {
+        // Bursts every 30 s from 5 s; from burst 10 on they come 10 s late.
+        let onsets: Vec<f64> = (0..20)
+            .map(|k| 5.0 + 30.0 * k as f64 + if k >= 10 { 10.0 } else { 0.0 })
+            .collect();
+        let t = trace(&bursts(&onsets));
+        let (preds, _) = run(Dpll::new(DpllConfig::new(s(30.0))), NoDuration, &t);
+        let mut want = Vec::new();
+        // Locked at the onset of the 4th burst (lock + 1 = 4): from then on
+        // one prediction per gap, from the burst's end (onset + 0.25 s) to
+        // 1 s (guard) before the next onset.
+        for b in &onsets[3..10] {
+            want.push((s(b + 0.25), Some(s(28.75))));
+        }
+        // Bursts 10 and 11 come out of phase: foreign traffic while still
+        // locked; each time the device empties it predicts until 1 s before
+        // the expected (unshifted) onset.
+        for (k, next) in [(10usize, 335.0), (11, 365.0)] {
+            for i in 0..3 {
+                let at = onsets[k] + 0.1 * i as f64 + 0.05;
+                want.push((s(at), Some(s(next - 1.0) - s(at))));
+            }
+        }
+        // Burst 12 makes the third miss: unlocked, the loop snaps to it, and
+        // is locked again at burst 15, 5 bursts after the shift (<= 2*lock+1).
+        for b in &onsets[15..] {
+            want.push((s(b + 0.25), Some(s(28.75))));
+        }
+        let got: Vec<_> = preds
+            .iter()
+            .map(|&(at, start, d)| {
+                assert_eq!(at, start, "the DPLL declares at the moment it decides");
+                (start, d)
+            })
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn never_locks_on_aperiodic_bursts() {
+        let onsets = [5.0, 17.0, 52.0, 60.0, 99.0, 140.0, 151.0];
+        let t = trace(&bursts(&onsets));
+        let (preds, e) = run(Dpll::new(DpllConfig::new(s(30.0))), NoDuration, &t);
+        assert!(preds.is_empty(), "{preds:?}");
+        assert!(!e.detector().start_detector().is_locked());
+    }
 }

@@ -61,3 +61,58 @@ pub fn registry() -> Registry {
     register(&mut r);
     r
 }
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers for the unit tests: hand-made traces and prediction logs.
+    use lull_core::prelude::*;
+
+    /// Seconds as nanoseconds.
+    pub(crate) fn s(x: f64) -> Nanos {
+        Nanos::from_secs_f64(x)
+    }
+
+    /// A timeline from `(arrival, completion)` pairs in seconds.
+    pub(crate) fn trace(reqs: &[(f64, f64)]) -> Timeline {
+        let r: Vec<Request> = reqs
+            .iter()
+            .map(|&(a, c)| Request::new(s(a), s(c), Op::Read, 0, 4096))
+            .collect();
+        Timeline::from_requests(&r)
+    }
+
+    /// Replays `t` through `start + duration` with `predicted-end` and
+    /// returns the predictions as `(made at, start, duration)`, and the
+    /// engine.
+    pub(crate) fn run<S, D>(
+        start: S,
+        duration: D,
+        t: &Timeline,
+    ) -> (
+        Vec<(Nanos, Nanos, Option<Nanos>)>,
+        Engine<Predictor<S, D>, PolicyActuator, NoTask>,
+    )
+    where
+        S: StartDetector,
+        D: DurationPredictor,
+    {
+        let mut e = Engine::with_policy(
+            Predictor::new(start, duration),
+            StopPolicy::PredictedEnd,
+            NoTask,
+        )
+        .with_log();
+        replay(t, &mut e).unwrap();
+        let p = e
+            .log()
+            .iter()
+            .filter_map(|l| match l {
+                LogEntry::Prediction { at, prediction } => {
+                    Some((*at, prediction.start, prediction.duration))
+                }
+                _ => None,
+            })
+            .collect();
+        (p, e)
+    }
+}

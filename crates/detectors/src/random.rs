@@ -111,3 +111,28 @@ pub(crate) fn register(r: &mut Registry) {
         ))))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_are_bounded_reproducible_and_follow_the_density() {
+        let b = Nanos::from_secs(3);
+        let mut a = RandomTimer::new(b, 7);
+        let mut c = RandomTimer::new(b, 7);
+        let n = 20_000;
+        let xs: Vec<Nanos> = (0..n).map(|_| a.draw()).collect();
+        let ys: Vec<Nanos> = (0..n).map(|_| c.draw()).collect();
+        assert_eq!(xs, ys);
+        assert!(xs.iter().all(|&x| x <= b));
+        // E[x] = B / (e - 1) for p(x) = e^(x/B) / (B (e - 1)).
+        let mean = xs.iter().map(|x| x.as_secs_f64()).sum::<f64>() / n as f64;
+        let want = 3.0 / (std::f64::consts::E - 1.0);
+        assert!((mean - want).abs() < 0.02 * want, "{mean} vs {want}");
+        // The density rises: more mass in the upper half than the lower.
+        let upper = xs.iter().filter(|x| x.as_secs_f64() > 1.5).count();
+        assert!(upper > n / 2);
+        assert_ne!(RandomTimer::new(b, 8).draw(), RandomTimer::new(b, 7).draw());
+    }
+}

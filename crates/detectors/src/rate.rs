@@ -786,3 +786,113 @@ pub(crate) fn register(r: &mut Registry) {
         ))))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::duration::Fixed;
+    use crate::testutil::{run, s, trace};
+
+    fn fixed1() -> Fixed {
+        Fixed::new(s(1.0), false)
+    }
+
+    #[test]
+    fn moving_average_declares_at_the_first_boundary_below_and_redeclares_in_its_idle_state() {
+        // Three arrivals in each of seconds 0 and 1, then quiet until 10.5.
+        let mut reqs = Vec::new();
+        for sec in 0..2 {
+            for i in 1..=3 {
+                let a = sec as f64 + 0.1 * i as f64;
+                reqs.push((a, a + 0.01));
+            }
+        }
+        reqs.push((10.5, 10.51));
+        // Samples 3, 3, 0, 0 (IO/s); mean of 2: 3, 1.5, 0 -> below 1.5 at 4 s.
+        let (preds, _) = run(
+            MovingAverage::new(1.5, 1.5, s(1.0), 2),
+            fixed1(),
+            &trace(&reqs),
+        );
+        assert_eq!(
+            preds,
+            vec![
+                (s(4.0), s(4.0), Some(s(1.0))),
+                (s(10.51), s(10.51), Some(s(1.0)))
+            ]
+        );
+    }
+
+    #[test]
+    fn event_window_crosses_at_the_exact_instant() {
+        let t = trace(&[(0.0, 0.01), (0.1, 0.11), (0.2, 0.21), (10.0, 10.01)]);
+        // 3 arrivals, oldest at 0: 3 / age < 1 IO/s once age > 3 s.
+        let (preds, _) = run(EventWindow::new(3, WindowKind::Ios, 1.0, 1.0), fixed1(), &t);
+        let first = s(3.0) + Nanos::NANO;
+        // At 10 s the rate is 3 / 9.9 s: still below `end`, so the
+        // detector stays idle and declares again when the device empties.
+        assert_eq!(
+            preds,
+            vec![
+                (first, first, Some(s(1.0))),
+                (s(10.01), s(10.01), Some(s(1.0)))
+            ]
+        );
+    }
+
+    #[test]
+    fn event_window_kbs_and_busy() {
+        // 4 KiB requests: 3 of them are 12 KB; below 2 KB/s once age > 6 s.
+        let t = trace(&[(0.0, 0.5), (0.1, 0.6), (0.2, 0.7), (20.0, 20.1)]);
+        let (preds, _) = run(EventWindow::new(3, WindowKind::Kbs, 2.0, 2.0), fixed1(), &t);
+        assert_eq!(preds[0].1, s(6.0) + Nanos::NANO);
+        // Busy 0..0.7 s; below 10 % busy once age > 7 s.
+        let (preds, _) = run(
+            EventWindow::new(3, WindowKind::Busy, 0.1, 0.1),
+            fixed1(),
+            &t,
+        );
+        assert_eq!(preds[0].1, s(7.0) + Nanos::NANO);
+    }
+
+    #[test]
+    fn time_window_crossing_and_hysteresis() {
+        let t = trace(&[(0.0, 0.01), (0.5, 0.51), (1.0, 1.01), (5.0, 5.01)]);
+        // Below 0.4 IO/s over 2 s means an empty window: the last arrival
+        // (1.0) leaves at 3.0. At 5.0 the rate is 0.5 <= end = 1: stay idle.
+        let (preds, _) = run(TimeWindow::new(s(2.0), 0.4, 1.0), fixed1(), &t);
+        assert_eq!(
+            preds,
+            vec![
+                (s(3.0), s(3.0), Some(s(1.0))),
+                (s(5.01), s(5.01), Some(s(1.0)))
+            ]
+        );
+    }
+
+    #[test]
+    fn adaptive_rate_moves_its_threshold_toward_the_goal() {
+        // goal 0.5, gain 2 ln 2: an accurate prediction doubles the
+        // threshold, a violated one halves it.
+        let gain = 2.0 * std::f64::consts::LN_2;
+        let d = AdaptiveRate::new(2, 1.0, 0.5, gain, 0.01, 100.0, 1.0, s(10.0));
+        let t = trace(&[(0.0, 0.01), (0.5, 0.51), (2.5, 2.51), (10.0, 10.01)]);
+        let (preds, e) = run(d, fixed1(), &t);
+        // 2 arrivals from 0: below 1 IO/s after 2 s; [2, 3) is violated at
+        // 2.5 -> threshold 0.5; window (0.5, 2.5): below 0.5 after 4 s from
+        // 0.5, i.e. at 4.5 s; [4.5, 5.5) is clear at 10 -> threshold 1;
+        // 2 / 7.5 s is below the end threshold: declares again at 10.01.
+        let a = s(2.0) + Nanos::NANO;
+        let b = s(4.5) + Nanos::NANO;
+        let c = s(10.01);
+        assert_eq!(
+            preds,
+            vec![
+                (a, a, Some(s(1.0))),
+                (b, b, Some(s(1.0))),
+                (c, c, Some(s(1.0)))
+            ]
+        );
+        assert!((e.detector().start_detector().threshold() - 1.0).abs() < 1e-12);
+    }
+}

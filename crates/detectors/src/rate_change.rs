@@ -203,3 +203,36 @@ pub(crate) fn register(r: &mut Registry) {
         ))))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::duration::Fixed;
+    use crate::testutil::{run, s, trace};
+
+    #[test]
+    fn predicts_the_crossing_in_advance() {
+        // 8, 6, then 3 arrivals in seconds 0, 1, 2; alpha 1: R = sample.
+        let mut reqs = Vec::new();
+        for (sec, n) in [(0, 8), (1, 6), (2, 3)] {
+            for i in 0..n {
+                let a = sec as f64 + 0.05 + 0.1 * i as f64;
+                reqs.push((a, a + 0.01));
+            }
+        }
+        reqs.push((9.0, 9.01));
+        let d = RateChange::new(2.0, 2.0, s(1.0), 1.0);
+        let (preds, _) = run(d, Fixed::new(s(1.0), false), &trace(&reqs));
+        // At 3 s: R = 3, slope = -3/s: crosses 2 IO/s at 3 + 1/3 s, before
+        // the next sample, so it declares then (a start in the future).
+        // The arrival at 9 s interrupts; R stays below `end`, so it
+        // declares again when the device empties.
+        assert_eq!(
+            preds,
+            vec![
+                (s(3.0), s(3.0) + Nanos(333_333_333), Some(s(1.0))),
+                (s(9.01), s(9.01), Some(s(1.0)))
+            ]
+        );
+    }
+}
