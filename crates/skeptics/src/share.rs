@@ -225,8 +225,9 @@ impl Skeptic for Share {
         }
         self.live.set(input, *p);
         match self.follow {
-            Follow::Best => (input == self.leader() && p.duration != Some(Nanos::ZERO))
-                .then_some(*p),
+            Follow::Best => {
+                (input == self.leader() && p.duration != Some(Nanos::ZERO)).then_some(*p)
+            }
             Follow::Majority => {
                 let w = &self.weights;
                 let out = cover_vote(self.live.slots(), |i| w[i], self.majority, now)?;
@@ -426,7 +427,10 @@ mod tests {
         let ctx = Context::at(s(0));
         k.on_idle_begin(&ctx);
         // One third of the weight is not a majority.
-        assert_eq!(k.on_input(0, &Prediction::new(s(0), Some(s(8))), &ctx), None);
+        assert_eq!(
+            k.on_input(0, &Prediction::new(s(0), Some(s(8))), &ctx),
+            None
+        );
         // Two thirds: while both cover.
         assert_eq!(
             k.on_input(2, &Prediction::new(s(0), Some(s(5))), &ctx),

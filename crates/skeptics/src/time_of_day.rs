@@ -246,7 +246,11 @@ mod tests {
         load(&mut t, 24 + 1, 1);
         let avg = t.averages();
         assert_eq!(avg[9], Some(50.0));
-        assert_eq!(avg[20], Some(0.0), "an hour with no event folds a count of 0");
+        assert_eq!(
+            avg[20],
+            Some(0.0),
+            "an hour with no event folds a count of 0"
+        );
         assert_eq!(avg[0], Some(0.0));
         assert!(t.is_busy(9) && t.is_busy(14) && !t.is_busy(3));
         assert!(ask(&mut t, hours(24.0 + 3.5)));

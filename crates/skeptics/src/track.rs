@@ -114,11 +114,7 @@ pub(crate) fn cover_vote(
     now: Nanos,
 ) -> Option<Prediction> {
     let need = threshold * (1.0 - TOLERANCE);
-    let mut candidates: Vec<Nanos> = live
-        .iter()
-        .flatten()
-        .map(|p| p.start.max(now))
-        .collect();
+    let mut candidates: Vec<Nanos> = live.iter().flatten().map(|p| p.start.max(now)).collect();
     candidates.sort_unstable();
     candidates.dedup();
     let mut covering: Vec<(Nanos, f64)> = Vec::with_capacity(live.len());

@@ -262,7 +262,10 @@ mod tests {
     fn and_emits_the_overlap_when_all_agree() {
         let mut a = And::new(2);
         assert_eq!(a.on_input(0, &p(10, Some(20)), &at(10)), None);
-        assert_eq!(a.on_input(1, &p(12, Some(5)), &at(12)), Some(p(12, Some(5))));
+        assert_eq!(
+            a.on_input(1, &p(12, Some(5)), &at(12)),
+            Some(p(12, Some(5)))
+        );
         // The same again: nothing new.
         assert_eq!(a.on_input(1, &p(12, Some(5)), &at(12)), None);
         // Input 1 continues: the overlap grows to input 0's end.
@@ -280,7 +283,11 @@ mod tests {
         a.on_input(1, &p(0, None), &at(0));
         // Input 0 ran out at 5 s.
         assert_eq!(a.on_input(2, &p(6, Some(1)), &at(6)), None);
-        assert_eq!(a.on_input(0, &p(7, Some(9)), &at(7)), None, "input 2 ran out at 7 s");
+        assert_eq!(
+            a.on_input(0, &p(7, Some(9)), &at(7)),
+            None,
+            "input 2 ran out at 7 s"
+        );
         assert_eq!(a.on_input(2, &p(8, Some(3)), &at(8)), Some(p(8, Some(3))));
     }
 

@@ -164,7 +164,10 @@ fn builder_diamond_evaluates_the_shared_predictor_once_per_stimulus() {
 
     let a = engine.detector().evaluations("a").unwrap();
     // Every event reached `a` exactly once although two skeptics consume it.
-    assert_eq!(events.load(Ordering::Relaxed), timeline.events().len() as u64);
+    assert_eq!(
+        events.load(Ordering::Relaxed),
+        timeline.events().len() as u64
+    );
     assert_eq!(calls.load(Ordering::Relaxed), a);
     assert_eq!(a, expected_source_evaluations(&timeline));
 }
@@ -333,7 +336,13 @@ fn violation_rate_silences_a_detector_that_keeps_being_violated() {
     // before the next one replaces it: 1 violation per 0.5 s, 2/s.
     let mut reqs = Vec::new();
     for k in 0..40 {
-        reqs.push(Request::new(ms(500 * k), ms(500 * k + 5), Op::Read, 0, 4096));
+        reqs.push(Request::new(
+            ms(500 * k),
+            ms(500 * k + 5),
+            Op::Read,
+            0,
+            4096,
+        ));
     }
     for k in 0..20 {
         let t = ms(140_000 + 10_000 * k);

@@ -75,7 +75,10 @@ impl Detector for Lab {
         self.share.on_idle_end(ctx, began);
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        self.predictors.iter().filter_map(|p| p.next_deadline()).min()
+        self.predictors
+            .iter()
+            .filter_map(|p| p.next_deadline())
+            .min()
     }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
         for i in 0..self.predictors.len() {
@@ -162,8 +165,14 @@ fn without_sharing_the_switch_is_slower() {
             .find(|&k| h[k][2] > 0.5)
             .map(|k| k - PERIODS_PER_HALF)
     };
-    let (a, b) = (switch(&fixed).unwrap(), switch(&plain).unwrap_or(usize::MAX));
-    assert!(a < b, "fixed share switched after {a} periods, plain after {b}");
+    let (a, b) = (
+        switch(&fixed).unwrap(),
+        switch(&plain).unwrap_or(usize::MAX),
+    );
+    assert!(
+        a < b,
+        "fixed share switched after {a} periods, plain after {b}"
+    );
 }
 
 /// The same network built from a spec: once it has learned, `share`
@@ -194,10 +203,19 @@ fn share_in_a_spec_network_follows_the_best_timer() {
         }
     }
     let ms = Nanos::from_millis;
-    for (k, o) in offsets.iter().enumerate().take(PERIODS_PER_HALF).skip(SETTLE) {
+    for (k, o) in offsets
+        .iter()
+        .enumerate()
+        .take(PERIODS_PER_HALF)
+        .skip(SETTLE)
+    {
         assert_eq!(o, &[ms(100)], "first half, period {k}");
     }
-    for (k, o) in offsets.iter().enumerate().skip(PERIODS_PER_HALF + 2 * SETTLE) {
+    for (k, o) in offsets
+        .iter()
+        .enumerate()
+        .skip(PERIODS_PER_HALF + 2 * SETTLE)
+    {
         let expect: &[Nanos] = if periods[k].len() > Nanos::from_secs(10) {
             &[ms(3000)]
         } else {
