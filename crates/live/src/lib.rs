@@ -1,1 +1,3 @@
 //! lull live (in progress).
+pub mod diskstats;
+pub mod source;

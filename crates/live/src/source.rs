@@ -1,0 +1,608 @@
+//! The live source: `/proc/diskstats` counter deltas turned into the
+//! engine's arrival and completion events.
+//!
+//! # The approximation
+//!
+//! diskstats has counters, not requests, so each poll is turned into
+//! requests as follows (SPEC §2: same event types as replay):
+//!
+//! - The `n` reads, writes, discards and flushes completed since the last
+//!   poll at `t0` become `n` requests spread evenly over `(t0, t]`: the
+//!   interval is cut into `n` slots and request `i` ends at the end of slot
+//!   `i`, lasting `io_ticks delta / n` (the kernel's own busy time, at least
+//!   1 ns, at most the slot; the whole slot when the kernel reports no busy
+//!   time). The last request therefore completes at the poll: an idle period
+//!   is only ever seen to start at a poll that found no new work, so idle
+//!   time is under-estimated by at most one poll interval and the daemon
+//!   errs on the side of not acting.
+//! - A poll that finds I/O in flight holds one synthetic request open from
+//!   that poll until the first poll that finds none: a single slow request
+//!   (a spin-up, a long flush) keeps the disk busy although nothing
+//!   completed.
+//! - At most [`MAX_EVENTS_PER_POLL`] requests per disk and poll (the counts
+//!   are scaled down beyond that); a disk that busy is not idle anyway, and
+//!   the bound keeps the daemon's CPU time flat under heavy load.
+//! - A disk's activity is the largest of its own counters, the sum over its
+//!   partitions and the sum over the device-mapper (or md) devices that hold
+//!   it or its partitions, followed transitively. The kernel rolls partition
+//!   I/O into the disk's counters, but a stack of dm devices can queue or
+//!   split work, so looking at every layer sees activity wherever it shows
+//!   first.
+//! - Only completed reads, writes, discards, flushes and the in-flight gauge
+//!   count. SMART queries and `hdparm -C` are pass-through commands the
+//!   kernel does not count as reads or writes; they can move `io_ticks`,
+//!   which is therefore used only to size busy time, so monitoring tools do
+//!   not keep disks awake.
+//!
+//! # Vanishing devices, suspend and late polls
+//!
+//! A disk missing from diskstats is *absent*: its held request (if any)
+//! completes, its counters are forgotten, and when it reappears (a USB disk
+//! plugged back, possibly under another kernel name, which the daemon
+//! re-resolves) its first sample is only a baseline. Counters that go down
+//! are a 32-bit wrap or a re-created device ([`crate::diskstats::counter_delta`]).
+//!
+//! A poll that comes much later than planned (the machine was suspended,
+//! the daemon was stopped or starved: detected on `CLOCK_BOOTTIME`, which
+//! keeps counting in suspend) does not declare the gap idle, since nobody
+//! watched it: the counters are re-based and the gap becomes one busy
+//! request from the previous poll to this one. Detectors keep what they
+//! learned, a running idle task is stopped, and idleness is measured afresh
+//! from this poll. Wall-clock jumps (NTP, manual `date`) never matter: no
+//! wall clock is read.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use lull_core::event::{Event, EventKind};
+use lull_core::request::{DeviceId, Op};
+use lull_core::time::Nanos;
+
+use crate::diskstats::{Counters, Delta, DiskStat};
+
+/// The most requests one disk turns into per poll.
+pub const MAX_EVENTS_PER_POLL: u64 = 1024;
+
+/// A disk and the block devices whose activity is its activity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Family {
+    /// The whole disk's kernel name.
+    pub disk: String,
+    /// Its partitions.
+    pub partitions: Vec<String>,
+    /// Devices stacked on it or its partitions (dm, md), transitively.
+    pub holders: Vec<String>,
+}
+
+impl Family {
+    /// Finds the partitions and holders of `disk` in sysfs (under
+    /// `sysfs_root`, normally `/sys`). Without sysfs entries for the disk,
+    /// partitions are recognised by name among `names` (`sda` → `sda1`,
+    /// `nvme0n1` → `nvme0n1p1`).
+    pub fn discover<'a>(
+        disk: &str,
+        sysfs_root: &Path,
+        names: impl Iterator<Item = &'a str>,
+    ) -> Family {
+        let class = sysfs_root.join("class/block");
+        let mut fam = Family {
+            disk: disk.to_string(),
+            ..Family::default()
+        };
+        let disk_dir = class.join(disk);
+        if disk_dir.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(&disk_dir) {
+                for e in rd.flatten() {
+                    if e.path().join("partition").is_file() {
+                        fam.partitions.push(e.file_name().to_string_lossy().into_owned());
+                    }
+                }
+            }
+        } else {
+            fam.partitions = names.filter(|n| is_partition_name(disk, n)).map(str::to_string).collect();
+        }
+        fam.partitions.sort();
+        let mut queue: Vec<PathBuf> = fam
+            .partitions
+            .iter()
+            .map(|p| disk_dir.join(p))
+            .chain(std::iter::once(disk_dir.clone()))
+            .collect();
+        let mut depth = 0;
+        while !queue.is_empty() && depth < 8 {
+            let mut next = Vec::new();
+            for dir in queue {
+                let Ok(rd) = std::fs::read_dir(dir.join("holders")) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name != fam.disk && !fam.holders.contains(&name) {
+                        next.push(class.join(&name));
+                        fam.holders.push(name);
+                    }
+                }
+            }
+            queue = next;
+            depth += 1;
+        }
+        fam.holders.sort();
+        fam
+    }
+
+    fn members(&self) -> impl Iterator<Item = (&str, Group)> {
+        std::iter::once((self.disk.as_str(), Group::Disk))
+            .chain(self.partitions.iter().map(|p| (p.as_str(), Group::Partition)))
+            .chain(self.holders.iter().map(|h| (h.as_str(), Group::Holder)))
+    }
+}
+
+/// `name` is a partition of `disk` by the kernel's naming rule.
+pub fn is_partition_name(disk: &str, name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(disk) else {
+        return false;
+    };
+    let digits = if disk.ends_with(|c: char| c.is_ascii_digit()) {
+        match rest.strip_prefix('p') {
+            Some(d) => d,
+            None => return false,
+        }
+    } else {
+        rest
+    };
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    Disk,
+    Partition,
+    Holder,
+}
+
+/// One parsed diskstats sample, indexed by name.
+#[derive(Debug, Default)]
+pub struct Sample {
+    by_name: HashMap<String, Counters>,
+}
+
+impl Sample {
+    /// Indexes parsed lines.
+    pub fn new(stats: Vec<DiskStat>) -> Sample {
+        Sample {
+            by_name: stats.into_iter().map(|s| (s.name, s.counters)).collect(),
+        }
+    }
+    /// The counters of `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&Counters> {
+        self.by_name.get(name)
+    }
+    /// Every device name.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+}
+
+/// What one poll found for one disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PollOutcome {
+    /// The disk is in diskstats.
+    pub present: bool,
+    /// It came back after being absent (or was seen for the first time
+    /// after the daemon started without it).
+    pub appeared: bool,
+    /// It disappeared at this poll.
+    pub vanished: bool,
+    /// It did or had I/O since the last poll.
+    pub active: bool,
+    /// The previous poll was active and this one is not: an idle period
+    /// began.
+    pub idle_started: bool,
+    /// The poll was late; the gap was made one busy request.
+    pub reset: bool,
+    /// Completed operations seen (before the per-poll cap).
+    pub ops: u64,
+}
+
+/// Turns one disk's counter samples into events.
+#[derive(Debug)]
+pub struct DiskTracker {
+    family: Family,
+    prev: HashMap<String, Counters>,
+    held: bool,
+    was_active: bool,
+    present: bool,
+    seen: bool,
+    last: Option<Nanos>,
+}
+
+impl DiskTracker {
+    /// A tracker for `family`; the first poll is a baseline.
+    pub fn new(family: Family) -> Self {
+        DiskTracker {
+            family,
+            prev: HashMap::new(),
+            held: false,
+            was_active: false,
+            present: false,
+            seen: false,
+            last: None,
+        }
+    }
+
+    /// The family it watches.
+    pub fn family(&self) -> &Family {
+        &self.family
+    }
+
+    /// Replaces the family (partitions or holders changed); new members
+    /// start from a baseline at the next poll.
+    pub fn set_family(&mut self, family: Family) {
+        self.family = family;
+    }
+
+    /// Whether it holds a synthetic request open (I/O in flight).
+    pub fn holding(&self) -> bool {
+        self.held
+    }
+
+    /// Processes the sample taken at `now` and appends the events it
+    /// implies to `out` (all in `[previous poll, now]`, in order). `late`:
+    /// the poll came much later than planned.
+    pub fn poll(
+        &mut self,
+        now: Nanos,
+        sample: &Sample,
+        late: bool,
+        out: &mut Vec<Event>,
+    ) -> PollOutcome {
+        let t0 = self.last.replace(now);
+        let mut o = PollOutcome::default();
+        let Some(disk) = sample.get(&self.family.disk) else {
+            if self.present {
+                o.vanished = true;
+                if self.held {
+                    out.push(event(now, EventKind::Completion, Op::Read, 0, t0.unwrap_or(now)));
+                    self.held = false;
+                }
+            }
+            self.present = false;
+            self.was_active = false;
+            self.prev.clear();
+            return o;
+        };
+        o.present = true;
+        let in_flight_disk = disk.in_flight;
+        if !self.present {
+            o.appeared = self.seen;
+            self.present = true;
+            self.seen = true;
+            self.rebase(sample);
+            return o;
+        }
+        let Some(t0) = t0 else {
+            self.rebase(sample);
+            return o;
+        };
+        if late {
+            self.rebase(sample);
+            o.reset = true;
+            o.active = true;
+            if !self.held {
+                out.push(event(t0, EventKind::Arrival, Op::Read, 0, Nanos::MAX));
+            }
+            self.held = in_flight_disk > 0;
+            if !self.held {
+                out.push(event(now, EventKind::Completion, Op::Read, 0, t0));
+            }
+            self.was_active = true;
+            return o;
+        }
+
+        let mut groups = [Delta::default(); 3];
+        let mut in_flight = [0u64; 3];
+        let mut seen_members = 0usize;
+        for (name, group) in self.family.members() {
+            let g = group as usize;
+            let Some(c) = sample.get(name) else {
+                continue;
+            };
+            seen_members += 1;
+            in_flight[g] = in_flight[g].saturating_add(c.in_flight);
+            match self.prev.get_mut(name) {
+                Some(p) => {
+                    groups[g].add(&p.delta(c));
+                    *p = *c;
+                }
+                None => {
+                    self.prev.insert(name.to_string(), *c);
+                }
+            }
+        }
+        if self.prev.len() > seen_members {
+            let fam = &self.family;
+            self.prev
+                .retain(|n, _| sample.get(n).is_some() && fam.members().any(|(m, _)| m == n));
+        }
+        let d = *groups.iter().max_by_key(|d| d.ops()).expect("three groups");
+        let flying = in_flight.into_iter().max().unwrap_or(0);
+        o.ops = d.ops();
+        o.active = o.ops > 0 || flying > 0 || self.held;
+        o.idle_started = self.was_active && !o.active;
+        self.was_active = o.active;
+
+        spread(t0, now, &d, out);
+        if self.held && flying == 0 {
+            out.push(event(now, EventKind::Completion, Op::Read, 0, t0));
+            self.held = false;
+        } else if !self.held && flying > 0 {
+            out.push(event(now, EventKind::Arrival, Op::Read, 0, Nanos::MAX));
+            self.held = true;
+        }
+        o
+    }
+
+    fn rebase(&mut self, sample: &Sample) {
+        self.prev.clear();
+        for (name, _) in self.family.members() {
+            if let Some(c) = sample.get(name) {
+                self.prev.insert(name.to_string(), *c);
+            }
+        }
+    }
+}
+
+fn event(time: Nanos, kind: EventKind, op: Op, bytes: u32, pair: Nanos) -> Event {
+    Event {
+        time,
+        pair,
+        sector: 0,
+        bytes,
+        kind,
+        op,
+        device: DeviceId(0),
+    }
+}
+
+/// The `d.ops()` completed operations of `(t0, t]` as request pairs
+/// (module docs).
+fn spread(t0: Nanos, t: Nanos, d: &Delta, out: &mut Vec<Event>) {
+    let ops = d.ops();
+    if ops == 0 {
+        return;
+    }
+    let n = ops.min(MAX_EVENTS_PER_POLL);
+    let dt = (t - t0).0;
+    let slot = (dt / n).max(1);
+    let busy = if d.io_ms > 0 {
+        d.io_ms.saturating_mul(1_000_000).min(dt)
+    } else {
+        dt
+    };
+    let len = (busy / n).clamp(1, slot);
+    let bytes = u32::try_from(d.sectors.saturating_mul(512) / ops).unwrap_or(u32::MAX);
+    let kinds = [
+        (Op::Read, d.reads),
+        (Op::Write, d.writes),
+        (Op::Discard, d.discards),
+        (Op::Flush, d.flushes),
+    ];
+    for i in 0..n {
+        // The i-th of n evenly sampled positions in the op sequence
+        // R…R W…W D…D F…F.
+        let mut pos = (i as u128 * ops as u128 / n as u128) as u64;
+        let mut op = Op::Read;
+        for (k, c) in kinds {
+            if pos < c {
+                op = k;
+                break;
+            }
+            pos -= c;
+        }
+        let end = if i + 1 == n {
+            t
+        } else {
+            Nanos(t0.0.saturating_add(slot.saturating_mul(i + 1)).min(t.0))
+        };
+        let start = Nanos(end.0.saturating_sub(len).max(t0.0));
+        out.push(event(start, EventKind::Arrival, op, bytes, end));
+        out.push(event(end, EventKind::Completion, op, bytes, start));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diskstats::parse;
+
+    fn line(name: &str, reads: u64, writes: u64, in_flight: u64, io_ms: u64) -> String {
+        format!("8 0 {name} {reads} 0 {} 0 {writes} 0 {} 0 {in_flight} {io_ms} 0\n", reads * 8, writes * 8)
+    }
+
+    fn sample(text: &str) -> Sample {
+        Sample::new(parse(text).unwrap())
+    }
+
+    fn ms(x: u64) -> Nanos {
+        Nanos::from_millis(x)
+    }
+
+    fn family(disk: &str, parts: &[&str], holders: &[&str]) -> Family {
+        Family {
+            disk: disk.into(),
+            partitions: parts.iter().map(|s| s.to_string()).collect(),
+            holders: holders.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn check_ordered(evs: &[Event], from: Nanos, to: Nanos) {
+        let mut outstanding = 0i64;
+        for w in evs.windows(2) {
+            assert!((w[0].time, w[0].kind) <= (w[1].time, w[1].kind), "{evs:?}");
+        }
+        for e in evs {
+            assert!(e.time >= from && e.time <= to, "{e:?} outside [{from}, {to}]");
+            outstanding += if e.is_arrival() { 1 } else { -1 };
+            assert!(outstanding >= 0);
+        }
+    }
+
+    #[test]
+    fn deltas_become_request_pairs_ending_at_the_poll() {
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        let o = t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
+        assert!(o.present && !o.active && out.is_empty());
+        let o = t.poll(ms(1000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        assert!(o.active);
+        assert_eq!(o.ops, 4);
+        assert_eq!(out.len(), 8);
+        check_ordered(&out, ms(0), ms(1000));
+        assert_eq!(out.last().unwrap().time, ms(1000));
+        assert_eq!(out.iter().filter(|e| e.op == Op::Write).count(), 2);
+        // 4 ms of io_ticks over 4 requests: 1 ms each.
+        assert_eq!(out[1].time - out[0].time, ms(1));
+        assert_eq!(out[0].bytes, 4096);
+        out.clear();
+        let o = t.poll(ms(2000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        assert!(!o.active && o.idle_started && out.is_empty());
+        let o = t.poll(ms(3000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        assert!(!o.idle_started);
+    }
+
+    #[test]
+    fn monitoring_noise_does_not_count() {
+        // io_ticks and the weighted time move (a SMART query), reads and
+        // writes do not.
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
+        let o = t.poll(ms(1000), &sample(&line("sda", 10, 10, 0, 50)), false, &mut out);
+        assert!(!o.active && out.is_empty());
+    }
+
+    #[test]
+    fn in_flight_holds_the_disk_busy() {
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        t.poll(ms(100), &sample(&line("sda", 1, 1, 1, 0)), false, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].is_arrival() && out[0].time == ms(100));
+        assert!(t.holding());
+        let o = t.poll(ms(200), &sample(&line("sda", 1, 1, 1, 0)), false, &mut out);
+        assert!(o.active && out.len() == 1);
+        t.poll(ms(300), &sample(&line("sda", 2, 1, 0, 0)), false, &mut out);
+        assert_eq!(out.len(), 4);
+        check_ordered(&out, ms(0), ms(300));
+        assert!(!t.holding());
+    }
+
+    #[test]
+    fn partitions_and_holders_count_for_the_disk() {
+        let mut t = DiskTracker::new(family("sda", &["sda1"], &["dm-0"]));
+        let mut out = Vec::new();
+        let base = line("sda", 5, 5, 0, 0) + &line("sda1", 5, 5, 0, 0) + &line("dm-0", 1, 1, 0, 0);
+        t.poll(ms(0), &sample(&base), false, &mut out);
+        // dm-0 saw three writes the disk has not (yet) counted.
+        let next = line("sda", 5, 5, 0, 0) + &line("sda1", 5, 5, 0, 0) + &line("dm-0", 1, 4, 0, 0);
+        let o = t.poll(ms(100), &sample(&next), false, &mut out);
+        assert!(o.active);
+        assert_eq!(o.ops, 3);
+        // A dm device with I/O in flight keeps the disk busy.
+        let next = line("sda", 5, 5, 0, 0) + &line("sda1", 5, 5, 0, 0) + &line("dm-0", 1, 4, 2, 0);
+        let o = t.poll(ms(200), &sample(&next), false, &mut out);
+        assert!(o.active && t.holding());
+    }
+
+    #[test]
+    fn counter_wrap_is_a_small_delta() {
+        let max = u64::from(u32::MAX);
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sda", max - 1, 0, 0, 0)), false, &mut out);
+        let o = t.poll(ms(100), &sample(&line("sda", 2, 0, 0, 0)), false, &mut out);
+        assert_eq!(o.ops, 4);
+        assert_eq!(out.len(), 8);
+    }
+
+    #[test]
+    fn a_vanished_device_is_absent_and_returns_with_a_baseline() {
+        let mut t = DiskTracker::new(family("sdb", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sdb", 1, 1, 0, 0)), false, &mut out);
+        t.poll(ms(100), &sample(&line("sdb", 1, 1, 1, 0)), false, &mut out);
+        assert!(t.holding());
+        out.clear();
+        let o = t.poll(ms(200), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        assert!(o.vanished && !o.present);
+        // The held request completes so the engine is not stuck busy.
+        assert_eq!(out.len(), 1);
+        assert!(out[0].is_completion());
+        out.clear();
+        let o = t.poll(ms(300), &sample(""), false, &mut out);
+        assert!(!o.vanished && !o.present);
+        // Back with fresh counters: a baseline, no events.
+        let o = t.poll(ms(400), &sample(&line("sdb", 500, 0, 0, 0)), false, &mut out);
+        assert!(o.appeared && o.present && out.is_empty());
+        let o = t.poll(ms(500), &sample(&line("sdb", 501, 0, 0, 0)), false, &mut out);
+        assert_eq!(o.ops, 1);
+    }
+
+    #[test]
+    fn a_late_poll_is_busy_not_idle() {
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        // Resumed an hour later: the counters moved a lot (resume I/O),
+        // none of it is spread over the hour, the hour is one busy request.
+        let o = t.poll(
+            Nanos::from_secs(3600),
+            &sample(&line("sda", 90_000, 1, 0, 0)),
+            true,
+            &mut out,
+        );
+        assert!(o.reset && o.active);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].time, out[1].time), (ms(0), Nanos::from_secs(3600)));
+        // The next on-time poll starts from the new baseline.
+        out.clear();
+        let o = t.poll(Nanos::from_secs(3601), &sample(&line("sda", 90_000, 1, 0, 0)), false, &mut out);
+        assert!(!o.active && o.idle_started && out.is_empty());
+    }
+
+    #[test]
+    fn heavy_load_is_capped() {
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        t.poll(ms(0), &sample(&line("sda", 0, 0, 0, 0)), false, &mut out);
+        t.poll(ms(1000), &sample(&line("sda", 1_000_000, 5, 0, 1000)), false, &mut out);
+        assert_eq!(out.len() as u64, 2 * MAX_EVENTS_PER_POLL);
+        check_ordered(&out, ms(0), ms(1000));
+    }
+
+    #[test]
+    fn partition_names() {
+        assert!(is_partition_name("sda", "sda1"));
+        assert!(!is_partition_name("sda", "sdaa"));
+        assert!(!is_partition_name("sda", "sda"));
+        assert!(is_partition_name("nvme0n1", "nvme0n1p3"));
+        assert!(!is_partition_name("nvme0n1", "nvme0n10"));
+        assert!(is_partition_name("loop0", "loop0p1"));
+    }
+
+    #[test]
+    fn discovers_partitions_and_stacked_holders_in_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path().join("class/block");
+        for d in ["sda/sda1", "sda/holders/dm-0", "sda/sda1/holders/dm-1", "dm-1/holders/dm-2"] {
+            std::fs::create_dir_all(c.join(d)).unwrap();
+        }
+        std::fs::write(c.join("sda/sda1/partition"), "1").unwrap();
+        let f = Family::discover("sda", dir.path(), std::iter::empty());
+        assert_eq!(f.partitions, ["sda1"]);
+        assert_eq!(f.holders, ["dm-0", "dm-1", "dm-2"]);
+        let f = Family::discover("sdz", dir.path(), ["sdz", "sdz1", "sdz2", "sdy1"].into_iter());
+        assert_eq!(f.partitions, ["sdz1", "sdz2"]);
+    }
+}
