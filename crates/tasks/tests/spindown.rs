@@ -1,0 +1,250 @@
+//! Spindown energy, spin-ups and delay pinned to hand-computed values, and
+//! the oracle bound on random traces.
+
+use lull_core::prelude::*;
+use lull_tasks::power::PowerModel;
+use lull_tasks::spindown::{Spindown, SpindownReport};
+use proptest::prelude::*;
+
+/// `timer(t) + fixed(d)` (or no duration), written here so this crate's
+/// tests need only lull-core.
+#[derive(Debug)]
+struct Timer {
+    t: Nanos,
+    d: Option<Nanos>,
+    due: Option<Nanos>,
+}
+
+impl Timer {
+    fn new(t: Nanos, d: Option<Nanos>) -> Self {
+        Timer { t, d, due: None }
+    }
+}
+
+impl Detector for Timer {
+    fn on_event(&mut self, ev: &Event, _: &Context, _: &mut Vec<Prediction>) {
+        if ev.is_arrival() {
+            self.due = None;
+        }
+    }
+    fn on_idle_begin(&mut self, ctx: &Context, _: &mut Vec<Prediction>) {
+        self.due = Some(ctx.now + self.t);
+    }
+    fn on_idle_end(&mut self, _: &Context, _: Nanos) {}
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.due
+    }
+    fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
+        if self.due.is_some_and(|d| d <= ctx.now) {
+            self.due = None;
+            out.push(Prediction::new(ctx.now, self.d));
+        }
+    }
+}
+
+/// Declares idleness at every arrival (a caricature of a lenient rate
+/// detector): the task starts while the device is busy.
+#[derive(Debug)]
+struct OnArrival;
+
+impl Detector for OnArrival {
+    fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
+        if ev.is_arrival() {
+            out.push(Prediction::new(ctx.now, None));
+        }
+    }
+    fn on_idle_begin(&mut self, _: &Context, _: &mut Vec<Prediction>) {}
+    fn on_idle_end(&mut self, _: &Context, _: Nanos) {}
+    fn next_deadline(&self) -> Option<Nanos> {
+        None
+    }
+    fn on_deadline(&mut self, _: &Context, _: &mut Vec<Prediction>) {}
+}
+
+fn ms(x: u64) -> Nanos {
+    Nanos::from_millis(x)
+}
+
+fn req(a: u64, c: u64) -> Request {
+    Request::new(ms(a), ms(c), Op::Read, 0, 4096)
+}
+
+fn run<D: Detector>(det: D, policy: StopPolicy, reqs: &[Request], model: PowerModel) -> SpindownReport {
+    let timeline = Timeline::from_requests(reqs);
+    let mut engine = Engine::with_policy(det, policy, Spindown::new(model));
+    replay(&timeline, &mut engine).unwrap();
+    engine.task().report()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9 * (1.0 + b.abs())
+}
+
+#[test]
+fn timer_until_busy_by_hand() {
+    // Paper model: p_active 1.6 W, p_sleep 0.4 W, p_spinup 2.4 W,
+    // t_spinup 1.5 s, t_spindown 1 s; break-even 3 s.
+    // A [0, 1) · gap 10 s · B [11, 12) and D [11.5, 11.7) · gap 1 s · C [13, 14).
+    let reqs = [req(0, 1000), req(11_000, 12_000), req(11_500, 11_700), req(13_000, 14_000)];
+    let r = run(
+        Timer::new(ms(1000), None),
+        StopPolicy::EarlierOf,
+        &reqs,
+        PowerModel::paper(),
+    );
+    // Gap 1: the timer fires at 2 s; asleep 2 → 11 = 9 s; 9 ≥ t_spindown,
+    //   so B waits t_spinup = 1.5 s (ready at 12.5 s); D arrives at 11.5 s
+    //   while the disk spins up and waits 12.5 − 11.5 = 1 s.
+    // Gap 2: the timer is due at 13 s, the instant C arrives; by the
+    //   ordering rule the timeout has expired, so the disk spins down at
+    //   13 s and C wakes it at once: slept 0, C waits 1.5 + (1 − 0) = 2.5 s.
+    assert_eq!(r.spinups, 2);
+    assert!(close(r.sleep_s, 9.0), "{r:?}");
+    assert_eq!(r.delayed_ops, 3);
+    assert!(close(r.added_latency_s, 1.5 + 1.0 + 2.5), "{r:?}");
+    // Span 14 s: 1.6·(14 − 9) + 0.4·9 + 2.4·1.5·2 = 8 + 3.6 + 7.2 = 18.8 J.
+    assert!(close(r.energy_j, 18.8), "{r:?}");
+    // Never spinning down: 1.6·14 = 22.4 J.
+    assert!(close(r.baseline_energy_j, 22.4));
+    // Oracle: only the 10 s gap beats 3 s: 1.6·4 + 0.4·10 + 3.6 = 14 J.
+    assert!(close(r.oracle_energy_j, 14.0), "{r:?}");
+    assert!(close(r.energy_saved_pct, 100.0 * 3.6 / 22.4));
+    assert!(close(r.oracle_saved_pct, 100.0 * 8.4 / 22.4));
+    assert!(close(r.competitive_ratio, 18.8 / 14.0));
+}
+
+#[test]
+fn short_sleep_adds_the_rest_of_the_spindown() {
+    // A [0, 1) · gap 1.5 s · B [2.5, 3). Timer 1 s: asleep at 2 s, B at
+    // 2.5 s: slept 0.5 s < t_spindown 1 s, so B waits 1.5 + 0.5 = 2 s.
+    let reqs = [req(0, 1000), req(2500, 3000)];
+    let r = run(Timer::new(ms(1000), None), StopPolicy::EarlierOf, &reqs, PowerModel::paper());
+    assert_eq!((r.spinups, r.delayed_ops), (1, 1));
+    assert!(close(r.added_latency_s, 2.0));
+    // Span 3 s: 1.6·2.5 + 0.4·0.5 + 3.6 = 4 + 0.2 + 3.6 = 7.8 J > 4.8 J baseline.
+    assert!(close(r.energy_j, 7.8), "{r:?}");
+    assert!(close(r.baseline_energy_j, 4.8));
+    // The 1.5 s gap is under break-even: the oracle never spins down.
+    assert!(close(r.oracle_energy_j, 4.8));
+    assert!(r.energy_saved_pct < 0.0);
+}
+
+#[test]
+fn a_stop_at_the_predicted_end_does_not_wake_the_disk() {
+    // timer(1s) + fixed(2s): started at 2 s, stopped at 4 s, but the disk
+    // sleeps on until B arrives at 11 s: 9 s, as with no duration.
+    let reqs = [req(0, 1000), req(11_000, 12_000)];
+    let r = run(
+        Timer::new(ms(1000), Some(ms(2000))),
+        StopPolicy::EarlierOf,
+        &reqs,
+        PowerModel::paper(),
+    );
+    assert!(close(r.sleep_s, 9.0));
+    assert_eq!(r.spinups, 1);
+    // Span 12 s: 1.6·3 + 0.4·9 + 3.6 = 4.8 + 3.6 + 3.6 = 12 J.
+    assert!(close(r.energy_j, 12.0), "{r:?}");
+}
+
+#[test]
+fn started_while_busy_sleeps_when_the_device_empties() {
+    // OnArrival starts the task at 0 s while A is outstanding; the disk
+    // spins down when A completes at 1 s and B wakes it at 11 s. At 11 s
+    // the task starts again (B outstanding) and spins down at 12 s, the
+    // end of the span: 0 s asleep, no spin-up.
+    let reqs = [req(0, 1000), req(11_000, 12_000)];
+    let r = run(OnArrival, StopPolicy::EarlierOf, &reqs, PowerModel::paper());
+    assert!(close(r.sleep_s, 10.0), "{r:?}");
+    assert_eq!(r.spinups, 1);
+    assert!(close(r.added_latency_s, 1.5));
+}
+
+#[test]
+fn kittyhawk_by_hand() {
+    // Kittyhawk: 1.6 W, 0.1 W, 2.2 W × 1.5 s = 3.3 J a spin-up.
+    // A [0, 1) · gap 20 s · B [21, 22). Timer 0: asleep 1 → 21 = 20 s.
+    // 1.6·2 + 0.1·20 + 3.3 = 3.2 + 2 + 3.3 = 8.5 J; the oracle does the same.
+    let reqs = [req(0, 1000), req(21_000, 22_000)];
+    let k = PowerModel::preset("kittyhawk").unwrap();
+    let r = run(Timer::new(Nanos::ZERO, None), StopPolicy::EarlierOf, &reqs, k);
+    assert!(close(r.energy_j, 8.5), "{r:?}");
+    assert!(close(r.oracle_energy_j, 8.5));
+    assert!(close(r.competitive_ratio, 1.0));
+}
+
+#[test]
+fn never_idle_trace_costs_the_baseline() {
+    // Back-to-back and overlapping requests: no idle period at all.
+    let reqs: Vec<Request> = (0..100).map(|i| req(i * 10, i * 10 + 15)).collect();
+    for t in [0, 1, 1000] {
+        let r = run(Timer::new(ms(t), None), StopPolicy::EarlierOf, &reqs, PowerModel::paper());
+        assert_eq!(r.spinups, 0);
+        assert_eq!(r.delayed_ops, 0);
+        assert!(close(r.energy_j, r.baseline_energy_j));
+        assert!(close(r.oracle_energy_j, r.baseline_energy_j));
+        assert_eq!(r.competitive_ratio, 1.0);
+    }
+}
+
+#[test]
+fn measures_have_the_spec_names() {
+    let reqs = [req(0, 1000), req(11_000, 12_000)];
+    let timeline = Timeline::from_requests(&reqs);
+    let mut engine = Engine::with_policy(
+        Timer::new(ms(1000), None),
+        StopPolicy::EarlierOf,
+        Spindown::new(PowerModel::paper()),
+    );
+    let report = replay(&timeline, &mut engine).unwrap();
+    let names: Vec<&str> = report.task.iter().map(|m| m.0).collect();
+    assert_eq!(
+        names,
+        [
+            "energy_j",
+            "baseline_energy_j",
+            "oracle_energy_j",
+            "energy_saved_pct",
+            "oracle_saved_pct",
+            "competitive_ratio",
+            "spinups",
+            "delayed_ops",
+            "added_latency_s"
+        ]
+    );
+}
+
+/// Random traces: bursts of requests separated by gaps from 1 ms to 60 s.
+fn trace() -> impl Strategy<Value = Vec<Request>> {
+    prop::collection::vec((0u64..60_000, 1u64..200, 1usize..4), 1..60).prop_map(|parts| {
+        let mut t = 0;
+        let mut out = Vec::new();
+        for (gap, service, n) in parts {
+            t += gap;
+            for _ in 0..n {
+                out.push(req(t, t + service));
+                t += service;
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_oracle_is_never_beaten(
+        reqs in trace(),
+        timer_ms in prop::sample::select(vec![0u64, 100, 500, 1000, 3000, 10_000]),
+        dur_ms in prop::option::of(prop::sample::select(vec![500u64, 2000, 10_000])),
+        policy in prop::sample::select(StopPolicy::ALL.to_vec()),
+        preset in prop::sample::select(lull_tasks::power::PRESETS.to_vec()),
+    ) {
+        let model = PowerModel::preset(preset).unwrap();
+        let r = run(Timer::new(ms(timer_ms), dur_ms.map(ms)), policy, &reqs, model.clone());
+        prop_assert!(r.oracle_energy_j <= r.energy_j + 1e-6, "{r:?}");
+        prop_assert!(r.oracle_energy_j <= r.baseline_energy_j + 1e-6);
+        prop_assert!(r.competitive_ratio >= 1.0 - 1e-9);
+        prop_assert!(r.delayed_ops >= r.spinups);
+        let eager = run(OnArrival, policy, &reqs, model);
+        prop_assert!(eager.oracle_energy_j <= eager.energy_j + 1e-6, "{eager:?}");
+    }
+}
