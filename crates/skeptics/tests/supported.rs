@@ -43,8 +43,11 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-/// The skeptics under test, as spec fragments: name, arguments, inputs.
-const KINDS: &[(&str, &[(&str, &str)], usize)] = &[
+/// A skeptic to build: name, named arguments, number of inputs.
+type Kind = (&'static str, &'static [(&'static str, &'static str)], usize);
+
+/// The skeptics under test.
+const KINDS: &[Kind] = &[
     ("low-pass", &[("min", "2s")], 1),
     ("quality", &[("threshold", "0.6"), ("gain", "0.5")], 1),
     ("time-of-day", &[("busiest", "3"), ("offset", "5")], 1),
@@ -118,7 +121,7 @@ fn check(
     for st in script {
         let mut outputs: Vec<Prediction> = Vec::new();
         match *st {
-            Step::Wait(ms) => now = now + Nanos::from_millis(ms),
+            Step::Wait(ms) => now += Nanos::from_millis(ms),
             Step::Arrive => {
                 let r = Request::new(now, now + Nanos::from_millis(1), Op::Read, 0, 512);
                 outstanding.push(r);
