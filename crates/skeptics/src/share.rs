@@ -1,6 +1,6 @@
 //! `share(eta, alpha, breakeven, follow, majority)`: learns which input to
 //! trust with Herbster and Warmuth's fixed-share multiplicative weights, as
-//! Helmbold suggested (§3.2, §6 acknowledgments, [CesaBianchi94]).
+//! Helmbold suggested (§3.2, §6 acknowledgments, \[CesaBianchi94\]).
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
