@@ -84,14 +84,13 @@ pub(crate) mod testutil {
     /// Replays `t` through `start + duration` with `predicted-end` and
     /// returns the predictions as `(made at, start, duration)`, and the
     /// engine.
+    pub(crate) type Preds = Vec<(Nanos, Nanos, Option<Nanos>)>;
+
     pub(crate) fn run<S, D>(
         start: S,
         duration: D,
         t: &Timeline,
-    ) -> (
-        Vec<(Nanos, Nanos, Option<Nanos>)>,
-        Engine<Predictor<S, D>, PolicyActuator, NoTask>,
-    )
+    ) -> (Preds, Engine<Predictor<S, D>, PolicyActuator, NoTask>)
     where
         S: StartDetector,
         D: DurationPredictor,
