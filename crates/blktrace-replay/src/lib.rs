@@ -17,13 +17,27 @@
 
 #![forbid(unsafe_code)]
 
+pub mod alibaba;
+pub mod blkparse;
+pub mod blktrace;
 pub mod error;
+pub mod info;
+pub mod input;
+pub mod model;
+pub mod msr;
 pub mod normalized;
+pub mod pairing;
 pub mod read;
 pub mod replay;
+pub mod spc;
 pub mod synth;
+pub mod systor;
+pub mod tencent;
+mod text;
 pub mod trace;
+pub mod vscsi;
 
 pub use error::{ReplayError, TraceError};
-pub use read::{ReadOptions, open};
+pub use info::TraceInfo;
+pub use read::{Format, ReadOptions, open, read_from};
 pub use trace::Trace;

@@ -1,29 +1,197 @@
-//! Opening a trace file: content sniffing and dispatch to a reader.
+//! Opening a trace: decompression, content sniffing and dispatch to a
+//! reader.
+//!
+//! The format is found from the first 64 KiB of the decoded content, never
+//! from the file name, in this order (the first match wins):
+//!
+//! 1. the normalized CSV (its header line),
+//! 2. blktrace binary (the `blk_io_trace` magic, either byte order),
+//! 3. CloudPhysics VSCSI (plausible 32-byte version-1 records),
+//! 4. blkparse text (an event header line after comments),
+//! 5. MSR Cambridge CSV (7 columns, `Read`/`Write` in the fourth),
+//! 6. SYSTOR '17 CSV (6 columns, decimal seconds, `R`/`W` in the third),
+//! 7. SPC (5+ columns, `r`/`w` in the fourth, decimal seconds in the fifth),
+//! 8. Alibaba (5 columns, `R`/`W` in the second),
+//! 9. Tencent CBS (5 whole-number columns, 0/1 in the fourth).
+//!
+//! A directory is a blktrace capture: every `<name>.blktrace.<cpu>` file
+//! in it is read and merged by time (the names pick the files; their
+//! content must still be blktrace).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
 use crate::error::TraceError;
-use crate::normalized;
+use crate::input::{self, Input};
 use crate::trace::Trace;
+use crate::{alibaba, blkparse, blktrace, msr, normalized, spc, systor, tencent, vscsi};
 
 pub use crate::normalized::ReadOptions;
 
-/// Opens `path` and reads it with the reader its content calls for
-/// (never its name).
+/// The trace formats lull reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// lull's normalized CSV.
+    Normalized,
+    /// blktrace binary records.
+    Blktrace,
+    /// CloudPhysics VSCSI binary records.
+    Vscsi,
+    /// blkparse default text output.
+    Blkparse,
+    /// MSR Cambridge / SNIA CSV.
+    Msr,
+    /// SYSTOR '17 CSV.
+    Systor,
+    /// SPC (UMass) CSV.
+    Spc,
+    /// Alibaba block-trace CSV.
+    Alibaba,
+    /// Tencent CBS CSV.
+    Tencent,
+}
+
+impl Format {
+    /// Every format, in sniffing order.
+    pub const ALL: [Format; 9] = [
+        Format::Normalized,
+        Format::Blktrace,
+        Format::Vscsi,
+        Format::Blkparse,
+        Format::Msr,
+        Format::Systor,
+        Format::Spc,
+        Format::Alibaba,
+        Format::Tencent,
+    ];
+
+    /// The name [`Trace::format`] carries.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::Normalized => "normalized-csv",
+            Format::Blktrace => "blktrace",
+            Format::Vscsi => "vscsi",
+            Format::Blkparse => "blkparse",
+            Format::Msr => "msr",
+            Format::Systor => "systor",
+            Format::Spc => "spc",
+            Format::Alibaba => "alibaba",
+            Format::Tencent => "tencent",
+        }
+    }
+
+    /// The format whose content `head` (the first bytes of the decoded
+    /// stream) starts with.
+    pub fn sniff(head: &[u8]) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| match f {
+            Format::Normalized => normalized::sniff(head),
+            Format::Blktrace => blktrace::sniff(head),
+            Format::Vscsi => vscsi::sniff(head),
+            Format::Blkparse => blkparse::sniff(head),
+            Format::Msr => msr::sniff(head),
+            Format::Systor => systor::sniff(head),
+            Format::Spc => spc::sniff(head),
+            Format::Alibaba => alibaba::sniff(head),
+            Format::Tencent => tencent::sniff(head),
+        })
+    }
+
+    /// Reads a decoded stream in this format.
+    pub fn read(self, input: Input, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
+        match self {
+            Format::Normalized => normalized::read(input, path, opts),
+            Format::Blktrace => blktrace::read_one(input, path, opts),
+            Format::Vscsi => vscsi::read(input, path, opts),
+            Format::Blkparse => blkparse::read(input, path, opts),
+            Format::Msr => msr::read(input, path, opts),
+            Format::Systor => systor::read(input, path, opts),
+            Format::Spc => spc::read(input, path, opts),
+            Format::Alibaba => alibaba::read(input, path, opts),
+            Format::Tencent => tencent::read(input, path, opts),
+        }
+    }
+}
+
+const UNKNOWN: &str = "unrecognized trace format (lull reads blktrace binary, blkparse text, \
+MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS and Alibaba traces, and its \
+normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device`; gzip, bzip2 and zstd are \
+decoded)";
+
+/// Opens `path` (a file, or a directory of per-CPU blktrace files) and
+/// reads it with the reader its content calls for.
 pub fn open(path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
-    let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
-    let mut input = BufReader::with_capacity(1 << 20, file);
-    let head = input.fill_buf().map_err(|e| TraceError::io(path, e))?;
+    if path.is_dir() {
+        return open_dir(path, opts);
+    }
+    let (head, input) = input::open_decoded(path)?;
+    dispatch(head, input, path, opts)
+}
+
+/// Reads a trace from any byte stream (decoding and sniffing it like
+/// [`open`]); `path` names it in errors.
+pub fn read_from(
+    raw: impl std::io::Read + Send + 'static,
+    path: &Path,
+    opts: ReadOptions,
+) -> Result<Trace, TraceError> {
+    let raw: Input = Box::new(BufReader::with_capacity(input::BUF_LEN, raw));
+    let (head, input) = input::decode(raw, path)?;
+    dispatch(head, input, path, opts)
+}
+
+fn dispatch(
+    head: Vec<u8>,
+    input: Input,
+    path: &Path,
+    opts: ReadOptions,
+) -> Result<Trace, TraceError> {
     if head.is_empty() {
         return Err(TraceError::format(path, "empty file"));
     }
-    if normalized::sniff(head) {
-        return normalized::read(input, path, opts);
+    match Format::sniff(&head) {
+        Some(f) => f.read(input, path, opts),
+        None => Err(TraceError::format(path, UNKNOWN)),
     }
-    Err(TraceError::format(
-        path,
-        "unrecognized trace format (lull reads the normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device`)",
-    ))
+}
+
+/// The per-CPU blktrace files of `dir`, merged.
+fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
+    let files = blktrace::cpu_files(dir)?;
+    if files.is_empty() {
+        return Err(TraceError::format(
+            dir,
+            "a directory must hold per-CPU blktrace files named `<device>.blktrace.<cpu>`",
+        ));
+    }
+    let mut inputs = Vec::with_capacity(files.len());
+    for f in files {
+        let (head, input) = input::open_decoded(&f)?;
+        if head.is_empty() {
+            // blktrace writes an empty file for a CPU that saw no I/O.
+            continue;
+        }
+        if !blktrace::sniff(&head) {
+            return Err(TraceError::offset(
+                &f,
+                0,
+                "not a blktrace file (no blk_io_trace magic)",
+            ));
+        }
+        inputs.push((f, input));
+    }
+    if inputs.is_empty() {
+        return Err(TraceError::format(
+            dir,
+            "every per-CPU blktrace file is empty",
+        ));
+    }
+    blktrace::read(inputs, opts)
+}
+
+/// The format of the file at `path`, from its content (decoded), or
+/// `None` if lull does not recognise it.
+pub fn sniff_file(path: &Path) -> Result<Option<Format>, TraceError> {
+    let (head, _) = input::open_decoded(path)?;
+    Ok(Format::sniff(&head))
 }

@@ -14,8 +14,13 @@ pub struct Trace {
     pub devices: Vec<String>,
     /// The format it was read from (`normalized-csv`, `blktrace`, …).
     pub format: &'static str,
-    /// Records skipped by a lenient read.
+    /// Records skipped by a lenient read, and records a reader always
+    /// drops (such as blktrace events with a wildly inconsistent clock).
     pub skipped: u64,
+    /// What a reader did that a user should know: requests that never
+    /// completed, rows sorted, records dropped for their time. One line
+    /// each, for people.
+    pub notes: Vec<String>,
 }
 
 impl Trace {
@@ -64,6 +69,38 @@ impl Trace {
                 r.completion = r.completion - t0;
             }
         }
+    }
+
+    /// Drops the requests whose arrival is cut off from the bulk of the
+    /// trace by a gap longer than `max_gap` (a CPU clock gone wrong, as in
+    /// a blkparse file whose CPUs disagree by 40 years); returns how many.
+    ///
+    /// The arrivals, in order, are split at every gap longer than
+    /// `max_gap`; the cluster with the most requests (the earliest on a
+    /// tie) is kept. The requests end up sorted by arrival.
+    pub fn drop_time_outliers(&mut self, max_gap: Nanos) -> usize {
+        self.sort();
+        if self.requests.len() < 2 {
+            return 0;
+        }
+        let (mut best, mut best_len, mut start) = ((0, 0), 0, 0);
+        for i in 1..=self.requests.len() {
+            let split = i == self.requests.len()
+                || self.requests[i].arrival - self.requests[i - 1].arrival > max_gap;
+            if split {
+                if i - start > best_len {
+                    best = (start, i);
+                    best_len = i - start;
+                }
+                start = i;
+            }
+        }
+        let dropped = self.requests.len() - best_len;
+        if dropped > 0 {
+            self.requests.truncate(best.1);
+            self.requests.drain(..best.0);
+        }
+        dropped
     }
 
     /// Request counts per device, by device id.

@@ -1,0 +1,517 @@
+//! The blktrace binary format: `struct blk_io_trace` records as the kernel
+//! writes them, one file per CPU (`<dev>.blktrace.<cpu>`), or one merged
+//! stream as `blkparse -d` writes it.
+//!
+//! # Records
+//!
+//! A record is a fixed header followed by `pdu_len` bytes of payload:
+//!
+//! | off | field | notes |
+//! |----:|-------|-------|
+//! | 0 | `u32 magic` | `0x65617400 \| version`; version 0x07 (48-byte header) or 0x08 (`blk_io_trace2`, 64 bytes) |
+//! | 4 | `u32 sequence` | per CPU |
+//! | 8 | `u64 time` | ns; per-CPU files count from boot |
+//! | 16 | `u64 sector` | 512-byte units |
+//! | 24 | `u32 bytes` | |
+//! | 28 | `u32 action` | v7: low 16 bits action, high 16 bits category mask |
+//! | 32 | `u32 pid` | |
+//! | 36 | `u32 device` | `dev_t`: major = dev >> 20, minor = dev & 0xfffff |
+//! | 40 | `u32 cpu` | a `u32`, not a `u16` |
+//! | 44 | `u16 error`, 46 `u16 pdu_len` | |
+//!
+//! Version 0x08 puts `pid` at 28, a `u64 action` at 32 (same code and
+//! category bits, categories may go above bit 31), `device` at 40, `cpu`
+//! at 44, `error` at 48, `pdu_len` at 50 and pads the header to 64 bytes.
+//!
+//! The byte order is found from the first record's magic (either order is
+//! accepted) and must then hold for the whole file. The action code is
+//! `action & 0xff` (bit 8 flags a cgroup id in the payload). Records with
+//! the NOTIFY category (process names, the wall-clock TIMESTAMP, scheduler
+//! messages) are skipped: their times may be on another clock (a
+//! `blkparse -d` dump keeps their raw since-boot times while its I/O times
+//! start at zero). Payloads are skipped unread.
+//!
+//! # Files and time
+//!
+//! Each input file is read as a stream and the streams are merged by time
+//! (a k-way merge over a heap), so only one record per file is held.
+//! Requests are built from Q, D, C, M and F events by the rules in
+//! [`crate::pairing`], split per device (`maj,min`), sorted, cut off from
+//! clock outliers (a gap of more than 30 days), and rebased so the first
+//! arrival is zero.
+//!
+//! # Errors
+//!
+//! A bad magic, an unsupported version, a record or payload cut short by
+//! the end of the file name the file and the byte offset of the record.
+//! With `lenient`, a bad magic makes the reader scan forward for the next
+//! record of the file's byte order (counted as one skipped record), and a
+//! truncated tail is skipped and counted.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use lull_core::request::Op;
+
+use crate::error::TraceError;
+use crate::input::{Input, read_full};
+use crate::normalized::ReadOptions;
+use crate::pairing::{Action, BlockEvent, DeviceCounts, Pairing};
+use crate::trace::Trace;
+
+/// The magic without its version byte.
+pub const MAGIC: u32 = 0x6561_7400;
+
+const TC_SHIFT: u32 = 16;
+const TC_READ: u64 = 1 << 0;
+const TC_WRITE: u64 = 1 << 1;
+const TC_FLUSH: u64 = 1 << 2;
+const TC_NOTIFY: u64 = 1 << 10;
+const TC_DISCARD: u64 = 1 << 13;
+
+/// Whether `head` starts with a blktrace record (version 0x07 or 0x08, in
+/// either byte order).
+pub fn sniff(head: &[u8]) -> bool {
+    byte_order(head).is_some()
+}
+
+fn byte_order(head: &[u8]) -> Option<bool> {
+    let b: [u8; 4] = head.get(..4)?.try_into().ok()?;
+    let plausible = |m: u32| m & 0xffff_ff00 == MAGIC && matches!(m & 0xff, 0x07 | 0x08);
+    if plausible(u32::from_le_bytes(b)) {
+        Some(false)
+    } else if plausible(u32::from_be_bytes(b)) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// One decoded header.
+#[derive(Clone, Copy, Debug)]
+struct Record {
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u64,
+    device: u32,
+    pdu_len: u16,
+}
+
+/// Reads the records of one file, in file order.
+struct RecordReader {
+    input: Input,
+    path: PathBuf,
+    offset: u64,
+    big_endian: Option<bool>,
+    lenient: bool,
+    skipped: u64,
+    buf: [u8; 64],
+}
+
+impl RecordReader {
+    fn new(input: Input, path: PathBuf, lenient: bool) -> Self {
+        RecordReader {
+            input,
+            path,
+            offset: 0,
+            big_endian: None,
+            lenient,
+            skipped: 0,
+            buf: [0; 64],
+        }
+    }
+
+    fn err(&self, offset: u64, message: impl Into<String>) -> TraceError {
+        TraceError::offset(&self.path, offset, message)
+    }
+
+    fn io_err(&self, e: io::Error) -> TraceError {
+        TraceError::io(&self.path, e)
+    }
+
+    fn u16_at(&self, i: usize) -> u16 {
+        let b = [self.buf[i], self.buf[i + 1]];
+        if self.big_endian == Some(true) {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        }
+    }
+
+    fn u32_at(&self, i: usize) -> u32 {
+        let b: [u8; 4] = self.buf[i..i + 4].try_into().expect("4 bytes");
+        if self.big_endian == Some(true) {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    }
+
+    fn u64_at(&self, i: usize) -> u64 {
+        let b: [u8; 8] = self.buf[i..i + 8].try_into().expect("8 bytes");
+        if self.big_endian == Some(true) {
+            u64::from_be_bytes(b)
+        } else {
+            u64::from_le_bytes(b)
+        }
+    }
+
+    /// Shifts the window one byte at a time until it starts with a magic
+    /// of this file's byte order; `false` at the end of the file.
+    fn resync(&mut self) -> Result<bool, TraceError> {
+        loop {
+            self.buf.copy_within(1..4, 0);
+            let n = read_full(&mut self.input, &mut self.buf[3..4]).map_err(|e| self.io_err(e))?;
+            if n == 0 {
+                return Ok(false);
+            }
+            self.offset += 1;
+            if byte_order(&self.buf[..4]) == self.big_endian {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The next record, or `None` at the end of the file.
+    fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        let mut have =
+            read_full(&mut self.input, &mut self.buf[..4]).map_err(|e| self.io_err(e))?;
+        loop {
+            if have == 0 {
+                return Ok(None);
+            }
+            let start = self.offset;
+            if have < 4 {
+                return self.truncated(start, have, 48);
+            }
+            let order = byte_order(&self.buf[..4]);
+            match (order, self.big_endian) {
+                (Some(o), None) => self.big_endian = Some(o),
+                (Some(o), Some(e)) if o == e => {}
+                _ => {
+                    let raw = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes"));
+                    let message = if raw & 0xffff_ff00 == MAGIC
+                        || raw.swap_bytes() & 0xffff_ff00 == MAGIC
+                    {
+                        let v = if raw & 0xffff_ff00 == MAGIC {
+                            raw & 0xff
+                        } else {
+                            raw.swap_bytes() & 0xff
+                        };
+                        if order.is_some() {
+                            "record in the other byte order than the file's first record"
+                                .to_string()
+                        } else {
+                            format!(
+                                "unsupported blktrace version 0x{v:02x} (lull reads 0x07 and 0x08)"
+                            )
+                        }
+                    } else {
+                        format!(
+                            "bad magic {:02x} {:02x} {:02x} {:02x}: not a blk_io_trace record (expected 0x65617407 or 0x65617408)",
+                            self.buf[0], self.buf[1], self.buf[2], self.buf[3]
+                        )
+                    };
+                    if !self.lenient {
+                        return Err(self.err(start, message));
+                    }
+                    self.skipped += 1;
+                    if self.big_endian.is_none() || !self.resync()? {
+                        return Ok(None);
+                    }
+                    have = 4;
+                    continue;
+                }
+            }
+            let len = if self.buf[if self.big_endian == Some(true) { 3 } else { 0 }] == 0x08 {
+                64
+            } else {
+                48
+            };
+            let n =
+                read_full(&mut self.input, &mut self.buf[4..len]).map_err(|e| self.io_err(e))?;
+            if n < len - 4 {
+                return self.truncated(start, 4 + n, len);
+            }
+            let rec = if len == 48 {
+                Record {
+                    time: self.u64_at(8),
+                    sector: self.u64_at(16),
+                    bytes: self.u32_at(24),
+                    action: u64::from(self.u32_at(28)),
+                    device: self.u32_at(36),
+                    pdu_len: self.u16_at(46),
+                }
+            } else {
+                Record {
+                    time: self.u64_at(8),
+                    sector: self.u64_at(16),
+                    bytes: self.u32_at(24),
+                    action: self.u64_at(32),
+                    device: self.u32_at(40),
+                    pdu_len: self.u16_at(50),
+                }
+            };
+            self.offset += len as u64;
+            if rec.pdu_len > 0 {
+                let want = u64::from(rec.pdu_len);
+                let got = io::copy(&mut (&mut self.input).take(want), &mut io::sink())
+                    .map_err(|e| self.io_err(e))?;
+                self.offset += got;
+                if got < want {
+                    let message = format!(
+                        "payload cut short: pdu_len is {want} but only {got} byte(s) follow the header"
+                    );
+                    if !self.lenient {
+                        return Err(self.err(start, message));
+                    }
+                    self.skipped += 1;
+                    return Ok(None);
+                }
+            }
+            return Ok(Some(rec));
+        }
+    }
+
+    fn truncated(
+        &mut self,
+        start: u64,
+        have: usize,
+        len: usize,
+    ) -> Result<Option<Record>, TraceError> {
+        if self.lenient {
+            self.skipped += 1;
+            return Ok(None);
+        }
+        Err(self.err(
+            start,
+            format!("truncated record: {have} of {len} header bytes before the end of the file"),
+        ))
+    }
+
+    /// The next I/O event the pairing uses, skipping notify records and
+    /// other actions.
+    fn next_event(&mut self) -> Result<Option<BlockEvent>, TraceError> {
+        while let Some(rec) = self.next_record()? {
+            if let Some(ev) = decode(&rec) {
+                return Ok(Some(ev));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn decode(rec: &Record) -> Option<BlockEvent> {
+    let cat = rec.action >> TC_SHIFT;
+    if cat & TC_NOTIFY != 0 {
+        return None;
+    }
+    let action = match rec.action & 0xff {
+        1 => Action::Queue,
+        2 => Action::BackMerge,
+        3 => Action::FrontMerge,
+        7 => Action::Issue,
+        8 => Action::Complete,
+        _ => return None,
+    };
+    Some(BlockEvent {
+        time: rec.time,
+        device: rec.device,
+        sector: rec.sector,
+        bytes: rec.bytes,
+        op: op_of(cat, rec.bytes),
+        action,
+    })
+}
+
+/// The request kind from the category bits, as blkparse spells RWBS:
+/// discard, else write, else read when bytes move, else a flush.
+fn op_of(cat: u64, bytes: u32) -> Op {
+    if cat & TC_DISCARD != 0 {
+        Op::Discard
+    } else if cat & TC_FLUSH != 0 && bytes == 0 {
+        Op::Flush
+    } else if cat & TC_WRITE != 0 {
+        Op::Write
+    } else if cat & TC_READ != 0 || bytes > 0 {
+        Op::Read
+    } else {
+        Op::Flush
+    }
+}
+
+/// Event counts per device (`maj,min`), from [`read_with_counts`].
+pub type Counts = BTreeMap<String, DeviceCounts>;
+
+/// Reads and merges `inputs` (decoded streams with the paths that name
+/// them in errors): the per-CPU files of one trace, or a single file.
+pub fn read(inputs: Vec<(PathBuf, Input)>, opts: ReadOptions) -> Result<Trace, TraceError> {
+    read_with_counts(inputs, opts).map(|(t, _)| t)
+}
+
+/// [`read`], also returning the event counts per device.
+pub fn read_with_counts(
+    inputs: Vec<(PathBuf, Input)>,
+    opts: ReadOptions,
+) -> Result<(Trace, Counts), TraceError> {
+    let mut trace = Trace::new("blktrace");
+    let first_path = inputs
+        .first()
+        .map_or_else(|| PathBuf::from("-"), |(p, _)| p.clone());
+    let mut readers: Vec<RecordReader> = inputs
+        .into_iter()
+        .map(|(p, i)| RecordReader::new(i, p, opts.lenient))
+        .collect();
+    let mut heads: Vec<Option<BlockEvent>> = Vec::with_capacity(readers.len());
+    let mut heap = BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        let ev = r.next_event()?;
+        if let Some(e) = &ev {
+            heap.push(Reverse((e.time, i)));
+        }
+        heads.push(ev);
+    }
+    let mut pairing = Pairing::default();
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let ev = heads[i].take().expect("a queued head");
+        pairing
+            .event(&mut trace, ev)
+            .map_err(|m| TraceError::format(&readers[i].path, m))?;
+        if let Some(next) = readers[i].next_event()? {
+            heap.push(Reverse((next.time, i)));
+            heads[i] = Some(next);
+        }
+    }
+    trace.skipped += readers.iter().map(|r| r.skipped).sum::<u64>();
+    let counts = pairing
+        .finish(&mut trace)
+        .map_err(|m| TraceError::format(&first_path, m))?;
+    Ok((trace, counts))
+}
+
+/// Reads one decoded stream (a single per-CPU file or a `blkparse -d`
+/// dump); `path` names it in errors.
+pub fn read_one(input: Input, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
+    read(vec![(path.to_path_buf(), input)], opts)
+}
+
+/// The per-CPU files of a blktrace directory: every regular file whose
+/// name has the form `<name>.blktrace.<n>`, ordered by name and CPU.
+pub fn cpu_files(dir: &Path) -> Result<Vec<PathBuf>, TraceError> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| TraceError::io(dir, e))? {
+        let entry = entry.map_err(|e| TraceError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some((base, cpu)) = name.rsplit_once(".blktrace.") else {
+            continue;
+        };
+        let Ok(cpu) = cpu.parse::<u32>() else {
+            continue;
+        };
+        if entry.path().is_file() {
+            files.push((base.to_string(), cpu, entry.path()));
+        }
+    }
+    files.sort();
+    Ok(files.into_iter().map(|(_, _, p)| p).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A v7 record.
+    pub(crate) fn record(
+        time: u64,
+        action: u32,
+        sector: u64,
+        bytes: u32,
+        pdu: &[u8],
+        big: bool,
+    ) -> Vec<u8> {
+        let mut v = Vec::new();
+        let put32 = |v: &mut Vec<u8>, x: u32| {
+            v.extend(if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            })
+        };
+        let put64 = |v: &mut Vec<u8>, x: u64| {
+            v.extend(if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            })
+        };
+        put32(&mut v, MAGIC | 7);
+        put32(&mut v, 1);
+        put64(&mut v, time);
+        put64(&mut v, sector);
+        put32(&mut v, bytes);
+        put32(&mut v, action);
+        put32(&mut v, 42);
+        put32(&mut v, (8 << 20) | 16);
+        put32(&mut v, 0);
+        v.extend([0, 0]);
+        let len = pdu.len() as u16;
+        v.extend(if big {
+            len.to_be_bytes()
+        } else {
+            len.to_le_bytes()
+        });
+        v.extend(pdu);
+        v
+    }
+
+    fn read_bytes(data: Vec<u8>, lenient: bool) -> Result<Trace, TraceError> {
+        read_one(
+            Box::new(Cursor::new(data)),
+            Path::new("t.blktrace.0"),
+            ReadOptions { lenient },
+        )
+    }
+
+    const Q: u32 = 1 | (1 << 4 | 1 << 1) << 16;
+    const C: u32 = 8 | (1 << 7 | 1 << 1) << 16;
+    const NOTE: u32 = 1 << 26;
+
+    #[test]
+    fn pairs_in_both_byte_orders() {
+        for big in [false, true] {
+            let mut data = record(5_000, Q, 64, 4096, &[], big);
+            data.extend(record(1, NOTE, 0, 0, b"kworker\0", big));
+            data.extend(record(9_000, C, 64, 4096, &[], big));
+            let t = read_bytes(data, false).unwrap();
+            assert_eq!(t.requests.len(), 1);
+            assert_eq!(t.requests[0].completion.0, 4_000);
+            assert_eq!(t.requests[0].op, Op::Write);
+            assert_eq!(t.devices, ["8,16"]);
+        }
+    }
+
+    #[test]
+    fn version_8_records() {
+        let mut v = Vec::new();
+        v.extend((MAGIC | 8).to_le_bytes());
+        v.extend(1u32.to_le_bytes());
+        v.extend(100u64.to_le_bytes());
+        v.extend(8u64.to_le_bytes());
+        v.extend(512u32.to_le_bytes());
+        v.extend(7u32.to_le_bytes());
+        v.extend(u64::from(Q).to_le_bytes());
+        v.extend(((8u32 << 20) | 1).to_le_bytes());
+        v.extend(0u32.to_le_bytes());
+        v.extend([0u8; 4]);
+        v.extend([0u8; 12]);
+        assert_eq!(v.len(), 64);
+        let t = read_bytes(v, false).unwrap();
+        assert_eq!(t.devices, ["8,1"]);
+        assert_eq!(t.requests.len(), 1);
+    }
+}

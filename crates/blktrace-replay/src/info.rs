@@ -1,0 +1,301 @@
+//! Trace insight for `lull trace info`: what is in a trace, and the
+//! idle-time picture of §1.1 of the paper.
+//!
+//! The paper's two observations are measured directly:
+//!
+//! * **Most idle time is in a few long periods** (its Figure 2): for each
+//!   threshold of 0.1, 1, 10 and 60 s, the number of idle periods longer
+//!   than it and the share of all idle time they hold.
+//! * **Period lengths are correlated** (its Figure 3): the sample
+//!   autocorrelation of the sequence of idle-period lengths at lags 1 to
+//!   10, `r_k = Σ (x_t − m)(x_{t+k} − m) / Σ (x_t − m)²`. A lag with
+//!   fewer than two pairs, or lengths without variance, gives 0.
+//!
+//! Idle periods are those of [`Timeline::idle_periods`] (SPEC §2) on the
+//! busiest device, the one `lull replay` picks by default; idle periods
+//! of several devices merged would mean nothing. The counts and bytes are
+//! over the whole trace.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use lull_core::event::Timeline;
+use lull_core::request::Op;
+
+use crate::trace::Trace;
+
+/// The idle-period thresholds, in seconds.
+pub const THRESHOLDS_S: [f64; 4] = [0.1, 1.0, 10.0, 60.0];
+
+/// The autocorrelation lags.
+pub const LAGS: usize = 10;
+
+/// Idle periods longer than a threshold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LongIdle {
+    /// The threshold, seconds.
+    pub threshold_s: f64,
+    /// How many periods are longer.
+    pub periods: usize,
+    /// Their share of all idle time (0 to 1).
+    pub share: f64,
+}
+
+/// What `lull trace info` reports about one trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceInfo {
+    /// The format it was read from.
+    pub format: &'static str,
+    /// Number of devices.
+    pub devices: usize,
+    /// Number of requests.
+    pub requests: usize,
+    /// Reads.
+    pub reads: usize,
+    /// Writes.
+    pub writes: usize,
+    /// Flushes.
+    pub flushes: usize,
+    /// Discards.
+    pub discards: usize,
+    /// Bytes moved, all requests.
+    pub bytes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Records the reader skipped.
+    pub skipped: u64,
+    /// First arrival to last completion, seconds.
+    pub span_s: f64,
+    /// The device the idle picture is of (the busiest).
+    pub idle_device: String,
+    /// Its requests.
+    pub idle_device_requests: usize,
+    /// Its span, seconds.
+    pub idle_device_span_s: f64,
+    /// Its number of idle periods.
+    pub idle_periods: usize,
+    /// Its total idle time, seconds.
+    pub idle_s: f64,
+    /// Idle time over its span (0 to 1).
+    pub idle_share: f64,
+    /// Longest idle period, seconds.
+    pub longest_idle_s: f64,
+    /// Mean idle period, seconds.
+    pub mean_idle_s: f64,
+    /// Periods longer than each of [`THRESHOLDS_S`].
+    pub long: Vec<LongIdle>,
+    /// Autocorrelation of idle-period lengths at lags 1 to [`LAGS`].
+    pub autocorrelation: Vec<f64>,
+}
+
+/// The sample autocorrelation of `x` at lags `1..=lags` (see the module
+/// docs).
+pub fn autocorrelation(x: &[f64], lags: usize) -> Vec<f64> {
+    let n = x.len();
+    let mean = x.iter().sum::<f64>() / n.max(1) as f64;
+    let var: f64 = x.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (1..=lags)
+        .map(|k| {
+            if n < k + 2 || var <= 0.0 || !var.is_finite() {
+                return 0.0;
+            }
+            let cov: f64 = (0..n - k).map(|t| (x[t] - mean) * (x[t + k] - mean)).sum();
+            cov / var
+        })
+        .collect()
+}
+
+impl TraceInfo {
+    /// Measures `trace`.
+    pub fn of(trace: &Trace) -> TraceInfo {
+        let mut info = TraceInfo {
+            format: trace.format,
+            devices: trace.devices.len(),
+            requests: trace.requests.len(),
+            reads: 0,
+            writes: 0,
+            flushes: 0,
+            discards: 0,
+            bytes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            skipped: trace.skipped,
+            span_s: trace.span().as_secs_f64(),
+            idle_device: String::new(),
+            idle_device_requests: 0,
+            idle_device_span_s: 0.0,
+            idle_periods: 0,
+            idle_s: 0.0,
+            idle_share: 0.0,
+            longest_idle_s: 0.0,
+            mean_idle_s: 0.0,
+            long: Vec::new(),
+            autocorrelation: vec![0.0; LAGS],
+        };
+        for r in &trace.requests {
+            let b = u64::from(r.bytes);
+            info.bytes += b;
+            match r.op {
+                Op::Read => {
+                    info.reads += 1;
+                    info.read_bytes += b;
+                }
+                Op::Write => {
+                    info.writes += 1;
+                    info.write_bytes += b;
+                }
+                Op::Flush => info.flushes += 1,
+                Op::Discard => info.discards += 1,
+            }
+        }
+        let requests = match trace.busiest_device() {
+            Some(id) if trace.devices.len() > 1 => {
+                info.idle_device = trace.device_name(id).to_string();
+                trace.device_requests(id)
+            }
+            Some(id) => {
+                info.idle_device = trace.device_name(id).to_string();
+                trace.requests.clone()
+            }
+            None => Vec::new(),
+        };
+        info.idle_device_requests = requests.len();
+        let timeline = Timeline::from_requests(&requests);
+        drop(requests);
+        info.idle_device_span_s = timeline.span().as_secs_f64();
+        let lengths: Vec<f64> = timeline
+            .idle_periods()
+            .map(|p| p.len().as_secs_f64())
+            .collect();
+        let total: f64 = lengths.iter().sum();
+        info.idle_periods = lengths.len();
+        info.idle_s = total;
+        if info.idle_device_span_s > 0.0 {
+            info.idle_share = total / info.idle_device_span_s;
+        }
+        info.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
+        if !lengths.is_empty() {
+            info.mean_idle_s = total / lengths.len() as f64;
+        }
+        info.long = THRESHOLDS_S
+            .iter()
+            .map(|&threshold_s| {
+                let (periods, time) = lengths
+                    .iter()
+                    .filter(|&&l| l > threshold_s)
+                    .fold((0, 0.0), |(n, s), l| (n + 1, s + l));
+                LongIdle {
+                    threshold_s,
+                    periods,
+                    share: if total > 0.0 { time / total } else { 0.0 },
+                }
+            })
+            .collect();
+        info.autocorrelation = autocorrelation(&lengths, LAGS);
+        info
+    }
+
+    /// The numbers, flat, in a stable order: the keys of the JSON object
+    /// (besides `format`).
+    pub fn pairs(&self) -> Vec<(String, f64)> {
+        let mut v: Vec<(String, f64)> = vec![
+            ("devices".into(), self.devices as f64),
+            ("requests".into(), self.requests as f64),
+            ("reads".into(), self.reads as f64),
+            ("writes".into(), self.writes as f64),
+            ("flushes".into(), self.flushes as f64),
+            ("discards".into(), self.discards as f64),
+            ("bytes".into(), self.bytes as f64),
+            ("read_bytes".into(), self.read_bytes as f64),
+            ("write_bytes".into(), self.write_bytes as f64),
+            ("skipped".into(), self.skipped as f64),
+            ("span_s".into(), self.span_s),
+            (
+                "idle_device_requests".into(),
+                self.idle_device_requests as f64,
+            ),
+            ("idle_device_span_s".into(), self.idle_device_span_s),
+            ("idle_periods".into(), self.idle_periods as f64),
+            ("idle_s".into(), self.idle_s),
+            ("idle_share".into(), self.idle_share),
+            ("longest_idle_s".into(), self.longest_idle_s),
+            ("mean_idle_s".into(), self.mean_idle_s),
+        ];
+        for l in &self.long {
+            let t = threshold_key(l.threshold_s);
+            v.push((format!("idle_periods_over_{t}"), l.periods as f64));
+            v.push((format!("idle_share_over_{t}"), l.share));
+        }
+        for (i, r) in self.autocorrelation.iter().enumerate() {
+            v.push((format!("acf_lag{}", i + 1), *r));
+        }
+        v
+    }
+}
+
+fn threshold_key(s: f64) -> String {
+    if s < 1.0 {
+        format!("{}ms", (s * 1000.0).round() as u64)
+    } else {
+        format!("{}s", s.round() as u64)
+    }
+}
+
+impl Serialize for TraceInfo {
+    /// A flat object: `format` (a string), then every number of
+    /// [`TraceInfo::pairs`].
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let pairs = self.pairs();
+        let mut map = serializer.serialize_map(Some(pairs.len() + 1))?;
+        map.serialize_entry("format", self.format)?;
+        for (k, v) in &pairs {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lull_core::request::Request;
+    use lull_core::time::Nanos;
+
+    #[test]
+    fn autocorrelation_of_known_series() {
+        let alt = [1.0, -1.0, 1.0, -1.0, 1.0, -1.0];
+        let r = autocorrelation(&alt, 2);
+        assert!(r[0] < -0.8 && r[1] > 0.6, "{r:?}");
+        assert_eq!(autocorrelation(&[1.0, 1.0, 1.0], 1), [0.0]);
+        assert_eq!(autocorrelation(&[1.0], 3), [0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn idle_picture() {
+        let mut t = Trace::new("test");
+        let s = Nanos::from_secs;
+        // Busy [0,1), idle 1..3 (2 s), busy [3,4), idle 4..104 (100 s), busy [104,105).
+        for (a, c) in [(0, 1), (3, 4), (104, 105)] {
+            t.requests
+                .push(Request::new(s(a), s(c), Op::Write, 0, 4096));
+        }
+        t.device_id("d");
+        let i = TraceInfo::of(&t);
+        assert_eq!(i.requests, 3);
+        assert_eq!(i.writes, 3);
+        assert_eq!(i.idle_periods, 2);
+        assert_eq!(i.idle_s, 102.0);
+        assert_eq!(i.long[1].periods, 2);
+        assert_eq!(i.long[3].periods, 1);
+        assert!((i.long[3].share - 100.0 / 102.0).abs() < 1e-12);
+        let json = serde_json::to_string(&i).unwrap();
+        assert!(
+            json.starts_with("{\"format\":\"test\",\"devices\":1.0"),
+            "{json}"
+        );
+        assert!(json.contains("\"idle_share_over_60s\""));
+        assert!(json.contains("\"idle_periods_over_100ms\""));
+        assert!(json.contains("\"acf_lag10\""));
+    }
+}

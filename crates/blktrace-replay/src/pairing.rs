@@ -1,0 +1,474 @@
+//! Turning block-layer events (blktrace binary records or blkparse text
+//! lines) into requests: shared by [`crate::blktrace`] and
+//! [`crate::blkparse`].
+//!
+//! # The pairing rules
+//!
+//! Events are fed in time order (all CPUs merged). Requests are keyed by
+//! `(device, sector)`; each key holds a first-in first-out queue, so
+//! repeated I/O to one sector pairs in order.
+//!
+//! * **Q** (queued) starts a request: its arrival is the Q time. Every Q
+//!   becomes exactly one request.
+//! * **D** (issued) marks the oldest undispatched request of its key. A D
+//!   with no request waiting (the trace was taken with an action mask that
+//!   drops Q, or its Q was on a CPU file that is missing, or before the
+//!   trace began) starts a request whose arrival is the D time.
+//! * **C** (completed) completes the oldest request of its key. A C with
+//!   nothing to complete (its request began before the trace, or the trace
+//!   holds only completions) becomes a request of its own with
+//!   `arrival = completion` = the C time (the engine gives it 1 ns).
+//! * **M** (back merge) and **F** (front merge) fold the bio just queued
+//!   into the request it merged with: the merged bio stays a request of its
+//!   own (arrival = its Q time) but completes when its host does.
+//! * A request still waiting [`MAX_RESPONSE`] after its arrival when a
+//!   later C for its key shows up, and every request still waiting at the
+//!   end of the trace, **never completed** (the 40-CPU Hadoop sample lost
+//!   the file that held most completions). Its completion is the last
+//!   time it was seen (its D, or else its Q): the device is taken to be
+//!   busy with it only for as long as the trace can vouch for.
+//!
+//! Every other action (G, I, P, U, A, X, R, S, …) carries nothing a request
+//! needs and is ignored.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use lull_core::request::{DeviceId, Op, Request};
+use lull_core::time::Nanos;
+
+use crate::text::Devices;
+use crate::trace::Trace;
+
+/// The longest a request may wait for its completion before a later
+/// completion of the same sector is taken not to be its own (the default
+/// SCSI command timeout).
+pub const MAX_RESPONSE: Nanos = Nanos::from_secs(30);
+
+/// A gap between consecutive arrivals this long means a CPU clock went
+/// wrong; the cluster of requests cut off by it is dropped (see
+/// [`Trace::drop_time_outliers`]).
+pub const MAX_CLOCK_GAP: Nanos = Nanos::from_secs(30 * 24 * 3600);
+
+/// The block-layer actions the pairing uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    Queue,
+    BackMerge,
+    FrontMerge,
+    Issue,
+    Complete,
+}
+
+/// One event, already decoded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockEvent {
+    pub(crate) time: u64,
+    pub(crate) device: u32,
+    pub(crate) sector: u64,
+    pub(crate) bytes: u32,
+    pub(crate) op: Op,
+    pub(crate) action: Action,
+}
+
+/// Event counts of one device, for `trace info` and for checking a reader
+/// against `blkparse`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounts {
+    /// Q events.
+    pub queued: u64,
+    /// D events.
+    pub issued: u64,
+    /// C events.
+    pub completed: u64,
+    /// M and F events that found the request they merged into.
+    pub merged: u64,
+    /// Requests started by a D without a Q.
+    pub issue_only: u64,
+    /// Requests made from a C without a Q or D.
+    pub completion_only: u64,
+    /// Requests that never completed.
+    pub never_completed: u64,
+    /// Time of the first Q, D or C (trace clock, before rebasing).
+    pub first_ns: Option<u64>,
+    /// Time of the last Q, D or C (trace clock, before rebasing).
+    pub last_ns: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    arrival: u64,
+    last_seen: u64,
+    sector: u64,
+    /// First sector after the request, merged bios included.
+    end: u64,
+    bytes: u32,
+    op: Op,
+    issued: bool,
+    /// Index of the host in `followers_of`, when merged bios wait on it.
+    group: Option<usize>,
+}
+
+/// The pairing state machine (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Pairing {
+    pending: HashMap<(u32, u64), VecDeque<Pending>>,
+    /// `(device, end sector)` to the start sector of the request ending there.
+    ends: HashMap<(u32, u64), u64>,
+    groups: Vec<Vec<Pending>>,
+    free_groups: Vec<usize>,
+    names: HashMap<u32, DeviceId>,
+    devices: Devices,
+    counts: BTreeMap<u32, DeviceCounts>,
+}
+
+/// `maj,min` of a kernel `dev_t` as blktrace stores it.
+pub(crate) fn dev_name(dev: u32) -> String {
+    format!("{},{}", dev >> 20, dev & 0xf_ffff)
+}
+
+fn sectors(bytes: u32) -> u64 {
+    u64::from(bytes / 512)
+}
+
+impl Pairing {
+    fn device(&mut self, trace: &mut Trace, dev: u32) -> Result<DeviceId, String> {
+        if let Some(&id) = self.names.get(&dev) {
+            return Ok(id);
+        }
+        let id = self.devices.id(trace, &dev_name(dev))?;
+        self.names.insert(dev, id);
+        Ok(id)
+    }
+
+    fn emit(
+        &mut self,
+        trace: &mut Trace,
+        dev: u32,
+        p: Pending,
+        completion: u64,
+    ) -> Result<(), String> {
+        let id = self.device(trace, dev)?;
+        let completion = completion.max(p.arrival);
+        trace.requests.push(
+            Request::new(Nanos(p.arrival), Nanos(completion), p.op, p.sector, p.bytes)
+                .on_device(id),
+        );
+        if let Some(g) = p.group {
+            let followers = std::mem::take(&mut self.groups[g]);
+            self.free_groups.push(g);
+            for f in followers {
+                self.emit(trace, dev, f, completion)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn never_completed(&mut self, trace: &mut Trace, dev: u32, p: Pending) -> Result<(), String> {
+        self.counts.entry(dev).or_default().never_completed += 1;
+        let last = p.last_seen;
+        self.emit(trace, dev, p, last)
+    }
+
+    fn forget_end(&mut self, dev: u32, p: &Pending) {
+        let end = (dev, p.end);
+        if self.ends.get(&end) == Some(&p.sector) {
+            self.ends.remove(&end);
+        }
+    }
+
+    fn attach(&mut self, host: &mut Pending, bio: Pending) {
+        let g = match host.group {
+            Some(g) => g,
+            None => {
+                let g = self.free_groups.pop().unwrap_or_else(|| {
+                    self.groups.push(Vec::new());
+                    self.groups.len() - 1
+                });
+                host.group = Some(g);
+                g
+            }
+        };
+        self.groups[g].push(bio);
+    }
+
+    /// Feeds one event.
+    pub(crate) fn event(&mut self, trace: &mut Trace, ev: BlockEvent) -> Result<(), String> {
+        let counts = self.counts.entry(ev.device).or_default();
+        let key = (ev.device, ev.sector);
+        match ev.action {
+            Action::Queue | Action::Issue | Action::Complete => {
+                counts.first_ns = Some(counts.first_ns.map_or(ev.time, |t| t.min(ev.time)));
+                counts.last_ns = Some(counts.last_ns.map_or(ev.time, |t| t.max(ev.time)));
+            }
+            Action::BackMerge | Action::FrontMerge => {}
+        }
+        let fresh = Pending {
+            arrival: ev.time,
+            last_seen: ev.time,
+            sector: ev.sector,
+            end: ev.sector + sectors(ev.bytes),
+            bytes: ev.bytes,
+            op: ev.op,
+            issued: false,
+            group: None,
+        };
+        match ev.action {
+            Action::Queue => {
+                counts.queued += 1;
+                self.pending.entry(key).or_default().push_back(fresh);
+                self.ends
+                    .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
+            }
+            Action::Issue => {
+                counts.issued += 1;
+                let queue = self.pending.entry(key).or_default();
+                if let Some(p) = queue.iter_mut().find(|p| !p.issued) {
+                    p.issued = true;
+                    p.last_seen = p.last_seen.max(ev.time);
+                } else {
+                    counts.issue_only += 1;
+                    queue.push_back(Pending {
+                        issued: true,
+                        ..fresh
+                    });
+                    self.ends
+                        .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
+                }
+            }
+            Action::Complete => {
+                counts.completed += 1;
+                let mut stale = Vec::new();
+                let mut found = None;
+                if let Some(queue) = self.pending.get_mut(&key) {
+                    while let Some(p) = queue.pop_front() {
+                        if p.arrival + MAX_RESPONSE.0 < ev.time {
+                            stale.push(p);
+                        } else {
+                            found = Some(p);
+                            break;
+                        }
+                    }
+                    if queue.is_empty() {
+                        self.pending.remove(&key);
+                    }
+                }
+                for p in stale {
+                    self.forget_end(ev.device, &p);
+                    self.never_completed(trace, ev.device, p)?;
+                }
+                match found {
+                    Some(p) => {
+                        self.forget_end(ev.device, &p);
+                        self.emit(trace, ev.device, p, ev.time)?;
+                    }
+                    None => {
+                        self.counts.entry(ev.device).or_default().completion_only += 1;
+                        self.emit(trace, ev.device, fresh, ev.time)?;
+                    }
+                }
+            }
+            Action::BackMerge => {
+                // The bio at `sector` was appended to the request ending there.
+                let Some(&host_start) = self.ends.get(&key) else {
+                    return Ok(());
+                };
+                let host_key = (ev.device, host_start);
+                if host_key == key {
+                    return Ok(());
+                }
+                let Some(mut host) = self.take_last_queued(host_key) else {
+                    return Ok(());
+                };
+                if let Some(bio) = self.take_last_queued(key) {
+                    self.ends.remove(&key);
+                    self.forget_end(ev.device, &bio);
+                    self.attach(&mut host, bio);
+                    host.end = host.end.max(ev.sector + sectors(ev.bytes));
+                    self.ends.insert((ev.device, host.end), host_start);
+                    self.counts.entry(ev.device).or_default().merged += 1;
+                }
+                self.pending.entry(host_key).or_default().push_back(host);
+            }
+            Action::FrontMerge => {
+                // The bio at `sector` was prepended to the request starting
+                // right after it; the host now completes at `sector`.
+                let host_key = (ev.device, ev.sector + sectors(ev.bytes));
+                if host_key == key {
+                    return Ok(());
+                }
+                let Some(mut host) = self.take_last_queued(host_key) else {
+                    return Ok(());
+                };
+                match self.take_last_queued(key) {
+                    Some(bio) => {
+                        self.forget_end(ev.device, &bio);
+                        self.attach(&mut host, bio);
+                        host.sector = ev.sector;
+                        self.ends.insert((ev.device, host.end), ev.sector);
+                        self.pending.entry(key).or_default().push_back(host);
+                        self.counts.entry(ev.device).or_default().merged += 1;
+                    }
+                    None => self.pending.entry(host_key).or_default().push_back(host),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn take_last_queued(&mut self, key: (u32, u64)) -> Option<Pending> {
+        let queue = self.pending.get_mut(&key)?;
+        let bio = queue.pop_back();
+        if queue.is_empty() {
+            self.pending.remove(&key);
+        }
+        bio
+    }
+
+    /// Ends the trace: every request still waiting never completed. Sorts,
+    /// drops clock outliers, rebases, and writes the notes.
+    pub(crate) fn finish(
+        mut self,
+        trace: &mut Trace,
+    ) -> Result<BTreeMap<String, DeviceCounts>, String> {
+        let mut left: Vec<((u32, u64), VecDeque<Pending>)> = self.pending.drain().collect();
+        left.sort_by_key(|(k, _)| *k);
+        for ((dev, _), queue) in left {
+            for p in queue {
+                self.never_completed(trace, dev, p)?;
+            }
+        }
+        let dropped = trace.drop_time_outliers(MAX_CLOCK_GAP);
+        if dropped > 0 {
+            trace.skipped += dropped as u64;
+            trace.notes.push(format!(
+                "dropped {dropped} request(s) whose time is cut off from the rest of the trace by more than 30 days (a CPU clock gone wrong)"
+            ));
+        }
+        trace.rebase();
+        let never: u64 = self.counts.values().map(|c| c.never_completed).sum();
+        if never > 0 {
+            trace.notes.push(format!(
+                "{never} request(s) never completed; each is taken to end when it was last seen (its D, or else its Q)"
+            ));
+        }
+        let orphans: u64 = self.counts.values().map(|c| c.completion_only).sum();
+        if orphans > 0 {
+            trace.notes.push(format!(
+                "{orphans} completion(s) had no Q or D; each is a request of its own lasting 1 ns"
+            ));
+        }
+        Ok(self
+            .counts
+            .into_iter()
+            .map(|(dev, c)| (dev_name(dev), c))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time: u64, action: Action, sector: u64, bytes: u32) -> BlockEvent {
+        BlockEvent {
+            time,
+            device: 8 << 20,
+            sector,
+            bytes,
+            op: Op::Write,
+            action,
+        }
+    }
+
+    fn run(events: &[BlockEvent]) -> (Trace, BTreeMap<String, DeviceCounts>) {
+        let mut p = Pairing::default();
+        let mut t = Trace::new("test");
+        for e in events {
+            p.event(&mut t, *e).unwrap();
+        }
+        let c = p.finish(&mut t).unwrap();
+        (t, c)
+    }
+
+    #[test]
+    fn q_pairs_with_c() {
+        let (t, c) = run(&[
+            ev(100, Action::Queue, 8, 4096),
+            ev(150, Action::Issue, 8, 4096),
+            ev(300, Action::Complete, 8, 4096),
+        ]);
+        assert_eq!(t.requests.len(), 1);
+        assert_eq!(t.requests[0].arrival, Nanos(0));
+        assert_eq!(t.requests[0].completion, Nanos(200));
+        assert_eq!(t.devices, ["8,0"]);
+        assert_eq!(c["8,0"].queued, 1);
+    }
+
+    #[test]
+    fn merges_complete_with_their_host() {
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(10, Action::Queue, 16, 4096),
+            ev(11, Action::BackMerge, 16, 4096),
+            ev(20, Action::Queue, 0, 4096),
+            ev(21, Action::FrontMerge, 0, 4096),
+            ev(30, Action::Issue, 0, 12288),
+            ev(90, Action::Complete, 0, 12288),
+        ]);
+        assert_eq!(t.requests.len(), 3, "{:?}", t.requests);
+        assert!(t.requests.iter().all(|r| r.completion == Nanos(90)));
+        assert_eq!(c["8,0"].merged, 2);
+        assert_eq!(c["8,0"].never_completed, 0);
+        assert_eq!(c["8,0"].completion_only, 0);
+    }
+
+    #[test]
+    fn fallbacks_and_never_completed() {
+        let (t, c) = run(&[
+            ev(0, Action::Issue, 8, 512),
+            ev(5, Action::Complete, 8, 512),
+            ev(6, Action::Complete, 99, 512),
+            ev(7, Action::Queue, 50, 512),
+            ev(9, Action::Issue, 50, 512),
+        ]);
+        assert_eq!(t.requests.len(), 3);
+        let counts = &c["8,0"];
+        assert_eq!(
+            (
+                counts.issue_only,
+                counts.completion_only,
+                counts.never_completed
+            ),
+            (1, 1, 1)
+        );
+        let never = t.requests.iter().find(|r| r.sector == 50).unwrap();
+        assert_eq!((never.arrival, never.completion), (Nanos(7), Nanos(9)));
+        assert_eq!(t.notes.len(), 2);
+    }
+
+    #[test]
+    fn stale_requests_do_not_swallow_later_completions() {
+        let s = 1_000_000_000;
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 512),
+            ev(100 * s, Action::Queue, 8, 512),
+            ev(100 * s + 5, Action::Complete, 8, 512),
+        ]);
+        assert_eq!(c["8,0"].never_completed, 1);
+        assert_eq!(t.span(), Nanos(100 * s + 5));
+        assert!(t.requests.iter().all(|r| r.response() <= Nanos(5)));
+    }
+
+    #[test]
+    fn clock_outliers_are_dropped() {
+        let s = 1_000_000_000u64;
+        let (t, _) = run(&[
+            ev(s, Action::Complete, 1, 512),
+            ev(2 * s, Action::Complete, 2, 512),
+            ev(1_266_874_889 * s, Action::Complete, 3, 512),
+        ]);
+        assert_eq!(t.requests.len(), 2);
+        assert_eq!(t.skipped, 1);
+        assert_eq!(t.span(), Nanos(s + 1));
+    }
+}
