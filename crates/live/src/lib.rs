@@ -1,3 +1,83 @@
-//! lull live (in progress).
+//! # lull-live
+//!
+//! The `lull daemon`: watches live disks through `/proc/diskstats`, runs a
+//! detector network per disk through the same sans-IO engine the replay lab
+//! uses, and puts idle time to work — spinning drives down (`hdparm -y` or
+//! native SG_IO), flushing their file systems (`syncfs`), or running a
+//! maintenance command that is paused with SIGSTOP whenever the disk turns
+//! busy. Something a storage admin installs instead of hd-idle.
+//!
+//! ## Why it is built this way
+//!
+//! - **Same decisions as replay.** Counter deltas become ordinary arrival
+//!   and completion events ([`source`] documents the approximation), the
+//!   engine is pushed and advanced exactly as in replay, and the daemon
+//!   sleeps until `min(next poll, next deadline)`. A network tuned in the
+//!   lab behaves the same on a live disk.
+//! - **Sans-IO engine, async actions.** The engine's idle task only records
+//!   intents ([`task`]); a per-disk actor executes them on tokio, so a drive
+//!   that takes 30 s to answer never stalls the poll loop or other disks,
+//!   and an error is one disk's error.
+//! - **Safe by default.** Every config error names its line and key;
+//!   `--check` validates without acting, `--dry-run` decides without
+//!   touching anything; offline components are refused; only disks the
+//!   config names are ever touched; as root, a config file or command that
+//!   others can modify is refused; commands run without a shell; a wear
+//!   budget caps spin-downs per day; power state is read with CHECK POWER
+//!   MODE, which never wakes a disk.
+//! - **Light.** A current-thread runtime, a hand-written diskstats parser,
+//!   a hand-rolled metrics responder: the daemon idles at a fraction of a
+//!   millisecond of CPU per poll (`docs/performance.md`, "Daemon").
+//! - **Observable.** journald-friendly logs, a state file written
+//!   atomically and kept across restarts, Prometheus metrics as a
+//!   node_exporter textfile and optionally over HTTP, sd_notify readiness
+//!   and watchdog.
+//!
+//! Only this crate and the binary use tokio (SPEC §1).
+
+pub mod config;
+pub mod daemon;
+pub mod devices;
 pub mod diskstats;
+pub mod drive;
+pub mod metrics;
+pub mod sgio;
 pub mod source;
+pub mod state;
+pub mod task;
+
+pub use config::{Config, ConfigError};
+pub use daemon::{DaemonError, Options, check, run};
+
+use lull_core::registry::Registry;
+
+/// A registry with lull's built-in detectors and skeptics (the same set
+/// `lull::registry()` gives the binary).
+pub fn default_registry() -> Registry {
+    let mut r = Registry::new();
+    lull_detectors::register(&mut r);
+    lull_skeptics::register(&mut r);
+    r
+}
+
+/// Sets up logging to stderr for the daemon: no colours unless stderr is a
+/// terminal, no timestamps under systemd (journald adds its own). The level
+/// comes from `LULL_LOG` (`error`, `warn`, `info` (default), `debug`,
+/// `trace`).
+pub fn init_logging() {
+    use std::io::IsTerminal;
+    let level = std::env::var("LULL_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .with_max_level(level);
+    let _ = if std::env::var_os("JOURNAL_STREAM").is_some() {
+        builder.without_time().try_init()
+    } else {
+        builder.try_init()
+    };
+}

@@ -163,22 +163,37 @@ enum Group {
 /// One parsed diskstats sample, indexed by name.
 #[derive(Debug, Default)]
 pub struct Sample {
-    by_name: HashMap<String, Counters>,
+    by_name: HashMap<String, (Counters, (u32, u32))>,
 }
 
 impl Sample {
     /// Indexes parsed lines.
     pub fn new(stats: Vec<DiskStat>) -> Sample {
         Sample {
-            by_name: stats.into_iter().map(|s| (s.name, s.counters)).collect(),
+            by_name: stats
+                .into_iter()
+                .map(|s| (s.name, (s.counters, (s.major, s.minor))))
+                .collect(),
         }
     }
     /// The counters of `name`, if present.
     pub fn get(&self, name: &str) -> Option<&Counters> {
-        self.by_name.get(name)
+        self.by_name.get(name).map(|(c, _)| c)
+    }
+    /// The device number (major, minor) of `name`, if present.
+    pub fn dev(&self, name: &str) -> Option<(u32, u32)> {
+        self.by_name.get(name).map(|(_, d)| *d)
+    }
+    /// How many devices it lists.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+    /// Whether it lists none.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
     }
     /// Every device name.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
         self.by_name.keys().map(String::as_str)
     }
 }
@@ -273,15 +288,17 @@ impl DiskTracker {
         };
         o.present = true;
         let in_flight_disk = disk.in_flight;
-        if !self.present {
+        let Some(t0) = t0.filter(|_| self.present) else {
+            // First sight, or back after being absent: a baseline, and the
+            // disk counts as having just finished a request, so a disk that
+            // stays quiet from now on is seen to be idle from now on.
             o.appeared = self.seen;
             self.present = true;
             self.seen = true;
+            self.held = false;
             self.rebase(sample);
-            return o;
-        }
-        let Some(t0) = t0 else {
-            self.rebase(sample);
+            out.push(event(now, EventKind::Arrival, Op::Read, 0, now));
+            out.push(event(now, EventKind::Completion, Op::Read, 0, now));
             return o;
         };
         if late {
@@ -452,7 +469,9 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         let o = t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
-        assert!(o.present && !o.active && out.is_empty());
+        // First sight: the disk has just finished a request.
+        assert!(o.present && !o.active && out.len() == 2);
+        out.clear();
         let o = t.poll(ms(1000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
         assert!(o.active);
         assert_eq!(o.ops, 4);
@@ -477,6 +496,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
+        out.clear();
         let o = t.poll(ms(1000), &sample(&line("sda", 10, 10, 0, 50)), false, &mut out);
         assert!(!o.active && out.is_empty());
     }
@@ -486,6 +506,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        out.clear();
         t.poll(ms(100), &sample(&line("sda", 1, 1, 1, 0)), false, &mut out);
         assert_eq!(out.len(), 1);
         assert!(out[0].is_arrival() && out[0].time == ms(100));
@@ -504,6 +525,7 @@ mod tests {
         let mut out = Vec::new();
         let base = line("sda", 5, 5, 0, 0) + &line("sda1", 5, 5, 0, 0) + &line("dm-0", 1, 1, 0, 0);
         t.poll(ms(0), &sample(&base), false, &mut out);
+        out.clear();
         // dm-0 saw three writes the disk has not (yet) counted.
         let next = line("sda", 5, 5, 0, 0) + &line("sda1", 5, 5, 0, 0) + &line("dm-0", 1, 4, 0, 0);
         let o = t.poll(ms(100), &sample(&next), false, &mut out);
@@ -521,6 +543,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", max - 1, 0, 0, 0)), false, &mut out);
+        out.clear();
         let o = t.poll(ms(100), &sample(&line("sda", 2, 0, 0, 0)), false, &mut out);
         assert_eq!(o.ops, 4);
         assert_eq!(out.len(), 8);
@@ -531,6 +554,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sdb", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sdb", 1, 1, 0, 0)), false, &mut out);
+        out.clear();
         t.poll(ms(100), &sample(&line("sdb", 1, 1, 1, 0)), false, &mut out);
         assert!(t.holding());
         out.clear();
@@ -542,9 +566,11 @@ mod tests {
         out.clear();
         let o = t.poll(ms(300), &sample(""), false, &mut out);
         assert!(!o.vanished && !o.present);
-        // Back with fresh counters: a baseline, no events.
+        // Back with fresh counters: a baseline, and idle from now on.
         let o = t.poll(ms(400), &sample(&line("sdb", 500, 0, 0, 0)), false, &mut out);
-        assert!(o.appeared && o.present && out.is_empty());
+        assert!(o.appeared && o.present);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].time, out[1].time), (ms(400), ms(400)));
         let o = t.poll(ms(500), &sample(&line("sdb", 501, 0, 0, 0)), false, &mut out);
         assert_eq!(o.ops, 1);
     }
@@ -554,6 +580,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        out.clear();
         // Resumed an hour later: the counters moved a lot (resume I/O),
         // none of it is spread over the hour, the hour is one busy request.
         let o = t.poll(
@@ -576,6 +603,7 @@ mod tests {
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 0, 0, 0, 0)), false, &mut out);
+        out.clear();
         t.poll(ms(1000), &sample(&line("sda", 1_000_000, 5, 0, 1000)), false, &mut out);
         assert_eq!(out.len() as u64, 2 * MAX_EVENTS_PER_POLL);
         check_ordered(&out, ms(0), ms(1000));

@@ -1,0 +1,666 @@
+//! The daemon's TOML configuration (SPEC §6.1), validated up front.
+//!
+//! Every error names the file, the line and the key (`disk[1].network`),
+//! because an admin reads it in `systemctl status` and must find the typo
+//! without reading code. Semantic checks (network specs, task names,
+//! devices, command paths, file permissions) run at load time, so
+//! `lull daemon --check` and a SIGHUP reload catch exactly what a start
+//! would.
+//!
+//! ```toml
+//! state_file = "/var/lib/lull/state.json"
+//! poll = "1s"
+//! [metrics]
+//! textfile = "/var/lib/node_exporter/lull.prom"
+//! listen = "127.0.0.1:9733"
+//! [[disk]]
+//! device = "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX"
+//! network = "adapt-timer-arith-geom(step=100ms) + fixed(10s)"
+//! task = "standby"
+//! backend = "hdparm"
+//! max_spindowns_per_day = 48
+//! preset = "wd-red-plus"
+//! ```
+//!
+//! Keys of a `[[disk]]`: `device` (required: kernel name, `/dev/…` path,
+//! `/dev/disk/by-id/…` link, or a glob of either), `network` (default
+//! `timer(10m)`, hd-idle's default timeout), `task` (`standby` | `flush` |
+//! `command`, default `standby`), `policy` (stop policy, default
+//! `earlier-of`), `preset` (power model of `lull-tasks`: standby is skipped
+//! when the predicted idle time is below its break-even, and the energy
+//! saved is estimated in the metrics), `backend` (`hdparm` | `sgio`),
+//! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
+//! down), `command` (argv, absolute program path, no shell) and `interval`
+//! (least time between two runs of a command that exited, default `0s`).
+//!
+//! Top-level keys besides SPEC §6.1's: `diskstats` (default
+//! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
+//! containers.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::Range;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use lull_core::actuator::StopPolicy;
+use lull_core::registry::Registry;
+use lull_core::spec::{NetworkSpec, NodeKind};
+use lull_core::time::{Nanos, parse_duration};
+use lull_tasks::PowerModel;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A configuration error: where and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// The key (`poll`, `disk[0].network`), when known.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if let Some(k) = &self.key {
+            write!(f, ": key `{k}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The validated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Where the state is kept across restarts.
+    pub state_file: PathBuf,
+    /// How often diskstats is read.
+    pub poll: Nanos,
+    /// The diskstats file.
+    pub diskstats: PathBuf,
+    /// The sysfs root (partitions and holders).
+    pub sysfs: PathBuf,
+    /// Metrics outputs.
+    pub metrics: MetricsConfig,
+    /// The disks, in file order.
+    pub disks: Vec<DiskConfig>,
+}
+
+/// Where metrics go.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// A node_exporter textfile, rewritten atomically.
+    pub textfile: Option<PathBuf>,
+    /// An HTTP endpoint (`GET /metrics`).
+    pub listen: Option<SocketAddr>,
+}
+
+/// One `[[disk]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskConfig {
+    /// Its position among the `[[disk]]` tables.
+    pub index: usize,
+    /// The line of its `device` key.
+    pub line: usize,
+    /// The device as written.
+    pub device: String,
+    /// The network spec (one line).
+    pub network: String,
+    /// The stop policy.
+    pub policy: StopPolicy,
+    /// The idle task.
+    pub task: TaskConfig,
+    /// The power model, if one was named.
+    pub power: Option<PowerModel>,
+}
+
+/// How `standby` talks to the drive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `hdparm -y` (and `hdparm -C` for the power state).
+    Hdparm,
+    /// Native SG_IO: ATA PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
+    Sgio,
+}
+
+/// The live idle task of a disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskConfig {
+    /// Spin the drive down.
+    Standby {
+        /// How.
+        backend: Backend,
+        /// Rolling 24 h budget of spin-downs.
+        max_spindowns_per_day: u32,
+    },
+    /// `syncfs` the disk's mounted file systems.
+    Flush,
+    /// Run a program; SIGSTOP when busy, SIGCONT when idle again.
+    Command {
+        /// Program and arguments (no shell).
+        argv: Vec<String>,
+        /// Least time between a run's exit and the next start.
+        interval: Nanos,
+    },
+}
+
+impl TaskConfig {
+    /// The task's name as configured.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskConfig::Standby { .. } => "standby",
+            TaskConfig::Flush => "flush",
+            TaskConfig::Command { .. } => "command",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    state_file: Option<Spanned<String>>,
+    poll: Option<Spanned<String>>,
+    diskstats: Option<String>,
+    sysfs: Option<String>,
+    metrics: Option<RawMetrics>,
+    #[serde(default)]
+    disk: Vec<RawDisk>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    textfile: Option<Spanned<String>>,
+    listen: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisk {
+    device: Spanned<String>,
+    network: Option<Spanned<String>>,
+    task: Option<Spanned<String>>,
+    policy: Option<Spanned<String>>,
+    preset: Option<Spanned<String>>,
+    backend: Option<Spanned<String>>,
+    max_spindowns_per_day: Option<Spanned<i64>>,
+    command: Option<Spanned<Vec<String>>>,
+    interval: Option<Spanned<String>>,
+}
+
+/// The default network: hd-idle's fixed 10-minute timeout.
+pub const DEFAULT_NETWORK: &str = "timer(10m)";
+/// The default wear budget.
+pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
+
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: &Range<usize>) -> usize {
+        self.text[..span.start.min(self.text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+            + 1
+    }
+    fn err(&self, span: Option<Range<usize>>, key: &str, msg: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line: span.map(|s| self.line(&s)),
+            key: Some(key.to_string()),
+            message: msg.into(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates `path`. `registry` knows the network components.
+    pub fn load(path: &Path, registry: &Registry) -> Result<Config, ConfigError> {
+        let plain = |msg: String| ConfigError {
+            file: path.to_path_buf(),
+            line: None,
+            key: None,
+            message: msg,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| plain(format!("cannot read: {e}")))?;
+        if running_as_root() {
+            check_not_writable_by_others(path).map_err(|m| plain(format!("refusing the config file: {m}")))?;
+        }
+        Config::parse(path, &text, registry)
+    }
+
+    /// Validates `text` as if read from `path` (no permission checks on the
+    /// file itself).
+    pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Config, ConfigError> {
+        let cx = Ctx { path, text };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_error(&cx, &e))?;
+        let state_file = match &raw.state_file {
+            Some(s) if s.get_ref().trim().is_empty() => {
+                return Err(cx.err(Some(s.span()), "state_file", "must not be empty"));
+            }
+            Some(s) => PathBuf::from(s.get_ref()),
+            None => PathBuf::from("/var/lib/lull/state.json"),
+        };
+        let poll = match &raw.poll {
+            Some(p) => {
+                let d = parse_duration(p.get_ref())
+                    .map_err(|e| cx.err(Some(p.span()), "poll", e.to_string()))?;
+                if d < Nanos::from_millis(10) || d > Nanos::from_secs(3600) {
+                    return Err(cx.err(Some(p.span()), "poll", "must be between 10ms and 1h"));
+                }
+                d
+            }
+            None => Nanos::from_secs(1),
+        };
+        let mut metrics = MetricsConfig::default();
+        if let Some(m) = &raw.metrics {
+            if let Some(t) = &m.textfile {
+                metrics.textfile = Some(PathBuf::from(t.get_ref()));
+            }
+            if let Some(l) = &m.listen {
+                metrics.listen = Some(parse_listen(l.get_ref()).map_err(|msg| {
+                    cx.err(Some(l.span()), "metrics.listen", msg)
+                })?);
+            }
+        }
+        let mut disks = Vec::with_capacity(raw.disk.len());
+        for (i, d) in raw.disk.iter().enumerate() {
+            disks.push(disk(&cx, i, d, registry)?);
+        }
+        for (i, d) in disks.iter().enumerate() {
+            if let Some(prev) = disks[..i].iter().find(|p| p.device == d.device) {
+                return Err(ConfigError {
+                    file: path.to_path_buf(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: format!(
+                        "`{}` is already configured by disk[{}] (line {})",
+                        d.device, prev.index, prev.line
+                    ),
+                });
+            }
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            state_file,
+            poll,
+            diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),
+            sysfs: PathBuf::from(raw.sysfs.as_deref().unwrap_or("/sys")),
+            metrics,
+            disks,
+        })
+    }
+}
+
+fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
+    let line = e.span().map(|s| cx.line(&s));
+    // Name the key written on the offending line, if it is `key = value`.
+    let key = line.and_then(|l| {
+        let text = cx.text.lines().nth(l - 1)?;
+        let (k, _) = text.split_once('=')?;
+        let k = k.trim().trim_matches('"');
+        (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#')).then(|| k.to_string())
+    });
+    ConfigError {
+        file: cx.path.to_path_buf(),
+        line,
+        key,
+        message: e.message().trim().to_string(),
+    }
+}
+
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.trim().trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    s.trim().parse::<SocketAddr>().map_err(|_| {
+        format!("{s:?} is not an address: write a port (9733, bound to 127.0.0.1) or ADDRESS:PORT")
+    })
+}
+
+fn disk(cx: &Ctx<'_>, i: usize, d: &RawDisk, registry: &Registry) -> Result<DiskConfig, ConfigError> {
+    let key = |k: &str| format!("disk[{i}].{k}");
+    let device = d.device.get_ref().trim().to_string();
+    if device.is_empty() {
+        return Err(cx.err(Some(d.device.span()), &key("device"), "must not be empty"));
+    }
+    if device.starts_with('/') && !device.starts_with("/dev/") {
+        return Err(cx.err(
+            Some(d.device.span()),
+            &key("device"),
+            "a device path must be under /dev/",
+        ));
+    }
+    let network = match &d.network {
+        Some(n) => {
+            check_network(n.get_ref(), registry)
+                .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
+            n.get_ref().trim().to_string()
+        }
+        None => DEFAULT_NETWORK.to_string(),
+    };
+    let policy = match &d.policy {
+        Some(p) => p
+            .get_ref()
+            .parse::<StopPolicy>()
+            .map_err(|e| cx.err(Some(p.span()), &key("policy"), e.to_string()))?,
+        None => StopPolicy::EarlierOf,
+    };
+    let power = match &d.preset {
+        Some(p) => Some(
+            p.get_ref()
+                .parse::<PowerModel>()
+                .map_err(|e| cx.err(Some(p.span()), &key("preset"), e.to_string()))?,
+        ),
+        None => None,
+    };
+    let task_name = d.task.as_ref().map_or("standby", |t| t.get_ref().as_str());
+    let task_span = d.task.as_ref().map(|t| t.span());
+    let only_for = |name: &str, span: Range<usize>, for_task: &str| {
+        cx.err(
+            Some(span),
+            &key(name),
+            format!("only applies to task = \"{for_task}\" (this disk's task is \"{task_name}\")"),
+        )
+    };
+    if task_name != "standby" {
+        if let Some(b) = &d.backend {
+            return Err(only_for("backend", b.span(), "standby"));
+        }
+        if let Some(b) = &d.max_spindowns_per_day {
+            return Err(only_for("max_spindowns_per_day", b.span(), "standby"));
+        }
+    }
+    if task_name != "command" {
+        if let Some(c) = &d.command {
+            return Err(only_for("command", c.span(), "command"));
+        }
+        if let Some(c) = &d.interval {
+            return Err(only_for("interval", c.span(), "command"));
+        }
+    }
+    let task = match task_name {
+        "standby" => {
+            let backend = match d.backend.as_ref() {
+                None => Backend::Hdparm,
+                Some(b) => match b.get_ref().as_str() {
+                    "hdparm" => Backend::Hdparm,
+                    "sgio" => Backend::Sgio,
+                    other => {
+                        return Err(cx.err(
+                            Some(b.span()),
+                            &key("backend"),
+                            format!("unknown backend {other:?} (expected \"hdparm\" or \"sgio\")"),
+                        ));
+                    }
+                },
+            };
+            let max = match &d.max_spindowns_per_day {
+                None => DEFAULT_SPINDOWNS_PER_DAY,
+                Some(m) => u32::try_from(*m.get_ref()).map_err(|_| {
+                    cx.err(
+                        Some(m.span()),
+                        &key("max_spindowns_per_day"),
+                        "must be a whole number from 0 to 4294967295",
+                    )
+                })?,
+            };
+            TaskConfig::Standby {
+                backend,
+                max_spindowns_per_day: max,
+            }
+        }
+        "flush" => TaskConfig::Flush,
+        "command" => {
+            let Some(c) = &d.command else {
+                return Err(cx.err(
+                    task_span,
+                    &key("command"),
+                    "task = \"command\" needs command = [\"/path/to/program\", \"arg\", …]",
+                ));
+            };
+            let argv = c.get_ref().clone();
+            check_command(&argv).map_err(|m| cx.err(Some(c.span()), &key("command"), m))?;
+            let interval = match &d.interval {
+                Some(s) => parse_duration(s.get_ref())
+                    .map_err(|e| cx.err(Some(s.span()), &key("interval"), e.to_string()))?,
+                None => Nanos::ZERO,
+            };
+            TaskConfig::Command { argv, interval }
+        }
+        other => {
+            return Err(cx.err(
+                task_span,
+                &key("task"),
+                format!("unknown task {other:?} (live tasks: standby, flush, command)"),
+            ));
+        }
+    };
+    Ok(DiskConfig {
+        index: i,
+        line: cx.line(&d.device.span()),
+        device,
+        network,
+        policy,
+        task,
+        power,
+    })
+}
+
+/// Parses and builds a network spec, refusing offline components.
+pub fn check_network(text: &str, registry: &Registry) -> Result<(), String> {
+    let spec = NetworkSpec::parse(text, Some(registry)).map_err(|e| e.to_string())?;
+    for n in &spec.nodes {
+        let names: Vec<&str> = match &n.kind {
+            NodeKind::Predictor { start, duration } => std::iter::once(start.name.as_str())
+                .chain(duration.iter().map(|d| d.name.as_str()))
+                .collect(),
+            NodeKind::Skeptic { skeptic, .. } => vec![skeptic.name.as_str()],
+        };
+        for name in names {
+            if registry.info(name).is_some_and(|i| i.offline) {
+                return Err(format!(
+                    "`{name}` is an offline component (it needs to know the future) and cannot run live"
+                ));
+            }
+        }
+    }
+    spec.build(registry).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn check_command(argv: &[String]) -> Result<(), String> {
+    let Some(prog) = argv.first() else {
+        return Err("must name a program: [\"/path/to/program\", \"arg\", …]".into());
+    };
+    let p = Path::new(prog);
+    if !p.is_absolute() {
+        return Err(format!(
+            "the program must be an absolute path (no PATH search, no shell): {prog:?}"
+        ));
+    }
+    let meta = std::fs::metadata(p).map_err(|e| format!("{prog}: {e}"))?;
+    if !meta.is_file() || meta.mode() & 0o111 == 0 {
+        return Err(format!("{prog}: not an executable file"));
+    }
+    if running_as_root() {
+        check_not_writable_by_others(p).map_err(|m| format!("refusing the program: {m}"))?;
+    }
+    Ok(())
+}
+
+/// Whether the daemon runs as root (and so must not trust files others can
+/// change).
+pub fn running_as_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// `path` and every directory above it must be owned by root and not
+/// writable by group or others (a sticky directory such as `/tmp` is fine:
+/// others cannot replace what root owns in it).
+pub fn check_not_writable_by_others(path: &Path) -> Result<(), String> {
+    let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut cur = Some(path.as_path());
+    while let Some(p) = cur {
+        let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let sticky_dir = m.is_dir() && m.mode() & 0o1000 != 0;
+        if m.uid() != 0 {
+            return Err(format!(
+                "{} is owned by uid {}, not root",
+                p.display(),
+                m.uid()
+            ));
+        }
+        if !sticky_dir && (m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && m.gid() != 0)) {
+            return Err(format!(
+                "{} is writable by users other than root (mode {:o})",
+                p.display(),
+                m.mode() & 0o7777
+            ));
+        }
+        cur = p.parent();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        crate::default_registry()
+    }
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("lull.toml"), text, &registry())
+    }
+
+    #[test]
+    fn a_full_config_parses() {
+        let c = parse(
+            r#"
+state_file = "/tmp/s.json"
+poll = "100ms"
+[metrics]
+textfile = "/tmp/lull.prom"
+listen = "9733"
+[[disk]]
+device = "sda"
+network = "timer(2s) + fixed(10s)"
+task = "standby"
+backend = "sgio"
+max_spindowns_per_day = 10
+preset = "paper-2.5in"
+[[disk]]
+device = "/dev/disk/by-id/ata-*"
+task = "command"
+command = ["/bin/sleep", "1000"]
+policy = "when-busy"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.poll, Nanos::from_millis(100));
+        assert_eq!(c.metrics.listen.unwrap().to_string(), "127.0.0.1:9733");
+        assert_eq!(c.disks.len(), 2);
+        assert_eq!(c.disks[0].line, 8);
+        assert_eq!(
+            c.disks[0].task,
+            TaskConfig::Standby {
+                backend: Backend::Sgio,
+                max_spindowns_per_day: 10
+            }
+        );
+        assert_eq!(c.disks[1].network, DEFAULT_NETWORK);
+        assert_eq!(c.disks[1].policy, StopPolicy::WhenBusy);
+    }
+
+    fn err(text: &str) -> ConfigError {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = err("poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(1s) + nonsense(3)\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].network")), "{e}");
+        assert!(e.to_string().starts_with("lull.toml:4: key `disk[0].network`"), "{e}");
+
+        let e = err("poll = 5\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(1), Some("poll")), "{e}");
+
+        let e = err("poll = \"1s\"\n\n[[disk]]\ndevice = \"sda\"\ntask = \"standby\"\nbakend = \"x\"\n");
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("bakend"), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"nap\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("disk[0].task")), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\n");
+        assert_eq!(e.key.as_deref(), Some("disk[0].command"), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\ncommand = [\"sleep\", \"1\"]\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].command")), "{e}");
+        assert!(e.message.contains("absolute"), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"flush\"\nbackend = \"sgio\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].backend")), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\n[[disk]]\ndevice = \"sda\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[1].device")), "{e}");
+
+        let e = err("poll = \"1ms\"\n");
+        assert_eq!(e.key.as_deref(), Some("poll"));
+
+        let e = err("[metrics]\nlisten = \"localhost\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("metrics.listen")), "{e}");
+
+        let e = err("[[disk]]\nnetwork = \"timer(1s)\"\n");
+        assert!(e.message.contains("device"), "{e}");
+        assert_eq!(e.line, Some(1), "{e}");
+
+        let e = err("[[disk]]\ndevice = \"sda\"\npreset = \"floppy\"\n");
+        assert_eq!(e.key.as_deref(), Some("disk[0].preset"), "{e}");
+    }
+
+    #[test]
+    fn offline_components_are_refused() {
+        let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
+        assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("disk[0].network")), "{e}");
+        assert!(e.message.contains("offline"), "{e}");
+    }
+
+    #[test]
+    fn writable_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if !running_as_root() {
+            eprintln!("skipping: needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("lull.toml");
+        std::fs::write(&f, "poll = \"1s\"\n").unwrap();
+        assert!(check_not_writable_by_others(&f).is_ok());
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Config::load(&f, &registry()).unwrap_err();
+        assert!(e.message.contains("writable"), "{e}");
+        let prog = dir.path().join("job.sh");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_command(&[prog.to_string_lossy().into_owned()]).unwrap_err();
+        assert!(e.contains("writable"), "{e}");
+    }
+}

@@ -1,0 +1,990 @@
+//! The daemon: one poll loop, one engine per disk, one actor per disk.
+//!
+//! # Shape
+//!
+//! - **The poll loop** (one task on a current-thread tokio runtime) sleeps
+//!   until the next poll or the earliest engine deadline, whichever comes
+//!   first, reads diskstats, pushes each disk's events into its engine,
+//!   calls `advance(now)`, and drains the intents the engine's
+//!   [`LiveTask`](crate::task::LiveTask) recorded. Every wake-up is a poll,
+//!   so events are always pushed in time order (the engine never ran ahead
+//!   of the counters) and a deadline is judged on fresh counters.
+//! - **An actor per disk** executes intents: spawns, pauses and resumes the
+//!   command, runs `hdparm`/SG_IO/`syncfs`, and reports outcomes back on a
+//!   channel. The loop never waits for a drive.
+//! - **Policy before action**: the wear budget (rolling 24 h, persisted in
+//!   the state file so restarts do not reset it) and the break-even check of
+//!   the disk's power model are applied by the loop before a standby order
+//!   is sent; the actor also asks the drive's power state first (CHECK
+//!   POWER MODE never wakes it) and skips a disk already in standby.
+//! - **Time** is `CLOCK_BOOTTIME` since start: monotonic, immune to
+//!   wall-clock jumps, and it keeps counting in suspend, so a poll that
+//!   comes much later than planned is recognised and handled as described
+//!   in [`crate::source`].
+//! - **Signals**: SIGHUP reloads (a config that does not validate is
+//!   rejected with its error and the running one kept); SIGTERM/SIGINT stop
+//!   commands cleanly (SIGCONT, then SIGTERM to the process group, SIGKILL
+//!   after 10 s), save the state and exit. systemd is told READY, WATCHDOG
+//!   (at half `WatchdogSec`, from the loop itself, so a stuck loop is
+//!   restarted), RELOADING and STOPPING.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use lull_core::actuator::PolicyActuator;
+use lull_core::engine::Engine;
+use lull_core::event::Event;
+use lull_core::network::Network;
+use lull_core::registry::Registry;
+use lull_core::spec::NetworkSpec;
+use lull_core::time::Nanos;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tracing::{error, info, warn};
+
+use crate::config::{Backend, Config, ConfigError, DiskConfig, TaskConfig};
+use crate::devices::{Resolved, resolve};
+use crate::diskstats::parse;
+use crate::drive::{self, PowerState};
+use crate::metrics::{self, DiskGauges};
+use crate::source::{DiskTracker, Family, Sample};
+use crate::state::{State, write_atomically};
+use crate::task::{Intent, LiveTask};
+
+/// How the daemon is started.
+#[derive(Debug)]
+pub struct Options {
+    /// The config file.
+    pub config: PathBuf,
+    /// Decide and log, but touch no drive, run no command, write no state.
+    pub dry_run: bool,
+    /// The components networks are built from.
+    pub registry: Registry,
+}
+
+/// Why the daemon could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The configuration is invalid (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Something failed at run time (exit code 1).
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// Validates `path` and describes what the daemon would watch, without
+/// starting it.
+pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
+    let cfg = Config::load(path, registry)?;
+    let mut out = format!(
+        "{}: ok; poll {}, state file {}\n",
+        path.display(),
+        cfg.poll,
+        cfg.state_file.display()
+    );
+    let sample = std::fs::read_to_string(&cfg.diskstats)
+        .ok()
+        .and_then(|t| parse(&t).ok())
+        .map(Sample::new);
+    for d in &cfg.disks {
+        let found = sample
+            .as_ref()
+            .map(|s| resolve(&d.device, s.names()))
+            .unwrap_or_default();
+        let now = if found.is_empty() {
+            "not present now (the daemon waits for it)".to_string()
+        } else {
+            found
+                .iter()
+                .map(|r| r.kernel.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}\n",
+            d.index,
+            d.device,
+            d.line,
+            now,
+            d.task.name(),
+            d.network,
+            d.policy
+        ));
+    }
+    Ok(out)
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(opts: Options) -> Result<(), DaemonError> {
+    let cfg = Config::load(&opts.config, &opts.registry)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(4)
+        .build()
+        .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(async move {
+        let mut d = Daemon::new(opts, cfg).await?;
+        d.run().await
+    })
+}
+
+fn boottime() -> Nanos {
+    match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
+        Ok(ts) => Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64),
+        Err(_) => Nanos(
+            std::time::Instant::now()
+                .elapsed()
+                .as_nanos()
+                .try_into()
+                .unwrap_or(u64::MAX),
+        ),
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// An order for a disk's actor.
+#[derive(Debug)]
+enum Order {
+    /// Spin down (standby) / flush the file systems on these devices
+    /// (major, minor) / start or resume the command.
+    Start(Vec<(u32, u32)>),
+    /// Pause the command (nothing for standby and flush).
+    Stop,
+    /// Stop the command for good and end.
+    Shutdown,
+}
+
+/// What an actor did.
+#[derive(Debug)]
+enum Outcome {
+    SpunDown(String),
+    AlreadyStandby,
+    Flushed(Vec<PathBuf>),
+    CommandStarted(u32),
+    CommandResumed(u32),
+    CommandPaused(u32),
+    CommandExited(u32, String),
+    Skipped(String),
+    DryRun(String),
+    Failed(String),
+}
+
+#[derive(Debug)]
+struct Report {
+    key: String,
+    generation: u64,
+    outcome: Outcome,
+}
+
+struct Disk {
+    key: String,
+    cfg: DiskConfig,
+    generation: u64,
+    kernel: String,
+    tracker: DiskTracker,
+    engine: Engine<Network, PolicyActuator, LiveTask>,
+    orders: mpsc::UnboundedSender<Order>,
+    actor: JoinHandle<()>,
+    standby_since: Option<Nanos>,
+    flushing: bool,
+    present_logged: bool,
+}
+
+struct Daemon {
+    opts: Options,
+    cfg: Config,
+    state: State,
+    dirty: bool,
+    last_save: Nanos,
+    disks: Vec<Disk>,
+    base: Nanos,
+    last_poll: Nanos,
+    names_sig: u64,
+    polls: u64,
+    generation: u64,
+    reports_tx: mpsc::UnboundedSender<Report>,
+    reports_rx: mpsc::UnboundedReceiver<Report>,
+    metrics_tx: watch::Sender<Arc<str>>,
+    metrics_server: Option<(std::net::SocketAddr, JoinHandle<()>)>,
+    events: Vec<Event>,
+    missing: HashSet<String>,
+    read_error_logged: bool,
+}
+
+impl Daemon {
+    async fn new(opts: Options, cfg: Config) -> Result<Daemon, DaemonError> {
+        let state = if opts.dry_run {
+            State::default()
+        } else {
+            let s = match State::load(&cfg.state_file) {
+                Ok(s) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    warn!("{e}; starting with empty counters");
+                    State::default()
+                }
+                Err(e) => {
+                    return Err(DaemonError::Runtime(format!(
+                        "state file {}: cannot read: {e}",
+                        cfg.state_file.display()
+                    )));
+                }
+            };
+            s.save(&cfg.state_file).map_err(|e| {
+                DaemonError::Runtime(format!(
+                    "state file {}: cannot write: {e}",
+                    cfg.state_file.display()
+                ))
+            })?;
+            s
+        };
+        let (reports_tx, reports_rx) = mpsc::unbounded_channel();
+        let (metrics_tx, _) = watch::channel(Arc::<str>::from(""));
+        let mut d = Daemon {
+            opts,
+            cfg,
+            state,
+            dirty: true,
+            last_save: Nanos::ZERO,
+            disks: Vec::new(),
+            base: boottime(),
+            last_poll: Nanos::ZERO,
+            names_sig: 0,
+            polls: 0,
+            generation: 0,
+            reports_tx,
+            reports_rx,
+            metrics_tx,
+            metrics_server: None,
+            events: Vec::with_capacity(256),
+            missing: HashSet::new(),
+            read_error_logged: false,
+        };
+        d.start_metrics_server().await?;
+        Ok(d)
+    }
+
+    fn now(&self) -> Nanos {
+        boottime() - self.base
+    }
+
+    async fn start_metrics_server(&mut self) -> Result<(), DaemonError> {
+        let want = self.cfg.metrics.listen;
+        if self.metrics_server.as_ref().map(|(a, _)| *a) == want {
+            return Ok(());
+        }
+        if let Some((_, h)) = self.metrics_server.take() {
+            h.abort();
+        }
+        if let Some(addr) = want {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                DaemonError::Runtime(format!("metrics endpoint {addr}: cannot listen: {e}"))
+            })?;
+            if !addr.ip().is_loopback() {
+                warn!("metrics endpoint {addr} is reachable from other hosts");
+            }
+            info!("metrics at http://{addr}/metrics");
+            let h = tokio::spawn(metrics::serve(l, self.metrics_tx.subscribe()));
+            self.metrics_server = Some((addr, h));
+        }
+        Ok(())
+    }
+
+    async fn run(&mut self) -> Result<(), DaemonError> {
+        let sig = |k| signal(k).map_err(|e| DaemonError::Runtime(format!("signals: {e}")));
+        let mut hup = sig(SignalKind::hangup())?;
+        let mut term = sig(SignalKind::terminate())?;
+        let mut int = sig(SignalKind::interrupt())?;
+        let watchdog = sd_notify::watchdog_enabled().map(|d| d / 2);
+        let mut dog = tokio::time::interval(watchdog.unwrap_or(Duration::from_secs(3600)));
+        dog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+        info!(
+            "lull daemon started: {} disk entries, poll {}{}",
+            self.cfg.disks.len(),
+            self.cfg.poll,
+            if self.opts.dry_run { ", dry run: no drive is touched, no command runs" } else { "" }
+        );
+        self.last_poll = self.now();
+        self.poll(false).await;
+        let _ = sd_notify::notify(&[
+            sd_notify::NotifyState::Ready,
+            sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
+        ]);
+        loop {
+            let now = self.now();
+            let next_poll = self.last_poll + self.cfg.poll;
+            let wake = self
+                .disks
+                .iter()
+                .filter_map(|d| d.engine.next_deadline())
+                .min()
+                .map_or(next_poll, |t| t.min(next_poll))
+                .max(now + Nanos::from_millis(1));
+            let slack = self.cfg.poll.max(Nanos::from_secs(2));
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_nanos((wake - now).0)) => {
+                    let late = self.now() > wake + slack;
+                    self.poll(late).await;
+                }
+                _ = hup.recv() => self.reload().await,
+                _ = term.recv() => { info!("SIGTERM: stopping"); break; }
+                _ = int.recv() => { info!("SIGINT: stopping"); break; }
+                Some(r) = self.reports_rx.recv() => self.on_report(r),
+                _ = dog.tick(), if watchdog.is_some() => {
+                    let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]);
+                }
+            }
+        }
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+        let disks = std::mem::take(&mut self.disks);
+        for d in disks {
+            self.retire(d).await;
+        }
+        while let Ok(r) = self.reports_rx.try_recv() {
+            self.on_report(r);
+        }
+        self.save(true);
+        info!("stopped");
+        Ok(())
+    }
+
+    async fn reload(&mut self) {
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
+        match Config::load(&self.opts.config, &self.opts.registry) {
+            Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
+            Ok(new) => {
+                let old_listen = self.cfg.metrics.listen;
+                let state_moved = new.state_file != self.cfg.state_file;
+                self.cfg = new;
+                let keep: Vec<Disk> = std::mem::take(&mut self.disks);
+                for d in keep {
+                    if self.cfg.disks.iter().any(|c| *c == d.cfg) {
+                        self.disks.push(d);
+                    } else {
+                        info!("disk {}: configuration changed or removed", d.key);
+                        self.retire(d).await;
+                    }
+                }
+                self.names_sig = 0; // Re-resolve at the next poll.
+                self.missing.clear();
+                if old_listen != self.cfg.metrics.listen {
+                    if let Err(e) = self.start_metrics_server().await {
+                        error!("{e}");
+                    }
+                }
+                if state_moved {
+                    self.dirty = true;
+                }
+                info!("configuration reloaded: {} disk entries", self.cfg.disks.len());
+            }
+        }
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+    }
+
+    async fn retire(&mut self, d: Disk) {
+        let _ = d.orders.send(Order::Shutdown);
+        if tokio::time::timeout(Duration::from_secs(15), d.actor).await.is_err() {
+            warn!("disk {}: the actor did not stop in 15 s", d.key);
+        }
+    }
+
+    fn new_disk(&mut self, cfg: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
+        let network = match NetworkSpec::parse(&cfg.network, Some(&self.opts.registry))
+            .map_err(|e| e.to_string())
+            .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
+        {
+            Ok(n) => n,
+            Err(e) => {
+                error!("disk {}: network {}: {e}", r.key, cfg.network);
+                return None;
+            }
+        };
+        self.generation += 1;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let actor = Actor {
+            key: r.key.clone(),
+            generation: self.generation,
+            dev: PathBuf::from("/dev").join(&r.kernel),
+            task: cfg.task.clone(),
+            dry_run: self.opts.dry_run,
+            reports: self.reports_tx.clone(),
+        };
+        let handle = tokio::spawn(actor.run(rx));
+        Some(Disk {
+            key: r.key.clone(),
+            cfg: cfg.clone(),
+            generation: self.generation,
+            kernel: r.kernel.clone(),
+            tracker: DiskTracker::new(family),
+            engine: Engine::new(
+                network,
+                PolicyActuator::new(cfg.policy),
+                LiveTask::new(cfg.task.name()),
+            ),
+            orders: tx,
+            actor: handle,
+            standby_since: None,
+            flushing: false,
+            present_logged: false,
+        })
+    }
+
+    fn resolve_all(&mut self, sample: &Sample) {
+        let cfgs = self.cfg.disks.clone();
+        for c in &cfgs {
+            let found = resolve(&c.device, sample.names());
+            if found.is_empty()
+                && !self.disks.iter().any(|d| d.cfg == *c)
+                && self.missing.insert(c.device.clone())
+            {
+                warn!(
+                    "disk {} (config line {}): not present; waiting for it to appear",
+                    c.device, c.line
+                );
+                let st = self.state.disk(&c.device);
+                st.present = false;
+                self.dirty = true;
+            }
+            for r in found {
+                let family = Family::discover(&r.kernel, &self.cfg.sysfs, sample.names());
+                if let Some(d) = self.disks.iter_mut().find(|d| d.key == r.key && d.cfg == *c) {
+                    if d.kernel != r.kernel {
+                        info!("disk {} is now {}", d.key, r.kernel);
+                        d.kernel = r.kernel.clone();
+                        d.tracker = DiskTracker::new(family);
+                    } else if *d.tracker.family() != family {
+                        d.tracker.set_family(family);
+                    }
+                    continue;
+                }
+                if let Some(other) = self.disks.iter().find(|d| d.kernel == r.kernel) {
+                    warn!(
+                        "disk {} (config line {}) is {}, which {} already covers; ignoring it",
+                        r.key, c.line, r.kernel, other.key
+                    );
+                    continue;
+                }
+                self.missing.remove(&c.device);
+                if let Some(d) = self.new_disk(c, &r, family) {
+                    info!(
+                        "disk {} ({}): task {}, network {}, policy {}",
+                        d.key,
+                        d.kernel,
+                        c.task.name(),
+                        c.network,
+                        c.policy
+                    );
+                    self.disks.push(d);
+                }
+            }
+        }
+    }
+
+    async fn poll(&mut self, late: bool) {
+        let now = self.now();
+        let text = match std::fs::read_to_string(&self.cfg.diskstats) {
+            Ok(t) => t,
+            Err(e) => {
+                if !self.read_error_logged {
+                    error!("{}: {e}", self.cfg.diskstats.display());
+                    self.read_error_logged = true;
+                }
+                self.last_poll = now;
+                return;
+            }
+        };
+        let sample = match parse(&text) {
+            Ok(s) => Sample::new(s),
+            Err(e) => {
+                if !self.read_error_logged {
+                    error!("{}: {e}", self.cfg.diskstats.display());
+                    self.read_error_logged = true;
+                }
+                self.last_poll = now;
+                return;
+            }
+        };
+        self.read_error_logged = false;
+        if late {
+            warn!(
+                "poll {} late (suspend, or the daemon was stopped): the gap counts as busy, not idle",
+                now - self.last_poll
+            );
+        }
+        let sig = {
+            let mut names: Vec<&str> = sample.names().collect();
+            names.sort_unstable();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            names.hash(&mut h);
+            h.finish() | 1
+        };
+        if sig != self.names_sig {
+            self.names_sig = sig;
+            self.resolve_all(&sample);
+        }
+        let mut events = std::mem::take(&mut self.events);
+        for i in 0..self.disks.len() {
+            events.clear();
+            let d = &mut self.disks[i];
+            let absorb = d.flushing;
+            let o = d.tracker.poll(now, &sample, late || absorb, &mut events);
+            let st = self.state.disk(&d.key);
+            if st.present != o.present || st.kernel_name != d.kernel {
+                st.present = o.present;
+                st.kernel_name = d.kernel.clone();
+                self.dirty = true;
+            }
+            if o.vanished {
+                warn!("disk {} ({}) vanished", d.key, d.kernel);
+                d.standby_since = None;
+            }
+            if o.appeared {
+                info!("disk {} ({}) is back", d.key, d.kernel);
+            }
+            if o.present && !d.present_logged {
+                d.present_logged = true;
+            }
+            if o.idle_started {
+                st.idle_starts += 1;
+                self.dirty = true;
+            }
+            if o.active && !absorb {
+                if let Some(since) = d.standby_since.take() {
+                    st.spinups += 1;
+                    st.standby_s += (now - since).as_secs_f64();
+                    info!("disk {}: busy again after {} in standby", d.key, now - since);
+                    self.dirty = true;
+                }
+            }
+            let mut failed = None;
+            for ev in events.iter() {
+                if let Err(e) = d.engine.push(ev) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            if failed.is_none() {
+                failed = d.engine.advance(now).err();
+            }
+            if let Some(e) = failed {
+                error!("disk {}: engine error, restarting its detectors: {e}", d.key);
+                st.errors += 1;
+                if let Ok(n) = NetworkSpec::parse(&d.cfg.network, Some(&self.opts.registry))
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
+                {
+                    d.engine = Engine::new(
+                        n,
+                        PolicyActuator::new(d.cfg.policy),
+                        LiveTask::new(d.cfg.task.name()),
+                    );
+                }
+            }
+            let intents: Vec<Intent> = d.engine.task_mut().drain().collect();
+            for intent in intents {
+                self.on_intent(i, intent, &sample);
+            }
+        }
+        self.events = events;
+        self.last_poll = now;
+        self.polls += 1;
+        self.save(false);
+    }
+
+    fn decide(&mut self, i: usize, text: String) {
+        let d = &self.disks[i];
+        let st = self.state.disk(&d.key);
+        st.last_decision = text;
+        st.last_decision_unix = unix_now();
+        self.dirty = true;
+    }
+
+    fn on_intent(&mut self, i: usize, intent: Intent, sample: &Sample) {
+        let key = self.disks[i].key.clone();
+        match intent {
+            Intent::Stop { .. } => {
+                self.state.disk(&key).task_stops += 1;
+                let task = self.disks[i].cfg.task.name();
+                info!("disk {key}: busy, stop {task}");
+                self.decide(i, format!("stop {task}: disk busy or prediction over"));
+                let _ = self.disks[i].orders.send(Order::Stop);
+            }
+            Intent::Start { budget, .. } => {
+                self.state.disk(&key).task_starts += 1;
+                let budget_text = budget.map_or("until busy".to_string(), |b| b.to_string());
+                let d = &self.disks[i];
+                match &d.cfg.task {
+                    TaskConfig::Standby {
+                        max_spindowns_per_day,
+                        ..
+                    } => {
+                        let day_ago = unix_now().saturating_sub(86_400);
+                        let st = self.state.disk(&key);
+                        st.recent_spindowns.retain(|&t| t > day_ago);
+                        let used = st.recent_spindowns.len() as u32;
+                        if used >= *max_spindowns_per_day {
+                            let why = format!(
+                                "skip standby: wear budget used ({used} of {max_spindowns_per_day} spin-downs in 24 h)"
+                            );
+                            info!("disk {key}: {why}");
+                            self.decide(i, why);
+                            return;
+                        }
+                        if let (Some(p), Some(b)) = (&self.disks[i].cfg.power, budget) {
+                            let be = p.break_even();
+                            if b.as_secs_f64() < be {
+                                let why = format!(
+                                    "skip standby: predicted idle {b} is below the break-even {be:.1} s of {}",
+                                    p.name
+                                );
+                                info!("disk {key}: {why}");
+                                self.decide(i, why);
+                                return;
+                            }
+                        }
+                        info!("disk {key}: idle, standby (predicted idle {budget_text})");
+                        self.decide(i, format!("standby (predicted idle {budget_text})"));
+                    }
+                    TaskConfig::Flush => {
+                        let devs: Vec<(u32, u32)> = std::iter::once(&d.tracker.family().disk)
+                            .chain(&d.tracker.family().partitions)
+                            .chain(&d.tracker.family().holders)
+                            .filter_map(|n| sample.dev(n))
+                            .collect();
+                        info!("disk {key}: idle, flush");
+                        self.decide(i, "flush".into());
+                        let d = &mut self.disks[i];
+                        d.flushing = !self.opts.dry_run;
+                        let _ = d.orders.send(Order::Start(devs));
+                        return;
+                    }
+                    TaskConfig::Command { .. } => {
+                        info!("disk {key}: idle, run command (predicted idle {budget_text})");
+                        self.decide(i, format!("run command (predicted idle {budget_text})"));
+                    }
+                }
+                let _ = self.disks[i].orders.send(Order::Start(Vec::new()));
+            }
+        }
+    }
+
+    fn on_report(&mut self, r: Report) {
+        let now = self.now();
+        let Some(i) = self
+            .disks
+            .iter()
+            .position(|d| d.key == r.key && d.generation == r.generation)
+        else {
+            return; // From a retired disk, or a no-op.
+        };
+        let key = r.key;
+        let st = self.state.disk(&key);
+        self.dirty = true;
+        let text = match r.outcome {
+            Outcome::SpunDown(how) => {
+                st.spindowns += 1;
+                st.recent_spindowns.push(unix_now());
+                self.disks[i].standby_since = Some(now);
+                info!("disk {key}: in standby ({how})");
+                format!("standby done ({how})")
+            }
+            Outcome::AlreadyStandby => {
+                info!("disk {key}: already in standby");
+                self.disks[i].standby_since.get_or_insert(now);
+                "standby: the drive was already in standby".into()
+            }
+            Outcome::Flushed(mounts) => {
+                self.disks[i].flushing = false;
+                let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
+                info!("disk {key}: flushed {}", if list.is_empty() { "(no mounted file system)".into() } else { list.join(", ") });
+                format!("flush done ({} file systems)", mounts.len())
+            }
+            Outcome::CommandStarted(pid) => {
+                st.command_pid = Some(pid);
+                info!("disk {key}: command started, pid {pid}");
+                format!("command started (pid {pid})")
+            }
+            Outcome::CommandResumed(pid) => {
+                info!("disk {key}: command resumed (SIGCONT), pid {pid}");
+                format!("command resumed (pid {pid})")
+            }
+            Outcome::CommandPaused(pid) => {
+                info!("disk {key}: command paused (SIGSTOP), pid {pid}");
+                format!("command paused (pid {pid})")
+            }
+            Outcome::CommandExited(pid, status) => {
+                st.command_pid = None;
+                st.command_exits += 1;
+                info!("disk {key}: command pid {pid} exited: {status}");
+                format!("command exited: {status}")
+            }
+            Outcome::Skipped(why) => {
+                info!("disk {key}: {why}");
+                why
+            }
+            Outcome::DryRun(what) => {
+                info!("disk {key}: dry run: would {what}");
+                format!("dry run: would {what}")
+            }
+            Outcome::Failed(why) => {
+                self.disks[i].flushing = false;
+                st.errors += 1;
+                error!("disk {key}: {why}");
+                format!("error: {why}")
+            }
+        };
+        let st = self.state.disk(&key);
+        st.last_decision = text;
+        st.last_decision_unix = unix_now();
+    }
+
+    fn gauges(&self) -> Vec<DiskGauges> {
+        let now = self.now();
+        self.disks
+            .iter()
+            .map(|d| {
+                let st = self.state.disks.get(&d.key);
+                let energy_saved_j = d.cfg.power.as_ref().zip(st).map(|(p, st)| {
+                    let standby = st.standby_s
+                        + d.standby_since.map_or(0.0, |s| (now - s).as_secs_f64());
+                    (p.p_active - p.p_sleep) * standby - p.spinup_energy() * st.spinups as f64
+                });
+                DiskGauges {
+                    key: d.key.clone(),
+                    task: d.cfg.task.name(),
+                    running: d.engine.task_running(),
+                    in_standby: d.standby_since.is_some(),
+                    energy_saved_j,
+                }
+            })
+            .collect()
+    }
+
+    /// Saves the state (at most once a second unless `force`) and
+    /// refreshes the metrics.
+    fn save(&mut self, force: bool) {
+        let now = self.now();
+        if !force && (!self.dirty || now - self.last_save < Nanos::from_secs(1)) {
+            return;
+        }
+        // Standby time so far counts, so a crash loses little of it.
+        let mut snapshot = self.state.clone();
+        for d in &self.disks {
+            if let Some(since) = d.standby_since {
+                snapshot.disk(&d.key).standby_s += (now - since).as_secs_f64();
+            }
+        }
+        let text: Arc<str> = Arc::from(metrics::render(
+            &snapshot,
+            &self.gauges(),
+            self.polls,
+            self.opts.dry_run,
+        ));
+        if let Some(tf) = &self.cfg.metrics.textfile {
+            if let Err(e) = write_atomically(tf, text.as_bytes()) {
+                warn!("metrics textfile {}: {e}", tf.display());
+            }
+        }
+        self.metrics_tx.send_replace(text);
+        if !self.opts.dry_run {
+            if let Err(e) = snapshot.save(&self.cfg.state_file) {
+                error!("state file {}: cannot write: {e}", self.cfg.state_file.display());
+            }
+        }
+        self.dirty = false;
+        self.last_save = now;
+    }
+}
+
+/// Executes one disk's orders.
+struct Actor {
+    key: String,
+    generation: u64,
+    dev: PathBuf,
+    task: TaskConfig,
+    dry_run: bool,
+    reports: mpsc::UnboundedSender<Report>,
+}
+
+struct Running {
+    child: tokio::process::Child,
+    pid: u32,
+    paused: bool,
+}
+
+async fn wait_child(c: &mut Option<Running>) -> std::io::Result<std::process::ExitStatus> {
+    match c {
+        Some(r) => r.child.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn signal_group(pid: u32, sig: Signal) -> Result<(), String> {
+    let pid = i32::try_from(pid).map_err(|_| "pid out of range".to_string())?;
+    killpg(Pid::from_raw(pid), sig).map_err(|e| format!("{sig} to process group {pid}: {e}"))
+}
+
+impl Actor {
+    fn report(&self, outcome: Outcome) {
+        let _ = self.reports.send(Report {
+            key: self.key.clone(),
+            generation: self.generation,
+            outcome,
+        });
+    }
+
+    async fn run(self, mut rx: mpsc::UnboundedReceiver<Order>) {
+        let mut child: Option<Running> = None;
+        let mut last_exit: Option<tokio::time::Instant> = None;
+        loop {
+            tokio::select! {
+                order = rx.recv() => match order {
+                    None | Some(Order::Shutdown) => break,
+                    Some(Order::Start(devs)) => self.start(&mut child, last_exit, devs).await,
+                    Some(Order::Stop) => self.stop(&mut child),
+                },
+                status = wait_child(&mut child) => {
+                    let pid = child.take().map_or(0, |r| r.pid);
+                    last_exit = Some(tokio::time::Instant::now());
+                    let status = match status {
+                        Ok(s) => s.to_string(),
+                        Err(e) => format!("wait failed: {e}"),
+                    };
+                    self.report(Outcome::CommandExited(pid, status));
+                }
+            }
+        }
+        if let Some(mut r) = child.take() {
+            // SIGCONT first: a stopped process cannot act on SIGTERM.
+            let _ = signal_group(r.pid, Signal::SIGCONT);
+            let _ = signal_group(r.pid, Signal::SIGTERM);
+            let status = match tokio::time::timeout(Duration::from_secs(10), r.child.wait()).await {
+                Ok(Ok(s)) => s.to_string(),
+                Ok(Err(e)) => format!("wait failed: {e}"),
+                Err(_) => {
+                    let _ = signal_group(r.pid, Signal::SIGKILL);
+                    let _ = r.child.wait().await;
+                    "killed after 10 s (SIGTERM ignored)".to_string()
+                }
+            };
+            self.report(Outcome::CommandExited(r.pid, format!("{status} (daemon stopping)")));
+        }
+    }
+
+    async fn start(
+        &self,
+        child: &mut Option<Running>,
+        last_exit: Option<tokio::time::Instant>,
+        devs: Vec<(u32, u32)>,
+    ) {
+        match &self.task {
+            TaskConfig::Standby { backend, .. } => {
+                if self.dry_run {
+                    self.report(Outcome::DryRun(format!("spin {} down", self.dev.display())));
+                    return;
+                }
+                match drive::power_state(*backend, &self.dev).await {
+                    Ok(PowerState::Standby) => {
+                        self.report(Outcome::AlreadyStandby);
+                        return;
+                    }
+                    Ok(_) => {}
+                    // hdparm -C fails where -y would too; let -y report it.
+                    Err(e) if *backend == Backend::Hdparm => {
+                        tracing::debug!("{}: power state: {e}", self.key)
+                    }
+                    Err(e) => {
+                        self.report(Outcome::Failed(e));
+                        return;
+                    }
+                }
+                match drive::standby(*backend, &self.dev).await {
+                    Ok(how) => self.report(Outcome::SpunDown(how)),
+                    Err(e) => self.report(Outcome::Failed(format!("standby failed: {e}"))),
+                }
+            }
+            TaskConfig::Flush => {
+                if self.dry_run {
+                    self.report(Outcome::DryRun("syncfs its file systems".into()));
+                    return;
+                }
+                match drive::flush(devs).await {
+                    Ok(m) => self.report(Outcome::Flushed(m)),
+                    Err(e) => self.report(Outcome::Failed(e)),
+                }
+            }
+            TaskConfig::Command { argv, interval } => {
+                if let Some(r) = child {
+                    if r.paused {
+                        match signal_group(r.pid, Signal::SIGCONT) {
+                            Ok(()) => {
+                                r.paused = false;
+                                self.report(Outcome::CommandResumed(r.pid));
+                            }
+                            Err(e) => self.report(Outcome::Failed(e)),
+                        }
+                    }
+                    return;
+                }
+                if let Some(t) = last_exit {
+                    let since = t.elapsed();
+                    let wait = Duration::from_nanos(interval.0);
+                    if since < wait {
+                        self.report(Outcome::Skipped(format!(
+                            "command not started: it ran {} s ago, interval is {interval}",
+                            since.as_secs()
+                        )));
+                        return;
+                    }
+                }
+                if self.dry_run {
+                    self.report(Outcome::DryRun(format!("run {argv:?}")));
+                    return;
+                }
+                let spawned = tokio::process::Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .stdin(std::process::Stdio::null())
+                    .process_group(0)
+                    .spawn();
+                match spawned {
+                    Ok(c) => {
+                        let pid = c.id().unwrap_or(0);
+                        *child = Some(Running {
+                            child: c,
+                            pid,
+                            paused: false,
+                        });
+                        self.report(Outcome::CommandStarted(pid));
+                    }
+                    Err(e) => self.report(Outcome::Failed(format!("cannot run {}: {e}", argv[0]))),
+                }
+            }
+        }
+    }
+
+    fn stop(&self, child: &mut Option<Running>) {
+        if let Some(r) = child {
+            if !r.paused {
+                match signal_group(r.pid, Signal::SIGSTOP) {
+                    Ok(()) => {
+                        r.paused = true;
+                        self.report(Outcome::CommandPaused(r.pid));
+                    }
+                    Err(e) => self.report(Outcome::Failed(e)),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Which block devices a `[[disk]]`'s `device` names.
+//!
+//! A kernel name (`sda`), a path under `/dev` (`/dev/sda`,
+//! `/dev/disk/by-id/ata-…`, followed to the kernel name it points to now),
+//! or a glob of either (`sd?`, `/dev/disk/by-id/ata-WDC*`). Globs match
+//! whole disks only, never partitions, and are re-evaluated whenever the set
+//! of block devices changes, so a disk plugged in later is picked up. The
+//! daemon acts only on what this module resolves: a device the config does
+//! not name is never touched.
+
+use std::path::Path;
+
+use crate::source::is_partition_name;
+
+/// One device a config entry resolved to.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Resolved {
+    /// The stable name used in the state file and metrics: the device as
+    /// configured, or for a glob the matching name.
+    pub key: String,
+    /// Its kernel name now.
+    pub kernel: String,
+}
+
+/// Whether `s` has glob metacharacters.
+pub fn is_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Resolves `device` among the present block devices `names` (diskstats).
+/// A literal device that is absent resolves to nothing.
+pub fn resolve<'a>(device: &str, names: impl Iterator<Item = &'a str> + Clone) -> Vec<Resolved> {
+    let present = |k: &str| names.clone().any(|n| n == k);
+    let whole_disk = |k: &str| !names.clone().any(|n| n != k && is_partition_name(n, k));
+    let mut out = Vec::new();
+    if let Some(rest) = device.strip_prefix('/') {
+        let path = Path::new(device);
+        if is_glob(rest) {
+            let (Some(dir), Some(pat)) = (path.parent(), path.file_name()) else {
+                return out;
+            };
+            let pat = pat.to_string_lossy();
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return out;
+            };
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !glob_match(&pat, &name) {
+                    continue;
+                }
+                if let Some(k) = kernel_name(&e.path()) {
+                    if present(&k) && whole_disk(&k) {
+                        out.push(Resolved {
+                            key: e.path().to_string_lossy().into_owned(),
+                            kernel: k,
+                        });
+                    }
+                }
+            }
+        } else if let Some(k) = kernel_name(path) {
+            if present(&k) {
+                out.push(Resolved {
+                    key: device.to_string(),
+                    kernel: k,
+                });
+            }
+        }
+    } else if is_glob(device) {
+        for n in names.clone() {
+            if glob_match(device, n) && whole_disk(n) {
+                out.push(Resolved {
+                    key: n.to_string(),
+                    kernel: n.to_string(),
+                });
+            }
+        }
+    } else if present(device) {
+        out.push(Resolved {
+            key: device.to_string(),
+            kernel: device.to_string(),
+        });
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.kernel == b.kernel);
+    out
+}
+
+/// The kernel name a `/dev` path points to (following symlinks).
+fn kernel_name(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    if !real.starts_with("/dev") {
+        return None;
+    }
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    // /dev/mapper/x and friends are links to /dev/dm-N; a path in a
+    // subdirectory that is not a link is not a kernel name.
+    (real.parent() == Some(Path::new("/dev"))).then_some(name)
+}
+
+/// Shell-style matching of a whole name: `*`, `?`, `[abc]`, `[a-z]`, `[!a]`.
+pub fn glob_match(pat: &str, s: &str) -> bool {
+    let p: Vec<char> = pat.chars().collect();
+    let s: Vec<char> = s.chars().collect();
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '*' => {
+                    star = Some((pi, si));
+                    pi += 1;
+                    continue;
+                }
+                '?' => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((ok, next)) = class(&p, pi, s[si]) {
+                        if ok {
+                            pi = next;
+                            si += 1;
+                            continue;
+                        }
+                    } else if s[si] == '[' {
+                        pi += 1;
+                        si += 1;
+                        continue;
+                    }
+                }
+                c if c == s[si] => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Matches `c` against the class starting at `p[start] == '['`: whether it
+/// matched and the index after `]`, or `None` if the class is unclosed.
+fn class(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            if p[i] <= c && c <= p[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if p[i] == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("sd?", "sda"));
+        assert!(!glob_match("sd?", "sda1"));
+        assert!(glob_match("sd*", "sdab"));
+        assert!(glob_match("ata-WDC*", "ata-WDC_WD40"));
+        assert!(glob_match("sd[a-c]", "sdb"));
+        assert!(!glob_match("sd[!a-c]", "sdb"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("a*b", "acbc"));
+        assert!(glob_match("a*b*c", "aXbYbZc"));
+    }
+
+    #[test]
+    fn names_resolve_to_present_whole_disks() {
+        let names = ["sda", "sda1", "sdb", "sdb2", "loop0", "dm-0"];
+        let it = || names.iter().copied();
+        assert_eq!(resolve("sda", it()).len(), 1);
+        assert!(resolve("sdc", it()).is_empty());
+        let v: Vec<String> = resolve("sd*", it()).into_iter().map(|r| r.kernel).collect();
+        assert_eq!(v, ["sda", "sdb"]);
+        assert!(resolve("/dev/does-not-exist-lull", it()).is_empty());
+    }
+}

@@ -1,0 +1,192 @@
+//! Real actions on drives: standby through `hdparm` or SG_IO, the power
+//! state, and `syncfs` of a disk's mounted file systems.
+//!
+//! Every function here blocks or awaits a child process, and is called
+//! only from a disk's actor task (see [`crate::daemon`]), never from the
+//! poll loop, so a drive that takes 30 s to answer delays nothing else.
+
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::Backend;
+
+/// A drive's power state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerState {
+    /// Spinning (active or idle).
+    Active,
+    /// Spun down.
+    Standby,
+    /// The device does not say.
+    Unknown,
+}
+
+/// Where `hdparm` is: the usual system directories, in order (no `$PATH`
+/// search, so a root daemon never runs a program a user placed earlier in
+/// its path).
+pub fn hdparm_path() -> Option<PathBuf> {
+    ["/usr/sbin/hdparm", "/sbin/hdparm", "/usr/bin/hdparm", "/bin/hdparm"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+async fn hdparm(flag: &str, dev: &Path) -> Result<String, String> {
+    let prog = hdparm_path().ok_or("hdparm is not installed (looked in /usr/sbin, /sbin, /usr/bin, /bin); install it or set backend = \"sgio\"")?;
+    let child = tokio::process::Command::new(&prog)
+        .arg(flag)
+        .arg(dev)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), child)
+        .await
+        .map_err(|_| format!("hdparm {flag} {}: no answer in 60 s", dev.display()))?
+        .map_err(|e| format!("{}: {e}", prog.display()))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failed = text
+        .lines()
+        .find(|l| l.contains("failed") || l.contains("bad/missing sense") || l.contains("No such"))
+        .map(str::trim);
+    if !out.status.success() || failed.is_some() {
+        let why = failed
+            .or_else(|| text.lines().map(str::trim).rfind(|l| !l.is_empty()))
+            .unwrap_or("no output");
+        return Err(format!(
+            "hdparm {flag} {} failed ({}): {why}",
+            dev.display(),
+            out.status
+        ));
+    }
+    Ok(text)
+}
+
+/// The power state, without waking the drive.
+pub async fn power_state(backend: Backend, dev: &Path) -> Result<PowerState, String> {
+    match backend {
+        Backend::Hdparm => {
+            let text = hdparm("-C", dev).await?;
+            Ok(if text.contains("standby") || text.contains("sleeping") {
+                PowerState::Standby
+            } else if text.contains("active") || text.contains("idle") {
+                PowerState::Active
+            } else {
+                PowerState::Unknown
+            })
+        }
+        Backend::Sgio => {
+            let dev = dev.to_path_buf();
+            let r = tokio::task::spawn_blocking(move || crate::sgio::in_standby(&dev))
+                .await
+                .map_err(|e| e.to_string())??;
+            Ok(match r {
+                Some(true) => PowerState::Standby,
+                Some(false) => PowerState::Active,
+                None => PowerState::Unknown,
+            })
+        }
+    }
+}
+
+/// Spins the drive down; returns how.
+pub async fn standby(backend: Backend, dev: &Path) -> Result<String, String> {
+    match backend {
+        Backend::Hdparm => hdparm("-y", dev).await.map(|_| "hdparm -y".to_string()),
+        Backend::Sgio => {
+            let dev = dev.to_path_buf();
+            tokio::task::spawn_blocking(move || crate::sgio::standby(&dev).map(str::to_string))
+                .await
+                .map_err(|e| e.to_string())?
+        }
+    }
+}
+
+/// The mount points of file systems on the devices `devs` (major, minor),
+/// from a `/proc/self/mountinfo` text, one per file system.
+pub fn mounts_on(mountinfo: &str, devs: &[(u32, u32)]) -> Vec<PathBuf> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        let mut f = line.split(' ');
+        let (Some(_), Some(_), Some(dev), Some(_), Some(mnt)) =
+            (f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        let Some((ma, mi)) = dev.split_once(':') else {
+            continue;
+        };
+        let (Ok(ma), Ok(mi)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
+            continue;
+        };
+        if devs.contains(&(ma, mi)) && !seen.contains(&(ma, mi)) {
+            seen.push((ma, mi));
+            out.push(PathBuf::from(unescape(mnt)));
+        }
+    }
+    out
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `syncfs` of every file system mounted from `devs`; returns the mount
+/// points synced.
+pub async fn flush(devs: Vec<(u32, u32)>) -> Result<Vec<PathBuf>, String> {
+    tokio::task::spawn_blocking(move || {
+        let info = std::fs::read_to_string("/proc/self/mountinfo")
+            .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let mounts = mounts_on(&info, &devs);
+        let mut errors = Vec::new();
+        for m in &mounts {
+            let r = std::fs::File::open(m)
+                .map_err(|e| e.to_string())
+                .and_then(|f| nix::unistd::syncfs(f.as_fd()).map_err(|e| e.to_string()));
+            if let Err(e) = r {
+                errors.push(format!("{}: {e}", m.display()));
+            }
+        }
+        if errors.is_empty() {
+            Ok(mounts)
+        } else {
+            Err(format!("syncfs failed: {}", errors.join("; ")))
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_mounts_of_a_disk() {
+        let info = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
+                    23 22 8:2 / /srv/my\\040data rw shared:2 - xfs /dev/sda2 rw\n\
+                    24 22 8:2 /sub /bind rw shared:2 - xfs /dev/sda2 rw\n\
+                    25 22 8:17 / /other rw shared:3 - ext4 /dev/sdb1 rw\n";
+        let m = mounts_on(info, &[(8, 0), (8, 1), (8, 2)]);
+        assert_eq!(m, [PathBuf::from("/"), PathBuf::from("/srv/my data")]);
+    }
+}
