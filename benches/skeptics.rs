@@ -27,7 +27,13 @@ fn trace(n: usize) -> Vec<Request> {
             7..=8 => 500 + r % 3_000,
             _ => 5_000 + r % 20_000,
         };
-        reqs.push(Request::new(ms(t), ms(t + 5), Op::Read, r % 1_000_000, 4096));
+        reqs.push(Request::new(
+            ms(t),
+            ms(t + 5),
+            Op::Read,
+            r % 1_000_000,
+            4096,
+        ));
         t += 5 + gap;
     }
     reqs

@@ -33,6 +33,40 @@
 //! assert_eq!(report.internal.predicted_s, 10.0);
 //! ```
 //!
+//! A TOML network can share a predictor between skeptics; the network
+//! evaluates the shared node once per event and hands its output to each
+//! consumer:
+//!
+//! ```
+//! use lull_core::prelude::*;
+//!
+//! let mut registry = Registry::new();
+//! lull_detectors::register(&mut registry);
+//! lull_skeptics::register(&mut registry);
+//! let doc = r#"
+//!     [[node]]
+//!     name = "fast"
+//!     spec = "timer(1s) + fixed(10s)"
+//!     [[node]]
+//!     name = "long"
+//!     skeptic = "low-pass(min=5s)"
+//!     inputs = ["fast"]
+//!     [[node]]
+//!     name = "good"
+//!     skeptic = "violation-rate(max=0.7)"
+//!     inputs = ["fast"]
+//!     [[node]]
+//!     name = "both"
+//!     skeptic = "and"
+//!     inputs = ["long", "good"]
+//! "#;
+//! let network = NetworkSpec::from_toml(doc, Some(&registry))
+//!     .unwrap()
+//!     .build(&registry)
+//!     .unwrap();
+//! assert_eq!(network.node_names(), ["fast", "long", "good", "both"]);
+//! ```
+//!
 //! ## The rules every skeptic follows
 //!
 //! - **Never more than was predicted.** A skeptic emits an input
