@@ -22,6 +22,31 @@
 //!
 //! Every component is a small `&mut self` state machine that never reads a
 //! clock: see `lull_core::component` for the contracts they follow.
+//!
+//! ## The catalogue (SPEC §3.1)
+//!
+//! | name | role | module | full idleness? |
+//! |---|---|---|---|
+//! | `timer(t)` | start | [`timer`] | yes |
+//! | `adapt-timer-{arith,geom}-{arith,geom}` | start | [`adaptive`] | yes |
+//! | `moving-average`, `event-window`, `time-window`, `adaptive-rate` | start | [`rate`] | no: may declare with requests outstanding |
+//! | `rate-change` | start | [`rate_change`] | no (and its starts may lie in the future) |
+//! | `dpll` | start | [`dpll`] | yes |
+//! | `random-timer` | start | [`random`] | yes |
+//! | `oracle` | start (offline) | [`oracle`] | yes |
+//! | `no-duration`, `fixed` | duration | [`duration`] | |
+//! | `backoff-*`, `filtered-backoff-*` | duration | [`backoff`] | |
+//! | `average`, `filtered-average` | duration | [`average`] | |
+//! | `autocorrelation` | duration | [`autocorrelation`] | |
+//!
+//! "Full idleness" means the detector only declares while no request is
+//! outstanding; the rate detectors' idea of idle allows residual work.
+//! Each module documents its algorithm, parameters (units and defaults are
+//! also in the catalogue, `lull components`) and the choices made where the
+//! paper is silent, for example how an adaptive timer judges a prediction
+//! with no duration, the rate detectors' hysteresis, or what the DPLL does
+//! while it acquires lock. Parameters out of range are rejected when the
+//! network is built, with an error naming the parameter.
 
 #![forbid(unsafe_code)]
 
