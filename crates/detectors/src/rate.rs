@@ -450,8 +450,17 @@ impl TimeWindow {
         if self.below(c) {
             return self.hyst.enter_if(true);
         }
-        // The largest count that is below the threshold.
-        let mut m = 0usize;
+        // The largest count that is below the threshold: ceil(rate·window)
+        // − 1, corrected for rounding.
+        let x = (self.hyst.start * self.window.as_secs_f64()).ceil();
+        let mut m = if x >= 1.0 {
+            (x as usize - 1).min(c - 1)
+        } else {
+            0
+        };
+        while m > 0 && !self.below(m) {
+            m -= 1;
+        }
         while m + 1 < c && self.below(m + 1) {
             m += 1;
         }
