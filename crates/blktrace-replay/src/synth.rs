@@ -8,6 +8,22 @@
 //! successive idle lengths; long gaps come from a Pareto tail. Requests are
 //! served first-come first-served by one server, so completions queue
 //! behind each other as they would on a disk.
+//!
+//! The workloads follow the three patterns of the paper's Figure 3, plus a
+//! periodic one:
+//!
+//! * `workstation` (like `hplajw-disk0`): quiet, mostly very long idle
+//!   periods, strongly correlated (a persistent quiet regime).
+//! * `news` (like `cello-disk6`, a Usenet news partition): busy, short
+//!   gaps with a Pareto tail; the regime switches often, so a period
+//!   length depends on the last few periods only.
+//! * `database` (like `database-disk0`, transaction processing): busy,
+//!   very short gaps; the regime rarely switches, which gives correlation
+//!   at long lags.
+//! * `sync30`: a quiet machine whose update daemon writes back dirty
+//!   buffers every 30 s: a burst of writes at every multiple of 30 s (with
+//!   a few milliseconds of jitter) on top of sparse user I/O, the
+//!   periodic pattern the `dpll` detector locks onto.
 
 use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
@@ -41,6 +57,8 @@ pub struct Shape {
     pub switch_p: f64,
     /// Share of time-steps starting in the quiet regime.
     pub quiet_share: f64,
+    /// Period of a write-back burst, seconds (0: none).
+    pub sync_period_s: f64,
 }
 
 /// The built-in workloads.
@@ -56,6 +74,49 @@ pub const WORKLOADS: &[Shape] = &[Shape {
     pareto_alpha: 1.3,
     switch_p: 0.15,
     quiet_share: 0.5,
+    sync_period_s: 0.0,
+},
+Shape {
+    name: "news",
+    summary: "a Usenet news disk (cello-disk6-like): busy, short gaps, correlation over the last few periods",
+    burst_mean: 12.0,
+    think_s: 0.003,
+    service_s: 0.010,
+    write_share: 0.5,
+    active_gap_s: 0.05,
+    quiet_gap_s: 0.5,
+    pareto_alpha: 1.5,
+    switch_p: 0.3,
+    quiet_share: 0.3,
+    sync_period_s: 0.0,
+},
+Shape {
+    name: "database",
+    summary: "a transaction-processing database disk: busy, very short gaps, long-term correlation",
+    burst_mean: 20.0,
+    think_s: 0.002,
+    service_s: 0.006,
+    write_share: 0.4,
+    active_gap_s: 0.01,
+    quiet_gap_s: 0.3,
+    pareto_alpha: 1.8,
+    switch_p: 0.03,
+    quiet_share: 0.3,
+    sync_period_s: 0.0,
+},
+Shape {
+    name: "sync30",
+    summary: "a quiet machine with a 30 s write-back daemon: periodic write bursts over sparse user I/O",
+    burst_mean: 4.0,
+    think_s: 0.004,
+    service_s: 0.008,
+    write_share: 0.5,
+    active_gap_s: 0.5,
+    quiet_gap_s: 5.0,
+    pareto_alpha: 1.2,
+    switch_p: 0.15,
+    quiet_share: 0.6,
+    sync_period_s: 30.0,
 }];
 
 /// The workload named `name`.
@@ -138,7 +199,55 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
             break;
         }
     }
+    if shape.sync_period_s > 0.0 {
+        add_sync(&mut trace, shape, end, seed);
+    }
     trace
+}
+
+/// Overlays the periodic write-back bursts of `shape` and re-serves the
+/// merged stream first-come first-served. A separate random stream keeps
+/// the base workload identical to the one without the overlay.
+fn add_sync(trace: &mut Trace, shape: &Shape, end: f64, seed: u64) {
+    let dev = trace.device_id(&format!("synth:{}", shape.name));
+    let mut rng = Pcg64::seed_from_u64(seed ^ 0x7379_6e63);
+    // Service times of the base stream, recovered from its FCFS schedule.
+    let mut jobs: Vec<(f64, f64, Request)> = Vec::with_capacity(trace.requests.len());
+    let mut free_at = 0.0f64;
+    for r in &trace.requests {
+        let a = r.arrival.as_secs_f64();
+        let c = r.completion.as_secs_f64();
+        jobs.push((a, c - a.max(free_at), *r));
+        free_at = c;
+    }
+    let mut k = 1.0;
+    while k * shape.sync_period_s < end {
+        let mut t = k * shape.sync_period_s + exp(&mut rng, 0.005);
+        let n = 4 + rng.random_range(0..12u32);
+        let mut sector: u64 = rng.random_range(0..1 << 30);
+        for _ in 0..n {
+            if t >= end {
+                break;
+            }
+            let service = exp(&mut rng, shape.service_s).max(1e-4);
+            let bytes = 4096 * (1u32 << rng.random_range(0..4u32));
+            let r = Request::new(Nanos::from_secs_f64(t), Nanos::ZERO, Op::Write, sector, bytes)
+                .on_device(dev);
+            jobs.push((t, service, r));
+            sector += u64::from(bytes / 512);
+            t += exp(&mut rng, 0.0005);
+        }
+        k += 1.0;
+    }
+    jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut free_at = 0.0f64;
+    trace.requests.clear();
+    for (a, service, mut r) in jobs {
+        free_at = a.max(free_at) + service;
+        r.arrival = Nanos::from_secs_f64(a);
+        r.completion = Nanos::from_secs_f64(free_at);
+        trace.requests.push(r);
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +263,67 @@ mod tests {
         let c = generate(w, Nanos::from_secs(600), 8);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    fn idle_lengths(name: &str, secs: u64) -> Vec<f64> {
+        let t = generate(shape(name).unwrap(), Nanos::from_secs(secs), 3);
+        assert!(t.requests.windows(2).all(|p| p[0].arrival <= p[1].arrival));
+        assert!(t.requests.iter().all(|r| r.completion >= r.arrival));
+        let tl = Timeline::from_requests(&t.requests);
+        tl.idle_periods().map(|p| p.len().as_secs_f64()).collect()
+    }
+
+    #[test]
+    fn every_workload_is_deterministic_and_heavy_tailed() {
+        assert_eq!(names(), ["workstation", "news", "database", "sync30"]);
+        for name in names() {
+            let w = shape(name).unwrap();
+            assert_eq!(
+                generate(w, Nanos::from_secs(300), 5),
+                generate(w, Nanos::from_secs(300), 5)
+            );
+            let l = idle_lengths(name, 3600);
+            let total: f64 = l.iter().sum();
+            let mut sorted = l.clone();
+            sorted.sort_by(f64::total_cmp);
+            // The longest tenth of the periods holds most of the idle time
+            // (sync30's write-backs cap periods at 30 s, so a bit less).
+            let top: f64 = sorted[sorted.len() * 9 / 10..].iter().sum();
+            assert!(top > 0.4 * total, "{name}: {top} of {total}");
+            let acf = crate::info::autocorrelation(&l, 1);
+            assert!(acf[0] > 0.03, "{name}: lag-1 autocorrelation {}", acf[0]);
+        }
+    }
+
+    #[test]
+    fn busy_workloads_have_shorter_gaps() {
+        let mean = |n: &str| {
+            let l = idle_lengths(n, 1800);
+            l.iter().sum::<f64>() / l.len() as f64
+        };
+        let (ws, news, db) = (mean("workstation"), mean("news"), mean("database"));
+        assert!(news < ws / 3.0 && db < news, "{ws} {news} {db}");
+    }
+
+    #[test]
+    fn sync30_writes_every_30_seconds() {
+        let t = generate(shape("sync30").unwrap(), Nanos::from_secs(600), 2);
+        for k in 1..20u64 {
+            let at = Nanos::from_secs(30 * k);
+            assert!(
+                t.requests.iter().any(|r| r.arrival >= at
+                    && r.arrival < at + Nanos::from_millis(100)
+                    && r.op == Op::Write),
+                "no write-back burst at {k}x30 s"
+            );
+        }
+        // The base stream is the same as without the overlay.
+        let base = Shape {
+            sync_period_s: 0.0,
+            ..*shape("sync30").unwrap()
+        };
+        let b = generate(&base, Nanos::from_secs(600), 2);
+        assert!(b.requests.len() < t.requests.len());
     }
 
     #[test]
