@@ -453,7 +453,7 @@ mod tests {
         assert_eq!(out.len(), 1);
         match c.phase {
             Phase::Reading { planned, .. } => {
-                assert!(planned >= 64 << 10 && planned < 1 << 20, "{planned}")
+                assert!((64 << 10..1 << 20).contains(&planned), "{planned}")
             }
             p => panic!("{p:?}"),
         }

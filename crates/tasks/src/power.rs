@@ -66,7 +66,12 @@ pub struct PowerModel {
 }
 
 /// The preset names, in the order of the table in the module docs.
-pub const PRESETS: &[&str] = &["paper-2.5in", "kittyhawk", "wd-red-plus", "seagate-ultrathin"];
+pub const PRESETS: &[&str] = &[
+    "paper-2.5in",
+    "kittyhawk",
+    "wd-red-plus",
+    "seagate-ultrathin",
+];
 
 /// The default preset: the paper's 2.5" disk.
 pub const DEFAULT_PRESET: &str = "paper-2.5in";
@@ -122,7 +127,9 @@ impl PowerModel {
     /// Energy over `span` seconds with `sleep` seconds asleep and `spinups`
     /// spin-ups: `p_active·(span − sleep) + p_sleep·sleep + p_spinup·t_spinup·spinups`.
     pub fn energy(&self, span: f64, sleep: f64, spinups: u64) -> f64 {
-        self.p_active * (span - sleep) + self.p_sleep * sleep + self.spinup_energy() * spinups as f64
+        self.p_active * (span - sleep)
+            + self.p_sleep * sleep
+            + self.spinup_energy() * spinups as f64
     }
 
     /// How long the request that wakes a disk which slept `slept` seconds

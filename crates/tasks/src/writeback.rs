@@ -165,7 +165,11 @@ impl Writeback {
     /// A writeback task for a disk with `model` (used for the step length in
     /// [`IdleTask::granularity`]).
     pub fn new(cfg: WritebackConfig, model: &ServiceModel) -> Self {
-        let step = model.service(0, model.capacity_sectors / 3, u64::from(cfg.max_outstanding));
+        let step = model.service(
+            0,
+            model.capacity_sectors / 3,
+            u64::from(cfg.max_outstanding),
+        );
         Writeback {
             cfg,
             step,

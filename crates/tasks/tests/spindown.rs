@@ -69,7 +69,12 @@ fn req(a: u64, c: u64) -> Request {
     Request::new(ms(a), ms(c), Op::Read, 0, 4096)
 }
 
-fn run<D: Detector>(det: D, policy: StopPolicy, reqs: &[Request], model: PowerModel) -> SpindownReport {
+fn run<D: Detector>(
+    det: D,
+    policy: StopPolicy,
+    reqs: &[Request],
+    model: PowerModel,
+) -> SpindownReport {
     let timeline = Timeline::from_requests(reqs);
     let mut engine = Engine::with_policy(det, policy, Spindown::new(model));
     replay(&timeline, &mut engine).unwrap();
@@ -85,7 +90,12 @@ fn timer_until_busy_by_hand() {
     // Paper model: p_active 1.6 W, p_sleep 0.4 W, p_spinup 2.4 W,
     // t_spinup 1.5 s, t_spindown 1 s; break-even 3 s.
     // A [0, 1) · gap 10 s · B [11, 12) and D [11.5, 11.7) · gap 1 s · C [13, 14).
-    let reqs = [req(0, 1000), req(11_000, 12_000), req(11_500, 11_700), req(13_000, 14_000)];
+    let reqs = [
+        req(0, 1000),
+        req(11_000, 12_000),
+        req(11_500, 11_700),
+        req(13_000, 14_000),
+    ];
     let r = run(
         Timer::new(ms(1000), None),
         StopPolicy::EarlierOf,
@@ -118,7 +128,12 @@ fn short_sleep_adds_the_rest_of_the_spindown() {
     // A [0, 1) · gap 1.5 s · B [2.5, 3). Timer 1 s: asleep at 2 s, B at
     // 2.5 s: slept 0.5 s < t_spindown 1 s, so B waits 1.5 + 0.5 = 2 s.
     let reqs = [req(0, 1000), req(2500, 3000)];
-    let r = run(Timer::new(ms(1000), None), StopPolicy::EarlierOf, &reqs, PowerModel::paper());
+    let r = run(
+        Timer::new(ms(1000), None),
+        StopPolicy::EarlierOf,
+        &reqs,
+        PowerModel::paper(),
+    );
     assert_eq!((r.spinups, r.delayed_ops), (1, 1));
     assert!(close(r.added_latency_s, 2.0));
     // Span 3 s: 1.6·2.5 + 0.4·0.5 + 3.6 = 4 + 0.2 + 3.6 = 7.8 J > 4.8 J baseline.
@@ -166,7 +181,12 @@ fn kittyhawk_by_hand() {
     // 1.6·2 + 0.1·20 + 3.3 = 3.2 + 2 + 3.3 = 8.5 J; the oracle does the same.
     let reqs = [req(0, 1000), req(21_000, 22_000)];
     let k = PowerModel::preset("kittyhawk").unwrap();
-    let r = run(Timer::new(Nanos::ZERO, None), StopPolicy::EarlierOf, &reqs, k);
+    let r = run(
+        Timer::new(Nanos::ZERO, None),
+        StopPolicy::EarlierOf,
+        &reqs,
+        k,
+    );
     assert!(close(r.energy_j, 8.5), "{r:?}");
     assert!(close(r.oracle_energy_j, 8.5));
     assert!(close(r.competitive_ratio, 1.0));
@@ -177,7 +197,12 @@ fn never_idle_trace_costs_the_baseline() {
     // Back-to-back and overlapping requests: no idle period at all.
     let reqs: Vec<Request> = (0..100).map(|i| req(i * 10, i * 10 + 15)).collect();
     for t in [0, 1, 1000] {
-        let r = run(Timer::new(ms(t), None), StopPolicy::EarlierOf, &reqs, PowerModel::paper());
+        let r = run(
+            Timer::new(ms(t), None),
+            StopPolicy::EarlierOf,
+            &reqs,
+            PowerModel::paper(),
+        );
         assert_eq!(r.spinups, 0);
         assert_eq!(r.delayed_ops, 0);
         assert!(close(r.energy_j, r.baseline_energy_j));

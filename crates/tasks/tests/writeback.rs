@@ -11,8 +11,13 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Write { sector: u64, sectors: u32 },
-    Read { sector: u64 },
+    Write {
+        sector: u64,
+        sectors: u32,
+    },
+    Read {
+        sector: u64,
+    },
     /// Start with a budget in ms (None: until busy) and poll.
     Idle(Option<u64>),
     /// Complete the oldest outstanding device write.
