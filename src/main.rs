@@ -24,6 +24,10 @@ enum Command {
     Components(cli::components::Args),
     /// Replay a trace (or the built-in workload) through one detector network and an idle task.
     Replay(cli::replay::Args),
+    /// Inspect traces (`info`) or convert them to the normalized CSV (`convert`).
+    Trace(cli::trace::Args),
+    /// Write a built-in synthetic workload as a normalized CSV.
+    Synth(cli::synth::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +35,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Components(args) => cli::components::run(args),
         Command::Replay(args) => cli::replay::run(args),
+        Command::Trace(args) => cli::trace::run(args),
+        Command::Synth(args) => cli::synth::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

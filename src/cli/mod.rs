@@ -3,6 +3,8 @@
 
 pub(crate) mod components;
 pub(crate) mod replay;
+pub(crate) mod synth;
+pub(crate) mod trace;
 
 use std::fmt;
 

@@ -250,7 +250,12 @@ impl Serialize for TraceInfo {
         let mut map = serializer.serialize_map(Some(pairs.len() + 1))?;
         map.serialize_entry("format", self.format)?;
         for (k, v) in &pairs {
-            map.serialize_entry(k, v)?;
+            // Counts print as integers.
+            if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                map.serialize_entry(k, &(*v as i64))?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
         }
         map.end()
     }
@@ -291,7 +296,7 @@ mod tests {
         assert!((i.long[3].share - 100.0 / 102.0).abs() < 1e-12);
         let json = serde_json::to_string(&i).unwrap();
         assert!(
-            json.starts_with("{\"format\":\"test\",\"devices\":1.0"),
+            json.starts_with("{\"format\":\"test\",\"devices\":1,"),
             "{json}"
         );
         assert!(json.contains("\"idle_share_over_60s\""));
