@@ -131,8 +131,14 @@ impl<T: Actuator + ?Sized> Actuator for Box<T> {
 /// The actuator of §3.3 with one of the four [`StopPolicy`]s.
 ///
 /// Rules, for every policy:
-/// - A prediction with a zero duration is ignored; one whose start lies in
-///   the future is held until then (a newer prediction replaces it).
+/// - A prediction whose start lies in the future is held until then (a
+///   newer prediction replaces it); a pending start survives arrivals, since
+///   a periodic detector predicts the gap after a burst it expects.
+/// - A prediction that has already ended (a zero duration) starts nothing;
+///   while the task runs it *withdraws* the idle period: the predicted end
+///   becomes now, so `predicted-end` and `earlier-of` stop at once,
+///   `later-of` runs on until busy and `when-busy` ignores it. Skeptics use
+///   this to take back what they emitted.
 /// - A prediction that arrives while the task runs replaces the predicted
 ///   end (continuances extend a run this way) and is passed on as
 ///   [`Command::Renew`].
@@ -173,9 +179,14 @@ impl PolicyActuator {
     }
 
     fn begin(&mut self, p: &Prediction, now: Nanos) -> Option<Command> {
-        let end = p.duration.map(|d| p.start + d);
+        let mut end = p.duration.map(|d| p.start + d);
         if end.is_some_and(|e| e <= now) {
-            return None;
+            if !self.running {
+                return None;
+            }
+            // A prediction that ends now withdraws the idle period: the
+            // policy decides at once what that means for the running task.
+            end = Some(now);
         }
         let budget = end.map(|e| e - now);
         self.end = end;
@@ -203,7 +214,7 @@ impl PolicyActuator {
 
 impl Actuator for PolicyActuator {
     fn on_prediction(&mut self, p: &Prediction, ctx: &Context) -> Option<Command> {
-        if p.duration == Some(Nanos::ZERO) {
+        if p.duration == Some(Nanos::ZERO) && p.start > ctx.now {
             return None;
         }
         if p.start > ctx.now {
@@ -264,6 +275,32 @@ mod tests {
 
     fn arrival(t: u64) -> Event {
         Event::arrival(&Request::new(Nanos(t), Nanos(t + 1), Op::Read, 0, 512))
+    }
+
+    #[test]
+    fn a_zero_duration_prediction_withdraws_a_running_task() {
+        for (policy, stops) in [
+            (StopPolicy::PredictedEnd, true),
+            (StopPolicy::EarlierOf, true),
+            (StopPolicy::LaterOf, false),
+            (StopPolicy::WhenBusy, false),
+        ] {
+            let mut a = PolicyActuator::new(policy);
+            a.on_prediction(
+                &Prediction::new(Nanos(0), Some(Nanos(50))),
+                &Context::at(Nanos(0)),
+            );
+            let ctx = Context::at(Nanos(10));
+            assert_eq!(
+                a.on_prediction(&Prediction::new(Nanos(10), Some(Nanos::ZERO)), &ctx),
+                Some(Command::Renew {
+                    budget: Some(Nanos::ZERO)
+                })
+            );
+            let due = a.next_deadline().is_some_and(|d| d <= Nanos(10));
+            let cmd = if due { a.on_deadline(&ctx) } else { None };
+            assert_eq!(cmd == Some(Command::Stop), stops, "{policy}");
+        }
     }
 
     #[test]

@@ -188,10 +188,9 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     // "e" is only part of the number when followed by digits (1e3s); a
     // number cannot end in 'e'.
     let (num, unit) = s.split_at(split);
-    let (num, unit) = if num.ends_with('e') {
-        (&num[..num.len() - 1], &s[split - 1..])
-    } else {
-        (num, unit)
+    let (num, unit) = match num.strip_suffix('e') {
+        Some(n) => (n, &s[split - 1..]),
+        None => (num, unit),
     };
     let value: f64 = num.parse().map_err(|_| err("not a number"))?;
     if !value.is_finite() {
