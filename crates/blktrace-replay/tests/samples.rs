@@ -120,12 +120,18 @@ fn blktrace_dc_only_action_mask() {
     assert_eq!(t.devices, ["8,52"]);
     let c = &c["8,52"];
     assert_eq!((c.queued, c.issued, c.completed), (0, 1_192, 1_206));
-    assert_eq!(c.issue_only, 1_192, "D/C fallback: every D starts a request");
+    assert_eq!(
+        c.issue_only, 1_192,
+        "D/C fallback: every D starts a request"
+    );
     assert_close("span", span_s(&t), 56.3, 0.05);
     // Periodic writes every ~5.1 s leave 11 idle gaps of about 5.11 s.
     let info = TraceInfo::of(&t);
     assert!(info.long[1].periods >= 10, "{info:?}");
-    assert!(info.longest_idle_s > 5.0 && info.longest_idle_s < 5.3, "{info:?}");
+    assert!(
+        info.longest_idle_s > 5.0 && info.longest_idle_s < 5.3,
+        "{info:?}"
+    );
 }
 
 #[test]
@@ -178,7 +184,11 @@ fn blkparse_forty_year_cpu_clock() {
     assert!(span_s(&t) < 60.0, "span {}", span_s(&t));
     assert!(t.skipped > 0);
     assert!(t.notes.iter().any(|n| n.contains("30 days")));
-    assert!(t.requests.iter().all(|r| r.op == Op::Write && r.bytes <= 1024));
+    assert!(
+        t.requests
+            .iter()
+            .all(|r| r.op == Op::Write && r.bytes <= 1024)
+    );
 }
 
 #[test]
@@ -237,7 +247,11 @@ fn systor_gzip_unsorted() {
         assert_eq!(t.requests.len(), 999);
         assert_eq!(t.devices, ["systor:0"]);
         assert!(t.requests.windows(2).all(|w| w[0].arrival <= w[1].arrival));
-        assert!(t.notes.iter().any(|n| n.contains("sorted")), "{:?}", t.notes);
+        assert!(
+            t.notes.iter().any(|n| n.contains("sorted")),
+            "{:?}",
+            t.notes
+        );
         let last_arrival = t.requests.last().unwrap().arrival.as_secs_f64();
         assert_close(rel, last_arrival, span, 0.01);
     }
@@ -249,14 +263,26 @@ fn every_sample_is_sniffed_by_content() {
         return;
     };
     let cases = [
-        ("blktrace/liuzel01_mynotes_sda/sda.blktrace.0", Format::Blktrace),
-        ("blktrace/romeus_blkparse_dump_loop0/trace_x_1_y_1.bin", Format::Blktrace),
+        (
+            "blktrace/liuzel01_mynotes_sda/sda.blktrace.0",
+            Format::Blktrace,
+        ),
+        (
+            "blktrace/romeus_blkparse_dump_loop0/trace_x_1_y_1.bin",
+            Format::Blktrace,
+        ),
         ("blkparse/apress_mbpa_sdb_blkparse.txt", Format::Blkparse),
         ("blkparse/oxdeadmeat_nvme0n1.blktrace.txt", Format::Blkparse),
-        ("blkparse/shl812_leveldb_ram0_blk_data.txt", Format::Blkparse),
+        (
+            "blkparse/shl812_leveldb_ram0_blk_data.txt",
+            Format::Blkparse,
+        ),
         ("msr/msr-cambridge1-sample_hm0.csv", Format::Msr),
         ("other/cloudphysics_cloudPhysicsIO.vscsi", Format::Vscsi),
-        ("other/tencent_cbs_cloud_storage-sample.csv.bz2", Format::Tencent),
+        (
+            "other/tencent_cbs_cloud_storage-sample.csv.bz2",
+            Format::Tencent,
+        ),
         ("other/systor17-traces-sample.csv.gz", Format::Systor),
     ];
     for (rel, format) in cases {
