@@ -62,62 +62,64 @@ pub struct Shape {
 }
 
 /// The built-in workloads.
-pub const WORKLOADS: &[Shape] = &[Shape {
-    name: "workstation",
-    summary: "a quiet single-user workstation: short bursts, long heavy-tailed idle periods",
-    burst_mean: 6.0,
-    think_s: 0.004,
-    service_s: 0.008,
-    write_share: 0.6,
-    active_gap_s: 0.25,
-    quiet_gap_s: 2.0,
-    pareto_alpha: 1.3,
-    switch_p: 0.15,
-    quiet_share: 0.5,
-    sync_period_s: 0.0,
-},
-Shape {
-    name: "news",
-    summary: "a Usenet news disk (cello-disk6-like): busy, short gaps, correlation over the last few periods",
-    burst_mean: 12.0,
-    think_s: 0.003,
-    service_s: 0.010,
-    write_share: 0.5,
-    active_gap_s: 0.05,
-    quiet_gap_s: 0.5,
-    pareto_alpha: 1.5,
-    switch_p: 0.3,
-    quiet_share: 0.3,
-    sync_period_s: 0.0,
-},
-Shape {
-    name: "database",
-    summary: "a transaction-processing database disk: busy, very short gaps, long-term correlation",
-    burst_mean: 20.0,
-    think_s: 0.002,
-    service_s: 0.006,
-    write_share: 0.4,
-    active_gap_s: 0.01,
-    quiet_gap_s: 0.3,
-    pareto_alpha: 1.8,
-    switch_p: 0.03,
-    quiet_share: 0.3,
-    sync_period_s: 0.0,
-},
-Shape {
-    name: "sync30",
-    summary: "a quiet machine with a 30 s write-back daemon: periodic write bursts over sparse user I/O",
-    burst_mean: 4.0,
-    think_s: 0.004,
-    service_s: 0.008,
-    write_share: 0.5,
-    active_gap_s: 0.5,
-    quiet_gap_s: 5.0,
-    pareto_alpha: 1.2,
-    switch_p: 0.15,
-    quiet_share: 0.6,
-    sync_period_s: 30.0,
-}];
+pub const WORKLOADS: &[Shape] = &[
+    Shape {
+        name: "workstation",
+        summary: "a quiet single-user workstation: short bursts, long heavy-tailed idle periods",
+        burst_mean: 6.0,
+        think_s: 0.004,
+        service_s: 0.008,
+        write_share: 0.6,
+        active_gap_s: 0.25,
+        quiet_gap_s: 2.0,
+        pareto_alpha: 1.3,
+        switch_p: 0.15,
+        quiet_share: 0.5,
+        sync_period_s: 0.0,
+    },
+    Shape {
+        name: "news",
+        summary: "a Usenet news disk (cello-disk6-like): busy, short gaps, correlation over the last few periods",
+        burst_mean: 12.0,
+        think_s: 0.003,
+        service_s: 0.010,
+        write_share: 0.5,
+        active_gap_s: 0.05,
+        quiet_gap_s: 0.5,
+        pareto_alpha: 1.5,
+        switch_p: 0.3,
+        quiet_share: 0.3,
+        sync_period_s: 0.0,
+    },
+    Shape {
+        name: "database",
+        summary: "a transaction-processing database disk: busy, very short gaps, long-term correlation",
+        burst_mean: 20.0,
+        think_s: 0.002,
+        service_s: 0.006,
+        write_share: 0.4,
+        active_gap_s: 0.01,
+        quiet_gap_s: 0.3,
+        pareto_alpha: 1.8,
+        switch_p: 0.03,
+        quiet_share: 0.3,
+        sync_period_s: 0.0,
+    },
+    Shape {
+        name: "sync30",
+        summary: "a quiet machine with a 30 s write-back daemon: periodic write bursts over sparse user I/O",
+        burst_mean: 4.0,
+        think_s: 0.004,
+        service_s: 0.008,
+        write_share: 0.5,
+        active_gap_s: 0.5,
+        quiet_gap_s: 5.0,
+        pareto_alpha: 1.2,
+        switch_p: 0.15,
+        quiet_share: 0.6,
+        sync_period_s: 30.0,
+    },
+];
 
 /// The workload named `name`.
 pub fn shape(name: &str) -> Option<&'static Shape> {
@@ -231,8 +233,14 @@ fn add_sync(trace: &mut Trace, shape: &Shape, end: f64, seed: u64) {
             }
             let service = exp(&mut rng, shape.service_s).max(1e-4);
             let bytes = 4096 * (1u32 << rng.random_range(0..4u32));
-            let r = Request::new(Nanos::from_secs_f64(t), Nanos::ZERO, Op::Write, sector, bytes)
-                .on_device(dev);
+            let r = Request::new(
+                Nanos::from_secs_f64(t),
+                Nanos::ZERO,
+                Op::Write,
+                sector,
+                bytes,
+            )
+            .on_device(dev);
             jobs.push((t, service, r));
             sector += u64::from(bytes / 512);
             t += exp(&mut rng, 0.0005);
