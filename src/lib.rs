@@ -9,6 +9,7 @@
 pub use lull_core as core;
 pub use lull_detectors as detectors;
 pub use lull_skeptics as skeptics;
+pub use lull_tasks as tasks;
 
 use lull_core::registry::Registry;
 

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use lull_blktrace_replay::replay::{ReplayOptions, Timing, default_policy, replay_spec};
+use lull_blktrace_replay::replay::{
+    ReplayOptions, Timing, default_policy, replay_spec, resolve_timing,
+};
 use lull_blktrace_replay::{ReadOptions, Trace, synth};
 use lull_core::actuator::StopPolicy;
 use lull_core::event::Timeline;
@@ -34,8 +36,10 @@ pub(crate) struct Args {
     /// internal measures), earlier-of otherwise.
     #[arg(long)]
     policy: Option<String>,
-    /// Request timing: trace (as recorded) or model (device service model).
-    #[arg(long, default_value = "trace")]
+    /// Request timing: trace (as recorded), model (device service model),
+    /// or auto: what the task needs (trace for none and spindown, model
+    /// for writeback and cleaning).
+    #[arg(long, default_value = "auto")]
     timing: String,
     /// Which device of a multi-device trace (default: the busiest).
     #[arg(long)]
@@ -190,7 +194,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                 "task     {}   policy {}   timing {}",
                 opts.task,
                 policy.unwrap_or_else(|| default_policy(&opts.task)),
-                timing
+                resolve_timing(&opts.task, timing).unwrap_or(timing)
             )?;
             writeln!(
                 out,

@@ -1,5 +1,17 @@
 //! The replay driver: runs a detector network and an idle task over a
 //! trace and returns the measures.
+//!
+//! Each task has the timing it needs (SPEC §4.2, §4.3): `none` and
+//! `spindown` run on the recorded times ([`Timing::Trace`], the engine's
+//! own [`replay`]); `writeback` and `cleaning` add or move I/O and run on
+//! the device model ([`Timing::Model`], [`crate::model`]). With
+//! [`Timing::Auto`] (the default) the driver picks it; asking for the
+//! other one is an error that says why.
+//!
+//! `--device` names a drive preset: a power model for `spindown`
+//! ([`lull_tasks::power`], default `paper-2.5in`), a service-time model for
+//! the model-timing tasks ([`lull_tasks::device`], default `hp97560`);
+//! either also takes custom `key=value` lists.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,16 +22,26 @@ use lull_core::event::Timeline;
 use lull_core::registry::Registry;
 use lull_core::spec::NetworkSpec;
 use lull_core::task::{IdleTask, NoTask};
+use lull_tasks::background::BackgroundTask;
+use lull_tasks::cleaning::{Cleaning, CleaningConfig};
+use lull_tasks::device::ServiceModel;
+use lull_tasks::power::PowerModel;
+use lull_tasks::spindown::Spindown;
+use lull_tasks::writeback::{Writeback, WritebackConfig};
 
 use crate::error::ReplayError;
+use crate::model::{ModelOptions, requests_of, run_model};
 
 /// How foreground requests are timed during a replay.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Timing {
+    /// The timing the task needs: trace for `none` and `spindown`, model
+    /// for `writeback` and `cleaning` ([`resolve_timing`]).
+    #[default]
+    Auto,
     /// Requests keep the times the trace recorded; tasks do not perturb
     /// them (SPEC §4.2 for spindown).
-    #[default]
     Trace,
     /// Arrivals at trace times, completions from a device service-time
     /// model with queueing, so tasks that add or move I/O perturb the
@@ -31,9 +53,12 @@ impl FromStr for Timing {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "auto" => Ok(Timing::Auto),
             "trace" => Ok(Timing::Trace),
             "model" => Ok(Timing::Model),
-            _ => Err(format!("unknown timing {s:?} (expected trace or model)")),
+            _ => Err(format!(
+                "unknown timing {s:?} (expected trace, model or auto)"
+            )),
         }
     }
 }
@@ -41,6 +66,7 @@ impl FromStr for Timing {
 impl fmt::Display for Timing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Timing::Auto => "auto",
             Timing::Trace => "trace",
             Timing::Model => "model",
         })
@@ -56,7 +82,7 @@ pub struct ReplayOptions {
     pub policy: Option<StopPolicy>,
     /// The device preset for tasks that model a drive.
     pub device: Option<String>,
-    /// Trace or model timing.
+    /// Trace or model timing ([`Timing::Auto`]: what the task needs).
     pub timing: Timing,
     /// Keep the action log.
     pub log: bool,
@@ -68,7 +94,7 @@ impl Default for ReplayOptions {
             task: "none".into(),
             policy: None,
             device: None,
-            timing: Timing::Trace,
+            timing: Timing::Auto,
             log: false,
         }
     }
@@ -86,23 +112,96 @@ pub fn default_policy(task: &str) -> StopPolicy {
 }
 
 /// The idle tasks this build knows.
-pub const TASKS: &[&str] = &["none"];
+pub const TASKS: &[&str] = &["none", "spindown", "writeback", "cleaning"];
 
-/// Builds the idle task named `name`.
-pub fn make_task(name: &str, opts: &ReplayOptions) -> Result<Box<dyn IdleTask>, ReplayError> {
+fn unknown_task(name: &str) -> ReplayError {
+    ReplayError::Option(format!(
+        "unknown task `{name}` (known: {})",
+        TASKS.join(", ")
+    ))
+}
+
+/// The timing task `name` needs: [`Timing::Trace`] for `none` and
+/// `spindown`, [`Timing::Model`] for `writeback` and `cleaning`.
+pub fn natural_timing(name: &str) -> Result<Timing, ReplayError> {
     match name {
-        "none" => {
-            if opts.timing == Timing::Model {
-                return Err(ReplayError::Option(
-                    "task `none` moves no I/O: use --timing trace (model timing is for tasks that add I/O)".into(),
-                ));
-            }
-            Ok(Box::new(NoTask))
-        }
-        _ => Err(ReplayError::Option(format!(
-            "unknown task `{name}` (known: {})",
-            TASKS.join(", ")
+        "none" | "spindown" => Ok(Timing::Trace),
+        "writeback" | "cleaning" => Ok(Timing::Model),
+        _ => Err(unknown_task(name)),
+    }
+}
+
+/// The timing a replay of task `name` runs under when `timing` is asked
+/// for: [`Timing::Auto`] becomes the task's own; a mismatch is an error
+/// that says which timing to use.
+pub fn resolve_timing(name: &str, timing: Timing) -> Result<Timing, ReplayError> {
+    let natural = natural_timing(name)?;
+    match (timing, natural) {
+        (Timing::Auto, t) => Ok(t),
+        (t, n) if t == n => Ok(t),
+        (Timing::Model, _) if name == "none" => Err(ReplayError::Option(
+            "task `none` moves no I/O: use --timing trace (model timing is for tasks that add I/O)"
+                .into(),
+        )),
+        (Timing::Model, _) => Err(ReplayError::Option(format!(
+            "task `{name}` runs under trace timing (SPEC §4.2: the request stream is not perturbed): use --timing trace or leave --timing out"
         ))),
+        _ => Err(ReplayError::Option(format!(
+            "task `{name}` adds or moves I/O, so recorded completion times would be wrong: use --timing model or leave --timing out"
+        ))),
+    }
+}
+
+/// The power model for `spindown` from `--device` (default `paper-2.5in`).
+pub fn power_model(device: Option<&str>) -> Result<PowerModel, ReplayError> {
+    device
+        .unwrap_or(lull_tasks::power::DEFAULT_PRESET)
+        .parse()
+        .map_err(|e: lull_tasks::power::PowerModelError| {
+            ReplayError::Option(format!("--device: {e}"))
+        })
+}
+
+/// The service-time model for model timing from `--device` (default
+/// `hp97560`).
+pub fn service_model(device: Option<&str>) -> Result<ServiceModel, ReplayError> {
+    device
+        .unwrap_or(lull_tasks::device::DEFAULT_PRESET)
+        .parse()
+        .map_err(|e: lull_tasks::device::ServiceModelError| {
+            ReplayError::Option(format!("--device: {e}"))
+        })
+}
+
+/// Builds the idle task named `name` for trace timing (`none`,
+/// `spindown`). Model-timing tasks are built by [`make_background_task`].
+pub fn make_task(name: &str, opts: &ReplayOptions) -> Result<Box<dyn IdleTask>, ReplayError> {
+    let timing = resolve_timing(name, opts.timing)?;
+    match name {
+        "none" => Ok(Box::new(NoTask)),
+        "spindown" => Ok(Box::new(Spindown::new(power_model(
+            opts.device.as_deref(),
+        )?))),
+        _ if timing == Timing::Model => Err(ReplayError::Option(format!(
+            "task `{name}` runs under model timing: build it with make_background_task"
+        ))),
+        _ => Err(unknown_task(name)),
+    }
+}
+
+/// Builds the model-timing task named `name` (`writeback`, `cleaning`)
+/// for a disk with `model`.
+pub fn make_background_task(
+    name: &str,
+    model: &ServiceModel,
+) -> Result<Box<dyn BackgroundTask>, ReplayError> {
+    match name {
+        "writeback" => Ok(Box::new(Writeback::new(WritebackConfig::default(), model))),
+        "cleaning" => Ok(Box::new(Cleaning::new(CleaningConfig::default(), model))),
+        "none" | "spindown" => Err(ReplayError::Option(format!(
+            "task `{name}` runs under trace timing, not on the device model"
+        ))),
+        _ => Err(unknown_task(name)),
     }
 }
 
@@ -123,8 +222,28 @@ pub fn replay_spec(
     opts: &ReplayOptions,
 ) -> Result<ReplayOutcome, ReplayError> {
     let network = spec.build(registry)?;
-    let task = make_task(&opts.task, opts)?;
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
+    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
+        let model = service_model(opts.device.as_deref())?;
+        let task = make_background_task(&opts.task, &model)?;
+        let requests = requests_of(timeline);
+        let out = run_model(
+            &requests,
+            network,
+            policy,
+            task,
+            &model,
+            ModelOptions {
+                log: opts.log,
+                device_log: false,
+            },
+        )?;
+        return Ok(ReplayOutcome {
+            report: out.report,
+            log: out.log,
+        });
+    }
+    let task = make_task(&opts.task, opts)?;
     let mut engine = Engine::with_policy(network, policy, task);
     if opts.log {
         engine = engine.with_log();
