@@ -245,8 +245,10 @@ mod tests {
     }
 }
 
-/// Whether `head` looks like a CSV trace: its first data lines (up to
-/// three complete ones, after an optional header) all pass `row_ok`.
+/// Whether `head` looks like a CSV trace: its first data line (after an
+/// optional header) passes `row_ok`. Only the first, so that a bad row
+/// further down is reported with its line number by the reader instead of
+/// making the whole file unrecognisable.
 pub(crate) fn sniff_csv(
     head: &[u8],
     is_header: impl Fn(&str) -> bool,
@@ -277,7 +279,7 @@ pub(crate) fn sniff_csv(
             Some(n) if row_ok(&fields[..n]) => seen += 1,
             _ => return false,
         }
-        if seen == 3 {
+        if seen == 1 {
             break;
         }
     }
