@@ -10,7 +10,7 @@
 //!
 //! `--device` names a drive preset: a power model for `spindown`
 //! ([`lull_tasks::power`], default `paper-2.5in`), a service-time model for
-//! the model-timing tasks ([`lull_tasks::device`], default `hp97560`);
+//! the model-timing tasks ([`lull_tasks::device`], default `wd-red-plus`);
 //! either also takes custom `key=value` lists.
 
 use std::fmt;
@@ -163,7 +163,7 @@ pub fn power_model(device: Option<&str>) -> Result<PowerModel, ReplayError> {
 }
 
 /// The service-time model for model timing from `--device` (default
-/// `hp97560`).
+/// `wd-red-plus`).
 pub fn service_model(device: Option<&str>) -> Result<ServiceModel, ReplayError> {
     device
         .unwrap_or(lull_tasks::device::DEFAULT_PRESET)

@@ -170,7 +170,7 @@ fn periodic(n: u64, period_ms: u64) -> Vec<Request> {
 }
 
 fn clean(reqs: &[Request], net: &str) -> Vec<(&'static str, f64)> {
-    let model = ServiceModel::default_model();
+    let model = ServiceModel::preset("hp97560").unwrap();
     let task: Box<dyn BackgroundTask> = Box::new(Cleaning::new(CleaningConfig::default(), &model));
     let det = build_network(net, &registry()).unwrap();
     run_model(

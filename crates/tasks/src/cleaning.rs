@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn cycles_clean_what_was_written() {
-        let model = ServiceModel::default_model();
+        let model = ServiceModel::preset("hp97560").unwrap();
         let disk = Disk::new(model.clone());
         let mut c = Cleaning::new(CleaningConfig::default(), &model);
         c.on_arrival(&write(3 << 20), Nanos::ZERO, &mut Vec::new());
@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn a_stop_mid_read_writes_what_was_read() {
-        let model = ServiceModel::default_model();
+        let model = ServiceModel::preset("hp97560").unwrap();
         let disk = Disk::new(model.clone());
         let mut c = Cleaning::new(CleaningConfig::default(), &model);
         c.on_arrival(&write(1 << 20), Nanos::ZERO, &mut Vec::new());
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn a_stop_during_the_write_is_ignored() {
-        let model = ServiceModel::default_model();
+        let model = ServiceModel::preset("hp97560").unwrap();
         let disk = Disk::new(model.clone());
         let mut c = Cleaning::new(CleaningConfig::default(), &model);
         c.on_arrival(&write(128 << 10), Nanos::ZERO, &mut Vec::new());
@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn no_cycle_unless_64k_fits() {
-        let model = ServiceModel::default_model();
+        let model = ServiceModel::preset("hp97560").unwrap();
         let disk = Disk::new(model.clone());
         let mut c = Cleaning::new(CleaningConfig::default(), &model);
         c.on_arrival(&write(1 << 20), Nanos::ZERO, &mut Vec::new());
