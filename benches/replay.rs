@@ -1,0 +1,67 @@
+//! The replay step against the memory-scan floor (issue 9): cost per event
+//! of `timer(1s) + fixed(10s)` with task `none`, next to a bare scan that
+//! only sums a field over the same event array.
+//!
+//! `cargo bench --bench replay`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use lull::core::prelude::*;
+use lull::detectors::duration::Fixed;
+use lull::detectors::timer::Timer;
+use lull_blktrace_replay::synth;
+
+fn timeline(requests: usize) -> Timeline {
+    let shape = synth::shape("workstation").expect("built-in workload");
+    // The workstation makes about 1.3 requests a second.
+    let secs = (requests as f64 / 1.3) as u64;
+    let mut trace = synth::generate(shape, Nanos::from_secs(secs), 42);
+    trace.requests.truncate(requests);
+    Timeline::from_requests(&trace.requests)
+}
+
+fn bench(c: &mut Criterion) {
+    let tl = timeline(1_000_000);
+    let events = tl.events().len() as u64;
+    let registry = lull::registry();
+    let mut g = c.benchmark_group("replay-1M-requests");
+    g.throughput(Throughput::Elements(events));
+    g.sample_size(20);
+
+    g.bench_function("bare-scan", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for ev in black_box(tl.events()) {
+                sum = sum.wrapping_add(ev.time.0 ^ u64::from(ev.bytes));
+            }
+            black_box(sum)
+        })
+    });
+
+    g.bench_function("timer+fixed/dyn", |b| {
+        b.iter(|| {
+            let net = build_network("timer(1s) + fixed(10s)", &registry).unwrap();
+            let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
+            black_box(replay(&tl, &mut engine).unwrap())
+        })
+    });
+
+    g.bench_function("timer+fixed/generic", |b| {
+        b.iter(|| {
+            let det = Predictor::new(Timer::new(Nanos::from_secs(1)), Fixed::new(Nanos::from_secs(10), false));
+            let mut engine = Engine::with_policy(det, StopPolicy::PredictedEnd, NoTask);
+            black_box(replay(&tl, &mut engine).unwrap())
+        })
+    });
+
+    g.bench_function("timeline-build", |b| {
+        let shape = synth::shape("workstation").unwrap();
+        let trace = synth::generate(shape, Nanos::from_secs(700_000), 42);
+        b.iter(|| black_box(Timeline::from_requests(&trace.requests)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
