@@ -463,3 +463,12 @@ pub fn replay<D: Detector, A: Actuator, T: IdleTask>(
     }
     engine.finish(timeline.end().unwrap_or(Nanos::ZERO))
 }
+
+/// Networks and engines move between threads (a sweep runs them on a
+/// thread pool; a daemon may hand one to a blocking task).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Engine>();
+    send::<crate::network::Network>();
+    send::<Engine<crate::network::Network, PolicyActuator, crate::task::NoTask>>();
+};
