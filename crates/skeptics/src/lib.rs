@@ -98,7 +98,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod latency_target;
 pub mod low_pass;
+pub mod preempt;
 pub mod quality;
 pub mod share;
 pub mod time_of_day;
@@ -116,6 +118,8 @@ pub fn register(registry: &mut Registry) {
     violation_rate::register(registry);
     vote::register(registry);
     share::register(registry);
+    preempt::register(registry);
+    latency_target::register(registry);
 }
 
 /// A registry holding this crate's skeptics only.
