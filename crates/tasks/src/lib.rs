@@ -77,6 +77,7 @@
 pub mod background;
 pub mod cleaning;
 pub mod device;
+pub mod manners;
 pub mod power;
 pub mod spindown;
 pub mod writeback;
