@@ -108,8 +108,9 @@ impl Spindown {
 
     fn sleep_now(&mut self, now: Nanos) {
         if self.first.is_some() && self.asleep_since.is_none() {
-            // A disk still spinning up finishes that first.
-            self.asleep_since = Some(now.max(self.ready_at));
+            // SPEC §4.2 as written: asleep from the start of the task, even
+            // if (under trace timing) the last spin-up had not finished.
+            self.asleep_since = Some(now);
         }
     }
 
@@ -220,8 +221,7 @@ impl IdleTask for Spindown {
                         self.delayed_ops += 1;
                         self.added_latency_s += delay;
                     }
-                    // A spin-down planned after a spin-up that this request
-                    // beat: it never happened.
+                    // Unreachable with events in time order.
                     Some(_) => {}
                     None if self.ready_at > t => {
                         self.delayed_ops += 1;
