@@ -127,6 +127,8 @@ pub fn natural_timing(name: &str) -> Result<Timing, ReplayError> {
     match name {
         "none" | "spindown" => Ok(Timing::Trace),
         "writeback" | "cleaning" => Ok(Timing::Model),
+        // MS Manners regulation (lull_tasks::manners): same timing.
+        "writeback+manners" | "cleaning+manners" => Ok(Timing::Model),
         _ => Err(unknown_task(name)),
     }
 }
@@ -198,6 +200,15 @@ pub fn make_background_task(
     match name {
         "writeback" => Ok(Box::new(Writeback::new(WritebackConfig::default(), model))),
         "cleaning" => Ok(Box::new(Cleaning::new(CleaningConfig::default(), model))),
+        // `TASK+manners`: the task regulated by MS Manners (lull_tasks::manners).
+        "writeback+manners" => Ok(Box::new(lull_tasks::manners::Regulated::new(
+            Writeback::new(WritebackConfig::default(), model),
+            lull_tasks::manners::MannersConfig::default(),
+        ))),
+        "cleaning+manners" => Ok(Box::new(lull_tasks::manners::Regulated::new(
+            Cleaning::new(CleaningConfig::default(), model),
+            lull_tasks::manners::MannersConfig::default(),
+        ))),
         "none" | "spindown" => Err(ReplayError::Option(format!(
             "task `{name}` runs under trace timing, not on the device model"
         ))),
