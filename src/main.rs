@@ -24,6 +24,8 @@ enum Command {
     Components(cli::components::Args),
     /// Replay a trace (or the built-in workload) through one detector network and an idle task.
     Replay(cli::replay::Args),
+    /// Watch live disks and put their idle time to work (spin down, flush, run a command).
+    Daemon(cli::daemon::Args),
     /// Inspect traces (`info`) or convert them to the normalized CSV (`convert`).
     Trace(cli::trace::Args),
     /// Write a built-in synthetic workload as a normalized CSV.
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Components(args) => cli::components::run(args),
         Command::Replay(args) => cli::replay::run(args),
+        Command::Daemon(args) => cli::daemon::run(args),
         Command::Trace(args) => cli::trace::run(args),
         Command::Synth(args) => cli::synth::run(args),
     };

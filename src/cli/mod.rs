@@ -2,6 +2,7 @@
 //! [`CliError`] saying whether the input or the system is at fault.
 
 pub(crate) mod components;
+pub(crate) mod daemon;
 pub(crate) mod replay;
 pub(crate) mod synth;
 pub(crate) mod trace;

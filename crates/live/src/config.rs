@@ -239,7 +239,8 @@ impl Config {
         };
         let text = std::fs::read_to_string(path).map_err(|e| plain(format!("cannot read: {e}")))?;
         if running_as_root() {
-            check_not_writable_by_others(path).map_err(|m| plain(format!("refusing the config file: {m}")))?;
+            check_not_writable_by_others(path)
+                .map_err(|m| plain(format!("refusing the config file: {m}")))?;
         }
         Config::parse(path, &text, registry)
     }
@@ -273,9 +274,10 @@ impl Config {
                 metrics.textfile = Some(PathBuf::from(t.get_ref()));
             }
             if let Some(l) = &m.listen {
-                metrics.listen = Some(parse_listen(l.get_ref()).map_err(|msg| {
-                    cx.err(Some(l.span()), "metrics.listen", msg)
-                })?);
+                metrics.listen = Some(
+                    parse_listen(l.get_ref())
+                        .map_err(|msg| cx.err(Some(l.span()), "metrics.listen", msg))?,
+                );
             }
         }
         let mut disks = Vec::with_capacity(raw.disk.len());
@@ -333,7 +335,12 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     })
 }
 
-fn disk(cx: &Ctx<'_>, i: usize, d: &RawDisk, registry: &Registry) -> Result<DiskConfig, ConfigError> {
+fn disk(
+    cx: &Ctx<'_>,
+    i: usize,
+    d: &RawDisk,
+    registry: &Registry,
+) -> Result<DiskConfig, ConfigError> {
     let key = |k: &str| format!("disk[{i}].{k}");
     let device = d.device.get_ref().trim().to_string();
     if device.is_empty() {
@@ -595,38 +602,71 @@ policy = "when-busy"
 
     #[test]
     fn errors_name_line_and_key() {
-        let e = err("poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(1s) + nonsense(3)\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].network")), "{e}");
-        assert!(e.to_string().starts_with("lull.toml:4: key `disk[0].network`"), "{e}");
+        let e = err(
+            "poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(1s) + nonsense(3)\"\n",
+        );
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(4), Some("disk[0].network")),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("lull.toml:4: key `disk[0].network`"),
+            "{e}"
+        );
 
         let e = err("poll = 5\n");
         assert_eq!((e.line, e.key.as_deref()), (Some(1), Some("poll")), "{e}");
 
-        let e = err("poll = \"1s\"\n\n[[disk]]\ndevice = \"sda\"\ntask = \"standby\"\nbakend = \"x\"\n");
+        let e = err(
+            "poll = \"1s\"\n\n[[disk]]\ndevice = \"sda\"\ntask = \"standby\"\nbakend = \"x\"\n",
+        );
         assert_eq!(e.line, Some(6), "{e}");
         assert!(e.message.contains("bakend"), "{e}");
 
         let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"nap\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("disk[0].task")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("disk[0].task")),
+            "{e}"
+        );
 
         let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\n");
         assert_eq!(e.key.as_deref(), Some("disk[0].command"), "{e}");
 
-        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\ncommand = [\"sleep\", \"1\"]\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].command")), "{e}");
+        let e =
+            err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\ncommand = [\"sleep\", \"1\"]\n");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(4), Some("disk[0].command")),
+            "{e}"
+        );
         assert!(e.message.contains("absolute"), "{e}");
 
         let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"flush\"\nbackend = \"sgio\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[0].backend")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(4), Some("disk[0].backend")),
+            "{e}"
+        );
 
         let e = err("[[disk]]\ndevice = \"sda\"\n[[disk]]\ndevice = \"sda\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("disk[1].device")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(4), Some("disk[1].device")),
+            "{e}"
+        );
 
         let e = err("poll = \"1ms\"\n");
         assert_eq!(e.key.as_deref(), Some("poll"));
 
         let e = err("[metrics]\nlisten = \"localhost\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("metrics.listen")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(2), Some("metrics.listen")),
+            "{e}"
+        );
 
         let e = err("[[disk]]\nnetwork = \"timer(1s)\"\n");
         assert!(e.message.contains("device"), "{e}");
@@ -639,7 +679,11 @@ policy = "when-busy"
     #[test]
     fn offline_components_are_refused() {
         let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
-        assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("disk[0].network")), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("disk[0].network")),
+            "{e}"
+        );
         assert!(e.message.contains("offline"), "{e}");
     }
 

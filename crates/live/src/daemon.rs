@@ -314,7 +314,11 @@ impl Daemon {
             "lull daemon started: {} disk entries, poll {}{}",
             self.cfg.disks.len(),
             self.cfg.poll,
-            if self.opts.dry_run { ", dry run: no drive is touched, no command runs" } else { "" }
+            if self.opts.dry_run {
+                ", dry run: no drive is touched, no command runs"
+            } else {
+                ""
+            }
         );
         self.last_poll = self.now();
         self.poll(false).await;
@@ -352,9 +356,6 @@ impl Daemon {
         for d in disks {
             self.retire(d).await;
         }
-        while let Ok(r) = self.reports_rx.try_recv() {
-            self.on_report(r);
-        }
         self.save(true);
         info!("stopped");
         Ok(())
@@ -370,7 +371,7 @@ impl Daemon {
                 self.cfg = new;
                 let keep: Vec<Disk> = std::mem::take(&mut self.disks);
                 for d in keep {
-                    if self.cfg.disks.iter().any(|c| *c == d.cfg) {
+                    if self.cfg.disks.contains(&d.cfg) {
                         self.disks.push(d);
                     } else {
                         info!("disk {}: configuration changed or removed", d.key);
@@ -387,16 +388,26 @@ impl Daemon {
                 if state_moved {
                     self.dirty = true;
                 }
-                info!("configuration reloaded: {} disk entries", self.cfg.disks.len());
+                info!(
+                    "configuration reloaded: {} disk entries",
+                    self.cfg.disks.len()
+                );
             }
         }
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     }
 
+    /// Stops a disk's actor (and its command) and books what it reports.
     async fn retire(&mut self, d: Disk) {
         let _ = d.orders.send(Order::Shutdown);
-        if tokio::time::timeout(Duration::from_secs(15), d.actor).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(15), d.actor)
+            .await
+            .is_err()
+        {
             warn!("disk {}: the actor did not stop in 15 s", d.key);
+        }
+        while let Ok(r) = self.reports_rx.try_recv() {
+            self.on_report(r);
         }
     }
 
@@ -459,7 +470,11 @@ impl Daemon {
             }
             for r in found {
                 let family = Family::discover(&r.kernel, &self.cfg.sysfs, sample.names());
-                if let Some(d) = self.disks.iter_mut().find(|d| d.key == r.key && d.cfg == *c) {
+                if let Some(d) = self
+                    .disks
+                    .iter_mut()
+                    .find(|d| d.key == r.key && d.cfg == *c)
+                {
                     if d.kernel != r.kernel {
                         info!("disk {} is now {}", d.key, r.kernel);
                         d.kernel = r.kernel.clone();
@@ -564,7 +579,11 @@ impl Daemon {
                 if let Some(since) = d.standby_since.take() {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
-                    info!("disk {}: busy again after {} in standby", d.key, now - since);
+                    info!(
+                        "disk {}: busy again after {} in standby",
+                        d.key,
+                        now - since
+                    );
                     self.dirty = true;
                 }
             }
@@ -579,7 +598,10 @@ impl Daemon {
                 failed = d.engine.advance(now).err();
             }
             if let Some(e) = failed {
-                error!("disk {}: engine error, restarting its detectors: {e}", d.key);
+                error!(
+                    "disk {}: engine error, restarting its detectors: {e}",
+                    d.key
+                );
                 st.errors += 1;
                 if let Ok(n) = NetworkSpec::parse(&d.cfg.network, Some(&self.opts.registry))
                     .map_err(|e| e.to_string())
@@ -682,13 +704,12 @@ impl Daemon {
 
     fn on_report(&mut self, r: Report) {
         let now = self.now();
-        let Some(i) = self
+        // A retired disk's report still counts; only the live fields of
+        // the disk need the current actor's generation.
+        let mut disk = self
             .disks
-            .iter()
-            .position(|d| d.key == r.key && d.generation == r.generation)
-        else {
-            return; // From a retired disk, or a no-op.
-        };
+            .iter_mut()
+            .find(|d| d.key == r.key && d.generation == r.generation);
         let key = r.key;
         let st = self.state.disk(&key);
         self.dirty = true;
@@ -696,19 +717,32 @@ impl Daemon {
             Outcome::SpunDown(how) => {
                 st.spindowns += 1;
                 st.recent_spindowns.push(unix_now());
-                self.disks[i].standby_since = Some(now);
+                if let Some(d) = disk.as_mut() {
+                    d.standby_since = Some(now);
+                }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
             }
             Outcome::AlreadyStandby => {
                 info!("disk {key}: already in standby");
-                self.disks[i].standby_since.get_or_insert(now);
+                if let Some(d) = disk.as_mut() {
+                    d.standby_since.get_or_insert(now);
+                }
                 "standby: the drive was already in standby".into()
             }
             Outcome::Flushed(mounts) => {
-                self.disks[i].flushing = false;
+                if let Some(d) = disk.as_mut() {
+                    d.flushing = false;
+                }
                 let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
-                info!("disk {key}: flushed {}", if list.is_empty() { "(no mounted file system)".into() } else { list.join(", ") });
+                info!(
+                    "disk {key}: flushed {}",
+                    if list.is_empty() {
+                        "(no mounted file system)".into()
+                    } else {
+                        list.join(", ")
+                    }
+                );
                 format!("flush done ({} file systems)", mounts.len())
             }
             Outcome::CommandStarted(pid) => {
@@ -739,7 +773,9 @@ impl Daemon {
                 format!("dry run: would {what}")
             }
             Outcome::Failed(why) => {
-                self.disks[i].flushing = false;
+                if let Some(d) = disk.as_mut() {
+                    d.flushing = false;
+                }
                 st.errors += 1;
                 error!("disk {key}: {why}");
                 format!("error: {why}")
@@ -757,8 +793,8 @@ impl Daemon {
             .map(|d| {
                 let st = self.state.disks.get(&d.key);
                 let energy_saved_j = d.cfg.power.as_ref().zip(st).map(|(p, st)| {
-                    let standby = st.standby_s
-                        + d.standby_since.map_or(0.0, |s| (now - s).as_secs_f64());
+                    let standby =
+                        st.standby_s + d.standby_since.map_or(0.0, |s| (now - s).as_secs_f64());
                     (p.p_active - p.p_sleep) * standby - p.spinup_energy() * st.spinups as f64
                 });
                 DiskGauges {
@@ -800,7 +836,10 @@ impl Daemon {
         self.metrics_tx.send_replace(text);
         if !self.opts.dry_run {
             if let Err(e) = snapshot.save(&self.cfg.state_file) {
-                error!("state file {}: cannot write: {e}", self.cfg.state_file.display());
+                error!(
+                    "state file {}: cannot write: {e}",
+                    self.cfg.state_file.display()
+                );
             }
         }
         self.dirty = false;
@@ -879,7 +918,10 @@ impl Actor {
                     "killed after 10 s (SIGTERM ignored)".to_string()
                 }
             };
-            self.report(Outcome::CommandExited(r.pid, format!("{status} (daemon stopping)")));
+            self.report(Outcome::CommandExited(
+                r.pid,
+                format!("{status} (daemon stopping)"),
+            ));
         }
     }
 
@@ -906,7 +948,7 @@ impl Actor {
                         tracing::debug!("{}: power state: {e}", self.key)
                     }
                     Err(e) => {
-                        self.report(Outcome::Failed(e));
+                        self.report(Outcome::Failed(format!("standby failed: {e}")));
                         return;
                     }
                 }

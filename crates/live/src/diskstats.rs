@@ -122,10 +122,7 @@ impl Counters {
             flushes: counter_delta(self.flushes, new.flushes),
             sectors: counter_delta(self.sectors_read, new.sectors_read)
                 .saturating_add(counter_delta(self.sectors_written, new.sectors_written))
-                .saturating_add(counter_delta(
-                    self.sectors_discarded,
-                    new.sectors_discarded,
-                )),
+                .saturating_add(counter_delta(self.sectors_discarded, new.sectors_discarded)),
             io_ms: counter_delta(self.io_ticks, new.io_ticks),
         }
     }

@@ -26,10 +26,15 @@ pub enum PowerState {
 /// search, so a root daemon never runs a program a user placed earlier in
 /// its path).
 pub fn hdparm_path() -> Option<PathBuf> {
-    ["/usr/sbin/hdparm", "/sbin/hdparm", "/usr/bin/hdparm", "/bin/hdparm"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
+    [
+        "/usr/sbin/hdparm",
+        "/sbin/hdparm",
+        "/usr/bin/hdparm",
+        "/bin/hdparm",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
 }
 
 async fn hdparm(flag: &str, dev: &Path) -> Result<String, String> {
@@ -138,7 +143,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
             out.push(v);
             i += 4;

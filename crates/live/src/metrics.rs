@@ -31,24 +31,55 @@ pub struct DiskGauges {
     pub energy_saved_j: Option<f64>,
 }
 
+/// A counter metric: name, help, and how to read it from a disk's state.
+type Counter = (
+    &'static str,
+    &'static str,
+    fn(&crate::state::DiskState) -> f64,
+);
+
 fn label(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// Renders every metric.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let counters: [(&str, &str, fn(&crate::state::DiskState) -> f64); 8] = [
-        ("lull_idle_starts_total", "Idle periods observed.", |d| d.idle_starts as f64),
-        ("lull_task_starts_total", "Idle task starts.", |d| d.task_starts as f64),
-        ("lull_task_stops_total", "Idle task stops.", |d| d.task_stops as f64),
-        ("lull_spindowns_total", "Spin-downs issued by lull.", |d| d.spindowns as f64),
-        ("lull_spinups_total", "Activity on disks lull spun down.", |d| d.spinups as f64),
-        ("lull_standby_seconds_total", "Time in standby after lull's spin-downs.", |d| d.standby_s),
-        ("lull_errors_total", "Errors while acting on the disk.", |d| d.errors as f64),
-        ("lull_command_exits_total", "Idle commands that ran to their end.", |d| {
-            d.command_exits as f64
+    let counters: [Counter; 8] = [
+        ("lull_idle_starts_total", "Idle periods observed.", |d| {
+            d.idle_starts as f64
         }),
+        ("lull_task_starts_total", "Idle task starts.", |d| {
+            d.task_starts as f64
+        }),
+        ("lull_task_stops_total", "Idle task stops.", |d| {
+            d.task_stops as f64
+        }),
+        ("lull_spindowns_total", "Spin-downs issued by lull.", |d| {
+            d.spindowns as f64
+        }),
+        (
+            "lull_spinups_total",
+            "Activity on disks lull spun down.",
+            |d| d.spinups as f64,
+        ),
+        (
+            "lull_standby_seconds_total",
+            "Time in standby after lull's spin-downs.",
+            |d| d.standby_s,
+        ),
+        (
+            "lull_errors_total",
+            "Errors while acting on the disk.",
+            |d| d.errors as f64,
+        ),
+        (
+            "lull_command_exits_total",
+            "Idle commands that ran to their end.",
+            |d| d.command_exits as f64,
+        ),
     ];
     for (name, help, f) in counters {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
@@ -56,11 +87,22 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), f(d));
         }
     }
-    let _ = writeln!(out, "# HELP lull_disk_present Whether the disk is in /proc/diskstats.\n# TYPE lull_disk_present gauge");
+    let _ = writeln!(
+        out,
+        "# HELP lull_disk_present Whether the disk is in /proc/diskstats.\n# TYPE lull_disk_present gauge"
+    );
     for (k, d) in &state.disks {
-        let _ = writeln!(out, "lull_disk_present{{disk=\"{}\"}} {}", label(k), u8::from(d.present));
+        let _ = writeln!(
+            out,
+            "lull_disk_present{{disk=\"{}\"}} {}",
+            label(k),
+            u8::from(d.present)
+        );
     }
-    let _ = writeln!(out, "# HELP lull_task_running Whether the idle task runs.\n# TYPE lull_task_running gauge");
+    let _ = writeln!(
+        out,
+        "# HELP lull_task_running Whether the idle task runs.\n# TYPE lull_task_running gauge"
+    );
     for g in gauges {
         let _ = writeln!(
             out,
@@ -70,18 +112,40 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             u8::from(g.running)
         );
     }
-    let _ = writeln!(out, "# HELP lull_in_standby Whether lull spun the disk down and it has stayed idle.\n# TYPE lull_in_standby gauge");
+    let _ = writeln!(
+        out,
+        "# HELP lull_in_standby Whether lull spun the disk down and it has stayed idle.\n# TYPE lull_in_standby gauge"
+    );
     for g in gauges {
-        let _ = writeln!(out, "lull_in_standby{{disk=\"{}\"}} {}", label(&g.key), u8::from(g.in_standby));
+        let _ = writeln!(
+            out,
+            "lull_in_standby{{disk=\"{}\"}} {}",
+            label(&g.key),
+            u8::from(g.in_standby)
+        );
     }
-    let _ = writeln!(out, "# HELP lull_energy_saved_joules Estimated energy saved by spin-downs (power model of the disk's preset).\n# TYPE lull_energy_saved_joules gauge");
+    let _ = writeln!(
+        out,
+        "# HELP lull_energy_saved_joules Estimated energy saved by spin-downs (power model of the disk's preset).\n# TYPE lull_energy_saved_joules gauge"
+    );
     for g in gauges {
         if let Some(e) = g.energy_saved_j {
-            let _ = writeln!(out, "lull_energy_saved_joules{{disk=\"{}\"}} {e}", label(&g.key));
+            let _ = writeln!(
+                out,
+                "lull_energy_saved_joules{{disk=\"{}\"}} {e}",
+                label(&g.key)
+            );
         }
     }
-    let _ = writeln!(out, "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {polls}");
-    let _ = writeln!(out, "# HELP lull_dry_run Whether the daemon only logs its decisions.\n# TYPE lull_dry_run gauge\nlull_dry_run {}", u8::from(dry_run));
+    let _ = writeln!(
+        out,
+        "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {polls}"
+    );
+    let _ = writeln!(
+        out,
+        "# HELP lull_dry_run Whether the daemon only logs its decisions.\n# TYPE lull_dry_run gauge\nlull_dry_run {}",
+        u8::from(dry_run)
+    );
     out
 }
 
@@ -118,7 +182,9 @@ async fn respond(sock: &mut tokio::net::TcpStream, body: &str) -> std::io::Resul
             break;
         }
         n += r;
-        if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") || buf[..n].windows(2).any(|w| w == b"\n\n") {
+        if buf[..n].windows(4).any(|w| w == b"\r\n\r\n")
+            || buf[..n].windows(2).any(|w| w == b"\n\n")
+        {
             break;
         }
     }
@@ -127,10 +193,20 @@ async fn respond(sock: &mut tokio::net::TcpStream, body: &str) -> std::io::Resul
     let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
     let (status, ctype, text): (&str, &str, &str) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body),
-        ("GET" | "HEAD", "/") => ("200 OK", "text/plain; charset=utf-8", "lull daemon: metrics at /metrics\n"),
+        ("GET" | "HEAD", "/metrics") => {
+            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
+        }
+        ("GET" | "HEAD", "/") => (
+            "200 OK",
+            "text/plain; charset=utf-8",
+            "lull daemon: metrics at /metrics\n",
+        ),
         ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found\n"),
-        _ => ("405 Method Not Allowed", "text/plain; charset=utf-8", "only GET\n"),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain; charset=utf-8",
+            "only GET\n",
+        ),
     };
     let header = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -159,8 +235,13 @@ mod tests {
             energy_saved_j: Some(1.5),
         }];
         let text = render(&s, &g, 7, false);
-        assert!(text.contains("lull_spindowns_total{disk=\"/dev/disk/by-id/x\\\"y\"} 2\n"), "{text}");
-        assert!(text.contains("lull_task_running{disk=\"/dev/disk/by-id/x\\\"y\",task=\"standby\"} 1"));
+        assert!(
+            text.contains("lull_spindowns_total{disk=\"/dev/disk/by-id/x\\\"y\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("lull_task_running{disk=\"/dev/disk/by-id/x\\\"y\",task=\"standby\"} 1")
+        );
         assert!(text.contains("lull_polls_total 7"));
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             assert_eq!(line.split(' ').count(), 2, "{line}");
@@ -169,7 +250,10 @@ mod tests {
 
     #[test]
     fn serves_metrics_over_http() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = l.local_addr().unwrap();
@@ -177,13 +261,18 @@ mod tests {
             tokio::spawn(serve(l, rx));
             let get = |path: &'static str| async move {
                 let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-                s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).await.unwrap();
+                s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+                    .await
+                    .unwrap();
                 let mut r = String::new();
                 s.read_to_string(&mut r).await.unwrap();
                 r
             };
             let r = get("/metrics").await;
-            assert!(r.starts_with("HTTP/1.1 200 OK\r\n") && r.ends_with("lull_polls_total 1\n"), "{r}");
+            assert!(
+                r.starts_with("HTTP/1.1 200 OK\r\n") && r.ends_with("lull_polls_total 1\n"),
+                "{r}"
+            );
             tx.send(Arc::from("lull_polls_total 2\n")).unwrap();
             assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
             assert!(get("/nope").await.starts_with("HTTP/1.1 404"));

@@ -94,7 +94,8 @@ impl Reply {
             self.status,
             self.host_status,
             self.driver_status,
-            self.sense_key().map_or("none".into(), |k| format!("0x{k:x}"))
+            self.sense_key()
+                .map_or("none".into(), |k| format!("0x{k:x}"))
         )
     }
 }
@@ -189,8 +190,14 @@ pub fn standby(path: &Path) -> Result<&'static str, String> {
     let dev = open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut tried = Vec::new();
     let attempts: [(&'static str, &[u8]); 3] = [
-        ("ATA PASS-THROUGH(16) STANDBY IMMEDIATE", &ata16(ATA_STANDBY_IMMEDIATE, false)),
-        ("ATA PASS-THROUGH(12) STANDBY IMMEDIATE", &ata12(ATA_STANDBY_IMMEDIATE, false)),
+        (
+            "ATA PASS-THROUGH(16) STANDBY IMMEDIATE",
+            &ata16(ATA_STANDBY_IMMEDIATE, false),
+        ),
+        (
+            "ATA PASS-THROUGH(12) STANDBY IMMEDIATE",
+            &ata12(ATA_STANDBY_IMMEDIATE, false),
+        ),
         ("SCSI START STOP UNIT (stop)", &[0x1B, 0, 0, 0, 0, 0]),
     ];
     for (name, cdb) in attempts {

@@ -94,12 +94,16 @@ impl Family {
             if let Ok(rd) = std::fs::read_dir(&disk_dir) {
                 for e in rd.flatten() {
                     if e.path().join("partition").is_file() {
-                        fam.partitions.push(e.file_name().to_string_lossy().into_owned());
+                        fam.partitions
+                            .push(e.file_name().to_string_lossy().into_owned());
                     }
                 }
             }
         } else {
-            fam.partitions = names.filter(|n| is_partition_name(disk, n)).map(str::to_string).collect();
+            fam.partitions = names
+                .filter(|n| is_partition_name(disk, n))
+                .map(str::to_string)
+                .collect();
         }
         fam.partitions.sort();
         let mut queue: Vec<PathBuf> = fam
@@ -132,7 +136,11 @@ impl Family {
 
     fn members(&self) -> impl Iterator<Item = (&str, Group)> {
         std::iter::once((self.disk.as_str(), Group::Disk))
-            .chain(self.partitions.iter().map(|p| (p.as_str(), Group::Partition)))
+            .chain(
+                self.partitions
+                    .iter()
+                    .map(|p| (p.as_str(), Group::Partition)),
+            )
             .chain(self.holders.iter().map(|h| (h.as_str(), Group::Holder)))
     }
 }
@@ -277,7 +285,13 @@ impl DiskTracker {
             if self.present {
                 o.vanished = true;
                 if self.held {
-                    out.push(event(now, EventKind::Completion, Op::Read, 0, t0.unwrap_or(now)));
+                    out.push(event(
+                        now,
+                        EventKind::Completion,
+                        Op::Read,
+                        0,
+                        t0.unwrap_or(now),
+                    ));
                     self.held = false;
                 }
             }
@@ -433,7 +447,11 @@ mod tests {
     use crate::diskstats::parse;
 
     fn line(name: &str, reads: u64, writes: u64, in_flight: u64, io_ms: u64) -> String {
-        format!("8 0 {name} {reads} 0 {} 0 {writes} 0 {} 0 {in_flight} {io_ms} 0\n", reads * 8, writes * 8)
+        format!(
+            "8 0 {name} {reads} 0 {} 0 {writes} 0 {} 0 {in_flight} {io_ms} 0\n",
+            reads * 8,
+            writes * 8
+        )
     }
 
     fn sample(text: &str) -> Sample {
@@ -458,7 +476,10 @@ mod tests {
             assert!((w[0].time, w[0].kind) <= (w[1].time, w[1].kind), "{evs:?}");
         }
         for e in evs {
-            assert!(e.time >= from && e.time <= to, "{e:?} outside [{from}, {to}]");
+            assert!(
+                e.time >= from && e.time <= to,
+                "{e:?} outside [{from}, {to}]"
+            );
             outstanding += if e.is_arrival() { 1 } else { -1 };
             assert!(outstanding >= 0);
         }
@@ -472,7 +493,12 @@ mod tests {
         // First sight: the disk has just finished a request.
         assert!(o.present && !o.active && out.len() == 2);
         out.clear();
-        let o = t.poll(ms(1000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        let o = t.poll(
+            ms(1000),
+            &sample(&line("sda", 13, 11, 0, 9)),
+            false,
+            &mut out,
+        );
         assert!(o.active);
         assert_eq!(o.ops, 4);
         assert_eq!(out.len(), 8);
@@ -483,9 +509,19 @@ mod tests {
         assert_eq!(out[1].time - out[0].time, ms(1));
         assert_eq!(out[0].bytes, 4096);
         out.clear();
-        let o = t.poll(ms(2000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        let o = t.poll(
+            ms(2000),
+            &sample(&line("sda", 13, 11, 0, 9)),
+            false,
+            &mut out,
+        );
         assert!(!o.active && o.idle_started && out.is_empty());
-        let o = t.poll(ms(3000), &sample(&line("sda", 13, 11, 0, 9)), false, &mut out);
+        let o = t.poll(
+            ms(3000),
+            &sample(&line("sda", 13, 11, 0, 9)),
+            false,
+            &mut out,
+        );
         assert!(!o.idle_started);
     }
 
@@ -497,7 +533,12 @@ mod tests {
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
         out.clear();
-        let o = t.poll(ms(1000), &sample(&line("sda", 10, 10, 0, 50)), false, &mut out);
+        let o = t.poll(
+            ms(1000),
+            &sample(&line("sda", 10, 10, 0, 50)),
+            false,
+            &mut out,
+        );
         assert!(!o.active && out.is_empty());
     }
 
@@ -542,7 +583,12 @@ mod tests {
         let max = u64::from(u32::MAX);
         let mut t = DiskTracker::new(family("sda", &[], &[]));
         let mut out = Vec::new();
-        t.poll(ms(0), &sample(&line("sda", max - 1, 0, 0, 0)), false, &mut out);
+        t.poll(
+            ms(0),
+            &sample(&line("sda", max - 1, 0, 0, 0)),
+            false,
+            &mut out,
+        );
         out.clear();
         let o = t.poll(ms(100), &sample(&line("sda", 2, 0, 0, 0)), false, &mut out);
         assert_eq!(o.ops, 4);
@@ -567,11 +613,21 @@ mod tests {
         let o = t.poll(ms(300), &sample(""), false, &mut out);
         assert!(!o.vanished && !o.present);
         // Back with fresh counters: a baseline, and idle from now on.
-        let o = t.poll(ms(400), &sample(&line("sdb", 500, 0, 0, 0)), false, &mut out);
+        let o = t.poll(
+            ms(400),
+            &sample(&line("sdb", 500, 0, 0, 0)),
+            false,
+            &mut out,
+        );
         assert!(o.appeared && o.present);
         assert_eq!(out.len(), 2);
         assert_eq!((out[0].time, out[1].time), (ms(400), ms(400)));
-        let o = t.poll(ms(500), &sample(&line("sdb", 501, 0, 0, 0)), false, &mut out);
+        let o = t.poll(
+            ms(500),
+            &sample(&line("sdb", 501, 0, 0, 0)),
+            false,
+            &mut out,
+        );
         assert_eq!(o.ops, 1);
     }
 
@@ -594,7 +650,12 @@ mod tests {
         assert_eq!((out[0].time, out[1].time), (ms(0), Nanos::from_secs(3600)));
         // The next on-time poll starts from the new baseline.
         out.clear();
-        let o = t.poll(Nanos::from_secs(3601), &sample(&line("sda", 90_000, 1, 0, 0)), false, &mut out);
+        let o = t.poll(
+            Nanos::from_secs(3601),
+            &sample(&line("sda", 90_000, 1, 0, 0)),
+            false,
+            &mut out,
+        );
         assert!(!o.active && o.idle_started && out.is_empty());
     }
 
@@ -604,7 +665,12 @@ mod tests {
         let mut out = Vec::new();
         t.poll(ms(0), &sample(&line("sda", 0, 0, 0, 0)), false, &mut out);
         out.clear();
-        t.poll(ms(1000), &sample(&line("sda", 1_000_000, 5, 0, 1000)), false, &mut out);
+        t.poll(
+            ms(1000),
+            &sample(&line("sda", 1_000_000, 5, 0, 1000)),
+            false,
+            &mut out,
+        );
         assert_eq!(out.len() as u64, 2 * MAX_EVENTS_PER_POLL);
         check_ordered(&out, ms(0), ms(1000));
     }
@@ -623,14 +689,23 @@ mod tests {
     fn discovers_partitions_and_stacked_holders_in_sysfs() {
         let dir = tempfile::tempdir().unwrap();
         let c = dir.path().join("class/block");
-        for d in ["sda/sda1", "sda/holders/dm-0", "sda/sda1/holders/dm-1", "dm-1/holders/dm-2"] {
+        for d in [
+            "sda/sda1",
+            "sda/holders/dm-0",
+            "sda/sda1/holders/dm-1",
+            "dm-1/holders/dm-2",
+        ] {
             std::fs::create_dir_all(c.join(d)).unwrap();
         }
         std::fs::write(c.join("sda/sda1/partition"), "1").unwrap();
         let f = Family::discover("sda", dir.path(), std::iter::empty());
         assert_eq!(f.partitions, ["sda1"]);
         assert_eq!(f.holders, ["dm-0", "dm-1", "dm-2"]);
-        let f = Family::discover("sdz", dir.path(), ["sdz", "sdz1", "sdz2", "sdy1"].into_iter());
+        let f = Family::discover(
+            "sdz",
+            dir.path(),
+            ["sdz", "sdz1", "sdz2", "sdy1"].into_iter(),
+        );
         assert_eq!(f.partitions, ["sdz1", "sdz2"]);
     }
 }

@@ -1,0 +1,379 @@
+//! `lull daemon` without real disks: config errors, `--check`, a missing
+//! device that appears later, an unwritable state file, SIGHUP with a broken
+//! config, dry runs. The disks are fake: a diskstats file the test rewrites.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LULL: &str = env!("CARGO_BIN_EXE_lull");
+
+fn write(path: &Path, text: &str) {
+    // Atomically, so the daemon never reads half a file.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// One diskstats line with `ios` reads and writes.
+fn line(name: &str, minor: u32, ios: u64) -> String {
+    format!(
+        "   7 {minor:7} {name} {ios} 0 {} 0 {ios} 0 {} 0 0 {ios} 0 0 0 0 0 0 0\n",
+        ios * 8,
+        ios * 8
+    )
+}
+
+struct Daemon {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    fn start(config: &Path, extra: &[&str]) -> Daemon {
+        let log = config.with_extension("log");
+        let f = std::fs::File::create(&log).unwrap();
+        let child = Command::new(LULL)
+            .args(["daemon", "--config"])
+            .arg(config)
+            .args(extra)
+            .env("LULL_LOG", "debug")
+            .env_remove("NOTIFY_SOCKET")
+            .env_remove("WATCHDOG_USEC")
+            .stdout(Stdio::null())
+            .stderr(f)
+            .spawn()
+            .unwrap();
+        Daemon { child, log }
+    }
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+    fn stop(&mut self) -> std::process::ExitStatus {
+        self.signal("-TERM");
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "daemon did not stop:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.alive() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, log: impl Fn() -> String) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < timeout,
+            "timed out waiting for {what}; log:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn state(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn count(v: &serde_json::Value, disk: &str, key: &str) -> u64 {
+    v[disk][key].as_u64().unwrap_or(0)
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    diskstats: PathBuf,
+    state: PathBuf,
+}
+
+fn setup(disks: &str, diskstats: &str) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("lull.toml");
+    let ds = dir.path().join("diskstats");
+    let st = dir.path().join("state.json");
+    write(&ds, diskstats);
+    let text = format!(
+        "state_file = {:?}\npoll = \"100ms\"\ndiskstats = {:?}\nsysfs = {:?}\n\n{disks}",
+        st,
+        ds,
+        dir.path().join("no-sysfs")
+    );
+    std::fs::write(&config, text).unwrap();
+    Setup {
+        dir,
+        config,
+        diskstats: ds,
+        state: st,
+    }
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(LULL).args(args).output().unwrap()
+}
+
+#[test]
+fn config_errors_name_the_line_and_key() {
+    let s = setup(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1s) + fixed(nope)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1\"]\n",
+        "",
+    );
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("lull.toml:8: key `disk[0].network`"), "{err}");
+
+    // The daemon itself refuses to start the same way.
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+
+    std::fs::write(
+        &s.config,
+        "poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\ntask = \"sleep\"\n",
+    )
+    .unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains(":4: key `disk[0].task`"), "{err}");
+
+    std::fs::write(&s.config, "pol = \"1s\"\n").unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains(":1: key `pol`") && err.contains("unknown field"),
+        "{err}"
+    );
+
+    // An offline component is refused.
+    std::fs::write(
+        &s.config,
+        "[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n",
+    )
+    .unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains(":3: key `disk[0].network`") && err.contains("offline"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_lists_present_and_missing_disks() {
+    let s = setup(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1s)\"\ntask = \"flush\"\n\n[[disk]]\ndevice = \"fakeb\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 1),
+    );
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("disk[0] fakea (line 7): fakea;"), "{text}");
+    assert!(
+        text.contains("disk[1] fakeb (line 12): not present now"),
+        "{text}"
+    );
+    assert!(!s.state.exists(), "--check writes nothing");
+}
+
+#[test]
+fn an_unwritable_state_file_stops_the_start() {
+    let s = setup("", "");
+    // Not even root may create files in /proc.
+    let text = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(&format!("{:?}", s.state), "\"/proc/lull-state.json\"");
+    std::fs::write(&s.config, text).unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("state file") && err.contains("cannot write"),
+        "{err}"
+    );
+}
+
+const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(500ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n";
+
+#[test]
+fn a_missing_device_is_awaited_and_picked_up() {
+    let disks = COMMAND_DISK.replace("DISK", "fakea") + &COMMAND_DISK.replace("DISK", "fakeb");
+    let s = setup(&disks, &line("fakea", 0, 5));
+    let mut d = Daemon::start(&s.config, &[]);
+    wait_for(
+        "fakea's command",
+        Duration::from_secs(20),
+        || count(&state(&s.state), "fakea", "task_starts") == 1,
+        || d.log(),
+    );
+    assert!(
+        d.log()
+            .contains("fakeb (config line 12): not present; waiting"),
+        "{}",
+        d.log()
+    );
+    assert_eq!(state(&s.state)["fakeb"]["present"], false);
+    assert!(d.alive());
+
+    // fakeb appears: it is watched without a restart, and idle from now.
+    write(&s.diskstats, &(line("fakea", 0, 5) + &line("fakeb", 1, 9)));
+    wait_for(
+        "fakeb's command",
+        Duration::from_secs(20),
+        || count(&state(&s.state), "fakeb", "task_starts") == 1,
+        || d.log(),
+    );
+    assert_eq!(state(&s.state)["fakeb"]["present"], true);
+
+    // fakea vanishes: logged, the daemon keeps serving fakeb.
+    write(&s.diskstats, &line("fakeb", 1, 9));
+    wait_for(
+        "fakea to vanish",
+        Duration::from_secs(20),
+        || state(&s.state)["fakea"]["present"] == false,
+        || d.log(),
+    );
+    assert!(d.log().contains("fakea (fakea) vanished"));
+    let status = d.stop();
+    assert!(status.success(), "{}", d.log());
+    let st = state(&s.state);
+    for disk in ["fakea", "fakeb"] {
+        assert_eq!(count(&st, disk, "command_exits"), 1, "{st}");
+        assert!(st[disk]["command_pid"].is_null());
+    }
+}
+
+#[test]
+fn sighup_with_a_broken_config_keeps_the_old_one() {
+    let s = setup(&COMMAND_DISK.replace("DISK", "fakea"), &line("fakea", 0, 5));
+    let mut d = Daemon::start(&s.config, &[]);
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || count(&state(&s.state), "fakea", "task_starts") == 1,
+        || d.log(),
+    );
+    let good = std::fs::read_to_string(&s.config).unwrap();
+    std::fs::write(&s.config, good.replace("timer(500ms)", "timer(500ms) + + ")).unwrap();
+    d.signal("-HUP");
+    wait_for(
+        "the rejection",
+        Duration::from_secs(20),
+        || d.log().contains("config reload rejected"),
+        || d.log(),
+    );
+    assert!(d.log().contains("key `disk[0].network`"), "{}", d.log());
+    assert!(d.alive());
+
+    // The old configuration still runs: I/O pauses the command, quiet
+    // resumes it.
+    let pid = state(&s.state)["fakea"]["command_pid"].as_u64().unwrap();
+    let mut ios = 5;
+    let mut busy = |until: Instant| {
+        while Instant::now() < until {
+            ios += 10;
+            write(&s.diskstats, &line("fakea", 0, ios));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let t = Instant::now();
+    while proc_state(pid) != Some('T') {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "no SIGSTOP:\n{}",
+            d.log()
+        );
+        busy(Instant::now() + Duration::from_millis(100));
+    }
+    busy(Instant::now() + Duration::from_secs(1));
+    assert_eq!(proc_state(pid), Some('T'), "stays paused while busy");
+    wait_for(
+        "SIGCONT",
+        Duration::from_secs(10),
+        || proc_state(pid) == Some('S'),
+        || d.log(),
+    );
+    wait_for(
+        "the counts",
+        Duration::from_secs(10),
+        || {
+            let st = state(&s.state);
+            count(&st, "fakea", "task_starts") == 2 && count(&st, "fakea", "task_stops") == 1
+        },
+        || d.log(),
+    );
+
+    // A valid config is taken.
+    std::fs::write(
+        &s.config,
+        good.replace("poll = \"100ms\"", "poll = \"200ms\""),
+    )
+    .unwrap();
+    d.signal("-HUP");
+    wait_for(
+        "the reload",
+        Duration::from_secs(20),
+        || d.log().contains("configuration reloaded"),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    // The command got SIGCONT then SIGTERM.
+    assert_eq!(proc_state(pid), None);
+    assert_eq!(count(&state(&s.state), "fakea", "command_exits"), 1);
+}
+
+fn proc_state(pid: u64) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The state follows the parenthesised command name.
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+#[test]
+fn a_dry_run_decides_but_runs_nothing() {
+    let s = setup(&COMMAND_DISK.replace("DISK", "fakea"), &line("fakea", 0, 5));
+    let mut d = Daemon::start(&s.config, &["--dry-run"]);
+    wait_for(
+        "the decision",
+        Duration::from_secs(20),
+        || d.log().contains("dry run: would run"),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    assert!(!s.state.exists(), "a dry run writes no state");
+    assert!(!d.log().contains("command started"));
+}

@@ -1,0 +1,353 @@
+//! `lull daemon` on real block devices: loop devices with `dd` traffic.
+//! Needs root and loop devices; without them each test says so and passes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const LULL: &str = env!("CARGO_BIN_EXE_lull");
+
+/// A loop device, detached when dropped.
+struct Loop {
+    dev: String,
+}
+
+impl Loop {
+    fn new(dir: &Path, name: &str) -> Option<Loop> {
+        let img = dir.join(name);
+        std::fs::File::create(&img).ok()?.set_len(32 << 20).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        dev.starts_with("/dev/loop").then_some(Loop { dev })
+    }
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn loops(dir: &Path, n: usize) -> Option<Vec<Loop>> {
+    if !nix_is_root() {
+        return None;
+    }
+    (0..n).map(|i| Loop::new(dir, &format!("img{i}"))).collect()
+}
+
+fn nix_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Direct writes to the device from a background thread while `on` is set.
+struct Traffic {
+    on: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Traffic {
+    fn new(dev: &str) -> Traffic {
+        let on = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (o, s, dev) = (Arc::clone(&on), Arc::clone(&stop), dev.to_string());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                if o.load(Ordering::SeqCst) {
+                    let _ = Command::new("dd")
+                        .args([
+                            "if=/dev/zero",
+                            &format!("of={dev}"),
+                            "bs=4k",
+                            "count=16",
+                            "oflag=direct",
+                        ])
+                        .stderr(Stdio::null())
+                        .status();
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        Traffic {
+            on,
+            stop,
+            thread: Some(thread),
+        }
+    }
+    fn set(&self, on: bool) {
+        self.on.store(on, Ordering::SeqCst);
+        if !on {
+            // Let a dd in progress finish.
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+}
+
+impl Drop for Traffic {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Daemon {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    fn start(config: &Path) -> Daemon {
+        let log = config.with_extension("log");
+        let child = Command::new(LULL)
+            .args(["daemon", "--config"])
+            .arg(config)
+            .env("LULL_LOG", "debug")
+            .env_remove("NOTIFY_SOCKET")
+            .env_remove("WATCHDOG_USEC")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Daemon { child, log }
+    }
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+    fn stop(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "daemon did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.alive() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, d: &Daemon) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < timeout,
+            "timed out waiting for {what}; log:\n{}",
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    t.elapsed()
+}
+
+fn state(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn proc_state(pid: u64) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+fn config(dir: &Path, disks: &str) -> (PathBuf, PathBuf) {
+    let cfg = dir.join("lull.toml");
+    let st = dir.join("state.json");
+    std::fs::write(
+        &cfg,
+        format!("state_file = {st:?}\npoll = \"100ms\"\n\n{disks}"),
+    )
+    .unwrap();
+    (cfg, st)
+}
+
+const SKIP: &str = "skipping: needs root and loop devices";
+
+#[test]
+fn the_command_runs_in_idle_time_and_pauses_on_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let (cfg, st) = config(
+        dir.path(),
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(2s)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n",
+            disk.dev
+        ),
+    );
+    let key = disk.dev.as_str();
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let mut d = Daemon::start(&cfg);
+
+    // I/O flows for 4 s: no action.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(d.alive(), "{}", d.log());
+    let s = state(&st);
+    assert_eq!(s[key]["task_starts"].as_u64(), Some(0), "{s}\n{}", d.log());
+    assert!(!d.log().contains("command started"), "{}", d.log());
+
+    // I/O stops: the command starts about 2 s later.
+    io.set(false);
+    let took = wait_for(
+        "the command to start",
+        Duration::from_secs(15),
+        || state(&st)[key]["command_pid"].as_u64().is_some(),
+        &d,
+    );
+    assert!(
+        took >= Duration::from_millis(1500) && took <= Duration::from_secs(6),
+        "started {took:?} after the I/O stopped\n{}",
+        d.log()
+    );
+    let pid = state(&st)[key]["command_pid"].as_u64().unwrap();
+    assert_eq!(proc_state(pid), Some('S'));
+
+    // New I/O: paused.
+    io.set(true);
+    wait_for(
+        "SIGSTOP",
+        Duration::from_secs(10),
+        || proc_state(pid) == Some('T'),
+        &d,
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(proc_state(pid), Some('T'), "stays paused while I/O flows");
+
+    // Quiet again: resumed in the next idle period.
+    io.set(false);
+    let took = wait_for(
+        "SIGCONT",
+        Duration::from_secs(15),
+        || proc_state(pid) == Some('S'),
+        &d,
+    );
+    assert!(
+        took >= Duration::from_millis(1500),
+        "resumed after {took:?}"
+    );
+
+    // SIGTERM: the command is stopped cleanly, the state saved.
+    assert!(d.stop().success(), "{}", d.log());
+    assert_eq!(proc_state(pid), None, "the command was terminated");
+    let s = state(&st);
+    let n = |k: &str| s[key][k].as_u64().unwrap_or(u64::MAX);
+    assert_eq!(n("task_starts"), 2, "{s}");
+    assert_eq!(n("task_stops"), 1, "{s}");
+    assert_eq!(n("command_exits"), 1, "{s}");
+    assert!(n("idle_starts") >= 2, "{s}");
+    assert_eq!(n("spindowns"), 0, "{s}");
+    assert_eq!(s[key]["kernel_name"], disk.name());
+    assert!(
+        s[key]["last_decision"]
+            .as_str()
+            .unwrap()
+            .contains("command exited"),
+        "{s}"
+    );
+}
+
+fn standby_error_test(backend: &str, expect: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 2) else {
+        println!("{SKIP}");
+        return;
+    };
+    let (a, b) = (&devs[0], &devs[1]);
+    let (cfg, st) = config(
+        dir.path(),
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"{backend}\"\n\n\
+             [[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n",
+            a.name(),
+            b.name()
+        ),
+    );
+    let mut d = Daemon::start(&cfg);
+    wait_for(
+        "the standby error",
+        Duration::from_secs(20),
+        || state(&st)[a.name()]["errors"].as_u64().unwrap_or(0) >= 1,
+        &d,
+    );
+    let s = state(&st);
+    let why = s[a.name()]["last_decision"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(why.starts_with("error: standby failed"), "{s}");
+    assert!(why.contains(&a.dev) && why.contains(expect), "{why}");
+    assert_eq!(s[a.name()]["spindowns"].as_u64(), Some(0));
+    assert!(
+        d.log()
+            .contains(&format!("disk {}: standby failed", a.name())),
+        "{}",
+        d.log()
+    );
+    // The other disk is served.
+    wait_for(
+        "the other disk's command",
+        Duration::from_secs(20),
+        || state(&st)[b.name()]["command_pid"].as_u64().is_some(),
+        &d,
+    );
+    assert!(d.alive());
+    assert!(d.stop().success());
+}
+
+#[test]
+fn hdparm_standby_on_a_loop_device_is_a_per_disk_error() {
+    if ![
+        "/usr/sbin/hdparm",
+        "/sbin/hdparm",
+        "/usr/bin/hdparm",
+        "/bin/hdparm",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
+    {
+        println!("skipping: hdparm is not installed");
+        return;
+    }
+    standby_error_test("hdparm", "hdparm -y");
+}
+
+#[test]
+fn sgio_standby_on_a_loop_device_is_a_per_disk_error() {
+    standby_error_test("sgio", "SG_IO");
+}
