@@ -24,6 +24,10 @@ enum Command {
     Components(cli::components::Args),
     /// Replay a trace (or the built-in workload) through one detector network and an idle task.
     Replay(cli::replay::Args),
+    /// Rank a grid of detector networks over traces for one idle task (tables, plots, report).
+    Rank(cli::rank::Args),
+    /// Redraw the plots of a `lull rank` output directory from its tables.
+    Plot(cli::plot::Args),
     /// Watch live disks and put their idle time to work (spin down, flush, run a command).
     Daemon(cli::daemon::Args),
     /// Inspect traces (`info`) or convert them to the normalized CSV (`convert`).
@@ -37,6 +41,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Components(args) => cli::components::run(args),
         Command::Replay(args) => cli::replay::run(args),
+        Command::Rank(args) => cli::rank::run(args),
+        Command::Plot(args) => cli::plot::run(args),
         Command::Daemon(args) => cli::daemon::run(args),
         Command::Trace(args) => cli::trace::run(args),
         Command::Synth(args) => cli::synth::run(args),

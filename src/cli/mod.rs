@@ -3,6 +3,8 @@
 
 pub(crate) mod components;
 pub(crate) mod daemon;
+pub(crate) mod plot;
+pub(crate) mod rank;
 pub(crate) mod replay;
 pub(crate) mod synth;
 pub(crate) mod trace;

@@ -1,0 +1,550 @@
+//! The run pipeline and its output directory.
+//!
+//! ```text
+//! DIR/
+//!   results.csv, results.parquet   one row per network × trace
+//!   ranking.csv                    one row per network, ranked
+//!   idle_cdf.csv                   idle-period CDF of each trace
+//!   plots/*.svg, plots/*.png       the figures
+//!   report.md                      top ten, recommendation, figures
+//!   run.toml                       what was run (task, grid, traces, shard, notes)
+//! ```
+//!
+//! A shard (`--shard K/N`) writes the tables and `run.toml` only: its
+//! plots and report would show a partial ranking. Every file is written
+//! atomically; `run.toml` is written last, so a
+//! directory with a `run.toml` holds a complete run. [`merge`] reads the
+//! Parquet results and `run.toml` of shard directories and writes the same
+//! files as one unsharded run: the tables are computed from rows sorted by
+//! (trace, network), so `ranking.csv` is byte-identical either way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use lull_blktrace_replay::replay::{ReplayOptions, default_policy};
+use lull_core::registry::Registry;
+use polars::prelude::*;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::RankError;
+use crate::atomic;
+use crate::axes::{Axes, axes};
+use crate::grid::{self, Grid};
+use crate::plot::{self, Figure, PlotInput};
+use crate::report;
+use crate::score::{self, Point, Scored, Summary};
+use crate::sweep::{self, IdleCdf, Row, Shard, Source, SweepOptions, Workload};
+use crate::table;
+
+/// Facts about one trace of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceMeta {
+    /// Index in the run.
+    pub index: usize,
+    /// Short name.
+    pub name: String,
+    /// Where it came from.
+    pub source: String,
+    /// Requests replayed.
+    pub requests: u64,
+    /// First arrival to last completion, seconds.
+    pub span_s: f64,
+    /// Total idle time, seconds.
+    pub idle_s: f64,
+    /// Number of idle periods.
+    pub idle_periods: u64,
+}
+
+/// What a run did: `run.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// The crate version that wrote it.
+    pub version: String,
+    /// The idle task.
+    pub task: String,
+    /// The stop policy.
+    pub policy: String,
+    /// Request timing.
+    pub timing: String,
+    /// Device preset, if one was given.
+    pub device: Option<String>,
+    /// `default` or the grid file.
+    pub grid: String,
+    /// Fingerprint of the resolved network list.
+    pub grid_fingerprint: String,
+    /// Networks in the grid (with the reference).
+    pub networks: usize,
+    /// The traces, by index.
+    pub traces: Vec<TraceMeta>,
+    /// `K/N` for a shard; absent for a whole (or merged) run.
+    pub shard: Option<String>,
+    /// Runs this directory holds.
+    pub runs: usize,
+    /// Skipped networks, failed runs, device choices: one line each.
+    pub notes: Vec<String>,
+}
+
+/// How to rank.
+#[derive(Clone, Debug)]
+pub struct RankConfig {
+    /// The traces; built-in workloads when empty.
+    pub sources: Vec<Source>,
+    /// The grid.
+    pub grid: Grid,
+    /// `default` or the grid file, for `run.toml`.
+    pub grid_name: String,
+    /// Task, policy, device, timing.
+    pub replay: ReplayOptions,
+    /// Worker threads (`None`: all cores).
+    pub jobs: Option<usize>,
+    /// Which slice to run.
+    pub shard: Shard,
+    /// Device of multi-device traces (default: the busiest).
+    pub disk: Option<String>,
+    /// Skip malformed trace records.
+    pub lenient: bool,
+    /// Show a progress bar.
+    pub progress: bool,
+    /// Output directory.
+    pub out: PathBuf,
+}
+
+/// What a finished run, merge or redraw produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The run description written to `run.toml`.
+    pub meta: RunMeta,
+    /// The ranking, best first, reference rows last.
+    pub summaries: Vec<Summary>,
+    /// Every run.
+    pub rows: Vec<Row>,
+    /// The axes ranked on.
+    pub axes: Axes,
+    /// Figures drawn.
+    pub figures: Vec<Figure>,
+}
+
+impl Outcome {
+    /// The ranking's `top` rows (and the reference) as a text table.
+    pub fn table(&self, top: usize) -> String {
+        report::text_table(&self.summaries, &self.rows, &self.axes, top)
+    }
+}
+
+/// Resolves the grid, loads the traces this shard needs (each once, in
+/// parallel), runs the jobs and writes the output directory.
+pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError> {
+    let resolved = grid::resolve(&cfg.grid, registry)?;
+    let mut notes = resolved.notes.clone();
+    if !lull_blktrace_replay::replay::TASKS.contains(&cfg.replay.task.as_str()) {
+        return Err(RankError::Input(format!(
+            "unknown task `{}` (this build knows: {})",
+            cfg.replay.task,
+            lull_blktrace_replay::replay::TASKS.join(", ")
+        )));
+    }
+    if cfg.sources.is_empty() {
+        return Err(RankError::Input("no traces to rank".into()));
+    }
+    let names = unique_names(&cfg.sources);
+    let jobs = sweep::plan(cfg.sources.len(), resolved.networks.len(), cfg.shard);
+    let mut needed = vec![false; cfg.sources.len()];
+    for &(t, _) in &jobs {
+        needed[t] = true;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| RankError::Input(format!("--jobs: {e}")))?;
+    let loaded: Vec<Option<Workload>> = pool.install(|| {
+        cfg.sources
+            .par_iter()
+            .zip(names.par_iter())
+            .zip(needed.par_iter())
+            .map(|((src, name), &need)| {
+                if !need {
+                    return Ok(None);
+                }
+                let mut w = src.load(cfg.disk.as_deref(), cfg.lenient)?;
+                w.name = name.clone();
+                Ok(Some(w))
+            })
+            .collect::<Result<Vec<_>, RankError>>()
+    })?;
+    let mut traces = Vec::new();
+    let mut cdfs = Vec::new();
+    for (i, (src, w)) in cfg.sources.iter().zip(&loaded).enumerate() {
+        let (requests, span_s, idle_s, idle_periods) = match w {
+            Some(w) => {
+                if let Some(n) = &w.note {
+                    notes.push(n.clone());
+                }
+                cdfs.push(IdleCdf::of(&w.name, &w.timeline));
+                (
+                    w.timeline.requests() as u64,
+                    w.timeline.span().as_secs_f64(),
+                    w.timeline.idle_time().as_secs_f64(),
+                    w.timeline.idle_periods().count() as u64,
+                )
+            }
+            None => (0, 0.0, 0.0, 0),
+        };
+        traces.push(TraceMeta {
+            index: i,
+            name: names[i].clone(),
+            source: src.describe(),
+            requests,
+            span_s,
+            idle_s,
+            idle_periods,
+        });
+    }
+    let outcome = sweep::run(
+        &loaded,
+        &resolved.networks,
+        &jobs,
+        registry,
+        &SweepOptions {
+            replay: cfg.replay.clone(),
+            jobs: cfg.jobs,
+            progress: cfg.progress,
+        },
+    )?;
+    if !outcome.failures.is_empty() {
+        notes.push(format!("{} run(s) failed:", outcome.failures.len()));
+        notes.extend(outcome.failures.iter().map(|f| format!("  {f}")));
+    }
+    let policy = cfg
+        .replay
+        .policy
+        .unwrap_or_else(|| default_policy(&cfg.replay.task));
+    let meta = RunMeta {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        task: cfg.replay.task.clone(),
+        policy: policy.to_string(),
+        timing: cfg.replay.timing.to_string(),
+        device: cfg.replay.device.clone(),
+        grid: cfg.grid_name.clone(),
+        grid_fingerprint: resolved.fingerprint(),
+        networks: resolved.networks.len(),
+        traces,
+        shard: (cfg.shard != Shard::ALL).then(|| cfg.shard.to_string()),
+        runs: outcome.rows.len(),
+        notes,
+    };
+    write_outputs(&cfg.out, meta, outcome.rows, cdfs)
+}
+
+/// Trace names, made unique by a `#2`, `#3`… suffix.
+fn unique_names(sources: &[Source]) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    sources
+        .iter()
+        .map(|s| {
+            let n = s.name();
+            let c = seen.entry(n.clone()).or_default();
+            *c += 1;
+            if *c == 1 { n } else { format!("{n}#{c}") }
+        })
+        .collect()
+}
+
+/// Scores rows (sorted by trace, network) on `axes`.
+pub fn score_rows(rows: &[Row], axes: &Axes) -> (Vec<Scored>, Vec<Summary>) {
+    let points: Vec<Point> = rows
+        .iter()
+        .map(|r| Point {
+            policy: r.network_index,
+            workload: r.trace_index,
+            x: r.measure(axes.x.measure).unwrap_or(f64::NAN),
+            y: r.measure(axes.y.measure).unwrap_or(f64::NAN),
+            reference: r.reference,
+        })
+        .collect();
+    let scored = score::score(&points, axes.x.better, axes.y.better);
+    let summaries = score::summarize(&points, &scored);
+    (scored, summaries)
+}
+
+/// The axes to rank `rows` of `task` on: the task's pair if the rows carry
+/// it, else the internal pair with a note.
+fn pick_axes(task: &str, rows: &[Row], notes: &mut Vec<String>) -> Axes {
+    let a = axes(task);
+    let has = |m: &str| rows.iter().any(|r| r.measure(m).is_some());
+    let mut note = |n: String| {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    };
+    if rows.is_empty() || (has(a.x.measure) && has(a.y.measure)) {
+        if !a.known {
+            note(format!(
+                "task `{task}` has no ranking measures in this build: ranked on efficiency and violation rate"
+            ));
+        }
+        return a;
+    }
+    note(format!(
+        "task `{task}` reported no `{}`/`{}`: ranked on efficiency and violation rate instead",
+        a.x.measure, a.y.measure
+    ));
+    axes("none")
+}
+
+fn cdf_frame(cdfs: &[IdleCdf]) -> Result<DataFrame, RankError> {
+    let mut trace = Vec::new();
+    let (mut len, mut pf, mut tf) = (Vec::new(), Vec::new(), Vec::new());
+    for c in cdfs {
+        for p in &c.points {
+            trace.push(c.trace.clone());
+            len.push(p.0);
+            pf.push(p.1);
+            tf.push(p.2);
+        }
+    }
+    let n = trace.len();
+    DataFrame::new(
+        n,
+        vec![
+            Column::new("trace".into(), trace),
+            Column::new("length_s".into(), len),
+            Column::new("fraction_of_periods".into(), pf),
+            Column::new("fraction_of_idle_time".into(), tf),
+        ],
+    )
+    .map_err(|e| RankError::Table(e.to_string()))
+}
+
+fn read_cdfs(path: &Path) -> Result<Vec<IdleCdf>, RankError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let df = table::read_csv(path)?;
+    if df.height() == 0 {
+        return Ok(Vec::new());
+    }
+    let get = |name: &str| -> Result<Vec<f64>, RankError> {
+        let c = df
+            .column(name)
+            .and_then(|c| c.cast(&DataType::Float64))
+            .map_err(|e| RankError::Table(format!("{}: {e}", path.display())))?;
+        Ok(c.f64()
+            .map_err(|e| RankError::Table(e.to_string()))?
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    };
+    let names: Vec<String> = df
+        .column("trace")
+        .and_then(|c| c.cast(&DataType::String))
+        .map_err(|e| RankError::Table(e.to_string()))?
+        .str()
+        .map_err(|e| RankError::Table(e.to_string()))?
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect();
+    let (len, pf, tf) = (
+        get("length_s")?,
+        get("fraction_of_periods")?,
+        get("fraction_of_idle_time")?,
+    );
+    let mut out: Vec<IdleCdf> = Vec::new();
+    for i in 0..names.len() {
+        if out.last().is_none_or(|c| c.trace != names[i]) {
+            out.push(IdleCdf {
+                trace: names[i].clone(),
+                points: Vec::new(),
+            });
+        }
+        if let Some(c) = out.last_mut() {
+            c.points.push((len[i], pf[i], tf[i]));
+        }
+    }
+    Ok(out)
+}
+
+/// Writes every output file of a run into `dir` (created if needed).
+pub fn write_outputs(
+    dir: &Path,
+    mut meta: RunMeta,
+    mut rows: Vec<Row>,
+    cdfs: Vec<IdleCdf>,
+) -> Result<Outcome, RankError> {
+    std::fs::create_dir_all(dir).map_err(|e| RankError::io(dir, e))?;
+    atomic::clean_stale(dir)?;
+    rows.sort_by_key(|r| (r.trace_index, r.network_index));
+    let axes = pick_axes(&meta.task, &rows, &mut meta.notes);
+    let (scored, summaries) = score_rows(&rows, &axes);
+    let trace_names: Vec<String> = meta.traces.iter().map(|t| t.name.clone()).collect();
+
+    let mut results = table::results_frame(&rows, &scored)?;
+    table::write_parquet(&mut results, &dir.join("results.parquet"))?;
+    table::write_csv(&mut results, &dir.join("results.csv"))?;
+    let mut ranking = table::ranking_frame(
+        &summaries,
+        &rows,
+        &trace_names,
+        axes.x.measure,
+        axes.y.measure,
+    )?;
+    table::write_csv(&mut ranking, &dir.join("ranking.csv"))?;
+    table::write_csv(&mut cdf_frame(&cdfs)?, &dir.join("idle_cdf.csv"))?;
+
+    // A shard's plots and report would show a partial ranking: they are
+    // drawn by `merge`.
+    let figures = if meta.shard.is_none() {
+        let figures = draw(dir, &meta, &axes, &rows, &scored, &summaries, &cdfs)?;
+        let md = report::markdown(&meta, &summaries, &rows, &axes, &figures);
+        atomic::write_bytes(&dir.join("report.md"), md.as_bytes())?;
+        figures
+    } else {
+        Vec::new()
+    };
+    write_meta(dir, &meta)?;
+    Ok(Outcome {
+        meta,
+        summaries,
+        rows,
+        axes,
+        figures,
+    })
+}
+
+fn draw(
+    dir: &Path,
+    meta: &RunMeta,
+    axes: &Axes,
+    rows: &[Row],
+    scored: &[Scored],
+    summaries: &[Summary],
+    cdfs: &[IdleCdf],
+) -> Result<Vec<Figure>, RankError> {
+    let trace_names: Vec<String> = meta.traces.iter().map(|t| t.name.clone()).collect();
+    plot::draw_all(
+        &dir.join("plots"),
+        &PlotInput {
+            task: &meta.task,
+            axes: *axes,
+            rows,
+            scored,
+            summaries,
+            traces: &trace_names,
+            cdfs,
+        },
+    )
+}
+
+fn write_meta(dir: &Path, meta: &RunMeta) -> Result<(), RankError> {
+    let text = toml::to_string(meta).map_err(|e| RankError::Table(format!("run.toml: {e}")))?;
+    atomic::write_bytes(&dir.join("run.toml"), text.as_bytes())
+}
+
+/// Reads `run.toml` of a run directory.
+pub fn read_meta(dir: &Path) -> Result<RunMeta, RankError> {
+    let path = dir.join("run.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| RankError::io(&path, e))?;
+    toml::from_str(&text).map_err(|e| RankError::Input(format!("{}: {e}", path.display())))
+}
+
+/// Reads the rows of a run directory (Parquet, or CSV without it).
+pub fn read_rows(dir: &Path) -> Result<Vec<Row>, RankError> {
+    let pq = dir.join("results.parquet");
+    let df = if pq.exists() {
+        table::read_parquet(&pq)?
+    } else {
+        table::read_csv(&dir.join("results.csv"))?
+    };
+    table::rows_from_frame(&df)
+}
+
+/// Combines shard directories into one run in `out`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Outcome, RankError> {
+    let Some(first) = dirs.first() else {
+        return Err(RankError::Input("nothing to merge".into()));
+    };
+    let mut meta = read_meta(first)?;
+    let mut rows: BTreeMap<(usize, usize), Row> = BTreeMap::new();
+    let mut cdfs: BTreeMap<String, IdleCdf> = BTreeMap::new();
+    let mut traces: BTreeMap<usize, TraceMeta> = BTreeMap::new();
+    let mut notes: Vec<String> = Vec::new();
+    for dir in dirs {
+        let m = read_meta(dir)?;
+        for (what, a, b) in [
+            ("task", &m.task, &meta.task),
+            ("grid", &m.grid_fingerprint, &meta.grid_fingerprint),
+            ("policy", &m.policy, &meta.policy),
+            ("timing", &m.timing, &meta.timing),
+        ] {
+            if a != b {
+                return Err(RankError::Input(format!(
+                    "{} and {} were run with different {what}s ({b} vs {a}): they cannot be merged",
+                    first.display(),
+                    dir.display()
+                )));
+            }
+        }
+        if m.traces.len() != meta.traces.len() {
+            return Err(RankError::Input(format!(
+                "{} and {} rank different traces",
+                first.display(),
+                dir.display()
+            )));
+        }
+        for t in m.traces {
+            // A shard that loaded the trace knows its size.
+            let e = traces.entry(t.index).or_insert_with(|| t.clone());
+            if e.requests == 0 {
+                *e = t;
+            }
+        }
+        for n in m.notes {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        for r in read_rows(dir)? {
+            rows.insert((r.trace_index, r.network_index), r);
+        }
+        for c in read_cdfs(&dir.join("idle_cdf.csv"))? {
+            cdfs.entry(c.trace.clone()).or_insert(c);
+        }
+    }
+    meta.traces = traces.into_values().collect();
+    meta.shard = None;
+    meta.runs = rows.len();
+    let expected = meta.networks * meta.traces.len();
+    if rows.len() < expected {
+        notes.push(format!(
+            "merged {} of {} runs: some shards are missing or had failures",
+            rows.len(),
+            expected
+        ));
+    }
+    meta.notes = notes;
+    let cdfs: Vec<IdleCdf> = meta
+        .traces
+        .iter()
+        .filter_map(|t| cdfs.remove(&t.name))
+        .collect();
+    write_outputs(out, meta, rows.into_values().collect(), cdfs)
+}
+
+/// Redraws the plots (and `report.md`) of a run directory from its tables.
+pub fn replot(dir: &Path) -> Result<Outcome, RankError> {
+    let mut meta = read_meta(dir)?;
+    let rows = read_rows(dir)?;
+    let cdfs = read_cdfs(&dir.join("idle_cdf.csv"))?;
+    let axes = pick_axes(&meta.task, &rows, &mut meta.notes);
+    let (scored, summaries) = score_rows(&rows, &axes);
+    let figures = draw(dir, &meta, &axes, &rows, &scored, &summaries, &cdfs)?;
+    let md = report::markdown(&meta, &summaries, &rows, &axes, &figures);
+    atomic::write_bytes(&dir.join("report.md"), md.as_bytes())?;
+    Ok(Outcome {
+        meta,
+        summaries,
+        rows,
+        axes,
+        figures,
+    })
+}

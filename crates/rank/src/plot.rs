@@ -1,0 +1,751 @@
+//! Plots, each written as SVG and PNG (plotters, with an embedded DejaVu
+//! Sans font so no system font is needed):
+//!
+//! - `tradeoff-TRACE`: the task's two measures, one point per network,
+//!   coloured by start-detector family, the oracle as a black cross
+//!   (Figures 9, 11, 14).
+//! - `range-start` and `range-duration`: per family, the networks' mean
+//!   scaled distance across traces: a thin line from best to worst, a bar of
+//!   mean ± sd and a dot at the mean (Figures 12, 13, 15, 16).
+//! - `event-window`: the best mean distance for each window size ×
+//!   rate threshold of the event-window detector (Figure 19).
+//! - `idle-cdf-TRACE`: cumulative fraction of idle periods and of idle time
+//!   against period length (Figure 2).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::RankError;
+use crate::atomic;
+use crate::axes::{Axes, direction, label};
+use crate::score::{Scored, Summary};
+use crate::sweep::{IdleCdf, Row};
+
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+fn register_font() {
+    REGISTER.call_once(|| {
+        // The embedded font is valid; a failure would only degrade text.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+const SANS: &str = "sans-serif";
+
+/// Distinct colours (Tableau 10 and two extra), cycled.
+const PALETTE: [RGBColor; 12] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 128, 0),
+];
+
+/// Everything the plots are drawn from.
+#[derive(Debug)]
+pub struct PlotInput<'a> {
+    /// The task.
+    pub task: &'a str,
+    /// Its two measures.
+    pub axes: Axes,
+    /// Every run, sorted by (trace, network).
+    pub rows: &'a [Row],
+    /// Their within-trace scores.
+    pub scored: &'a [Scored],
+    /// Per-network summaries.
+    pub summaries: &'a [Summary],
+    /// Trace names by index.
+    pub traces: &'a [String],
+    /// Idle-period CDFs.
+    pub cdfs: &'a [IdleCdf],
+}
+
+/// A drawn figure: its title and file stem (`.svg` and `.png` beside it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Figure {
+    /// What it shows.
+    pub title: String,
+    /// File name without extension, relative to the plot directory.
+    pub stem: String,
+}
+
+type DrawResult = Result<(), String>;
+
+trait Draw {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult;
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Renders `fig` to `dir/stem.svg` and `dir/stem.png`, atomically.
+fn save<F: Draw>(dir: &Path, stem: &str, size: (u32, u32), fig: &F) -> Result<(), RankError> {
+    register_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        fig.draw(&root)
+            .and_then(|()| root.present().map_err(err))
+            .map_err(|e| RankError::Plot(format!("{stem}.svg: {e}")))?;
+    }
+    atomic::write_bytes(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+    atomic::write_with(&dir.join(format!("{stem}.png")), |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+        fig.draw(&root)
+            .and_then(|()| root.present().map_err(err))
+            .map_err(|e| RankError::Plot(format!("{stem}.png: {e}")))
+    })
+}
+
+/// A file-name-safe form of a trace name.
+pub fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Draws every plot into `dir`; returns the figures drawn.
+pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankError> {
+    std::fs::create_dir_all(dir).map_err(|e| RankError::io(dir, e))?;
+    atomic::clean_stale(dir)?;
+    let mut figures = Vec::new();
+    let families = family_colours(input.rows);
+    for (t, name) in input.traces.iter().enumerate() {
+        let points: Vec<(f64, f64, String, bool)> = input
+            .rows
+            .iter()
+            .filter(|r| r.trace_index == t)
+            .filter_map(|r| {
+                let x = r.measure(input.axes.x.measure)?;
+                let y = r.measure(input.axes.y.measure)?;
+                (x.is_finite() && y.is_finite())
+                    .then(|| (x, y, r.start_family.clone(), r.reference))
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        let stem = format!("tradeoff-{}", slug(name));
+        let title = format!("{}: {} on {name}", input.task, tradeoff_name(&input.axes));
+        save(
+            dir,
+            &stem,
+            (1100, 700),
+            &Tradeoff {
+                title: title.clone(),
+                axes: input.axes,
+                points,
+                families: &families,
+            },
+        )?;
+        figures.push(Figure { title, stem });
+    }
+    for (key, what) in [
+        ("start", "start-detector"),
+        ("duration", "duration-predictor"),
+    ] {
+        let bars = family_bars(input, key == "start");
+        if bars.is_empty() {
+            continue;
+        }
+        let stem = format!("range-{key}");
+        let title = format!(
+            "{}: mean scaled distance by {what} family, over {} trace{}",
+            input.task,
+            input.traces.len(),
+            if input.traces.len() == 1 { "" } else { "s" }
+        );
+        save(
+            dir,
+            &stem,
+            (1100, 120 + 34 * bars.len() as u32),
+            &RangeBars {
+                title: title.clone(),
+                bars,
+            },
+        )?;
+        figures.push(Figure { title, stem });
+    }
+    if let Some(h) = heatmap(input) {
+        let stem = "event-window".to_string();
+        let title = format!(
+            "{}: event-window sensitivity, best mean scaled distance per window × threshold",
+            input.task
+        );
+        save(
+            dir,
+            &stem,
+            (1000, 620),
+            &Heat {
+                title: title.clone(),
+                ..h
+            },
+        )?;
+        figures.push(Figure { title, stem });
+    }
+    for cdf in input.cdfs {
+        if cdf.points.len() < 2 {
+            continue;
+        }
+        let stem = format!("idle-cdf-{}", slug(&cdf.trace));
+        let title = format!("idle periods of {}", cdf.trace);
+        save(
+            dir,
+            &stem,
+            (900, 560),
+            &Cdf {
+                title: title.clone(),
+                cdf,
+            },
+        )?;
+        figures.push(Figure { title, stem });
+    }
+    Ok(figures)
+}
+
+fn tradeoff_name(a: &Axes) -> String {
+    format!(
+        "{} vs {}",
+        a.x.measure.replace('_', " "),
+        a.y.measure.replace('_', " ")
+    )
+}
+
+/// Families in order of first appearance, each with a colour.
+fn family_colours(rows: &[Row]) -> Vec<(String, RGBColor)> {
+    let mut v: Vec<(String, RGBColor)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.reference) {
+        if !v.iter().any(|f| f.0 == r.start_family) {
+            let c = PALETTE[v.len() % PALETTE.len()];
+            v.push((r.start_family.clone(), c));
+        }
+    }
+    v
+}
+
+/// Pads a data range so points do not sit on the frame.
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    let span = hi - lo;
+    let pad = if span > 0.0 {
+        span * 0.05
+    } else {
+        lo.abs().max(1.0) * 0.05
+    };
+    (lo - pad, hi + pad)
+}
+
+/// Tick labels without noise: 3 significant figures, compact.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&a) {
+        format!("{v:.1e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+}
+
+/// Colours repeat every 12 families; the marker shape tells them apart.
+fn marker(family: usize) -> Marker {
+    match (family / PALETTE.len()) % 3 {
+        0 => Marker::Circle,
+        1 => Marker::Triangle,
+        _ => Marker::Square,
+    }
+}
+
+struct Tradeoff<'a> {
+    title: String,
+    axes: Axes,
+    points: Vec<(f64, f64, String, bool)>,
+    families: &'a [(String, RGBColor)],
+}
+
+impl Draw for Tradeoff<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        root.fill(&WHITE).map_err(err)?;
+        let (w, _) = root.dim_in_pixel();
+        let (plot, legend) = root.split_horizontally(w.saturating_sub(230));
+        let (x0, x1) = padded(
+            self.points
+                .iter()
+                .map(|p| p.0)
+                .fold(f64::INFINITY, f64::min),
+            self.points
+                .iter()
+                .map(|p| p.0)
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+        let (y0, y1) = padded(
+            self.points
+                .iter()
+                .map(|p| p.1)
+                .fold(f64::INFINITY, f64::min),
+            self.points
+                .iter()
+                .map(|p| p.1)
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&self.title, (SANS, 22))
+            .margin(12)
+            .x_label_area_size(56)
+            .y_label_area_size(84)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!(
+                "{} — {}",
+                label(self.axes.x.measure),
+                direction(self.axes.x.better)
+            ))
+            .y_desc(format!(
+                "{} — {}",
+                label(self.axes.y.measure),
+                direction(self.axes.y.better)
+            ))
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .label_style((SANS, 14))
+            .axis_desc_style((SANS, 16))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(err)?;
+        for (i, (fam, colour)) in self.families.iter().enumerate() {
+            let pts = self.points.iter().filter(|p| !p.3 && &p.2 == fam);
+            let style = colour.mix(0.85).filled();
+            match marker(i) {
+                Marker::Circle => chart
+                    .draw_series(pts.map(|p| Circle::new((p.0, p.1), 4, style)))
+                    .map(|_| ()),
+                Marker::Triangle => chart
+                    .draw_series(pts.map(|p| TriangleMarker::new((p.0, p.1), 6, style)))
+                    .map(|_| ()),
+                Marker::Square => chart
+                    .draw_series(pts.map(|p| {
+                        EmptyElement::at((p.0, p.1)) + Rectangle::new([(-4, -4), (4, 4)], style)
+                    }))
+                    .map(|_| ()),
+            }
+            .map_err(err)?;
+        }
+        chart
+            .draw_series(
+                self.points
+                    .iter()
+                    .filter(|p| p.3)
+                    .map(|p| Cross::new((p.0, p.1), 7, BLACK.stroke_width(3))),
+            )
+            .map_err(err)?;
+        // Legend in its own column.
+        legend
+            .draw(&Text::new(
+                "start detector",
+                (10, 40),
+                (SANS, 16).into_font().color(&BLACK),
+            ))
+            .map_err(err)?;
+        let mut y = 66;
+        for (i, (fam, colour)) in self.families.iter().enumerate() {
+            let style = colour.filled();
+            let at = (18, y + 7);
+            match marker(i) {
+                Marker::Circle => legend.draw(&Circle::new(at, 5, style)),
+                Marker::Triangle => legend.draw(&TriangleMarker::new(at, 6, style)),
+                Marker::Square => legend.draw(&Rectangle::new(
+                    [(at.0 - 5, at.1 - 5), (at.0 + 5, at.1 + 5)],
+                    style,
+                )),
+            }
+            .map_err(err)?;
+            legend
+                .draw(&Text::new(fam.as_str(), (32, y), (SANS, 14)))
+                .map_err(err)?;
+            y += 22;
+        }
+        if self.points.iter().any(|p| p.3) {
+            legend
+                .draw(&Cross::new((18, y + 7), 6, BLACK.stroke_width(3)))
+                .map_err(err)?;
+            legend
+                .draw(&Text::new("oracle (reference)", (32, y), (SANS, 14)))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// One family's spread: (name, networks, mean, sd, best, worst).
+type Bar = (String, usize, f64, f64, f64, f64);
+
+fn family_bars(input: &PlotInput<'_>, start: bool) -> Vec<Bar> {
+    let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for s in input
+        .summaries
+        .iter()
+        .filter(|s| !s.reference && s.mean.is_finite())
+    {
+        if let Some(r) = input.rows.iter().find(|r| r.network_index == s.policy) {
+            let fam = if start {
+                &r.start_family
+            } else {
+                &r.duration_family
+            };
+            by.entry(fam.clone()).or_default().push(s.mean);
+        }
+    }
+    let mut bars: Vec<Bar> = by
+        .into_iter()
+        .map(|(f, v)| {
+            let (m, var) = crate::score::mean_var(&v);
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (f, v.len(), m, var.sqrt(), lo, hi)
+        })
+        .collect();
+    // Best family at the top.
+    bars.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.0.cmp(&a.0)));
+    bars
+}
+
+struct RangeBars {
+    title: String,
+    bars: Vec<Bar>,
+}
+
+impl Draw for RangeBars {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        root.fill(&WHITE).map_err(err)?;
+        let n = self.bars.len();
+        let xmax = self
+            .bars
+            .iter()
+            .map(|b| b.5)
+            .fold(0.0f64, f64::max)
+            .max(0.1)
+            * 1.05;
+        let names: Vec<String> = self
+            .bars
+            .iter()
+            .map(|b| format!("{} ({})", b.0, b.1))
+            .collect();
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (SANS, 20))
+            .margin(12)
+            .x_label_area_size(50)
+            .y_label_area_size(260)
+            .build_cartesian_2d(0.0..xmax, -0.5..(n as f64 - 0.5))
+            .map_err(err)?;
+        let fmt = |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                names[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_desc("mean scaled distance across traces (0 = best at both measures); bar: mean ± sd, line: best to worst network")
+            .y_desc("family (networks)")
+            .y_labels(n.max(1))
+            .y_label_formatter(&fmt)
+            .x_label_formatter(&|v| tick(*v))
+            .label_style((SANS, 14))
+            .axis_desc_style((SANS, 14))
+            .light_line_style(WHITE)
+            .disable_y_mesh()
+            .draw()
+            .map_err(err)?;
+        for (i, b) in self.bars.iter().enumerate() {
+            let y = i as f64;
+            let c = PALETTE[i % PALETTE.len()];
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(b.4, y), (b.5, y)],
+                    BLACK.stroke_width(1),
+                )))
+                .map_err(err)?;
+            let lo = (b.2 - b.3).max(0.0);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(lo, y - 0.28), (b.2 + b.3, y + 0.28)],
+                    c.mix(0.6).filled(),
+                )))
+                .map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Circle::new((b.2, y), 4, BLACK.filled())))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+struct Heat {
+    title: String,
+    ns: Vec<f64>,
+    rates: Vec<f64>,
+    /// (n index, rate index) → best mean distance.
+    cells: BTreeMap<(usize, usize), f64>,
+}
+
+fn heatmap(input: &PlotInput<'_>) -> Option<Heat> {
+    let mut best: BTreeMap<(u64, u64), f64> = BTreeMap::new();
+    for s in input
+        .summaries
+        .iter()
+        .filter(|s| !s.reference && s.mean.is_finite())
+    {
+        let Some(r) = input.rows.iter().find(|r| r.network_index == s.policy) else {
+            continue;
+        };
+        if r.start_family != "event-window" {
+            continue;
+        }
+        let n = r.params.get("start.n").and_then(|v| v.parse::<f64>().ok());
+        let rate = r
+            .params
+            .get("start.rate")
+            .and_then(|v| v.parse::<f64>().ok());
+        if let (Some(n), Some(rate)) = (n, rate) {
+            let e = best
+                .entry((n.to_bits(), rate.to_bits()))
+                .or_insert(f64::INFINITY);
+            *e = e.min(s.mean);
+        }
+    }
+    let mut ns: Vec<f64> = best.keys().map(|k| f64::from_bits(k.0)).collect();
+    let mut rates: Vec<f64> = best.keys().map(|k| f64::from_bits(k.1)).collect();
+    ns.sort_by(f64::total_cmp);
+    ns.dedup();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    if ns.len() < 2 || rates.len() < 2 {
+        return None;
+    }
+    let cells = best
+        .into_iter()
+        .map(|((n, r), d)| {
+            let i = ns.iter().position(|&v| v.to_bits() == n).unwrap_or(0);
+            let j = rates.iter().position(|&v| v.to_bits() == r).unwrap_or(0);
+            ((i, j), d)
+        })
+        .collect();
+    Some(Heat {
+        title: String::new(),
+        ns,
+        rates,
+        cells,
+    })
+}
+
+/// Viridis-like colour ramp, 0 = dark purple (best) to 1 = yellow.
+fn ramp(t: f64) -> RGBColor {
+    const STOPS: [(f64, (f64, f64, f64)); 5] = [
+        (0.0, (68.0, 1.0, 84.0)),
+        (0.25, (59.0, 82.0, 139.0)),
+        (0.5, (33.0, 145.0, 140.0)),
+        (0.75, (94.0, 201.0, 98.0)),
+        (1.0, (253.0, 231.0, 37.0)),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    for w in STOPS.windows(2) {
+        let ((a, ca), (b, cb)) = (w[0], w[1]);
+        if t <= b {
+            let f = (t - a) / (b - a);
+            let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+            return RGBColor(mix(ca.0, cb.0), mix(ca.1, cb.1), mix(ca.2, cb.2));
+        }
+    }
+    RGBColor(253, 231, 37)
+}
+
+impl Draw for Heat {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        root.fill(&WHITE).map_err(err)?;
+        let (_, h) = root.dim_in_pixel();
+        let (area, foot) = root.split_vertically(h.saturating_sub(34));
+        let root = &area;
+        let (nx, ny) = (self.ns.len(), self.rates.len());
+        let lo = self.cells.values().copied().fold(f64::INFINITY, f64::min);
+        let hi = self
+            .cells
+            .values()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let norm = |d: f64| if hi > lo { (d - lo) / (hi - lo) } else { 0.0 };
+        let xs: Vec<String> = self.ns.iter().map(|v| tick(*v)).collect();
+        let ys: Vec<String> = self.rates.iter().map(|v| tick(*v)).collect();
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (SANS, 18))
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-0.5..(nx as f64 - 0.5), -0.5..(ny as f64 - 0.5))
+            .map_err(err)?;
+        let at = |v: &f64, names: &[String]| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                names[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let fx = |v: &f64| at(v, &xs);
+        let fy = |v: &f64| at(v, &ys);
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(nx)
+            .y_labels(ny)
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .x_desc("window size n (requests)")
+            .y_desc("rate threshold (IO/s)")
+            .label_style((SANS, 14))
+            .axis_desc_style((SANS, 15))
+            .draw()
+            .map_err(err)?;
+        for (&(i, j), &d) in &self.cells {
+            let (x, y) = (i as f64, j as f64);
+            let t = norm(d);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                    ramp(t).filled(),
+                )))
+                .map_err(err)?;
+            let colour = if t < 0.6 { WHITE } else { BLACK };
+            let style = (SANS, 15)
+                .into_font()
+                .color(&colour)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            chart
+                .draw_series(std::iter::once(Text::new(format!("{d:.3}"), (x, y), style)))
+                .map_err(err)?;
+        }
+        foot.draw(&Text::new(
+            "cell: lowest mean scaled distance of the event-window networks with that n and threshold (darker = better)",
+            (20, 8),
+            (SANS, 13),
+        ))
+        .map_err(err)?;
+        Ok(())
+    }
+}
+
+struct Cdf<'a> {
+    title: String,
+    cdf: &'a IdleCdf,
+}
+
+impl Draw for Cdf<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        root.fill(&WHITE).map_err(err)?;
+        let pts = &self.cdf.points;
+        let lo = pts.first().map_or(1e-3, |p| p.0).max(1e-6);
+        let hi = pts.last().map_or(1.0, |p| p.0).max(lo * 10.0) * 1.5;
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (SANS, 22))
+            .margin(14)
+            .x_label_area_size(52)
+            .y_label_area_size(70)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("idle period length (s, log scale)")
+            .y_desc("cumulative fraction")
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .label_style((SANS, 14))
+            .axis_desc_style((SANS, 16))
+            .draw()
+            .map_err(err)?;
+        let series = [
+            ("fraction of idle periods", PALETTE[0], 1usize),
+            ("fraction of idle time", PALETTE[1], 2usize),
+        ];
+        for (name, colour, k) in series {
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter()
+                        .map(|p| (p.0.max(lo), if k == 1 { p.1 } else { p.2 })),
+                    colour.stroke_width(3),
+                ))
+                .map_err(err)?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((SANS, 15))
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_and_slugs() {
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(0.1), "0.1");
+        assert_eq!(tick(1500.0), "1500");
+        assert_eq!(tick(2e7), "2.0e7");
+        assert_eq!(slug("msr:hm_0/x"), "msr-hm_0-x");
+        assert_eq!(ramp(0.0), RGBColor(68, 1, 84));
+        assert_eq!(ramp(2.0), RGBColor(253, 231, 37));
+    }
+}

@@ -1,0 +1,479 @@
+//! Running a grid over workloads: each trace is parsed once into a
+//! [`Timeline`] that every network reads, and the (trace, network) jobs
+//! run in parallel on a rayon pool.
+//!
+//! Jobs are numbered trace-major: job `i` is trace `i / networks`, network
+//! `i % networks`. Shard `K/N` runs the jobs with `i % N == K − 1`, a
+//! strided slice, so expensive networks (long windows, skeptics) spread
+//! evenly over the shards. Results carry their trace and network indices
+//! and are always sorted by them, so the order in which jobs finish never
+//! shows in an output file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lull_blktrace_replay::replay::{ReplayOptions, replay_spec};
+use lull_blktrace_replay::synth;
+use lull_core::event::Timeline;
+use lull_core::registry::Registry;
+use lull_core::request::Request;
+use lull_core::time::Nanos;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::RankError;
+use crate::grid::Network;
+
+/// `K/N`: the K-th (1-based) of N slices of the jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// K, from 1.
+    pub index: usize,
+    /// N, at least 1.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The whole run.
+    pub const ALL: Shard = Shard { index: 1, count: 1 };
+
+    /// Whether job `i` belongs to this shard.
+    pub fn owns(&self, i: usize) -> bool {
+        i % self.count == self.index - 1
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("bad shard {s:?}: expected K/N with 1 <= K <= N");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = k.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Where a workload comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A trace file (or directory) in any format the readers detect.
+    File(PathBuf),
+    /// A built-in synthetic workload.
+    Builtin {
+        /// Its name (`workstation`, …).
+        name: String,
+        /// How long.
+        duration: Nanos,
+        /// Its seed.
+        seed: u64,
+    },
+}
+
+impl Source {
+    /// A short name for tables and plot titles: the file name without
+    /// extensions, or the workload's name.
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(p) => {
+                let base = p
+                    .file_name()
+                    .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+                let mut stem = base.as_str();
+                for ext in [".gz", ".bz2", ".zst", ".csv", ".txt", ".blktrace"] {
+                    if let Some(s) = stem.strip_suffix(ext) {
+                        if !s.is_empty() {
+                            stem = s;
+                        }
+                    }
+                }
+                stem.to_string()
+            }
+            Source::Builtin { name, .. } => name.clone(),
+        }
+    }
+
+    /// Where it came from, for the run description.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Builtin {
+                name,
+                duration,
+                seed,
+            } => format!(
+                "built-in workload {name}, {} s, seed {seed}",
+                duration.as_secs_f64()
+            ),
+        }
+    }
+
+    /// Every built-in workload, each `duration` long.
+    pub fn all_builtin(duration: Nanos, seed: u64) -> Vec<Source> {
+        synth::names()
+            .into_iter()
+            .map(|name| Source::Builtin {
+                name: name.to_string(),
+                duration,
+                seed,
+            })
+            .collect()
+    }
+
+    /// Reads (or generates) the workload. A multi-device trace is reduced
+    /// to `disk`, or to its busiest device.
+    pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
+        let (requests, note) = match self {
+            Source::File(p) => {
+                let trace =
+                    lull_blktrace_replay::open(p, lull_blktrace_replay::ReadOptions { lenient })
+                        .map_err(RankError::Trace)?;
+                pick_device(&trace, disk, p)?
+            }
+            Source::Builtin {
+                name,
+                duration,
+                seed,
+            } => {
+                let shape = synth::shape(name).ok_or_else(|| {
+                    RankError::Input(format!(
+                        "unknown workload `{name}` (known: {})",
+                        synth::names().join(", ")
+                    ))
+                })?;
+                (synth::generate(shape, *duration, *seed).requests, None)
+            }
+        };
+        if requests.is_empty() {
+            return Err(RankError::Input(format!(
+                "{}: the trace has no requests",
+                self.describe()
+            )));
+        }
+        let mut w = Workload::from_requests(self.name(), self.describe(), &requests);
+        w.note = note;
+        Ok(w)
+    }
+}
+
+fn pick_device(
+    trace: &lull_blktrace_replay::Trace,
+    disk: Option<&str>,
+    path: &Path,
+) -> Result<(Vec<Request>, Option<String>), RankError> {
+    if trace.devices.len() <= 1 && disk.is_none() {
+        return Ok((trace.requests.clone(), None));
+    }
+    let id = match disk {
+        Some(name) => {
+            let i = trace
+                .devices
+                .iter()
+                .position(|d| d == name)
+                .ok_or_else(|| {
+                    RankError::Input(format!(
+                        "{}: no device `{name}` (it has: {})",
+                        path.display(),
+                        trace.devices.join(" ")
+                    ))
+                })?;
+            lull_core::request::DeviceId(i as u16)
+        }
+        None => trace
+            .busiest_device()
+            .ok_or_else(|| RankError::Input(format!("{}: no requests", path.display())))?,
+    };
+    let note = (disk.is_none()).then(|| {
+        format!(
+            "{}: {} devices, ranked on the busiest, {}",
+            path.display(),
+            trace.devices.len(),
+            trace.device_name(id)
+        )
+    });
+    Ok((trace.device_requests(id), note))
+}
+
+/// One workload, parsed once and shared read-only by every network.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Short name.
+    pub name: String,
+    /// Where it came from.
+    pub source: String,
+    /// Its events.
+    pub timeline: Timeline,
+    /// Something the user should know (device chosen, …).
+    pub note: Option<String>,
+}
+
+impl Workload {
+    /// A workload from requests sorted by arrival.
+    pub fn from_requests(name: String, source: String, requests: &[Request]) -> Workload {
+        Workload {
+            name,
+            source,
+            timeline: Timeline::from_requests(requests),
+            note: None,
+        }
+    }
+}
+
+/// One finished job: a network on a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Index of the workload in the run.
+    pub trace_index: usize,
+    /// The workload's name.
+    pub trace: String,
+    /// Index of the network in the resolved grid.
+    pub network_index: usize,
+    /// The network's spec.
+    pub spec: String,
+    /// Whether it is the reference (oracle) row.
+    pub reference: bool,
+    /// Start detector family.
+    pub start_family: String,
+    /// Duration predictor family.
+    pub duration_family: String,
+    /// Skeptic at the sink, if any.
+    pub skeptic: Option<String>,
+    /// Parameters as written (`start.t` → `1s`).
+    pub params: BTreeMap<String, String>,
+    /// Every measure of the run, internal first, in report order.
+    pub measures: Vec<(String, f64)>,
+}
+
+impl Row {
+    /// The value of measure `name`.
+    pub fn measure(&self, name: &str) -> Option<f64> {
+        self.measures.iter().find(|m| m.0 == name).map(|m| m.1)
+    }
+}
+
+/// The jobs of `shard` as `(trace, network)` index pairs, trace-major.
+pub fn plan(traces: usize, networks: usize, shard: Shard) -> Vec<(usize, usize)> {
+    (0..traces * networks)
+        .filter(|&i| shard.owns(i))
+        .map(|i| (i / networks, i % networks))
+        .collect()
+}
+
+/// How to run a sweep.
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    /// Task, policy, device and timing of every replay.
+    pub replay: ReplayOptions,
+    /// Worker threads (`None`: one per core).
+    pub jobs: Option<usize>,
+    /// Draw a progress bar on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+/// The result of a sweep.
+#[derive(Clone, Debug, Default)]
+pub struct SweepOutcome {
+    /// Finished jobs, sorted by (trace, network).
+    pub rows: Vec<Row>,
+    /// Jobs that failed, one line each.
+    pub failures: Vec<String>,
+}
+
+/// Runs `jobs` (from [`plan`]) of `networks` over `workloads` (indexed by
+/// trace index; `None` for traces this shard does not need).
+pub fn run(
+    workloads: &[Option<Workload>],
+    networks: &[Network],
+    jobs: &[(usize, usize)],
+    registry: &Registry,
+    opts: &SweepOptions,
+) -> Result<SweepOutcome, RankError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| RankError::Input(format!("--jobs: {e}")))?;
+    let bar = if opts.progress {
+        let b =
+            ProgressBar::with_draw_target(Some(jobs.len() as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} runs  eta {eta}  {msg}",
+        ) {
+            b.set_style(style);
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let failed = AtomicUsize::new(0);
+    let results: Vec<Result<Row, String>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(t, n)| {
+                let out = run_one(workloads, networks, t, n, registry, &opts.replay);
+                if out.is_err() {
+                    let f = failed.fetch_add(1, Ordering::Relaxed) + 1;
+                    bar.set_message(format!("{f} failed"));
+                }
+                bar.inc(1);
+                out
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut outcome = SweepOutcome::default();
+    for r in results {
+        match r {
+            Ok(row) => outcome.rows.push(row),
+            Err(e) => outcome.failures.push(e),
+        }
+    }
+    outcome
+        .rows
+        .sort_by_key(|r| (r.trace_index, r.network_index));
+    Ok(outcome)
+}
+
+fn run_one(
+    workloads: &[Option<Workload>],
+    networks: &[Network],
+    t: usize,
+    n: usize,
+    registry: &Registry,
+    opts: &ReplayOptions,
+) -> Result<Row, String> {
+    let w = workloads
+        .get(t)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| format!("trace #{t} was not loaded"))?;
+    let net = &networks[n];
+    let out = replay_spec(&w.timeline, &net.spec, registry, opts)
+        .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
+    let d = &net.description;
+    Ok(Row {
+        trace_index: t,
+        trace: w.name.clone(),
+        network_index: n,
+        spec: net.text.clone(),
+        reference: net.reference,
+        start_family: d.start_family.clone(),
+        duration_family: d.duration_family.clone(),
+        skeptic: d.skeptic.clone(),
+        params: d.params.clone(),
+        measures: out
+            .report
+            .pairs()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    })
+}
+
+/// The cumulative distribution of idle-period lengths of one trace
+/// (Figure 2): by count and weighted by time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdleCdf {
+    /// The trace.
+    pub trace: String,
+    /// `(length_s, fraction of periods ≤ length, fraction of idle time in
+    /// periods ≤ length)`, lengths increasing.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+impl IdleCdf {
+    /// Computes the CDF at 120 log-spaced lengths from 1 ms (or the
+    /// shortest period) to the longest period.
+    pub fn of(name: &str, timeline: &Timeline) -> IdleCdf {
+        let mut lens: Vec<f64> = timeline
+            .idle_periods()
+            .map(|p| p.len().as_secs_f64())
+            .filter(|l| *l > 0.0)
+            .collect();
+        lens.sort_by(f64::total_cmp);
+        let mut points = Vec::new();
+        if let (Some(&lo), Some(&hi)) = (lens.first(), lens.last()) {
+            let total: f64 = lens.iter().sum();
+            let n = lens.len() as f64;
+            let lo = lo.clamp(1e-6, 1e-3);
+            let steps = 120;
+            let (mut i, mut acc) = (0usize, 0.0f64);
+            for s in 0..=steps {
+                let l = if s == steps {
+                    hi
+                } else {
+                    lo * (hi / lo).powf(s as f64 / steps as f64)
+                };
+                while i < lens.len() && lens[i] <= l {
+                    acc += lens[i];
+                    i += 1;
+                }
+                points.push((l, i as f64 / n, if total > 0.0 { acc / total } else { 0.0 }));
+            }
+        }
+        IdleCdf {
+            trace: name.to_string(),
+            points,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_jobs() {
+        assert_eq!(
+            "2/3".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 3 }
+        );
+        for bad in ["0/3", "4/3", "1/0", "x", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let all = plan(3, 5, Shard::ALL);
+        assert_eq!(all.len(), 15);
+        assert_eq!(all[6], (1, 1));
+        let mut union: Vec<_> = (1..=4)
+            .flat_map(|k| plan(3, 5, Shard { index: k, count: 4 }))
+            .collect();
+        union.sort_unstable();
+        assert_eq!(union, all);
+    }
+
+    #[test]
+    fn names_drop_extensions() {
+        assert_eq!(Source::File("/x/hm_0.csv.gz".into()).name(), "hm_0");
+        assert_eq!(
+            Source::File("sda.blktrace.0".into()).name(),
+            "sda.blktrace.0"
+        );
+    }
+
+    #[test]
+    fn idle_cdf_reaches_one() {
+        let s = Nanos::from_secs;
+        let reqs = [
+            Request::new(s(0), s(1), lull_core::request::Op::Read, 0, 512),
+            Request::new(s(2), s(3), lull_core::request::Op::Read, 0, 512),
+            Request::new(s(13), s(14), lull_core::request::Op::Read, 0, 512),
+        ];
+        let cdf = IdleCdf::of("t", &Timeline::from_requests(&reqs));
+        let last = cdf.points.last().unwrap();
+        assert_eq!((last.0, last.1, last.2), (10.0, 1.0, 1.0));
+        // Half the periods are ≤ 1 s; they hold 1/11 of the idle time.
+        let at1 = cdf.points.iter().rfind(|p| p.0 <= 1.0 + 1e-9).unwrap();
+        assert_eq!(at1.1, 0.5);
+        assert!((at1.2 - 1.0 / 11.0).abs() < 1e-12);
+    }
+}

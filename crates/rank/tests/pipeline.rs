@@ -1,0 +1,172 @@
+//! End-to-end: a small grid over short synthetic traces, whole and sharded.
+
+use std::fs;
+use std::path::Path;
+
+use lull_blktrace_replay::replay::ReplayOptions;
+use lull_core::time::Nanos;
+use lull_rank::{Grid, RankConfig, Shard, Source, atomic::TEMP_PREFIX};
+
+fn small_grid() -> Grid {
+    Grid::from_toml(
+        r#"
+specs = ["adapt-timer-arith-geom(step=100ms) + fixed(d=10s)"]
+[[template]]
+spec = "timer(t={t}) + {d}"
+t = ["100ms", "1s", "5s"]
+d = ["fixed(d=10s)", "average(n=10)"]
+[[template]]
+spec = "event-window(n={n}, rate={rate}) + fixed(d=10s)"
+n = [2, 10]
+rate = [0.5, 5]
+"#,
+        "none",
+    )
+    .unwrap()
+}
+
+fn sources() -> Vec<Source> {
+    vec![
+        Source::Builtin {
+            name: "workstation".into(),
+            duration: Nanos::from_secs(900),
+            seed: 1,
+        },
+        Source::Builtin {
+            name: "workstation".into(),
+            duration: Nanos::from_secs(900),
+            seed: 2,
+        },
+    ]
+}
+
+fn config(out: &Path, shard: Shard) -> RankConfig {
+    RankConfig {
+        sources: sources(),
+        grid: small_grid(),
+        grid_name: "test".into(),
+        replay: ReplayOptions::default(),
+        jobs: Some(2),
+        shard,
+        disk: None,
+        lenient: false,
+        progress: false,
+        out: out.to_path_buf(),
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<String>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            walk(&e.path(), out);
+        } else {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+}
+
+#[test]
+fn sharded_and_merged_ranking_is_byte_identical() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let outcome = lull_rank::rank(&config(&whole, Shard::ALL), &reg).unwrap();
+    assert_eq!(outcome.meta.runs, 2 * 12, "{:?}", outcome.meta.notes);
+    // The first ranked row has rank 1; the oracle is the unranked reference.
+    assert_eq!(outcome.summaries[0].rank, Some(1));
+    assert!(outcome.summaries.last().unwrap().reference);
+
+    let mut shards = Vec::new();
+    for k in 1..=3 {
+        let dir = tmp.path().join(format!("shard{k}"));
+        lull_rank::rank(&config(&dir, Shard { index: k, count: 3 }), &reg).unwrap();
+        shards.push(dir);
+    }
+    let merged = tmp.path().join("merged");
+    let m = lull_rank::merge(&shards, &merged).unwrap();
+    assert_eq!(m.meta.runs, outcome.meta.runs);
+    let a = fs::read(whole.join("ranking.csv")).unwrap();
+    let b = fs::read(merged.join("ranking.csv")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&a),
+        String::from_utf8_lossy(&b),
+        "ranking.csv differs"
+    );
+    assert_eq!(
+        fs::read(whole.join("results.csv")).unwrap(),
+        fs::read(merged.join("results.csv")).unwrap()
+    );
+    // Merging shards in another order changes nothing.
+    shards.reverse();
+    let merged2 = tmp.path().join("merged2");
+    lull_rank::merge(&shards, &merged2).unwrap();
+    assert_eq!(a, fs::read(merged2.join("ranking.csv")).unwrap());
+
+    // Everything is there, and no temporary file is left.
+    let mut files = Vec::new();
+    walk(&whole, &mut files);
+    for f in [
+        "results.csv",
+        "results.parquet",
+        "ranking.csv",
+        "idle_cdf.csv",
+        "report.md",
+        "run.toml",
+        "tradeoff-workstation.png",
+        "tradeoff-workstation-2.svg",
+        "range-start.png",
+        "range-duration.png",
+        "event-window.png",
+        "idle-cdf-workstation.png",
+    ] {
+        assert!(files.iter().any(|x| x == f), "{f} missing from {files:?}");
+    }
+    assert!(
+        !files.iter().any(|f| f.starts_with(TEMP_PREFIX)),
+        "{files:?}"
+    );
+    let report = fs::read_to_string(whole.join("report.md")).unwrap();
+    assert!(report.contains("## Recommendation"), "{report}");
+    assert!(report.contains("plots/tradeoff-workstation.png"));
+
+    // `lull plot` redraws from the tables alone.
+    fs::remove_dir_all(whole.join("plots")).unwrap();
+    let r = lull_rank::replot(&whole).unwrap();
+    assert!(whole.join("plots/range-start.svg").exists());
+    assert_eq!(r.figures.len(), outcome.figures.len());
+}
+
+#[test]
+fn a_failed_run_leaves_no_partial_file() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    fs::create_dir_all(&out).unwrap();
+    // `plots` is a file, so drawing fails after the tables are written.
+    fs::write(out.join("plots"), b"in the way").unwrap();
+    let mut cfg = config(&out, Shard::ALL);
+    cfg.sources.truncate(1);
+    assert!(lull_rank::rank(&cfg, &reg).is_err());
+    let mut files = Vec::new();
+    walk(&out, &mut files);
+    assert!(
+        !files.iter().any(|f| f.starts_with(TEMP_PREFIX)),
+        "{files:?}"
+    );
+    // run.toml is written last: its absence marks the run incomplete, and
+    // what was written is whole.
+    assert!(!out.join("run.toml").exists());
+    let csv = fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(csv.ends_with('\n'));
+    assert_eq!(csv.lines().count(), 1 + 12);
+
+    // Unknown tasks and empty grids are input errors.
+    let mut bad = config(&out, Shard::ALL);
+    bad.replay.task = "no-such-task".into();
+    let e = lull_rank::rank(&bad, &reg).unwrap_err();
+    assert!(
+        e.is_input_error() && e.to_string().contains("no-such-task"),
+        "{e}"
+    );
+}

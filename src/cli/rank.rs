@@ -1,0 +1,221 @@
+//! `lull rank`: sweep a grid of detector networks over traces for one idle
+//! task and rank them (§4.1.1), writing tables, plots and a report; `lull
+//! rank merge` combines shard outputs.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use lull_blktrace_replay::replay::{ReplayOptions, Timing};
+use lull_core::actuator::StopPolicy;
+use lull_core::time::{Nanos, parse_duration};
+use lull_rank::{Grid, RankConfig, RankError, Shard, Source};
+
+use super::CliError;
+
+impl From<RankError> for CliError {
+    fn from(e: RankError) -> Self {
+        if e.is_input_error() {
+            CliError::Input(e.into())
+        } else {
+            CliError::Runtime(e.into())
+        }
+    }
+}
+
+/// Flags of `lull rank`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    sub: Option<Sub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    /// Combine the output directories of `--shard` runs into one run.
+    Merge(MergeArgs),
+}
+
+/// Flags of `lull rank merge`.
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// Shard output directories.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Output directory of the merged run.
+    #[arg(long)]
+    out: PathBuf,
+    /// Rows of the ranking printed on stdout.
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+}
+
+/// Flags of a ranking run.
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Trace files (any supported format, detected by content). Without
+    /// any, every built-in synthetic workload is ranked.
+    traces: Vec<PathBuf>,
+    /// The idle task (none, spindown, writeback, cleaning, as built).
+    #[arg(long, required = true)]
+    task: Option<String>,
+    /// `default` (the paper's sweep, ~200 networks) or a grid TOML file.
+    #[arg(long, default_value = "default")]
+    grid: String,
+    /// Output directory (created if needed).
+    #[arg(long, required = true)]
+    out: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run only the K-th of N slices of the grid × traces (1-based).
+    #[arg(long)]
+    shard: Option<String>,
+    /// Device preset for tasks that model a drive.
+    #[arg(long)]
+    device: Option<String>,
+    /// Stop policy: predicted-end, when-busy, earlier-of, later-of.
+    /// Default: predicted-end for task none, earlier-of otherwise.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Request timing: trace or model. Default: model for the tasks that
+    /// add I/O (writeback, cleaning), trace otherwise.
+    #[arg(long)]
+    timing: Option<String>,
+    /// Which device of multi-device traces (default: the busiest).
+    #[arg(long)]
+    disk: Option<String>,
+    /// Built-in workloads to rank without TRACE (repeatable; default: all).
+    #[arg(long)]
+    workload: Vec<String>,
+    /// Length of each built-in workload.
+    #[arg(long, default_value = "24h")]
+    duration: String,
+    /// Seed of the built-in workloads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Skip malformed trace records instead of failing.
+    #[arg(long)]
+    lenient: bool,
+    /// Rows of the ranking printed on stdout.
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+}
+
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
+    match args.sub {
+        Some(Sub::Merge(m)) => {
+            let outcome = lull_rank::merge(&m.dirs, &m.out)?;
+            finish(&outcome, &m.out, m.top)
+        }
+        None => run_rank(args.run),
+    }
+}
+
+fn run_rank(a: RunArgs) -> Result<(), CliError> {
+    let task = a.task.clone().unwrap_or_default();
+    let out = a.out.clone().unwrap_or_default();
+    let grid = if a.grid == lull_rank::grid::DEFAULT {
+        lull_rank::default_grid(&task)
+    } else {
+        let text = std::fs::read_to_string(&a.grid)
+            .map_err(|e| CliError::input(anyhow!("--grid {}: {e}", a.grid)))?;
+        Grid::from_toml(&text, &task).map_err(|e| CliError::input(anyhow!("{}: {e}", a.grid)))?
+    };
+    let shard = match &a.shard {
+        Some(s) => s
+            .parse::<Shard>()
+            .map_err(|e| CliError::input(anyhow!("--shard: {e}")))?,
+        None => Shard::ALL,
+    };
+    let policy = match &a.policy {
+        Some(p) => Some(
+            p.parse::<StopPolicy>()
+                .map_err(|e| CliError::input(anyhow!("--policy: {e}")))?,
+        ),
+        None => None,
+    };
+    let timing: Timing = match &a.timing {
+        Some(t) => t
+            .parse()
+            .map_err(|e: String| CliError::input(anyhow!("--timing: {e}")))?,
+        None if matches!(task.as_str(), "writeback" | "cleaning") => Timing::Model,
+        None => Timing::Trace,
+    };
+    if a.jobs == Some(0) {
+        return Err(CliError::input(anyhow!("--jobs must be at least 1")));
+    }
+    let sources = if a.traces.is_empty() {
+        let d: Nanos =
+            parse_duration(&a.duration).map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
+        let all = Source::all_builtin(d, a.seed);
+        if a.workload.is_empty() {
+            all
+        } else {
+            let mut chosen = Vec::new();
+            for w in &a.workload {
+                let s = all.iter().find(|s| s.name() == *w).ok_or_else(|| {
+                    CliError::input(anyhow!(
+                        "unknown workload `{w}` (known: {})",
+                        lull_blktrace_replay::synth::names().join(", ")
+                    ))
+                })?;
+                chosen.push(s.clone());
+            }
+            chosen
+        }
+    } else {
+        a.traces.iter().cloned().map(Source::File).collect()
+    };
+    let cfg = RankConfig {
+        sources,
+        grid,
+        grid_name: a.grid.clone(),
+        replay: ReplayOptions {
+            task,
+            policy,
+            device: a.device.clone(),
+            timing,
+            log: false,
+        },
+        jobs: a.jobs,
+        shard,
+        disk: a.disk.clone(),
+        lenient: a.lenient,
+        progress: std::io::stderr().is_terminal(),
+        out: out.clone(),
+    };
+    let outcome = lull_rank::rank(&cfg, &lull::registry())?;
+    finish(&outcome, &out, a.top)
+}
+
+fn finish(outcome: &lull_rank::Outcome, out: &std::path::Path, top: usize) -> Result<(), CliError> {
+    for n in &outcome.meta.notes {
+        eprintln!("lull: note: {n}");
+    }
+    let ranked = outcome.summaries.iter().filter(|s| !s.reference).count();
+    println!(
+        "task {}: {} networks × {} traces, {} runs ranked on {} and {}{}",
+        outcome.meta.task,
+        ranked,
+        outcome.meta.traces.len(),
+        outcome.meta.runs,
+        outcome.axes.x.measure,
+        outcome.axes.y.measure,
+        outcome
+            .meta
+            .shard
+            .as_ref()
+            .map(|s| format!(" (shard {s})"))
+            .unwrap_or_default()
+    );
+    print!("{}", outcome.table(top));
+    println!(
+        "wrote {}/{{results.csv, results.parquet, ranking.csv, report.md, plots/}}",
+        out.display()
+    );
+    Ok(())
+}
