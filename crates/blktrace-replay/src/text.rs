@@ -97,7 +97,7 @@ pub(crate) fn secs_ns(name: &str, s: &str) -> Result<u64, String> {
     let bad = || format!("`{name}` is not a non-negative number of seconds: {s:?}");
     if s.contains(['e', 'E']) {
         let v: f64 = s.parse().map_err(|_| bad())?;
-        if !(v.is_finite() && v >= 0.0 && v < 1.8e10) {
+        if !(v.is_finite() && (0.0..1.8e10).contains(&v)) {
             return Err(bad());
         }
         return Ok((v * 1e9).round() as u64);
@@ -216,35 +216,6 @@ pub(crate) fn read_csv<R: BufRead>(
     Ok(trace)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_are_exact() {
-        assert_eq!(
-            secs_ns("t", "1456095145.133076000"),
-            Ok(1_456_095_145_133_076_000)
-        );
-        assert_eq!(secs_ns("t", "0.5"), Ok(500_000_000));
-        assert_eq!(secs_ns("t", "12"), Ok(12_000_000_000));
-        assert_eq!(secs_ns("t", ".25"), Ok(250_000_000));
-        assert_eq!(secs_ns("t", "1.0000000019"), Ok(1_000_000_001));
-        assert_eq!(secs_ns("t", "1e-3"), Ok(1_000_000));
-        for bad in ["", ".", "-1", "1.2.3", "x", "1e400", "99999999999999999999"] {
-            assert!(secs_ns("t", bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn splits_fields() {
-        let mut out = [""; 3];
-        assert_eq!(split_fields("a, b ,c", &mut out), Some(3));
-        assert_eq!(out, ["a", "b", "c"]);
-        assert_eq!(split_fields("a,b,c,d", &mut out), None);
-    }
-}
-
 /// Whether `head` looks like a CSV trace: its first data line (after an
 /// optional header) passes `row_ok`. Only the first, so that a bad row
 /// further down is reported with its line number by the reader instead of
@@ -304,4 +275,33 @@ pub(crate) fn is_decimal(s: &str) -> bool {
 pub(crate) fn header_starts(line: &str, name: &str) -> bool {
     line.get(..name.len())
         .is_some_and(|h| h.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_exact() {
+        assert_eq!(
+            secs_ns("t", "1456095145.133076000"),
+            Ok(1_456_095_145_133_076_000)
+        );
+        assert_eq!(secs_ns("t", "0.5"), Ok(500_000_000));
+        assert_eq!(secs_ns("t", "12"), Ok(12_000_000_000));
+        assert_eq!(secs_ns("t", ".25"), Ok(250_000_000));
+        assert_eq!(secs_ns("t", "1.0000000019"), Ok(1_000_000_001));
+        assert_eq!(secs_ns("t", "1e-3"), Ok(1_000_000));
+        for bad in ["", ".", "-1", "1.2.3", "x", "1e400", "99999999999999999999"] {
+            assert!(secs_ns("t", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn splits_fields() {
+        let mut out = [""; 3];
+        assert_eq!(split_fields("a, b ,c", &mut out), Some(3));
+        assert_eq!(out, ["a", "b", "c"]);
+        assert_eq!(split_fields("a,b,c,d", &mut out), None);
+    }
 }

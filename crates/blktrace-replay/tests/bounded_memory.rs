@@ -11,6 +11,9 @@ use std::path::Path;
 
 use lull_blktrace_replay::{ReadOptions, read_from};
 
+/// Rewrites the pattern for a round (its times).
+type Stamp = dyn FnMut(&mut [u8], u64) + Send;
+
 /// An input generated on the fly from a repeating pattern, `total` bytes
 /// long (cut at a whole pattern).
 struct Repeat {
@@ -18,7 +21,7 @@ struct Repeat {
     pos: usize,
     left: u64,
     round: u64,
-    stamp: Box<dyn FnMut(&mut Vec<u8>, u64) + Send>,
+    stamp: Box<Stamp>,
 }
 
 impl Read for Repeat {
@@ -76,7 +79,7 @@ fn record(time: u64, action: u32, sector: u64, pdu: usize) -> Vec<u8> {
 }
 
 /// Writes the round's time into the Q and C records of the pattern.
-fn stamp_blktrace(p: &mut Vec<u8>, round: u64) {
+fn stamp_blktrace(p: &mut [u8], round: u64) {
     let t = round * 10_000_000;
     p[8..16].copy_from_slice(&t.to_le_bytes());
     p[48 + 8..48 + 16].copy_from_slice(&(t + 1_000).to_le_bytes());
@@ -145,7 +148,7 @@ fn blkparse_stream_is_bounded() {
     assert_eq!(&pattern[q_at..q_at + 12], b"SSSSSSSSSSSS");
     assert_eq!(&pattern[c_at..c_at + 12], b"SSSSSSSSSSSS");
     let per = pattern.len() as u64;
-    let stamp = move |p: &mut Vec<u8>, round: u64| {
+    let stamp = move |p: &mut [u8], round: u64| {
         let s = format!("{:>12}", round);
         p[q_at..q_at + 12].copy_from_slice(s.as_bytes());
         p[c_at..c_at + 12].copy_from_slice(s.as_bytes());
