@@ -375,6 +375,8 @@ fn writeback_improves_reads_on_a_read_write_mix() {
         lull_core::spec::NetworkSpec::parse("timer(100ms) + fixed(10s)", Some(&reg)).unwrap();
     let opts = ReplayOptions {
         task: "writeback".into(),
+        // The paper's disk, where writes are expensive (docs/results.md).
+        device: Some("hp97560".into()),
         ..ReplayOptions::default()
     };
     let r = replay_spec(&timeline, &spec, &reg, &opts)
