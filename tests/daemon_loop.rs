@@ -351,3 +351,72 @@ fn hdparm_standby_on_a_loop_device_is_a_per_disk_error() {
 fn sgio_standby_on_a_loop_device_is_a_per_disk_error() {
     standby_error_test("sgio", "SG_IO");
 }
+
+/// Unmounts when dropped (before the loop device is detached).
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn flush_syncs_the_mounted_file_system_once_per_idle_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+        .arg(&disk.dev)
+        .status();
+    if !mkfs.is_ok_and(|s| s.success())
+        || !Command::new("mount")
+            .arg(&disk.dev)
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        println!("skipping: needs mkfs.ext4 and mount");
+        return;
+    }
+    let _mount = Mount(mnt.clone());
+    let (cfg, st) = config(
+        dir.path(),
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(500ms)\"\ntask = \"flush\"\n",
+            disk.name()
+        ),
+    );
+    let key = disk.name();
+    let mut d = Daemon::start(&cfg);
+    // Dirty data in the page cache; no disk I/O until someone syncs.
+    std::fs::write(mnt.join("data"), vec![7u8; 1 << 20]).unwrap();
+    wait_for(
+        "the flush",
+        Duration::from_secs(15),
+        || {
+            state(&st)[key]["last_decision"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("flush done (1 file system"))
+        },
+        &d,
+    );
+    assert!(
+        d.log().contains(&format!("flushed {}", mnt.display())),
+        "{}",
+        d.log()
+    );
+    // The flush's own writes are not foreground I/O: no second flush while
+    // the disk stays quiet.
+    std::thread::sleep(Duration::from_secs(3));
+    let s = state(&st);
+    assert_eq!(s[key]["task_starts"].as_u64(), Some(1), "{s}\n{}", d.log());
+    assert_eq!(s[key]["task_stops"].as_u64(), Some(0), "{s}");
+    assert!(d.stop().success());
+}

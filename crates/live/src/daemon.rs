@@ -157,9 +157,16 @@ fn unix_now() -> u64 {
 /// An order for a disk's actor.
 #[derive(Debug)]
 enum Order {
-    /// Spin down (standby) / flush the file systems on these devices
-    /// (major, minor) / start or resume the command.
-    Start(Vec<(u32, u32)>),
+    /// Spin `dev` down (standby) / flush the file systems on `devs`
+    /// (major, minor) / start or resume the command. The device comes with
+    /// the order because a by-id link may point to another kernel name
+    /// after a re-plug.
+    Start {
+        /// The disk's device node now.
+        dev: PathBuf,
+        /// Device numbers of the disk, its partitions and holders.
+        devs: Vec<(u32, u32)>,
+    },
     /// Pause the command (nothing for standby and flush).
     Stop,
     /// Stop the command for good and end.
@@ -198,8 +205,10 @@ struct Disk {
     orders: mpsc::UnboundedSender<Order>,
     actor: JoinHandle<()>,
     standby_since: Option<Nanos>,
+    /// A flush runs: its own writes are not foreground I/O.
     flushing: bool,
-    present_logged: bool,
+    /// The flush finished: the next poll's deltas are still its own.
+    absorb_next: bool,
 }
 
 struct Daemon {
@@ -427,7 +436,6 @@ impl Daemon {
         let actor = Actor {
             key: r.key.clone(),
             generation: self.generation,
-            dev: PathBuf::from("/dev").join(&r.kernel),
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
@@ -448,7 +456,7 @@ impl Daemon {
             actor: handle,
             standby_since: None,
             flushing: false,
-            present_logged: false,
+            absorb_next: false,
         })
     }
 
@@ -553,8 +561,16 @@ impl Daemon {
         for i in 0..self.disks.len() {
             events.clear();
             let d = &mut self.disks[i];
-            let absorb = d.flushing;
-            let o = d.tracker.poll(now, &sample, late || absorb, &mut events);
+            let absorb = d.flushing || std::mem::take(&mut d.absorb_next);
+            let absorbed = if absorb && !late {
+                d.tracker.absorb(now, &sample)
+            } else {
+                None
+            };
+            let o = match absorbed {
+                Some(o) => o,
+                None => d.tracker.poll(now, &sample, late, &mut events),
+            };
             let st = self.state.disk(&d.key);
             if st.present != o.present || st.kernel_name != d.kernel {
                 st.present = o.present;
@@ -567,9 +583,6 @@ impl Daemon {
             }
             if o.appeared {
                 info!("disk {} ({}) is back", d.key, d.kernel);
-            }
-            if o.present && !d.present_logged {
-                d.present_logged = true;
             }
             if o.idle_started {
                 st.idle_starts += 1;
@@ -689,7 +702,8 @@ impl Daemon {
                         self.decide(i, "flush".into());
                         let d = &mut self.disks[i];
                         d.flushing = !self.opts.dry_run;
-                        let _ = d.orders.send(Order::Start(devs));
+                        let dev = PathBuf::from("/dev").join(&d.kernel);
+                        let _ = d.orders.send(Order::Start { dev, devs });
                         return;
                     }
                     TaskConfig::Command { .. } => {
@@ -697,7 +711,11 @@ impl Daemon {
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
                 }
-                let _ = self.disks[i].orders.send(Order::Start(Vec::new()));
+                let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
+                let _ = self.disks[i].orders.send(Order::Start {
+                    dev,
+                    devs: Vec::new(),
+                });
             }
         }
     }
@@ -733,6 +751,7 @@ impl Daemon {
             Outcome::Flushed(mounts) => {
                 if let Some(d) = disk.as_mut() {
                     d.flushing = false;
+                    d.absorb_next = true;
                 }
                 let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
                 info!(
@@ -851,7 +870,6 @@ impl Daemon {
 struct Actor {
     key: String,
     generation: u64,
-    dev: PathBuf,
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
@@ -891,7 +909,9 @@ impl Actor {
             tokio::select! {
                 order = rx.recv() => match order {
                     None | Some(Order::Shutdown) => break,
-                    Some(Order::Start(devs)) => self.start(&mut child, last_exit, devs).await,
+                    Some(Order::Start { dev, devs }) => {
+                        self.start(&mut child, last_exit, &dev, devs).await
+                    }
                     Some(Order::Stop) => self.stop(&mut child),
                 },
                 status = wait_child(&mut child) => {
@@ -929,15 +949,16 @@ impl Actor {
         &self,
         child: &mut Option<Running>,
         last_exit: Option<tokio::time::Instant>,
+        dev: &Path,
         devs: Vec<(u32, u32)>,
     ) {
         match &self.task {
             TaskConfig::Standby { backend, .. } => {
                 if self.dry_run {
-                    self.report(Outcome::DryRun(format!("spin {} down", self.dev.display())));
+                    self.report(Outcome::DryRun(format!("spin {} down", dev.display())));
                     return;
                 }
-                match drive::power_state(*backend, &self.dev).await {
+                match drive::power_state(*backend, dev).await {
                     Ok(PowerState::Standby) => {
                         self.report(Outcome::AlreadyStandby);
                         return;
@@ -952,7 +973,7 @@ impl Actor {
                         return;
                     }
                 }
-                match drive::standby(*backend, &self.dev).await {
+                match drive::standby(*backend, dev).await {
                     Ok(how) => self.report(Outcome::SpunDown(how)),
                     Err(e) => self.report(Outcome::Failed(format!("standby failed: {e}"))),
                 }

@@ -373,6 +373,24 @@ impl DiskTracker {
         o
     }
 
+    /// Takes the sample at `now` as the new baseline without turning its
+    /// deltas into events: the I/O since the last poll was lull's own (a
+    /// flush), not foreground work. The disk keeps its busy or idle state.
+    /// `None` when the disk is absent, new or just vanished: those need a
+    /// normal [`DiskTracker::poll`].
+    pub fn absorb(&mut self, now: Nanos, sample: &Sample) -> Option<PollOutcome> {
+        if sample.get(&self.family.disk).is_none() || !self.present || self.last.is_none() {
+            return None;
+        }
+        self.last = Some(now);
+        self.rebase(sample);
+        Some(PollOutcome {
+            present: true,
+            active: self.held,
+            ..PollOutcome::default()
+        })
+    }
+
     fn rebase(&mut self, sample: &Sample) {
         self.prev.clear();
         for (name, _) in self.family.members() {
@@ -657,6 +675,22 @@ mod tests {
             &mut out,
         );
         assert!(!o.active && o.idle_started && out.is_empty());
+    }
+
+    #[test]
+    fn absorbed_deltas_are_not_foreground_io() {
+        let mut t = DiskTracker::new(family("sda", &[], &[]));
+        let mut out = Vec::new();
+        assert!(t.absorb(ms(0), &sample(&line("sda", 1, 1, 0, 0))).is_none());
+        t.poll(ms(0), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
+        out.clear();
+        // A flush wrote 30 blocks: absorbed, no events, still idle.
+        let o = t
+            .absorb(ms(100), &sample(&line("sda", 1, 31, 0, 0)))
+            .unwrap();
+        assert!(o.present && !o.active);
+        let o = t.poll(ms(200), &sample(&line("sda", 1, 31, 0, 0)), false, &mut out);
+        assert!(!o.active && !o.idle_started && out.is_empty());
     }
 
     #[test]
