@@ -336,3 +336,27 @@ fn regulation_tables() {
         );
     }
 }
+
+/// `lull replay --task cleaning+manners` goes through `replay_spec`: the
+/// regulated tasks are known there, run on the model, and report the
+/// regulator's measures after the task's own.
+#[test]
+fn manners_tasks_replay_from_spec_strings() {
+    use lull_blktrace_replay::replay::{ReplayOptions, replay_spec};
+    use lull_core::spec::NetworkSpec;
+    let mut t = synth::generate(synth::shape("news").unwrap(), Nanos::from_secs(60), 1);
+    t.sort();
+    let timeline = Timeline::from_requests(&t.requests);
+    let reg = registry();
+    let spec = NetworkSpec::parse("preempt-gate(p=20ms; timer(t=0s))", Some(&reg)).unwrap();
+    for task in ["cleaning+manners", "writeback+manners"] {
+        let opts = ReplayOptions {
+            task: task.into(),
+            ..ReplayOptions::default()
+        };
+        let out = replay_spec(&timeline, &spec, &reg, &opts).unwrap();
+        let names: Vec<&str> = out.report.task.iter().map(|m| m.0).collect();
+        assert!(names.contains(&"manners_suspensions"), "{task}: {names:?}");
+        assert!(names.contains(&"background_bytes"), "{task}: {names:?}");
+    }
+}
