@@ -377,3 +377,83 @@ fn a_dry_run_decides_but_runs_nothing() {
     assert!(!s.state.exists(), "a dry run writes no state");
     assert!(!d.log().contains("command started"));
 }
+
+#[test]
+fn standby_policy_globs_and_metrics() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let disks = format!(
+        "[[disk]]\ndevice = \"fake[ab]\"\nnetwork = \"timer(300ms) + fixed(1s)\"\ntask = \"standby\"\npreset = \"paper-2.5in\"\n\n\
+         [[disk]]\ndevice = \"fakec\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nmax_spindowns_per_day = 0\n\n\
+         [metrics]\nlisten = \"{port}\"\n"
+    );
+    let stats =
+        line("fakea", 0, 1) + &line("fakeb", 1, 1) + &line("fakec", 2, 1) + &line("other", 3, 1);
+    let s = setup(&disks, &stats);
+    let text = std::fs::read_to_string(&s.config).unwrap();
+    let prom = s.dir.path().join("lull.prom");
+    let text = text.replace("[metrics]\n", &format!("[metrics]\ntextfile = {prom:?}\n"));
+    std::fs::write(&s.config, text).unwrap();
+    let mut d = Daemon::start(&s.config, &[]);
+    let decision = |disk: &str| {
+        state(&s.state)[disk]["last_decision"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    for disk in ["fakea", "fakeb"] {
+        wait_for(
+            "the break-even skip",
+            Duration::from_secs(20),
+            || {
+                decision(disk)
+                    .starts_with("skip standby: predicted idle 1s is below the break-even 3.0 s")
+            },
+            || d.log(),
+        );
+    }
+    wait_for(
+        "the wear-budget skip",
+        Duration::from_secs(20),
+        || decision("fakec").starts_with("skip standby: wear budget used (0 of 0"),
+        || d.log(),
+    );
+    let st = state(&s.state);
+    assert!(
+        st.get("other").is_none(),
+        "a disk the config does not name is left alone: {st}"
+    );
+    for disk in ["fakea", "fakeb", "fakec"] {
+        assert_eq!(count(&st, disk, "spindowns"), 0);
+        assert_eq!(
+            count(&st, disk, "errors"),
+            0,
+            "no drive command was tried: {st}"
+        );
+    }
+    // Metrics: the textfile and the HTTP endpoint on 127.0.0.1.
+    wait_for(
+        "the textfile",
+        Duration::from_secs(10),
+        || prom.exists(),
+        || d.log(),
+    );
+    let tf = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        tf.contains("lull_task_starts_total{disk=\"fakec\"} 1"),
+        "{tf}"
+    );
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut r = String::new();
+    c.read_to_string(&mut r).unwrap();
+    assert!(r.starts_with("HTTP/1.1 200 OK"), "{r}");
+    assert!(r.contains("# TYPE lull_spindowns_total counter"), "{r}");
+    assert!(r.contains("lull_disk_present{disk=\"fakea\"} 1"), "{r}");
+    assert!(d.stop().success());
+}
