@@ -126,6 +126,18 @@ pub struct DiskConfig {
     pub power: Option<PowerModel>,
 }
 
+impl DiskConfig {
+    /// Whether `other` configures the disk the same way, wherever in the
+    /// file it is written (a reload keeps such a disk running).
+    pub fn same_settings(&self, other: &DiskConfig) -> bool {
+        self.device == other.device
+            && self.network == other.network
+            && self.policy == other.policy
+            && self.task == other.task
+            && self.power == other.power
+    }
+}
+
 /// How `standby` talks to the drive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

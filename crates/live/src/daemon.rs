@@ -362,9 +362,7 @@ impl Daemon {
         }
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         let disks = std::mem::take(&mut self.disks);
-        for d in disks {
-            self.retire(d).await;
-        }
+        self.retire_all(disks).await;
         self.save(true);
         info!("stopped");
         Ok(())
@@ -378,15 +376,22 @@ impl Daemon {
                 let old_listen = self.cfg.metrics.listen;
                 let state_moved = new.state_file != self.cfg.state_file;
                 self.cfg = new;
-                let keep: Vec<Disk> = std::mem::take(&mut self.disks);
-                for d in keep {
-                    if self.cfg.disks.contains(&d.cfg) {
-                        self.disks.push(d);
-                    } else {
-                        info!("disk {}: configuration changed or removed", d.key);
-                        self.retire(d).await;
+                let mut gone = Vec::new();
+                for mut d in std::mem::take(&mut self.disks) {
+                    match self.cfg.disks.iter().find(|c| c.same_settings(&d.cfg)) {
+                        Some(c) => {
+                            // Same settings, maybe another line: keep its
+                            // engine, its command and what it learned.
+                            d.cfg = c.clone();
+                            self.disks.push(d);
+                        }
+                        None => {
+                            info!("disk {}: configuration changed or removed", d.key);
+                            gone.push(d);
+                        }
                     }
                 }
+                self.retire_all(gone).await;
                 self.names_sig = 0; // Re-resolve at the next poll.
                 self.missing.clear();
                 if old_listen != self.cfg.metrics.listen {
@@ -406,14 +411,19 @@ impl Daemon {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     }
 
-    /// Stops a disk's actor (and its command) and books what it reports.
-    async fn retire(&mut self, d: Disk) {
-        let _ = d.orders.send(Order::Shutdown);
-        if tokio::time::timeout(Duration::from_secs(15), d.actor)
-            .await
-            .is_err()
-        {
-            warn!("disk {}: the actor did not stop in 15 s", d.key);
+    /// Stops the disks' actors (and their commands, all at once) and books
+    /// what they report.
+    async fn retire_all(&mut self, disks: Vec<Disk>) {
+        for d in &disks {
+            let _ = d.orders.send(Order::Shutdown);
+        }
+        for d in disks {
+            if tokio::time::timeout(Duration::from_secs(15), d.actor)
+                .await
+                .is_err()
+            {
+                warn!("disk {}: the actor did not stop in 15 s", d.key);
+            }
         }
         while let Ok(r) = self.reports_rx.try_recv() {
             self.on_report(r);
