@@ -399,11 +399,12 @@ pub const LATENCY_TARGET: ComponentInfo = ComponentInfo {
     name: "latency-target",
     role: Role::Skeptic,
     summary: "per load level learned online, passes predictions under the most aggressive of free / throttle / spike / fg-only that meets a foreground latency percentile target",
-    source: "hybrid background priority middleware, §2.1 policies, §3 load levels and decision map, §4.1 rounding unseen loads up",
+    source: "§3.2 skeptic; hybrid background priority middleware, §2.1 policies, §3 load levels and decision map, §4.1 rounding unseen loads up",
     params: &[
-        ParamInfo::required(
+        ParamInfo::optional(
             "target",
             ParamKind::Duration,
+            "100ms",
             "s",
             "foreground latency (completion − arrival) the percentile must not exceed",
         ),

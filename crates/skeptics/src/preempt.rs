@@ -1,4 +1,4 @@
-//! `preempt-gate(p, …)` and `preempt-gate-auto(…)`: idletime scheduling
+//! `preempt-gate(p=100ms, …)` and `preempt-gate-auto(…)`: idletime scheduling
 //! with preemption intervals (Eggert, *Background use of idle resource
 //! capacity*, chapters 4–5 and §7.2.2; `papers/idletime-scheduling-preemption-intervals.txt`).
 //!
@@ -506,11 +506,12 @@ pub const PREEMPT_GATE: ComponentInfo = ComponentInfo {
     name: "preempt-gate",
     role: Role::Skeptic,
     summary: "lets background work start only after a preemption interval p with no foreground request (I/F/B/P state machine)",
-    source: "Eggert, idletime scheduling with preemption intervals, ch. 4–5 (Figure 5.6)",
+    source: "§3.2 skeptic; Eggert, idletime scheduling with preemption intervals, ch. 4–5 (Figure 5.6)",
     params: &[
-        ParamInfo::required(
+        ParamInfo::optional(
             "p",
             ParamKind::Duration,
+            "100ms",
             "s",
             "preemption interval: background work starts only this long after the last foreground request",
         ),
@@ -526,7 +527,7 @@ pub const PREEMPT_GATE_AUTO: ComponentInfo = ComponentInfo {
     name: "preempt-gate-auto",
     role: Role::Skeptic,
     summary: "preempt-gate whose interval grows when background work is preempted too often per window and shrinks otherwise",
-    source: "Eggert, idletime scheduling with preemption intervals, §7.2.2 automatic preemption interval tuning",
+    source: "§3.2 skeptic; Eggert, idletime scheduling with preemption intervals, §7.2.2 automatic preemption interval tuning",
     params: &[
         ParamInfo::optional(
             "p",

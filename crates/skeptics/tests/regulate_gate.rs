@@ -134,3 +134,21 @@ fn the_gate_starts_work_p_after_the_last_completion() {
         .collect();
     assert_eq!(starts, vec![Nanos::from_millis(110)]);
 }
+
+/// The regulation skeptics are registered, documented, and build with
+/// their defaults over one input, as the catalogue test asks of every
+/// skeptic.
+#[test]
+fn regulation_skeptics_are_registered_and_build_with_defaults() {
+    let mut full = lull_detectors::registry();
+    lull_skeptics::register(&mut full);
+    for name in ["preempt-gate", "preempt-gate-auto", "latency-target"] {
+        let info = full.info(name).unwrap();
+        assert_eq!(info.role, Role::Skeptic);
+        assert!(!info.summary.is_empty() && info.source.starts_with('§'));
+        assert!(info.params.iter().all(|p| !p.doc.is_empty()));
+        assert_eq!(info.inputs, Some(Arity::ONE));
+        build_network(&format!("{name}(timer(1s))"), &full).unwrap();
+        build_network(&format!("{name}(timer(1s), timer(2s))"), &full).unwrap_err();
+    }
+}
