@@ -295,7 +295,10 @@ fn every_skeptic_is_registered_documented_and_builds_with_its_defaults() {
         names,
         [
             "and",
+            "latency-target",
             "low-pass",
+            "preempt-gate",
+            "preempt-gate-auto",
             "quality",
             "share",
             "time-of-day",
