@@ -59,7 +59,8 @@ struct RunArgs {
     /// Trace files (any supported format, detected by content). Without
     /// any, every built-in synthetic workload is ranked.
     traces: Vec<PathBuf>,
-    /// The idle task (none, spindown, writeback, cleaning, as built).
+    /// The idle task: none, spindown, writeback, cleaning (as built; see
+    /// `lull replay --help`).
     #[arg(long, required = true)]
     task: Option<String>,
     /// `default` (the paper's sweep, ~200 networks) or a grid TOML file.
@@ -81,8 +82,8 @@ struct RunArgs {
     /// Default: predicted-end for task none, earlier-of otherwise.
     #[arg(long)]
     policy: Option<String>,
-    /// Request timing: trace or model. Default: model for the tasks that
-    /// add I/O (writeback, cleaning), trace otherwise.
+    /// Request timing: auto, trace or model. Default: what the task needs
+    /// (model for writeback and cleaning, trace otherwise).
     #[arg(long)]
     timing: Option<String>,
     /// Which device of multi-device traces (default: the busiest).
@@ -142,8 +143,7 @@ fn run_rank(a: RunArgs) -> Result<(), CliError> {
         Some(t) => t
             .parse()
             .map_err(|e: String| CliError::input(anyhow!("--timing: {e}")))?,
-        None if matches!(task.as_str(), "writeback" | "cleaning") => Timing::Model,
-        None => Timing::Trace,
+        None => Timing::Auto,
     };
     if a.jobs == Some(0) {
         return Err(CliError::input(anyhow!("--jobs must be at least 1")));

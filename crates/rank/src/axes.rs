@@ -32,9 +32,11 @@ const fn axis(measure: &'static str, better: Better) -> Axis {
     Axis { measure, better }
 }
 
-/// The axes of `task`.
+/// The axes of `task`; a variant `TASK+WRAPPER` (such as
+/// `writeback+manners`) is ranked like `TASK`.
 pub fn axes(task: &str) -> Axes {
-    let (x, y, known) = match task {
+    let base = task.split('+').next().unwrap_or(task);
+    let (x, y, known) = match base {
         // §4.2, Figure 9: power saved against delayed operations.
         "spindown" => (
             axis("energy_saved_pct", Better::Higher),
@@ -112,6 +114,10 @@ mod tests {
         let f = axes("defrag");
         assert!(!f.known);
         assert_eq!(f.x.measure, "efficiency");
+        assert_eq!(
+            axes("writeback+manners").x.measure,
+            "latency_improvement_pct"
+        );
         assert_eq!(label("delayed_ops"), "delayed ops (delayed requests)");
         assert_eq!(label("mystery"), "mystery");
     }

@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lull_blktrace_replay::replay::{ReplayOptions, default_policy};
+use lull_blktrace_replay::replay::{ReplayOptions, default_policy, replay_spec, resolve_timing};
 use lull_core::registry::Registry;
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -135,14 +135,30 @@ impl Outcome {
 /// Resolves the grid, loads the traces this shard needs (each once, in
 /// parallel), runs the jobs and writes the output directory.
 pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError> {
-    let resolved = grid::resolve(&cfg.grid, registry)?;
+    let mut grid = cfg.grid.clone();
+    if grid.reference.as_deref() == Some("oracle()") {
+        grid.reference = Some(reference_for(&cfg.replay)?);
+    }
+    let resolved = grid::resolve(&grid, registry)?;
     let mut notes = resolved.notes.clone();
-    if !lull_blktrace_replay::replay::TASKS.contains(&cfg.replay.task.as_str()) {
-        return Err(RankError::Input(format!(
-            "unknown task `{}` (this build knows: {})",
-            cfg.replay.task,
-            lull_blktrace_replay::replay::TASKS.join(", ")
-        )));
+    // Unknown tasks and impossible timings fail here, before any work.
+    let timing = resolve_timing(&cfg.replay.task, cfg.replay.timing)
+        .map_err(|e| RankError::Input(e.to_string()))?;
+    // Check that the task builds with these options (device preset, …) on
+    // a trivial trace, so a typo fails fast rather than once per run.
+    if let Some(reference) = resolved.networks.first() {
+        use lull_core::request::{Op, Request};
+        use lull_core::time::Nanos;
+        let ms = Nanos::from_millis;
+        let probe = lull_core::event::Timeline::from_requests(&[
+            Request::new(ms(0), ms(5), Op::Read, 0, 4096),
+            Request::new(ms(10_000), ms(10_005), Op::Write, 8, 4096),
+        ]);
+        if let Err(e) = replay_spec(&probe, &reference.spec, registry, &cfg.replay) {
+            if !matches!(e, lull_blktrace_replay::ReplayError::Engine(_)) {
+                return Err(RankError::Input(e.to_string()));
+            }
+        }
     }
     if cfg.sources.is_empty() {
         return Err(RankError::Input("no traces to rank".into()));
@@ -223,7 +239,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
         version: env!("CARGO_PKG_VERSION").to_string(),
         task: cfg.replay.task.clone(),
         policy: policy.to_string(),
-        timing: cfg.replay.timing.to_string(),
+        timing: timing.to_string(),
         device: cfg.replay.device.clone(),
         grid: cfg.grid_name.clone(),
         grid_fingerprint: resolved.fingerprint(),
@@ -234,6 +250,20 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
         notes,
     };
     write_outputs(&cfg.out, meta, outcome.rows, cdfs)
+}
+
+/// The reference network of a task: the oracle, which for `spindown`
+/// declares only the idle periods longer than the drive's break-even time
+/// (SPEC §4.2's oracle energy; spinning down for a shorter period costs
+/// energy).
+pub fn reference_for(opts: &ReplayOptions) -> Result<String, RankError> {
+    if opts.task.split('+').next() == Some("spindown") {
+        let model = lull_blktrace_replay::replay::power_model(opts.device.as_deref())
+            .map_err(|e| RankError::Input(e.to_string()))?;
+        let ms = (model.break_even() * 1000.0).round();
+        return Ok(format!("oracle(min={ms}ms)"));
+    }
+    Ok("oracle()".to_string())
 }
 
 /// Trace names, made unique by a `#2`, `#3`… suffix.
