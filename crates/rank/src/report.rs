@@ -205,7 +205,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(f) = fams.first() {
         let _ = write!(
             out,
-            "\n\nBy start-detector family, **{}** does best (its best network ranks {}, its {} network{} average a distance of {:.3})",
+            "\n\nBy start-detector family, **{}** has the best network (rank {}; its {} network{} average a distance of {:.3})",
             f.0,
             f.2,
             f.1,
@@ -227,6 +227,20 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             );
         }
         out.push('.');
+        // The family that is safest to pick blindly: lowest average.
+        if let Some(safe) = fams
+            .iter()
+            .filter(|f| f.1 > 1)
+            .min_by(|a, b| a.3.total_cmp(&b.3).then(a.2.cmp(&b.2)))
+        {
+            if safe.0 != f.0 {
+                let _ = write!(
+                    out,
+                    " The family whose settings matter least is {}: its {} networks average {:.3}.",
+                    safe.0, safe.1, safe.3
+                );
+            }
+        }
     }
     let durs = family_table(summaries, rows, false);
     if let Some(d) = durs.first() {
