@@ -582,6 +582,16 @@ d = ["fixed(d=10s)"]
     }
 
     #[test]
+    fn the_shipped_example_grid_resolves() {
+        let text = include_str!("../grids/timers.toml");
+        let g = Grid::from_toml(text, "spindown").unwrap();
+        assert_eq!(g.specs.len(), 2 + 14 + 6);
+        let r = resolve(&g, &registry()).unwrap();
+        assert_eq!(r.networks.len(), 1 + 22, "{:?}", r.notes);
+        assert!(r.notes.is_empty());
+    }
+
+    #[test]
     fn template_errors_name_the_template() {
         for doc in [
             "[[template]]\nspec = \"timer(t={t})\"\n",
