@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Overhead of `lull daemon`: CPU and RSS with DISKS fake disks (default 16,
 # each with two partitions) polled every second for DURATION seconds
-# (default 60). A quarter of the disks see I/O every second, so detectors,
-# engines and the metrics textfile all do real work; --dry-run keeps every
-# real drive untouched. Targets: <= 0.1 % of one core, <= 15 MiB RSS.
+# (default 60). A quarter of the disks see I/O every second (rotating, so
+# every disk goes through busy and idle periods and its detectors, engine
+# and task decisions all run); QUIET=1 keeps all disks idle, the common case
+# for a NAS at night. --dry-run keeps every real drive untouched (and writes
+# no state file; the metrics textfile is rewritten).
+# Targets: <= 0.1 % of one core, <= 15 MiB RSS.
 #
 #   cargo build --release --bin lull
 #   LULL=target/release/lull scripts/daemon-overhead.sh
@@ -14,6 +17,7 @@ set -euo pipefail
 
 DISKS=${DISKS:-16}
 DURATION=${DURATION:-60}
+QUIET=${QUIET:-0}
 LULL=${LULL:-target/release/lull}
 [ -x "$LULL" ] || { echo "no lull binary at $LULL (set LULL=)" >&2; exit 2; }
 
@@ -37,6 +41,7 @@ write_stats() { # $1: tick
     for n in "${names[@]}"; do
         # Every fourth disk (rotating) did 40 I/Os this second.
         local ios=$(( (t / 4) * 40 + ( (i % 4) < (t % 4) ? 40 : 0 ) ))
+        [ "$QUIET" = 1 ] && ios=7
         out+="   8 $((i * 16)) $n $ios 0 $((ios * 8)) 0 $ios 0 $((ios * 8)) 0 0 $ios 0 0 0 0 0 0 0"$'\n'
         out+="   8 $((i * 16 + 1)) ${n}p1 $ios 0 $((ios * 8)) 0 0 0 0 0 0 $ios 0 0 0 0 0 0 0"$'\n'
         out+="   8 $((i * 16 + 2)) ${n}p2 0 0 0 0 $ios 0 $((ios * 8)) 0 0 $ios 0 0 0 0 0 0 0"$'\n'
@@ -95,8 +100,8 @@ hwm=$(awk '/VmHWM/ {print $2}' /proc/"$pid"/status)
 threads=$(ls /proc/"$pid"/task | wc -l)
 kill -0 "$pid" || { echo "the daemon died:"; cat "$dir/log"; exit 1; }
 
-awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v rss="$rss" -v hwm="$hwm" -v n="$DISKS" -v th="$threads" -v d="$DURATION" 'BEGIN {
-    printf "disks %d, poll 1s, %d s measured, %d threads\n", n, d, th
+awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v rss="$rss" -v hwm="$hwm" -v n="$DISKS" -v th="$threads" -v d="$DURATION" -v q="$QUIET" 'BEGIN {
+    printf "disks %d, poll 1s, %d s measured, %d threads, quiet=%s\n", n, d, th, q
     printf "cpu: %.4f %% of one core (%.3f ms per poll)\n", 100 * c / t, c / 1e6 / (t / 1e9)
     printf "rss: %.1f MiB now, %.1f MiB peak\n", rss / 1024, hwm / 1024
     ok = (100 * c / t <= 0.1) && (hwm <= 15 * 1024)

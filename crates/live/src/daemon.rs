@@ -858,7 +858,7 @@ impl Daemon {
             self.opts.dry_run,
         ));
         if let Some(tf) = &self.cfg.metrics.textfile {
-            if let Err(e) = write_atomically(tf, text.as_bytes()) {
+            if let Err(e) = write_atomically(tf, text.as_bytes(), false) {
                 warn!("metrics textfile {}: {e}", tf.display());
             }
         }

@@ -74,7 +74,7 @@ impl State {
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let mut json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         json.push(b'\n');
-        write_atomically(path, &json)
+        write_atomically(path, &json, true)
     }
 
     /// The entry of `key`, created if needed.
@@ -83,8 +83,11 @@ impl State {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file, `fsync` and `rename`.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to `path` through a temporary file and `rename`, so
+/// readers see the old or the new content, never a mix. `durable` adds the
+/// `fsync`s that make it survive a power cut (the state file needs them; a
+/// metrics textfile, rewritten every second, does not).
+pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -104,12 +107,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .truncate(true)
             .open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         drop(f);
         std::fs::rename(&tmp, path)?;
         // The rename is durable once the directory is.
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
+        if durable {
+            if let Ok(d) = std::fs::File::open(&dir) {
+                let _ = d.sync_all();
+            }
         }
         Ok(())
     })();
