@@ -33,7 +33,24 @@
 //!   node_exporter textfile and optionally over HTTP, sd_notify readiness
 //!   and watchdog.
 //!
-//! Only this crate and the binary use tokio (SPEC §1).
+//! Only this crate and the binary use tokio (SPEC §1). The live tasks live
+//! here rather than in `lull-tasks` (SPEC §1's table) so that `lull-tasks`
+//! stays sans-IO and free of process, ioctl and filesystem code.
+//!
+//! ## Limits
+//!
+//! - diskstats cannot tell whose I/O it counts. A `command` that does I/O
+//!   on the disk it watches (fstrim, a scrub) makes the disk busy and so
+//!   pauses itself; give such commands `policy = "predicted-end"` and a
+//!   duration predictor, so they run for their predicted slot. A `flush`
+//!   is handled by the daemon: its own writes are absorbed.
+//! - `flush` finds file systems by the device numbers in
+//!   `/proc/self/mountinfo`; file systems that report an anonymous device
+//!   (btrfs, some network or overlay setups) are not found.
+//! - The wear budget counts spin-downs in the last 24 h of wall-clock time
+//!   (it must survive restarts); a large clock jump shifts the window.
+//! - The `hdparm` backend needs `hdparm` in `/usr/sbin`, `/sbin`, `/usr/bin`
+//!   or `/bin`; the `sgio` backend needs nothing but SCSI/ATA pass-through.
 
 pub mod config;
 pub mod daemon;
