@@ -6,7 +6,7 @@
 //!   until the next poll or the earliest engine deadline, whichever comes
 //!   first, reads diskstats, pushes each disk's events into its engine,
 //!   calls `advance(now)`, and drains the intents the engine's
-//!   [`LiveTask`](crate::task::LiveTask) recorded. Every wake-up is a poll,
+//!   [`LiveTask`] recorded. Every wake-up is a poll,
 //!   so events are always pushed in time order (the engine never ran ahead
 //!   of the counters) and a deadline is judged on fresh counters.
 //! - **An actor per disk** executes intents: spawns, pauses and resumes the
