@@ -59,6 +59,10 @@ pub struct Shape {
     pub quiet_share: f64,
     /// Period of a write-back burst, seconds (0: none).
     pub sync_period_s: f64,
+    /// Persistence of a log-normal load level that scales every gap
+    /// (an AR(1) process in log space, `0 <= φ < 1`; 0: none). Larger
+    /// values make idle-period lengths correlated over more lags.
+    pub persistence: f64,
 }
 
 /// The built-in workloads.
@@ -76,6 +80,7 @@ pub const WORKLOADS: &[Shape] = &[
         switch_p: 0.15,
         quiet_share: 0.5,
         sync_period_s: 0.0,
+        persistence: 0.0,
     },
     Shape {
         name: "news",
@@ -90,6 +95,7 @@ pub const WORKLOADS: &[Shape] = &[
         switch_p: 0.3,
         quiet_share: 0.3,
         sync_period_s: 0.0,
+        persistence: 0.85,
     },
     Shape {
         name: "database",
@@ -104,6 +110,7 @@ pub const WORKLOADS: &[Shape] = &[
         switch_p: 0.03,
         quiet_share: 0.3,
         sync_period_s: 0.0,
+        persistence: 0.97,
     },
     Shape {
         name: "sync30",
@@ -118,6 +125,7 @@ pub const WORKLOADS: &[Shape] = &[
         switch_p: 0.15,
         quiet_share: 0.6,
         sync_period_s: 30.0,
+        persistence: 0.0,
     },
 ];
 
@@ -135,6 +143,13 @@ fn exp(rng: &mut Pcg64, mean: f64) -> f64 {
     -mean * (1.0 - rng.random::<f64>()).ln()
 }
 
+/// A standard normal draw (Box-Muller).
+fn normal(rng: &mut Pcg64) -> f64 {
+    let u1 = 1.0 - rng.random::<f64>();
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// Generates `duration` of workload `shape` from `seed`. Same arguments,
 /// same trace, on every machine.
 pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
@@ -146,6 +161,10 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
     let mut free_at = 0.0f64;
     let mut quiet = rng.random::<f64>() < shape.quiet_share;
     let mut sector: u64 = rng.random_range(0..1 << 30);
+    // The log of the load level (see `Shape::persistence`); drawn from its
+    // own stream so workloads without it stay as they were.
+    let mut level_rng = Pcg64::seed_from_u64(seed ^ 0x6c65_7665);
+    let mut level = 0.0f64;
     'outer: loop {
         // One burst.
         let p = 1.0 / shape.burst_mean.max(1.0);
@@ -192,6 +211,13 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
             (shape.quiet_gap_s / u.powf(1.0 / shape.pareto_alpha)).min(3600.0)
         } else {
             exp(&mut rng, shape.active_gap_s)
+        };
+        let gap = if shape.persistence > 0.0 {
+            let phi = shape.persistence.min(0.999);
+            level = phi * level + (1.0 - phi * phi).sqrt() * normal(&mut level_rng);
+            (gap * level.exp()).min(3600.0)
+        } else {
+            gap
         };
         t = free_at.max(t) + gap;
         if rng.random::<f64>() < shape.switch_p {
@@ -299,6 +325,14 @@ mod tests {
             let top: f64 = sorted[sorted.len() * 9 / 10..].iter().sum();
             assert!(top > 0.4 * total, "{name}: {top} of {total}");
             let acf = crate::info::autocorrelation(&l, 1);
+            eprintln!(
+                "{name}: {} periods, acf {:?}",
+                l.len(),
+                crate::info::autocorrelation(&l, 10)
+                    .iter()
+                    .map(|r| (r * 100.0).round() / 100.0)
+                    .collect::<Vec<_>>()
+            );
             assert!(acf[0] > 0.03, "{name}: lag-1 autocorrelation {}", acf[0]);
         }
     }
