@@ -325,16 +325,17 @@ mod tests {
             let top: f64 = sorted[sorted.len() * 9 / 10..].iter().sum();
             assert!(top > 0.4 * total, "{name}: {top} of {total}");
             let acf = crate::info::autocorrelation(&l, 1);
-            eprintln!(
-                "{name}: {} periods, acf {:?}",
-                l.len(),
-                crate::info::autocorrelation(&l, 10)
-                    .iter()
-                    .map(|r| (r * 100.0).round() / 100.0)
-                    .collect::<Vec<_>>()
-            );
             assert!(acf[0] > 0.03, "{name}: lag-1 autocorrelation {}", acf[0]);
         }
+    }
+
+    #[test]
+    fn correlation_patterns_of_figure_3() {
+        // news: mostly short-term; database: long-term as well.
+        let news = crate::info::autocorrelation(&idle_lengths("news", 3600), 10);
+        assert!(news[0] > 0.1 && news[9].abs() < 0.1, "{news:?}");
+        let db = crate::info::autocorrelation(&idle_lengths("database", 3600), 10);
+        assert!(db.iter().all(|&r| r > 0.05), "{db:?}");
     }
 
     #[test]
