@@ -116,7 +116,9 @@ pub const EVENT_WINDOW_RATE: [&str; 4] = ["0.1", "1", "10", "100"];
 
 /// The default grid of `task`: about 200 networks.
 ///
-/// Every start detector of [`default_starts`] × four duration predictors
+/// Every start detector of the paper's sweep (timers, adaptive timers,
+/// event windows, moving averages, time window, adaptive rate, rate change,
+/// dpll, random timer) × four duration predictors
 /// (fixed, two backoffs, average); the fixed duration is the paper's 10 s
 /// for `none` and `spindown` and 1 s for the tasks that move I/O
 /// (`writeback`, `cleaning`), whose predictions must fit between requests.
