@@ -105,7 +105,12 @@ fn write_text(
     writeln!(out, "  format      {}", i.format)?;
     let shown: Vec<&str> = trace.devices.iter().take(8).map(String::as_str).collect();
     let more = if trace.devices.len() > 8 { " …" } else { "" };
-    writeln!(out, "  devices     {} ({}{more})", i.devices, shown.join(" "))?;
+    writeln!(
+        out,
+        "  devices     {} ({}{more})",
+        i.devices,
+        shown.join(" ")
+    )?;
     writeln!(
         out,
         "  requests    {} ({} reads, {} writes, {} flushes, {} discards)",
@@ -140,8 +145,17 @@ fn write_text(
             100.0 * l.share
         )?;
     }
-    let acf: Vec<String> = i.autocorrelation.iter().map(|r| format!("{r:.2}")).collect();
-    writeln!(out, "  autocorrelation of idle lengths, lags 1-{}: {}", acf.len(), acf.join(" "))?;
+    let acf: Vec<String> = i
+        .autocorrelation
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect();
+    writeln!(
+        out,
+        "  autocorrelation of idle lengths, lags 1-{}: {}",
+        acf.len(),
+        acf.join(" ")
+    )?;
     Ok(())
 }
 
