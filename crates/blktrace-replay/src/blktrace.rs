@@ -65,7 +65,6 @@ use crate::trace::Trace;
 pub const MAGIC: u32 = 0x6561_7400;
 
 const TC_SHIFT: u32 = 16;
-const TC_READ: u64 = 1 << 0;
 const TC_WRITE: u64 = 1 << 1;
 const TC_FLUSH: u64 = 1 << 2;
 const TC_NOTIFY: u64 = 1 << 10;
@@ -328,7 +327,9 @@ fn decode(rec: &Record) -> Option<BlockEvent> {
 }
 
 /// The request kind from the category bits, as blkparse spells RWBS:
-/// discard, else write, else read when bytes move, else a flush.
+/// discard, else write, else read when bytes move, else (`N`, or a
+/// preflush with no data) a flush. The READ category bit is not used, as
+/// in blkparse: a zero-byte "read" is a request that moves no data.
 fn op_of(cat: u64, bytes: u32) -> Op {
     if cat & TC_DISCARD != 0 {
         Op::Discard
@@ -336,7 +337,7 @@ fn op_of(cat: u64, bytes: u32) -> Op {
         Op::Flush
     } else if cat & TC_WRITE != 0 {
         Op::Write
-    } else if cat & TC_READ != 0 || bytes > 0 {
+    } else if bytes > 0 {
         Op::Read
     } else {
         Op::Flush
