@@ -213,9 +213,16 @@ fn finish(outcome: &lull_rank::Outcome, out: &std::path::Path, top: usize) -> Re
             .unwrap_or_default()
     );
     print!("{}", outcome.table(top));
-    println!(
-        "wrote {}/{{results.csv, results.parquet, ranking.csv, report.md, plots/}}",
-        out.display()
-    );
+    if outcome.meta.shard.is_some() {
+        println!(
+            "wrote {}/{{results.csv, results.parquet, ranking.csv, run.toml}}; `lull rank merge` the shards for plots and report.md",
+            out.display()
+        );
+    } else {
+        println!(
+            "wrote {}/{{results.csv, results.parquet, ranking.csv, report.md, plots/}}",
+            out.display()
+        );
+    }
     Ok(())
 }
