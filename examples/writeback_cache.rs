@@ -188,10 +188,10 @@ pub fn run() -> std::io::Result<Outcome> {
                 stale_reads += u64::from(seen != want);
             }
             engine.push(&Event::completion(&req)).expect("in order");
-            now = now + service + Nanos::from_millis(1);
+            now += service + Nanos::from_millis(1);
         }
         // A quiet spell of 5 ms to 2 s.
-        now = now + Nanos::from_millis(5 + rng.below(2_000));
+        now += Nanos::from_millis(5 + rng.below(2_000));
     }
     let report = engine.finish(now).expect("finish");
     let cache = engine.task_mut();
