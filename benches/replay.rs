@@ -49,7 +49,10 @@ fn bench(c: &mut Criterion) {
 
     g.bench_function("timer+fixed/generic", |b| {
         b.iter(|| {
-            let det = Predictor::new(Timer::new(Nanos::from_secs(1)), Fixed::new(Nanos::from_secs(10), false));
+            let det = Predictor::new(
+                Timer::new(Nanos::from_secs(1)),
+                Fixed::new(Nanos::from_secs(10), false),
+            );
             let mut engine = Engine::with_policy(det, StopPolicy::PredictedEnd, NoTask);
             black_box(replay(&tl, &mut engine).unwrap())
         })

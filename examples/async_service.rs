@@ -55,10 +55,13 @@ pub async fn serve<D: Detector, T: IdleTask>(
     let mut seq = 0u64;
     let mut last = Nanos::ZERO;
     loop {
-        let wake = [engine.next_deadline(), pending.first_key_value().map(|(&(t, _), _)| t)]
-            .into_iter()
-            .flatten()
-            .min();
+        let wake = [
+            engine.next_deadline(),
+            pending.first_key_value().map(|(&(t, _), _)| t),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         tokio::select! {
             // Timers first: completions and deadlines due at an instant go
             // before a request arriving at that instant (the ordering rule).
@@ -94,7 +97,11 @@ pub async fn serve<D: Detector, T: IdleTask>(
 
 /// Plays `trace` into a service running `spec` in real (or paused) time and
 /// returns the report and the action log.
-pub async fn run_trace(trace: &[Request], spec: &str, policy: StopPolicy) -> (RunReport, Vec<LogEntry>) {
+pub async fn run_trace(
+    trace: &[Request],
+    spec: &str,
+    policy: StopPolicy,
+) -> (RunReport, Vec<LogEntry>) {
     let registry = lull::registry();
     let network = build_network(spec, &registry).expect("valid spec");
     let engine = Engine::with_policy(network, policy, NoTask).with_log();
@@ -125,7 +132,8 @@ async fn main() {
         .iter()
         .map(|&t| Request::new(ms(t), ms(t + 2), Op::Write, t * 8, 4096))
         .collect();
-    let (report, log) = run_trace(&trace, "timer(100ms) + fixed(200ms)", StopPolicy::EarlierOf).await;
+    let (report, log) =
+        run_trace(&trace, "timer(100ms) + fixed(200ms)", StopPolicy::EarlierOf).await;
     for entry in &log {
         println!("{entry:?}");
     }

@@ -61,7 +61,12 @@ const QUIET_WRITES: ComponentInfo = ComponentInfo {
     role: Role::StartDetector,
     summary: "declares idleness once no write has arrived for t and nothing is outstanding",
     source: "examples/custom_detector.rs",
-    params: &[ParamInfo::required("t", ParamKind::Duration, "s", "quiet time after the last write")],
+    params: &[ParamInfo::required(
+        "t",
+        ParamKind::Duration,
+        "s",
+        "quiet time after the last write",
+    )],
     inputs: None,
     offline: false,
 };
@@ -71,7 +76,12 @@ const CAP: ComponentInfo = ComponentInfo {
     role: Role::Skeptic,
     summary: "shortens predictions to at most max",
     source: "examples/custom_detector.rs",
-    params: &[ParamInfo::required("max", ParamKind::Duration, "s", "longest prediction passed on")],
+    params: &[ParamInfo::required(
+        "max",
+        ParamKind::Duration,
+        "s",
+        "longest prediction passed on",
+    )],
     inputs: Some(Arity::ONE),
     offline: false,
 };
@@ -86,7 +96,11 @@ pub fn registry() -> Registry {
             fired: false,
         })))
     });
-    r.register(CAP, |p| Ok(Built::Skeptic(Box::new(Cap { max: p.positive_duration("max")? }))));
+    r.register(CAP, |p| {
+        Ok(Built::Skeptic(Box::new(Cap {
+            max: p.positive_duration("max")?,
+        })))
+    });
     r
 }
 
@@ -110,7 +124,8 @@ pub fn run() -> Outcome {
         Request::new(s(20), s(21), Op::Write, 16, 4096),
         Request::new(s(40), s(41), Op::Read, 24, 4096),
     ];
-    let network = build_network("cap(max=5s; quiet-writes(2s) + fixed(60s))", &registry).expect("valid spec");
+    let network =
+        build_network("cap(max=5s; quiet-writes(2s) + fixed(60s))", &registry).expect("valid spec");
     let mut engine = Engine::with_policy(network, StopPolicy::EarlierOf, NoTask).with_log();
     let report = replay(&Timeline::from_requests(&trace), &mut engine).expect("replay");
     let predictions = engine
@@ -132,7 +147,14 @@ fn main() {
     let out = run();
     println!("predictions:");
     for p in &out.predictions {
-        println!("  start {} for {}", p.start, p.duration.map_or("until busy".into(), |d| d.to_string()));
+        println!(
+            "  start {} for {}",
+            p.start,
+            p.duration.map_or("until busy".into(), |d| d.to_string())
+        );
     }
-    println!("efficiency {:.3}, violations {}", out.measures.efficiency, out.measures.violations);
+    println!(
+        "efficiency {:.3}, violations {}",
+        out.measures.efficiency, out.measures.violations
+    );
 }

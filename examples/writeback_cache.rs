@@ -158,8 +158,14 @@ pub struct Outcome {
 /// Runs a bursty application against the cache, with flushing driven by
 /// `timer(20ms)` (no duration: flush until the next request).
 pub fn run() -> std::io::Result<Outcome> {
-    let path: PathBuf = std::env::temp_dir().join(format!("lull-writeback-{}.dat", std::process::id()));
-    let file = File::options().read(true).write(true).create(true).truncate(true).open(&path)?;
+    let path: PathBuf =
+        std::env::temp_dir().join(format!("lull-writeback-{}.dat", std::process::id()));
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)?;
     file.set_len(BLOCKS * BLOCK as u64)?;
 
     let registry = lull::registry();
@@ -176,7 +182,13 @@ pub fn run() -> std::io::Result<Outcome> {
         for _ in 0..1 + rng.below(20) {
             let block = rng.below(BLOCKS);
             let write = rng.below(10) < 7;
-            let req = Request::new(now, now + service, if write { Op::Write } else { Op::Read }, block * 8, BLOCK as u32);
+            let req = Request::new(
+                now,
+                now + service,
+                if write { Op::Write } else { Op::Read },
+                block * 8,
+                BLOCK as u32,
+            );
             engine.push(&Event::arrival(&req)).expect("in order");
             if write {
                 let data = vec![(rng.next() & 0xff) as u8; BLOCK];
@@ -184,7 +196,10 @@ pub fn run() -> std::io::Result<Outcome> {
                 engine.task_mut().write(block, data);
             } else {
                 let seen = engine.task().read(block)?;
-                let want = expected.get(&block).cloned().unwrap_or_else(|| vec![0; BLOCK]);
+                let want = expected
+                    .get(&block)
+                    .cloned()
+                    .unwrap_or_else(|| vec![0; BLOCK]);
                 stale_reads += u64::from(seen != want);
             }
             engine.push(&Event::completion(&req)).expect("in order");
@@ -223,7 +238,11 @@ fn main() -> std::io::Result<()> {
     );
     println!(
         "mismatched blocks: {}, stale reads: {}, declared idle {:.1} s of {:.1} s, violations {}",
-        out.mismatched_blocks, out.stale_reads, out.measures.predicted_s, out.measures.actual_s, out.measures.violations
+        out.mismatched_blocks,
+        out.stale_reads,
+        out.measures.predicted_s,
+        out.measures.actual_s,
+        out.measures.violations
     );
     Ok(())
 }
