@@ -12,7 +12,7 @@
 //! The device is `msr:<Hostname>_<DiskNumber>` (`msr:hm_0`), so several
 //! volumes can share a file. A header line is optional. The published
 //! volumes are sorted by time; rows out of order are sorted anyway (see
-//! [`crate::text`]). Time is rebased to start at zero.
+//! the shared CSV row handling in `text.rs`). Time is rebased to start at zero.
 
 use std::io::BufRead;
 use std::path::Path;
