@@ -124,7 +124,9 @@ pub const EVENT_WINDOW_RATE: [&str; 4] = ["0.1", "1", "10", "100"];
 /// (`writeback`, `cleaning`), whose predictions must fit between requests.
 /// Then skeptic networks: `share` over four good predictors (following the
 /// best and the weighted majority), `low-pass`, `vote`, `and`, `quality`,
-/// `violation-rate` and `time-of-day` filters.
+/// `violation-rate` and `time-of-day` filters. For `writeback` and
+/// `cleaning`, also the background regulators: the preemption-interval gate
+/// (fixed and auto-tuned p) and latency-target policy selection.
 pub fn default_grid(task: &str) -> Grid {
     let fixed = match task {
         "writeback" | "cleaning" => "fixed(d=1s)",
@@ -167,6 +169,14 @@ pub fn default_grid(task: &str) -> Grid {
         "violation-rate(max=0.1; adapt-timer-arith-geom(step=100ms) + {fixed})"
     ));
     specs.push(format!("time-of-day(busiest=7; timer(t=1s) + {fixed})"));
+    if matches!(task, "writeback" | "cleaning") {
+        // Background regulation (issue 11): keep a task that moves I/O
+        // from hurting the foreground.
+        specs.push("preempt-gate(p=20ms; timer(t=0s))".into());
+        specs.push("preempt-gate(p=500ms; timer(t=0s))".into());
+        specs.push("preempt-gate-auto(timer(t=0s))".into());
+        specs.push("latency-target(target=50ms, percentile=95; timer(t=0s) + fixed(d=1s))".into());
+    }
     Grid {
         specs,
         reference: Some("oracle()".into()),
@@ -531,6 +541,39 @@ mod tests {
         lull_detectors::register(&mut r);
         lull_skeptics::register(&mut r);
         r
+    }
+
+    #[test]
+    fn regulators_join_the_grid_of_tasks_that_move_io() {
+        let r = registry();
+        for task in ["writeback", "cleaning"] {
+            let g = default_grid(task);
+            let gates: Vec<_> = g
+                .specs
+                .iter()
+                .filter(|s| s.starts_with("preempt-gate"))
+                .collect();
+            assert_eq!(gates.len(), 3, "{task}");
+            assert!(
+                g.specs.iter().any(|s| s.starts_with("latency-target")),
+                "{task}"
+            );
+            for spec in g
+                .specs
+                .iter()
+                .filter(|s| s.starts_with("preempt") || s.starts_with("latency"))
+            {
+                lull_core::spec::build_network(spec, &r).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            }
+        }
+        for task in ["none", "spindown"] {
+            assert!(
+                !default_grid(task)
+                    .specs
+                    .iter()
+                    .any(|s| s.starts_with("preempt") || s.starts_with("latency"))
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,85 @@
+//! Results stay bit-identical (issue 9): a fixed sweep's `results.csv` is
+//! compared with the hash of the file the straightforward path produced
+//! when this test was written. Any change to the engine, a component or the
+//! table writer that moves a single digit fails here, so performance work
+//! cannot silently change results.
+//!
+//! If a change is *meant* to alter results, rerun, check the diff of the
+//! file this test leaves in the temp directory, and update `EXPECTED`.
+
+use lull_blktrace_replay::replay::ReplayOptions;
+use lull_core::time::Nanos;
+use lull_rank::{Grid, RankConfig, Shard, Source, rank};
+
+/// FNV-1a of `results.csv` from the sweep below.
+const EXPECTED: u64 = 0xf99f_5c6d_b87c_88d0;
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn registry() -> lull_core::registry::Registry {
+    let mut r = lull_core::registry::Registry::new();
+    lull_detectors::register(&mut r);
+    lull_skeptics::register(&mut r);
+    r
+}
+
+fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
+    let specs = [
+        "timer(t=100ms) + fixed(d=10s)",
+        "timer(t=1s) + fixed(d=10s)",
+        "timer(t=10s) + average(n=10)",
+        "adapt-timer-arith-geom(step=100ms) + backoff-arith-geom(step=1s)",
+        "adapt-timer-geom-geom() + fixed(d=10s)",
+        "event-window(n=10, rate=1) + fixed(d=10s)",
+        "moving-average(rate=1) + backoff-geom-geom()",
+        "dpll(period=30s) + fixed(d=10s)",
+        "random-timer(breakeven=3s) + fixed(d=10s)",
+        "low-pass(min=3s; timer(t=1s) + average(n=10))",
+        "share(timer(t=1s) + fixed(d=10s), event-window(n=10, rate=1) + fixed(d=10s))",
+    ];
+    let cfg = RankConfig {
+        sources: Source::all_builtin(Nanos::from_secs(1800), 7),
+        grid: Grid {
+            specs: specs.iter().map(|s| s.to_string()).collect(),
+            reference: Some("oracle(min=3s)".into()),
+            lenient: false,
+        },
+        grid_name: "golden".into(),
+        replay: ReplayOptions {
+            task: "spindown".into(),
+            ..ReplayOptions::default()
+        },
+        jobs: Some(jobs),
+        shard: Shard::ALL,
+        disk: None,
+        lenient: false,
+        progress: false,
+        out: out.to_path_buf(),
+    };
+    rank(&cfg, &registry()).expect("the golden sweep runs");
+    std::fs::read(out.join("results.csv")).expect("results.csv")
+}
+
+#[test]
+fn a_fixed_sweep_gives_bit_identical_results() {
+    let keep = std::env::temp_dir().join(format!("lull-golden-{}", std::process::id()));
+    let one = sweep(1, &keep);
+    let two = tempfile::tempdir().unwrap();
+    assert_eq!(
+        one,
+        sweep(2, two.path()),
+        "results depend on the number of threads"
+    );
+    let hash = fnv1a(&one);
+    assert_eq!(
+        hash,
+        EXPECTED,
+        "results.csv changed: FNV-1a {hash:#018x}; the file is at {}",
+        keep.join("results.csv").display()
+    );
+    std::fs::remove_dir_all(&keep).ok();
+}
