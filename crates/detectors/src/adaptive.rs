@@ -32,12 +32,13 @@ use lull_core::registry::{Built, ComponentInfo, ParamError, Params, Registry, Ro
 use lull_core::time::Nanos;
 
 use crate::adjust::{Bounded, STEP, T_CEILING, T_FLOOR, T_INITIAL};
+use crate::timer::Alarm;
 
 /// An adaptive timer (`adapt-timer-*`); see the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct AdaptiveTimer {
     timeout: Bounded,
-    armed: Option<Nanos>,
+    armed: Alarm,
     /// The prediction issued in the current idle period and the timeout it
     /// waited for.
     issued: Option<(Prediction, Nanos)>,
@@ -49,7 +50,7 @@ impl AdaptiveTimer {
     pub fn new(timeout: Bounded) -> Self {
         AdaptiveTimer {
             timeout,
-            armed: None,
+            armed: Alarm::default(),
             issued: None,
             waited: Nanos::ZERO,
         }
@@ -67,12 +68,12 @@ impl AdaptiveTimer {
 impl StartDetector for AdaptiveTimer {
     fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
         if ev.is_arrival() {
-            self.armed = None;
+            self.armed.disarm();
         }
         None
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
-        self.armed = Some(ctx.now + self.timeout.value());
+        self.armed.arm(ctx.now + self.timeout.value());
         self.waited = self.timeout.value();
         None
     }
@@ -90,16 +91,10 @@ impl StartDetector for AdaptiveTimer {
         }
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        self.armed
+        self.armed.deadline()
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        match self.armed {
-            Some(t) if t <= ctx.now => {
-                self.armed = None;
-                Some(Start::now(ctx.now))
-            }
-            _ => None,
-        }
+        self.armed.fire(ctx.now)
     }
     fn on_prediction(&mut self, p: &Prediction) {
         self.issued = Some((*p, self.waited));

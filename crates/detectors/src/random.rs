@@ -20,12 +20,14 @@ use lull_core::time::Nanos;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use crate::timer::Alarm;
+
 /// The randomized ski-rental timer; see the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct RandomTimer {
     breakeven: Nanos,
     rng: Pcg64,
-    armed: Option<Nanos>,
+    armed: Alarm,
     last: Option<Nanos>,
 }
 
@@ -35,7 +37,7 @@ impl RandomTimer {
         RandomTimer {
             breakeven,
             rng: Pcg64::seed_from_u64(seed),
-            armed: None,
+            armed: Alarm::default(),
             last: None,
         }
     }
@@ -54,27 +56,21 @@ impl RandomTimer {
 impl StartDetector for RandomTimer {
     fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
         if ev.is_arrival() {
-            self.armed = None;
+            self.armed.disarm();
         }
         None
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let x = self.draw();
         self.last = Some(x);
-        self.armed = Some(ctx.now + x);
+        self.armed.arm(ctx.now + x);
         None
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        self.armed
+        self.armed.deadline()
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        match self.armed {
-            Some(t) if t <= ctx.now => {
-                self.armed = None;
-                Some(Start::now(ctx.now))
-            }
-            _ => None,
-        }
+        self.armed.fire(ctx.now)
     }
 }
 

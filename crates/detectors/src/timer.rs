@@ -5,6 +5,36 @@ use lull_core::event::Event;
 use lull_core::registry::{Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
 use lull_core::time::Nanos;
 
+/// The one-shot alarm every timer-based detector shares: armed when the
+/// device empties, disarmed by an arrival, fires at most once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Alarm(Option<Nanos>);
+
+impl Alarm {
+    /// Arms the alarm for `at` (replacing any earlier setting).
+    pub fn arm(&mut self, at: Nanos) {
+        self.0 = Some(at);
+    }
+    /// Disarms it.
+    pub fn disarm(&mut self) {
+        self.0 = None;
+    }
+    /// When it will go off, if armed.
+    pub fn deadline(&self) -> Option<Nanos> {
+        self.0
+    }
+    /// Goes off if due at `now`: disarms and declares idleness from `now`.
+    pub fn fire(&mut self, now: Nanos) -> Option<Start> {
+        match self.0 {
+            Some(t) if t <= now => {
+                self.0 = None;
+                Some(Start::now(now))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// `timer(t)`: declares an idle period once the device has been idle for
 /// `t` (the paper's fixed-period timer, Table 4 "Timer").
 ///
@@ -14,7 +44,7 @@ use lull_core::time::Nanos;
 #[derive(Clone, Debug)]
 pub struct Timer {
     timeout: Nanos,
-    armed: Option<Nanos>,
+    armed: Alarm,
 }
 
 impl Timer {
@@ -22,7 +52,7 @@ impl Timer {
     pub fn new(timeout: Nanos) -> Self {
         Timer {
             timeout,
-            armed: None,
+            armed: Alarm::default(),
         }
     }
     /// Its timeout.
@@ -34,25 +64,19 @@ impl Timer {
 impl StartDetector for Timer {
     fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
         if ev.is_arrival() {
-            self.armed = None;
+            self.armed.disarm();
         }
         None
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
-        self.armed = Some(ctx.now + self.timeout);
+        self.armed.arm(ctx.now + self.timeout);
         None
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        self.armed
+        self.armed.deadline()
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        match self.armed {
-            Some(t) if t <= ctx.now => {
-                self.armed = None;
-                Some(Start::now(ctx.now))
-            }
-            _ => None,
-        }
+        self.armed.fire(ctx.now)
     }
 }
 
