@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 use lull_core::request::Op;
 
 use crate::error::TraceError;
-use crate::input::{Input, read_full};
+use crate::input::{Input, read_full_buffered as read_full};
 use crate::normalized::ReadOptions;
 use crate::pairing::{Action, BlockEvent, DeviceCounts, Pairing};
 use crate::trace::Trace;

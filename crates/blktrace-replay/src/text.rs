@@ -11,7 +11,7 @@
 //! unsorted formats such as SYSTOR '17 safe; the number of rows found out
 //! of order is reported in [`Trace::notes`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
