@@ -107,6 +107,12 @@ pub trait Actuator: Send + fmt::Debug {
     fn on_prediction(&mut self, p: &Prediction, ctx: &Context) -> Option<Command>;
     /// A request arrived or completed (called before the network sees it).
     fn on_event(&mut self, ev: &Event, ctx: &Context) -> Option<Command>;
+    /// Whether `on_event` is needed while the task is stopped; `false` lets
+    /// the engine skip the call on the hot path. Asked once, when the
+    /// engine is built.
+    fn wants_events_when_stopped(&self) -> bool {
+        true
+    }
     /// When the actuator wants `on_deadline` called next.
     fn next_deadline(&self) -> Option<Nanos>;
     /// A deadline is due at `ctx.now`.
@@ -119,6 +125,9 @@ impl<T: Actuator + ?Sized> Actuator for Box<T> {
     }
     fn on_event(&mut self, ev: &Event, ctx: &Context) -> Option<Command> {
         (**self).on_event(ev, ctx)
+    }
+    fn wants_events_when_stopped(&self) -> bool {
+        (**self).wants_events_when_stopped()
     }
     fn next_deadline(&self) -> Option<Nanos> {
         (**self).next_deadline()
@@ -222,6 +231,10 @@ impl Actuator for PolicyActuator {
             return None;
         }
         self.begin(p, ctx.now)
+    }
+
+    fn wants_events_when_stopped(&self) -> bool {
+        false
     }
 
     fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Command> {

@@ -113,6 +113,13 @@ pub trait StartDetector: Send + fmt::Debug {
     fn on_event(&mut self, _ev: &Event, _ctx: &Context) -> Option<Start> {
         None
     }
+    /// Whether `on_event` must see every arrival and completion. A
+    /// component that reacts only to idle-period boundaries and deadlines
+    /// returns `false`, and the engine skips it on the hot path. Asked once,
+    /// when the engine is built: it must not change afterwards.
+    fn wants_events(&self) -> bool {
+        true
+    }
     /// The device has just become idle (`ctx.now` is the completion that
     /// emptied it).
     fn on_idle_begin(&mut self, _ctx: &Context) -> Option<Start> {
@@ -146,6 +153,13 @@ pub trait DurationPredictor: Send + fmt::Debug {
     /// A request arrived or completed (for predictors that model the
     /// arrival process).
     fn on_event(&mut self, _ev: &Event, _ctx: &Context) {}
+    /// Whether `on_event` must see every arrival and completion. A
+    /// component that reacts only to idle-period boundaries and deadlines
+    /// returns `false`, and the engine skips it on the hot path. Asked once,
+    /// when the engine is built: it must not change afterwards.
+    fn wants_events(&self) -> bool {
+        true
+    }
     /// The predicted length of an idle period starting at `now`; `None` for
     /// no prediction ("until busy").
     fn duration(&mut self, now: Nanos) -> Option<Nanos>;
@@ -194,6 +208,13 @@ pub trait Skeptic: Send + fmt::Debug {
 pub trait Detector: Send + fmt::Debug {
     /// A request arrived or completed.
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>);
+    /// Whether `on_event` must see every arrival and completion. A
+    /// component that reacts only to idle-period boundaries and deadlines
+    /// returns `false`, and the engine skips it on the hot path. Asked once,
+    /// when the engine is built: it must not change afterwards.
+    fn wants_events(&self) -> bool {
+        true
+    }
     /// The device has just become idle.
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>);
     /// An idle period that began at `began` ended at `ctx.now`.
@@ -217,6 +238,7 @@ forward_box!(StartDetector {
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> { (**self).on_deadline(ctx) }
     fn on_prediction(&mut self, p: &Prediction) { (**self).on_prediction(p) }
+    fn wants_events(&self) -> bool { (**self).wants_events() }
 });
 
 forward_box!(DurationPredictor {
@@ -225,6 +247,7 @@ forward_box!(DurationPredictor {
     fn on_event(&mut self, ev: &Event, ctx: &Context) { (**self).on_event(ev, ctx) }
     fn duration(&mut self, now: Nanos) -> Option<Nanos> { (**self).duration(now) }
     fn continuance(&mut self, now: Nanos, elapsed: Nanos) -> Option<Nanos> { (**self).continuance(now, elapsed) }
+    fn wants_events(&self) -> bool { (**self).wants_events() }
 });
 
 forward_box!(Skeptic {
@@ -242,6 +265,7 @@ forward_box!(Detector {
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) { (**self).on_idle_end(ctx, began) }
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) { (**self).on_deadline(ctx, out) }
+    fn wants_events(&self) -> bool { (**self).wants_events() }
 });
 
 /// The earlier of two optional deadlines.
@@ -270,6 +294,8 @@ pub struct Predictor<S, D> {
     start: S,
     duration: D,
     chain: Option<Chain>,
+    start_events: bool,
+    duration_events: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -282,6 +308,8 @@ impl<S: StartDetector, D: DurationPredictor> Predictor<S, D> {
     /// Pairs `start` with `duration`.
     pub fn new(start: S, duration: D) -> Self {
         Predictor {
+            start_events: start.wants_events(),
+            duration_events: duration.wants_events(),
             start,
             duration,
             chain: None,
@@ -313,10 +341,18 @@ impl<S: StartDetector, D: DurationPredictor> Detector for Predictor<S, D> {
         if ev.is_arrival() {
             self.chain = None;
         }
-        self.duration.on_event(ev, ctx);
-        if let Some(s) = self.start.on_event(ev, ctx) {
-            self.predict(s, out);
+        if self.duration_events {
+            self.duration.on_event(ev, ctx);
         }
+        if self.start_events {
+            if let Some(s) = self.start.on_event(ev, ctx) {
+                self.predict(s, out);
+            }
+        }
+    }
+
+    fn wants_events(&self) -> bool {
+        self.start_events || self.duration_events
     }
 
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
@@ -327,6 +363,9 @@ impl<S: StartDetector, D: DurationPredictor> Detector for Predictor<S, D> {
     }
 
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
+        // The arrival that ends an idle period ends the chain of
+        // continuances (also when on_event is skipped).
+        self.chain = None;
         self.duration.on_idle_end(ctx.now, ctx.now - began);
         self.start.on_idle_end(ctx, began);
     }

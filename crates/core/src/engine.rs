@@ -139,6 +139,20 @@ pub struct Engine<D = Box<dyn Detector>, A = Box<dyn Actuator>, T = Box<dyn Idle
     acc: MeasureAccumulator,
     buf: Vec<Prediction>,
     log: Option<Vec<LogEntry>>,
+    // Each component's next deadline, refreshed after every call into it,
+    // so the hot path asks nobody (the task's may change behind
+    // `task_mut`, which marks it stale).
+    det_deadline: Option<Nanos>,
+    act_deadline: Option<Nanos>,
+    task_deadline: Option<Nanos>,
+    task_stale: bool,
+    // The earliest of the above and the pending idle start: an event
+    // before it needs no trip through `run`.
+    due: Nanos,
+    // Which components need every event (asked once).
+    det_events: bool,
+    act_events: bool,
+    task_events: bool,
 }
 
 impl<D: Detector, T: IdleTask> Engine<D, PolicyActuator, T> {
@@ -152,6 +166,14 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// An engine at time zero with nothing outstanding.
     pub fn new(detector: D, actuator: A, task: T) -> Self {
         Engine {
+            det_deadline: detector.next_deadline(),
+            act_deadline: actuator.next_deadline(),
+            task_deadline: task.next_deadline(),
+            task_stale: false,
+            due: Nanos::ZERO,
+            det_events: detector.wants_events(),
+            act_events: actuator.wants_events_when_stopped(),
+            task_events: task.wants_events(),
             detector,
             actuator,
             task,
@@ -185,8 +207,10 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     pub fn task(&self) -> &T {
         &self.task
     }
-    /// The idle task, mutably (live tasks report errors through it).
+    /// The idle task, mutably (live tasks report errors through it, an
+    /// embedder's task takes its own work through it).
     pub fn task_mut(&mut self) -> &mut T {
+        self.task_stale = true;
         &mut self.task
     }
     /// The action log (empty unless [`Engine::with_log`]).
@@ -210,11 +234,16 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// earliest component deadline or pending idle-period start. A daemon
     /// sleeps until then (or its next poll) and calls [`Engine::advance`].
     pub fn next_deadline(&self) -> Option<Nanos> {
+        let task = if self.task_stale {
+            self.task.next_deadline()
+        } else {
+            self.task_deadline
+        };
         [
             self.pending_idle,
-            self.detector.next_deadline(),
-            self.actuator.next_deadline(),
-            self.task.next_deadline(),
+            self.det_deadline,
+            self.act_deadline,
+            task,
         ]
         .into_iter()
         .flatten()
@@ -248,7 +277,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 now: self.now,
             });
         }
-        self.run(ev.time, ev.kind == EventKind::Arrival, false)?;
+        if self.task_stale || self.due <= ev.time {
+            self.run(ev.time, ev.kind == EventKind::Arrival, false)?;
+        }
         self.now = ev.time;
         self.acc.advance(ev.time);
         match ev.kind {
@@ -258,18 +289,14 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 self.lookahead = None;
                 self.outstanding += 1;
                 let ctx = self.ctx();
-                if let Some(cmd) = self.actuator.on_event(ev, &ctx) {
-                    self.apply(cmd);
-                }
+                self.actuator_event(ev, &ctx);
                 self.acc.on_event(ev);
-                self.task.on_event(ev, &ctx);
+                self.task_event(ev, &ctx);
                 if let Some(began) = ended {
                     self.detector.on_idle_end(&ctx, began);
+                    self.det_deadline = self.detector.next_deadline();
                 }
-                let mut buf = std::mem::take(&mut self.buf);
-                self.detector.on_event(ev, &ctx, &mut buf);
-                self.dispatch(&mut buf);
-                self.buf = buf;
+                self.detector_event(ev, &ctx);
             }
             EventKind::Completion => {
                 self.outstanding = self
@@ -282,17 +309,52 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                     self.lookahead = lookahead;
                 }
                 let ctx = self.ctx();
-                if let Some(cmd) = self.actuator.on_event(ev, &ctx) {
-                    self.apply(cmd);
-                }
-                self.task.on_event(ev, &ctx);
-                let mut buf = std::mem::take(&mut self.buf);
-                self.detector.on_event(ev, &ctx, &mut buf);
-                self.dispatch(&mut buf);
-                self.buf = buf;
+                self.actuator_event(ev, &ctx);
+                self.task_event(ev, &ctx);
+                self.detector_event(ev, &ctx);
             }
         }
+        self.refresh_due();
         Ok(())
+    }
+
+    /// Recomputes the earliest instant anything is due.
+    fn refresh_due(&mut self) {
+        // Hot: once per event, so plain compares rather than an iterator.
+        let t = |d: Option<Nanos>| d.map_or(u64::MAX, |d| d.0);
+        self.due = Nanos(
+            t(self.pending_idle)
+                .min(t(self.det_deadline))
+                .min(t(self.act_deadline))
+                .min(t(self.task_deadline)),
+        );
+    }
+
+    fn actuator_event(&mut self, ev: &Event, ctx: &Context) {
+        if self.act_events || self.acc.is_running() {
+            let cmd = self.actuator.on_event(ev, ctx);
+            self.act_deadline = self.actuator.next_deadline();
+            if let Some(cmd) = cmd {
+                self.apply(cmd);
+            }
+        }
+    }
+
+    fn task_event(&mut self, ev: &Event, ctx: &Context) {
+        if self.task_events {
+            self.task.on_event(ev, ctx);
+            self.task_deadline = self.task.next_deadline();
+        }
+    }
+
+    fn detector_event(&mut self, ev: &Event, ctx: &Context) {
+        if self.det_events {
+            let mut buf = std::mem::take(&mut self.buf);
+            self.detector.on_event(ev, ctx, &mut buf);
+            self.det_deadline = self.detector.next_deadline();
+            self.dispatch(&mut buf);
+            self.buf = buf;
+        }
     }
 
     /// Time has reached `now` and every event up to `now` has been pushed:
@@ -313,6 +375,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         if self.acc.is_running() {
             self.apply(Command::Stop);
         }
+        self.refresh_due();
         self.task.finish(end);
         Ok(RunReport {
             internal: self.acc.measures(),
@@ -329,19 +392,14 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         let due = |t: Nanos, inclusive: bool| t < limit || (inclusive && t == limit);
         let mut instant = self.now;
         let mut firings = 0u32;
+        if self.task_stale {
+            self.task_deadline = self.task.next_deadline();
+            self.task_stale = false;
+        }
         loop {
-            let det = self
-                .detector
-                .next_deadline()
-                .filter(|&t| due(t, deadlines_inclusive));
-            let act = self
-                .actuator
-                .next_deadline()
-                .filter(|&t| due(t, deadlines_inclusive));
-            let task = self
-                .task
-                .next_deadline()
-                .filter(|&t| due(t, deadlines_inclusive));
+            let det = self.det_deadline.filter(|&t| due(t, deadlines_inclusive));
+            let act = self.act_deadline.filter(|&t| due(t, deadlines_inclusive));
+            let task = self.task_deadline.filter(|&t| due(t, deadlines_inclusive));
             let idle = self.pending_idle.filter(|&t| due(t, idle_inclusive));
             // Earliest first; at one instant deadlines before the idle start,
             // and detector, actuator, task in that order.
@@ -355,6 +413,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 }
             }
             let Some((t, rank)) = best else {
+                self.refresh_due();
                 return Ok(());
             };
             if t == instant {
@@ -374,18 +433,22 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                     let ctx = self.ctx();
                     let mut buf = std::mem::take(&mut self.buf);
                     self.detector.on_deadline(&ctx, &mut buf);
+                    self.det_deadline = self.detector.next_deadline();
                     self.dispatch(&mut buf);
                     self.buf = buf;
                 }
                 1 => {
                     let ctx = self.ctx();
-                    if let Some(cmd) = self.actuator.on_deadline(&ctx) {
+                    let cmd = self.actuator.on_deadline(&ctx);
+                    self.act_deadline = self.actuator.next_deadline();
+                    if let Some(cmd) = cmd {
                         self.apply(cmd);
                     }
                 }
                 2 => {
                     let ctx = self.ctx();
                     self.task.on_deadline(&ctx);
+                    self.task_deadline = self.task.next_deadline();
                 }
                 _ => {
                     self.pending_idle = None;
@@ -393,6 +456,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                     let ctx = self.ctx();
                     let mut buf = std::mem::take(&mut self.buf);
                     self.detector.on_idle_begin(&ctx, &mut buf);
+                    self.det_deadline = self.detector.next_deadline();
                     self.dispatch(&mut buf);
                     self.buf = buf;
                 }
@@ -409,7 +473,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 });
             }
             let ctx = self.ctx();
-            if let Some(cmd) = self.actuator.on_prediction(&p, &ctx) {
+            let cmd = self.actuator.on_prediction(&p, &ctx);
+            self.act_deadline = self.actuator.next_deadline();
+            if let Some(cmd) = cmd {
                 self.apply(cmd);
             }
         }
@@ -435,6 +501,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             _ => false,
         };
         if applied {
+            self.task_deadline = self.task.next_deadline();
             if let Some(log) = &mut self.log {
                 log.push(LogEntry::Command {
                     at: self.now,

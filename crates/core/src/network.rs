@@ -442,6 +442,13 @@ impl Detector for Network {
             Inner::Dag(d) => d.step(Stimulus::Event(ev), ctx, out),
         }
     }
+    fn wants_events(&self) -> bool {
+        match &self.inner {
+            Inner::Single(_, d) => d.wants_events(),
+            // Skeptics see every event.
+            Inner::Dag(_) => true,
+        }
+    }
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
         match &mut self.inner {
             Inner::Single(_, d) => d.on_idle_begin(ctx, out),

@@ -53,6 +53,11 @@ pub trait IdleTask: Send + fmt::Debug {
     /// A foreground request arrived or completed (after the actuator saw
     /// it, so a stop caused by an arrival comes first).
     fn on_event(&mut self, _ev: &Event, _ctx: &Context) {}
+    /// Whether `on_event` must see every foreground event; `false` lets the
+    /// engine skip the call. Asked once, when the engine is built.
+    fn wants_events(&self) -> bool {
+        true
+    }
     /// When the task wants `on_deadline` next (its repeated steps).
     fn next_deadline(&self) -> Option<Nanos> {
         None
@@ -86,6 +91,9 @@ impl<T: IdleTask + ?Sized> IdleTask for Box<T> {
     fn on_event(&mut self, ev: &Event, ctx: &Context) {
         (**self).on_event(ev, ctx)
     }
+    fn wants_events(&self) -> bool {
+        (**self).wants_events()
+    }
     fn next_deadline(&self) -> Option<Nanos> {
         (**self).next_deadline()
     }
@@ -111,4 +119,7 @@ impl IdleTask for NoTask {
     }
     fn start(&mut self, _ctx: &Context, _budget: Option<Nanos>) {}
     fn stop(&mut self, _ctx: &Context) {}
+    fn wants_events(&self) -> bool {
+        false
+    }
 }

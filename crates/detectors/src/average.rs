@@ -106,6 +106,9 @@ impl Average {
 }
 
 impl DurationPredictor for Average {
+    fn wants_events(&self) -> bool {
+        false
+    }
     fn on_idle_begin(&mut self, now: Nanos) {
         self.idle_start = Some(now);
     }

@@ -9,6 +9,9 @@ use lull_core::time::Nanos;
 pub struct NoDuration;
 
 impl DurationPredictor for NoDuration {
+    fn wants_events(&self) -> bool {
+        false
+    }
     fn duration(&mut self, _now: Nanos) -> Option<Nanos> {
         None
     }
@@ -35,6 +38,9 @@ impl Fixed {
 }
 
 impl DurationPredictor for Fixed {
+    fn wants_events(&self) -> bool {
+        false
+    }
     fn duration(&mut self, _now: Nanos) -> Option<Nanos> {
         Some(self.d)
     }

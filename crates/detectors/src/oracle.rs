@@ -24,6 +24,9 @@ impl Oracle {
 }
 
 impl StartDetector for Oracle {
+    fn wants_events(&self) -> bool {
+        false
+    }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let end = ctx.lookahead?;
         let len = end - ctx.now;

@@ -14,7 +14,6 @@
 //! outstanding.
 
 use lull_core::component::{Context, Start, StartDetector};
-use lull_core::event::Event;
 use lull_core::registry::{Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
 use lull_core::time::Nanos;
 use rand::{Rng, SeedableRng};
@@ -54,11 +53,13 @@ impl RandomTimer {
 }
 
 impl StartDetector for RandomTimer {
-    fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
-        if ev.is_arrival() {
-            self.armed.disarm();
-        }
-        None
+    // The alarm is armed only inside an idle period, so the arrival that
+    // ends it is the only one that matters: no need to see every event.
+    fn wants_events(&self) -> bool {
+        false
+    }
+    fn on_idle_end(&mut self, _ctx: &Context, _began: Nanos) {
+        self.armed.disarm();
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let x = self.draw();
