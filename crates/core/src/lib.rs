@@ -75,6 +75,23 @@
 //!   the `toml` crate), so storage software can embed detectors without a
 //!   runtime or a data-frame library.
 //!
+//! ## Stability
+//!
+//! - Enums that will grow — [`actuator::Command`], [`actuator::StopPolicy`],
+//!   [`engine::EngineError`], [`engine::LogEntry`], [`registry::Built`] — are
+//!   `#[non_exhaustive]`, and so are the report structs
+//!   ([`engine::RunReport`], [`measures::InternalMeasures`]), which embedders
+//!   read but never build.
+//! - The data records keep public fields on purpose: [`request::Request`],
+//!   [`event::Event`], [`component::Prediction`], [`component::Context`] and
+//!   the catalogue entries ([`registry::ComponentInfo`],
+//!   [`registry::ParamInfo`]) *are* the formats SPEC §2–§3 define, and
+//!   components and registrations build them as `const` literals.
+//! - Trait methods beyond the required ones have defaults, so adding a hook
+//!   (as `wants_events` was added) does not break existing components.
+//! - Networks and engines are `Send` (checked at compile time), so they can
+//!   move between threads.
+//!
 //! [`StartDetector`]: component::StartDetector
 //! [`DurationPredictor`]: component::DurationPredictor
 //! [`Skeptic`]: component::Skeptic
