@@ -105,36 +105,16 @@ pub(crate) fn select_device(
     trace: &Trace,
     disk: Option<&str>,
 ) -> Result<Vec<lull_core::request::Request>, CliError> {
-    if trace.devices.len() <= 1 && disk.is_none() {
-        return Ok(trace.requests.clone());
+    let (requests, busiest) = trace
+        .select(disk)
+        .map_err(|e| CliError::input(anyhow!(e)))?;
+    if let Some(name) = busiest {
+        eprintln!(
+            "lull: the trace has {} devices; replaying the busiest, {name} (choose with --disk)",
+            trace.devices.len()
+        );
     }
-    let id = match disk {
-        Some(name) => {
-            let i = trace
-                .devices
-                .iter()
-                .position(|d| d == name)
-                .ok_or_else(|| {
-                    CliError::input(anyhow!(
-                        "no device `{name}` in the trace (it has: {})",
-                        trace.devices.join(" ")
-                    ))
-                })?;
-            lull_core::request::DeviceId(i as u16)
-        }
-        None => {
-            let id = trace
-                .busiest_device()
-                .expect("a trace with devices has requests");
-            eprintln!(
-                "lull: the trace has {} devices; replaying the busiest, {} (choose with --disk)",
-                trace.devices.len(),
-                trace.device_name(id)
-            );
-            id
-        }
-    };
-    Ok(trace.device_requests(id))
+    Ok(requests)
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {

@@ -128,6 +128,31 @@ impl Trace {
             .collect()
     }
 
+    /// The requests to replay: all of them for a trace of one device, else
+    /// those of `disk`, or of the busiest device when no disk is named.
+    /// Returns the requests and, when the busiest device was picked for the
+    /// caller, its name (callers tell the user).
+    pub fn select(&self, disk: Option<&str>) -> Result<(Vec<Request>, Option<&str>), String> {
+        if self.devices.len() <= 1 && disk.is_none() {
+            return Ok((self.requests.clone(), None));
+        }
+        match disk {
+            Some(name) => {
+                let i = self.devices.iter().position(|d| d == name).ok_or_else(|| {
+                    format!(
+                        "no device `{name}` in the trace (it has: {})",
+                        self.devices.join(" ")
+                    )
+                })?;
+                Ok((self.device_requests(DeviceId(i as u16)), None))
+            }
+            None => {
+                let id = self.busiest_device().ok_or("the trace has no requests")?;
+                Ok((self.device_requests(id), Some(self.device_name(id))))
+            }
+        }
+    }
+
     /// First arrival to last completion.
     pub fn span(&self) -> Nanos {
         let first = self.requests.iter().map(|r| r.arrival).min();

@@ -174,37 +174,17 @@ fn pick_device(
     disk: Option<&str>,
     path: &Path,
 ) -> Result<(Vec<Request>, Option<String>), RankError> {
-    if trace.devices.len() <= 1 && disk.is_none() {
-        return Ok((trace.requests.clone(), None));
-    }
-    let id = match disk {
-        Some(name) => {
-            let i = trace
-                .devices
-                .iter()
-                .position(|d| d == name)
-                .ok_or_else(|| {
-                    RankError::Input(format!(
-                        "{}: no device `{name}` (it has: {})",
-                        path.display(),
-                        trace.devices.join(" ")
-                    ))
-                })?;
-            lull_core::request::DeviceId(i as u16)
-        }
-        None => trace
-            .busiest_device()
-            .ok_or_else(|| RankError::Input(format!("{}: no requests", path.display())))?,
-    };
-    let note = (disk.is_none()).then(|| {
+    let (requests, busiest) = trace
+        .select(disk)
+        .map_err(|e| RankError::Input(format!("{}: {e}", path.display())))?;
+    let note = busiest.map(|name| {
         format!(
-            "{}: {} devices, ranked on the busiest, {}",
+            "{}: {} devices, ranked on the busiest, {name}",
             path.display(),
-            trace.devices.len(),
-            trace.device_name(id)
+            trace.devices.len()
         )
     });
-    Ok((trace.device_requests(id), note))
+    Ok((requests, note))
 }
 
 /// One workload, parsed once and shared read-only by every network.
