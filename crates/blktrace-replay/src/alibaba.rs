@@ -14,21 +14,13 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use lull_core::request::{Op, Request};
+use lull_core::request::Request;
 use lull_core::time::Nanos;
 
 use crate::error::TraceError;
 use crate::normalized::ReadOptions;
 use crate::text::{self, RowResult, header_starts, is_uint};
 use crate::trace::Trace;
-
-fn op(s: &str) -> Option<Op> {
-    match s {
-        "R" | "r" => Some(Op::Read),
-        "W" | "w" => Some(Op::Write),
-        _ => None,
-    }
-}
 
 fn is_header(line: &str) -> bool {
     header_starts(line, "device_id,opcode")
@@ -39,7 +31,7 @@ pub fn sniff(head: &[u8]) -> bool {
     text::sniff_csv(head, is_header, |f| {
         f.len() == 5
             && is_uint(f[0])
-            && op(f[1]).is_some()
+            && text::read_or_write(f[1]).is_some()
             && is_uint(f[2])
             && is_uint(f[3])
             && is_uint(f[4])
@@ -62,7 +54,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
                 ));
             }
             let id = text::uint("device_id", f[0])?;
-            let op = op(f[1]).ok_or_else(|| format!("`opcode` must be R or W, not {:?}", f[1]))?;
+            let op = text::read_or_write(f[1])
+                .ok_or_else(|| format!("`opcode` must be R or W, not {:?}", f[1]))?;
             let offset = text::uint("offset", f[2])?;
             let length = text::uint32("length", f[3])?;
             let us = text::uint("timestamp", f[4])?;
@@ -78,6 +71,7 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_core::request::Op;
 
     #[test]
     fn reads_rows() {

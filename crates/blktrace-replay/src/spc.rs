@@ -16,21 +16,13 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use lull_core::request::{Op, Request};
+use lull_core::request::Request;
 use lull_core::time::Nanos;
 
 use crate::error::TraceError;
 use crate::normalized::ReadOptions;
 use crate::text::{self, RowResult, header_starts, is_decimal, is_uint};
 use crate::trace::Trace;
-
-fn op(s: &str) -> Option<Op> {
-    match s {
-        "r" | "R" => Some(Op::Read),
-        "w" | "W" => Some(Op::Write),
-        _ => None,
-    }
-}
 
 fn is_header(line: &str) -> bool {
     header_starts(line, "asu,")
@@ -43,7 +35,7 @@ pub fn sniff(head: &[u8]) -> bool {
             && is_uint(f[0])
             && is_uint(f[1])
             && is_uint(f[2])
-            && op(f[3]).is_some()
+            && text::read_or_write(f[3]).is_some()
             && is_decimal(f[4])
     })
 }
@@ -66,7 +58,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             let asu = text::uint("ASU", f[0])?;
             let lba = text::uint("LBA", f[1])?;
             let size = text::uint32("Size", f[2])?;
-            let op = op(f[3]).ok_or_else(|| format!("`Opcode` must be r or w, not {:?}", f[3]))?;
+            let op = text::read_or_write(f[3])
+                .ok_or_else(|| format!("`Opcode` must be r or w, not {:?}", f[3]))?;
             let t = text::secs_ns("Timestamp", f[4])?;
             let dev = devices.id(trace, &format!("spc:{asu}"))?;
             Ok(Some(
@@ -79,6 +72,7 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_core::request::Op;
 
     #[test]
     fn reads_rows() {

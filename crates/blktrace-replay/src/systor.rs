@@ -14,21 +14,13 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use lull_core::request::{Op, Request};
+use lull_core::request::Request;
 use lull_core::time::Nanos;
 
 use crate::error::TraceError;
 use crate::normalized::ReadOptions;
 use crate::text::{self, RowResult, header_starts, is_decimal, is_uint};
 use crate::trace::Trace;
-
-fn op(s: &str) -> Option<Op> {
-    match s {
-        "R" | "r" => Some(Op::Read),
-        "W" | "w" => Some(Op::Write),
-        _ => None,
-    }
-}
 
 fn is_header(line: &str) -> bool {
     header_starts(line, "timestamp,response")
@@ -40,7 +32,7 @@ pub fn sniff(head: &[u8]) -> bool {
         f.len() == 6
             && is_decimal(f[0])
             && is_decimal(f[1])
-            && op(f[2]).is_some()
+            && text::read_or_write(f[2]).is_some()
             && is_uint(f[3])
             && is_uint(f[4])
             && is_uint(f[5])
@@ -64,7 +56,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             }
             let t = text::secs_ns("Timestamp", f[0])?;
             let response = text::secs_ns("Response", f[1])?;
-            let op = op(f[2]).ok_or_else(|| format!("`IOType` must be R or W, not {:?}", f[2]))?;
+            let op = text::read_or_write(f[2])
+                .ok_or_else(|| format!("`IOType` must be R or W, not {:?}", f[2]))?;
             let lun = text::uint("LUN", f[3])?;
             let offset = text::uint("Offset", f[4])?;
             let size = text::uint32("Size", f[5])?;
@@ -80,6 +73,7 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_core::request::Op;
 
     #[test]
     fn sorts_rows() {

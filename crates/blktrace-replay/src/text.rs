@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use lull_core::request::{DeviceId, Request};
+use lull_core::request::{DeviceId, Op, Request};
 
 use crate::error::TraceError;
 use crate::normalized::ReadOptions;
@@ -258,6 +258,16 @@ pub(crate) fn sniff_csv(
 }
 
 /// Whether `s` is a whole number.
+/// A read or a write in the one-letter form several CSV traces share
+/// (`R`/`W`, either case); anything else is not an op of these formats.
+pub(crate) fn read_or_write(s: &str) -> Option<Op> {
+    match s {
+        "R" | "r" => Some(Op::Read),
+        "W" | "w" => Some(Op::Write),
+        _ => None,
+    }
+}
+
 pub(crate) fn is_uint(s: &str) -> bool {
     !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit())
 }

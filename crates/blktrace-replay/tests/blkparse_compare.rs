@@ -6,27 +6,15 @@
 //! `blkparse` is not installed (Debian package `blktrace`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use lull_blktrace_replay::blktrace;
 use lull_blktrace_replay::input::open_decoded;
 use lull_blktrace_replay::{ReadOptions, open};
 
-fn traces() -> Option<PathBuf> {
-    let dir = std::env::var_os("LULL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "skipping: trace samples not found at {} (set LULL_TRACES)",
-            dir.display()
-        );
-        None
-    }
-}
+mod common;
+use common::traces;
 
 fn have_blkparse() -> bool {
     let ok = Command::new("blkparse")

@@ -3,20 +3,21 @@
 //!
 //! `cargo test --release -p lull-blktrace-replay --test parse_speed -- --ignored --nocapture`
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lull_blktrace_replay::{ReadOptions, open};
 
+mod common;
+
 #[test]
 #[ignore = "a timing, not a check; run by hand in release mode"]
 fn hadoop_set() {
-    let dir = std::env::var_os("LULL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"))
-        .join("blktrace/zzunny97_hadoop_eternity10_sdb");
+    let Some(traces) = common::traces() else {
+        return;
+    };
+    let dir = traces.join("blktrace/zzunny97_hadoop_eternity10_sdb");
     if !dir.is_dir() {
-        println!("skipping: {} not found (set LULL_TRACES)", dir.display());
+        println!("skipping: {} not found", dir.display());
         return;
     }
     let bytes: u64 = std::fs::read_dir(&dir)

@@ -2,27 +2,13 @@
 //! README states (record counts, spans, devices). Skips, with a message,
 //! when the folder is absent: set `LULL_TRACES` to point at it.
 
-use std::path::{Path, PathBuf};
-
 use lull_blktrace_replay::blktrace::{self, Counts};
 use lull_blktrace_replay::input::open_decoded;
 use lull_blktrace_replay::{Format, ReadOptions, Trace, TraceInfo, open};
 use lull_core::request::Op;
 
-fn traces() -> Option<PathBuf> {
-    let dir = std::env::var_os("LULL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "skipping: trace samples not found at {} (set LULL_TRACES)",
-            dir.display()
-        );
-        None
-    }
-}
+mod common;
+use common::traces;
 
 fn read(rel: &str) -> Option<Trace> {
     let path = traces()?.join(rel);
