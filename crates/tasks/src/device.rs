@@ -29,16 +29,37 @@
 //! | name | capacity | rpm | track-to-track | full stroke | transfer | overhead | source |
 //! |---|---|---|---|---|---|---|---|
 //! | `hp97560` | 1.37 GB | 4002 | 3.64 ms | 23.7 ms | 2.46 MB/s | 2.2 ms | Ruemmler & Wilkes 1994 |
-//! | `wd-red-plus` (default) | 4 TB | 5400 | 1 ms | 20 ms | 150 MB/s | 0.1 ms | WD Red Plus brief (WD40EFRX) |
-//! | `seagate-ultrathin` | 320 GB | 5400 | 1.5 ms | 25 ms | 100 MB/s | 0.1 ms | Seagate Laptop Ultrathin manual |
+//! | `wd-red-plus` (default) | 4 TB | 5400 | 1 ms | 20 ms | 150 MB/s | 0.1 ms | WD40EFRX identify data (capacity, rpm); the rest assumed |
+//! | `seagate-ultrathin` | 320 GB | 5400 | 1.5 ms | 25 ms | 100 MB/s | 0.1 ms | ST320LT030 capacity (IDEMA); the rest assumed |
 //!
 //! `hp97560` is the disk of the HP traces the paper used (1962 cylinders,
 //! 19 heads, 72 sectors of 512 bytes a track; seek `3.24 + 0.4·√d` ms short,
 //! `8 + 0.008·d` ms long, so 3.64 ms for one cylinder and 23.7 ms for all;
 //! one track, 36 KiB, per revolution at 4002 rpm is 2.46 MB/s; 2.2 ms
-//! controller overhead). For the two current drives the datasheets give
-//! rpm class, capacity and sustained rate; seek times are not published
-//! and are typical values (our assumption). The default is `wd-red-plus`:
+//! controller overhead). For the two current drives, what is sourced and
+//! what is not:
+//!
+//! - **`wd-red-plus`** (WD40EFRX, *WD Red*, renamed *WD Red Plus* in 2020):
+//!   capacity 7 814 037 168 sectors and a nominal 5400 rpm are what the
+//!   drive itself reports (ATA IDENTIFY, as printed by `hdparm -I` and
+//!   `smartctl -i` for WD40EFRX-68WT0N0 and -68N32N0 drives). WD's spec
+//!   sheet gives no seek times and only an interface rate; no copy of it
+//!   could be retrieved, so the 150 MB/s media rate is our assumption
+//!   (typical of 4 TB 5400 rpm-class drives), as are the 1 ms / 20 ms
+//!   seeks and the 0.1 ms overhead.
+//! - **`seagate-ultrathin`** (*Seagate Laptop Ultrathin HDD*, 320 GB model
+//!   ST320LT030): 625 142 448 sectors is the IDEMA LBA count of a 320 GB
+//!   drive (`97 696 368 + 1 953 504 × (320 − 50)`). The manual pages we
+//!   could read (§2.7, power) give no seek times or data rate, and the
+//!   rpm was not on them either: 5400 rpm, 1.5 ms / 25 ms seeks and
+//!   100 MB/s are our assumption. For comparison, not as a source for this
+//!   drive: Hitachi's *Travelstar 5K320 SATA OEM Specification* (another
+//!   2.5" 5400 rpm drive) lists single-track 1.0 ms, average 12 ms and
+//!   full-stroke 20 ms read seeks, and third-party listings of the sibling
+//!   Laptop Thin ST500LT012 give 1.5 ms track-to-track, 12 ms average and
+//!   an 800 Mbit/s (100 MB/s) media rate.
+//!
+//! The default is `wd-red-plus`:
 //! traces recorded today come from disks like it, and on the 1993
 //! `hp97560` the busier built-in workloads (`database`) saturate the disk
 //! by themselves, leaving no idle time to study. Custom models:

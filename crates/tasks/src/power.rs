@@ -8,10 +8,12 @@
 //! |---|---|---|---|---|---|---|---|
 //! | `paper-2.5in` | 1.6 W | 0.4 W | 2.4 W | 1.5 s | 1 s | 3 s | the paper, §4.2 |
 //! | `kittyhawk` | 1.6 W | 0.1 W | 2.2 W | 1.5 s | 1 s | 2.2 s | the paper, Table 1 and §2.5.1 |
-//! | `wd-red-plus` | 3.3 W | 0.4 W | 21 W | 10 s | 5 s | ≈ 72 s | WD Red Plus datasheet (WD40EFRX) |
-//! | `seagate-ultrathin` | 1.1 W | 0.18 W | 5 W | 3 s | 1 s | ≈ 16 s | Seagate Laptop Ultrathin HDD manual |
+//! | `wd-red-plus` | 3.3 W | 0.4 W | 21 W | 10 s | 5 s | ≈ 72 s | WD Red (WD40EFRX) spec sheet, figures **not verified** (below) |
+//! | `seagate-ultrathin` | 1.1 W | 0.18 W | 5 W | 3 s | 1 s | ≈ 16 s | Seagate Laptop Ultrathin HDD SATA Product Manual, Rev. C, Table 3 (powers); times assumed |
 //!
-//! Where the figures come from, preset by preset:
+//! Where the figures come from, preset by preset. "Sourced" means read in
+//! the named document; everything else is said to be an assumption or
+//! unverified.
 //!
 //! - **`paper-2.5in`**: §4.2 of the paper ("1 s to spin down and 1.5 s to
 //!   spin up … 1.6 W during normal operation; 0.4 W while sleeping; and
@@ -23,21 +25,40 @@
 //!   `3.3 J / 2.2 s = 1.5 W` saved, so `p_sleep = 1.6 − 1.5 = 0.1 W`.
 //!   Table 1 gives no spin-down time; we assume 1 s, as for the paper's
 //!   2.5" model.
-//! - **`wd-red-plus`**: Western Digital *WD Red Plus* NAS hard drive
-//!   product brief (document 2879-800002), 3.5" 4 TB model WD40EFRX (the
-//!   CMR "WD Red" drive WD renamed Red Plus in 2020): idle 3.3 W (taken
-//!   as `p_active`: a NAS disk spends its spinning time mostly idle),
-//!   standby/sleep 0.4 W, 12 V peak spin-up current 1.75 A, so
-//!   `p_spinup = 12 V × 1.75 A = 21 W` (peak, a conservative upper bound
-//!   on the average). The brief gives no start time; 10 s spin-up and
-//!   5 s spin-down are typical of 5400 rpm 3.5" drives and are our
-//!   assumption. Check the figures against the revision of the brief for
-//!   your drive and pass them as custom values if they differ.
+//! - **`wd-red-plus`**: a 3.5" 4 TB 5400 rpm-class CMR NAS drive, Western
+//!   Digital WD40EFRX (sold as *WD Red*, renamed *WD Red Plus* in 2020).
+//!   The power figures — idle 3.3 W (taken as `p_active`: a NAS disk spends
+//!   its spinning time mostly idle; read/write is about 4.5 W),
+//!   standby/sleep 0.4 W, 12 V peak start current 1.75 A — are those of
+//!   WD's *WD Red NAS Hard Drives* spec sheet (document 2879-800002) as
+//!   recalled when the preset was written; **no copy of that sheet could be
+//!   retrieved to check them**, so treat them as unverified and override
+//!   them from the sheet of your drive's revision
+//!   (`wd-red-plus,p_active=…`). `p_spinup = 12 V × 1.75 A = 21 W` is the
+//!   peak start current at 12 V (5 V draw ignored): an upper bound on the
+//!   mean spin-up power, so the spin-up energy `21 W × 10 s = 210 J` and the
+//!   break-even `210 J / 2.9 W ≈ 72 s` are upper bounds too. WD publishes
+//!   no start or stop time and no load/unload rating we could source; 10 s
+//!   to spin up and 5 s to spin down are our assumption (3.5" manuals that
+//!   do give one list more: Seagate's *Constellation ES.2 Serial ATA
+//!   Product Manual*, Rev. H, §2.7, standby to ready 13.5–15 s max for a
+//!   7200 rpm drive).
 //! - **`seagate-ultrathin`**: *Seagate Laptop Ultrathin HDD SATA Product
-//!   Manual*, Rev. C (ST320LT030 and siblings, 2.5" 5400 rpm), Table 3:
-//!   "Idle, performance" 1.10 W, standby 0.18 W, sleep 0.18 W, spin-up
-//!   (max) 1.00 A at 5 V, so `p_spinup = 5 W`. Spin-up 3 s and spin-down
-//!   1 s are our assumption (the table gives none).
+//!   Manual*, Rev. C (2.5" 7 mm drive; model ST320LT030 among others),
+//!   §2.7.1, Table 3 "Power dissipation", +5 V input, averages at 25 °C:
+//!   spin-up (max) 1.00 A, seek 1.4 W, write 1.70 W, read 1.30 W, idle
+//!   performance 1.10 W, idle active 0.66 W, idle low power 0.47 W, standby
+//!   0.18 W (steady state, 200 ms after the transition), sleep 0.18 W.
+//!   `p_active` is the idle-performance 1.10 W (heads tracking, the state a
+//!   disk is in between requests; serving costs 1.30–1.70 W, which the
+//!   one-number model does not separate), `p_sleep` the standby 0.18 W, and
+//!   `p_spinup = 5 V × 1.00 A = 5 W`, the maximum spin-up current: an upper
+//!   bound, as for `wd-red-plus`. The manual pages we could read give no
+//!   start/stop times and no load/unload rating: 3 s to spin up and 1 s to
+//!   spin down are our assumption (3 s matches the "spin-up time 3 s" of
+//!   third-party spec listings of the sibling Laptop Thin ST500LT012, not
+//!   a Seagate document). Spin-up energy `5 W × 3 s = 15 J`, break-even
+//!   `15 J / 0.92 W ≈ 16.3 s`.
 //!
 //! Custom values: `p_active=1.6,p_sleep=0.4,p_spinup=2.4,t_spinup=1.5s,t_spindown=1s`
 //! (powers in watts, times with a unit or as bare seconds), or a preset
@@ -282,6 +303,25 @@ mod tests {
         // 2.2 W · 1.5 s = 3.3 J; 3.3 J / 1.5 W = 2.2 s, as §2.5.1 says.
         assert!((m.spinup_energy() - 3.3).abs() < 1e-12);
         assert!((m.break_even() - 2.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn seagate_ultrathin_matches_table_3() {
+        let m = PowerModel::preset("seagate-ultrathin").unwrap();
+        // Table 3 of the Laptop Ultrathin manual: idle performance 1.10 W,
+        // standby 0.18 W, spin-up (max) 1.00 A at +5 V = 5 W.
+        assert_eq!((m.p_active, m.p_sleep, m.p_spinup), (1.10, 0.18, 5.0));
+        // Assumed 3 s spin-up: 5 W · 3 s = 15 J; 15 J / 0.92 W ≈ 16.3 s.
+        assert!((m.spinup_energy() - 15.0).abs() < 1e-12);
+        assert!((m.break_even() - 15.0 / 0.92).abs() < 1e-12);
+    }
+
+    #[test]
+    fn wd_red_plus_break_even_by_hand() {
+        let m = PowerModel::preset("wd-red-plus").unwrap();
+        // 12 V · 1.75 A = 21 W for 10 s = 210 J; 210 J / (3.3 − 0.4) W ≈ 72.4 s.
+        assert!((m.spinup_energy() - 210.0).abs() < 1e-9);
+        assert!((m.break_even() - 210.0 / 2.9).abs() < 1e-9);
     }
 
     #[test]
