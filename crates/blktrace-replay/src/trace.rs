@@ -61,19 +61,20 @@ impl Trace {
         if self.requests.is_sorted_by_key(|r| r.arrival) {
             return;
         }
-        // A stable radix sort of (arrival, index) keys, then each request
-        // moved once, in place along the cycles of the permutation: several
-        // times cheaper than a comparison sort moving the requests
-        // themselves (that sort was half of the blktrace reader's time on a
-        // trace with many requests that never completed).
+        // A stable radix sort of (arrival, index) keys, then the requests
+        // gathered in that order: several times cheaper than a comparison
+        // sort moving the requests themselves (that sort was a fifth of the
+        // blktrace reader's time on a trace with many requests that never
+        // completed). Gathering into a new vector rather than permuting in
+        // place lets the out-of-cache reads overlap.
         let keys: Vec<(u64, usize)> = self
             .requests
             .iter()
             .enumerate()
             .map(|(i, r)| (r.arrival.0, i))
             .collect();
-        let mut from: Vec<usize> = radix_sort(keys).into_iter().map(|(_, i)| i).collect();
-        permute(&mut self.requests, &mut from);
+        let keys = radix_sort(keys);
+        self.requests = keys.into_iter().map(|(_, i)| self.requests[i]).collect();
     }
 
     /// Shifts time so the first arrival is at zero.
@@ -208,29 +209,6 @@ fn radix_sort(mut keys: Vec<(u64, usize)>) -> Vec<(u64, usize)> {
         std::mem::swap(&mut keys, &mut spare);
     }
     keys
-}
-
-/// Rearranges `items` so that position `i` holds what was at `from[i]`
-/// (`from` is a permutation; it is used up as the record of what has been
-/// placed).
-fn permute<T: Copy>(items: &mut [T], from: &mut [usize]) {
-    for start in 0..items.len() {
-        if from[start] == start {
-            continue;
-        }
-        let held = items[start];
-        let mut to = start;
-        loop {
-            let src = from[to];
-            from[to] = to;
-            if src == start {
-                items[to] = held;
-                break;
-            }
-            items[to] = items[src];
-            to = src;
-        }
-    }
 }
 
 #[cfg(test)]
