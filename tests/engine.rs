@@ -2,7 +2,7 @@
 //! (SPEC §4.1 and issue 2): exact internal measures on hand-made traces,
 //! and invariants over random request streams.
 
-use lull::core::engine::{Engine, LogEntry, replay};
+use lull::core::engine::{Engine, LogEntry, RunReport, replay};
 use lull::core::measures::{InternalMeasures, internal_measures};
 use lull::core::prelude::*;
 use proptest::prelude::*;
@@ -251,5 +251,74 @@ proptest! {
         let b = run(&trace, &spec, policy);
         prop_assert_eq!(a.0, b.0);
         prop_assert_eq!(a.1, b.1);
+    }
+}
+
+/// The straightforward path the batch paths must match: every event pushed
+/// one by one, every idle period announced.
+fn run_per_event(
+    requests: &[Request],
+    spec: &str,
+    policy: StopPolicy,
+) -> (RunReport, Vec<LogEntry>) {
+    let registry = lull::registry();
+    let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut engine = Engine::with_policy(network, policy, NoTask)
+        .with_log()
+        .with_shortcuts(false);
+    let timeline = Timeline::from_requests(requests);
+    let events = timeline.events();
+    for (i, ev) in events.iter().enumerate() {
+        let lookahead = if timeline.idle_after(i) {
+            events.get(i + 1).map(|e| e.time)
+        } else {
+            None
+        };
+        engine.push_with_lookahead(ev, lookahead).unwrap();
+    }
+    let report = engine
+        .finish(timeline.end().unwrap_or(Nanos::ZERO))
+        .unwrap();
+    (report, engine.log().to_vec())
+}
+
+fn run_replay(requests: &[Request], spec: &str, policy: StopPolicy) -> (RunReport, Vec<LogEntry>) {
+    let registry = lull::registry();
+    let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut engine = Engine::with_policy(network, policy, NoTask).with_log();
+    let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
+    (report, engine.log().to_vec())
+}
+
+/// Networks of every kind: quiet ones (timers, fixed, the oracle), which
+/// take the batch path, and ones that look at every event, which must not.
+fn arb_any_spec() -> impl Strategy<Value = String> {
+    prop_oneof![
+        arb_spec(),
+        prop::sample::select(vec![
+            "adapt-timer-arith-geom(step=100ms) + fixed(2s)",
+            "random-timer(breakeven=2s, seed=7) + backoff-geom-geom()",
+            "timer(200ms) + average(n=3)",
+            "timer(1s) + no-duration()",
+            "event-window(n=3, rate=1) + fixed(1s)",
+            "moving-average(rate=1, period=500ms) + fixed(3s)",
+            "dpll(period=10s, gap=2s, guard=500ms, tolerance=1s) + fixed(1s)",
+            "low-pass(min=500ms; timer(100ms) + average(n=4))",
+        ])
+        .prop_map(String::from),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// The batch path through busy runs changes nothing: same report, same
+    /// decisions at the same instants, for quiet networks and busy ones.
+    #[test]
+    fn replay_decides_exactly_as_pushing_every_event(trace in arb_trace(), spec in arb_any_spec(), policy in arb_policy()) {
+        let (fast, fast_log) = run_replay(&trace, &spec, policy);
+        let (slow, slow_log) = run_per_event(&trace, &spec, policy);
+        prop_assert_eq!(fast, slow);
+        prop_assert_eq!(fast_log, slow_log);
     }
 }

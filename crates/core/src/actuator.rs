@@ -113,6 +113,14 @@ pub trait Actuator: Send + fmt::Debug {
     fn wants_events_when_stopped(&self) -> bool {
         true
     }
+    /// Whether `on_event` would, right now, change nothing and return no
+    /// command for any event (a running `predicted-end` actuator waiting
+    /// for its deadline). A replay may then skip the foreground events of
+    /// a busy run. Asked again each time it matters; `false`, the default,
+    /// promises nothing.
+    fn ignores_events(&self) -> bool {
+        false
+    }
     /// When the actuator wants `on_deadline` called next.
     fn next_deadline(&self) -> Option<Nanos>;
     /// A deadline is due at `ctx.now`.
@@ -128,6 +136,9 @@ impl<T: Actuator + ?Sized> Actuator for Box<T> {
     }
     fn wants_events_when_stopped(&self) -> bool {
         (**self).wants_events_when_stopped()
+    }
+    fn ignores_events(&self) -> bool {
+        (**self).ignores_events()
     }
     fn next_deadline(&self) -> Option<Nanos> {
         (**self).next_deadline()
@@ -235,6 +246,15 @@ impl Actuator for PolicyActuator {
 
     fn wants_events_when_stopped(&self) -> bool {
         false
+    }
+    fn ignores_events(&self) -> bool {
+        // Mirrors `on_event`: only arrivals while running can act.
+        match (self.running, self.policy, self.end) {
+            (false, _, _) => true,
+            (true, StopPolicy::PredictedEnd, Some(_)) => true,
+            (true, StopPolicy::LaterOf, Some(_)) => self.busy_seen,
+            _ => false,
+        }
     }
 
     fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Command> {

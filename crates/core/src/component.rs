@@ -120,6 +120,17 @@ pub trait StartDetector: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
+    /// How short an idle period must be for this detector to sit it out
+    /// untouched: one that begins now and ends (with an arrival) less than
+    /// this later would, through `on_idle_begin` and `on_idle_end`, emit
+    /// nothing, fire no deadline and leave the state exactly as it is now.
+    /// A replay may then skip both calls (and the foreground events around
+    /// them when nothing wants events). Asked again each time it matters;
+    /// zero, the default, promises nothing. A timer with timeout `t` and
+    /// no alarm armed returns `t`.
+    fn quiet_below(&self) -> Nanos {
+        Nanos::ZERO
+    }
     /// The device has just become idle (`ctx.now` is the completion that
     /// emptied it).
     fn on_idle_begin(&mut self, _ctx: &Context) -> Option<Start> {
@@ -159,6 +170,12 @@ pub trait DurationPredictor: Send + fmt::Debug {
     /// when the engine is built: it must not change afterwards.
     fn wants_events(&self) -> bool {
         true
+    }
+    /// Whether `on_idle_begin` and `on_idle_end` never change anything
+    /// (`fixed`, `no-duration`): a replay may then skip idle periods that
+    /// the start detector sits out. `false`, the default, promises nothing.
+    fn ignores_idle_periods(&self) -> bool {
+        false
     }
     /// The predicted length of an idle period starting at `now`; `None` for
     /// no prediction ("until busy").
@@ -215,6 +232,12 @@ pub trait Detector: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
+    /// How short an idle period must be for the whole detector to sit it
+    /// out untouched (see [`StartDetector::quiet_below`]); zero, the
+    /// default, promises nothing.
+    fn quiet_below(&self) -> Nanos {
+        Nanos::ZERO
+    }
     /// The device has just become idle.
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>);
     /// An idle period that began at `began` ended at `ctx.now`.
@@ -239,6 +262,7 @@ forward_box!(StartDetector {
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> { (**self).on_deadline(ctx) }
     fn on_prediction(&mut self, p: &Prediction) { (**self).on_prediction(p) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
+    fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
 });
 
 forward_box!(DurationPredictor {
@@ -248,6 +272,7 @@ forward_box!(DurationPredictor {
     fn duration(&mut self, now: Nanos) -> Option<Nanos> { (**self).duration(now) }
     fn continuance(&mut self, now: Nanos, elapsed: Nanos) -> Option<Nanos> { (**self).continuance(now, elapsed) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
+    fn ignores_idle_periods(&self) -> bool { (**self).ignores_idle_periods() }
 });
 
 forward_box!(Skeptic {
@@ -266,6 +291,7 @@ forward_box!(Detector {
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) { (**self).on_deadline(ctx, out) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
+    fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
 });
 
 /// The earlier of two optional deadlines.
@@ -353,6 +379,15 @@ impl<S: StartDetector, D: DurationPredictor> Detector for Predictor<S, D> {
 
     fn wants_events(&self) -> bool {
         self.start_events || self.duration_events
+    }
+
+    fn quiet_below(&self) -> Nanos {
+        // An open chain would be closed by the idle end it skipped.
+        if self.chain.is_none() && self.duration.ignores_idle_periods() {
+            self.start.quiet_below()
+        } else {
+            Nanos::ZERO
+        }
     }
 
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {

@@ -125,6 +125,10 @@ pub struct Timeline {
     events: Vec<Event>,
     /// For each event, how many requests are outstanding after it.
     idle_after: Vec<bool>,
+    /// The index of every event after which an idle period of positive
+    /// length begins (the ends of the busy runs), for the replay's batch
+    /// path; `None` past `u32::MAX` events.
+    run_ends: Option<Vec<u32>>,
     requests: usize,
 }
 
@@ -186,11 +190,27 @@ impl Timeline {
             }
             idle_after.push(outstanding == 0);
         }
+        let run_ends = u32::try_from(events.len()).ok().map(|_| {
+            (0..events.len())
+                .filter(|&i| {
+                    idle_after[i] && events.get(i + 1).is_none_or(|n| n.time > events[i].time)
+                })
+                .map(|i| i as u32)
+                .collect()
+        });
         Timeline {
             events,
             idle_after,
+            run_ends,
             requests,
         }
+    }
+
+    /// The indices of the events that end a busy run: the completions
+    /// after which an idle period of positive length begins, and the last
+    /// event. `None` when the timeline is too long to index with `u32`.
+    pub(crate) fn run_ends(&self) -> Option<&[u32]> {
+        self.run_ends.as_deref()
     }
 
     /// The events in replay order.

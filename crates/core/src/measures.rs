@@ -191,6 +191,33 @@ impl MeasureAccumulator {
         }
     }
 
+    /// Jumps to `end`, the last completion of a busy run, over events
+    /// that did not start or stop the task: `idle` is the idle time and
+    /// `overflow` the busy declared time in between, `violations` the
+    /// requests that arrived while the task ran. Every request outstanding
+    /// now or arriving before `end` completes by `end`, so the counts
+    /// return to zero and the device is idle from `end`: exactly what
+    /// [`MeasureAccumulator::on_event`] and [`MeasureAccumulator::advance`]
+    /// would leave after each of those events in turn.
+    pub(crate) fn fast_forward(
+        &mut self,
+        end: Nanos,
+        idle: Nanos,
+        overflow: Nanos,
+        violations: u64,
+    ) {
+        debug_assert!(self.outstanding > 0 || self.zero_since.is_some());
+        debug_assert!(self.running_since.is_none() || self.uncounted == 0);
+        debug_assert!(self.uncounted <= self.outstanding);
+        self.actual += idle;
+        self.overflow += overflow;
+        self.violations += violations;
+        self.last = self.last.max(end);
+        self.outstanding = 0;
+        self.uncounted = 0;
+        self.zero_since = Some(end);
+    }
+
     /// Whether a declared interval is open.
     pub fn is_running(&self) -> bool {
         self.running_since.is_some()

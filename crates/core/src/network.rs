@@ -449,6 +449,13 @@ impl Detector for Network {
             Inner::Dag(_) => true,
         }
     }
+    fn quiet_below(&self) -> Nanos {
+        match &self.inner {
+            Inner::Single(_, d) => d.quiet_below(),
+            // Skeptics see every idle period.
+            Inner::Dag(_) => Nanos::ZERO,
+        }
+    }
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
         match &mut self.inner {
             Inner::Single(_, d) => d.on_idle_begin(ctx, out),

@@ -12,6 +12,9 @@ impl DurationPredictor for NoDuration {
     fn wants_events(&self) -> bool {
         false
     }
+    fn ignores_idle_periods(&self) -> bool {
+        true
+    }
     fn duration(&mut self, _now: Nanos) -> Option<Nanos> {
         None
     }
@@ -40,6 +43,9 @@ impl Fixed {
 impl DurationPredictor for Fixed {
     fn wants_events(&self) -> bool {
         false
+    }
+    fn ignores_idle_periods(&self) -> bool {
+        true
     }
     fn duration(&mut self, _now: Nanos) -> Option<Nanos> {
         Some(self.d)

@@ -66,6 +66,15 @@ impl StartDetector for Timer {
     fn wants_events(&self) -> bool {
         false
     }
+    fn quiet_below(&self) -> Nanos {
+        // Arming and disarming again leaves a disarmed alarm as it was; a
+        // zero timeout goes off at once.
+        if self.armed.deadline().is_none() {
+            self.timeout
+        } else {
+            Nanos::ZERO
+        }
+    }
     fn on_idle_end(&mut self, _ctx: &Context, _began: Nanos) {
         self.armed.disarm();
     }
