@@ -172,10 +172,12 @@ impl Timeline {
         let mut idle_after = Vec::with_capacity(events.len());
         let mut prev: Option<(Nanos, EventKind)> = None;
         let mut requests = 0;
-        for ev in &events {
+        let mut run_ends: Vec<u32> = Vec::new();
+        for (i, ev) in events.iter().enumerate() {
             if let Some(p) = prev {
                 assert!(p <= (ev.time, ev.kind), "timeline events out of order");
             }
+            let prev_time = prev.map(|p| p.0);
             prev = Some((ev.time, ev.kind));
             match ev.kind {
                 EventKind::Arrival => {
@@ -188,16 +190,17 @@ impl Timeline {
                         .expect("completion without an outstanding request");
                 }
             }
+            // A completion that empties the device ends a busy run unless
+            // the next arrival comes at the same instant.
+            if idle_after.last() == Some(&true) && prev_time == Some(ev.time) {
+                run_ends.pop();
+            }
+            if outstanding == 0 {
+                run_ends.push(i as u32);
+            }
             idle_after.push(outstanding == 0);
         }
-        let run_ends = u32::try_from(events.len()).ok().map(|_| {
-            (0..events.len())
-                .filter(|&i| {
-                    idle_after[i] && events.get(i + 1).is_none_or(|n| n.time > events[i].time)
-                })
-                .map(|i| i as u32)
-                .collect()
-        });
+        let run_ends = u32::try_from(events.len()).is_ok().then_some(run_ends);
         Timeline {
             events,
             idle_after,
@@ -292,6 +295,20 @@ mod tests {
 
     fn req(a: u64, c: u64) -> Request {
         Request::new(Nanos::from_secs(a), Nanos::from_secs(c), Op::Read, 0, 4096)
+    }
+
+    #[test]
+    fn busy_runs_end_only_where_an_idle_period_of_positive_length_begins() {
+        // Events: A0 C1 A1 C2 A3 C4. The completion at 1 s meets the next
+        // arrival at the same instant, so the first run lasts until 2 s.
+        let t = Timeline::from_requests(&[req(0, 1), req(1, 2), req(3, 4)]);
+        assert_eq!(t.run_ends(), Some(&[3u32, 5][..]));
+        assert_eq!(Timeline::default().run_ends(), None);
+        assert_eq!(
+            Timeline::from_requests(&[]).run_ends(),
+            Some(&[][..]),
+            "an empty trace has no runs"
+        );
     }
 
     #[test]
