@@ -47,6 +47,17 @@ fn bench(c: &mut Criterion) {
         })
     });
 
+    // The straightforward path, every event pushed and every idle period
+    // announced: what the batch paths save.
+    g.bench_function("timer+fixed/dyn-no-shortcuts", |b| {
+        b.iter(|| {
+            let net = build_network("timer(1s) + fixed(10s)", &registry).unwrap();
+            let mut engine =
+                Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask).with_shortcuts(false);
+            black_box(replay(&tl, &mut engine).unwrap())
+        })
+    });
+
     g.bench_function("timer+fixed/generic", |b| {
         b.iter(|| {
             let det = Predictor::new(
