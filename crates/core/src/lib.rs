@@ -68,6 +68,14 @@
 //!   no dynamic dispatch.
 //! - **A compact event array.** A [`Timeline`] holds a trace as 32-byte
 //!   events, built once and shared read-only by every network of a sweep.
+//! - **Pay per idle period that matters, not per event.** Most of a
+//!   trace's events are the middle of busy runs, and most idle periods are
+//!   shorter than a detector's timeout. Components say when they would
+//!   learn nothing from either ([`StartDetector::quiet_below`](component::StartDetector::quiet_below),
+//!   [`Actuator::ignores_events`](actuator::Actuator::ignores_events), `wants_events`), and [`replay`](engine::replay) then
+//!   skips them, summing the measures per run. The shortcuts are exact:
+//!   [`Engine::with_shortcuts`](engine::Engine::with_shortcuts)`(false)` takes the straightforward path,
+//!   and a property test checks both make the same decisions.
 //! - **Exact internal measures online.** The engine keeps SPEC §4.1's
 //!   measures in O(1) per event ([`measures`] explains how); the offline
 //!   definition is kept beside it as the reference the tests check against.
