@@ -113,7 +113,16 @@ pub async fn standby(backend: Backend, dev: &Path) -> Result<String, String> {
 
 /// The mount points of file systems on the devices `devs` (major, minor),
 /// from a `/proc/self/mountinfo` text, one per file system.
-pub fn mounts_on(mountinfo: &str, devs: &[(u32, u32)]) -> Vec<PathBuf> {
+///
+/// A file system is on a device when mountinfo's device field names it, or,
+/// for file systems that report an anonymous device there (btrfs), when
+/// the mount source is a block device that `source_dev` resolves to one of
+/// `devs` ([`block_device_numbers`] in the daemon; a table in tests).
+pub fn mounts_on(
+    mountinfo: &str,
+    devs: &[(u32, u32)],
+    source_dev: impl Fn(&str) -> Option<(u32, u32)>,
+) -> Vec<PathBuf> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for line in mountinfo.lines() {
@@ -129,12 +138,38 @@ pub fn mounts_on(mountinfo: &str, devs: &[(u32, u32)]) -> Vec<PathBuf> {
         let (Ok(ma), Ok(mi)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
             continue;
         };
-        if devs.contains(&(ma, mi)) && !seen.contains(&(ma, mi)) {
+        // After the optional fields: " - fstype source options".
+        let source = line
+            .split_once(" - ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1))
+            .map(unescape);
+        let on_dev = devs.contains(&(ma, mi))
+            || (ma == 0
+                && source
+                    .as_deref()
+                    .filter(|s| s.starts_with('/'))
+                    .and_then(&source_dev)
+                    .is_some_and(|d| devs.contains(&d)));
+        if on_dev && !seen.contains(&(ma, mi)) {
             seen.push((ma, mi));
             out.push(PathBuf::from(unescape(mnt)));
         }
     }
     out
+}
+
+/// The (major, minor) numbers of the block device at `path`, if it is one.
+pub fn block_device_numbers(path: &str) -> Option<(u32, u32)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    let rdev = meta.rdev();
+    Some((
+        u32::try_from(nix::sys::stat::major(rdev)).ok()?,
+        u32::try_from(nix::sys::stat::minor(rdev)).ok()?,
+    ))
 }
 
 /// Undoes mountinfo's octal escapes (`\040` for a space).
@@ -164,7 +199,7 @@ pub async fn flush(devs: Vec<(u32, u32)>) -> Result<Vec<PathBuf>, String> {
     tokio::task::spawn_blocking(move || {
         let info = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
-        let mounts = mounts_on(&info, &devs);
+        let mounts = mounts_on(&info, &devs, block_device_numbers);
         let mut errors = Vec::new();
         for m in &mounts {
             let r = std::fs::File::open(m)
@@ -194,7 +229,65 @@ mod tests {
                     23 22 8:2 / /srv/my\\040data rw shared:2 - xfs /dev/sda2 rw\n\
                     24 22 8:2 /sub /bind rw shared:2 - xfs /dev/sda2 rw\n\
                     25 22 8:17 / /other rw shared:3 - ext4 /dev/sdb1 rw\n";
-        let m = mounts_on(info, &[(8, 0), (8, 1), (8, 2)]);
+        let m = mounts_on(info, &[(8, 0), (8, 1), (8, 2)], |_| None);
         assert_eq!(m, [PathBuf::from("/"), PathBuf::from("/srv/my data")]);
+    }
+
+    #[test]
+    fn finds_btrfs_by_its_mount_source() {
+        // btrfs reports an anonymous device (0:N); its source names the
+        // disk. Subvolume mounts of one file system share the 0:N number.
+        let info = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
+                    40 22 0:45 /@data /data rw,relatime shared:5 - btrfs /dev/sdc1 rw,space_cache=v2\n\
+                    41 22 0:45 /@home /home rw,relatime shared:6 - btrfs /dev/sdc1 rw,space_cache=v2\n\
+                    42 22 0:46 / /scratch rw shared:7 - btrfs /dev/sdd rw\n\
+                    43 22 0:47 / /merged rw shared:8 - overlay overlay rw,lowerdir=/a\n\
+                    44 22 0:48 / /tmp rw shared:9 - tmpfs tmpfs rw\n";
+        let table = |s: &str| match s {
+            "/dev/sdc1" => Some((8, 33)),
+            "/dev/sdd" => Some((8, 48)),
+            _ => None,
+        };
+        assert_eq!(
+            mounts_on(info, &[(8, 32), (8, 33)], table),
+            [PathBuf::from("/data")]
+        );
+        assert_eq!(
+            mounts_on(info, &[(8, 48)], table),
+            [PathBuf::from("/scratch")]
+        );
+        assert!(mounts_on(info, &[(8, 64)], table).is_empty());
+    }
+
+    #[test]
+    fn block_device_numbers_of_files_that_are_not_devices() {
+        assert_eq!(block_device_numbers("/proc/self/mountinfo"), None);
+        assert_eq!(block_device_numbers("/no/such/device"), None);
+    }
+
+    #[test]
+    fn block_device_numbers_agree_with_sysfs() {
+        // Any block device node that exists here (loop devices usually do).
+        let found = std::fs::read_dir("/sys/class/block")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let node = format!("/dev/{name}");
+                std::path::Path::new(&node).exists().then_some((name, node))
+            })
+            .next();
+        let Some((name, node)) = found else {
+            eprintln!("SKIP block_device_numbers_agree_with_sysfs: no block device node in /dev");
+            return;
+        };
+        let sysfs = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap();
+        let (ma, mi) = sysfs.trim().split_once(':').unwrap();
+        assert_eq!(
+            block_device_numbers(&node),
+            Some((ma.parse().unwrap(), mi.parse().unwrap())),
+            "{node}"
+        );
     }
 }

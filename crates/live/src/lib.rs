@@ -45,8 +45,11 @@
 //!   duration predictor, so they run for their predicted slot. A `flush`
 //!   is handled by the daemon: its own writes are absorbed.
 //! - `flush` finds file systems by the device numbers in
-//!   `/proc/self/mountinfo`; file systems that report an anonymous device
-//!   (btrfs, some network or overlay setups) are not found.
+//!   `/proc/self/mountinfo`, or, for those that report an anonymous device
+//!   there (btrfs), by their mount source. A multi-device btrfs is found
+//!   from the one device its mount source names; overlay and network file
+//!   systems have no disk of their own (flushing the file system under an
+//!   overlay's upper directory is what reaches the disk).
 //! - The wear budget counts spin-downs in the last 24 h of wall-clock time
 //!   (it must survive restarts); a large clock jump shifts the window.
 //! - The `hdparm` backend needs `hdparm` in `/usr/sbin`, `/sbin`, `/usr/bin`
