@@ -23,7 +23,8 @@ printf "%10s %10s %8s %9s %16s %10s %12s\n" requests events networks wall_s "net
 for n in "${sizes[@]}"; do
   secs=$(( (n * 3600 + per_hour - 1) / per_hour ))
   "$lull" synth --workload news --duration "${secs}s" --seed 3 -o "$work/full.csv" >/dev/null
-  { head -1 "$work/full.csv"; tail -n +2 "$work/full.csv" | head -n "$n"; } >"$work/t.csv"
+  # awk, not `tail | head`: under pipefail head's early exit fails the pipe.
+  awk -v n="$n" 'NR <= n + 1' "$work/full.csv" >"$work/t.csv"
   reqs=$(($(wc -l <"$work/t.csv") - 1))
   /usr/bin/time -f "%e %M" -o "$work/time" \
     "$lull" rank "$work/t.csv" --task spindown --out "$work/out" >"$work/stdout" 2>"$work/stderr"
