@@ -7,7 +7,9 @@
 //!
 //! `Timestamp` is whole Unix seconds (so the trace can say nothing about
 //! gaps shorter than a second); `Offset` and `Size` are 512-byte sectors
-//! (per SNIA's description of the set; the sample's values are all
+//! (the set's own README, section 3: "Offset is the starting offset of the
+//! I/O in sectors from the start of the logical virtual volume. 1 sector =
+//! 512 bytes", and Size "in sectors"; the sample's values are all
 //! multiples of 8); `IOType` is 0 for a read and 1 for a write; the device
 //! is `tencent:<VolumeID>`. No completion is recorded: completion =
 //! arrival (1 ns to the engine). A header line is optional; rows are
