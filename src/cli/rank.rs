@@ -86,7 +86,8 @@ struct RunArgs {
     /// (model for writeback and cleaning, trace otherwise).
     #[arg(long)]
     timing: Option<String>,
-    /// Which device of multi-device traces (default: the busiest).
+    /// Which device of multi-device traces (default: the busiest); `all`
+    /// ranks every device as a trace of its own.
     #[arg(long)]
     disk: Option<String>,
     /// Built-in workloads to rank without TRACE (repeatable; default: all).

@@ -71,7 +71,7 @@ pub mod sweep;
 pub mod table;
 
 pub use grid::{Grid, GridError, default_grid};
-pub use output::{Outcome, RankConfig, RunMeta, merge, rank, replot};
+pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, rank, replot};
 pub use sweep::{Shard, Source};
 
 /// Everything that can go wrong in a ranking.

@@ -100,7 +100,8 @@ pub struct RankConfig {
     pub jobs: Option<usize>,
     /// Which slice to run.
     pub shard: Shard,
-    /// Device of multi-device traces (default: the busiest).
+    /// Device of multi-device traces (default: the busiest); [`ALL_DISKS`]
+    /// ranks every device of each trace as a workload of its own.
     pub disk: Option<String>,
     /// Skip malformed trace records.
     pub lenient: bool,
@@ -132,6 +133,9 @@ impl Outcome {
     }
 }
 
+/// The `disk` value that ranks every device of a multi-device trace.
+pub const ALL_DISKS: &str = "all";
+
 /// Resolves the grid, loads the traces this shard needs (each once, in
 /// parallel), runs the jobs and writes the output directory.
 pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError> {
@@ -160,12 +164,20 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             }
         }
     }
-    if cfg.sources.is_empty() {
+    // `--disk all`: every device of a multi-device trace is a workload.
+    let expanded;
+    let (sources, disk) = if cfg.disk.as_deref() == Some(ALL_DISKS) {
+        expanded = Source::per_device(&cfg.sources, cfg.lenient)?;
+        (&expanded, None)
+    } else {
+        (&cfg.sources, cfg.disk.as_deref())
+    };
+    if sources.is_empty() {
         return Err(RankError::Input("no traces to rank".into()));
     }
-    let names = unique_names(&cfg.sources);
-    let jobs = sweep::plan(cfg.sources.len(), resolved.networks.len(), cfg.shard);
-    let mut needed = vec![false; cfg.sources.len()];
+    let names = unique_names(sources);
+    let jobs = sweep::plan(sources.len(), resolved.networks.len(), cfg.shard);
+    let mut needed = vec![false; sources.len()];
     for &(t, _) in &jobs {
         needed[t] = true;
     }
@@ -174,7 +186,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
         .build()
         .map_err(|e| RankError::Input(format!("--jobs: {e}")))?;
     let loaded: Vec<Option<Workload>> = pool.install(|| {
-        cfg.sources
+        sources
             .par_iter()
             .zip(names.par_iter())
             .zip(needed.par_iter())
@@ -182,7 +194,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
                 if !need {
                     return Ok(None);
                 }
-                let mut w = src.load(cfg.disk.as_deref(), cfg.lenient)?;
+                let mut w = src.load(disk, cfg.lenient)?;
                 w.name = name.clone();
                 Ok(Some(w))
             })
@@ -190,7 +202,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
     })?;
     let mut traces = Vec::new();
     let mut cdfs = Vec::new();
-    for (i, (src, w)) in cfg.sources.iter().zip(&loaded).enumerate() {
+    for (i, (src, w)) in sources.iter().zip(&loaded).enumerate() {
         let (requests, span_s, idle_s, idle_periods) = match w {
             Some(w) => {
                 if let Some(n) = &w.note {

@@ -72,6 +72,14 @@ impl fmt::Display for Shard {
 pub enum Source {
     /// A trace file (or directory) in any format the readers detect.
     File(PathBuf),
+    /// One device of a multi-device trace file (`--disk all` ranks each
+    /// device of a trace as a workload of its own).
+    Device {
+        /// The trace file (or directory).
+        path: PathBuf,
+        /// The device's name in the trace.
+        device: String,
+    },
     /// A built-in synthetic workload.
     Builtin {
         /// Its name (`workstation`, …).
@@ -88,6 +96,9 @@ impl Source {
     /// extensions, or the workload's name.
     pub fn name(&self) -> String {
         match self {
+            Source::Device { path, device } => {
+                format!("{}[{device}]", Source::File(path.clone()).name())
+            }
             Source::File(p) => {
                 let base = p
                     .file_name()
@@ -110,6 +121,7 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::File(p) => p.display().to_string(),
+            Source::Device { path, device } => format!("{}, device {device}", path.display()),
             Source::Builtin {
                 name,
                 duration,
@@ -119,6 +131,45 @@ impl Source {
                 duration.as_secs_f64()
             ),
         }
+    }
+
+    /// The sources `--disk all` ranks: a trace file with several devices
+    /// becomes one [`Source::Device`] per device that has requests (in the
+    /// trace's device order); everything else stays as it is. Reads each
+    /// trace file once to list its devices.
+    pub fn per_device(sources: &[Source], lenient: bool) -> Result<Vec<Source>, RankError> {
+        let mut out = Vec::new();
+        for src in sources {
+            let Source::File(path) = src else {
+                out.push(src.clone());
+                continue;
+            };
+            let trace =
+                lull_blktrace_replay::open(path, lull_blktrace_replay::ReadOptions { lenient })
+                    .map_err(RankError::Trace)?;
+            let mut used = vec![false; trace.devices.len()];
+            for r in &trace.requests {
+                if let Some(u) = used.get_mut(usize::from(r.device.0)) {
+                    *u = true;
+                }
+            }
+            if trace.devices.len() <= 1 {
+                out.push(src.clone());
+                continue;
+            }
+            out.extend(
+                trace
+                    .devices
+                    .iter()
+                    .zip(used)
+                    .filter(|(_, used)| *used)
+                    .map(|(device, _)| Source::Device {
+                        path: path.clone(),
+                        device: device.clone(),
+                    }),
+            );
+        }
+        Ok(out)
     }
 
     /// Every built-in workload, each `duration` long.
@@ -142,6 +193,12 @@ impl Source {
                     lull_blktrace_replay::open(p, lull_blktrace_replay::ReadOptions { lenient })
                         .map_err(RankError::Trace)?;
                 pick_device(&trace, disk, p)?
+            }
+            Source::Device { path, device } => {
+                let trace =
+                    lull_blktrace_replay::open(path, lull_blktrace_replay::ReadOptions { lenient })
+                        .map_err(RankError::Trace)?;
+                pick_device(&trace, Some(device), path)?
             }
             Source::Builtin {
                 name,
@@ -179,7 +236,7 @@ fn pick_device(
         .map_err(|e| RankError::Input(format!("{}: {e}", path.display())))?;
     let note = busiest.map(|name| {
         format!(
-            "{}: {} devices, ranked on the busiest, {name}",
+            "{}: {} devices, ranked on the busiest, {name} (--disk NAME picks another, --disk all ranks each)",
             path.display(),
             trace.devices.len()
         )

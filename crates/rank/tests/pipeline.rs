@@ -170,3 +170,60 @@ fn a_failed_run_leaves_no_partial_file() {
         "{e}"
     );
 }
+
+/// Writes two built-in workloads into one normalized CSV as devices `a`
+/// and `b` (each request's device id is its workload's).
+fn two_device_trace(path: &Path) -> (usize, usize) {
+    use lull_blktrace_replay::{Trace, normalized, synth};
+    use lull_core::request::DeviceId;
+    let mut trace = Trace {
+        devices: vec!["a".into(), "b".into()],
+        ..Trace::default()
+    };
+    let mut counts = [0; 2];
+    for (id, (name, seed)) in [("workstation", 1), ("news", 2)].into_iter().enumerate() {
+        let shape = synth::shape(name).unwrap();
+        for mut r in synth::generate(shape, Nanos::from_secs(600), seed).requests {
+            r.device = DeviceId(id as u16);
+            trace.requests.push(r);
+            counts[id] += 1;
+        }
+    }
+    trace.requests.sort_by_key(|r| r.arrival);
+    let mut f = fs::File::create(path).unwrap();
+    normalized::write(&trace, &mut f).unwrap();
+    (counts[0], counts[1])
+}
+
+#[test]
+fn disk_all_ranks_every_device_as_its_own_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("two.csv");
+    let (a, b) = two_device_trace(&csv);
+    let run = |disk: &str, out: &str| {
+        let cfg = RankConfig {
+            sources: vec![Source::File(csv.clone())],
+            disk: Some(disk.into()),
+            ..config(&dir.path().join(out), Shard::ALL)
+        };
+        lull_rank::rank(&cfg, &lull_rank::registry()).unwrap()
+    };
+    let all = run(lull_rank::ALL_DISKS, "all");
+    let names: Vec<_> = all.meta.traces.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["two[a]", "two[b]"]);
+    let requests: Vec<_> = all.meta.traces.iter().map(|t| t.requests).collect();
+    assert_eq!(requests, [a as u64, b as u64]);
+    // Each device's rows are those of a run on that device alone.
+    for (i, disk) in ["a", "b"].into_iter().enumerate() {
+        let one = run(disk, disk);
+        let mine: Vec<_> = all
+            .rows
+            .iter()
+            .filter(|r| r.trace_index == i)
+            .map(|r| (&r.spec, &r.measures))
+            .collect();
+        let alone: Vec<_> = one.rows.iter().map(|r| (&r.spec, &r.measures)).collect();
+        assert!(!alone.is_empty());
+        assert_eq!(mine, alone, "device {disk}");
+    }
+}
