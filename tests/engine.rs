@@ -254,16 +254,28 @@ proptest! {
     }
 }
 
+/// The task of an equivalence run: none, or one that looks at every event
+/// (so only the sit-out shortcut applies).
+fn task(spindown: bool) -> Box<dyn IdleTask> {
+    if spindown {
+        let model = lull::tasks::power::PowerModel::preset("paper-2.5in").unwrap();
+        Box::new(lull::tasks::spindown::Spindown::new(model))
+    } else {
+        Box::new(NoTask)
+    }
+}
+
 /// The straightforward path the batch paths must match: every event pushed
 /// one by one, every idle period announced.
 fn run_per_event(
     requests: &[Request],
     spec: &str,
     policy: StopPolicy,
+    spindown: bool,
 ) -> (RunReport, Vec<LogEntry>) {
     let registry = lull::registry();
     let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let mut engine = Engine::with_policy(network, policy, NoTask)
+    let mut engine = Engine::with_policy(network, policy, task(spindown))
         .with_log()
         .with_shortcuts(false);
     let timeline = Timeline::from_requests(requests);
@@ -282,10 +294,15 @@ fn run_per_event(
     (report, engine.log().to_vec())
 }
 
-fn run_replay(requests: &[Request], spec: &str, policy: StopPolicy) -> (RunReport, Vec<LogEntry>) {
+fn run_replay(
+    requests: &[Request],
+    spec: &str,
+    policy: StopPolicy,
+    spindown: bool,
+) -> (RunReport, Vec<LogEntry>) {
     let registry = lull::registry();
     let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let mut engine = Engine::with_policy(network, policy, NoTask).with_log();
+    let mut engine = Engine::with_policy(network, policy, task(spindown)).with_log();
     let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
     (report, engine.log().to_vec())
 }
@@ -315,9 +332,9 @@ proptest! {
     /// The batch path through busy runs changes nothing: same report, same
     /// decisions at the same instants, for quiet networks and busy ones.
     #[test]
-    fn replay_decides_exactly_as_pushing_every_event(trace in arb_trace(), spec in arb_any_spec(), policy in arb_policy()) {
-        let (fast, fast_log) = run_replay(&trace, &spec, policy);
-        let (slow, slow_log) = run_per_event(&trace, &spec, policy);
+    fn replay_decides_exactly_as_pushing_every_event(trace in arb_trace(), spec in arb_any_spec(), policy in arb_policy(), spindown in any::<bool>()) {
+        let (fast, fast_log) = run_replay(&trace, &spec, policy, spindown);
+        let (slow, slow_log) = run_per_event(&trace, &spec, policy, spindown);
         prop_assert_eq!(fast, slow);
         prop_assert_eq!(fast_log, slow_log);
     }
