@@ -326,6 +326,42 @@ fn arb_any_spec() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Networks whose skeptics withdraw predictions (zero-duration), combine
+/// them, or declare with requests outstanding: the ties between a stop and
+/// the arrival that caused it, and intervals that end where they begin.
+fn arb_skeptic_spec() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "preempt-gate(p=100ms; timer(0s) + fixed(5s))",
+        "preempt-gate(p=10ms; event-window(n=2, rate=1) + fixed(5s))",
+        "preempt-gate-auto(timer(0s))",
+        "latency-target(target=10ms; timer(0s) + fixed(5s))",
+        "and(timer(100ms) + fixed(5s), event-window(n=2, rate=1) + fixed(3s))",
+        "vote(threshold=1; timer(100ms) + fixed(5s), event-window(n=2, rate=1) + fixed(3s))",
+        "share(timer(100ms) + fixed(5s), timer(1s) + fixed(2s))",
+        "quality(timer(10ms) + fixed(50ms))",
+        "violation-rate(timer(10ms) + backoff-geom-geom())",
+        "event-window(n=2, rate=1) + fixed(500ms)",
+        "moving-average(rate=1, period=500ms) + no-duration()",
+        "rate-change(rate=1, period=500ms) + fixed(1s)",
+        "adaptive-rate(n=3) + fixed(2s)",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// The exact online measures hold for every kind of network, not only
+    /// timers: with skeptics that withdraw at an arrival the task often
+    /// stops at the instant a request arrives, or at the instant it started.
+    #[test]
+    fn online_measures_equal_the_offline_definition_for_skeptic_networks(trace in arb_trace(), spec in arb_skeptic_spec(), policy in arb_policy()) {
+        let (m, log) = run(&trace, spec, policy);
+        let timeline = Timeline::from_requests(&trace);
+        prop_assert_eq!(m, internal_measures(&timeline, &declared(&log)));
+        in_bounds(&m);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(600))]
 

@@ -373,6 +373,8 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             *k += 1;
         }
         let (mut actual, mut overflow, mut violations) = (Nanos::ZERO, Nanos::ZERO, 0u64);
+        // Requests completed while the task runs.
+        let mut settled = 0usize;
         let mut j = last;
         if self.outstanding > 0 {
             // Only right after the arrival that opened the run: then every
@@ -389,6 +391,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 // requests; all but the first arrive while the task runs.
                 let requests = (end + 1 - j) / 2;
                 violations += (requests - 1) as u64;
+                settled += requests;
                 overflow += events[end].time - events[j].time;
             }
             j = end;
@@ -408,6 +411,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 actual += gap;
                 if running {
                     violations += ((end - j) / 2) as u64;
+                    settled += (end - j) / 2;
                     overflow += events[end].time - next.time;
                 }
                 j = end;
@@ -423,7 +427,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         self.outstanding = 0;
         self.pending_idle = Some(end);
         self.lookahead = events.get(j + 1).map(|e| e.time);
-        self.acc.fast_forward(end, actual, overflow, violations);
+        let settled = u32::try_from(settled).unwrap_or(u32::MAX);
+        self.acc
+            .fast_forward(end, actual, overflow, violations, settled);
         self.refresh_due();
         j + 1
     }

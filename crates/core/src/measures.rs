@@ -111,6 +111,14 @@ impl InternalMeasures {
 /// overlapped that interval). So it suffices to count the outstanding
 /// requests that arrived since the last interval ended, which a completion
 /// can settle because it carries its arrival time.
+///
+/// Intervals are half-open in time, while the engine orders events within
+/// an instant, so two ties need care. A request that arrives at the very
+/// instant the task is stopped (after it, in the engine's order) does not
+/// overlap `[start, stop)`: its violation is taken back and it waits,
+/// uncounted, for the next interval. An interval that stops at the instant
+/// it started is empty and overlaps nothing: it is undone as if it had
+/// never started.
 #[derive(Clone, Debug, Default)]
 pub struct MeasureAccumulator {
     first: Option<Nanos>,
@@ -119,13 +127,20 @@ pub struct MeasureAccumulator {
     zero_since: Option<Nanos>,
     running_since: Option<Nanos>,
     /// Outstanding requests arrived at or after `count_from` are not yet
-    /// counted as violations.
+    /// counted as violations (all of them while no interval is open).
     count_from: Nanos,
     uncounted: u32,
     actual: Nanos,
     predicted: Nanos,
     overflow: Nanos,
     violations: u64,
+    /// Violations before the open interval started.
+    violations_at_start: u64,
+    /// Requests the open interval counted (uncounted at its start or
+    /// arrived since) that have completed.
+    settled_while_running: u32,
+    /// Arrivals counted at the latest instant of the open interval.
+    arrivals_at: (Nanos, u32),
 }
 
 impl MeasureAccumulator {
@@ -155,6 +170,10 @@ impl MeasureAccumulator {
                 }
                 if self.running_since.is_some() {
                     self.violations += 1;
+                    match &mut self.arrivals_at {
+                        (at, n) if *at == ev.time => *n += 1,
+                        a => *a = (ev.time, 1),
+                    }
                 } else {
                     self.uncounted += 1;
                 }
@@ -162,8 +181,12 @@ impl MeasureAccumulator {
             }
             EventKind::Completion => {
                 self.outstanding = self.outstanding.saturating_sub(1);
-                if self.running_since.is_none() && ev.pair >= self.count_from {
-                    self.uncounted = self.uncounted.saturating_sub(1);
+                if ev.pair >= self.count_from {
+                    if self.running_since.is_some() {
+                        self.settled_while_running += 1;
+                    } else {
+                        self.uncounted = self.uncounted.saturating_sub(1);
+                    }
                 }
                 if self.outstanding == 0 {
                     self.zero_since = Some(ev.time);
@@ -177,26 +200,47 @@ impl MeasureAccumulator {
         if self.running_since.is_none() {
             self.advance(now);
             self.running_since = Some(now);
+            self.violations_at_start = self.violations;
             self.violations += u64::from(self.uncounted);
             self.uncounted = 0;
+            self.settled_while_running = 0;
+            self.arrivals_at = (now, 0);
         }
     }
 
     /// The task stopped at `now`.
     pub fn stop(&mut self, now: Nanos) {
         self.advance(now);
-        if let Some(s) = self.running_since.take() {
-            self.predicted += now - s;
-            self.count_from = now;
+        let Some(s) = self.running_since.take() else {
+            return;
+        };
+        if s == now {
+            // Empty: undo it. What it counted is uncounted again, less
+            // what has completed since; `count_from` stays.
+            let counted = self.violations - self.violations_at_start;
+            self.violations = self.violations_at_start;
+            self.uncounted = u32::try_from(counted)
+                .unwrap_or(u32::MAX)
+                .saturating_sub(self.settled_while_running);
+            return;
+        }
+        self.predicted += now - s;
+        self.count_from = now;
+        // Arrivals at the stop instant do not overlap [s, now).
+        let (at, n) = self.arrivals_at;
+        if at == now {
+            self.violations -= u64::from(n);
+            self.uncounted += n;
         }
     }
 
     /// Jumps to `end`, the last completion of a busy run, over events
     /// that did not start or stop the task: `idle` is the idle time and
     /// `overflow` the busy declared time in between, `violations` the
-    /// requests that arrived while the task ran. Every request outstanding
-    /// now or arriving before `end` completes by `end`, so the counts
-    /// return to zero and the device is idle from `end`: exactly what
+    /// requests that arrived while the task ran, `settled` the requests
+    /// that completed while it ran. Every request outstanding now or
+    /// arriving before `end` completes by `end`, so the counts return to
+    /// zero and the device is idle from `end`: exactly what
     /// [`MeasureAccumulator::on_event`] and [`MeasureAccumulator::advance`]
     /// would leave after each of those events in turn.
     pub(crate) fn fast_forward(
@@ -205,6 +249,7 @@ impl MeasureAccumulator {
         idle: Nanos,
         overflow: Nanos,
         violations: u64,
+        settled: u32,
     ) {
         debug_assert!(self.outstanding > 0 || self.zero_since.is_some());
         debug_assert!(self.running_since.is_none() || self.uncounted == 0);
@@ -212,6 +257,11 @@ impl MeasureAccumulator {
         self.actual += idle;
         self.overflow += overflow;
         self.violations += violations;
+        if self.running_since.is_some() {
+            self.settled_while_running += settled;
+            // The task stops after `end`, never at a skipped arrival.
+            self.arrivals_at = (end, 0);
+        }
         self.last = self.last.max(end);
         self.outstanding = 0;
         self.uncounted = 0;
@@ -332,6 +382,58 @@ mod tests {
         acc.on_event(&evs[1]);
         assert_eq!(acc.measures().violations, 1);
         assert_eq!(acc.measures().overflow_s, 20e-9);
+    }
+
+    /// Requests [0, 5), A = [50, 60) and B = [50, 70), declared [10, 50)
+    /// and [55, 65). The first stop comes at 50 after A arrived (the
+    /// engine ordered A first): A does not overlap [10, 50) and is counted
+    /// by the second interval, as B is; 2 violations, not 3.
+    #[test]
+    fn an_arrival_at_the_stop_instant_is_not_a_violation_of_that_interval() {
+        let t = timeline(&[(0, 5), (50, 60), (50, 70)]);
+        let declared = [(Nanos(10), Nanos(50)), (Nanos(55), Nanos(65))];
+        assert_eq!(internal_measures(&t, &declared).violations, 2);
+        // Events: A0 C5 A50 A50 C60 C70.
+        let evs = t.events();
+        let mut acc = MeasureAccumulator::new();
+        let push = |acc: &mut MeasureAccumulator, ev: &Event| {
+            acc.advance(ev.time);
+            acc.on_event(ev);
+        };
+        push(&mut acc, &evs[0]);
+        push(&mut acc, &evs[1]);
+        acc.start(Nanos(10));
+        push(&mut acc, &evs[2]);
+        acc.stop(Nanos(50));
+        push(&mut acc, &evs[3]);
+        acc.start(Nanos(55));
+        push(&mut acc, &evs[4]);
+        acc.stop(Nanos(65));
+        push(&mut acc, &evs[5]);
+        assert_eq!(acc.measures(), internal_measures(&t, &declared));
+        assert_eq!(acc.measures().violations, 2);
+    }
+
+    /// Request [0, 100); an empty interval at 20 (started and stopped at
+    /// one instant) overlaps nothing, and the request is counted once by
+    /// [30, 40).
+    #[test]
+    fn an_interval_stopped_where_it_started_is_undone() {
+        let t = timeline(&[(0, 100)]);
+        let evs = t.events();
+        let mut acc = MeasureAccumulator::new();
+        acc.advance(evs[0].time);
+        acc.on_event(&evs[0]);
+        acc.start(Nanos(20));
+        acc.stop(Nanos(20));
+        assert_eq!(acc.measures().violations, 0);
+        acc.start(Nanos(30));
+        acc.stop(Nanos(40));
+        acc.advance(evs[1].time);
+        acc.on_event(&evs[1]);
+        let declared = [(Nanos(20), Nanos(20)), (Nanos(30), Nanos(40))];
+        assert_eq!(acc.measures(), internal_measures(&t, &declared));
+        assert_eq!(acc.measures().violations, 1);
     }
 
     #[test]
