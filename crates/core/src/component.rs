@@ -45,7 +45,8 @@ impl Prediction {
     }
 }
 
-/// A start detector's decision: an idle period begins at `at`.
+/// A start detector's decision: an idle period begins at `at`, or (with
+/// `end`) the idle period it declared is over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
     /// When the idle period begins (at or after the call's `now`).
@@ -53,6 +54,10 @@ pub struct Start {
     /// A duration the start detector itself knows (the oracle does); used
     /// when the duration predictor makes no prediction.
     pub duration_hint: Option<Nanos>,
+    /// The idle period the detector declared has ended at `at` (a rate
+    /// detector's estimate rose above its end-of-idle threshold, §3.1.1):
+    /// [`Predictor`] withdraws its prediction with a zero-duration one.
+    pub end: bool,
 }
 
 impl Start {
@@ -61,6 +66,15 @@ impl Start {
         Start {
             at,
             duration_hint: None,
+            end: false,
+        }
+    }
+    /// The idle period the detector declared is over, now.
+    pub const fn end(at: Nanos) -> Self {
+        Start {
+            at,
+            duration_hint: None,
+            end: true,
         }
     }
 }
@@ -351,6 +365,13 @@ impl<S: StartDetector, D: DurationPredictor> Predictor<S, D> {
     }
 
     fn predict(&mut self, s: Start, out: &mut Vec<Prediction>) {
+        if s.end {
+            // End of the declared idle period: withdraw (the actuator stops
+            // a task that follows predictions; see `StopPolicy`).
+            self.chain = None;
+            out.push(Prediction::new(s.at, Some(Nanos::ZERO)));
+            return;
+        }
         let duration = self.duration.duration(s.at).or(s.duration_hint);
         let p = Prediction::new(s.at, duration);
         self.chain = Some(Chain {

@@ -239,6 +239,7 @@ impl StartDetector for Dpll {
         (until > t).then(|| Start {
             at: t,
             duration_hint: Some(until - t),
+            end: false,
         })
     }
 }

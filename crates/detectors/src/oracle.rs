@@ -33,6 +33,7 @@ impl StartDetector for Oracle {
         (len > Nanos::ZERO && len >= self.min).then_some(Start {
             at: ctx.now,
             duration_hint: Some(len),
+            end: false,
         })
     }
 }

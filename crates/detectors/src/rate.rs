@@ -10,7 +10,13 @@
 //! it declares again each time the device empties after a request arrived
 //! (that request interrupted the previous prediction but did not raise the
 //! rate above `end`), so a quiet disk with sporadic requests gets one
-//! prediction per gap.
+//! prediction per gap. When the estimate rises above `end` the detector
+//! says the idle period is over ([`Start::end`]), the paper's "end of idle
+//! period" threshold: the network withdraws its prediction with a
+//! zero-duration one, which stops a task run under `predicted-end` or
+//! `earlier-of` there (`later-of` and `when-busy` ignore withdrawals). So
+//! under `predicted-end` a task runs through a few foreground requests for
+//! as long as the rate stays low, and no longer than predicted.
 //!
 //! **Residual work.** A rate detector's idea of idle allows residual
 //! foreground work: the first declaration of an idle state happens when the
@@ -34,6 +40,8 @@ pub(crate) struct Hysteresis {
     end: f64,
     idle: bool,
     interrupted: bool,
+    /// Left the idle state since the last `signal`.
+    left: bool,
 }
 
 impl Hysteresis {
@@ -43,6 +51,7 @@ impl Hysteresis {
             end,
             idle: false,
             interrupted: false,
+            left: false,
         }
     }
     fn is_idle(&self) -> bool {
@@ -62,6 +71,21 @@ impl Hysteresis {
     fn leave_if(&mut self, rate: f64) {
         if self.idle && rate > self.end {
             self.idle = false;
+            self.left = true;
+        }
+    }
+    /// What a call says: a declaration if it entered (or re-declared in)
+    /// the idle state, else the end of the idle period if it left it
+    /// ("different threshold rates for start and end of idle period",
+    /// §3.1.1), else nothing.
+    pub(crate) fn signal(&mut self, declared: bool, now: Nanos) -> Option<Start> {
+        let left = std::mem::take(&mut self.left);
+        if declared {
+            Some(Start::now(now))
+        } else if left {
+            Some(Start::end(now))
+        } else {
+            None
         }
     }
     fn on_arrival(&mut self) {
@@ -236,12 +260,12 @@ impl StartDetector for MovingAverage {
             self.hyst.on_arrival();
         }
         self.plan();
-        declared.then(|| Start::now(ctx.now))
+        self.hyst.signal(declared, ctx.now)
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.catch_up(ctx.now) | self.hyst.on_idle_begin();
         self.plan();
-        declared.then(|| Start::now(ctx.now))
+        self.hyst.signal(declared, ctx.now)
     }
     fn next_deadline(&self) -> Option<Nanos> {
         self.deadline
@@ -249,7 +273,7 @@ impl StartDetector for MovingAverage {
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.catch_up(ctx.now);
         self.plan();
-        declared.then(|| Start::now(ctx.now))
+        self.hyst.signal(declared, ctx.now)
     }
 }
 
@@ -381,11 +405,14 @@ impl StartDetector for EventWindow {
                 self.busy_acc += ev.time - s;
             }
         }
-        self.evaluate(ctx.now).then(|| Start::now(ctx.now))
+        {
+            let declared = self.evaluate(ctx.now);
+            self.hyst.signal(declared, ctx.now)
+        }
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.evaluate(ctx.now) | self.hyst.on_idle_begin();
-        declared.then(|| Start::now(ctx.now))
+        self.hyst.signal(declared, ctx.now)
     }
     fn next_deadline(&self) -> Option<Nanos> {
         self.crossing
@@ -479,17 +506,23 @@ impl StartDetector for TimeWindow {
             self.times.push_back(ev.time);
             self.hyst.on_arrival();
         }
-        self.evaluate(ctx.now).then(|| Start::now(ctx.now))
+        {
+            let declared = self.evaluate(ctx.now);
+            self.hyst.signal(declared, ctx.now)
+        }
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.evaluate(ctx.now) | self.hyst.on_idle_begin();
-        declared.then(|| Start::now(ctx.now))
+        self.hyst.signal(declared, ctx.now)
     }
     fn next_deadline(&self) -> Option<Nanos> {
         self.crossing
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        self.evaluate(ctx.now).then(|| Start::now(ctx.now))
+        {
+            let declared = self.evaluate(ctx.now);
+            self.hyst.signal(declared, ctx.now)
+        }
     }
 }
 
@@ -806,6 +839,45 @@ mod tests {
         Fixed::new(s(1.0), false)
     }
 
+    /// The end-of-idle threshold ends the declared interval: under
+    /// `predicted-end` the task runs through the arrival at 3.0 s (the rate
+    /// over the window, 2 / 2.9 s, stays below `end`) and stops at 3.1 s,
+    /// when it rises to 20 IO/s, not at the predicted end (13.01 s).
+    #[test]
+    fn event_window_ends_the_idle_period_when_the_rate_rises_above_end() {
+        use lull_core::actuator::Command;
+        use lull_core::engine::LogEntry;
+        let t = trace(&[
+            (0.0, 0.01),
+            (0.1, 0.11),
+            (3.0, 3.01),
+            (3.1, 3.11),
+            (20.0, 20.01),
+        ]);
+        let ten = Fixed::new(s(10.0), false);
+        let (preds, e) = run(EventWindow::new(2, WindowKind::Ios, 1.0, 1.0), ten, &t);
+        let start = s(2.0) + Nanos::NANO;
+        assert_eq!(preds[0], (start, start, Some(s(10.0))));
+        // The arrival at 3.0 leaves the rate low: declared again when the
+        // device empties (3.01); the one at 3.1 raises it: withdrawn.
+        assert_eq!(preds[1], (s(3.01), s(3.01), Some(s(10.0))));
+        assert_eq!(preds[2], (s(3.1), s(3.1), Some(Nanos::ZERO)));
+        let commands: Vec<_> = e
+            .log()
+            .iter()
+            .filter_map(|l| match l {
+                LogEntry::Command { at, command } => Some((*at, *command)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(commands[0].0, start);
+        assert!(matches!(commands[0].1, Command::Start { .. }));
+        assert!(
+            commands.contains(&(s(3.1), Command::Stop)),
+            "stopped when the rate rose: {commands:?}"
+        );
+    }
+
     #[test]
     fn moving_average_declares_at_the_first_boundary_below_and_redeclares_in_its_idle_state() {
         // Three arrivals in each of seconds 0 and 1, then quiet until 10.5.
@@ -888,9 +960,11 @@ mod tests {
         let t = trace(&[(0.0, 0.01), (0.5, 0.51), (2.5, 2.51), (10.0, 10.01)]);
         let (preds, e) = run(d, fixed1(), &t);
         // 2 arrivals from 0: below 1 IO/s after 2 s; [2, 3) is violated at
-        // 2.5 -> threshold 0.5; window (0.5, 2.5): below 0.5 after 4 s from
-        // 0.5, i.e. at 4.5 s; [4.5, 5.5) is clear at 10 -> threshold 1;
-        // 2 / 7.5 s is below the end threshold: declares again at 10.01.
+        // 2.5 -> threshold 0.5, and the window (0.5, 2.5) at 1 IO/s is above
+        // the new end threshold: the idle period is over (withdrawn at 2.5);
+        // below 0.5 after 4 s from 0.5, i.e. at 4.5 s; [4.5, 5.5) is clear
+        // at 10 -> threshold 1; 2 / 7.5 s is below the end threshold:
+        // declares again at 10.01.
         let a = s(2.0) + Nanos::NANO;
         let b = s(4.5) + Nanos::NANO;
         let c = s(10.01);
@@ -898,6 +972,7 @@ mod tests {
             preds,
             vec![
                 (a, a, Some(s(1.0))),
+                (s(2.5), s(2.5), Some(Nanos::ZERO)),
                 (b, b, Some(s(1.0))),
                 (c, c, Some(s(1.0)))
             ]

@@ -16,8 +16,10 @@
 //!
 //! Hysteresis as for the other rate detectors (see [`crate::rate`]): the
 //! idle state lasts until `R > end`, and inside it the detector declares
-//! again when the device empties after an arrival. Declarations may come
-//! while requests are outstanding (residual work allowed).
+//! again when the device empties after an arrival, and says when the idle
+//! state ends ([`Start::end`]: the network withdraws its prediction).
+//! Declarations may come while requests are outstanding (residual work
+//! allowed).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::event::Event;
@@ -72,6 +74,7 @@ impl RateChange {
         }
         let ps = self.period.as_secs_f64();
         let mut out = None;
+        let mut left = false;
         while self.bucket < target {
             let sample = f64::from(std::mem::take(&mut self.count)) / ps;
             self.bucket += 1;
@@ -87,6 +90,8 @@ impl RateChange {
             let r = self.rate.unwrap_or(0.0);
             if self.idle && r > self.end {
                 self.idle = false;
+                left = true;
+                out = None;
             }
             if !self.idle {
                 let at = if r < self.start {
@@ -109,6 +114,10 @@ impl RateChange {
                 self.slope = 0.0;
                 self.bucket = target;
             }
+        }
+        // The end of the idle period, unless a new one was declared since.
+        if out.is_none() && left {
+            out = Some(Start::end(now));
         }
         out
     }

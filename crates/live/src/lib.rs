@@ -41,9 +41,11 @@
 //!
 //! - diskstats cannot tell whose I/O it counts. A `command` that does I/O
 //!   on the disk it watches (fstrim, a scrub) makes the disk busy and so
-//!   pauses itself; give such commands `policy = "predicted-end"` and a
-//!   duration predictor, so they run for their predicted slot. A `flush`
-//!   is handled by the daemon: its own writes are absorbed.
+//!   pauses itself; give such commands `policy = "predicted-end"`, a
+//!   duration predictor and a timer-based start detector, so they run for
+//!   their predicted slot (a rate detector would see the command's own I/O
+//!   raise the rate above its end threshold and withdraw). A `flush` is
+//!   handled by the daemon: its own writes are absorbed.
 //! - `flush` finds file systems by the device numbers in
 //!   `/proc/self/mountinfo`, or, for those that report an anonymous device
 //!   there (btrfs), by their mount source. A multi-device btrfs is found
