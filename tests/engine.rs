@@ -265,46 +265,37 @@ fn task(spindown: bool) -> Box<dyn IdleTask> {
     }
 }
 
-/// The straightforward path the batch paths must match: every event pushed
-/// one by one, every idle period announced.
-fn run_per_event(
+/// One equivalence run: through `replay` (the batch paths), or (`slow`)
+/// the straightforward path the batch paths must match: every event
+/// pushed one by one, every idle period announced.
+fn run_path(
     requests: &[Request],
     spec: &str,
     policy: StopPolicy,
     spindown: bool,
+    slow: bool,
 ) -> (RunReport, Vec<LogEntry>) {
     let registry = lull::registry();
     let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let mut engine = Engine::with_policy(network, policy, task(spindown))
         .with_log()
-        .with_shortcuts(false);
+        .with_shortcuts(!slow);
     let timeline = Timeline::from_requests(requests);
-    let events = timeline.events();
-    for (i, ev) in events.iter().enumerate() {
-        let lookahead = if timeline.idle_after(i) {
-            events.get(i + 1).map(|e| e.time)
-        } else {
-            None
-        };
-        engine.push_with_lookahead(ev, lookahead).unwrap();
-    }
-    let report = engine
-        .finish(timeline.end().unwrap_or(Nanos::ZERO))
-        .unwrap();
-    (report, engine.log().to_vec())
-}
-
-fn run_replay(
-    requests: &[Request],
-    spec: &str,
-    policy: StopPolicy,
-    spindown: bool,
-) -> (RunReport, Vec<LogEntry>) {
-    let registry = lull::registry();
-    let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let mut engine = Engine::with_policy(network, policy, task(spindown)).with_log();
-    let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
-    (report, engine.log().to_vec())
+    let report = if slow {
+        let events = timeline.events();
+        for (i, ev) in events.iter().enumerate() {
+            let lookahead = if timeline.idle_after(i) {
+                events.get(i + 1).map(|e| e.time)
+            } else {
+                None
+            };
+            engine.push_with_lookahead(ev, lookahead).unwrap();
+        }
+        engine.finish(timeline.end().unwrap_or(Nanos::ZERO))
+    } else {
+        replay(&timeline, &mut engine)
+    };
+    (report.unwrap(), engine.log().to_vec())
 }
 
 /// Networks of every kind: quiet ones (timers, fixed, the oracle), which
@@ -369,8 +360,8 @@ proptest! {
     /// decisions at the same instants, for quiet networks and busy ones.
     #[test]
     fn replay_decides_exactly_as_pushing_every_event(trace in arb_trace(), spec in arb_any_spec(), policy in arb_policy(), spindown in any::<bool>()) {
-        let (fast, fast_log) = run_replay(&trace, &spec, policy, spindown);
-        let (slow, slow_log) = run_per_event(&trace, &spec, policy, spindown);
+        let (fast, fast_log) = run_path(&trace, &spec, policy, spindown, false);
+        let (slow, slow_log) = run_path(&trace, &spec, policy, spindown, true);
         prop_assert_eq!(fast, slow);
         prop_assert_eq!(fast_log, slow_log);
     }
