@@ -305,6 +305,7 @@ fn arb_any_spec() -> impl Strategy<Value = String> {
         arb_spec(),
         prop::sample::select(vec![
             "adapt-timer-arith-geom(step=100ms) + fixed(2s)",
+            "adapt-timer-geom-geom(initial=200ms) + fixed(1s)",
             "random-timer(breakeven=2s, seed=7) + backoff-geom-geom()",
             "timer(200ms) + average(n=3)",
             "timer(1s) + no-duration()",

@@ -42,7 +42,6 @@ pub struct AdaptiveTimer {
     /// The prediction issued in the current idle period and the timeout it
     /// waited for.
     issued: Option<(Prediction, Nanos)>,
-    waited: Nanos,
 }
 
 impl AdaptiveTimer {
@@ -52,7 +51,6 @@ impl AdaptiveTimer {
             timeout,
             armed: Alarm::default(),
             issued: None,
-            waited: Nanos::ZERO,
         }
     }
     /// The current timeout.
@@ -72,9 +70,17 @@ impl StartDetector for AdaptiveTimer {
         }
         None
     }
+    fn quiet_below(&self) -> Nanos {
+        // With no alarm armed and no prediction to judge, a period shorter
+        // than the timeout arms and disarms the alarm and judges nothing.
+        if self.armed.deadline().is_none() && self.issued.is_none() {
+            self.timeout.value()
+        } else {
+            Nanos::ZERO
+        }
+    }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         self.armed.arm(ctx.now + self.timeout.value());
-        self.waited = self.timeout.value();
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, _began: Nanos) {
@@ -97,7 +103,8 @@ impl StartDetector for AdaptiveTimer {
         self.armed.fire(ctx.now)
     }
     fn on_prediction(&mut self, p: &Prediction) {
-        self.issued = Some((*p, self.waited));
+        // The timeout waited for: it changes only at idle ends, after this.
+        self.issued = Some((*p, self.timeout.value()));
     }
 }
 
