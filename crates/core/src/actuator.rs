@@ -154,11 +154,12 @@ impl<T: Actuator + ?Sized> Actuator for Box<T> {
 /// - A prediction whose start lies in the future is held until then (a
 ///   newer prediction replaces it); a pending start survives arrivals, since
 ///   a periodic detector predicts the gap after a burst it expects.
-/// - A prediction that has already ended (a zero duration) starts nothing;
-///   while the task runs it *withdraws* the idle period: the predicted end
-///   becomes now, so `predicted-end` and `earlier-of` stop at once,
-///   `later-of` runs on until busy and `when-busy` ignores it. Skeptics use
-///   this to take back what they emitted.
+/// - A prediction that has already ended (a zero duration) starts nothing
+///   and cancels a start held for later; while the task runs it
+///   *withdraws* the idle period: the predicted end becomes now, so
+///   `predicted-end` and `earlier-of` stop at once, `later-of` runs on
+///   until busy and `when-busy` ignores it. Skeptics and rate detectors
+///   use this to take back what they emitted.
 /// - A prediction that arrives while the task runs replaces the predicted
 ///   end (continuances extend a run this way) and is passed on as
 ///   [`Command::Renew`].
@@ -234,8 +235,12 @@ impl PolicyActuator {
 
 impl Actuator for PolicyActuator {
     fn on_prediction(&mut self, p: &Prediction, ctx: &Context) -> Option<Command> {
-        if p.duration == Some(Nanos::ZERO) && p.start > ctx.now {
-            return None;
+        if p.duration == Some(Nanos::ZERO) {
+            if p.start > ctx.now {
+                return None;
+            }
+            // A withdrawal also takes back a start still held for later.
+            self.pending = None;
         }
         if p.start > ctx.now {
             self.pending = Some(*p);
@@ -308,6 +313,20 @@ mod tests {
 
     fn arrival(t: u64) -> Event {
         Event::arrival(&Request::new(Nanos(t), Nanos(t + 1), Op::Read, 0, 512))
+    }
+
+    #[test]
+    fn a_withdrawal_cancels_a_start_held_for_later() {
+        let mut a = PolicyActuator::new(StopPolicy::PredictedEnd);
+        let ctx = Context::at(Nanos(10));
+        let later = Prediction::new(Nanos(50), Some(Nanos(100)));
+        assert_eq!(a.on_prediction(&later, &ctx), None);
+        assert_eq!(a.next_deadline(), Some(Nanos(50)));
+        let withdraw = Prediction::new(Nanos(10), Some(Nanos::ZERO));
+        assert_eq!(a.on_prediction(&withdraw, &ctx), None);
+        assert_eq!(a.next_deadline(), None, "nothing left to start");
+        assert_eq!(a.on_deadline(&Context::at(Nanos(50))), None);
+        assert!(!a.is_running());
     }
 
     #[test]
