@@ -134,6 +134,12 @@ pub trait StartDetector: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
+    /// Internal values worth watching while it runs (an adaptive timeout,
+    /// a learned threshold, combination weights) as `(name, value)`, for
+    /// metrics and debugging; empty by default. Not on any hot path.
+    fn gauges(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
     /// How short an idle period must be for this detector to sit it out
     /// untouched: one that begins now and ends (with an arrival) less than
     /// this later would, through `on_idle_begin` and `on_idle_end`, emit
@@ -185,6 +191,12 @@ pub trait DurationPredictor: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
+    /// Internal values worth watching while it runs (an adaptive timeout,
+    /// a learned threshold, combination weights) as `(name, value)`, for
+    /// metrics and debugging; empty by default. Not on any hot path.
+    fn gauges(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
     /// Whether `on_idle_begin` and `on_idle_end` never change anything
     /// (`fixed`, `no-duration`): a replay may then skip idle periods that
     /// the start detector sits out. `false`, the default, promises nothing.
@@ -228,6 +240,12 @@ pub trait Skeptic: Send + fmt::Debug {
     fn on_deadline(&mut self, _ctx: &Context) -> Option<Prediction> {
         None
     }
+    /// Internal values worth watching while it runs (an adaptive timeout,
+    /// a learned threshold, combination weights) as `(name, value)`, for
+    /// metrics and debugging; empty by default. Not on any hot path.
+    fn gauges(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
 
 /// A whole detector: anything that turns events into one prediction
@@ -245,6 +263,12 @@ pub trait Detector: Send + fmt::Debug {
     /// when the engine is built: it must not change afterwards.
     fn wants_events(&self) -> bool {
         true
+    }
+    /// Internal values worth watching while it runs (an adaptive timeout,
+    /// a learned threshold, combination weights) as `(name, value)`, for
+    /// metrics and debugging; empty by default. Not on any hot path.
+    fn gauges(&self) -> Vec<(String, f64)> {
+        Vec::new()
     }
     /// How short an idle period must be for the whole detector to sit it
     /// out untouched (see [`StartDetector::quiet_below`]); zero, the
@@ -277,6 +301,7 @@ forward_box!(StartDetector {
     fn on_prediction(&mut self, p: &Prediction) { (**self).on_prediction(p) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
+    fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
 });
 
 forward_box!(DurationPredictor {
@@ -287,6 +312,7 @@ forward_box!(DurationPredictor {
     fn continuance(&mut self, now: Nanos, elapsed: Nanos) -> Option<Nanos> { (**self).continuance(now, elapsed) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn ignores_idle_periods(&self) -> bool { (**self).ignores_idle_periods() }
+    fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
 });
 
 forward_box!(Skeptic {
@@ -296,6 +322,7 @@ forward_box!(Skeptic {
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) { (**self).on_idle_end(ctx, began) }
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Prediction> { (**self).on_deadline(ctx) }
+    fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
 });
 
 forward_box!(Detector {
@@ -306,6 +333,7 @@ forward_box!(Detector {
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) { (**self).on_deadline(ctx, out) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
+    fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
 });
 
 /// The earlier of two optional deadlines.
@@ -400,6 +428,12 @@ impl<S: StartDetector, D: DurationPredictor> Detector for Predictor<S, D> {
 
     fn wants_events(&self) -> bool {
         self.start_events || self.duration_events
+    }
+
+    fn gauges(&self) -> Vec<(String, f64)> {
+        let mut g = self.start.gauges();
+        g.extend(self.duration.gauges());
+        g
     }
 
     fn quiet_below(&self) -> Nanos {

@@ -421,6 +421,30 @@ impl Network {
             Inner::Dag(d) => d.nodes.iter().map(|n| n.name.as_str()).collect(),
         }
     }
+    /// Every node's [gauges](Detector::gauges) as `(node, name, value)`,
+    /// in evaluation order: what a daemon exports as metrics (a `share`
+    /// node's weights, an adaptive timer's timeout).
+    pub fn node_gauges(&self) -> Vec<(String, String, f64)> {
+        let tag = |node: &str, g: Vec<(String, f64)>| {
+            g.into_iter()
+                .map(|(k, v)| (node.to_string(), k, v))
+                .collect::<Vec<_>>()
+        };
+        match &self.inner {
+            Inner::Single(n, d) => tag(n, d.gauges()),
+            Inner::Dag(d) => d
+                .nodes
+                .iter()
+                .flat_map(|n| {
+                    let g = match &n.imp {
+                        NodeImpl::Source(d) => d.gauges(),
+                        NodeImpl::Skeptic(s) => s.gauges(),
+                    };
+                    tag(&n.name, g)
+                })
+                .collect(),
+        }
+    }
     /// How many times node `name` has been evaluated (a stimulus reached
     /// it); `None` for a one-node network or an unknown name.
     pub fn evaluations(&self, name: &str) -> Option<u64> {

@@ -70,6 +70,9 @@ impl StartDetector for AdaptiveTimer {
         }
         None
     }
+    fn gauges(&self) -> Vec<(String, f64)> {
+        vec![("timeout_s".into(), self.timeout.value().as_secs_f64())]
+    }
     fn quiet_below(&self) -> Nanos {
         // With no alarm armed and no prediction to judge, a period shorter
         // than the timeout arms and disarms the alarm and judges nothing.

@@ -82,6 +82,9 @@ impl Backoff {
 }
 
 impl DurationPredictor for Backoff {
+    fn gauges(&self) -> Vec<(String, f64)> {
+        vec![("estimate_s".into(), self.est.value().as_secs_f64())]
+    }
     fn on_idle_begin(&mut self, now: Nanos) {
         self.idle_start = Some(now);
     }

@@ -596,6 +596,9 @@ impl AdaptiveRate {
 }
 
 impl StartDetector for AdaptiveRate {
+    fn gauges(&self) -> Vec<(String, f64)> {
+        vec![("threshold".into(), self.threshold)]
+    }
     fn on_event(&mut self, ev: &Event, ctx: &Context) -> Option<Start> {
         if ev.is_arrival() {
             if let Some(p) = self.pending {

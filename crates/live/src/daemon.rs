@@ -832,6 +832,7 @@ impl Daemon {
                     running: d.engine.task_running(),
                     in_standby: d.standby_since.is_some(),
                     energy_saved_j,
+                    nodes: d.engine.detector().node_gauges(),
                 }
             })
             .collect()

@@ -29,6 +29,9 @@ pub struct DiskGauges {
     pub in_standby: bool,
     /// Energy saved so far by its spin-downs, if it has a power model.
     pub energy_saved_j: Option<f64>,
+    /// What the network's nodes have learned: `(node, name, value)` from
+    /// [`lull_core::network::Network::node_gauges`].
+    pub nodes: Vec<(String, String, f64)>,
 }
 
 /// A counter metric: name, help, and how to read it from a disk's state.
@@ -139,6 +142,21 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     }
     let _ = writeln!(
         out,
+        "# HELP lull_node_gauge What a detector network node has learned (a share node's weights, an adaptive timeout).\n# TYPE lull_node_gauge gauge"
+    );
+    for g in gauges {
+        for (node, name, v) in &g.nodes {
+            let _ = writeln!(
+                out,
+                "lull_node_gauge{{disk=\"{}\",node=\"{}\",name=\"{}\"}} {v}",
+                label(&g.key),
+                label(node),
+                label(name)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
         "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {polls}"
     );
     let _ = writeln!(
@@ -233,6 +251,7 @@ mod tests {
             running: true,
             in_standby: false,
             energy_saved_j: Some(1.5),
+            nodes: vec![("share".into(), "weight_0".into(), 0.25)],
         }];
         let text = render(&s, &g, 7, false);
         assert!(
@@ -243,8 +262,14 @@ mod tests {
             text.contains("lull_task_running{disk=\"/dev/disk/by-id/x\\\"y\",task=\"standby\"} 1")
         );
         assert!(text.contains("lull_polls_total 7"));
+        assert!(text.contains(
+            "lull_node_gauge{disk=\"/dev/disk/by-id/x\\\"y\",node=\"share\",name=\"weight_0\"} 0.25\n"
+        ));
+        // Every sample is `name{labels} value`; label values may hold spaces.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
-            assert_eq!(line.split(' ').count(), 2, "{line}");
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            assert!(value.parse::<f64>().is_ok(), "{line}");
+            assert!(!series.contains('}') || series.ends_with('}'), "{line}");
         }
     }
 

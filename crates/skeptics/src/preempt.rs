@@ -396,6 +396,9 @@ impl PreemptGate {
 }
 
 impl Skeptic for PreemptGate {
+    fn gauges(&self) -> Vec<(String, f64)> {
+        vec![("interval_s".into(), self.p().as_secs_f64())]
+    }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let now = ctx.now;
         self.tick(now);

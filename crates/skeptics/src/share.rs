@@ -214,6 +214,16 @@ impl Share {
 }
 
 impl Skeptic for Share {
+    fn gauges(&self) -> Vec<(String, f64)> {
+        let mut g: Vec<(String, f64)> = self
+            .weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (format!("weight_{i}"), w))
+            .collect();
+        g.push(("leader".into(), self.leader() as f64));
+        g
+    }
     fn on_input(&mut self, input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let now = ctx.now;
         self.expire(now);

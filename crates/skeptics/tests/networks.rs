@@ -437,3 +437,44 @@ fn time_of_day_drops_predictions_in_the_busiest_hours() {
         }
     }
 }
+
+/// A daemon can watch what the nodes learn: the share node's weights (a
+/// distribution that moved away from uniform), its leader, the backoff
+/// estimate and the adaptive timeout, each under its node's name.
+#[test]
+fn node_gauges_expose_what_the_nodes_learned() {
+    let r = registry();
+    let spec = "share(breakeven=1s; timer(100ms) + fixed(10s), \
+                adapt-timer-arith-geom(step=100ms) + backoff-geom-geom())";
+    let network = build_network(spec, &r).unwrap();
+    let before = network.node_gauges();
+    let mut engine = Engine::with_policy(network, StopPolicy::EarlierOf, NoTask);
+    replay(&Timeline::from_requests(&trace()), &mut engine).unwrap();
+    let after = engine.detector().node_gauges();
+    let get = |g: &[(String, String, f64)], name: &str| -> Vec<(String, f64)> {
+        g.iter()
+            .filter(|(_, n, _)| n == name)
+            .map(|(node, _, v)| (node.clone(), *v))
+            .collect()
+    };
+    let w0 = get(&after, "weight_0");
+    let w1 = get(&after, "weight_1");
+    assert_eq!((w0.len(), w1.len()), (1, 1), "{after:?}");
+    assert!((w0[0].1 + w1[0].1 - 1.0).abs() < 1e-9, "weights sum to 1");
+    assert_ne!(w0[0].1, 0.5, "the weights moved: {after:?}");
+    assert_eq!(get(&before, "weight_0")[0].1, 0.5);
+    let leader = get(&after, "leader")[0].1;
+    assert_eq!(leader, if w0[0].1 >= w1[0].1 { 0.0 } else { 1.0 });
+    // The share node and the two sources are different nodes.
+    let timeout = get(&after, "timeout_s");
+    let estimate = get(&after, "estimate_s");
+    assert_eq!((timeout.len(), estimate.len()), (1, 1), "{after:?}");
+    assert_eq!(timeout[0].0, estimate[0].0, "one source node holds both");
+    assert_ne!(timeout[0].0, w0[0].0);
+    assert!(timeout[0].1 > 0.0 && estimate[0].1 > 0.0);
+    assert!(
+        get(&after, "timeout_s") != get(&before, "timeout_s")
+            || get(&after, "estimate_s") != get(&before, "estimate_s"),
+        "the adaptive source learned something: {before:?} -> {after:?}"
+    );
+}
