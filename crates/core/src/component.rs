@@ -94,6 +94,11 @@ pub struct Context {
     /// replay driver knows it, and only offline components (the oracle)
     /// may use it.
     pub lookahead: Option<Nanos>,
+    /// The wall clock at time 0, as nanoseconds since the Unix epoch, when
+    /// the driver knows it (the daemon does; a replay of a trace with
+    /// absolute timestamps can). Environmental skeptics (time of day) read
+    /// it; everything else works on relative time.
+    pub clock: Option<Nanos>,
 }
 
 impl Context {
@@ -104,6 +109,7 @@ impl Context {
             outstanding: 0,
             idle_since: None,
             lookahead: None,
+            clock: None,
         }
     }
     /// Whether no request is outstanding.

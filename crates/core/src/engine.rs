@@ -141,6 +141,8 @@ pub struct Engine<D = Box<dyn Detector>, A = Box<dyn Actuator>, T = Box<dyn Idle
     sat_out: bool,
     // Whether the batch paths (`quiet_below`, `fast_forward`) are taken.
     shortcuts: bool,
+    // Wall clock at time 0 (Unix nanoseconds), if known.
+    clock: Option<Nanos>,
     acc: MeasureAccumulator,
     buf: Vec<Prediction>,
     log: Option<Vec<LogEntry>>,
@@ -189,6 +191,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             lookahead: None,
             sat_out: false,
             shortcuts: true,
+            clock: None,
             acc: MeasureAccumulator::new(),
             buf: Vec::with_capacity(4),
             log: None,
@@ -210,6 +213,14 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// (tests compare the two).
     pub fn with_shortcuts(mut self, on: bool) -> Self {
         self.shortcuts = on;
+        self
+    }
+
+    /// Tells the components the wall clock: time 0 of this engine is
+    /// `unix` nanoseconds after the Unix epoch (see [`Context::clock`]).
+    /// The daemon sets it; a replay can for traces with absolute times.
+    pub fn with_clock(mut self, unix: Nanos) -> Self {
+        self.clock = Some(unix);
         self
     }
 
@@ -274,6 +285,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             outstanding: self.outstanding,
             idle_since: self.idle_since,
             lookahead: self.lookahead,
+            clock: self.clock,
         }
     }
 

@@ -94,7 +94,10 @@
 //!   [`event::Event`], [`component::Prediction`], [`component::Context`] and
 //!   the catalogue entries ([`registry::ComponentInfo`],
 //!   [`registry::ParamInfo`]) *are* the formats SPEC §2–§3 define, and
-//!   components and registrations build them as `const` literals.
+//!   components and registrations build them as `const` literals. A new
+//!   field (as `Context::clock` and `Start::end` were added) breaks struct
+//!   literals; build them with `..Context::at(now)` / `Start::now(at)` to
+//!   stay clear of that.
 //! - Trait methods beyond the required ones have defaults, so adding a hook
 //!   (as `wants_events` was added) does not break existing components.
 //! - Networks and engines are `Send` (checked at compile time), so they can

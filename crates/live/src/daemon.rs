@@ -148,6 +148,15 @@ fn boottime() -> Nanos {
     }
 }
 
+/// The wall clock now, as nanoseconds since the Unix epoch.
+fn unix_now_ns() -> Nanos {
+    Nanos(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+    )
+}
+
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -219,6 +228,9 @@ struct Daemon {
     last_save: Nanos,
     disks: Vec<Disk>,
     base: Nanos,
+    /// The wall clock at `base` (Unix nanoseconds): engines are told it, so
+    /// time-of-day skeptics see real hours across restarts.
+    clock: Nanos,
     last_poll: Nanos,
     names_sig: u64,
     polls: u64,
@@ -268,6 +280,7 @@ impl Daemon {
             last_save: Nanos::ZERO,
             disks: Vec::new(),
             base: boottime(),
+            clock: unix_now_ns(),
             last_poll: Nanos::ZERO,
             names_sig: 0,
             polls: 0,
@@ -461,7 +474,8 @@ impl Daemon {
                 network,
                 PolicyActuator::new(cfg.policy),
                 LiveTask::new(cfg.task.name()),
-            ),
+            )
+            .with_clock(self.clock),
             orders: tx,
             actor: handle,
             standby_since: None,
@@ -634,7 +648,8 @@ impl Daemon {
                         n,
                         PolicyActuator::new(d.cfg.policy),
                         LiveTask::new(d.cfg.task.name()),
-                    );
+                    )
+                    .with_clock(self.clock);
                 }
             }
             let intents: Vec<Intent> = d.engine.task_mut().drain().collect();

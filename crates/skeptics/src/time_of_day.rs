@@ -14,8 +14,12 @@ const HOUR: u64 = 3_600_000_000_000;
 /// §5.5: "only allowed predictions for the least-busy hours of the day").
 ///
 /// **Clock.** Times are nanoseconds since the start of the trace (or the
-/// daemon's base), so `offset` says which wall-clock hour time 0 falls in:
-/// the hour of the day of `t` is `(⌊t / 1 h⌋ + offset) mod 24`.
+/// daemon's base). When the driver knows the wall clock
+/// ([`Context::clock`]: the daemon always, a replay of a trace with
+/// absolute times), hours are wall-clock hours, UTC, and `offset` shifts
+/// them (a time zone); otherwise `offset` says which wall-clock hour time 0
+/// falls in. The hour of the day of `t` is `(⌊(clock + t) / 1 h⌋ + offset)
+/// mod 24`, with `clock` = 0 when unknown.
 ///
 /// **Moving average.** Arrivals are counted per wall-clock hour. When an
 /// hour is over its count is folded into that hour-of-day's average,
@@ -46,6 +50,9 @@ pub struct TimeOfDay {
     /// The wall-clock hour being counted (hours since the day before time 0).
     hour: Option<u64>,
     count: u64,
+    /// The wall clock at time 0 (Unix nanoseconds; 0 when unknown), taken
+    /// from the first context seen.
+    clock: Option<u64>,
 }
 
 impl TimeOfDay {
@@ -62,6 +69,7 @@ impl TimeOfDay {
             busy: [false; 24],
             hour: None,
             count: 0,
+            clock: None,
         }
     }
     /// The paper's TOD: the 7 busiest hours are filtered out.
@@ -87,7 +95,7 @@ impl TimeOfDay {
     }
 
     fn wall_hour(&self, t: Nanos) -> u64 {
-        t.as_nanos() / HOUR + self.offset
+        (self.clock.unwrap_or(0) + t.as_nanos()) / HOUR + self.offset
     }
 
     fn fold(&mut self, h: usize, count: f64, times: u64) {
@@ -111,9 +119,12 @@ impl TimeOfDay {
         }
     }
 
-    /// Moves the clock to `now`, folding finished hours.
-    fn advance(&mut self, now: Nanos) {
-        let h = self.wall_hour(now);
+    /// Moves the clock to `ctx.now`, folding finished hours.
+    fn advance(&mut self, ctx: &Context) {
+        if self.clock.is_none() {
+            self.clock = Some(ctx.clock.map_or(0, |c| c.0));
+        }
+        let h = self.wall_hour(ctx.now);
         let Some(cur) = self.hour else {
             self.hour = Some(h);
             return;
@@ -150,18 +161,18 @@ impl TimeOfDay {
 
 impl Skeptic for TimeOfDay {
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
-        self.advance(ctx.now);
+        self.advance(ctx);
         (!self.busy[self.hour_of_day(p.start)]).then_some(*p)
     }
     fn on_event(&mut self, ev: &Event, ctx: &Context) -> Option<Prediction> {
-        self.advance(ctx.now);
+        self.advance(ctx);
         if ev.is_arrival() {
             self.count += 1;
         }
         None
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Prediction> {
-        self.advance(ctx.now);
+        self.advance(ctx);
         None
     }
 }
@@ -185,7 +196,7 @@ pub const TIME_OF_DAY: ComponentInfo = ComponentInfo {
             ParamKind::Int,
             "0",
             "h",
-            "wall-clock hour of the day (0–23) at time 0 of the trace",
+            "hours added to the hour of day: with no wall clock, the hour (0–23) at time 0 of the trace; with one (daemon, traces with absolute times), a time-zone shift from UTC",
         ),
         ParamInfo::optional(
             "gain",
@@ -278,6 +289,39 @@ mod tests {
         assert!(t.is_busy(10) && !t.is_busy(9));
         assert!(ask(&mut t, hours(24.0 * 2.0 + 11.2)));
         assert!(!ask(&mut t, hours(24.0 * 2.0 + 12.2)));
+    }
+
+    /// With the wall clock known, hours are real hours: time 0 is
+    /// 2026-11-21 09:30 UTC, so the first half hour of the trace is 09:xx
+    /// and the next hour boundary comes 30 minutes in, not 60.
+    #[test]
+    fn a_known_wall_clock_gives_real_hours() {
+        // 2026-11-21 00:00 UTC is 1_795_305_600 s after the epoch.
+        let clock = Nanos::from_secs(1_795_305_600) + hours(9.5);
+        let ctx = |t: Nanos| Context {
+            clock: Some(clock),
+            ..Context::at(t)
+        };
+        let mut t = TimeOfDay::new(1, 0, 0.5);
+        let r = Request::new(hours(0.1), hours(0.1) + Nanos::NANO, Op::Read, 0, 512);
+        t.on_event(&Event::arrival(&r), &ctx(r.arrival));
+        assert_eq!(t.hour_of_day(hours(0.1)), 9);
+        assert_eq!(t.hour_of_day(hours(0.6)), 10, "09:30 + 36 min");
+        // A busy 09:00 on day 0 (counted from 09:30), quiet 10:00: the
+        // next day's 09:45 is dropped, 10:45 passes.
+        for k in 0..20 {
+            let at = hours(0.2) + Nanos::from_secs(k);
+            let r = Request::new(at, at + Nanos::NANO, Op::Read, 0, 512);
+            t.on_event(&Event::arrival(&r), &ctx(at));
+        }
+        let r = Request::new(hours(1.0), hours(1.0) + Nanos::NANO, Op::Read, 0, 512);
+        t.on_event(&Event::arrival(&r), &ctx(r.arrival));
+        let ask_at = |t: &mut TimeOfDay, at: Nanos| {
+            let p = Prediction::new(at, Some(Nanos::from_secs(10)));
+            t.on_input(0, &p, &ctx(at)).is_some()
+        };
+        assert!(!ask_at(&mut t, hours(24.25)), "09:45 the next day is busy");
+        assert!(ask_at(&mut t, hours(25.25)), "10:45 the next day is quiet");
     }
 
     #[test]

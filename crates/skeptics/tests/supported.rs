@@ -116,6 +116,7 @@ fn check(
         outstanding: out as u32,
         idle_since: idle,
         lookahead: None,
+        clock: None,
     };
     skeptic.on_idle_begin(&ctx(now, 0, idle_since));
     for st in script {
