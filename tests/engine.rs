@@ -367,3 +367,38 @@ proptest! {
         prop_assert_eq!(fast_log, slow_log);
     }
 }
+
+/// A start detector that records the wall clock it is told.
+#[derive(Debug, Default)]
+struct SeesClock(Option<Option<Nanos>>);
+
+impl StartDetector for SeesClock {
+    fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+        self.0.get_or_insert(ctx.clock);
+        None
+    }
+}
+
+/// A timeline's wall clock reaches the components through `replay`; an
+/// engine's own clock wins.
+#[test]
+fn replay_tells_components_the_timeline_clock() {
+    let trace = hand_trace();
+    let clock = Nanos::from_secs(1_172_164_929);
+    let seen = |timeline: Timeline, engine_clock: Option<Nanos>| {
+        let det = Predictor::new(
+            SeesClock::default(),
+            lull::detectors::duration::Fixed::new(Nanos::from_secs(1), false),
+        );
+        let mut e = Engine::with_policy(det, StopPolicy::EarlierOf, NoTask);
+        if let Some(c) = engine_clock {
+            e = e.with_clock(c);
+        }
+        replay(&timeline, &mut e).unwrap();
+        e.detector().start_detector().0.flatten()
+    };
+    assert_eq!(seen(Timeline::from_requests(&trace), None), None);
+    let with = Timeline::from_requests(&trace).with_clock(Some(clock));
+    assert_eq!(seen(with.clone(), None), Some(clock));
+    assert_eq!(seen(with, Some(Nanos(7))), Some(Nanos(7)));
+}

@@ -145,7 +145,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));
     }
-    let timeline = Timeline::from_requests(&requests);
+    let timeline = Timeline::from_requests(&requests).with_clock(trace.clock);
     let opts = ReplayOptions {
         task: args.task.clone(),
         policy,

@@ -90,6 +90,9 @@ pub struct ModelOptions {
     pub log: bool,
     /// Keep every request the disk served.
     pub device_log: bool,
+    /// The wall clock at time 0 (Unix nanoseconds), if the trace said
+    /// (see [`lull_core::component::Context::clock`]).
+    pub clock: Option<Nanos>,
 }
 
 /// A finished model-timing run.
@@ -272,6 +275,9 @@ pub fn run_model<D: Detector>(
     let (base, _) = baseline(requests, model);
     let mut engine: Engine<D, PolicyActuator, Box<dyn BackgroundTask>> =
         Engine::with_policy(detector, policy, task);
+    if let Some(clock) = opts.clock {
+        engine = engine.with_clock(clock);
+    }
     if opts.log {
         engine = engine.with_log();
     }

@@ -6,7 +6,9 @@
 //! 128166385295514663,hm,0,Write,9056014336,2048,2833
 //! ```
 //!
-//! `Timestamp` is a Windows FILETIME (100 ns ticks since 1601-01-01 UTC);
+//! `Timestamp` is a Windows FILETIME (100 ns ticks since 1601-01-01 UTC;
+//! the trace keeps the wall clock of its first arrival, `Trace::clock`, for
+//! time-of-day skeptics);
 //! `Type` is `Read` or `Write` (any case); `Offset` and `Size` are bytes;
 //! `ResponseTime` is in 100 ns ticks, so completion = arrival + response.
 //! The device is `msr:<Hostname>_<DiskNumber>` (`msr:hm_0`), so several
@@ -24,6 +26,9 @@ use crate::error::TraceError;
 use crate::normalized::ReadOptions;
 use crate::text::{self, RowResult, header_starts, is_uint};
 use crate::trace::Trace;
+
+/// 1970-01-01 as a FILETIME, in nanoseconds since 1601-01-01.
+const FILETIME_UNIX_EPOCH_NS: u64 = 11_644_473_600 * 1_000_000_000;
 
 fn op(s: &str) -> Option<Op> {
     if s.eq_ignore_ascii_case("read") {
@@ -55,6 +60,9 @@ pub fn sniff(head: &[u8]) -> bool {
 
 /// Reads an MSR Cambridge CSV from `input`; `path` names it in errors.
 pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
+    // Whether timestamps are read as Unix time (decided on the first row:
+    // real FILETIMEs are after 1970; small test values stay as they are).
+    let mut unix: Option<bool> = None;
     text::read_csv(
         input,
         path,
@@ -79,9 +87,15 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             let offset = text::uint("Offset", f[4])?;
             let size = text::uint32("Size", f[5])?;
             let response = text::uint("ResponseTime", f[6])?;
-            let arrival = ticks
+            let mut arrival = ticks
                 .checked_mul(100)
                 .ok_or("`Timestamp` is too large for nanoseconds")?;
+            if *unix.get_or_insert(arrival >= FILETIME_UNIX_EPOCH_NS) {
+                arrival = arrival
+                    .checked_sub(FILETIME_UNIX_EPOCH_NS)
+                    .ok_or("`Timestamp` is before 1970 while earlier rows are after it")?;
+                trace.clock = Some(Nanos::ZERO);
+            }
             let completion = response
                 .checked_mul(100)
                 .and_then(|r| arrival.checked_add(r))
@@ -112,6 +126,30 @@ mod tests {
         assert_eq!(t.requests[1].arrival, Nanos(51_200));
         assert_eq!(t.requests[1].op, Op::Read);
         assert_eq!(t.requests[0].sector, 9_056_014_336 / 512);
+    }
+
+    /// FILETIME 128166385295514663 is 2007-02-22 17:22:09.551 UTC (the
+    /// MSR Cambridge traces start on 22 February 2007): 12,816,638,529.55 s
+    /// after 1601 less the 11,644,473,600 s to 1970.
+    #[test]
+    fn keeps_the_wall_clock() {
+        let text = "128166385295514663,hm,0,Write,9056014336,2048,2833\n";
+        let t = read(text.as_bytes(), Path::new("m.csv"), ReadOptions::default()).unwrap();
+        let unix_ns = 128_166_385_295_514_663u64 * 100 - 11_644_473_600 * 1_000_000_000;
+        assert_eq!(t.clock, Some(Nanos(unix_ns)));
+        assert_eq!(
+            unix_ns / 1_000_000_000,
+            1_172_164_929,
+            "2007-02-22 17:22:09 UTC"
+        );
+        // Made-up small timestamps carry no wall clock.
+        let t = read(
+            "5,hm,0,Read,0,512,1\n".as_bytes(),
+            Path::new("m.csv"),
+            ReadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(t.clock, None);
     }
 
     #[test]

@@ -247,6 +247,7 @@ pub fn replay_spec(
             ModelOptions {
                 log: opts.log,
                 device_log: false,
+                clock: timeline.clock(),
             },
         )?;
         return Ok(ReplayOutcome {

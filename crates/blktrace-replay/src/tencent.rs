@@ -13,7 +13,8 @@
 //! multiples of 8); `IOType` is 0 for a read and 1 for a write; the device
 //! is `tencent:<VolumeID>`. No completion is recorded: completion =
 //! arrival (1 ns to the engine). A header line is optional; rows are
-//! sorted by time and rebased.
+//! sorted by time and rebased, and the trace keeps the wall clock of its
+//! first arrival (`Trace::clock`, for time-of-day skeptics).
 
 use std::io::BufRead;
 use std::path::Path;
@@ -78,6 +79,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
                 .and_then(|b| u32::try_from(b).ok())
                 .ok_or("`Size` is too large")?;
             let dev = devices.id(trace, &format!("tencent:{volume}"))?;
+            // Unix seconds: raw time 0 is the epoch.
+            trace.clock = Some(Nanos::ZERO);
             Ok(Some(
                 Request::new(Nanos(t), Nanos(t), op, offset, bytes).on_device(dev),
             ))
@@ -98,5 +101,7 @@ mod tests {
         assert_eq!(t.requests[0].bytes, 65_536);
         assert_eq!(t.requests[1].arrival, Nanos::from_secs(1));
         assert_eq!(t.device_name(t.requests[0].device), "tencent:1063");
+        // Time 0 is the earliest row, 2018-09-30 15:59:59 UTC.
+        assert_eq!(t.clock, Some(Nanos::from_secs(1_538_323_199)));
     }
 }

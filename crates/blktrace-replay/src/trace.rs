@@ -21,6 +21,11 @@ pub struct Trace {
     /// completed, rows sorted, records dropped for their time. One line
     /// each, for people.
     pub notes: Vec<String>,
+    /// The wall clock at time 0, as Unix nanoseconds, for formats whose
+    /// timestamps are absolute (MSR's FILETIME, Tencent's Unix seconds):
+    /// time-of-day skeptics then see the trace's real hours. Readers set
+    /// it for their raw time 0 and [`Trace::rebase`] moves it along.
+    pub clock: Option<Nanos>,
 }
 
 impl Trace {
@@ -77,13 +82,15 @@ impl Trace {
         self.requests = keys.into_iter().map(|(_, i)| self.requests[i]).collect();
     }
 
-    /// Shifts time so the first arrival is at zero.
+    /// Shifts time so the first arrival is at zero (and the wall clock
+    /// of time 0 with it).
     pub fn rebase(&mut self) {
         if let Some(t0) = self.requests.iter().map(|r| r.arrival).min() {
             for r in &mut self.requests {
                 r.arrival = r.arrival - t0;
                 r.completion = r.completion - t0;
             }
+            self.clock = self.clock.map(|c| c + t0);
         }
     }
 

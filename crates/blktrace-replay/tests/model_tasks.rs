@@ -70,7 +70,7 @@ proptest! {
         let task: Box<dyn BackgroundTask> = Box::new(Writeback::new(cfg, &model));
         let det = build_network(net, &registry()).unwrap();
         let out = run_model(&reqs, det, StopPolicy::EarlierOf, task, &model,
-            ModelOptions { log: false, device_log: true }).unwrap();
+            ModelOptions { log: false, device_log: true, ..ModelOptions::default() }).unwrap();
         // Per (write, sector): how often it reached the disk; per sector:
         // the order of the writes that reached it.
         let mut count: HashMap<(u64, u64), u32> = HashMap::new();
@@ -138,6 +138,7 @@ fn writeback_with_a_quiet_end_writes_every_byte_exactly_once() {
         ModelOptions {
             log: false,
             device_log: true,
+            ..ModelOptions::default()
         },
     )
     .unwrap();

@@ -105,6 +105,7 @@ fn run(
         ModelOptions {
             log: false,
             device_log: true,
+            ..ModelOptions::default()
         },
     )
     .unwrap();

@@ -669,6 +669,9 @@ pub fn replay<D: Detector, A: Actuator, T: IdleTask>(
     timeline: &Timeline,
     engine: &mut Engine<D, A, T>,
 ) -> Result<RunReport, EngineError> {
+    if engine.clock.is_none() {
+        engine.clock = timeline.clock();
+    }
     let events = timeline.events();
     let run_ends = timeline
         .run_ends()

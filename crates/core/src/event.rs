@@ -130,6 +130,7 @@ pub struct Timeline {
     /// path; `None` past `u32::MAX` events.
     run_ends: Option<Vec<u32>>,
     requests: usize,
+    clock: Option<Nanos>,
 }
 
 impl Timeline {
@@ -206,6 +207,7 @@ impl Timeline {
             idle_after,
             run_ends,
             requests,
+            clock: None,
         }
     }
 
@@ -214,6 +216,18 @@ impl Timeline {
     /// event. `None` when the timeline is too long to index with `u32`.
     pub(crate) fn run_ends(&self) -> Option<&[u32]> {
         self.run_ends.as_deref()
+    }
+
+    /// Records the wall clock at time 0 (Unix nanoseconds) for traces with
+    /// absolute timestamps; [`crate::engine::replay`] tells the components
+    /// (see [`crate::component::Context::clock`]).
+    pub fn with_clock(mut self, clock: Option<Nanos>) -> Self {
+        self.clock = clock;
+        self
+    }
+    /// The wall clock at time 0, if the trace said.
+    pub fn clock(&self) -> Option<Nanos> {
+        self.clock
     }
 
     /// The events in replay order.

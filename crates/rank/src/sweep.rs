@@ -187,18 +187,20 @@ impl Source {
     /// Reads (or generates) the workload. A multi-device trace is reduced
     /// to `disk`, or to its busiest device.
     pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
-        let (requests, note) = match self {
+        let (requests, note, clock) = match self {
             Source::File(p) => {
                 let trace =
                     lull_blktrace_replay::open(p, lull_blktrace_replay::ReadOptions { lenient })
                         .map_err(RankError::Trace)?;
-                pick_device(&trace, disk, p)?
+                let (requests, note) = pick_device(&trace, disk, p)?;
+                (requests, note, trace.clock)
             }
             Source::Device { path, device } => {
                 let trace =
                     lull_blktrace_replay::open(path, lull_blktrace_replay::ReadOptions { lenient })
                         .map_err(RankError::Trace)?;
-                pick_device(&trace, Some(device), path)?
+                let (requests, note) = pick_device(&trace, Some(device), path)?;
+                (requests, note, trace.clock)
             }
             Source::Builtin {
                 name,
@@ -211,7 +213,11 @@ impl Source {
                         synth::names().join(", ")
                     ))
                 })?;
-                (synth::generate(shape, *duration, *seed).requests, None)
+                (
+                    synth::generate(shape, *duration, *seed).requests,
+                    None,
+                    None,
+                )
             }
         };
         if requests.is_empty() {
@@ -221,6 +227,7 @@ impl Source {
             )));
         }
         let mut w = Workload::from_requests(self.name(), self.describe(), &requests);
+        w.timeline = std::mem::take(&mut w.timeline).with_clock(clock);
         w.note = note;
         Ok(w)
     }
