@@ -371,7 +371,13 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         } else {
             !self.act_events
         };
-        if !act_quiet || self.det_events || self.task_events || self.task_stale {
+        // A task that looks at events may still take whole runs.
+        let task_runs = self.task_events;
+        if !act_quiet
+            || self.det_events
+            || self.task_stale
+            || (task_runs && !self.task.skips_runs(self.now))
+        {
             return i;
         }
         // Deadlines only; the pending idle start is what gets skipped.
@@ -398,6 +404,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             if events[end].time >= limit {
                 return i;
             }
+            if task_runs {
+                self.task.skip_run(None, events[end].time);
+            }
             if running {
                 // events[j..=end] hold both events of each of their
                 // requests; all but the first arrive while the task runs.
@@ -421,6 +430,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                     break;
                 }
                 actual += gap;
+                if task_runs {
+                    self.task.skip_run(Some(next.time), events[end].time);
+                }
                 if running {
                     violations += ((end - j) / 2) as u64;
                     settled += (end - j) / 2;
@@ -442,6 +454,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         let settled = u32::try_from(settled).unwrap_or(u32::MAX);
         self.acc
             .fast_forward(end, actual, overflow, violations, settled);
+        if task_runs {
+            self.task_deadline = self.task.next_deadline();
+        }
         self.refresh_due();
         j + 1
     }

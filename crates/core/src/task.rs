@@ -58,6 +58,19 @@ pub trait IdleTask: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
+    /// Whether, at `now`, the foreground events of a busy run would only
+    /// book the idle gap before it and leave the task otherwise as it is
+    /// (a spun-up disk with nothing to delay): the replay may then skip
+    /// them and call [`IdleTask::skip_run`] instead. `false`, the default,
+    /// promises nothing. Asked again each time it matters.
+    fn skips_runs(&self, _now: Nanos) -> bool {
+        false
+    }
+    /// A busy run the replay skipped (only after `skips_runs` said so):
+    /// its first arrival came at `start`, ending the idle gap before it
+    /// (`None` when that arrival was pushed as an event), and the device
+    /// emptied again at `end`, its last completion.
+    fn skip_run(&mut self, _start: Option<Nanos>, _end: Nanos) {}
     /// When the task wants `on_deadline` next (its repeated steps).
     fn next_deadline(&self) -> Option<Nanos> {
         None
@@ -93,6 +106,12 @@ impl<T: IdleTask + ?Sized> IdleTask for Box<T> {
     }
     fn wants_events(&self) -> bool {
         (**self).wants_events()
+    }
+    fn skips_runs(&self, now: Nanos) -> bool {
+        (**self).skips_runs(now)
+    }
+    fn skip_run(&mut self, start: Option<Nanos>, end: Nanos) {
+        (**self).skip_run(start, end)
     }
     fn next_deadline(&self) -> Option<Nanos> {
         (**self).next_deadline()

@@ -27,7 +27,6 @@
 //! is outstanding.
 
 use lull_core::component::{Context, Prediction, Start, StartDetector};
-use lull_core::event::Event;
 use lull_core::registry::{Built, ComponentInfo, ParamError, Params, Registry, Role};
 use lull_core::time::Nanos;
 
@@ -64,11 +63,11 @@ impl AdaptiveTimer {
 }
 
 impl StartDetector for AdaptiveTimer {
-    fn on_event(&mut self, ev: &Event, _ctx: &Context) -> Option<Start> {
-        if ev.is_arrival() {
-            self.armed.disarm();
-        }
-        None
+    // As for the plain timer: the alarm is armed only inside an announced
+    // idle period, so the arrival that ends it (told through
+    // `on_idle_end`) is the only one that matters.
+    fn wants_events(&self) -> bool {
+        false
     }
     fn gauges(&self) -> Vec<(String, f64)> {
         vec![("timeout_s".into(), self.timeout.value().as_secs_f64())]
@@ -87,6 +86,7 @@ impl StartDetector for AdaptiveTimer {
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, _began: Nanos) {
+        self.armed.disarm();
         if let Some((p, waited)) = self.issued.take() {
             let eager = match p.duration {
                 Some(d) => ctx.now < p.start + d,

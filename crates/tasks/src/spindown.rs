@@ -106,6 +106,18 @@ impl Spindown {
         }
     }
 
+    /// An arrival at `t` ends the idle period begun at `idle_since`: the
+    /// oracle slept through it if it was longer than break-even.
+    fn book_oracle_gap(&mut self, t: Nanos) {
+        if let Some(s) = self.idle_since.take() {
+            let gap = t - s;
+            if gap.as_secs_f64() > self.model.break_even() {
+                self.oracle_sleep += gap;
+                self.oracle_spinups += 1;
+            }
+        }
+    }
+
     fn sleep_now(&mut self, now: Nanos) {
         if self.first.is_some() && self.asleep_since.is_none() {
             // SPEC §4.2 as written: asleep from the start of the task, even
@@ -197,6 +209,22 @@ impl IdleTask for Spindown {
         self.armed = false;
     }
 
+    fn skips_runs(&self, now: Nanos) -> bool {
+        // Spun up, ready, not about to spin down: a busy run only books
+        // the oracle's view of the gap before it.
+        !self.running && !self.armed && self.asleep_since.is_none() && self.ready_at <= now
+    }
+
+    fn skip_run(&mut self, start: Option<Nanos>, end: Nanos) {
+        if let Some(a) = start {
+            self.first.get_or_insert(a);
+            self.book_oracle_gap(a);
+        }
+        // Every request of the run has completed: idle from its end.
+        self.outstanding = 0;
+        self.idle_since = Some(end);
+    }
+
     fn on_event(&mut self, ev: &Event, _ctx: &Context) {
         let t = ev.time;
         match ev.kind {
@@ -204,13 +232,7 @@ impl IdleTask for Spindown {
                 if self.first.is_none() {
                     self.first = Some(t);
                 }
-                if let Some(s) = self.idle_since.take() {
-                    let gap = t - s;
-                    if gap.as_secs_f64() > self.model.break_even() {
-                        self.oracle_sleep += gap;
-                        self.oracle_spinups += 1;
-                    }
-                }
+                self.book_oracle_gap(t);
                 match self.asleep_since.take() {
                     Some(a) if t >= a => {
                         let slept = (t - a).as_secs_f64();
