@@ -184,3 +184,31 @@ fn replay_accepts_a_toml_network() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["efficiency"], 1.0);
 }
+
+/// Traces with absolute timestamps say when they were recorded.
+#[test]
+fn trace_info_says_when_an_msr_trace_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write(
+        dir.path(),
+        "hm_0.csv",
+        "128166385295514663,hm,0,Write,9056014336,2048,2833\n\
+         128166385395514663,hm,0,Read,9056014336,4096,2000\n",
+    );
+    let o = lull(&["trace", "info", &csv]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("recorded    from 2007-02-22T17:22:09Z"),
+        "{text}"
+    );
+    let o = lull(&["trace", "info", &csv, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let start = v["start_unix_s"].as_f64().unwrap();
+    assert!((start - 1_172_164_929.551).abs() < 1e-3, "{start}");
+    // A normalized CSV has no wall clock.
+    let csv = write(dir.path(), "n.csv", &format!("{HEADER}0,1000,R,0,512,a\n"));
+    let o = lull(&["trace", "info", &csv, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("start_unix_s").is_none());
+}

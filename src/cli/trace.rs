@@ -122,6 +122,14 @@ fn write_text(
         i.bytes, i.read_bytes, i.write_bytes
     )?;
     writeln!(out, "  span        {:.3} s", i.span_s)?;
+    if let Some(start) = i.start_unix_s {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(start.max(0.0));
+        writeln!(
+            out,
+            "  recorded    from {}",
+            humantime::format_rfc3339_seconds(at)
+        )?;
+    }
     if i.skipped > 0 {
         writeln!(out, "  skipped     {}", i.skipped)?;
     }

@@ -67,6 +67,9 @@ pub struct TraceInfo {
     pub skipped: u64,
     /// First arrival to last completion, seconds.
     pub span_s: f64,
+    /// When the first request arrived, Unix seconds, for formats with
+    /// absolute timestamps (see [`Trace::clock`]).
+    pub start_unix_s: Option<f64>,
     /// The device the idle picture is of (the busiest).
     pub idle_device: String,
     /// Its requests.
@@ -122,6 +125,7 @@ impl TraceInfo {
             write_bytes: 0,
             skipped: trace.skipped,
             span_s: trace.span().as_secs_f64(),
+            start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
             idle_device: String::new(),
             idle_device_requests: 0,
             idle_device_span_s: 0.0,
@@ -222,6 +226,13 @@ impl TraceInfo {
             ("longest_idle_s".into(), self.longest_idle_s),
             ("mean_idle_s".into(), self.mean_idle_s),
         ];
+        if let Some(start) = self.start_unix_s {
+            let at = v
+                .iter()
+                .position(|(k, _)| k == "span_s")
+                .map_or(v.len(), |i| i + 1);
+            v.insert(at, ("start_unix_s".into(), start));
+        }
         for l in &self.long {
             let t = threshold_key(l.threshold_s);
             v.push((format!("idle_periods_over_{t}"), l.periods as f64));
