@@ -9,7 +9,8 @@
 //! `opcode` is `R` or `W`; `offset` and `length` are bytes; `timestamp`
 //! is Unix microseconds. The device is `alibaba:<device_id>`. No
 //! completion is recorded: completion = arrival (1 ns to the engine). A
-//! header line is optional; rows are sorted by time and rebased.
+//! header line is optional; rows are sorted by time and rebased, and the
+//! trace keeps the wall clock of its first arrival (`Trace::clock`).
 
 use std::io::BufRead;
 use std::path::Path;
@@ -61,6 +62,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             let us = text::uint("timestamp", f[4])?;
             let t = us.checked_mul(1_000).ok_or("`timestamp` is too large")?;
             let dev = devices.id(trace, &format!("alibaba:{id}"))?;
+            // Unix microseconds: raw time 0 is the epoch.
+            trace.clock = Some(Nanos::ZERO);
             Ok(Some(
                 Request::new(Nanos(t), Nanos(t), op, offset / 512, length).on_device(dev),
             ))
@@ -83,5 +86,7 @@ mod tests {
         assert_eq!(t.requests[0].op, Op::Read);
         assert_eq!(t.requests[1].arrival, Nanos(48_000));
         assert_eq!(t.requests[1].sector, 8_792_064 / 512);
+        // 2019-12-31 16:00:00 UTC, midnight in Beijing.
+        assert_eq!(t.clock, Some(Nanos::from_secs(1_577_808_000)));
     }
 }

@@ -9,7 +9,8 @@
 //! `IOType` is `R` or `W`, `Offset` and `Size` are bytes. The device is
 //! `systor:<LUN>`. **The rows are not sorted by time** (the public samples
 //! have hundreds of inversions), so the reader sorts them; the note on the
-//! trace says how many were out of order. Time is rebased to start at zero.
+//! trace says how many were out of order. Time is rebased to start at zero;
+//! the trace keeps the wall clock of its first arrival (`Trace::clock`).
 
 use std::io::BufRead;
 use std::path::Path;
@@ -63,6 +64,8 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             let size = text::uint32("Size", f[5])?;
             let completion = t.checked_add(response).ok_or("`Response` is too large")?;
             let dev = devices.id(trace, &format!("systor:{lun}"))?;
+            // Unix seconds: raw time 0 is the epoch.
+            trace.clock = Some(Nanos::ZERO);
             Ok(Some(
                 Request::new(Nanos(t), Nanos(completion), op, offset / 512, size).on_device(dev),
             ))
@@ -87,5 +90,7 @@ mod tests {
         assert_eq!(t.requests[0].completion, Nanos(8_044_000));
         assert_eq!(t.requests[1].arrival, Nanos(6_791_000));
         assert_eq!(t.notes.len(), 1);
+        // Time 0 is the earliest row, 2016-02-21 22:52:25.126285 UTC.
+        assert_eq!(t.clock, Some(Nanos(1_456_095_145_126_285_000)));
     }
 }
