@@ -405,10 +405,8 @@ impl StartDetector for EventWindow {
                 self.busy_acc += ev.time - s;
             }
         }
-        {
-            let declared = self.evaluate(ctx.now);
-            self.hyst.signal(declared, ctx.now)
-        }
+        let declared = self.evaluate(ctx.now);
+        self.hyst.signal(declared, ctx.now)
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.evaluate(ctx.now) | self.hyst.on_idle_begin();
@@ -506,10 +504,8 @@ impl StartDetector for TimeWindow {
             self.times.push_back(ev.time);
             self.hyst.on_arrival();
         }
-        {
-            let declared = self.evaluate(ctx.now);
-            self.hyst.signal(declared, ctx.now)
-        }
+        let declared = self.evaluate(ctx.now);
+        self.hyst.signal(declared, ctx.now)
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         let declared = self.evaluate(ctx.now) | self.hyst.on_idle_begin();
@@ -519,10 +515,8 @@ impl StartDetector for TimeWindow {
         self.crossing
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        {
-            let declared = self.evaluate(ctx.now);
-            self.hyst.signal(declared, ctx.now)
-        }
+        let declared = self.evaluate(ctx.now);
+        self.hyst.signal(declared, ctx.now)
     }
 }
 
