@@ -197,9 +197,7 @@ pub trait DurationPredictor: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
-    /// Internal values worth watching while it runs (an adaptive timeout,
-    /// a learned threshold, combination weights) as `(name, value)`, for
-    /// metrics and debugging; empty by default. Not on any hot path.
+    /// What it has learned, as for [`StartDetector::gauges`].
     fn gauges(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
@@ -246,9 +244,7 @@ pub trait Skeptic: Send + fmt::Debug {
     fn on_deadline(&mut self, _ctx: &Context) -> Option<Prediction> {
         None
     }
-    /// Internal values worth watching while it runs (an adaptive timeout,
-    /// a learned threshold, combination weights) as `(name, value)`, for
-    /// metrics and debugging; empty by default. Not on any hot path.
+    /// What it has learned, as for [`StartDetector::gauges`].
     fn gauges(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
@@ -270,9 +266,7 @@ pub trait Detector: Send + fmt::Debug {
     fn wants_events(&self) -> bool {
         true
     }
-    /// Internal values worth watching while it runs (an adaptive timeout,
-    /// a learned threshold, combination weights) as `(name, value)`, for
-    /// metrics and debugging; empty by default. Not on any hot path.
+    /// What it has learned, as for [`StartDetector::gauges`].
     fn gauges(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
