@@ -215,6 +215,9 @@ impl TraceInfo {
             ("write_bytes".into(), self.write_bytes as f64),
             ("skipped".into(), self.skipped as f64),
             ("span_s".into(), self.span_s),
+        ];
+        v.extend(self.start_unix_s.map(|s| ("start_unix_s".into(), s)));
+        v.extend([
             (
                 "idle_device_requests".into(),
                 self.idle_device_requests as f64,
@@ -225,14 +228,7 @@ impl TraceInfo {
             ("idle_share".into(), self.idle_share),
             ("longest_idle_s".into(), self.longest_idle_s),
             ("mean_idle_s".into(), self.mean_idle_s),
-        ];
-        if let Some(start) = self.start_unix_s {
-            let at = v
-                .iter()
-                .position(|(k, _)| k == "span_s")
-                .map_or(v.len(), |i| i + 1);
-            v.insert(at, ("start_unix_s".into(), start));
-        }
+        ]);
         for l in &self.long {
             let t = threshold_key(l.threshold_s);
             v.push((format!("idle_periods_over_{t}"), l.periods as f64));
