@@ -16,7 +16,7 @@ fn req(a: f64, c: f64) -> Request {
 }
 
 fn run(requests: &[Request], spec: &str, policy: StopPolicy) -> (InternalMeasures, Vec<LogEntry>) {
-    let registry = lull::registry();
+    let registry = lull::registry().with_breakeven(Nanos::from_secs(3));
     let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let mut engine = Engine::with_policy(network, policy, NoTask).with_log();
     let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
@@ -275,7 +275,7 @@ fn run_path(
     spindown: bool,
     slow: bool,
 ) -> (RunReport, Vec<LogEntry>) {
-    let registry = lull::registry();
+    let registry = lull::registry().with_breakeven(Nanos::from_secs(3));
     let network = build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let mut engine = Engine::with_policy(network, policy, task(spindown))
         .with_log()

@@ -118,7 +118,11 @@ pub(crate) fn select_device(
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
-    let registry = lull::registry();
+    let registry = lull_blktrace_replay::replay::registry_for(
+        &lull::registry(),
+        &args.task,
+        args.device.as_deref(),
+    )?;
     let spec = load_spec(&args.net, &registry)?;
     let policy = match &args.policy {
         Some(p) => Some(

@@ -22,6 +22,7 @@ use lull_core::event::Timeline;
 use lull_core::registry::Registry;
 use lull_core::spec::NetworkSpec;
 use lull_core::task::{IdleTask, NoTask};
+use lull_core::time::Nanos;
 use lull_tasks::background::BackgroundTask;
 use lull_tasks::cleaning::{Cleaning, CleaningConfig};
 use lull_tasks::device::ServiceModel;
@@ -175,6 +176,35 @@ pub fn service_model(device: Option<&str>) -> Result<ServiceModel, ReplayError> 
         })
 }
 
+/// The break-even time `B` of task `name` on the `--device` preset: what
+/// networks built for it resolve `2B` and their B-scaled defaults against
+/// ([`Registry::with_breakeven`]).
+///
+/// - `spindown` (and `none`, which is measured for the same drive): the
+///   power model's `p_spinup·t_spinup/(p_active − p_sleep)`;
+/// - `writeback`, `cleaning` (and their `+manners` forms): the service
+///   model's random-access time ([`ServiceModel::breakeven`]).
+pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayError> {
+    match natural_timing(name)? {
+        Timing::Model => Ok(service_model(device)?.breakeven()),
+        _ => Ok(Nanos::from_secs_f64(power_model(device)?.break_even())),
+    }
+}
+
+/// `registry` set up for task `name` on the `--device` preset
+/// ([`task_breakeven`]), unless it already has a break-even time.
+pub fn registry_for(
+    registry: &Registry,
+    name: &str,
+    device: Option<&str>,
+) -> Result<Registry, ReplayError> {
+    let mut r = registry.clone();
+    if r.breakeven().is_none() {
+        r.set_breakeven(Some(task_breakeven(name, device)?));
+    }
+    Ok(r)
+}
+
 /// Builds the idle task named `name` for trace timing (`none`,
 /// `spindown`). Model-timing tasks are built by [`make_background_task`].
 pub fn make_task(name: &str, opts: &ReplayOptions) -> Result<Box<dyn IdleTask>, ReplayError> {
@@ -232,6 +262,7 @@ pub fn replay_spec(
     registry: &Registry,
     opts: &ReplayOptions,
 ) -> Result<ReplayOutcome, ReplayError> {
+    let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
     let network = spec.build(registry)?;
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {

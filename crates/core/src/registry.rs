@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::component::{DurationPredictor, Skeptic, StartDetector};
-use crate::time::{Nanos, parse_duration};
+use crate::time::{Nanos, parse_duration_in};
 
 /// What a component is in the taxonomy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -205,11 +205,19 @@ impl fmt::Display for ParamValue {
 }
 
 impl ParamKind {
-    /// Parses `text` as a value of this kind.
+    /// Parses `text` as a value of this kind, with no break-even time
+    /// known (a duration written relative to `B` is an error).
     pub fn parse(&self, text: &str) -> Result<ParamValue, String> {
+        self.parse_in(text, None)
+    }
+
+    /// Parses `text` as a value of this kind; durations may be written
+    /// relative to `breakeven` (`2B`, `B/16`: see
+    /// [`parse_duration_in`](crate::time::parse_duration_in)).
+    pub fn parse_in(&self, text: &str, breakeven: Option<Nanos>) -> Result<ParamValue, String> {
         let text = text.trim();
         match self {
-            ParamKind::Duration => parse_duration(text)
+            ParamKind::Duration => parse_duration_in(text, breakeven)
                 .map(ParamValue::Duration)
                 .map_err(|e| e.to_string()),
             ParamKind::Float => {
@@ -293,15 +301,28 @@ impl std::error::Error for ParamError {}
 pub struct Params {
     values: BTreeMap<&'static str, ParamValue>,
     inputs: usize,
+    breakeven: Option<Nanos>,
 }
 
 impl Params {
     /// Resolves `args` (positional first, then `name=value`) against the
-    /// declared parameters.
+    /// declared parameters, with no break-even time known.
     pub fn resolve(
         info: &ComponentInfo,
         args: &[(Option<&str>, &str)],
         inputs: usize,
+    ) -> Result<Params, ParamError> {
+        Params::resolve_in(info, args, inputs, None)
+    }
+
+    /// Resolves `args` for a device whose break-even time is `breakeven`:
+    /// durations written relative to it (`2B`), given or default, become
+    /// absolute, and [`Params::breakeven`] hands it to the factory.
+    pub fn resolve_in(
+        info: &ComponentInfo,
+        args: &[(Option<&str>, &str)],
+        inputs: usize,
+        breakeven: Option<Nanos>,
     ) -> Result<Params, ParamError> {
         let mut given: BTreeMap<&'static str, &str> = BTreeMap::new();
         let mut seen_named = false;
@@ -355,10 +376,17 @@ impl Params {
                 (None, Some(d)) => d,
                 (None, None) => return Err(ParamError::new(p.name, "required")),
             };
-            let v = p.kind.parse(text).map_err(|e| ParamError::new(p.name, e))?;
+            let v = p
+                .kind
+                .parse_in(text, breakeven)
+                .map_err(|e| ParamError::new(p.name, e))?;
             values.insert(p.name, v);
         }
-        Ok(Params { values, inputs })
+        Ok(Params {
+            values,
+            inputs,
+            breakeven,
+        })
     }
 
     /// Parameters from already-typed values (for code that builds
@@ -382,6 +410,21 @@ impl Params {
     /// How many inputs the node has (skeptics size their state from it).
     pub fn inputs(&self) -> usize {
         self.inputs
+    }
+    /// The break-even time `B` of the device the network is built for, if
+    /// known ([`Registry::with_breakeven`]).
+    pub fn breakeven(&self) -> Option<Nanos> {
+        self.breakeven
+    }
+    /// [`Params::breakeven`], or an error naming `param` for components
+    /// that cannot work without it.
+    pub fn require_breakeven(&self, param: &str) -> Result<Nanos, ParamError> {
+        self.breakeven.ok_or_else(|| {
+            ParamError::new(
+                param,
+                "needs the break-even time B of the device: give the parameter, or build the network for a task's device (--device)",
+            )
+        })
     }
     /// Every value, by name.
     pub fn values(&self) -> &BTreeMap<&'static str, ParamValue> {
@@ -503,15 +546,44 @@ struct Entry {
     factory: Factory,
 }
 
-/// The catalogue of component kinds, by canonical name.
+/// Expands a named network ([`NetworkInfo`]) into a one-line spec for the
+/// registry it is built with (its break-even time and components).
+pub type Expander = Arc<dyn Fn(&Registry) -> Result<String, ParamError> + Send + Sync>;
+
+/// The catalogue entry of a named network: a composition that a user can
+/// pick by name (`auto`), expanded into a spec when it is built.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct NetworkInfo {
+    /// The name, used as the whole spec (`auto`).
+    pub name: &'static str,
+    /// One line on what it is.
+    pub summary: &'static str,
+}
+
+#[derive(Clone)]
+struct NetworkEntry {
+    info: NetworkInfo,
+    expand: Expander,
+}
+
+/// The catalogue of component kinds, by canonical name, and of named
+/// networks; and the break-even time `B` of the device networks are built
+/// for, which durations written as `2B` and components that scale with the
+/// drive take from here.
 #[derive(Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<&'static str, Entry>,
+    networks: BTreeMap<&'static str, NetworkEntry>,
+    breakeven: Option<Nanos>,
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.entries.keys()).finish()
+        f.debug_struct("Registry")
+            .field("components", &self.entries.keys().collect::<Vec<_>>())
+            .field("networks", &self.networks.keys().collect::<Vec<_>>())
+            .field("breakeven", &self.breakeven)
+            .finish()
     }
 }
 
@@ -540,7 +612,7 @@ impl Registry {
         );
         for p in info.params {
             if let Some(d) = p.default {
-                if let Err(e) = p.kind.parse(d) {
+                if let Err(e) = p.kind.parse_in(d, Some(Nanos::from_secs(1))) {
                     panic!("{}: default of `{}` does not parse: {e}", info.name, p.name);
                 }
             }
@@ -552,6 +624,53 @@ impl Registry {
                 factory: Arc::new(factory),
             },
         );
+    }
+
+    /// The same registry for a device whose break-even time is `b`:
+    /// durations written relative to it (`timer(2B)`) and the defaults of
+    /// components that scale with the drive (`random-timer`, `share`, the
+    /// adaptive timers' bounds) resolve against it.
+    pub fn with_breakeven(mut self, b: Nanos) -> Self {
+        self.breakeven = Some(b);
+        self
+    }
+
+    /// Sets or clears the break-even time ([`Registry::with_breakeven`]).
+    pub fn set_breakeven(&mut self, b: Option<Nanos>) {
+        self.breakeven = b;
+    }
+
+    /// The break-even time networks are built for, if known.
+    pub fn breakeven(&self) -> Option<Nanos> {
+        self.breakeven
+    }
+
+    /// Registers a named network: `expand` turns it into a one-line spec
+    /// for this registry. A second registration replaces the first.
+    pub fn register_network<F>(&mut self, info: NetworkInfo, expand: F)
+    where
+        F: Fn(&Registry) -> Result<String, ParamError> + Send + Sync + 'static,
+    {
+        self.networks.insert(
+            info.name,
+            NetworkEntry {
+                info,
+                expand: Arc::new(expand),
+            },
+        );
+    }
+
+    /// The named networks, sorted by name.
+    pub fn networks(&self) -> Vec<&NetworkInfo> {
+        self.networks.values().map(|e| &e.info).collect()
+    }
+
+    /// The spec a named network stands for with this registry, if `name`
+    /// (with or without `()`) is one.
+    pub fn expand_network(&self, name: &str) -> Option<Result<String, ParamError>> {
+        let name = name.trim();
+        let name = name.strip_suffix("()").map_or(name, str::trim);
+        self.networks.get(name).map(|e| (e.expand)(self))
     }
 
     /// The entry for `name`.
@@ -586,7 +705,7 @@ impl Registry {
             .entries
             .get(name)
             .ok_or_else(|| ParamError::new("", format!("unknown component `{name}`")))?;
-        let params = Params::resolve(&entry.info, args, inputs)?;
+        let params = Params::resolve_in(&entry.info, args, inputs, self.breakeven)?;
         (entry.factory)(&params)
     }
 }

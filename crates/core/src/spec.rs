@@ -569,7 +569,29 @@ impl Lower<'_> {
 impl NetworkSpec {
     /// Parses a one-line spec. With a registry, names are checked for their
     /// role as the spec is read; without one, the shape alone decides.
+    ///
+    /// With a registry, a named network (`auto`) is expanded first into
+    /// the spec it stands for on that registry's device.
     pub fn parse(text: &str, registry: Option<&Registry>) -> Result<NetworkSpec, SpecError> {
+        if let Some(expanded) = registry.and_then(|r| r.expand_network(text)) {
+            let expanded = expanded.map_err(|e| SpecError {
+                source: text.to_string(),
+                pos: 0,
+                message: format!("network `{}`: {e}", text.trim()),
+            })?;
+            return NetworkSpec::parse_line(&expanded, registry).map_err(|e| SpecError {
+                source: text.to_string(),
+                pos: 0,
+                message: format!(
+                    "network `{}` expands to `{expanded}`, which does not parse: {e}",
+                    text.trim()
+                ),
+            });
+        }
+        NetworkSpec::parse_line(text, registry)
+    }
+
+    fn parse_line(text: &str, registry: Option<&Registry>) -> Result<NetworkSpec, SpecError> {
         let mut p = Parser { src: text, pos: 0 };
         if p.peek().is_none() {
             return p.err(0, "empty spec");

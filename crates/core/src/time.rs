@@ -222,9 +222,96 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     }
 }
 
+/// Parses a duration that may be written relative to the break-even time
+/// `B` of the device a network is built for: `B`, `2B`, `0.5B`, `B/16`,
+/// `3B/2` (a non-negative number, `B`, an optional `/divisor`). Plain
+/// durations (`10s`) parse as [`parse_duration`] does.
+///
+/// Written relative to `B`, one spec serves every drive: `timer(2B)` waits
+/// 6 s on the paper's 2.5" disk (B = 3 s) and 2.4 minutes on a NAS disk
+/// whose break-even is 72 s. With `breakeven` unknown (`None`) a relative
+/// duration is an error that says so.
+pub fn parse_duration_in(text: &str, breakeven: Option<Nanos>) -> Result<Nanos, DurationError> {
+    let s = text.trim();
+    let Some(at) = s.find('B') else {
+        return parse_duration(text);
+    };
+    let err = |reason| DurationError {
+        input: text.to_string(),
+        reason,
+    };
+    let factor = |t: &str| -> Result<f64, DurationError> {
+        let t = t.trim();
+        let x: f64 = t
+            .parse()
+            .map_err(|_| err("not a number before or after B"))?;
+        if !x.is_finite() {
+            Err(err("not finite"))
+        } else if x < 0.0 {
+            Err(err("negative"))
+        } else {
+            Ok(x)
+        }
+    };
+    let (num, rest) = s.split_at(at);
+    let mul = if num.trim().is_empty() {
+        1.0
+    } else {
+        factor(num.trim_end_matches('*'))?
+    };
+    let rest = rest[1..].trim();
+    let div = match rest.strip_prefix('/') {
+        Some(d) => factor(d)?,
+        None if rest.is_empty() => 1.0,
+        None => return Err(err("unexpected text after B (write B, 2B, 0.5B or B/16)")),
+    };
+    if div == 0.0 {
+        return Err(err("division by zero"));
+    }
+    let b = breakeven.ok_or_else(|| {
+        err("relative to the break-even time B, which is not known here (build the network for a task's device)")
+    })?;
+    let ns = b.0 as f64 * mul / div;
+    if ns >= u64::MAX as f64 {
+        return Err(err("too large"));
+    }
+    Ok(Nanos(ns.round() as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_durations_relative_to_break_even() {
+        let b = Some(Nanos::from_secs(3));
+        assert_eq!(parse_duration_in("B", b).unwrap(), Nanos::from_secs(3));
+        assert_eq!(parse_duration_in("2B", b).unwrap(), Nanos::from_secs(6));
+        assert_eq!(
+            parse_duration_in(" 0.5 B ", b).unwrap(),
+            Nanos::from_millis(1500)
+        );
+        assert_eq!(
+            parse_duration_in("B/16", b).unwrap(),
+            Nanos::from_micros(187_500)
+        );
+        assert_eq!(
+            parse_duration_in("3B/2", b).unwrap(),
+            Nanos::from_millis(4500)
+        );
+        assert_eq!(
+            parse_duration_in("10s", None).unwrap(),
+            Nanos::from_secs(10)
+        );
+        let e = parse_duration_in("2B", None).unwrap_err();
+        assert!(e.to_string().contains("break-even"), "{e}");
+        for bad in ["-1B", "B/0", "xB", "B2", "B/x"] {
+            assert!(parse_duration_in(bad, b).is_err(), "{bad}");
+        }
+        // The same spec scales with the drive.
+        let nas = Some(Nanos::from_secs(72));
+        assert_eq!(parse_duration_in("2B", nas).unwrap(), Nanos::from_secs(144));
+    }
 
     #[test]
     fn parses_units() {

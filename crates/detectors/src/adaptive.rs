@@ -16,8 +16,15 @@
 //! arrival, so it is judged against the wait instead: too eager when the
 //! declared part (`arrival − start`) was shorter than the timeout the
 //! detector waited before declaring, too conservative otherwise (it waited
-//! a small share of a long period). Idle periods in which the timer did not
-//! fire leave the timeout unchanged.
+//! a small share of a long period).
+//!
+//! **Missed opportunities.** An idle period in which the timer did not fire
+//! but that lasted at least `missed` (default: the device's break-even time
+//! `B`, beyond which acting would have paid off) also **shortens** the
+//! timeout. The paper's rule judges only predictions that were made, so a
+//! timeout that once grew past the typical long gap never fires again and
+//! stays at its ceiling forever, however long the idle periods it sits out;
+//! this feedback lets it come back. `missed=0` restores the paper's rule.
 //!
 //! The timeout always stays within `[floor, ceiling]`. The first word of the
 //! name says how it lengthens (`arith`: add `step`; `geom`: double), the
@@ -30,13 +37,16 @@ use lull_core::component::{Context, Prediction, Start, StartDetector};
 use lull_core::registry::{Built, ComponentInfo, ParamError, Params, Registry, Role};
 use lull_core::time::Nanos;
 
-use crate::adjust::{Bounded, STEP, T_CEILING, T_FLOOR, T_INITIAL};
+use crate::adjust::{Bounded, STEP, T_CEILING, T_FLOOR, T_INITIAL, T_MISSED};
 use crate::timer::Alarm;
 
 /// An adaptive timer (`adapt-timer-*`); see the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct AdaptiveTimer {
     timeout: Bounded,
+    /// Periods at least this long that the timer sat out shorten it
+    /// (`None`: off).
+    missed: Option<Nanos>,
     armed: Alarm,
     /// The prediction issued in the current idle period and the timeout it
     /// waited for.
@@ -44,13 +54,21 @@ pub struct AdaptiveTimer {
 }
 
 impl AdaptiveTimer {
-    /// An adaptive timer whose timeout is `timeout`.
+    /// An adaptive timer whose timeout is `timeout`, judging only the
+    /// predictions it made (the paper's rule).
     pub fn new(timeout: Bounded) -> Self {
         AdaptiveTimer {
             timeout,
+            missed: None,
             armed: Alarm::default(),
             issued: None,
         }
+    }
+    /// Also shortens the timeout after an idle period of at least
+    /// `missed` in which it did not fire (`Nanos::ZERO`: off).
+    pub fn with_missed(mut self, missed: Nanos) -> Self {
+        self.missed = (missed > Nanos::ZERO).then_some(missed);
+        self
     }
     /// The current timeout.
     pub fn timeout(&self) -> Nanos {
@@ -75,8 +93,10 @@ impl StartDetector for AdaptiveTimer {
     fn quiet_below(&self) -> Nanos {
         // With no alarm armed and no prediction to judge, a period shorter
         // than the timeout arms and disarms the alarm and judges nothing.
+        // A period long enough to be a missed opportunity must be seen.
         if self.armed.deadline().is_none() && self.issued.is_none() {
-            self.timeout.value()
+            self.missed
+                .map_or(self.timeout.value(), |m| m.min(self.timeout.value()))
         } else {
             Nanos::ZERO
         }
@@ -85,8 +105,15 @@ impl StartDetector for AdaptiveTimer {
         self.armed.arm(ctx.now + self.timeout.value());
         None
     }
-    fn on_idle_end(&mut self, ctx: &Context, _began: Nanos) {
+    fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
+        let fired = self.armed.deadline().is_none();
         self.armed.disarm();
+        if self.issued.is_none() && !fired {
+            if self.missed.is_some_and(|m| ctx.now - began >= m) {
+                self.timeout.shorten();
+            }
+            return;
+        }
         if let Some((p, waited)) = self.issued.take() {
             let eager = match p.duration {
                 Some(d) => ctx.now < p.start + d,
@@ -133,34 +160,35 @@ pub const ADAPT_TIMER_ARITH_ARITH: ComponentInfo = info(
     "adapt-timer-arith-arith",
     "adaptive timeout: +step when too eager, -step when too conservative",
     "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerArithArith",
-    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING, T_MISSED],
 );
 /// Catalogue entry of `adapt-timer-arith-geom`.
 pub const ADAPT_TIMER_ARITH_GEOM: ComponentInfo = info(
     "adapt-timer-arith-geom",
     "adaptive timeout: +step when too eager, halved when too conservative",
     "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerArithGeom",
-    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING, T_MISSED],
 );
 /// Catalogue entry of `adapt-timer-geom-arith`.
 pub const ADAPT_TIMER_GEOM_ARITH: ComponentInfo = info(
     "adapt-timer-geom-arith",
     "adaptive timeout: doubled when too eager, -step when too conservative",
     "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerGeomArith",
-    &[STEP, T_INITIAL, T_FLOOR, T_CEILING],
+    &[STEP, T_INITIAL, T_FLOOR, T_CEILING, T_MISSED],
 );
 /// Catalogue entry of `adapt-timer-geom-geom`.
 pub const ADAPT_TIMER_GEOM_GEOM: ComponentInfo = info(
     "adapt-timer-geom-geom",
     "adaptive timeout: doubled when too eager, halved when too conservative",
     "§3.1.1 timer-based (adaptive), Table 4 AdaptTimerGeomGeom",
-    &[T_INITIAL, T_FLOOR, T_CEILING],
+    &[T_INITIAL, T_FLOOR, T_CEILING, T_MISSED],
 );
 
 fn build(p: &Params, up_geom: bool, down_geom: bool) -> Result<Built, ParamError> {
-    Ok(Built::Start(Box::new(AdaptiveTimer::new(
-        Bounded::from_params(p, up_geom, down_geom)?,
-    ))))
+    Ok(Built::Start(Box::new(
+        AdaptiveTimer::new(Bounded::from_params(p, up_geom, down_geom)?)
+            .with_missed(p.duration("missed")?),
+    )))
 }
 
 pub(crate) fn register(r: &mut Registry) {

@@ -142,25 +142,34 @@ pub(crate) const STEP: ParamInfo = ParamInfo::required(
 pub(crate) const T_INITIAL: ParamInfo = ParamInfo::optional(
     "initial",
     ParamKind::Duration,
-    "1s",
+    "B",
     "s",
-    "timeout before any feedback",
+    "timeout before any feedback (default: the device's break-even time B)",
 );
 /// `floor` of adaptive timers.
 pub(crate) const T_FLOOR: ParamInfo = ParamInfo::optional(
     "floor",
     ParamKind::Duration,
-    "10ms",
+    "B/16",
     "s",
-    "shortest timeout (> 0 when lengthening by doubling)",
+    "shortest timeout (> 0 when lengthening by doubling; default B/16)",
 );
 /// `ceiling` of adaptive timers.
 pub(crate) const T_CEILING: ParamInfo = ParamInfo::optional(
     "ceiling",
     ParamKind::Duration,
-    "60s",
+    "16B",
     "s",
-    "longest timeout (>= floor)",
+    "longest timeout (>= floor; default 16·B)",
+);
+/// `missed` of adaptive timers: how long an idle period in which the
+/// timer did not fire must be to count as a missed opportunity.
+pub(crate) const T_MISSED: ParamInfo = ParamInfo::optional(
+    "missed",
+    ParamKind::Duration,
+    "B",
+    "s",
+    "an idle period at least this long that ended before the timeout fired shortens the timeout (default B: acting in it would have paid off; 0 turns this off)",
 );
 /// `initial` of backoff predictors.
 pub(crate) const B_INITIAL: ParamInfo = ParamInfo::optional(

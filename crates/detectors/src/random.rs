@@ -82,11 +82,12 @@ pub const RANDOM_TIMER: ComponentInfo = ComponentInfo {
     summary: "randomized ski-rental timeout, drawn per idle period; e/(e-1)-competitive",
     source: "§3.1.1 timer-based (variable period); Karlin et al. randomized ski rental",
     params: &[
-        ParamInfo::required(
+        ParamInfo::optional(
             "breakeven",
             ParamKind::Duration,
+            "B",
             "s",
-            "break-even time B of the idle task (> 0); timeouts lie in [0, B]",
+            "break-even time of the idle task (> 0; default: the device's B); timeouts lie in [0, breakeven]",
         ),
         ParamInfo::optional(
             "seed",

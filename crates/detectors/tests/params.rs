@@ -5,7 +5,7 @@
 use lull_core::prelude::*;
 
 fn err(spec: &str) -> String {
-    let r = lull_detectors::registry();
+    let r = lull_detectors::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
     match build_network(spec, &r) {
         Ok(_) => panic!("{spec:?} was accepted"),
         Err(e) => e.to_string(),
@@ -155,7 +155,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 
 #[test]
 fn the_catalogue_is_complete_documented_and_builds() {
-    let r = lull_detectors::registry();
+    let r = lull_detectors::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
     let names: Vec<&str> = r.list().iter().map(|i| i.name).collect();
     let mut want: Vec<&str> = EXAMPLES.iter().map(|e| e.0).collect();
     want.sort();

@@ -92,7 +92,7 @@ const DURATIONS: &[(&str, Args)] = &[
 ];
 
 fn build(name: &str, args: Args) -> Built {
-    let r = lull_detectors::registry();
+    let r = lull_detectors::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
     let a: Vec<(Option<&str>, &str)> = args.iter().map(|(k, v)| (Some(*k), *v)).collect();
     r.build(name, &a, 0)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -286,7 +286,7 @@ proptest! {
     #[test]
     fn random_timer_is_reproducible_with_a_seed(t in traces(), seed: u64) {
         let args: Vec<(Option<&str>, String)> = vec![(Some("breakeven"), "3s".into()), (Some("seed"), seed.to_string())];
-        let r = lull_detectors::registry();
+        let r = lull_detectors::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
         let mk = || {
             let a: Vec<(Option<&str>, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
             match r.build("random-timer", &a, 0).unwrap() {

@@ -540,7 +540,7 @@ mod tests {
         let mut r = Registry::new();
         lull_detectors::register(&mut r);
         lull_skeptics::register(&mut r);
-        r
+        r.with_breakeven(lull_core::time::Nanos::from_secs(3))
     }
 
     #[test]

@@ -143,6 +143,14 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
     if grid.reference.as_deref() == Some("oracle()") {
         grid.reference = Some(reference_for(&cfg.replay)?);
     }
+    // Networks are built for the task's device: `2B` and the B-scaled
+    // defaults resolve against its break-even time.
+    let registry = &lull_blktrace_replay::replay::registry_for(
+        registry,
+        &cfg.replay.task,
+        cfg.replay.device.as_deref(),
+    )
+    .map_err(|e| RankError::Input(e.to_string()))?;
     let resolved = grid::resolve(&grid, registry)?;
     let mut notes = resolved.notes.clone();
     // Unknown tasks and impossible timings fail here, before any work.

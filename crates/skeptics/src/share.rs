@@ -299,9 +299,9 @@ pub const SHARE: ComponentInfo = ComponentInfo {
         ParamInfo::optional(
             "breakeven",
             ParamKind::Duration,
-            "3s",
+            "B",
             "s",
-            "break-even time B of the ski-rental loss (> 0); 3 s is the paper's 2.5\" disk",
+            "break-even time of the ski-rental loss (> 0; default: the device's B)",
         ),
         ParamInfo::optional(
             "follow",

@@ -17,7 +17,7 @@ fn registry() -> Registry {
     let mut r = Registry::new();
     lull_detectors::register(&mut r);
     lull_skeptics::register(&mut r);
-    r
+    r.with_breakeven(lull_core::time::Nanos::from_secs(3))
 }
 
 fn ms(x: u64) -> Nanos {
@@ -289,7 +289,7 @@ fn wrong_number_of_inputs_is_rejected_naming_the_node() {
 
 #[test]
 fn every_skeptic_is_registered_documented_and_builds_with_its_defaults() {
-    let r = lull_skeptics::registry();
+    let r = lull_skeptics::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
     let names: Vec<&str> = r.list().iter().map(|i| i.name).collect();
     assert_eq!(
         names,

@@ -184,7 +184,7 @@ proptest! {
     fn skeptics_never_emit_an_unsupported_prediction(
         script in proptest::collection::vec(step(), 0..200),
     ) {
-        let registry = lull_skeptics::registry();
+        let registry = lull_skeptics::registry().with_breakeven(lull_core::time::Nanos::from_secs(3));
         for &(name, args, inputs) in KINDS {
             check(build(&registry, name, args, inputs), inputs, &script)?;
         }
@@ -197,6 +197,7 @@ proptest! {
 #[test]
 fn network_outputs_lie_inside_predictor_outputs() {
     let mut registry = Registry::new();
+    registry.set_breakeven(Some(Nanos::from_secs(3)));
     lull_detectors::register(&mut registry);
     lull_skeptics::register(&mut registry);
     let predictors = [

@@ -133,6 +133,20 @@ impl ServiceModel {
         ServiceModel::preset(DEFAULT_PRESET).expect("the default preset exists")
     }
 
+    /// The cost scale of a task that moves I/O on this disk: the expected
+    /// service time of one random 8 KiB access (a third-stroke seek, half a
+    /// revolution, the transfer and the overhead), as a duration. A flush or
+    /// a cleaning step started just before a foreground read delays it by
+    /// about this much, so it plays for `writeback` and `cleaning` the part
+    /// that the break-even time plays for `spindown`: detectors written
+    /// relative to `B` scale with it.
+    pub fn breakeven(&self) -> Nanos {
+        let third = self.capacity_sectors / 3;
+        let ms =
+            self.seek_ms(0, third) + self.rotation_ms() + self.transfer_ms(8192) + self.overhead_ms;
+        Nanos::from_secs_f64(ms / 1e3)
+    }
+
     /// Seek time in ms between two sectors.
     pub fn seek_ms(&self, from: u64, to: u64) -> f64 {
         if from == to {
