@@ -50,10 +50,10 @@ fn bench(c: &mut Criterion) {
     g.sample_size(20);
     let specs = [
         ("timer-alone", "timer(1s)".to_string()),
-        ("share-5", format!("share(breakeven=3s; {TIMERS})")),
+        ("share-5", format!("follow-share(breakeven=3s; {TIMERS})")),
         (
             "share-5-majority",
-            format!("share(breakeven=3s, follow=majority; {TIMERS})"),
+            format!("follow-share(breakeven=3s, follow=majority; {TIMERS})"),
         ),
         ("vote-5", format!("vote(threshold=3; {TIMERS})")),
     ];

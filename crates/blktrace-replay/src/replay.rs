@@ -27,7 +27,7 @@ use lull_tasks::background::BackgroundTask;
 use lull_tasks::cleaning::{Cleaning, CleaningConfig};
 use lull_tasks::device::ServiceModel;
 use lull_tasks::power::PowerModel;
-use lull_tasks::spindown::Spindown;
+use lull_tasks::spindown::{BestFixed, Spindown};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
 use crate::error::ReplayError;
@@ -205,15 +205,48 @@ pub fn registry_for(
     Ok(r)
 }
 
+/// The reference measures of `timeline` for task `opts.task` that do not
+/// depend on the network: for `spindown`, the best fixed timeout in
+/// hindsight ([`BestFixed`]); `None` for other tasks. Compute it once per
+/// trace and hand it to [`replay_spec_with`] when replaying many networks.
+pub fn trace_reference(
+    timeline: &Timeline,
+    opts: &ReplayOptions,
+) -> Result<Option<BestFixed>, ReplayError> {
+    if opts.task != "spindown" {
+        return Ok(None);
+    }
+    let model = power_model(opts.device.as_deref())?;
+    Ok(Some(BestFixed::from_idle_periods(
+        timeline.idle_periods().map(|p| p.len()),
+        timeline.span().as_secs_f64(),
+        &model,
+    )))
+}
+
 /// Builds the idle task named `name` for trace timing (`none`,
 /// `spindown`). Model-timing tasks are built by [`make_background_task`].
 pub fn make_task(name: &str, opts: &ReplayOptions) -> Result<Box<dyn IdleTask>, ReplayError> {
+    make_task_with(name, opts, None)
+}
+
+/// [`make_task`], with the trace's best fixed timeout for `spindown` to
+/// report against.
+pub fn make_task_with(
+    name: &str,
+    opts: &ReplayOptions,
+    best_fixed: Option<BestFixed>,
+) -> Result<Box<dyn IdleTask>, ReplayError> {
     let timing = resolve_timing(name, opts.timing)?;
     match name {
         "none" => Ok(Box::new(NoTask)),
-        "spindown" => Ok(Box::new(Spindown::new(power_model(
-            opts.device.as_deref(),
-        )?))),
+        "spindown" => {
+            let task = Spindown::new(power_model(opts.device.as_deref())?);
+            Ok(Box::new(match best_fixed {
+                Some(b) => task.with_best_fixed(b),
+                None => task,
+            }))
+        }
         _ if timing == Timing::Model => Err(ReplayError::Option(format!(
             "task `{name}` runs under model timing: build it with make_background_task"
         ))),
@@ -255,12 +288,27 @@ pub struct ReplayOutcome {
     pub log: Vec<LogEntry>,
 }
 
-/// Replays `timeline` through the network `spec` with the options.
+/// Replays `timeline` through the network `spec` with the options. For
+/// `spindown` the report also carries the trace's best fixed timeout and
+/// the network's excess relative to it ([`trace_reference`]).
 pub fn replay_spec(
     timeline: &Timeline,
     spec: &NetworkSpec,
     registry: &Registry,
     opts: &ReplayOptions,
+) -> Result<ReplayOutcome, ReplayError> {
+    let reference = trace_reference(timeline, opts)?;
+    replay_spec_with(timeline, spec, registry, opts, reference)
+}
+
+/// [`replay_spec`] with the trace's reference measures computed once
+/// beforehand ([`trace_reference`]), as a sweep over many networks does.
+pub fn replay_spec_with(
+    timeline: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    reference: Option<BestFixed>,
 ) -> Result<ReplayOutcome, ReplayError> {
     let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
     let network = spec.build(registry)?;
@@ -286,7 +334,7 @@ pub fn replay_spec(
             log: out.log,
         });
     }
-    let task = make_task(&opts.task, opts)?;
+    let task = make_task_with(&opts.task, opts, reference)?;
     let mut engine = Engine::with_policy(network, policy, task);
     if opts.log {
         engine = engine.with_log();

@@ -73,8 +73,10 @@ impl InternalMeasures {
         } else {
             // Computed on integers so the paper's identities hold exactly.
             let useful = predicted.0.saturating_sub(overflow.0);
+            // No clamp: declared idle time never exceeds the actual idle
+            // time, and the property tests check that on the quantities.
             (
-                (useful as f64 / actual.0 as f64).min(1.0),
+                useful as f64 / actual.0 as f64,
                 overflow.0 as f64 / actual.0 as f64,
             )
         };

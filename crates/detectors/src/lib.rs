@@ -33,6 +33,8 @@
 //! | `rate-change` | start | [`rate_change`] | no (and its starts may lie in the future) |
 //! | `dpll` | start | [`dpll`] | yes |
 //! | `random-timer` | start | [`random`] | yes |
+//! | `share` | start | [`share`] | yes |
+//! | `long-idle` | start | [`long_idle`] | yes |
 //! | `oracle` | start (offline) | [`oracle`] | yes |
 //! | `no-duration`, `fixed` | duration | [`duration`] | |
 //! | `backoff-*`, `filtered-backoff-*` | duration | [`backoff`] | |
@@ -47,6 +49,25 @@
 //! with no duration, the rate detectors' hysteresis, or what the DPLL does
 //! while it acquires lock. Parameters out of range are rejected when the
 //! network is built, with an error naming the parameter.
+//!
+//! ## Scaled to the drive
+//!
+//! The right timeout for a 1995 laptop disk (break-even 3 s) is far too
+//! eager for a NAS disk whose break-even is over a minute. Components whose
+//! behaviour depends on the device — `random-timer`, `share`, `long-idle`,
+//! the adaptive timers' initial value, floor and ceiling — take its
+//! break-even time `B` from the registry they are built with
+//! ([`Registry::with_breakeven`]), and every duration parameter may be
+//! written relative to it (`timer(2B)`, `min=B/32`). Nothing in this crate
+//! assumes a time scale of its own.
+//!
+//! ## `auto`
+//!
+//! The named network `auto` ([`AUTO`]) is what lull recommends without
+//! seeing the trace: the learning [`long_idle`] detector, which acts at
+//! once on idle periods it is confident will outlast `B` and otherwise
+//! waits for Helmbold et al.'s [`share`] timeout. Everything in it scales
+//! with the device's `B`.
 
 #![forbid(unsafe_code)]
 
@@ -57,13 +78,25 @@ pub mod average;
 pub mod backoff;
 pub mod dpll;
 pub mod duration;
+pub mod long_idle;
 pub mod oracle;
 pub mod random;
 pub mod rate;
 pub mod rate_change;
+pub mod share;
 pub mod timer;
 
-use lull_core::registry::Registry;
+use lull_core::registry::{NetworkInfo, Registry};
+
+/// The named network `auto`: lull's recommendation for any drive with no
+/// tuning; see the crate docs.
+pub const AUTO: NetworkInfo = NetworkInfo {
+    name: "auto",
+    summary: "learning long-idle detector with Helmbold et al.'s share timeout as fallback, scaled to the device's break-even time B",
+};
+
+/// The spec `auto` stands for.
+pub const AUTO_SPEC: &str = "long-idle()";
 
 /// Registers every start detector and duration predictor of this crate.
 pub fn register(registry: &mut Registry) {
@@ -78,6 +111,9 @@ pub fn register(registry: &mut Registry) {
     backoff::register(registry);
     average::register(registry);
     autocorrelation::register(registry);
+    share::register(registry);
+    long_idle::register(registry);
+    registry.register_network(AUTO, |_| Ok(AUTO_SPEC.to_string()));
 }
 
 /// A registry holding this crate's components only.

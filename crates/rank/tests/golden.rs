@@ -45,7 +45,7 @@ fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
         "dpll(period=30s) + fixed(d=10s)",
         "random-timer(breakeven=3s) + fixed(d=10s)",
         "low-pass(min=3s; timer(t=1s) + average(n=10))",
-        "share(timer(t=1s) + fixed(d=10s), event-window(n=10, rate=1) + fixed(d=10s))",
+        "follow-share(timer(t=1s) + fixed(d=10s), event-window(n=10, rate=1) + fixed(d=10s))",
     ];
     let cfg = RankConfig {
         sources: Source::all_builtin(Nanos::from_secs(1800), 7),

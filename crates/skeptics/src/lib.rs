@@ -14,7 +14,7 @@
 //! | [`and(...)`](vote::And) | combiner | the overlap, when all inputs predict idleness | §3.2 |
 //! | [`vote(threshold)`](vote::Vote) | combiner | when `threshold` inputs agree | §3.2 voting |
 //! | [`weighted-vote(weights, threshold)`](vote::WeightedVote) | combiner | when the agreeing inputs weigh `threshold` | §3.2 weighted voting |
-//! | [`share(eta, alpha, breakeven, …)`](share::Share) | combiner | fixed-share weights learned from a ski-rental loss | §3.2 \[CesaBianchi94\] |
+//! | [`follow-share(eta, alpha, breakeven, …)`](share::Share) | combiner | fixed-share weights over input streams, learned from a ski-rental loss | §3.2 \[CesaBianchi94\] |
 //!
 //! Filters take exactly one input, combiners two or more.
 //!

@@ -1,6 +1,11 @@
-//! `share(eta, alpha, breakeven, follow, majority)`: learns which input to
-//! trust with Herbster and Warmuth's fixed-share multiplicative weights, as
-//! Helmbold suggested (§3.2, §6 acknowledgments, \[CesaBianchi94\]).
+//! `follow-share(eta, alpha, breakeven, follow, majority)`: learns which
+//! input stream to trust with Herbster and Warmuth's fixed-share
+//! multiplicative weights (§3.2, §6 acknowledgments, \[CesaBianchi94\]).
+//!
+//! This is the combiner over arbitrary prediction streams. Helmbold et
+//! al.'s spin-down algorithm, whose experts are timeouts and whose decision
+//! is their weighted average, is the start detector `share` in
+//! `lull-detectors`.
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
@@ -21,7 +26,7 @@ pub enum Follow {
     Majority,
 }
 
-/// `share(eta, alpha, breakeven, follow, majority)`: fixed-share
+/// `follow-share(eta, alpha, breakeven, follow, majority)`: fixed-share
 /// multiplicative weights over its inputs (Herbster & Warmuth, *Tracking
 /// the best expert*, 1998), so it learns which input to trust and follows
 /// another when the workload changes ("the weights can be varied according
@@ -29,11 +34,14 @@ pub enum Follow {
 /// yield near-optimal prediction in many cases", §3.2).
 ///
 /// **Trials.** Each actual idle period `[b, b + L)` is a trial. During it
-/// the skeptic records, for each input, the idle time its predictions
-/// covered, `c ≤ L`: each prediction covers `[start, end)` clipped to the
-/// idle period, cut short where a newer prediction of the same input
-/// replaced it (predictions made while the device was busy count from `b`
-/// on).
+/// the skeptic records, for each input, the first instant `b + t` of the
+/// period that one of its predictions covered (a prediction covers
+/// `[start, end)` clipped to the idle period, cut short where a newer
+/// prediction of the same input replaced it; predictions made while the
+/// device was busy count from `b` on). As in lull's spindown model, the end
+/// of a prediction does not wake the disk: only a request does, so from its
+/// first covered instant on an input counts as covering the rest of the
+/// period, `c = L − t`.
 ///
 /// **Loss** (energy-like, ski rental with break-even `B` = `breakeven`).
 /// Think of spinning a disk down while a prediction covers the period:
@@ -41,8 +49,7 @@ pub enum Follow {
 /// costs `B` once (spinning down and up again). So an input costs
 ///
 /// - `L` if it covered nothing (it never fired, or fired too late),
-/// - `L − c + B` if it covered `c > 0`: with a "no duration" prediction
-///   made `t` into the period, `c = L − t` and the cost is `t + B`.
+/// - `L − c + B = t + B` if it covered from `t` on.
 ///
 /// The offline optimum is `min(L, B)`. The loss of the input is its regret
 /// in units of break-even, capped at 1:
@@ -78,7 +85,8 @@ pub struct Share {
     weights: Vec<f64>,
     losses: Vec<f64>,
     live: LiveSet,
-    covered: Vec<Nanos>,
+    /// Per input, the first covered instant of the current idle period.
+    first: Vec<Option<Nanos>>,
     idle_since: Option<Nanos>,
     periods: u64,
     last: Option<Prediction>,
@@ -111,7 +119,7 @@ impl Share {
             weights: vec![1.0 / n as f64; inputs],
             losses: vec![0.0; inputs],
             live: LiveSet::new(inputs),
-            covered: vec![Nanos::ZERO; inputs],
+            first: vec![None; inputs],
             idle_since: None,
             periods: 0,
             last: None,
@@ -151,11 +159,15 @@ impl Share {
         self.follow
     }
 
-    /// Credits input `i` with the idle time `p` covered up to `until`.
+    /// Credits input `i` with the idle time `p` covered up to `until`: the
+    /// first covered instant of the period is what counts.
     fn credit(&mut self, i: usize, p: &Prediction, until: Nanos) {
         if let Some(b) = self.idle_since {
-            let c = overlap((p.start, p.end().min(until)), (b, Nanos::MAX));
-            self.covered[i] += c;
+            let end = p.end().min(until);
+            if overlap((p.start, end), (b, Nanos::MAX)) > Nanos::ZERO {
+                let at = p.start.max(b);
+                self.first[i] = Some(self.first[i].map_or(at, |f| f.min(at)));
+            }
         }
     }
 
@@ -180,11 +192,12 @@ impl Share {
             }
         }
         let period = now - began;
-        for (loss, c) in self.losses.iter_mut().zip(&self.covered) {
-            *loss = ski_rental_loss(period, *c, self.breakeven);
+        for (loss, f) in self.losses.iter_mut().zip(&self.first) {
+            let covered = f.map_or(Nanos::ZERO, |f| now - f.min(now));
+            *loss = ski_rental_loss(period, covered, self.breakeven);
         }
         self.update();
-        self.covered.iter_mut().for_each(|c| *c = Nanos::ZERO);
+        self.first.iter_mut().for_each(|f| *f = None);
         self.idle_since = None;
         self.periods += 1;
         self.last = None;
@@ -275,9 +288,9 @@ impl Skeptic for Share {
     }
 }
 
-/// Catalogue entry of `share`.
-pub const SHARE: ComponentInfo = ComponentInfo {
-    name: "share",
+/// Catalogue entry of `follow-share`.
+pub const FOLLOW_SHARE: ComponentInfo = ComponentInfo {
+    name: "follow-share",
     role: Role::Skeptic,
     summary: "fixed-share multiplicative weights over its inputs, scored per idle period with a ski-rental loss; follows the best-weighted input",
     source: "§3.2 skeptics: weights varied by accuracy [CesaBianchi94]; Herbster & Warmuth fixed share",
@@ -323,7 +336,7 @@ pub const SHARE: ComponentInfo = ComponentInfo {
 };
 
 pub(crate) fn register(r: &mut Registry) {
-    r.register(SHARE, |p| {
+    r.register(FOLLOW_SHARE, |p| {
         let eta = p.positive_float("eta")?;
         if eta > 1e6 {
             return Err(lull_core::registry::ParamError::new(
@@ -362,7 +375,7 @@ mod tests {
         // Short period (2 s): opt = L.
         assert_eq!(ski_rental_loss(s(2), Nanos::ZERO, b), 0.0);
         assert!((ski_rental_loss(s(2), s(1), b) - 2.0 / 3.0).abs() < 1e-12); // 1 + 3 − 2
-        // A 1 s fixed prediction in a 10 s period: 9 + 3 − 3 = 9 s of regret.
+        // A prediction covering only the last second (fired 9 s in): 9 + 3 − 3.
         assert_eq!(ski_rental_loss(s(10), s(1), b), 1.0);
     }
 

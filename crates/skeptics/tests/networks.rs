@@ -235,11 +235,14 @@ fn bad_parameters_are_rejected_naming_the_parameter() {
             "weighted-vote(weights=[1, 1], threshold=0; timer(1s), timer(2s))",
             "threshold",
         ),
-        ("share(eta=0; timer(1s), timer(2s))", "eta"),
-        ("share(alpha=0.9; timer(1s), timer(2s))", "alpha"),
-        ("share(breakeven=0s; timer(1s), timer(2s))", "breakeven"),
-        ("share(follow=worst; timer(1s), timer(2s))", "follow"),
-        ("share(majority=0; timer(1s), timer(2s))", "majority"),
+        ("follow-share(eta=0; timer(1s), timer(2s))", "eta"),
+        ("follow-share(alpha=0.9; timer(1s), timer(2s))", "alpha"),
+        (
+            "follow-share(breakeven=0s; timer(1s), timer(2s))",
+            "breakeven",
+        ),
+        ("follow-share(follow=worst; timer(1s), timer(2s))", "follow"),
+        ("follow-share(majority=0; timer(1s), timer(2s))", "majority"),
     ];
     for (spec, param) in cases {
         let e = build_err(spec);
@@ -258,7 +261,7 @@ fn wrong_number_of_inputs_is_rejected_naming_the_node() {
         "and(timer(1s))",
         "vote(threshold=1; timer(1s))",
         "weighted-vote(weights=[1], threshold=1; timer(1s))",
-        "share(timer(1s))",
+        "follow-share(timer(1s))",
         "low-pass(min=1s; timer(1s), timer(2s))",
         "quality(timer(1s), timer(2s))",
         "time-of-day(timer(1s), timer(2s))",
@@ -295,12 +298,12 @@ fn every_skeptic_is_registered_documented_and_builds_with_its_defaults() {
         names,
         [
             "and",
+            "follow-share",
             "latency-target",
             "low-pass",
             "preempt-gate",
             "preempt-gate-auto",
             "quality",
-            "share",
             "time-of-day",
             "violation-rate",
             "vote",
@@ -444,7 +447,7 @@ fn time_of_day_drops_predictions_in_the_busiest_hours() {
 #[test]
 fn node_gauges_expose_what_the_nodes_learned() {
     let r = registry();
-    let spec = "share(breakeven=1s; timer(100ms) + fixed(10s), \
+    let spec = "follow-share(breakeven=1s; timer(100ms) + fixed(10s), \
                 adapt-timer-arith-geom(step=100ms) + backoff-geom-geom())";
     let network = build_network(spec, &r).unwrap();
     let before = network.node_gauges();

@@ -184,7 +184,7 @@ fn share_in_a_spec_network_follows_the_best_timer() {
     let mut registry = Registry::new();
     lull_detectors::register(&mut registry);
     lull_skeptics::register(&mut registry);
-    let spec = "share(eta=2, alpha=0.01, breakeven=5s; timer(100ms), timer(1s), timer(3s), timer(10s), timer(30s))";
+    let spec = "follow-share(eta=2, alpha=0.01, breakeven=5s; timer(100ms), timer(1s), timer(3s), timer(10s), timer(30s))";
     let network = build_network(spec, &registry).unwrap();
     let requests = trace(&workload());
     let timeline = Timeline::from_requests(&requests);

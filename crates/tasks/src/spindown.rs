@@ -33,6 +33,18 @@
 //!   `(p_active − p_sleep)·slept − p_spinup·t_spinup` is largest when the
 //!   sleep spans the whole period and positive only beyond break-even.
 //!
+//! - **Best fixed timeout in hindsight.** The reference every adaptive
+//!   policy must beat (hd-idle and `hdparm -S` use one timeout). Given the
+//!   idle periods of a trace, [`BestFixed::from_idle_periods`] finds the
+//!   timeout whose energy is least, exactly: a timer `t` sleeps `L − t` in
+//!   every period `L ≥ t` and spins up once at its end, so between two
+//!   consecutive period lengths the energy grows with `t`, and the minimum
+//!   lies just above one of them (or at 0). Every candidate is evaluated
+//!   with suffix sums over the sorted lengths, O(n log n) in all. The task
+//!   reports it when handed one ([`Spindown::with_best_fixed`]), with
+//!   `excess_vs_best_fixed = (energy − oracle) / (best_fixed − oracle)`:
+//!   below 1, the network beat every fixed timeout on this trace.
+//!
 //! Granularity (§2.4): interruptible at any time (a sleeping disk can be
 //! woken whenever), no work lost; the cost of an interruption is the
 //! spin-up energy and delay, which the measures carry.
@@ -65,6 +77,97 @@ pub struct Spindown {
     idle_since: Option<Nanos>,
     oracle_sleep: Nanos,
     oracle_spinups: u64,
+    best_fixed: Option<BestFixed>,
+}
+
+/// The best fixed timeout in hindsight for one trace and drive; see the
+/// module docs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BestFixed {
+    /// The timeout, seconds. When never spinning down is best, just above
+    /// the longest idle period (a timeout that never fires on this trace).
+    pub timeout_s: f64,
+    /// Its energy over the span, joules.
+    pub energy_j: f64,
+    /// Its spin-ups.
+    pub spinups: u64,
+}
+
+impl BestFixed {
+    /// The best fixed timeout for idle periods of lengths `periods` within
+    /// a span of `span_s` seconds on a drive with `model`.
+    ///
+    /// A timer with timeout `t` fires in every period `L ≥ t` (a deadline
+    /// due at the instant of an arrival goes first) and so sleeps `L − t`
+    /// and spins up once. The timeouts tried are 0 and one nanosecond
+    /// above each distinct period length (the last of which never fires);
+    /// ties keep the shortest timeout.
+    pub fn from_idle_periods(
+        periods: impl IntoIterator<Item = Nanos>,
+        span_s: f64,
+        model: &PowerModel,
+    ) -> BestFixed {
+        let mut l: Vec<Nanos> = periods.into_iter().filter(|p| *p > Nanos::ZERO).collect();
+        l.sort_unstable();
+        let save = model.p_active - model.p_sleep;
+        let up = model.spinup_energy();
+        let base = model.energy(span_s, 0.0, 0);
+        // Suffix sums: periods from index i on fire for t ≤ l[i].
+        let mut suffix = 0.0;
+        let mut best = BestFixed {
+            timeout_s: l.last().map_or(0.0, |&m| (m + Nanos::NANO).as_secs_f64()),
+            energy_j: base,
+            spinups: 0,
+        };
+        // Walk from the longest down; at index i (first of a run of equal
+        // lengths) the firing set is l[i..].
+        let n = l.len();
+        let mut i = n;
+        while i > 0 {
+            let j = i;
+            let v = l[i - 1];
+            while i > 0 && l[i - 1] == v {
+                i -= 1;
+                suffix += l[i].as_secs_f64();
+            }
+            let fire = (n - i) as u64;
+            // t just above the next shorter length (or 0): fires l[i..].
+            let t = if i == 0 {
+                Nanos::ZERO
+            } else {
+                l[i - 1] + Nanos::NANO
+            };
+            let ts = t.as_secs_f64();
+            let energy = base - save * (suffix - ts * fire as f64) + up * fire as f64;
+            if energy <= best.energy_j {
+                // `<=`: walking down, a tie goes to the shorter timeout.
+                best = BestFixed {
+                    timeout_s: ts,
+                    energy_j: energy,
+                    spinups: fire,
+                };
+            }
+            debug_assert!(j > i, "each step consumes a run of equal lengths");
+        }
+        best
+    }
+
+    /// `(energy − oracle) / (best fixed − oracle)`: how much of the best
+    /// fixed timeout's excess over the oracle a policy spending `energy_j`
+    /// still has (below 1: it beat every fixed timeout). Not a number when
+    /// the best fixed timeout is already optimal and the policy is not.
+    pub fn excess_ratio(&self, energy_j: f64, oracle_energy_j: f64) -> f64 {
+        let room = self.energy_j - oracle_energy_j;
+        let excess = energy_j - oracle_energy_j;
+        let tol = 1e-9 * self.energy_j.abs().max(1.0);
+        if room > tol {
+            excess / room
+        } else if excess <= tol {
+            1.0
+        } else {
+            f64::NAN
+        }
+    }
 }
 
 impl Spindown {
@@ -86,7 +189,16 @@ impl Spindown {
             idle_since: None,
             oracle_sleep: Nanos::ZERO,
             oracle_spinups: 0,
+            best_fixed: None,
         }
+    }
+
+    /// Also reports the best fixed timeout of the trace, `best` (computed
+    /// once per trace with [`BestFixed::from_idle_periods`]), and every
+    /// run's excess relative to it.
+    pub fn with_best_fixed(mut self, best: BestFixed) -> Self {
+        self.best_fixed = Some(best);
+        self
     }
 
     /// The power model.
@@ -152,6 +264,7 @@ impl Spindown {
             delayed_ops: self.delayed_ops,
             added_latency_s: self.added_latency_s,
             sleep_s: sleep,
+            best_fixed: self.best_fixed,
         }
     }
 }
@@ -179,6 +292,8 @@ pub struct SpindownReport {
     pub added_latency_s: f64,
     /// Time asleep, seconds (not a SPEC key; for tests and docs).
     pub sleep_s: f64,
+    /// The best fixed timeout of the trace, when the task was given it.
+    pub best_fixed: Option<BestFixed>,
 }
 
 impl IdleTask for Spindown {
@@ -276,7 +391,7 @@ impl IdleTask for Spindown {
 
     fn measures(&self) -> Vec<Measure> {
         let r = self.report();
-        vec![
+        let mut v = vec![
             ("energy_j", r.energy_j),
             ("baseline_energy_j", r.baseline_energy_j),
             ("oracle_energy_j", r.oracle_energy_j),
@@ -286,6 +401,15 @@ impl IdleTask for Spindown {
             ("spinups", r.spinups as f64),
             ("delayed_ops", r.delayed_ops as f64),
             ("added_latency_s", r.added_latency_s),
-        ]
+        ];
+        if let Some(b) = r.best_fixed {
+            v.push(("best_fixed_timeout_s", b.timeout_s));
+            v.push(("best_fixed_energy_j", b.energy_j));
+            v.push((
+                "excess_vs_best_fixed",
+                b.excess_ratio(r.energy_j, r.oracle_energy_j),
+            ));
+        }
+        v
     }
 }

@@ -3,7 +3,7 @@
 
 use lull_core::prelude::*;
 use lull_tasks::power::PowerModel;
-use lull_tasks::spindown::{Spindown, SpindownReport};
+use lull_tasks::spindown::{BestFixed, Spindown, SpindownReport};
 use proptest::prelude::*;
 
 /// `timer(t) + fixed(d)` (or no duration), written here so this crate's
@@ -271,5 +271,84 @@ proptest! {
         prop_assert!(r.delayed_ops >= r.spinups);
         let eager = run(OnArrival, policy, &reqs, model);
         prop_assert!(eager.oracle_energy_j <= eager.energy_j + 1e-6, "{eager:?}");
+    }
+}
+
+/// Energy of `timer(t)` (until busy) replayed on `reqs`.
+fn timer_energy(reqs: &[Request], t: Nanos, model: &PowerModel) -> f64 {
+    run(
+        Timer::new(t, None),
+        StopPolicy::EarlierOf,
+        reqs,
+        model.clone(),
+    )
+    .energy_j
+}
+
+fn best_fixed(reqs: &[Request], model: &PowerModel) -> BestFixed {
+    let timeline = Timeline::from_requests(reqs);
+    BestFixed::from_idle_periods(
+        timeline.idle_periods().map(|p| p.len()),
+        timeline.span().as_secs_f64(),
+        model,
+    )
+}
+
+#[test]
+fn best_fixed_timeout_by_hand() {
+    // Gaps of 1 s, 5 s and 20 s on the paper drive (B = 3 s, saving 1.2 W
+    // asleep, 3.6 J a spin-up). Candidates: t = 0 fires all three:
+    // saves 1.2·26 − 3·3.6 = 20.4 J; t just above 1 s fires 5 s and 20 s:
+    // 1.2·(25 − 2) − 7.2 = 20.4 J (a tie, minus 2.4 ns of sleep); just
+    // above 5 s fires 20 s only: 1.2·15 − 3.6 = 14.4 J.
+    let reqs = [
+        req(0, 100),
+        req(1100, 1200),
+        req(6200, 6300),
+        req(26_300, 26_400),
+    ];
+    let model = PowerModel::paper();
+    let b = best_fixed(&reqs, &model);
+    let base = 1.6 * 26.4;
+    assert!(close(b.energy_j, base - 20.4), "{b:?}");
+    assert_eq!(b.timeout_s, 0.0, "a tie keeps the shorter timeout");
+    assert_eq!(b.spinups, 3);
+    // It is what the replayed timer spends.
+    assert!(close(timer_energy(&reqs, Nanos::ZERO, &model), b.energy_j));
+    // On the NAS drive (B ≈ 72 s) no gap pays: never spinning down is best,
+    // reported as a timeout just above the longest gap.
+    let nas = PowerModel::preset("wd-red-plus").unwrap();
+    let n = best_fixed(&reqs, &nas);
+    assert_eq!(n.spinups, 0);
+    assert!(close(n.energy_j, nas.energy(26.4, 0.0, 0)));
+    assert!(close(n.timeout_s, 20.000_000_001), "{n:?}");
+    // The excess ratio compares the excesses over the oracle.
+    let oracle = 1.6 * 26.4 - (1.2 * 20.0 - 3.6) - (1.2 * 5.0 - 3.6);
+    assert!(close(b.excess_ratio(b.energy_j, oracle), 1.0));
+    let half = oracle + (b.energy_j - oracle) / 2.0;
+    assert!(close(b.excess_ratio(half, oracle), 0.5));
+}
+
+proptest! {
+    /// The best fixed timeout is exact: replaying a timer with it spends
+    /// exactly its energy, no other timeout spends less, and the oracle
+    /// spends no more.
+    #[test]
+    fn the_best_fixed_timeout_is_exact_and_unbeaten_by_any_timer(
+        reqs in trace(),
+        timeouts in prop::collection::vec(0u64..70_000, 1..8),
+        preset in prop::sample::select(lull_tasks::power::PRESETS.to_vec()),
+    ) {
+        let model = PowerModel::preset(preset).unwrap();
+        let b = best_fixed(&reqs, &model);
+        let at_best = timer_energy(&reqs, Nanos::from_secs_f64(b.timeout_s), &model);
+        prop_assert!((at_best - b.energy_j).abs() < 1e-6 * (1.0 + b.energy_j), "{at_best} vs {b:?}");
+        for t in timeouts {
+            let e = timer_energy(&reqs, ms(t), &model);
+            prop_assert!(b.energy_j <= e + 1e-6 * (1.0 + e), "timer {t} ms: {e} < {b:?}");
+        }
+        let r = run(Timer::new(Nanos::ZERO, None), StopPolicy::EarlierOf, &reqs, model.clone());
+        prop_assert!(r.oracle_energy_j <= b.energy_j + 1e-6 * (1.0 + b.energy_j));
+        prop_assert!(b.energy_j <= r.baseline_energy_j + 1e-6 * (1.0 + b.energy_j));
     }
 }
