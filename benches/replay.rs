@@ -1,6 +1,8 @@
 //! The replay step against the memory-scan floor (issue 9): cost per event
 //! of `timer(1s) + fixed(10s)` with task `none`, next to a bare scan that
-//! only sums a field over the same event array.
+//! only sums a field over the same event array; and `auto` (issue 15: at
+//! most 3× `timer(1s)`), built for the paper's 2.5" drive (B = 3 s) and a
+//! NAS drive (B ≈ 72 s).
 //!
 //! `cargo bench --bench replay`
 
@@ -68,6 +70,24 @@ fn bench(c: &mut Criterion) {
             black_box(replay(&tl, &mut engine).unwrap())
         })
     });
+
+    for (name, preset) in [
+        ("auto/paper-2.5in", "paper-2.5in"),
+        ("auto/wd-red-plus", "wd-red-plus"),
+    ] {
+        let b_secs = lull::tasks::power::PowerModel::preset(preset)
+            .expect("preset")
+            .break_even();
+        let scaled = lull::registry().with_breakeven(Nanos::from_secs_f64(b_secs));
+        let spec = std::env::var("LULL_BENCH_AUTO").unwrap_or("auto".into());
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let net = build_network(&spec, &scaled).unwrap();
+                let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
+                black_box(replay(&tl, &mut engine).unwrap())
+            })
+        });
+    }
 
     g.bench_function("timeline-build", |b| {
         let shape = synth::shape("workstation").unwrap();

@@ -21,9 +21,11 @@ pub(crate) struct Args {
     /// Trace file (any supported format, detected by content). Without it,
     /// the built-in synthetic workload is replayed.
     trace: Option<PathBuf>,
-    /// The detector network, as a one-line spec (`timer(1s) + fixed(10s)`)
-    /// or `@FILE.toml`.
-    #[arg(long, default_value = "timer(1s) + fixed(10s)")]
+    /// The detector network, as a one-line spec (`timer(2B) + fixed(10s)`,
+    /// durations may be relative to the device's break-even time B), a
+    /// named network (`auto`: lull's recommendation for the device) or
+    /// `@FILE.toml`.
+    #[arg(long, default_value = "auto")]
     net: String,
     /// The idle task.
     #[arg(long, default_value = "none")]
@@ -186,6 +188,9 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                 requests.len(),
                 timeline.span().as_secs_f64()
             )?;
+            if let Some(b) = registry.breakeven() {
+                writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
+            }
             for (k, v) in &pairs {
                 writeln!(out, "  {k:<24} {v:>14.6}")?;
             }

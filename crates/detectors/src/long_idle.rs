@@ -78,7 +78,11 @@ impl Logistic {
     }
     /// One gradient step towards label `y` (1 long, 0 short).
     pub fn learn(&mut self, x: &[f64; FEATURES], y: f64) {
-        let g = self.predict(x) - y;
+        self.learn_from(x, self.predict(x), y);
+    }
+    /// [`Logistic::learn`] with the model's probability `p` for `x` known.
+    pub fn learn_from(&mut self, x: &[f64; FEATURES], p: f64, y: f64) {
+        let g = p - y;
         for (w, x) in self.w.iter_mut().zip(x) {
             *w -= self.rate * (g * x + self.l2 * *w);
         }
@@ -220,7 +224,10 @@ impl StartDetector for LongIdle {
         }
         let long = period >= self.breakeven;
         if let Some(x) = self.features.take() {
-            self.model.learn(&x, if long { 1.0 } else { 0.0 });
+            // The features have not changed since the decision: reuse its
+            // probability for the gradient step.
+            self.model
+                .learn_from(&x, self.last_p, if long { 1.0 } else { 0.0 });
         }
         self.fallback.observe(period);
         let b = self.breakeven.as_secs_f64();

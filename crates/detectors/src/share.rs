@@ -230,30 +230,33 @@ impl ShareExperts {
         // Fired: loss = x/scale + c; sat out: loss = q.
         let c = (b - s.min(b) + self.delay_weight * b) / self.scale;
         let q = (s - b).max(0.0) / self.scale;
-        let mut mix = 0.0;
-        for (i, w) in self.weights.iter().enumerate() {
-            let l = if i < k { self.x[i] / self.scale + c } else { q };
-            mix += w * l;
-        }
-        self.mix_loss += mix;
         let (e_c, e_q) = ((-self.eta * c).exp(), (-self.eta * q).exp());
         let keep = 1.0 - self.alpha;
         let (s_c, s_q) = (keep.powf(c), keep.powf(q));
-        let mut total = 0.0;
+        // One pass: the mixture's loss and the exponential update.
+        let (mut mix, mut total) = (0.0, 0.0);
         for (i, w) in self.weights.iter_mut().enumerate() {
-            *w *= if i < k { self.e_x[i] * e_c } else { e_q };
+            let (l, f) = if i < k {
+                (self.x[i] / self.scale + c, self.e_x[i] * e_c)
+            } else {
+                (q, e_q)
+            };
+            mix += *w * l;
+            *w *= f;
             total += *w;
         }
+        self.mix_loss += mix;
         let n = self.weights.len() as f64;
         if !(total > 0.0 && total.is_finite()) {
             self.weights.iter_mut().for_each(|w| *w = 1.0 / n);
         } else {
+            // Normalize and share in one pass, then hand out the pool.
             let mut pool = 0.0;
             for (i, w) in self.weights.iter_mut().enumerate() {
-                *w /= total;
                 let kept = if i < k { self.s_x[i] * s_c } else { s_q };
-                pool += (1.0 - kept) * *w;
-                *w *= kept;
+                let v = *w / total;
+                pool += (1.0 - kept) * v;
+                *w = kept * v;
             }
             let add = pool / n;
             self.weights.iter_mut().for_each(|w| *w += add);
