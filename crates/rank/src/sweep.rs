@@ -213,11 +213,9 @@ impl Source {
                         synth::names().join(", ")
                     ))
                 })?;
-                (
-                    synth::generate(shape, *duration, *seed).requests,
-                    None,
-                    None,
-                )
+                // Structured workloads carry a wall clock (time 0 is midnight).
+                let trace = synth::generate(shape, *duration, *seed);
+                (trace.requests, None, trace.clock)
             }
         };
         if requests.is_empty() {
