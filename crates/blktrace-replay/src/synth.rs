@@ -219,6 +219,16 @@ pub fn names() -> Vec<&'static str> {
     WORKLOADS.iter().map(|w| w.name).collect()
 }
 
+/// The message for an unknown workload name: the closest known one, if
+/// any is close, and the list.
+pub fn unknown(name: &str) -> String {
+    format!(
+        "unknown workload `{name}`{} (known: {})",
+        lull_core::suggest::did_you_mean(name, names()),
+        names().join(", ")
+    )
+}
+
 fn exp(rng: &mut Pcg64, mean: f64) -> f64 {
     -mean * (1.0 - rng.random::<f64>()).ln()
 }

@@ -207,12 +207,8 @@ impl Source {
                 duration,
                 seed,
             } => {
-                let shape = synth::shape(name).ok_or_else(|| {
-                    RankError::Input(format!(
-                        "unknown workload `{name}` (known: {})",
-                        synth::names().join(", ")
-                    ))
-                })?;
+                let shape =
+                    synth::shape(name).ok_or_else(|| RankError::Input(synth::unknown(name)))?;
                 // Structured workloads carry a wall clock (time 0 is midnight).
                 let trace = synth::generate(shape, *duration, *seed);
                 (trace.requests, None, trace.clock)
