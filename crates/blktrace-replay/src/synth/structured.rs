@@ -31,6 +31,7 @@ use lull_core::time::Nanos;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use super::{exp, normal};
 use crate::trace::Trace;
 
 /// Seconds in a day.
@@ -343,16 +344,6 @@ fn stream(seed: u64, source: u64, day: u64) -> Pcg64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     Pcg64::seed_from_u64(z ^ (z >> 31))
-}
-
-fn exp(rng: &mut Pcg64, mean: f64) -> f64 {
-    -mean * (1.0 - rng.random::<f64>()).ln()
-}
-
-fn normal(rng: &mut Pcg64) -> f64 {
-    let u1 = 1.0 - rng.random::<f64>();
-    let u2 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 fn lognormal(rng: &mut Pcg64, median: f64, sigma: f64) -> f64 {
