@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List the start detectors, duration predictors and skeptics with their parameters.
+    /// List the components with their parameters, the named networks, the idle tasks and the device presets.
     Components(cli::components::Args),
     /// Replay a trace (or the built-in workload) through one detector network and an idle task.
     Replay(cli::replay::Args),
@@ -49,6 +49,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("lull: {}", e.message());
             ExitCode::from(e.exit_code())

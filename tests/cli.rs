@@ -212,3 +212,234 @@ fn trace_info_says_when_an_msr_trace_was_recorded() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("start_unix_s").is_none());
 }
+
+/// Issue 16, item 9: each cause of an error is printed once.
+#[test]
+fn an_error_chain_is_printed_once() {
+    let out = lull(&["replay", "/no/such/trace.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+    assert!(err.contains("/no/such/trace.csv"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let out = lull(&[
+        "replay",
+        "--net",
+        "nosuch(1s) + fixed(10s)",
+        "--duration",
+        "1m",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.matches("unknown component").count(), 1, "{err}");
+    assert_eq!(err.matches("known start-detectors").count(), 1, "{err}");
+}
+
+/// Unknown names of every kind suggest the closest known one.
+#[test]
+fn unknown_names_suggest_the_closest_known_one() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["replay", "--net", "timerr(1s) + fixed(10s)"], "`timer`"),
+        (&["replay", "--net", "timer(tt=1s) + fixed(10s)"], "`t`"),
+        (&["replay", "--task", "spindwn"], "`spindown`"),
+        (
+            &["replay", "--task", "spindown", "--device", "wd-red"],
+            "`wd-red-plus`",
+        ),
+        (
+            &["replay", "--task", "writeback", "--device", "hp9756"],
+            "`hp97560`",
+        ),
+        (&["replay", "--workload", "ofice"], "`office`"),
+        (&["replay", "--policy", "earlierof"], "`earlier-of`"),
+    ];
+    for (args, name) in cases {
+        let mut args = args.to_vec();
+        args.extend(["--duration", "1m"]);
+        let out = lull(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("did you mean {name}?")),
+            "{args:?}: {err}"
+        );
+    }
+    let out = lull(&[
+        "synth",
+        "--workload",
+        "home-nass",
+        "--duration",
+        "1m",
+        "-o",
+        "/dev/null",
+    ]);
+    assert!(
+        stderr(&out).contains("did you mean `home-nas`?"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing close: no suggestion, just the list.
+    let out = lull(&["replay", "--task", "defragment", "--duration", "1m"]);
+    let err = stderr(&out);
+    assert!(
+        !err.contains("did you mean") && err.contains("known: none"),
+        "{err}"
+    );
+}
+
+/// Text output prints counts as integers, other measures with decimals.
+#[test]
+fn replay_text_prints_counts_as_integers() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write(
+        dir.path(),
+        "t.csv",
+        &format!(
+            "{HEADER}0,1000000000,R,0,4096,8,0\n40000000000,41000000000,W,8,4096,8,0\n90000000000,91000000000,R,16,4096,8,0\n"
+        ),
+    );
+    let out = lull(&[
+        "replay",
+        &csv,
+        "--task",
+        "spindown",
+        "--net",
+        "timer(1s) + fixed(10s)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |key: &str| -> String {
+        text.lines()
+            .find_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some(key)).then(|| w.next().unwrap().to_string())
+            })
+            .unwrap_or_else(|| panic!("{key} missing: {text}"))
+    };
+    for key in ["spinups", "delayed_ops", "violations"] {
+        let v = value(key);
+        assert!(v.parse::<u64>().is_ok(), "{key} = {v}");
+    }
+    assert_eq!(value("spinups"), "2");
+    for key in ["energy_j", "actual_s", "efficiency"] {
+        assert!(value(key).contains('.'), "{key} = {}", value(key));
+    }
+}
+
+/// A closed stdout (`lull components | head -1`) is not an error.
+#[test]
+fn a_closed_stdout_ends_quietly_with_status_0() {
+    use std::process::Stdio;
+    for args in [&["components"][..], &["components", "--format", "json"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lull"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before lull writes: every write fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
+}
+
+/// `lull components` lists tasks, modifiers, presets with their break-even,
+/// named networks and workloads, besides the components.
+#[test]
+fn components_lists_tasks_modifiers_presets_networks_and_workloads() {
+    let out = lull(&["components"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "named networks",
+        "idle tasks",
+        "  spindown ",
+        "  cleaning ",
+        "+manners",
+        "device presets",
+        "B = 3.0 s",
+        "B = 72.4 s",
+        "built-in workloads",
+        "  db-checkpoint ",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let wd = text
+        .lines()
+        .find(|l| l.contains("wd-red-plus") && l.contains("power"))
+        .unwrap();
+    assert!(wd.contains("B = 72.4 s"), "{wd}");
+    let out = lull(&["components", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = v.as_array().unwrap();
+    let find = |name: &str, role: &str| {
+        items
+            .iter()
+            .find(|c| c["name"] == name && c["role"] == role)
+            .unwrap_or_else(|| panic!("{name} ({role}) missing"))
+    };
+    for t in ["none", "spindown", "writeback", "cleaning"] {
+        assert!(find(t, "task")["description"].is_string());
+    }
+    assert_eq!(
+        find("+manners", "task-modifier")["applies_to"],
+        "writeback, cleaning"
+    );
+    let b = find("wd-red-plus", "power-preset")["breakeven_s"]
+        .as_f64()
+        .unwrap();
+    assert!((b - 210.0 / 2.9).abs() < 1e-9, "{b}");
+    let b = find("paper-2.5in", "power-preset")["breakeven_s"]
+        .as_f64()
+        .unwrap();
+    assert!((b - 3.0).abs() < 1e-9, "{b}");
+    assert!(
+        find("hp97560", "service-preset")["breakeven_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(find("office", "workload")["structured"], true);
+    assert_eq!(find("workstation", "workload")["structured"], false);
+}
+
+/// The structured workloads replay: a day of an office PC on a 3.5" NAS
+/// drive has idle periods worth a spin-down.
+#[test]
+fn replay_runs_a_structured_workload() {
+    let out = lull(&[
+        "replay",
+        "--workload",
+        "office",
+        "--duration",
+        "24h",
+        "--task",
+        "spindown",
+        "--device",
+        "wd-red-plus",
+        "--net",
+        "timer(B) + fixed(10s)",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["spinups"].as_f64().unwrap() > 10.0, "{v}");
+    assert!(v["oracle_saved_pct"].as_f64().unwrap() > 20.0, "{v}");
+}
+
+/// The manifest names no placeholder repository.
+#[test]
+fn the_manifest_names_no_placeholder_repository() {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    assert!(!manifest.contains("example.invalid"), "placeholder URL");
+    assert!(
+        !manifest
+            .lines()
+            .any(|l| l.trim_start().starts_with("repository")),
+        "a repository key without a real repository"
+    );
+}

@@ -34,11 +34,22 @@ impl CliError {
             CliError::Runtime(_) => 1,
         }
     }
+    /// The error and its causes, each once, on one line.
     pub(crate) fn message(&self) -> String {
-        let e = match self {
+        format!("{:#}", self.error())
+    }
+    fn error(&self) -> &anyhow::Error {
+        match self {
             CliError::Input(e) | CliError::Runtime(e) => e,
-        };
-        format!("{e:#}")
+        }
+    }
+    /// Whether stdout was closed under us (`lull components | head`):
+    /// not a failure of lull, so it ends quietly with status 0.
+    pub(crate) fn is_broken_pipe(&self) -> bool {
+        self.error().chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+        })
     }
 }
 
@@ -77,6 +88,21 @@ impl fmt::Display for Format {
             Format::Text => "text",
             Format::Json => "json",
         })
+    }
+}
+
+/// A measure for text output: counts (`spinups`, `delayed_ops`, …, bytes)
+/// as integers, everything else with six decimals.
+///
+/// A count is a key that names things in the plural (ends in `s` but not
+/// in the seconds suffix `_s`) holding a whole number; a fractional value
+/// always keeps its decimals, so nothing is lost if a key is misjudged.
+pub(crate) fn text_value(key: &str, v: f64) -> String {
+    let plural = key.ends_with('s') && !key.ends_with("_s");
+    if plural && v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.6}")
     }
 }
 

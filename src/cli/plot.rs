@@ -1,6 +1,7 @@
 //! `lull plot DIR`: redraw the plots (and `report.md`) of a `lull rank`
 //! output directory from its tables, without re-running anything.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use super::CliError;
@@ -15,14 +16,10 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let outcome = lull_rank::replot(&args.dir)?;
+    let mut out = std::io::stdout().lock();
     for f in &outcome.figures {
-        println!(
-            "{}",
-            args.dir
-                .join("plots")
-                .join(format!("{}.png", f.stem))
-                .display()
-        );
+        let png = args.dir.join("plots").join(format!("{}.png", f.stem));
+        writeln!(out, "{}", png.display()).map_err(CliError::runtime)?;
     }
     Ok(())
 }

@@ -159,10 +159,7 @@ fn run_rank(a: RunArgs) -> Result<(), CliError> {
             let mut chosen = Vec::new();
             for w in &a.workload {
                 let s = all.iter().find(|s| s.name() == *w).ok_or_else(|| {
-                    CliError::input(anyhow!(
-                        "unknown workload `{w}` (known: {})",
-                        lull_blktrace_replay::synth::names().join(", ")
-                    ))
+                    CliError::input(anyhow!(lull_blktrace_replay::synth::unknown(w)))
                 })?;
                 chosen.push(s.clone());
             }

@@ -90,12 +90,8 @@ pub(crate) fn load_trace(
     match path {
         Some(p) => Ok(lull_blktrace_replay::open(p, ReadOptions { lenient })?),
         None => {
-            let shape = synth::shape(workload).ok_or_else(|| {
-                CliError::input(anyhow!(
-                    "unknown workload `{workload}` (known: {})",
-                    synth::names().join(", ")
-                ))
-            })?;
+            let shape = synth::shape(workload)
+                .ok_or_else(|| CliError::input(anyhow!(synth::unknown(workload))))?;
             let d: Nanos = parse_duration(duration)
                 .map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
             Ok(synth::generate(shape, d, seed))
@@ -192,7 +188,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                 writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
             }
             for (k, v) in &pairs {
-                writeln!(out, "  {k:<24} {v:>14.6}")?;
+                writeln!(out, "  {k:<24} {:>14}", super::text_value(k, *v))?;
             }
             Ok(())
         })(),

@@ -11,7 +11,9 @@ use super::CliError;
 /// Flags of `lull synth`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The workload: workstation, news, database or sync30.
+    /// The workload: workstation, news, database, sync30 (bursty), or
+    /// office, home-nas, db-checkpoint (with structure: a day from
+    /// midnight); `lull components` describes each.
     #[arg(long, default_value = "workstation")]
     workload: String,
     /// How long a trace to generate (`600s`, `24h`).
@@ -26,13 +28,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
-    let shape = synth::shape(&args.workload).ok_or_else(|| {
-        CliError::input(anyhow!(
-            "unknown workload `{}` (known: {})",
-            args.workload,
-            synth::names().join(", ")
-        ))
-    })?;
+    let shape = synth::shape(&args.workload)
+        .ok_or_else(|| CliError::input(anyhow!(synth::unknown(&args.workload))))?;
     let duration =
         parse_duration(&args.duration).map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
     if duration.0 == 0 {

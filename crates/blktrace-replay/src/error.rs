@@ -10,13 +10,16 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum TraceError {
     /// The file could not be opened or read.
-    #[error("{}: {source}", path.display())]
+    ///
+    /// The message includes the I/O error, so it is not also returned by
+    /// `source()` (a chain printer such as anyhow's `{:#}` would print it
+    /// twice).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A text record is malformed.
     #[error("{}:{line}: {message}", path.display())]
@@ -76,15 +79,15 @@ impl TraceError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         TraceError::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
     /// Whether the input is at fault (exit code 2) rather than the system
     /// (exit code 1): everything but I/O errors other than "not found".
     pub fn is_input_error(&self) -> bool {
         match self {
-            TraceError::Io { source, .. } => matches!(
-                source.kind(),
+            TraceError::Io { error, .. } => matches!(
+                error.kind(),
                 std::io::ErrorKind::NotFound
                     | std::io::ErrorKind::InvalidData
                     | std::io::ErrorKind::UnexpectedEof
@@ -95,17 +98,32 @@ impl TraceError {
 }
 
 /// A replay that could not run.
+///
+/// Messages include the inner error, which is therefore not also returned
+/// by `source()` (a chain printer would print it twice).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ReplayError {
     /// The network spec is invalid (names the node or column).
     #[error("network: {0}")]
-    Network(#[from] lull_core::network::NetworkError),
+    Network(lull_core::network::NetworkError),
     /// An option is invalid.
     #[error("{0}")]
     Option(String),
     /// The engine refused the event stream (a bug in a reader or
     /// component).
     #[error("engine: {0}")]
-    Engine(#[from] lull_core::engine::EngineError),
+    Engine(lull_core::engine::EngineError),
+}
+
+impl From<lull_core::network::NetworkError> for ReplayError {
+    fn from(e: lull_core::network::NetworkError) -> Self {
+        ReplayError::Network(e)
+    }
+}
+
+impl From<lull_core::engine::EngineError> for ReplayError {
+    fn from(e: lull_core::engine::EngineError) -> Self {
+        ReplayError::Engine(e)
+    }
 }

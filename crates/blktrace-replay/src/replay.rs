@@ -116,9 +116,12 @@ pub fn default_policy(task: &str) -> StopPolicy {
 pub const TASKS: &[&str] = &["none", "spindown", "writeback", "cleaning"];
 
 fn unknown_task(name: &str) -> ReplayError {
+    let modified = ["writeback+manners", "cleaning+manners"];
     ReplayError::Option(format!(
-        "unknown task `{name}` (known: {})",
-        TASKS.join(", ")
+        "unknown task `{name}`{} (known: {}; and {})",
+        lull_core::suggest::did_you_mean(name, TASKS.iter().copied().chain(modified)),
+        TASKS.join(", "),
+        modified.join(", ")
     ))
 }
 

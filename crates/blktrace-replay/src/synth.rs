@@ -1,16 +1,17 @@
-//! Built-in synthetic workloads: deterministic, seeded request streams with
-//! the bursty shape of real disks (§1.1 of the paper: most idle periods are
-//! short, most idle *time* is in a few long ones, and period lengths are
-//! correlated).
+//! Built-in synthetic workloads: deterministic, seeded request streams.
+//! Same name, duration and seed give the same trace on every machine.
 //!
-//! Each workload alternates bursts and idle gaps. A two-state regime
-//! (active/quiet) that persists from gap to gap gives the correlation of
-//! successive idle lengths; long gaps come from a Pareto tail. Requests are
-//! served first-come first-served by one server, so completions queue
-//! behind each other as they would on a disk.
+//! Two families:
 //!
-//! The workloads follow the three patterns of the paper's Figure 3, plus a
-//! periodic one:
+//! **Bursty workloads** (`workstation`, `news`, `database`, `sync30`):
+//! the bursty shape of real disks (§1.1 of the paper: most idle periods
+//! are short, most idle *time* is in a few long ones, and period lengths
+//! are correlated). Each alternates bursts and idle gaps. A two-state
+//! regime (active/quiet) that persists from gap to gap gives the
+//! correlation of successive idle lengths; long gaps come from a Pareto
+//! tail. Requests are served first-come first-served by one server, so
+//! completions queue behind each other as they would on a disk. They
+//! follow the three patterns of the paper's Figure 3, plus a periodic one:
 //!
 //! * `workstation` (like `hplajw-disk0`): quiet, mostly very long idle
 //!   periods, strongly correlated (a persistent quiet regime).
@@ -24,6 +25,32 @@
 //!   buffers every 30 s: a burst of writes at every multiple of 30 s (with
 //!   a few milliseconds of jitter) on top of sparse user I/O, the
 //!   periodic pattern the `dpll` detector locks onto.
+//!
+//! Their gap lengths are close to independent draws at the scale of a
+//! drive's break-even time, and on independent gaps no online policy
+//! beats the best fixed timeout. Hence the second family.
+//!
+//! **Workloads with structure** (`office`, `home-nas`, `db-checkpoint`;
+//! [`Shape::is_structured`]): a day built from the mechanisms that make
+//! real idle time predictable: a user present or away, a page cache that
+//! writes back 30 s after the last write, daemons that wake on a period,
+//! a nightly backup, busy and quiet regimes that last for an hour. Time 0
+//! is midnight and the trace carries a wall clock
+//! ([`Trace::clock`]). Each has idle periods on the scale of a 2.5"
+//! drive's break-even (seconds) and of a 3.5" NAS drive's (minutes);
+//! see [`structured`] for what each models, its parameters and why.
+//!
+//! * `office`: [`structured::Office`], an office PC: work sessions with
+//!   short gaps, away spells of minutes, lunch, quiet nights with a 5 min
+//!   background sync and an hourly job.
+//! * `home-nas`: [`structured::HomeNas`], evening streaming, a nightly
+//!   backup, hours of silence broken by SMART polls every 30 minutes.
+//! * `db-checkpoint`: [`structured::DbCheckpoint`], a database with
+//!   Markov-modulated busy/quiet regimes and a checkpoint every 5 minutes.
+//!   (The name `database` was taken by the bursty workload above, whose
+//!   output a golden test pins.)
+
+pub mod structured;
 
 use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
@@ -32,13 +59,9 @@ use rand_pcg::Pcg64;
 
 use crate::trace::Trace;
 
-/// The shape of a workload.
+/// The parameters of a bursty workload (the first family above).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Shape {
-    /// Canonical name.
-    pub name: &'static str,
-    /// One line for `--help` and docs.
-    pub summary: &'static str,
+pub struct Bursty {
     /// Mean requests per burst (geometric).
     pub burst_mean: f64,
     /// Mean gap between requests inside a burst, seconds (exponential).
@@ -65,67 +88,124 @@ pub struct Shape {
     pub persistence: f64,
 }
 
+/// A built-in workload: its name, a summary, and the generator with its
+/// parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Canonical name.
+    pub name: &'static str,
+    /// One line for `--help` and docs.
+    pub summary: &'static str,
+    /// The generator and its parameters.
+    pub model: Model,
+}
+
+/// The generator of a workload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Model {
+    /// Bursts and gaps from a persistent two-state regime.
+    Bursty(Bursty),
+    /// An office PC's day ([`structured::Office`]).
+    Office(structured::Office),
+    /// A home NAS's day ([`structured::HomeNas`]).
+    HomeNas(structured::HomeNas),
+    /// A database with checkpoints and busy/quiet regimes
+    /// ([`structured::DbCheckpoint`]).
+    DbCheckpoint(structured::DbCheckpoint),
+}
+
+impl Shape {
+    /// Whether the workload has structure beyond i.i.d.-like gaps at the
+    /// scale of a break-even time (the second family above).
+    pub fn is_structured(&self) -> bool {
+        !matches!(self.model, Model::Bursty(_))
+    }
+}
+
 /// The built-in workloads.
 pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "workstation",
         summary: "a quiet single-user workstation: short bursts, long heavy-tailed idle periods",
-        burst_mean: 6.0,
-        think_s: 0.004,
-        service_s: 0.008,
-        write_share: 0.6,
-        active_gap_s: 0.25,
-        quiet_gap_s: 2.0,
-        pareto_alpha: 1.3,
-        switch_p: 0.15,
-        quiet_share: 0.5,
-        sync_period_s: 0.0,
-        persistence: 0.0,
+        model: Model::Bursty(Bursty {
+            burst_mean: 6.0,
+            think_s: 0.004,
+            service_s: 0.008,
+            write_share: 0.6,
+            active_gap_s: 0.25,
+            quiet_gap_s: 2.0,
+            pareto_alpha: 1.3,
+            switch_p: 0.15,
+            quiet_share: 0.5,
+            sync_period_s: 0.0,
+            persistence: 0.0,
+        }),
     },
     Shape {
         name: "news",
         summary: "a Usenet news disk (cello-disk6-like): busy, short gaps, correlation over the last few periods",
-        burst_mean: 12.0,
-        think_s: 0.003,
-        service_s: 0.010,
-        write_share: 0.5,
-        active_gap_s: 0.05,
-        quiet_gap_s: 0.5,
-        pareto_alpha: 1.5,
-        switch_p: 0.3,
-        quiet_share: 0.3,
-        sync_period_s: 0.0,
-        persistence: 0.85,
+        model: Model::Bursty(Bursty {
+            burst_mean: 12.0,
+            think_s: 0.003,
+            service_s: 0.010,
+            write_share: 0.5,
+            active_gap_s: 0.05,
+            quiet_gap_s: 0.5,
+            pareto_alpha: 1.5,
+            switch_p: 0.3,
+            quiet_share: 0.3,
+            sync_period_s: 0.0,
+            persistence: 0.85,
+        }),
     },
     Shape {
         name: "database",
         summary: "a transaction-processing database disk: busy, very short gaps, long-term correlation",
-        burst_mean: 20.0,
-        think_s: 0.002,
-        service_s: 0.006,
-        write_share: 0.4,
-        active_gap_s: 0.01,
-        quiet_gap_s: 0.3,
-        pareto_alpha: 1.8,
-        switch_p: 0.03,
-        quiet_share: 0.3,
-        sync_period_s: 0.0,
-        persistence: 0.97,
+        model: Model::Bursty(Bursty {
+            burst_mean: 20.0,
+            think_s: 0.002,
+            service_s: 0.006,
+            write_share: 0.4,
+            active_gap_s: 0.01,
+            quiet_gap_s: 0.3,
+            pareto_alpha: 1.8,
+            switch_p: 0.03,
+            quiet_share: 0.3,
+            sync_period_s: 0.0,
+            persistence: 0.97,
+        }),
     },
     Shape {
         name: "sync30",
         summary: "a quiet machine with a 30 s write-back daemon: periodic write bursts over sparse user I/O",
-        burst_mean: 4.0,
-        think_s: 0.004,
-        service_s: 0.008,
-        write_share: 0.5,
-        active_gap_s: 0.5,
-        quiet_gap_s: 5.0,
-        pareto_alpha: 1.2,
-        switch_p: 0.15,
-        quiet_share: 0.6,
-        sync_period_s: 30.0,
-        persistence: 0.0,
+        model: Model::Bursty(Bursty {
+            burst_mean: 4.0,
+            think_s: 0.004,
+            service_s: 0.008,
+            write_share: 0.5,
+            active_gap_s: 0.5,
+            quiet_gap_s: 5.0,
+            pareto_alpha: 1.2,
+            switch_p: 0.15,
+            quiet_share: 0.6,
+            sync_period_s: 30.0,
+            persistence: 0.0,
+        }),
+    },
+    Shape {
+        name: "office",
+        summary: "an office PC: work sessions, away spells, lunch, quiet nights with a 5 min sync (structured)",
+        model: Model::Office(structured::OFFICE),
+    },
+    Shape {
+        name: "home-nas",
+        summary: "a home NAS: evening streaming, a nightly backup, hours of silence with SMART polls (structured)",
+        model: Model::HomeNas(structured::HOME_NAS),
+    },
+    Shape {
+        name: "db-checkpoint",
+        summary: "a database: busy/quiet regimes lasting an hour, a checkpoint every 5 min (structured)",
+        model: Model::DbCheckpoint(structured::DB_CHECKPOINT),
     },
 ];
 
@@ -137,6 +217,16 @@ pub fn shape(name: &str) -> Option<&'static Shape> {
 /// Names of the built-in workloads.
 pub fn names() -> Vec<&'static str> {
     WORKLOADS.iter().map(|w| w.name).collect()
+}
+
+/// The message for an unknown workload name: the closest known one, if
+/// any is close, and the list.
+pub fn unknown(name: &str) -> String {
+    format!(
+        "unknown workload `{name}`{} (known: {})",
+        lull_core::suggest::did_you_mean(name, names()),
+        names().join(", ")
+    )
 }
 
 fn exp(rng: &mut Pcg64, mean: f64) -> f64 {
@@ -153,10 +243,20 @@ fn normal(rng: &mut Pcg64) -> f64 {
 /// Generates `duration` of workload `shape` from `seed`. Same arguments,
 /// same trace, on every machine.
 pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
+    let end = duration.as_secs_f64();
+    match &shape.model {
+        Model::Bursty(b) => bursty(shape.name, b, end, seed),
+        Model::Office(p) => structured::office(p, shape.name, end, seed),
+        Model::HomeNas(p) => structured::home_nas(p, shape.name, end, seed),
+        Model::DbCheckpoint(p) => structured::db_checkpoint(p, shape.name, end, seed),
+    }
+}
+
+/// Generates `end` seconds of a bursty workload.
+fn bursty(name: &str, shape: &Bursty, end: f64, seed: u64) -> Trace {
     let mut rng = Pcg64::seed_from_u64(seed ^ 0x6c75_6c6c);
     let mut trace = Trace::new("synthetic");
-    let dev = trace.device_id(&format!("synth:{}", shape.name));
-    let end = duration.as_secs_f64();
+    let dev = trace.device_id(&format!("synth:{name}"));
     let mut t = 0.0f64;
     let mut free_at = 0.0f64;
     let mut quiet = rng.random::<f64>() < shape.quiet_share;
@@ -228,7 +328,7 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
         }
     }
     if shape.sync_period_s > 0.0 {
-        add_sync(&mut trace, shape, end, seed);
+        add_sync(&mut trace, name, shape, end, seed);
     }
     trace
 }
@@ -236,8 +336,8 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
 /// Overlays the periodic write-back bursts of `shape` and re-serves the
 /// merged stream first-come first-served. A separate random stream keeps
 /// the base workload identical to the one without the overlay.
-fn add_sync(trace: &mut Trace, shape: &Shape, end: f64, seed: u64) {
-    let dev = trace.device_id(&format!("synth:{}", shape.name));
+fn add_sync(trace: &mut Trace, name: &str, shape: &Bursty, end: f64, seed: u64) {
+    let dev = trace.device_id(&format!("synth:{name}"));
     let mut rng = Pcg64::seed_from_u64(seed ^ 0x7379_6e63);
     // Service times of the base stream, recovered from its FCFS schedule.
     let mut jobs: Vec<(f64, f64, Request)> = Vec::with_capacity(trace.requests.len());
@@ -309,8 +409,21 @@ mod tests {
 
     #[test]
     fn every_workload_is_deterministic_and_heavy_tailed() {
-        assert_eq!(names(), ["workstation", "news", "database", "sync30"]);
-        for name in names() {
+        assert_eq!(
+            names(),
+            [
+                "workstation",
+                "news",
+                "database",
+                "sync30",
+                "office",
+                "home-nas",
+                "db-checkpoint"
+            ]
+        );
+        let bursty = WORKLOADS.iter().filter(|w| !w.is_structured());
+        assert_eq!(bursty.clone().count(), 4);
+        for name in bursty.map(|w| w.name) {
             let w = shape(name).unwrap();
             assert_eq!(
                 generate(w, Nanos::from_secs(300), 5),
@@ -361,9 +474,16 @@ mod tests {
             );
         }
         // The base stream is the same as without the overlay.
+        let Model::Bursty(b) = shape("sync30").unwrap().model else {
+            panic!("sync30 is bursty")
+        };
         let base = Shape {
-            sync_period_s: 0.0,
-            ..*shape("sync30").unwrap()
+            name: "sync30",
+            summary: "",
+            model: Model::Bursty(Bursty {
+                sync_period_s: 0.0,
+                ..b
+            }),
         };
         let b = generate(&base, Nanos::from_secs(600), 2);
         assert!(b.requests.len() < t.requests.len());

@@ -80,10 +80,13 @@ pub struct UnknownPolicy(pub String);
 
 impl fmt::Display for UnknownPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const KNOWN: [&str; 4] = ["predicted-end", "when-busy", "earlier-of", "later-of"];
         write!(
             f,
-            "unknown stop policy {:?} (expected one of: predicted-end, when-busy, earlier-of, later-of)",
-            self.0
+            "unknown stop policy {:?}{} (expected one of: {})",
+            self.0,
+            crate::suggest::did_you_mean(&self.0, KNOWN),
+            KNOWN.join(", ")
         )
     }
 }

@@ -122,6 +122,7 @@ pub mod network;
 pub mod registry;
 pub mod request;
 pub mod spec;
+pub mod suggest;
 pub mod task;
 pub mod time;
 #[cfg(feature = "toml")]

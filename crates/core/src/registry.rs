@@ -338,8 +338,9 @@ impl Params {
                                 format!("`{}` takes no parameters", info.name)
                             } else {
                                 format!(
-                                    "unknown parameter of `{}` (it takes: {})",
+                                    "unknown parameter of `{}`{} (it takes: {})",
                                     info.name,
+                                    crate::suggest::did_you_mean(k, known.iter().copied()),
                                     known.join(", ")
                                 )
                             },

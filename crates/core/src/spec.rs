@@ -707,7 +707,8 @@ impl NetworkSpec {
                         c.pos,
                         &c.name,
                         format!(
-                            "unknown component; known {}s: {}",
+                            "unknown component{} (known {}s: {})",
+                            crate::suggest::did_you_mean(&c.name, registry.names(role)),
                             role,
                             registry.names(role).join(", ")
                         ),

@@ -86,13 +86,14 @@ pub enum RankError {
     /// A trace could not be read.
     #[error(transparent)]
     Trace(lull_blktrace_replay::TraceError),
-    /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    /// A file could not be read or written. The message includes the I/O
+    /// error, so it is not also `source()` (it would print twice).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A table could not be built, read or written.
     #[error("table: {0}")]
@@ -107,7 +108,7 @@ impl RankError {
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
         RankError::Io {
             path: path.as_ref().to_path_buf(),
-            source,
+            error: source,
         }
     }
 

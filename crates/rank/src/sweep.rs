@@ -207,17 +207,11 @@ impl Source {
                 duration,
                 seed,
             } => {
-                let shape = synth::shape(name).ok_or_else(|| {
-                    RankError::Input(format!(
-                        "unknown workload `{name}` (known: {})",
-                        synth::names().join(", ")
-                    ))
-                })?;
-                (
-                    synth::generate(shape, *duration, *seed).requests,
-                    None,
-                    None,
-                )
+                let shape =
+                    synth::shape(name).ok_or_else(|| RankError::Input(synth::unknown(name)))?;
+                // Structured workloads carry a wall clock (time 0 is midnight).
+                let trace = synth::generate(shape, *duration, *seed);
+                (trace.requests, None, trace.clock)
             }
         };
         if requests.is_empty() {

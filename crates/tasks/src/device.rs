@@ -250,7 +250,8 @@ impl FromStr for ServiceModel {
             } else {
                 m = Some(ServiceModel::preset(first).ok_or_else(|| {
                     ServiceModelError(format!(
-                        "unknown preset `{first}` (known: {}; or give {})",
+                        "unknown preset `{first}`{} (known: {}; or give {})",
+                        lull_core::suggest::did_you_mean(first, PRESETS.iter().copied()),
                         PRESETS.join(", "),
                         KEYS.map(|k| format!("{k}=…")).join(",")
                     ))
@@ -274,7 +275,11 @@ impl FromStr for ServiceModel {
                 .ok_or_else(|| ServiceModelError(format!("expected key=value, got `{kv}`")))?;
             let (k, val) = (k.trim(), val.trim());
             let i = KEYS.iter().position(|&x| x == k).ok_or_else(|| {
-                ServiceModelError(format!("unknown key `{k}` (known: {})", KEYS.join(", ")))
+                ServiceModelError(format!(
+                    "unknown key `{k}`{} (known: {})",
+                    lull_core::suggest::did_you_mean(k, KEYS),
+                    KEYS.join(", ")
+                ))
             })?;
             let bad = || ServiceModelError(format!("{k}: cannot read `{val}`"));
             let ms = || -> Result<f64, ServiceModelError> {

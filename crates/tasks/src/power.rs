@@ -8,8 +8,8 @@
 //! |---|---|---|---|---|---|---|---|
 //! | `paper-2.5in` | 1.6 W | 0.4 W | 2.4 W | 1.5 s | 1 s | 3 s | the paper, §4.2 |
 //! | `kittyhawk` | 1.6 W | 0.1 W | 2.2 W | 1.5 s | 1 s | 2.2 s | the paper, Table 1 and §2.5.1 |
-//! | `wd-red-plus` | 3.3 W | 0.4 W | 21 W | 10 s | 5 s | ≈ 72 s | WD Red (WD40EFRX) spec sheet, figures **not verified** (below) |
-//! | `seagate-ultrathin` | 1.1 W | 0.18 W | 5 W | 3 s | 1 s | ≈ 16 s | Seagate Laptop Ultrathin HDD SATA Product Manual, Rev. C, Table 3 (powers); times assumed |
+//! | `wd-red-plus` | 3.3 W | 0.4 W | 21 W | 10 s | 5 s | ≈ 72 s | WD Red (WD40EFRX) spec sheet, powers **not verified**, times assumed (below) |
+//! | `seagate-ultrathin` | 1.1 W | 0.18 W | 5 W | 3 s | 1 s | ≈ 16 s | Seagate Laptop Ultrathin HDD SATA Product Manual, Rev. C, §2.7.1 Table 3 (powers, checked); times assumed |
 //!
 //! Where the figures come from, preset by preset. "Sourced" means read in
 //! the named document; everything else is said to be an assumption or
@@ -31,34 +31,44 @@
 //!   its spinning time mostly idle; read/write is about 4.5 W),
 //!   standby/sleep 0.4 W, 12 V peak start current 1.75 A — are those of
 //!   WD's *WD Red NAS Hard Drives* spec sheet (document 2879-800002) as
-//!   recalled when the preset was written; **no copy of that sheet could be
-//!   retrieved to check them**, so treat them as unverified and override
-//!   them from the sheet of your drive's revision
-//!   (`wd-red-plus,p_active=…`). `p_spinup = 12 V × 1.75 A = 21 W` is the
-//!   peak start current at 12 V (5 V draw ignored): an upper bound on the
-//!   mean spin-up power, so the spin-up energy `21 W × 10 s = 210 J` and the
-//!   break-even `210 J / 2.9 W ≈ 72 s` are upper bounds too. WD publishes
-//!   no start or stop time and no load/unload rating we could source; 10 s
-//!   to spin up and 5 s to spin down are our assumption (3.5" manuals that
-//!   do give one list more: Seagate's *Constellation ES.2 Serial ATA
-//!   Product Manual*, Rev. H, §2.7, standby to ready 13.5–15 s max for a
-//!   7200 rpm drive).
+//!   recalled when the preset was written. **They are still unverified**:
+//!   a search of the stored public reference pages (queries on the
+//!   WD40EFRX, WD Red / Red Plus spec sheets and document 2879-800002,
+//!   November 2026) found reviews of the drive but no copy of a WD sheet
+//!   giving its power table, so override them from the sheet of your
+//!   drive's revision (`wd-red-plus,p_active=…`). The order of magnitude of
+//!   the start current is corroborated by WD's own *WD Re Technical
+//!   Reference Manual* (EX800M, document 2679-771339-A05, §2.4.2.1, mean
+//!   current table): a 3.5" WD drive draws at most 1.2 A ("spinup green")
+//!   to 2.5 A ("spinup fast") at 12 V while spinning up, 0.78–1.6 A on
+//!   average (1.225 A, 14.7 W, in the standard mode). `p_spinup = 12 V ×
+//!   1.75 A = 21 W` is the peak start current at 12 V (5 V draw ignored):
+//!   an upper bound on the mean spin-up power, so the spin-up energy
+//!   `21 W × 10 s = 210 J` and the break-even `210 J / 2.9 W ≈ 72 s` are
+//!   upper bounds too. WD publishes no start or stop time for the drive
+//!   that we could source: 10 s to spin up and 5 s to spin down are
+//!   **assumed** (3.5" manuals that do give one list more: Seagate's
+//!   *Constellation ES.2 Serial ATA Product Manual*, Rev. H, §2.7 "Start/stop
+//!   times", standby to ready 13.5 s max for the 2 TB and 15 s max for the
+//!   3 TB models of a 7200 rpm drive, ready to spindle stop 20 s max).
 //! - **`seagate-ultrathin`**: *Seagate Laptop Ultrathin HDD SATA Product
 //!   Manual*, Rev. C (2.5" 7 mm drive; model ST320LT030 among others),
 //!   §2.7.1, Table 3 "Power dissipation", +5 V input, averages at 25 °C:
 //!   spin-up (max) 1.00 A, seek 1.4 W, write 1.70 W, read 1.30 W, idle
 //!   performance 1.10 W, idle active 0.66 W, idle low power 0.47 W, standby
 //!   0.18 W (steady state, 200 ms after the transition), sleep 0.18 W.
-//!   `p_active` is the idle-performance 1.10 W (heads tracking, the state a
-//!   disk is in between requests; serving costs 1.30–1.70 W, which the
-//!   one-number model does not separate), `p_sleep` the standby 0.18 W, and
-//!   `p_spinup = 5 V × 1.00 A = 5 W`, the maximum spin-up current: an upper
-//!   bound, as for `wd-red-plus`. The manual pages we could read give no
-//!   start/stop times and no load/unload rating: 3 s to spin up and 1 s to
-//!   spin down are our assumption (3 s matches the "spin-up time 3 s" of
-//!   third-party spec listings of the sibling Laptop Thin ST500LT012, not
-//!   a Seagate document). Spin-up energy `5 W × 3 s = 15 J`, break-even
-//!   `15 J / 0.92 W ≈ 16.3 s`.
+//!   These were checked again against the manual's page 11 in the stored
+//!   reference pages (November 2026). `p_active` is the idle-performance
+//!   1.10 W (heads tracking, the state a disk is in between requests;
+//!   serving costs 1.30–1.70 W, which the one-number model does not
+//!   separate), `p_sleep` the standby 0.18 W, and `p_spinup = 5 V × 1.00 A
+//!   = 5 W`, the maximum spin-up current: an upper bound, as for
+//!   `wd-red-plus`. The manual's start/stop-time section could not be
+//!   found in the stored pages and Table 3 gives no load/unload rating:
+//!   3 s to spin up and 1 s to spin down are **assumed** (3 s matches the
+//!   "spin-up time 3 s" of third-party spec listings of the sibling Laptop
+//!   Thin ST500LT012, not a Seagate document). Spin-up energy
+//!   `5 W × 3 s = 15 J`, break-even `15 J / 0.92 W ≈ 16.3 s`.
 //!
 //! Custom values: `p_active=1.6,p_sleep=0.4,p_spinup=2.4,t_spinup=1.5s,t_spindown=1s`
 //! (powers in watts, times with a unit or as bare seconds), or a preset
@@ -236,7 +246,8 @@ impl FromStr for PowerModel {
             } else {
                 base = Some(PowerModel::preset(first).ok_or_else(|| {
                     PowerModelError(format!(
-                        "unknown preset `{first}` (known: {}; or give p_active=…,p_sleep=…,p_spinup=…,t_spinup=…,t_spindown=…)",
+                        "unknown preset `{first}`{} (known: {}; or give p_active=…,p_sleep=…,p_spinup=…,t_spinup=…,t_spindown=…)",
+                        lull_core::suggest::did_you_mean(first, PRESETS.iter().copied()),
                         PRESETS.join(", ")
                     ))
                 })?);
@@ -260,7 +271,11 @@ impl FromStr for PowerModel {
                 .ok_or_else(|| PowerModelError(format!("expected key=value, got `{kv}`")))?;
             let (k, v) = (k.trim(), v.trim());
             let i = KEYS.iter().position(|&x| x == k).ok_or_else(|| {
-                PowerModelError(format!("unknown key `{k}` (known: {})", KEYS.join(", ")))
+                PowerModelError(format!(
+                    "unknown key `{k}`{} (known: {})",
+                    lull_core::suggest::did_you_mean(k, KEYS),
+                    KEYS.join(", ")
+                ))
             })?;
             let x = if i >= 3 {
                 parse_seconds(v)
