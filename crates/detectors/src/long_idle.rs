@@ -1,4 +1,4 @@
-//! `long-idle(confidence, rate, ...)`: a learning long-idle detector (new in
+//! `long-idle(margin, rate, ...)`: a learning long-idle detector (new in
 //! lull, beyond the paper).
 //!
 //! A fixed or adaptive timeout pays its whole wait in every long idle
@@ -18,11 +18,17 @@
 //!
 //! **Features** at the decision, all from what lull already sees (no
 //! per-request work: the detector needs no events):
-//! - the last three idle lengths (of periods of at least `min`), as
+//! - the last three idle lengths `s` (of periods of at least `min`), as
 //!   `ln(1 + s/B)`;
 //! - the time since the previous such period ended (the length of the
-//!   busy stretch before this gap), as `ln(1 + t/B)`;
-//! - the time since the last period longer than `B` ended, likewise;
+//!   busy stretch before this gap), and the time since the last period
+//!   longer than `B` ended (the phase of a periodic job such as a
+//!   checkpoint), each as `ln(1 + t/B)`;
+//! - the same three quantities (last length, busy stretch, time since the
+//!   last long period) once more as one-hot bins by powers of two of
+//!   `t/B` (from below `B/16` to above `16·B`), so that a linear model can
+//!   learn non-monotonic rules ("a gap that follows a 5-minute stretch
+//!   after the last long one is long");
 //! - the share of long periods among the recent ones (a moving average);
 //! - the hour of day as `sin`/`cos` when the wall clock is known
 //!   ([`Context::clock`]; 0 otherwise);
@@ -30,16 +36,26 @@
 //!
 //! **Model.** Online logistic regression, one stochastic-gradient step per
 //! idle period with the label "lasted at least `B`", learning rate `rate`
-//! and a light L2 penalty. O(1) per idle period, fixed memory,
-//! deterministic.
+//! and a light L2 penalty. O(1) per idle period (a few dozen
+//! multiplications), fixed memory, deterministic.
 //!
-//! **Decision.** If the predicted probability of a long period is at least
-//! `confidence`, it declares the period at once (at `min`); otherwise it
-//! waits for the `share` timeout counted from the start of the period.
-//! A long period that was acted on at once costs nothing over the optimum
-//! but the `min` wait; a short one costs a spin-down cycle, which is why
-//! `confidence` is high by default. The fallback keeps learning from every
-//! period, whatever was decided.
+//! **Decision, by expected cost.** With `p` the predicted probability of a
+//! long period and `T` the fallback's remaining wait: acting at once costs
+//! about a spin-down cycle, `B`, when the period turns out short (waiting
+//! would have cost nothing) and saves about `T` of spinning when it turns
+//! out long. So it acts at once when `p·T ≥ m·(1 − p)·B`.
+//!
+//! **The margin `m` is learned too**, because the model's probabilities
+//! are only as good as the workload is predictable. For every decided
+//! period the detector knows, once it ends, exactly what acting at once
+//! would have gained over the fallback (both excesses are functions of the
+//! period's length), whatever it did. It keeps that counterfactual gain,
+//! discounted, for eight candidate margins from ¼ to "never", and acts with
+//! the best one so far. On a workload where no prediction pays (the gaps
+//! are not predictable from the features) "never" wins and `long-idle`
+//! behaves as its fallback; where they are, it acts at once as often as
+//! that paid off. `margin=M` fixes the margin instead.
+//! The fallback keeps learning from every period, whatever was decided.
 //!
 //! Its gauges report the last probability, how often it acted at once and
 //! how often that was right, and the fallback's timeout and leader.
@@ -51,7 +67,15 @@ use lull_core::time::Nanos;
 use crate::share::{EXPERT_PARAMS, ShareExperts};
 use crate::timer::Alarm;
 
-const FEATURES: usize = 9;
+/// Candidate margins of the learned decision rule (the last: never act).
+const MARGINS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, f64::INFINITY];
+/// Per-period discount of the margins' counterfactual gains.
+const MARGIN_DISCOUNT: f64 = 0.995;
+
+/// Dense features, then three groups of [`BINS`] one-hot bins.
+const DENSE: usize = 9;
+const BINS: usize = 10;
+const FEATURES: usize = DENSE + 3 * BINS;
 const NS_PER_HOUR: u64 = 3_600_000_000_000;
 
 /// The online logistic model of [`LongIdle`].
@@ -99,7 +123,14 @@ pub struct LongIdle {
     fallback: ShareExperts,
     model: Logistic,
     breakeven: Nanos,
-    confidence: f64,
+    /// A fixed margin, or `None` to learn it.
+    fixed_margin: Option<f64>,
+    /// Discounted counterfactual gain of each candidate margin.
+    margin_gain: [f64; MARGINS.len()],
+    /// The fallback's remaining wait at the decision (seconds).
+    wait_s: f64,
+    /// Whether the current period was declared at once.
+    acted: bool,
     armed: Alarm,
     /// The current period: when it began, and the features it was judged on.
     began: Option<Nanos>,
@@ -118,13 +149,17 @@ pub struct LongIdle {
 
 impl LongIdle {
     /// A detector falling back on `fallback`, acting at once when the
-    /// model's probability is at least `confidence`, learning at `rate`.
-    pub fn new(fallback: ShareExperts, breakeven: Nanos, confidence: f64, rate: f64) -> Self {
+    /// expected saving beats `margin` times the expected waste (`None`:
+    /// a learned margin), learning at `rate`.
+    pub fn new(fallback: ShareExperts, breakeven: Nanos, margin: Option<f64>, rate: f64) -> Self {
         LongIdle {
             fallback,
             model: Logistic::new(rate, 1e-4),
             breakeven,
-            confidence,
+            fixed_margin: margin,
+            margin_gain: [0.0; MARGINS.len()],
+            wait_s: 0.0,
+            acted: false,
             armed: Alarm::default(),
             began: None,
             features: None,
@@ -157,13 +192,47 @@ impl LongIdle {
         self.fallback.min_timeout()
     }
 
+    /// The margin acted on: the fixed one, or the candidate with the most
+    /// counterfactual gain (ties: the more cautious).
+    pub fn margin(&self) -> f64 {
+        if let Some(m) = self.fixed_margin {
+            return m;
+        }
+        let mut best = MARGINS.len() - 1;
+        for j in (0..MARGINS.len()).rev() {
+            if self.margin_gain[j] > self.margin_gain[best] {
+                best = j;
+            }
+        }
+        MARGINS[best]
+    }
+
+    /// Whether margin `m` acts at once with probability `p` and wait `wait`.
+    fn acts(&self, m: f64, p: f64, wait: f64) -> bool {
+        m.is_finite() && p * wait >= m * (1.0 - p) * self.breakeven.as_secs_f64()
+    }
+
+    /// What acting at the decision would have gained over the fallback in
+    /// a period of `s` seconds (excesses over the optimum `min(s, B)`).
+    fn gain(&self, s: f64) -> f64 {
+        let b = self.breakeven.as_secs_f64();
+        let d = self.decision_delay().as_secs_f64();
+        let t = d + self.wait_s;
+        let opt = s.min(b);
+        let now = d + b - opt;
+        let fallback = if t <= s {
+            t + b - opt
+        } else {
+            (s - b).max(0.0)
+        };
+        fallback - now
+    }
+
     fn features(&self, ctx: &Context) -> [f64; FEATURES] {
         let b = self.breakeven.as_secs_f64();
-        let since = |t: Option<Nanos>| {
-            t.map_or(5.0, |t| {
-                (1.0 + (ctx.now - t.min(ctx.now)).as_secs_f64() / b).ln()
-            })
-        };
+        // Time since `t` over B (None: long ago).
+        let since =
+            |t: Option<Nanos>| t.map_or(1e6, |t| (ctx.now - t.min(ctx.now)).as_secs_f64() / b);
         let (sin, cos) = match ctx.clock {
             Some(c) => {
                 let h = ((c.0 + ctx.now.0) % (24 * NS_PER_HOUR)) as f64 / NS_PER_HOUR as f64;
@@ -172,18 +241,35 @@ impl LongIdle {
             }
             None => (0.0, 0.0),
         };
-        [
+        let (busy, since_long) = (since(self.last_end), since(self.last_long_end));
+        let mut x = [0.0; FEATURES];
+        x[..DENSE].copy_from_slice(&[
             self.recent[0],
             self.recent[1],
             self.recent[2],
-            since(self.last_end),
-            since(self.last_long_end),
+            busy.ln_1p(),
+            since_long.ln_1p(),
             self.long_share,
             sin,
             cos,
             1.0,
-        ]
+        ]);
+        // recent[0] = ln(1 + s/B): back to s/B for its bin.
+        let last = self.recent[0].exp_m1();
+        for (g, v) in [last, busy, since_long].into_iter().enumerate() {
+            x[DENSE + g * BINS + bin(v)] = 1.0;
+        }
+        x
     }
+}
+
+/// The power-of-two bin of a ratio to B: below 1/16 is bin 0, at least 16
+/// is bin 9.
+fn bin(ratio: f64) -> usize {
+    if !(ratio > 0.0) {
+        return 0;
+    }
+    (ratio.log2().floor() + 5.0).clamp(0.0, (BINS - 1) as f64) as usize
 }
 
 impl StartDetector for LongIdle {
@@ -202,6 +288,7 @@ impl StartDetector for LongIdle {
     fn gauges(&self) -> Vec<(String, f64)> {
         let mut g = vec![
             ("p_long".into(), self.last_p),
+            ("margin".into(), self.margin().min(f64::MAX)),
             ("at_once".into(), self.at_once as f64),
             ("at_once_right".into(), self.at_once_right as f64),
         ];
@@ -212,6 +299,7 @@ impl StartDetector for LongIdle {
         self.began = Some(ctx.now);
         self.features = None;
         self.decided = false;
+        self.acted = false;
         self.armed.arm(ctx.now + self.decision_delay());
         None
     }
@@ -223,6 +311,15 @@ impl StartDetector for LongIdle {
             return;
         }
         let long = period >= self.breakeven;
+        if self.decided && self.fixed_margin.is_none() {
+            let g = self.gain(period.as_secs_f64());
+            let (p, wait) = (self.last_p, self.wait_s);
+            for (j, &m) in MARGINS.iter().enumerate() {
+                let acted = self.acts(m, p, wait);
+                self.margin_gain[j] =
+                    MARGIN_DISCOUNT * self.margin_gain[j] + if acted { g } else { 0.0 };
+            }
+        }
         if let Some(x) = self.features.take() {
             // The features have not changed since the decision: reuse its
             // probability for the gradient step.
@@ -241,7 +338,7 @@ impl StartDetector for LongIdle {
             self.last_long_end = Some(ctx.now);
         }
         self.long_share = 0.8 * self.long_share + if long { 0.2 } else { 0.0 };
-        if self.decided && self.last_p >= self.confidence {
+        if self.acted {
             self.at_once_right += u64::from(long);
         }
     }
@@ -260,12 +357,15 @@ impl StartDetector for LongIdle {
         let x = self.features(ctx);
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
-        if self.last_p >= self.confidence {
-            self.at_once += 1;
-            return self.armed.fire(ctx.now);
-        }
         let began = self.began.unwrap_or(ctx.now);
         let at = (began + self.fallback.timeout()).max(ctx.now);
+        // Expected saving of acting now against its expected waste.
+        self.wait_s = (at - ctx.now).as_secs_f64();
+        if self.acts(self.margin(), self.last_p, self.wait_s) {
+            self.at_once += 1;
+            self.acted = true;
+            return self.armed.fire(ctx.now);
+        }
         self.armed.arm(at);
         if at <= ctx.now {
             return self.armed.fire(ctx.now);
@@ -276,11 +376,11 @@ impl StartDetector for LongIdle {
 
 const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     ParamInfo::optional(
-        "confidence",
+        "margin",
         ParamKind::Float,
-        "0.8",
+        "0",
         "",
-        "act at once when the predicted probability that the period outlasts B is at least this (in (0, 1])",
+        "act at once when p·T ≥ margin·(1 − p)·B (p: predicted probability of a long period, T: the fallback's remaining wait); > 0 fixes it, larger is more cautious; 0 (default) learns it",
     ),
     ParamInfo::optional(
         "rate",
@@ -313,10 +413,11 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(LONG_IDLE, |p| {
         let fallback = ShareExperts::from_params(p)?;
         let b = p.require_breakeven("min")?;
-        let confidence = p.float_in("confidence", f64::MIN_POSITIVE, 1.0)?;
+        let margin = p.float_in("margin", 0.0, 1e6)?;
+        let margin = (margin > 0.0).then_some(margin);
         let rate = p.float_in("rate", f64::MIN_POSITIVE, 10.0)?;
         Ok(Built::Start(Box::new(LongIdle::new(
-            fallback, b, confidence, rate,
+            fallback, b, margin, rate,
         ))))
     });
 }
@@ -326,10 +427,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bins_are_powers_of_two_of_b() {
+        assert_eq!(bin(0.0), 0);
+        assert_eq!(bin(0.01), 0);
+        assert_eq!(bin(1.0 / 16.0), 1);
+        assert_eq!(bin(1.0), 5);
+        assert_eq!(bin(1.9), 5);
+        assert_eq!(bin(2.0), 6);
+        assert_eq!(bin(16.0), 9);
+        assert_eq!(bin(1e9), 9);
+    }
+
+    #[test]
     fn the_logistic_model_learns_a_separable_rule() {
         let mut m = Logistic::new(0.5, 0.0);
-        let long = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
-        let short = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        let mut long = [0.0; FEATURES];
+        let mut short = [0.0; FEATURES];
+        long[0] = 1.0;
+        long[DENSE - 1] = 1.0;
+        short[DENSE - 1] = 1.0;
         assert_eq!(m.predict(&long), 0.5);
         for _ in 0..200 {
             m.learn(&long, 1.0);
