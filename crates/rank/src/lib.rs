@@ -24,6 +24,9 @@
 //!     lenient: false,
 //!     progress: false,
 //!     out: "report".into(),
+//!     score: lull_rank::Mode::Robust,
+//!     limits: lull_rank::Limits::default(),
+//!     validate: None,
 //! };
 //! let outcome = output::rank(&cfg, &registry).unwrap();
 //! print!("{}", outcome.table(10));
@@ -60,6 +63,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod analysis;
 pub mod atomic;
 pub mod axes;
 pub mod grid;
@@ -70,8 +74,10 @@ pub mod score;
 pub mod sweep;
 pub mod table;
 
-pub use grid::{Grid, GridError, default_grid};
+pub use analysis::Limits;
+pub use grid::{Grid, GridError, default_grid, default_grid_for};
 pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, rank, replot};
+pub use score::Mode;
 pub use sweep::{Shard, Source};
 
 /// Everything that can go wrong in a ranking.

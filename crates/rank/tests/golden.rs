@@ -51,7 +51,7 @@ fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
         sources: Source::all_builtin(Nanos::from_secs(1800), 7),
         grid: Grid {
             specs: specs.iter().map(|s| s.to_string()).collect(),
-            reference: Some("oracle(min=3s)".into()),
+            references: vec!["oracle(min=3s)".into()],
             lenient: false,
         },
         grid_name: "golden".into(),
@@ -65,6 +65,9 @@ fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
         lenient: false,
         progress: false,
         out: out.to_path_buf(),
+        score: lull_rank::Mode::Robust,
+        limits: lull_rank::Limits::default(),
+        validate: None,
     };
     rank(&cfg, &registry()).expect("the golden sweep runs");
     std::fs::read(out.join("results.csv")).expect("results.csv")
