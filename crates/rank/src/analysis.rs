@@ -233,10 +233,13 @@ fn reference_order(r: Option<&Row>) -> usize {
     }
 }
 
+/// Per trace, each measure's name and bits.
+type Signature = Vec<(usize, Vec<(String, u64)>)>;
+
 /// A network's identity for collapsing: every measure the task reports
 /// (the internal ones too when the task ranks on them), bit for bit, on
 /// every trace.
-fn signature(rows: &[&Row], axes: &Axes) -> Vec<(usize, Vec<(String, u64)>)> {
+fn signature(rows: &[&Row], axes: &Axes) -> Signature {
     let internal_axes = INTERNAL.contains(&axes.x.measure);
     rows.iter()
         .map(|r| {
@@ -293,7 +296,7 @@ pub fn score_rows(rows: &[Row], axes: &Axes, mode: Mode) -> (Vec<Scored>, Vec<Su
         }
     }
     // Collapse equivalent networks.
-    let mut by_sig: BTreeMap<Vec<(usize, Vec<(String, u64)>)>, usize> = BTreeMap::new();
+    let mut by_sig: BTreeMap<Signature, usize> = BTreeMap::new();
     let mut absorbed: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut policies: Vec<usize> = summaries
         .iter()

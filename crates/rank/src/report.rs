@@ -75,7 +75,7 @@ fn flags(s: &Summary) -> String {
     }
 }
 
-fn chosen<'a>(summaries: &'a [Summary], top: usize) -> impl Iterator<Item = &'a Summary> {
+fn chosen(summaries: &[Summary], top: usize) -> impl Iterator<Item = &Summary> {
     summaries
         .iter()
         .filter(|s| !s.reference)

@@ -13,7 +13,9 @@ use lull_rank::{Limits, Mode, RankConfig, Shard, Source};
 fn the_readme_table_is_what_the_code_prints() {
     let readme_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("README.md");
-    let begin = readme.find("<!-- rank-table:begin -->\n").expect("begin marker");
+    let begin = readme
+        .find("<!-- rank-table:begin -->\n")
+        .expect("begin marker");
     let end = readme.find("<!-- rank-table:end -->").expect("end marker");
     let shown = &readme[begin + "<!-- rank-table:begin -->\n".len()..end];
     let out = tempfile::tempdir().unwrap();
