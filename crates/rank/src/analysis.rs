@@ -16,17 +16,14 @@ use crate::sweep::{DELAYED_PER_HOUR, Row, SPINUPS_PER_DAY};
 /// E_oracle)`; 1 = as good as the best fixed timeout in hindsight.
 pub const EXCESS: &str = "excess_vs_best_fixed";
 
-/// The internal measures (SPEC §4.1): a task that reports its own
-/// measures is told apart on those, not on these.
-const INTERNAL: [&str; 7] = [
-    "actual_s",
-    "predicted_s",
-    "overflow_s",
-    "violations",
-    "violation_rate",
-    "efficiency",
-    "incompetence",
-];
+/// Whether `name` is one of the internal measures (SPEC §4.1): a task
+/// that reports its own measures is told apart on those, not on these.
+fn is_internal(name: &str) -> bool {
+    lull_core::measures::InternalMeasures::default()
+        .pairs()
+        .iter()
+        .any(|(k, _)| *k == name)
+}
 
 /// Limits a recommendation must keep on every trace (`--max-…` flags).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -240,14 +237,14 @@ type Signature = Vec<(usize, Vec<(String, u64)>)>;
 /// (the internal ones too when the task ranks on them), bit for bit, on
 /// every trace.
 fn signature(rows: &[&Row], axes: &Axes) -> Signature {
-    let internal_axes = INTERNAL.contains(&axes.x.measure);
+    let internal_axes = is_internal(axes.x.measure);
     rows.iter()
         .map(|r| {
             (
                 r.trace_index,
                 r.measures
                     .iter()
-                    .filter(|(k, _)| internal_axes || !INTERNAL.contains(&k.as_str()))
+                    .filter(|(k, _)| internal_axes || !is_internal(k))
                     .map(|(k, v)| (k.clone(), v.to_bits()))
                     .collect(),
             )

@@ -486,13 +486,7 @@ fn run_one(
     let out = replay_spec(&w.timeline, &spec, registry, opts)
         .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
     let d = &net.description;
-    let mut measures: Vec<(String, f64)> = out
-        .report
-        .pairs()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    add_rates(&mut measures, &w.timeline);
+    let measures = measures_of(&out.report, &w.timeline);
     Ok(Row {
         trace_index: t,
         trace: w.name.clone(),
@@ -505,6 +499,18 @@ fn run_one(
         params: d.params.clone(),
         measures,
     })
+}
+
+/// A replay's measures as owned pairs, with their per-time forms
+/// ([`add_rates`]).
+fn measures_of(report: &lull_core::engine::RunReport, t: &Timeline) -> Vec<(String, f64)> {
+    let mut m: Vec<(String, f64)> = report
+        .pairs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    add_rates(&mut m, t);
+    m
 }
 
 /// Appends the per-time forms of a task's counts: `delayed_ops_per_hour`
@@ -564,13 +570,7 @@ pub fn best_fixed_row(
         .map_err(|e| format!("`{text}`: {}", e.message))?;
     let out = replay_spec(&w.timeline, &spec, registry, opts)
         .map_err(|e| format!("`{text}` on {}: {e}", w.name))?;
-    let mut measures: Vec<(String, f64)> = out
-        .report
-        .pairs()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    add_rates(&mut measures, &w.timeline);
+    let measures = measures_of(&out.report, &w.timeline);
     let mut params = BTreeMap::new();
     params.insert(
         "start.t".to_string(),
