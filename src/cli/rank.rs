@@ -278,6 +278,12 @@ fn finish(outcome: &lull_rank::Outcome, out: &std::path::Path, top: usize) -> Re
             .map(|s| format!(" (shard {s})"))
             .unwrap_or_default()
     );
+    if let Some(b) = outcome.meta.breakeven_s {
+        println!(
+            "B = {b} s (the device's break-even time), R = each trace's mean request rate; scores: {}",
+            outcome.meta.score
+        );
+    }
     print!("{}", outcome.table(top));
     if outcome.meta.shard.is_some() {
         println!(

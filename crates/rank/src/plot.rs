@@ -620,6 +620,14 @@ impl Draw for RangeBars {
             .fold(0.0f64, f64::max)
             .max(0.1)
             * 1.05;
+        // Start near the best network rather than at 0, so the spread
+        // between families fills the plot.
+        let lowest = self.bars.iter().map(|b| b.4).fold(f64::INFINITY, f64::min);
+        let xmin = if lowest.is_finite() {
+            ((lowest - 0.1).max(0.0) * 10.0).floor() / 10.0
+        } else {
+            0.0
+        };
         let names: Vec<String> = self
             .bars
             .iter()
@@ -630,7 +638,7 @@ impl Draw for RangeBars {
             .margin(12)
             .x_label_area_size(50)
             .y_label_area_size(260)
-            .build_cartesian_2d(0.0..xmax, -0.5..(n as f64 - 0.5))
+            .build_cartesian_2d(xmin..xmax.max(xmin + 0.1), -0.5..(n as f64 - 0.5))
             .map_err(err)?;
         let fmt = |v: &f64| {
             let i = v.round();
@@ -662,7 +670,7 @@ impl Draw for RangeBars {
                     BLACK.stroke_width(1),
                 )))
                 .map_err(err)?;
-            let lo = (b.2 - b.3).max(0.0);
+            let lo = (b.2 - b.3).max(xmin);
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(lo, y - 0.28), (b.2 + b.3, y + 0.28)],

@@ -555,4 +555,54 @@ mod tests {
             vec![(2, Some(1)), (5, Some(1)), (7, Some(3))]
         );
     }
+
+    #[test]
+    fn robust_forms_by_hand() {
+        // Share of the ideal captured, clipped; negative = worse than no task.
+        assert_eq!(share_scaled(30.0, 40.0), (0.25, false));
+        assert_eq!(share_scaled(40.0, 40.0), (0.0, false));
+        assert_eq!(share_scaled(50.0, 40.0), (0.0, false));
+        assert_eq!(share_scaled(0.0, 40.0), (1.0, false));
+        assert_eq!(share_scaled(-3000.0, 40.0), (1.0, true));
+        // Nothing to gain: losing nothing is ideal, losing is flagged.
+        assert_eq!(share_scaled(0.0, 0.0), (0.0, false));
+        assert_eq!(share_scaled(-1.0, 0.0), (1.0, true));
+        assert_eq!(share_scaled(f64::NAN, 40.0), (1.0, true));
+        // Costs against a reference: 0.5 at the reference, below 1 always.
+        assert_eq!(cost_scaled(0.0, 10.0), 0.0);
+        assert_eq!(cost_scaled(10.0, 10.0), 0.5);
+        assert!(close(cost_scaled(30.0, 10.0), 0.75));
+        assert!(cost_scaled(1e12, 10.0) < 1.0);
+        assert_eq!(cost_scaled(f64::NAN, 10.0), 1.0);
+        // No usable reference: 1 stands in.
+        assert_eq!(cost_scaled(1.0, 0.0), 0.5);
+    }
+
+    #[test]
+    fn robust_scores_do_not_depend_on_the_other_networks() {
+        let pts = |n: usize| -> Vec<Point> { (0..n).map(|i| p(i, 0, 0.0, 0.0)).collect() };
+        let scaled = vec![(0.2, 0.5, false), (0.0, 0.9, false), (1.0, 0.99, true)];
+        let all = score_scaled(&pts(3), &scaled);
+        let two = score_scaled(&pts(2), &scaled[..2]);
+        assert_eq!(all[0].distance, two[0].distance);
+        assert_eq!(all[0].rank, Some(1));
+        assert!(all[2].worse && !all[0].worse);
+    }
+
+    #[test]
+    fn pareto_by_hand() {
+        // Higher x and lower y are better.
+        let pts = [
+            (10.0, 5.0),
+            (8.0, 1.0),
+            (9.0, 6.0),
+            (10.0, 5.0),
+            (0.0, 0.0),
+            (f64::NAN, 0.0),
+        ];
+        assert_eq!(
+            pareto(&pts, Better::Higher, Better::Lower),
+            vec![true, true, false, true, true, false]
+        );
+    }
 }
