@@ -30,7 +30,7 @@ pub(crate) struct Args {
     #[command(subcommand)]
     sub: Option<Sub>,
     #[command(flatten)]
-    run: RunArgs,
+    run: Box<RunArgs>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -163,7 +163,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
             let outcome = lull_rank::merge(&m.dirs, &m.out)?;
             finish(&outcome, &m.out, m.top)
         }
-        None => run_rank(args.run),
+        None => run_rank(*args.run),
     }
 }
 

@@ -262,7 +262,11 @@ pub fn default_grid(task: &str) -> Grid {
 }
 
 /// The pseudo-reference that stands for the best fixed timeout in
-/// hindsight (see [`crate::reference`]).
+/// hindsight: one more job per trace replays `timer(t=T)` at the timeout
+/// `T` the task reports (`best_fixed_timeout_s`, see
+/// [`crate::sweep::best_fixed_row`]), or, for a task that reports none, the
+/// grid's plain timer with the least energy stands in
+/// ([`crate::analysis::complete`]).
 pub const BEST_FIXED: &str = "best-fixed";
 
 /// The default reference rows, in report order: the named network `auto`,

@@ -240,13 +240,19 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     let Some(best) = ranked.iter().find(|s| s.policy == best).copied() else {
         return "No network finished, so there is nothing to recommend.".into();
     };
-    let spec = |s: &Summary| network_label(s, rows);
+    let spec = |s: &Summary| label_parts(s, rows).0;
     let traces = meta.traces.len();
     let mut out = String::new();
     let limit_text = limits
         .list()
         .iter()
-        .map(|(f, _, v)| format!("`{f} {}`", num(Some(*v))))
+        .map(|(f, _, v)| {
+            if v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("`{f} {}`", *v as i64)
+            } else {
+                format!("`{f} {v}`")
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ");
     match choose(summaries, rows, limits) {
@@ -266,10 +272,10 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
                 .count();
             let _ = write!(
                 out,
-                "Under the limits ({limit_text}), kept on every trace{}: ",
+                "Under the limits ({limit_text}), kept on every trace{}, ",
                 if skipped > 0 {
                     format!(
-                        "; {skipped} better-ranked network{} break{} them",
+                        " ({skipped} better-ranked network{} break{} them)",
                         if skipped == 1 { "" } else { "s" },
                         if skipped == 1 { "s" } else { "" }
                     )
@@ -280,19 +286,21 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         }
         _ => {}
     }
+    let lead = if out.is_empty() { "For" } else { "for" };
+    let mut tail = label_parts(best, rows).1;
+    if limit_ratio(rows, best.policy, limits) > 1.0 {
+        tail.push_str(" if the limits can bend");
+    }
     let _ = write!(
         out,
-        "For `{}` on {} trace{}, use **`{}`**{}. It came closest to the ideal of both {} and {} \
+        "{} `{}` on {} trace{}, use **`{}`**{}. It came closest to the ideal of both {} and {} \
          (mean scaled distance {:.3}, standard deviation {:.3} across traces), averaging {} {} and {} {}.",
+        lead,
         meta.task,
         traces,
         if traces == 1 { "" } else { "s" },
         spec(best),
-        if limit_ratio(rows, best.policy, limits) > 1.0 {
-            " if the limits can bend"
-        } else {
-            ""
-        },
+        tail,
         axes.x.measure.replace('_', " "),
         axes.y.measure.replace('_', " "),
         best.mean,
@@ -302,6 +310,16 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         num(raw_mean(rows, best.policy, axes.y.measure)),
         label(axes.y.measure),
     );
+    if !limits.is_empty()
+        && matches!(axes.x.form, Form::Share(_))
+        && raw_mean(rows, best.policy, axes.x.measure).is_some_and(|v| v <= 1e-9)
+    {
+        let _ = write!(
+            out,
+            " **No network that keeps these limits achieves any {}**: under them, leave the device alone.",
+            axes.x.measure.replace('_', " ")
+        );
+    }
     for u in unchecked_limits(rows, limits) {
         let _ = write!(
             out,
