@@ -88,6 +88,13 @@ struct MergeArgs {
     /// Rows of the ranking printed on stdout.
     #[arg(long, default_value_t = 20)]
     top: usize,
+    /// Rescore the merged run: `robust` or `paper` (default: as the shards
+    /// were run).
+    #[arg(long)]
+    score: Option<String>,
+    /// Limits for the merged run's recommendation (default: the shards').
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Flags of a ranking run.
@@ -100,7 +107,8 @@ struct RunArgs {
     /// `lull replay --help`).
     #[arg(long, required = true)]
     task: Option<String>,
-    /// `default` (the paper's sweep, ~200 networks) or a grid TOML file.
+    /// `default` (the paper's sweep derived from the device's break-even
+    /// time B and each trace's mean rate R) or a grid TOML file.
     #[arg(long, default_value = "default")]
     grid: String,
     /// Output directory (created if needed).
@@ -160,7 +168,22 @@ struct RunArgs {
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     match args.sub {
         Some(Sub::Merge(m)) => {
-            let outcome = lull_rank::merge(&m.dirs, &m.out)?;
+            let score: Option<Mode> = match &m.score {
+                Some(s) => Some(
+                    s.parse()
+                        .map_err(|e: String| CliError::input(anyhow!("--score: {e}")))?,
+                ),
+                None => None,
+            };
+            let limits = m.limits.limits()?;
+            let outcome = lull_rank::merge_with(&m.dirs, &m.out, |meta| {
+                if let Some(s) = score {
+                    meta.score = s;
+                }
+                if !limits.is_empty() {
+                    meta.limits = limits;
+                }
+            })?;
             finish(&outcome, &m.out, m.top)
         }
         None => run_rank(*args.run),

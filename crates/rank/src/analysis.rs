@@ -275,7 +275,7 @@ pub fn score_rows(rows: &[Row], axes: &Axes, mode: Mode) -> (Vec<Scored>, Vec<Su
     };
     let mut summaries = score::summarize(&points, &scored);
     // Pareto per trace, on the raw measures of the ranked networks.
-    let mut on_frontier: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut on_frontier: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut traces: Vec<usize> = rows.iter().map(|r| r.trace_index).collect();
     traces.dedup();
     for &t in &traces {
@@ -288,7 +288,10 @@ pub fn score_rows(rows: &[Row], axes: &Axes, mode: Mode) -> (Vec<Scored>, Vec<Su
             .enumerate()
         {
             if on {
-                *on_frontier.entry(points[idx[k]].policy).or_default() += 1;
+                on_frontier
+                    .entry(points[idx[k]].policy)
+                    .or_default()
+                    .push(t);
             }
         }
     }
@@ -315,7 +318,7 @@ pub fn score_rows(rows: &[Row], axes: &Axes, mode: Mode) -> (Vec<Scored>, Vec<Su
     summaries.retain(|s| !gone.contains(&s.policy));
     for s in &mut summaries {
         s.equivalents = absorbed.remove(&s.policy).unwrap_or_default();
-        s.pareto_traces = on_frontier.get(&s.policy).copied().unwrap_or(0);
+        s.frontier = on_frontier.remove(&s.policy).unwrap_or_default();
     }
     // Pareto across traces on the mean scaled measures (lower is better).
     let ranked: Vec<usize> = (0..summaries.len())

@@ -35,7 +35,10 @@
 //! ## How it is built
 //!
 //! - **[`grid`]**: which networks. A grid is spec strings (and cartesian
-//!   templates in TOML). The built-in grid covers the paper's sweep and is
+//!   templates in TOML) plus reference rows (`auto`, the best fixed timer,
+//!   the oracle). The built-in grid covers the paper's sweep, written
+//!   relative to the device's break-even time `B` and each trace's mean
+//!   request rate `R`, and is
 //!   resolved against the registry at run time, so components other crates
 //!   add later join it by name, and entries whose component is not
 //!   registered yet are skipped with a note instead of failing the run.
@@ -44,9 +47,15 @@
 //!   rayon pool of `--jobs` threads; a strided shard `K/N` of the jobs can
 //!   run on another machine. Rows carry their indices and are sorted, so
 //!   scheduling never shows in the output.
-//! - **[`score`]**: the ranking math on plain numbers (scaling to [0, 1],
-//!   distance, mean and variance across traces, competition ranks), unit
-//!   tested by hand. [`axes`] says which two measures each task trades off.
+//! - **[`score`]**: the ranking math on plain numbers (robust scaling
+//!   against the trace's references, or the paper's min–max; distance,
+//!   mean and variance across traces, competition ranks, Pareto
+//!   frontiers), unit tested by hand. [`axes`] says which two measures
+//!   each task trades off and how each is scaled.
+//! - **[`analysis`]**: from rows to an answer: the best fixed timer in
+//!   hindsight and every row's `excess_vs_best_fixed`, equivalent networks
+//!   collapsed, frontiers marked, and the recommendation under the user's
+//!   limits ([`Limits`]).
 //! - **[`table`]** (polars): `results` and `ranking` frames, CSV and
 //!   Parquet. **[`plot`]** (plotters, embedded font, SVG and PNG) and
 //!   **[`report`]** (`report.md`, the stdout table) are drawn from the rows
@@ -76,7 +85,7 @@ pub mod table;
 
 pub use analysis::Limits;
 pub use grid::{Grid, GridError, default_grid, default_grid_for};
-pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, rank, replot};
+pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, merge_with, rank, replot};
 pub use score::Mode;
 pub use sweep::{Shard, Source};
 

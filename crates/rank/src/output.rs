@@ -444,7 +444,7 @@ fn validate(
         parts.push((rows, summaries));
     }
     let (head_rows, head_sum) = &parts[0];
-    let (tail_rows, tail_sum) = &parts[1];
+    let tail_sum = &parts[1].1;
     let pick = match analysis::choose(head_sum, head_rows, &cfg.limits) {
         analysis::Choice::Meets(p) | analysis::Choice::Closest(p, _) => p,
         analysis::Choice::Nothing => {
@@ -466,7 +466,6 @@ fn validate(
         .iter()
         .find(|s| s.policy == pick || s.equivalents.contains(&pick));
     let best = tail_sum.iter().find(|s| !s.reference);
-    let _ = tail_rows;
     Ok(Validation {
         fraction,
         pick: spec(pick),
@@ -675,6 +674,16 @@ pub fn read_rows(dir: &Path) -> Result<Vec<Row>, RankError> {
 
 /// Combines shard directories into one run in `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Outcome, RankError> {
+    merge_with(dirs, out, |_| {})
+}
+
+/// [`merge`], letting `adjust` change how the merged run is answered
+/// (scores, limits) before its outputs are written.
+pub fn merge_with(
+    dirs: &[PathBuf],
+    out: &Path,
+    adjust: impl FnOnce(&mut RunMeta),
+) -> Result<Outcome, RankError> {
     let Some(first) = dirs.first() else {
         return Err(RankError::Input("nothing to merge".into()));
     };
@@ -737,6 +746,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Outcome, RankError> {
         ));
     }
     meta.notes = notes;
+    adjust(&mut meta);
     let cdfs: Vec<IdleCdf> = meta
         .traces
         .iter()

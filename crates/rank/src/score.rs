@@ -316,9 +316,9 @@ pub struct Summary {
     /// Networks with identical measures on every workload, collapsed into
     /// this row (grid indices).
     pub equivalents: Vec<usize>,
-    /// Workloads on which it is on the Pareto frontier of the two
+    /// The workloads on which it is on the Pareto frontier of the two
     /// measures.
-    pub pareto_traces: usize,
+    pub frontier: Vec<usize>,
     /// On the frontier of the mean scaled measures across workloads.
     pub pareto: bool,
 }
@@ -356,7 +356,7 @@ pub fn summarize(points: &[Point], scored: &[Scored]) -> Vec<Summary> {
                 rank: None,
                 worse: mine.iter().filter(|&&i| scored[i].worse).count(),
                 equivalents: Vec::new(),
-                pareto_traces: 0,
+                frontier: Vec::new(),
                 pareto: false,
             }
         })

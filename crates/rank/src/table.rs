@@ -318,7 +318,7 @@ pub fn ranking_frame(
             "pareto_traces",
             summaries
                 .iter()
-                .map(|s| s.pareto_traces as u32)
+                .map(|s| s.frontier.len() as u32)
                 .collect::<Vec<_>>(),
         ),
         col(
@@ -366,6 +366,15 @@ pub fn ranking_frame(
                     .collect::<Vec<_>>(),
             ));
         }
+    }
+    for (t, name) in traces.iter().enumerate() {
+        cols.push(col(
+            &format!("pareto[{name}]"),
+            summaries
+                .iter()
+                .map(|s| (!s.reference).then(|| s.frontier.contains(&t)))
+                .collect::<Vec<_>>(),
+        ));
     }
     for (t, name) in traces.iter().enumerate() {
         cols.push(col(

@@ -348,6 +348,12 @@ fn four_shards_from_scheduler_variables_merge_into_one_run() {
         let merged = tmp.path().join(format!("{name}-merged"));
         lull_rank::merge(&dirs, &merged).unwrap();
         assert_eq!(files(&whole), files(&merged), "{name}");
+        // The merged run can be answered differently without re-running.
+        let paper = tmp.path().join(format!("{name}-paper"));
+        let p = lull_rank::merge_with(&dirs, &paper, |m| m.score = Mode::Paper).unwrap();
+        assert_eq!(p.meta.score, Mode::Paper);
+        let report = fs::read_to_string(paper.join("report.md")).unwrap();
+        assert!(report.contains("§4.1.1"), "{report}");
     }
     assert!(Shard::auto_from(|_| None).is_err());
     assert!(Shard::auto_from(|k| (k == "JOB_COMPLETION_INDEX").then(|| "0".into())).is_err());
