@@ -22,6 +22,17 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
+/// A number with at most three decimals and no trailing zeros (`3`,
+/// `2.5`, `72.125`).
+fn short(v: f64) -> String {
+    let s = format!("{v:.3}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// A network's mean of raw measure `m` across its traces.
 pub fn raw_mean(rows: &[Row], policy: usize, m: &str) -> Option<f64> {
     let v: Vec<f64> = rows
@@ -506,19 +517,12 @@ pub fn markdown(
             .unwrap_or_default(),
     );
     if let Some(b) = meta.breakeven_s {
-        let rates = meta
-            .traces
-            .iter()
-            .filter(|t| t.mean_rate > 0.0)
-            .map(|t| format!("{} {}", t.name, num(Some(t.mean_rate))))
-            .collect::<Vec<_>>()
-            .join(", ");
         let _ = writeln!(
             out,
             "Specs are written relative to the device: **B = {} s** is the break-even time of this run's device \
-             (`timer(t=2B)` waits {} s), and **R** is each trace's mean request rate in IO/s ({rates}).\n",
-            num(Some(b)),
-            num(Some(2.0 * b)),
+             (`timer(t=2B)` waits {} s), and **R** is each trace's mean request rate (IO/s, in the Traces table).\n",
+            short(b),
+            short(2.0 * b),
         );
     }
     let _ = writeln!(
@@ -550,13 +554,24 @@ pub fn markdown(
     );
     let _ = writeln!(
         out,
-        "## Traces\n\n| trace | source | requests | span (s) | idle (s) | idle periods |\n|---|---|---:|---:|---:|---:|"
+        "## Traces\n\n| trace | source | requests | span (s) | idle (s) | idle periods | R (IO/s) | best fixed timer |\n|---|---|---:|---:|---:|---:|---:|---|"
     );
     for t in &meta.traces {
+        let best_fixed = rows
+            .iter()
+            .find(|r| r.trace_index == t.index && r.reference && r.spec == crate::grid::BEST_FIXED)
+            .and_then(|r| r.params.get("start.t"))
+            .map_or_else(|| "-".to_string(), |v| format!("`timer(t={v})`"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.1} | {:.1} | {} |",
-            t.name, t.source, t.requests, t.span_s, t.idle_s, t.idle_periods
+            "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {best_fixed} |",
+            t.name,
+            t.source,
+            t.requests,
+            t.span_s,
+            t.idle_s,
+            t.idle_periods,
+            num(Some(t.mean_rate)),
         );
     }
     out.push('\n');

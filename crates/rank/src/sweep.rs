@@ -561,9 +561,17 @@ pub fn best_fixed_row(
         .into_iter()
         .find(|p| p.0 == BEST_FIXED_TIMEOUT)
         .map(|p| p.1)
-        .filter(|t| t.is_finite() && *t >= 0.0)
+        .filter(|t| *t >= 0.0)
     else {
         return Ok(None);
+    };
+    // "Never spin down" (an infinite timeout): a timer longer than the
+    // trace never fires.
+    let never = !t.is_finite();
+    let t = if never {
+        w.timeline.span().as_secs_f64().ceil() + 1.0
+    } else {
+        t
     };
     let text = format!("timer(t={}ms)", (t * 1e3 * 1e3).round() / 1e3);
     let spec = lull_core::spec::NetworkSpec::parse(&text, Some(registry))
@@ -572,10 +580,12 @@ pub fn best_fixed_row(
         .map_err(|e| format!("`{text}` on {}: {e}", w.name))?;
     let measures = measures_of(&out.report, &w.timeline);
     let mut params = BTreeMap::new();
-    params.insert(
-        "start.t".to_string(),
-        format!("{}s", (t * 1e3).round() / 1e3),
-    );
+    let shown = if never {
+        "never".to_string()
+    } else {
+        format!("{}s", (t * 1e3).round() / 1e3)
+    };
+    params.insert("start.t".to_string(), shown);
     Ok(Some(Row {
         trace_index,
         trace: w.name.clone(),
