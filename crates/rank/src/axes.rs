@@ -9,16 +9,43 @@
 use crate::score::Better;
 
 /// One axis of a ranking: a measure and its direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Axis {
     /// The measure's name, as the replay reports it.
     pub measure: &'static str,
     /// Which end is better.
     pub better: Better,
+    /// How the robust score scales it.
+    pub form: Form,
+}
+
+/// How the robust score ([`crate::score::Mode::Robust`]) maps a measure to
+/// `[0, 1]` (0 = best) against references the other networks cannot move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Form {
+    /// A benefit whose "no task" value is 0: the share of the ideal
+    /// captured, `v / ideal`, clipped to `[0, 1]` and scored `1 − share`;
+    /// a negative value is flagged "worse than no task".
+    Share(Ideal),
+    /// A cost, 0 at best: `c / (c + c_ref)` with `c_ref` the oracle row's
+    /// value on the trace (0.5 = as costly as the oracle); when the oracle
+    /// costs nothing, the median positive cost of the trace's networks.
+    Cost,
+}
+
+/// Where the ideal of a [`Form::Share`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ideal {
+    /// Another measure of the same row (spindown: `oracle_saved_pct`).
+    Measure(&'static str),
+    /// The oracle row's value of the measure on the same trace.
+    Oracle,
+    /// A constant (efficiency: 1).
+    Const(f64),
 }
 
 /// The two measures a task trades off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Axes {
     /// The horizontal axis of the trade-off plot.
     pub x: Axis,
@@ -29,7 +56,23 @@ pub struct Axes {
 }
 
 const fn axis(measure: &'static str, better: Better) -> Axis {
-    Axis { measure, better }
+    let form = match better {
+        Better::Higher => Form::Share(Ideal::Oracle),
+        Better::Lower => Form::Cost,
+    };
+    Axis {
+        measure,
+        better,
+        form,
+    }
+}
+
+const fn share(measure: &'static str, ideal: Ideal) -> Axis {
+    Axis {
+        measure,
+        better: Better::Higher,
+        form: Form::Share(ideal),
+    }
 }
 
 /// The axes of `task`; a variant `TASK+WRAPPER` (such as
@@ -37,10 +80,11 @@ const fn axis(measure: &'static str, better: Better) -> Axis {
 pub fn axes(task: &str) -> Axes {
     let base = task.split('+').next().unwrap_or(task);
     let (x, y, known) = match base {
-        // §4.2, Figure 9: power saved against delayed operations.
+        // §4.2, Figure 9: power saved against delayed operations (per
+        // hour, so traces of any length compare).
         "spindown" => (
-            axis("energy_saved_pct", Better::Higher),
-            axis("delayed_ops", Better::Lower),
+            share("energy_saved_pct", Ideal::Measure("oracle_saved_pct")),
+            axis("delayed_ops_per_hour", Better::Lower),
             true,
         ),
         // §4.3, Figure 11: read-latency improvement against queue length.
@@ -56,7 +100,7 @@ pub fn axes(task: &str) -> Axes {
             true,
         ),
         other => (
-            axis("efficiency", Better::Higher),
+            share("efficiency", Ideal::Const(1.0)),
             axis("violation_rate", Better::Lower),
             other == "none",
         ),
@@ -76,6 +120,10 @@ pub fn label(measure: &str) -> String {
         "competitive_ratio" => "× oracle energy",
         "spinups" => "spin-ups",
         "delayed_ops" => "delayed requests",
+        "delayed_ops_per_hour" => "delayed requests per hour",
+        "spinups_per_day" => "spin-ups per day",
+        "excess_vs_best_fixed" => "× best fixed timer's excess over the oracle",
+        "oracle_share" => "share of the oracle's savings",
         "read_latency_ms" | "baseline_read_latency_ms" | "mean_added_delay_ms" => "ms",
         "mean_queue_bytes"
         | "max_queue_bytes"

@@ -72,104 +72,172 @@ pub enum GridError {
 pub struct Grid {
     /// The networks to rank, in order.
     pub specs: Vec<String>,
-    /// The reference network, shown but not ranked.
-    pub reference: Option<String>,
+    /// The reference rows, shown but not ranked, in report order: network
+    /// specs (`auto`, `oracle()`) or [`BEST_FIXED`]. A reference that does
+    /// not build is skipped with a note, in any grid.
+    pub references: Vec<String>,
     /// Whether unbuildable networks are skipped (built-in grid) rather than
     /// rejected (user grid).
     pub lenient: bool,
 }
 
-/// The start detectors of the default grid, by family.
+/// Timer settings of the default grid: log-spaced from B/16 to 16·B.
+pub const TIMERS: [&str; 9] = ["B/16", "B/8", "B/4", "B/2", "B", "2B", "4B", "8B", "16B"];
+
+/// The start detectors of the default grid, by family. Durations are
+/// written relative to the device's break-even time `B`, rate thresholds
+/// relative to each trace's mean request rate `R` ([`with_rate`]).
 fn default_starts() -> Vec<String> {
     let mut v = Vec::new();
-    for t in [
-        "100ms", "250ms", "500ms", "1s", "2s", "3s", "5s", "10s", "30s",
-    ] {
+    for t in TIMERS {
         v.push(format!("timer(t={t})"));
     }
+    // Adaptive timers start at B and move between B/16 and 16B (their
+    // defaults); the step is a fraction of B.
     for kind in ["arith-arith", "arith-geom", "geom-arith"] {
-        for step in ["100ms", "1s"] {
+        for step in ["B/8", "B/2"] {
             v.push(format!("adapt-timer-{kind}(step={step})"));
         }
     }
     v.push("adapt-timer-geom-geom()".into());
+    v.push("random-timer()".into());
+    // Helmbold et al.'s timeout experts (a start detector, no inputs).
+    v.push("share()".into());
+    v.push("share(median=true)".into());
     for n in EVENT_WINDOW_N {
         for rate in EVENT_WINDOW_RATE {
             v.push(format!("event-window(n={n}, rate={rate})"));
         }
     }
-    for rate in ["0.1", "1", "10"] {
+    for rate in ["R/16", "R/4", "R"] {
         v.push(format!("moving-average(rate={rate})"));
     }
-    v.push("time-window(window=10s, rate=1)".into());
-    v.push("adaptive-rate()".into());
-    v.push("rate-change(rate=1)".into());
+    v.push("time-window(window=B, rate=R/4)".into());
+    v.push("adaptive-rate(rate=R/4)".into());
+    v.push("rate-change(rate=R/4)".into());
     v.push("dpll(period=30s)".into());
-    v.push("random-timer(breakeven=3s)".into());
     v
 }
 
 /// Window sizes of the default event-window sweep (Figure 19).
 pub const EVENT_WINDOW_N: [u32; 6] = [2, 5, 10, 50, 100, 1000];
-/// Rate thresholds (IO/s) of the default event-window sweep.
-pub const EVENT_WINDOW_RATE: [&str; 4] = ["0.1", "1", "10", "100"];
+/// Rate thresholds of the default event-window sweep, relative to the
+/// trace's mean request rate `R`: a window is "idle" when its rate falls
+/// to a sixteenth, a quarter, the mean, or stays under four times it.
+pub const EVENT_WINDOW_RATE: [&str; 4] = ["R/16", "R/4", "R", "4R"];
 
-/// The default grid of `task`: about 200 networks.
+/// Whether a task's measures can depend on the duration predictor under
+/// `policy`. For `spindown` under `earlier-of` or `when-busy` only a
+/// request wakes the disk, so the predicted end changes nothing the task
+/// measures, and the default grid does not multiply its start detectors by
+/// duration predictors.
+pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> bool {
+    use lull_core::actuator::StopPolicy;
+    let base = task.split('+').next().unwrap_or(task);
+    !(base == "spindown" && matches!(policy, StopPolicy::EarlierOf | StopPolicy::WhenBusy))
+}
+
+/// The default grid of `task` under stop `policy`, derived from the
+/// device and the workload rather than from one drive:
 ///
-/// Every start detector of the paper's sweep (timers, adaptive timers,
-/// event windows, moving averages, time window, adaptive rate, rate change,
-/// dpll, random timer) × four duration predictors
-/// (fixed, two backoffs, average); the fixed duration is the paper's 10 s
-/// for `none` and `spindown` and 1 s for the tasks that move I/O
-/// (`writeback`, `cleaning`), whose predictions must fit between requests.
-/// Then skeptic networks: `share` over four good predictors (following the
-/// best and the weighted majority), `low-pass`, `vote`, `and`, `quality`,
-/// `violation-rate` and `time-of-day` filters. For `writeback` and
-/// `cleaning`, also the background regulators: the preemption-interval gate
-/// (fixed and auto-tuned p) and latency-target policy selection.
-pub fn default_grid(task: &str) -> Grid {
-    let fixed = match task {
-        "writeback" | "cleaning" => "fixed(d=1s)",
-        _ => "fixed(d=10s)",
+/// - timers log-spaced from `B/16` to `16B`, the adaptive timers (initial
+///   `B`, floor `B/16`, ceiling `16B`, steps `B/8` and `B/2`),
+///   `random-timer()` (break-even `B`), `share()` and `share(median=true)`
+///   (timeout experts), where `B` is the break-even time of the task's
+///   device ([`Registry::with_breakeven`]);
+/// - the rate detectors (event windows, moving average, time window,
+///   adaptive rate, rate change) at thresholds relative to each trace's
+///   mean request rate `R` (requests / span): `R/16`, `R/4`, `R`, `4R`;
+///   and `dpll` on the usual 30 s sync period;
+/// - each start detector × four duration predictors (`fixed(d=4B)`,
+///   `backoff-arith-geom(step=B/4, initial=B)`,
+///   `backoff-geom-geom(initial=B)`, `average(n=10)`; the fixed duration
+///   is 1 s for the tasks that move I/O, whose predictions must fit between
+///   requests) — unless the task cannot tell them apart
+///   ([`durations_matter`]), when each start detector runs alone;
+/// - skeptic networks: `follow-share` over four good predictors (best and
+///   weighted majority), `low-pass`, `vote`, `and`, `quality`,
+///   `violation-rate` and `time-of-day` filters; for `writeback` and
+///   `cleaning` also the background regulators (preemption gate, latency
+///   target).
+///
+/// Components this build does not register (or that need a break-even
+/// time the registry does not have) are skipped with a note when the grid
+/// is resolved.
+pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> Grid {
+    let moves_io = matches!(
+        task.split('+').next().unwrap_or(task),
+        "writeback" | "cleaning"
+    );
+    let fixed = if moves_io {
+        "fixed(d=1s)"
+    } else {
+        "fixed(d=4B)"
     };
-    let durations = [
-        fixed,
-        "backoff-arith-geom(step=1s)",
-        "backoff-geom-geom()",
-        "average(n=10)",
-    ];
+    let durations: Vec<&str> = if durations_matter(task, policy) {
+        vec![
+            fixed,
+            "backoff-arith-geom(step=B/4, initial=B)",
+            "backoff-geom-geom(initial=B)",
+            "average(n=10)",
+        ]
+    } else {
+        Vec::new()
+    };
+    let with = |s: &str| -> String {
+        match durations.first() {
+            Some(d) => format!("{s} + {d}"),
+            None => s.to_string(),
+        }
+    };
     let mut specs = Vec::new();
     for s in default_starts() {
-        for d in durations {
-            specs.push(format!("{s} + {d}"));
+        if durations.is_empty() {
+            specs.push(s);
+        } else {
+            for d in &durations {
+                specs.push(format!("{s} + {d}"));
+            }
         }
     }
     let members = [
-        format!("timer(t=1s) + {fixed}"),
-        format!("adapt-timer-arith-geom(step=100ms) + {fixed}"),
-        format!("event-window(n=10, rate=1) + {fixed}"),
-        format!("moving-average(rate=1) + {fixed}"),
+        with("timer(t=B)"),
+        with("adapt-timer-arith-geom(step=B/8)"),
+        with("event-window(n=10, rate=R/4)"),
+        with("moving-average(rate=R/4)"),
     ]
     .join(", ");
-    specs.push(format!("share({members})"));
-    specs.push(format!("share(follow=majority; {members})"));
-    specs.push(format!("share(eta=8, alpha=0.05; {members})"));
-    specs.push("low-pass(min=3s; timer(t=1s) + average(n=10))".into());
+    specs.push(format!("follow-share({members})"));
+    specs.push(format!("follow-share(follow=majority; {members})"));
+    specs.push(format!("follow-share(eta=8, alpha=0.05; {members})"));
+    let avg = if durations.is_empty() {
+        "timer(t=B/4)".to_string()
+    } else {
+        "timer(t=B/4) + average(n=10)".to_string()
+    };
+    specs.push(format!("low-pass(min=B; {avg})"));
     specs.push(format!(
-        "low-pass(min=3s; adapt-timer-arith-geom(step=100ms) + {fixed})"
+        "low-pass(min=B; {})",
+        with("adapt-timer-arith-geom(step=B/8)")
     ));
     specs.push(format!(
-        "vote(threshold=2; timer(t=1s) + {fixed}, event-window(n=10, rate=1) + {fixed}, moving-average(rate=1) + {fixed})"
+        "vote(threshold=2; {}, {}, {})",
+        with("timer(t=B)"),
+        with("event-window(n=10, rate=R/4)"),
+        with("moving-average(rate=R/4)")
     ));
     specs.push(format!(
-        "and(timer(t=500ms) + {fixed}, event-window(n=50, rate=1) + {fixed})"
+        "and({}, {})",
+        with("timer(t=B/4)"),
+        with("event-window(n=50, rate=R/4)")
     ));
-    specs.push(format!("quality(threshold=0.8; timer(t=1s) + {fixed})"));
+    specs.push(format!("quality(threshold=0.8; {})", with("timer(t=B)")));
     specs.push(format!(
-        "violation-rate(max=0.1; adapt-timer-arith-geom(step=100ms) + {fixed})"
+        "violation-rate(max=0.1; {})",
+        with("adapt-timer-arith-geom(step=B/8)")
     ));
-    specs.push(format!("time-of-day(busiest=7; timer(t=1s) + {fixed})"));
-    if matches!(task, "writeback" | "cleaning") {
+    specs.push(format!("time-of-day(busiest=7; {})", with("timer(t=B)")));
+    if moves_io {
         // Background regulation (issue 11): keep a task that moves I/O
         // from hurting the foreground.
         specs.push("preempt-gate(p=20ms; timer(t=0s))".into());
@@ -179,8 +247,95 @@ pub fn default_grid(task: &str) -> Grid {
     }
     Grid {
         specs,
-        reference: Some("oracle()".into()),
+        references: default_references(),
         lenient: true,
+    }
+}
+
+/// The default grid of `task` under the task's default stop policy
+/// ([`default_grid_for`]).
+pub fn default_grid(task: &str) -> Grid {
+    default_grid_for(
+        task,
+        lull_blktrace_replay::replay::default_policy(task.split('+').next().unwrap_or(task)),
+    )
+}
+
+/// The pseudo-reference that stands for the best fixed timeout in
+/// hindsight: one more job per trace replays `timer(t=T)` at the timeout
+/// `T` the task reports (`best_fixed_timeout_s`, see
+/// [`crate::sweep::best_fixed_row`]), or, for a task that reports none, the
+/// grid's plain timer with the least energy stands in
+/// ([`crate::analysis::complete`]).
+pub const BEST_FIXED: &str = "best-fixed";
+
+/// The default reference rows, in report order: the named network `auto`,
+/// the best fixed timer in hindsight, the offline oracle.
+pub fn default_references() -> Vec<String> {
+    vec!["auto".into(), BEST_FIXED.into(), "oracle()".into()]
+}
+
+/// The mean-rate placeholder of rate thresholds: `R`, `4R`, `R/16`.
+const RATE: char = 'R';
+
+/// Whether `text` writes a parameter relative to the trace's mean request
+/// rate `R`.
+pub fn rate_relative(text: &str) -> bool {
+    substitute_rate(text, 1.0).is_some_and(|s| s != text)
+}
+
+/// `text` with every parameter value written relative to the trace's mean
+/// request rate (`R`, `4R`, `0.5R`, `R/16`, `3R/2`) replaced by the number
+/// of IO/s for `rate`; `None` when such a value is malformed.
+pub fn with_rate(text: &str, rate: f64) -> Option<String> {
+    substitute_rate(text, rate)
+}
+
+fn substitute_rate(text: &str, rate: f64) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    // A parameter value runs from `=` to the next `,`, `)` or `;`.
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        out.push_str(&rest[..=eq]);
+        rest = &rest[eq + 1..];
+        let end = rest.find([',', ')', ';']).unwrap_or(rest.len());
+        let value = &rest[..end];
+        if value.contains(RATE) {
+            out.push_str(&format_rate(rate * rate_factor(value.trim())?));
+        } else {
+            out.push_str(value);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The multiplier of a rate-relative value (`4R` → 4, `R/16` → 1/16).
+pub fn rate_factor(value: &str) -> Option<f64> {
+    let (num, after) = value.split_once(RATE)?;
+    let num = num.trim().trim_end_matches('*');
+    let mul: f64 = if num.is_empty() {
+        1.0
+    } else {
+        num.parse().ok()?
+    };
+    let div: f64 = match after.trim() {
+        "" => 1.0,
+        d => d.strip_prefix('/')?.trim().parse().ok()?,
+    };
+    (mul.is_finite() && mul >= 0.0 && div.is_finite() && div > 0.0).then(|| mul / div)
+}
+
+/// A rate as a spec number: six significant digits, never in exponent
+/// form (the spec grammar reads plain decimals).
+fn format_rate(r: f64) -> String {
+    let digits = (5 - r.abs().max(1e-12).log10().floor() as i32).clamp(0, 15) as usize;
+    let s = format!("{r:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -192,6 +347,7 @@ struct GridDoc {
     #[serde(default)]
     template: Vec<BTreeMap<String, toml::Value>>,
     reference: Option<String>,
+    references: Option<Vec<String>>,
     #[serde(default)]
     default: bool,
 }
@@ -209,14 +365,20 @@ impl Grid {
         for t in doc.template {
             specs.extend(expand_template(t)?);
         }
-        let reference = match doc.reference {
-            None => Some("oracle()".to_string()),
-            Some(r) if r.trim().is_empty() => None,
-            Some(r) => Some(r),
+        let references = match (doc.references, doc.reference) {
+            (Some(_), Some(_)) => {
+                return Err(GridError::Toml(
+                    "give `reference` or `references`, not both".into(),
+                ));
+            }
+            (Some(list), None) => list.into_iter().filter(|r| !r.trim().is_empty()).collect(),
+            (None, Some(r)) if r.trim().is_empty() => Vec::new(),
+            (None, Some(r)) => vec![r],
+            (None, None) => default_references(),
         };
         Ok(Grid {
             specs,
-            reference,
+            references,
             lenient: false,
         })
     }
@@ -381,23 +543,41 @@ pub fn describe(spec: &NetworkSpec, registry: &Registry) -> Description {
 /// One network of a resolved grid.
 #[derive(Clone, Debug)]
 pub struct Network {
-    /// Position in the grid (0 is the reference, when there is one).
+    /// Position in the grid (the reference rows come first).
     pub index: usize,
     /// The spec as written in the grid.
     pub text: String,
-    /// The parsed spec.
+    /// The parsed spec (for a rate-relative network, with `R` = 1 IO/s:
+    /// each trace builds its own, [`Network::spec_for`]).
     pub spec: NetworkSpec,
     /// Families and parameters.
     pub description: Description,
-    /// Whether this is the reference row.
+    /// Whether this is a reference row.
     pub reference: bool,
+    /// Whether the spec writes a rate relative to the trace's mean
+    /// request rate `R`.
+    pub rate_relative: bool,
+}
+
+impl Network {
+    /// The spec to run on a trace whose mean request rate is `rate` IO/s.
+    pub fn spec_for(&self, rate: f64, registry: &Registry) -> Result<NetworkSpec, String> {
+        if !self.rate_relative {
+            return Ok(self.spec.clone());
+        }
+        let text = with_rate(&self.text, rate)
+            .ok_or_else(|| format!("`{}`: a malformed rate relative to R", self.text))?;
+        NetworkSpec::parse(&text, Some(registry)).map_err(|e| format!("`{text}`: {}", e.message))
+    }
 }
 
 /// A grid checked against a registry.
 #[derive(Clone, Debug)]
 pub struct Resolved {
-    /// The networks that build, reference first.
+    /// The networks that build, reference rows first.
     pub networks: Vec<Network>,
+    /// Whether the best fixed timer in hindsight is a reference row.
+    pub best_fixed: bool,
     /// What was skipped and why, one line each.
     pub notes: Vec<String>,
 }
@@ -407,8 +587,10 @@ impl Resolved {
     /// shards of different grids are not merged.
     pub fn fingerprint(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for n in &self.networks {
-            for b in n.text.bytes().chain([0u8]) {
+        let texts = self.networks.iter().map(|n| n.text.as_str());
+        let extra = self.best_fixed.then_some(BEST_FIXED);
+        for t in texts.chain(extra) {
+            for b in t.bytes().chain([0u8]) {
                 h ^= u64::from(b);
                 h = h.wrapping_mul(0x0100_0000_01b3);
             }
@@ -417,17 +599,48 @@ impl Resolved {
     }
 }
 
+/// Component names of a spec's shape that `registry` knows neither as a
+/// component nor as a named network.
+fn unknown_names(text: &str, registry: &Registry) -> Vec<String> {
+    let Ok(shape) = NetworkSpec::parse(text, None) else {
+        return Vec::new();
+    };
+    shape
+        .nodes
+        .iter()
+        .flat_map(|n| match &n.kind {
+            NodeKind::Predictor { start, duration } => {
+                let mut v = vec![start.name.clone()];
+                v.extend(duration.iter().map(|d| d.name.clone()));
+                v
+            }
+            NodeKind::Skeptic { skeptic, .. } => vec![skeptic.name.clone()],
+        })
+        .filter(|name| registry.info(name).is_none() && registry.expand_network(name).is_none())
+        .collect()
+}
+
+/// Parses and builds `text` (with `R` = 1 IO/s when it is rate-relative).
+fn build_one(text: &str, registry: &Registry) -> Result<NetworkSpec, String> {
+    let probe = with_rate(text, 1.0).ok_or("a malformed rate relative to R (write R, 4R, R/16)")?;
+    let spec = NetworkSpec::parse(&probe, Some(registry)).map_err(|e| e.message)?;
+    spec.build(registry).map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
 /// Checks every network of `grid` against `registry`: duplicates are
 /// dropped; in a lenient grid, networks that do not build are skipped with
 /// a note (grouped by the missing component), in a strict one they are an
-/// error.
+/// error. A reference row that does not build (`auto` before it is
+/// registered) is skipped with a note in any grid.
 pub fn resolve(grid: &Grid, registry: &Registry) -> Result<Resolved, GridError> {
     let mut networks = Vec::new();
     let mut notes = Vec::new();
     let mut missing: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen = BTreeSet::new();
+    let mut best_fixed = false;
     let all = grid
-        .reference
+        .references
         .iter()
         .map(|r| (r, true))
         .chain(grid.specs.iter().map(|s| (s, false)));
@@ -436,31 +649,14 @@ pub fn resolve(grid: &Grid, registry: &Registry) -> Result<Resolved, GridError> 
         if !seen.insert(text.clone()) {
             continue;
         }
+        if reference && text == BEST_FIXED {
+            best_fixed = true;
+            continue;
+        }
         // Unknown component names first, so the note can name them.
-        let unknown: Vec<String> = match NetworkSpec::parse(&text, None) {
-            Ok(shape) => shape
-                .nodes
-                .iter()
-                .flat_map(|n| match &n.kind {
-                    NodeKind::Predictor { start, duration } => {
-                        let mut v = vec![start.name.clone()];
-                        v.extend(duration.iter().map(|d| d.name.clone()));
-                        v
-                    }
-                    NodeKind::Skeptic { skeptic, .. } => vec![skeptic.name.clone()],
-                })
-                .filter(|name| registry.info(name).is_none())
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let unknown = unknown_names(&text, registry);
         let built = if unknown.is_empty() {
-            NetworkSpec::parse(&text, Some(registry))
-                .map_err(|e| e.message)
-                .and_then(|spec| {
-                    spec.build(registry)
-                        .map(|_| spec)
-                        .map_err(|e| e.to_string())
-                })
+            build_one(&text, registry)
         } else {
             Err(format!(
                 "unknown component{} {}",
@@ -474,14 +670,23 @@ pub fn resolve(grid: &Grid, registry: &Registry) -> Result<Resolved, GridError> 
         };
         match built {
             Ok(spec) => {
-                let description = describe(&spec, registry);
+                let rate_relative = rate_relative(&text);
+                let mut description = describe(&spec, registry);
+                // A rate-relative spec describes its written parameters.
+                if let (true, Ok(shape)) = (rate_relative, NetworkSpec::parse(&text, None)) {
+                    description.params = describe(&shape, registry).params;
+                }
                 networks.push(Network {
                     index: networks.len(),
+                    rate_relative,
                     text,
                     spec,
                     description,
                     reference,
                 });
+            }
+            Err(reason) if reference => {
+                notes.push(format!("reference row `{text}` skipped: {reason}"));
             }
             Err(reason) if grid.lenient => {
                 if unknown.is_empty() {
@@ -507,7 +712,11 @@ pub fn resolve(grid: &Grid, registry: &Registry) -> Result<Resolved, GridError> 
     if networks.iter().all(|n| n.reference) {
         return Err(GridError::Empty);
     }
-    Ok(Resolved { networks, notes })
+    Ok(Resolved {
+        networks,
+        best_fixed,
+        notes,
+    })
 }
 
 /// A one-line summary of a resolved grid, e.g. for logs.
@@ -577,24 +786,91 @@ mod tests {
     }
 
     #[test]
-    fn default_grid_is_large_and_skips_unknown_components() {
-        let g = default_grid("spindown");
-        assert!(g.specs.len() >= 200, "{}", g.specs.len());
+    fn default_grid_is_device_relative_and_skips_what_does_not_build() {
+        use lull_core::actuator::StopPolicy;
+        // Spindown under earlier-of: one row per start detector.
+        let g = default_grid_for("spindown", StopPolicy::EarlierOf);
+        assert!(
+            g.specs.iter().all(|s| !s.contains("+ backoff")),
+            "{:?}",
+            g.specs
+        );
+        assert!(g.specs.contains(&"timer(t=B/16)".to_string()));
+        assert!(g.specs.contains(&"timer(t=16B)".to_string()));
+        assert!(g.specs.contains(&"share()".to_string()));
+        assert!(g.specs.contains(&"share(median=true)".to_string()));
+        // No hard-coded device time scale: every timer is relative to B.
+        assert!(
+            g.specs
+                .iter()
+                .filter(|s| s.starts_with("timer("))
+                .all(|s| s.contains('B')),
+            "{:?}",
+            g.specs
+        );
+        // Under a policy where the predicted end matters, × 4 durations.
+        let p = default_grid_for("spindown", StopPolicy::PredictedEnd);
+        assert!(
+            p.specs.len() > 3 * g.specs.len(),
+            "{} vs {}",
+            p.specs.len(),
+            g.specs.len()
+        );
+        assert_eq!(g.references, ["auto", BEST_FIXED, "oracle()"]);
         let r = resolve(&g, &registry()).unwrap();
+        assert!(r.best_fixed);
+        // `auto` is a reference that may not exist yet: skipped with a note.
         assert!(r.networks[0].reference);
-        assert_eq!(r.networks[0].description.start_family, "oracle");
-        // Without the skeptics crate, skeptic networks are skipped with a
-        // note naming each missing component, and the run can go on.
-        let detectors_only = lull_detectors::registry();
-        let r2 = resolve(&g, &detectors_only).unwrap();
+        if r.networks[0].text != "auto" {
+            assert!(
+                r.notes.iter().any(|n| n.contains("`auto`")),
+                "{:?}",
+                r.notes
+            );
+        }
+        // Rate thresholds relative to R are resolved per trace.
+        let ew = r
+            .networks
+            .iter()
+            .find(|n| n.text == "event-window(n=10, rate=R/4)")
+            .expect("event window at R/4");
+        assert!(ew.rate_relative);
+        let spec = ew.spec_for(8.0, &registry()).unwrap();
+        assert_eq!(ew.description.params["start.rate"], "R/4");
+        assert!(spec.build(&registry()).is_ok());
+        // Without a break-even time, B-relative networks do not build.
+        let no_b = {
+            let mut r = Registry::new();
+            lull_detectors::register(&mut r);
+            r
+        };
+        let r2 = resolve(&g, &no_b).unwrap();
         assert!(r2.networks.len() < r.networks.len());
         assert!(
-            r2.notes
-                .iter()
-                .any(|n| n.contains("`share`") && n.contains("not registered")),
+            r2.notes.iter().any(|n| n.contains("timer(t=B/16)")),
             "{:?}",
             r2.notes
         );
+    }
+
+    #[test]
+    fn rates_relative_to_r_substitute() {
+        assert_eq!(rate_factor("R"), Some(1.0));
+        assert_eq!(rate_factor("4R"), Some(4.0));
+        assert_eq!(rate_factor("R/16"), Some(1.0 / 16.0));
+        assert_eq!(rate_factor("3R/2"), Some(1.5));
+        assert_eq!(rate_factor("R/0"), None);
+        assert_eq!(
+            with_rate("event-window(n=10, rate=R/4) + fixed(d=4B)", 2.0).unwrap(),
+            "event-window(n=10, rate=0.5) + fixed(d=4B)"
+        );
+        assert_eq!(
+            with_rate("moving-average(rate=4R)", 0.001234567).unwrap(),
+            "moving-average(rate=0.00493827)"
+        );
+        assert!(!rate_relative("timer(t=B)"));
+        assert!(rate_relative("vote(threshold=2; a(rate=R), b(x=1))"));
+        assert!(with_rate("x(rate=zR)", 1.0).is_none());
     }
 
     #[test]
@@ -612,7 +888,7 @@ d = ["fixed(d=10s)"]
             "none",
         )
         .unwrap();
-        assert_eq!(g.reference, None);
+        assert!(g.references.is_empty());
         assert_eq!(
             g.specs,
             vec![
@@ -632,8 +908,14 @@ d = ["fixed(d=10s)"]
         let g = Grid::from_toml(text, "spindown").unwrap();
         assert_eq!(g.specs.len(), 2 + 14 + 6);
         let r = resolve(&g, &registry()).unwrap();
-        assert_eq!(r.networks.len(), 1 + 22, "{:?}", r.notes);
-        assert!(r.notes.is_empty());
+        let references = r.networks.iter().filter(|n| n.reference).count();
+        assert_eq!(r.networks.len(), references + 22, "{:?}", r.notes);
+        // Only a reference that is not registered yet may be skipped.
+        assert!(
+            r.notes.iter().all(|n| n.contains("reference row")),
+            "{:?}",
+            r.notes
+        );
     }
 
     #[test]
@@ -657,7 +939,7 @@ d = ["fixed(d=10s)"]
                 "no-such-detector(x=1) + fixed(d=1s)".into(),
                 "timer(t=1s) + fixed(d=10s)".into(),
             ],
-            reference: Some("oracle()".into()),
+            references: vec!["oracle()".into()],
             lenient: true,
         };
         let r = resolve(&g, &reg).unwrap();

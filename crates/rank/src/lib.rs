@@ -24,6 +24,9 @@
 //!     lenient: false,
 //!     progress: false,
 //!     out: "report".into(),
+//!     score: lull_rank::Mode::Robust,
+//!     limits: lull_rank::Limits::default(),
+//!     validate: None,
 //! };
 //! let outcome = output::rank(&cfg, &registry).unwrap();
 //! print!("{}", outcome.table(10));
@@ -32,7 +35,10 @@
 //! ## How it is built
 //!
 //! - **[`grid`]**: which networks. A grid is spec strings (and cartesian
-//!   templates in TOML). The built-in grid covers the paper's sweep and is
+//!   templates in TOML) plus reference rows (`auto`, the best fixed timer,
+//!   the oracle). The built-in grid covers the paper's sweep, written
+//!   relative to the device's break-even time `B` and each trace's mean
+//!   request rate `R`, and is
 //!   resolved against the registry at run time, so components other crates
 //!   add later join it by name, and entries whose component is not
 //!   registered yet are skipped with a note instead of failing the run.
@@ -41,9 +47,15 @@
 //!   rayon pool of `--jobs` threads; a strided shard `K/N` of the jobs can
 //!   run on another machine. Rows carry their indices and are sorted, so
 //!   scheduling never shows in the output.
-//! - **[`score`]**: the ranking math on plain numbers (scaling to [0, 1],
-//!   distance, mean and variance across traces, competition ranks), unit
-//!   tested by hand. [`axes`] says which two measures each task trades off.
+//! - **[`score`]**: the ranking math on plain numbers (robust scaling
+//!   against the trace's references, or the paper's min–max; distance,
+//!   mean and variance across traces, competition ranks, Pareto
+//!   frontiers), unit tested by hand. [`axes`] says which two measures
+//!   each task trades off and how each is scaled.
+//! - **[`analysis`]**: from rows to an answer: the best fixed timer in
+//!   hindsight and every row's `excess_vs_best_fixed`, equivalent networks
+//!   collapsed, frontiers marked, and the recommendation under the user's
+//!   limits ([`Limits`]).
 //! - **[`table`]** (polars): `results` and `ranking` frames, CSV and
 //!   Parquet. **[`plot`]** (plotters, embedded font, SVG and PNG) and
 //!   **[`report`]** (`report.md`, the stdout table) are drawn from the rows
@@ -60,6 +72,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod analysis;
 pub mod atomic;
 pub mod axes;
 pub mod grid;
@@ -70,8 +83,10 @@ pub mod score;
 pub mod sweep;
 pub mod table;
 
-pub use grid::{Grid, GridError, default_grid};
-pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, rank, replot};
+pub use analysis::Limits;
+pub use grid::{Grid, GridError, default_grid, default_grid_for};
+pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, merge_with, rank, replot};
+pub use score::Mode;
 pub use sweep::{Shard, Source};
 
 /// Everything that can go wrong in a ranking.

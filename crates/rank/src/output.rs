@@ -28,12 +28,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::RankError;
+use crate::analysis::{self, Limits};
 use crate::atomic;
 use crate::axes::{Axes, axes};
 use crate::grid::{self, Grid};
 use crate::plot::{self, Figure, PlotInput};
 use crate::report;
-use crate::score::{self, Point, Scored, Summary};
+use crate::score::{Mode, Scored, Summary};
 use crate::sweep::{self, IdleCdf, Row, Shard, Source, SweepOptions, Workload};
 use crate::table;
 
@@ -54,6 +55,32 @@ pub struct TraceMeta {
     pub idle_s: f64,
     /// Number of idle periods.
     pub idle_periods: u64,
+    /// Mean request rate (IO/s): what `R` means in the grid's rate
+    /// thresholds on this trace.
+    #[serde(default)]
+    pub mean_rate: f64,
+}
+
+/// Out-of-sample validation (`--validate F`): the recommendation picked on
+/// the first fraction of each trace, measured on the rest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    /// The fraction of each trace (by time) the pick was made on.
+    pub fraction: f64,
+    /// The network picked on the first part.
+    pub pick: String,
+    /// Its mean distance there.
+    pub pick_in_sample: f64,
+    /// Its mean distance on the rest.
+    pub pick_out_of_sample: f64,
+    /// Its rank on the rest.
+    pub pick_rank_out_of_sample: usize,
+    /// The best network on the rest, in hindsight.
+    pub best_out_of_sample: String,
+    /// Its mean distance there.
+    pub best_out_of_sample_distance: f64,
+    /// Networks ranked on the rest.
+    pub ranked: usize,
 }
 
 /// What a run did: `run.toml`.
@@ -83,6 +110,22 @@ pub struct RunMeta {
     pub runs: usize,
     /// Skipped networks, failed runs, device choices: one line each.
     pub notes: Vec<String>,
+    /// The device's break-even time `B` (s) the networks were built with.
+    #[serde(default)]
+    pub breakeven_s: Option<f64>,
+    /// Whether the best fixed timer in hindsight is a reference row (its
+    /// rows have network index `networks`).
+    #[serde(default)]
+    pub best_fixed: bool,
+    /// How measures were scaled.
+    #[serde(default)]
+    pub score: Mode,
+    /// Limits the recommendation keeps.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Out-of-sample validation, when asked for.
+    #[serde(default)]
+    pub validation: Option<Validation>,
 }
 
 /// How to rank.
@@ -109,6 +152,13 @@ pub struct RankConfig {
     pub progress: bool,
     /// Output directory.
     pub out: PathBuf,
+    /// How measures are scaled (robust by default, or the paper's).
+    pub score: Mode,
+    /// Limits the recommendation keeps on every trace.
+    pub limits: Limits,
+    /// `--validate F`: pick on the first fraction `F` of each trace and
+    /// measure the pick on the rest.
+    pub validate: Option<f64>,
 }
 
 /// What a finished run, merge or redraw produced.
@@ -140,8 +190,23 @@ pub const ALL_DISKS: &str = "all";
 /// parallel), runs the jobs and writes the output directory.
 pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError> {
     let mut grid = cfg.grid.clone();
-    if grid.reference.as_deref() == Some("oracle()") {
-        grid.reference = Some(reference_for(&cfg.replay)?);
+    let oracle = reference_for(&cfg.replay)?;
+    for r in &mut grid.references {
+        if r == "oracle()" {
+            r.clone_from(&oracle);
+        }
+    }
+    if let Some(f) = cfg.validate {
+        if !(f > 0.0 && f < 1.0) {
+            return Err(RankError::Input(format!(
+                "--validate {f}: the fraction must be strictly between 0 and 1"
+            )));
+        }
+        if cfg.shard != Shard::ALL {
+            return Err(RankError::Input(
+                "--validate runs whole: it cannot be combined with --shard".into(),
+            ));
+        }
     }
     // Networks are built for the task's device: `2B` and the B-scaled
     // defaults resolve against its break-even time.
@@ -184,7 +249,10 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
         return Err(RankError::Input("no traces to rank".into()));
     }
     let names = unique_names(sources);
-    let jobs = sweep::plan(sources.len(), resolved.networks.len(), cfg.shard);
+    // The best fixed timer in hindsight is one more job per trace, after
+    // the grid's networks.
+    let columns = resolved.networks.len() + usize::from(resolved.best_fixed);
+    let jobs = sweep::plan(sources.len(), columns, cfg.shard);
     let mut needed = vec![false; sources.len()];
     for &(t, _) in &jobs {
         needed[t] = true;
@@ -226,6 +294,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             }
             None => (0, 0.0, 0.0, 0),
         };
+        let mean_rate = w.as_ref().map_or(0.0, |w| sweep::mean_rate(&w.timeline));
         traces.push(TraceMeta {
             index: i,
             name: names[i].clone(),
@@ -234,6 +303,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             span_s,
             idle_s,
             idle_periods,
+            mean_rate,
         });
     }
     let outcome = sweep::run(
@@ -268,7 +338,16 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
         shard: (cfg.shard != Shard::ALL).then(|| cfg.shard.to_string()),
         runs: outcome.rows.len(),
         notes,
+        breakeven_s: registry.breakeven().map(|b| b.as_secs_f64()),
+        best_fixed: resolved.best_fixed,
+        score: cfg.score,
+        limits: cfg.limits.clone(),
+        validation: None,
     };
+    let mut meta = meta;
+    if let Some(f) = cfg.validate {
+        meta.validation = Some(validate(f, &loaded, &resolved, registry, cfg, &meta)?);
+    }
     write_outputs(&cfg.out, meta, outcome.rows, cdfs)
 }
 
@@ -300,21 +379,103 @@ fn unique_names(sources: &[Source]) -> Vec<String> {
         .collect()
 }
 
-/// Scores rows (sorted by trace, network) on `axes`.
-pub fn score_rows(rows: &[Row], axes: &Axes) -> (Vec<Scored>, Vec<Summary>) {
-    let points: Vec<Point> = rows
+/// Splits a timeline at `fraction` of its span: the requests that
+/// arrive before the cut, and the rest.
+fn split(t: &lull_core::event::Timeline, fraction: f64) -> (Workload, Workload) {
+    let start = t.start().unwrap_or_default();
+    let cut = start + lull_core::time::Nanos::from_secs_f64(t.span().as_secs_f64() * fraction);
+    let arrival = |e: &lull_core::event::Event| if e.is_arrival() { e.time } else { e.pair };
+    let part = |head: bool| {
+        let events: Vec<_> = t
+            .events()
+            .iter()
+            .filter(|e| (arrival(e) < cut) == head)
+            .copied()
+            .collect();
+        Workload {
+            name: String::new(),
+            source: String::new(),
+            timeline: lull_core::event::Timeline::from_sorted_events(events).with_clock(t.clock()),
+            note: None,
+        }
+    };
+    (part(true), part(false))
+}
+
+/// `--validate F`: runs the grid on the first fraction of every trace and
+/// on the rest, picks the recommendation on the first part and measures it
+/// on the rest, next to the rest's best network in hindsight.
+fn validate(
+    fraction: f64,
+    loaded: &[Option<Workload>],
+    resolved: &grid::Resolved,
+    registry: &Registry,
+    cfg: &RankConfig,
+    meta: &RunMeta,
+) -> Result<Validation, RankError> {
+    let mut heads = Vec::new();
+    let mut tails = Vec::new();
+    for w in loaded.iter().flatten() {
+        let (mut h, mut t) = split(&w.timeline, fraction);
+        h.name = format!("{} (first {:.0} %)", w.name, fraction * 100.0);
+        t.name = format!("{} (rest)", w.name);
+        if h.timeline.requests() == 0 || t.timeline.requests() == 0 {
+            return Err(RankError::Input(format!(
+                "--validate {fraction}: one part of {} has no requests",
+                w.name
+            )));
+        }
+        heads.push(Some(h));
+        tails.push(Some(t));
+    }
+    let columns = resolved.networks.len() + usize::from(resolved.best_fixed);
+    let jobs = sweep::plan(heads.len(), columns, Shard::ALL);
+    let opts = SweepOptions {
+        replay: cfg.replay.clone(),
+        jobs: cfg.jobs,
+        progress: false,
+    };
+    let axes = axes(&meta.task);
+    let mut parts = Vec::new();
+    for ws in [&heads, &tails] {
+        let mut rows = sweep::run(ws, &resolved.networks, &jobs, registry, &opts)?.rows;
+        analysis::complete(&mut rows, meta.best_fixed.then_some(meta.networks));
+        let (_, summaries) = analysis::score_rows(&rows, &axes, cfg.score);
+        parts.push((rows, summaries));
+    }
+    let (head_rows, head_sum) = &parts[0];
+    let tail_sum = &parts[1].1;
+    let pick = match analysis::choose(head_sum, head_rows, &cfg.limits) {
+        analysis::Choice::Meets(p) | analysis::Choice::Closest(p, _) => p,
+        analysis::Choice::Nothing => {
+            return Err(RankError::Input("--validate: no network finished".into()));
+        }
+    };
+    let spec = |p: usize| {
+        resolved
+            .networks
+            .get(p)
+            .map_or("?".into(), |n| n.text.clone())
+    };
+    let in_sample = head_sum
         .iter()
-        .map(|r| Point {
-            policy: r.network_index,
-            workload: r.trace_index,
-            x: r.measure(axes.x.measure).unwrap_or(f64::NAN),
-            y: r.measure(axes.y.measure).unwrap_or(f64::NAN),
-            reference: r.reference,
-        })
-        .collect();
-    let scored = score::score(&points, axes.x.better, axes.y.better);
-    let summaries = score::summarize(&points, &scored);
-    (scored, summaries)
+        .find(|s| s.policy == pick)
+        .map_or(f64::NAN, |s| s.mean);
+    // The pick may have been collapsed into an equivalent on the rest.
+    let tail_of = tail_sum
+        .iter()
+        .find(|s| s.policy == pick || s.equivalents.contains(&pick));
+    let best = tail_sum.iter().find(|s| !s.reference);
+    Ok(Validation {
+        fraction,
+        pick: spec(pick),
+        pick_in_sample: in_sample,
+        pick_out_of_sample: tail_of.map_or(f64::NAN, |s| s.mean),
+        pick_rank_out_of_sample: tail_of.and_then(|s| s.rank).unwrap_or(0),
+        best_out_of_sample: best.map_or("?".into(), |s| spec(s.policy)),
+        best_out_of_sample_distance: best.map_or(f64::NAN, |s| s.mean),
+        ranked: tail_sum.iter().filter(|s| !s.reference).count(),
+    })
 }
 
 /// The axes to rank `rows` of `task` on: the task's pair if the rows carry
@@ -424,8 +585,11 @@ pub fn write_outputs(
     std::fs::create_dir_all(dir).map_err(|e| RankError::io(dir, e))?;
     atomic::clean_stale(dir)?;
     rows.sort_by_key(|r| (r.trace_index, r.network_index));
+    if meta.shard.is_none() {
+        analysis::complete(&mut rows, meta.best_fixed.then_some(meta.networks));
+    }
     let axes = pick_axes(&meta.task, &rows, &mut meta.notes);
-    let (scored, summaries) = score_rows(&rows, &axes);
+    let (scored, summaries) = analysis::score_rows(&rows, &axes, meta.score);
     let trace_names: Vec<String> = meta.traces.iter().map(|t| t.name.clone()).collect();
 
     let mut results = table::results_frame(&rows, &scored)?;
@@ -510,6 +674,16 @@ pub fn read_rows(dir: &Path) -> Result<Vec<Row>, RankError> {
 
 /// Combines shard directories into one run in `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Outcome, RankError> {
+    merge_with(dirs, out, |_| {})
+}
+
+/// [`merge`], letting `adjust` change how the merged run is answered
+/// (scores, limits) before its outputs are written.
+pub fn merge_with(
+    dirs: &[PathBuf],
+    out: &Path,
+    adjust: impl FnOnce(&mut RunMeta),
+) -> Result<Outcome, RankError> {
     let Some(first) = dirs.first() else {
         return Err(RankError::Input("nothing to merge".into()));
     };
@@ -572,6 +746,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Outcome, RankError> {
         ));
     }
     meta.notes = notes;
+    adjust(&mut meta);
     let cdfs: Vec<IdleCdf> = meta
         .traces
         .iter()
@@ -586,7 +761,7 @@ pub fn replot(dir: &Path) -> Result<Outcome, RankError> {
     let rows = read_rows(dir)?;
     let cdfs = read_cdfs(&dir.join("idle_cdf.csv"))?;
     let axes = pick_axes(&meta.task, &rows, &mut meta.notes);
-    let (scored, summaries) = score_rows(&rows, &axes);
+    let (scored, summaries) = analysis::score_rows(&rows, &axes, meta.score);
     let figures = draw(dir, &meta, &axes, &rows, &scored, &summaries, &cdfs)?;
     let md = report::markdown(&meta, &summaries, &rows, &axes, &figures);
     atomic::write_bytes(&dir.join("report.md"), md.as_bytes())?;

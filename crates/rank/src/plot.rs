@@ -131,19 +131,36 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
     let mut figures = Vec::new();
     let families = family_colours(input.rows);
     for (t, name) in input.traces.iter().enumerate() {
-        let points: Vec<(f64, f64, String, bool)> = input
+        let mut points: Vec<Pt> = input
             .rows
             .iter()
-            .filter(|r| r.trace_index == t)
-            .filter_map(|r| {
+            .zip(input.scored)
+            .filter(|(r, _)| r.trace_index == t)
+            .filter_map(|(r, sc)| {
                 let x = r.measure(input.axes.x.measure)?;
                 let y = r.measure(input.axes.y.measure)?;
-                (x.is_finite() && y.is_finite())
-                    .then(|| (x, y, r.start_family.clone(), r.reference))
+                (x.is_finite() && y.is_finite()).then(|| Pt {
+                    x,
+                    y,
+                    family: r.start_family.clone(),
+                    reference: r.reference.then(|| reference_name(&r.spec)),
+                    worse: sc.worse,
+                    frontier: false,
+                })
             })
             .collect();
         if points.is_empty() {
             continue;
+        }
+        let real: Vec<usize> = (0..points.len())
+            .filter(|&i| points[i].reference.is_none())
+            .collect();
+        let xy: Vec<(f64, f64)> = real.iter().map(|&i| (points[i].x, points[i].y)).collect();
+        for (k, on) in crate::score::pareto(&xy, input.axes.x.better, input.axes.y.better)
+            .into_iter()
+            .enumerate()
+        {
+            points[real[k]].frontier = on;
         }
         let stem = format!("tradeoff-{}", slug(name));
         let title = format!("{}: {} on {name}", input.task, tradeoff_name(&input.axes));
@@ -291,45 +308,115 @@ fn marker(family: usize) -> Marker {
     }
 }
 
+/// One point of a trade-off plot.
+struct Pt {
+    x: f64,
+    y: f64,
+    family: String,
+    /// The reference row's name (`auto`, best fixed timer, oracle).
+    reference: Option<String>,
+    worse: bool,
+    frontier: bool,
+}
+
+fn reference_name(spec: &str) -> String {
+    if spec == crate::grid::BEST_FIXED {
+        "best fixed timer".into()
+    } else if spec.starts_with("oracle") {
+        "oracle".into()
+    } else {
+        spec.to_string()
+    }
+}
+
 struct Tradeoff<'a> {
     title: String,
     axes: Axes,
-    points: Vec<(f64, f64, String, bool)>,
+    points: Vec<Pt>,
     families: &'a [(String, RGBColor)],
+}
+
+/// The view of a trade-off plot: the ranges that cover the frontier, the
+/// reference rows and every network that is not worse than no task, and
+/// whether the vertical axis is logarithmic (it spans decades).
+struct View {
+    x: (f64, f64),
+    y: (f64, f64),
+    log_y: bool,
+}
+
+impl View {
+    fn of(points: &[Pt]) -> View {
+        let keep: Vec<&Pt> = points
+            .iter()
+            .filter(|p| p.reference.is_some() || p.frontier || !p.worse)
+            .collect();
+        let keep = if keep.is_empty() {
+            points.iter().collect()
+        } else {
+            keep
+        };
+        let lo = |f: &dyn Fn(&Pt) -> f64| keep.iter().map(|p| f(p)).fold(f64::INFINITY, f64::min);
+        let hi =
+            |f: &dyn Fn(&Pt) -> f64| keep.iter().map(|p| f(p)).fold(f64::NEG_INFINITY, f64::max);
+        let x = padded(lo(&|p| p.x), hi(&|p| p.x));
+        let pos: Vec<f64> = keep.iter().map(|p| p.y).filter(|y| *y > 0.0).collect();
+        let pmin = pos.iter().copied().fold(f64::INFINITY, f64::min);
+        let pmax = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if pos.len() >= 2 && pmax / pmin > 100.0 {
+            let (a, b) = padded(pmin.log10(), pmax.log10());
+            return View {
+                x,
+                y: (a, b),
+                log_y: true,
+            };
+        }
+        View {
+            x,
+            y: padded(lo(&|p| p.y), hi(&|p| p.y)),
+            log_y: false,
+        }
+    }
+
+    /// Where a point is drawn, and whether it was pulled onto the edge.
+    fn place(&self, p: &Pt) -> ((f64, f64), bool) {
+        let y = if self.log_y {
+            if p.y > 0.0 {
+                p.y.log10()
+            } else {
+                f64::NEG_INFINITY
+            }
+        } else {
+            p.y
+        };
+        let cx = p.x.clamp(self.x.0, self.x.1);
+        let cy = y.clamp(self.y.0, self.y.1);
+        ((cx, cy), cx != p.x || cy != y)
+    }
 }
 
 impl Draw for Tradeoff<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         root.fill(&WHITE).map_err(err)?;
-        let (w, _) = root.dim_in_pixel();
-        let (plot, legend) = root.split_horizontally(w.saturating_sub(230));
-        let (x0, x1) = padded(
-            self.points
-                .iter()
-                .map(|p| p.0)
-                .fold(f64::INFINITY, f64::min),
-            self.points
-                .iter()
-                .map(|p| p.0)
-                .fold(f64::NEG_INFINITY, f64::max),
-        );
-        let (y0, y1) = padded(
-            self.points
-                .iter()
-                .map(|p| p.1)
-                .fold(f64::INFINITY, f64::min),
-            self.points
-                .iter()
-                .map(|p| p.1)
-                .fold(f64::NEG_INFINITY, f64::max),
-        );
+        let (w, h) = root.dim_in_pixel();
+        let (main, foot) = root.split_vertically(h.saturating_sub(30));
+        let (plot, legend) = main.split_horizontally(w.saturating_sub(230));
+        let view = View::of(&self.points);
         let mut chart = ChartBuilder::on(&plot)
             .caption(&self.title, (SANS, 22))
             .margin(12)
             .x_label_area_size(56)
             .y_label_area_size(84)
-            .build_cartesian_2d(x0..x1, y0..y1)
+            .build_cartesian_2d(view.x.0..view.x.1, view.y.0..view.y.1)
             .map_err(err)?;
+        let log_y = view.log_y;
+        let yfmt = move |v: &f64| {
+            if log_y {
+                tick(10f64.powf(*v))
+            } else {
+                tick(*v)
+            }
+        };
         chart
             .configure_mesh()
             .x_desc(format!(
@@ -338,43 +425,85 @@ impl Draw for Tradeoff<'_> {
                 direction(self.axes.x.better)
             ))
             .y_desc(format!(
-                "{} — {}",
+                "{}{} — {}",
                 label(self.axes.y.measure),
+                if log_y { ", log scale" } else { "" },
                 direction(self.axes.y.better)
             ))
             .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&yfmt)
             .label_style((SANS, 14))
             .axis_desc_style((SANS, 16))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(err)?;
-        for (i, (fam, colour)) in self.families.iter().enumerate() {
-            let pts = self.points.iter().filter(|p| !p.3 && &p.2 == fam);
-            let style = colour.mix(0.85).filled();
-            match marker(i) {
-                Marker::Circle => chart
-                    .draw_series(pts.map(|p| Circle::new((p.0, p.1), 4, style)))
-                    .map(|_| ()),
-                Marker::Triangle => chart
-                    .draw_series(pts.map(|p| TriangleMarker::new((p.0, p.1), 6, style)))
-                    .map(|_| ()),
-                Marker::Square => chart
-                    .draw_series(pts.map(|p| {
-                        EmptyElement::at((p.0, p.1)) + Rectangle::new([(-4, -4), (4, 4)], style)
-                    }))
-                    .map(|_| ()),
-            }
-            .map_err(err)?;
+        // The frontier as a staircase through its points.
+        let mut front: Vec<(f64, f64)> = self
+            .points
+            .iter()
+            .filter(|p| p.frontier)
+            .map(|p| view.place(p).0)
+            .collect();
+        front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        if front.len() > 1 {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    front.clone(),
+                    BLACK.mix(0.5).stroke_width(2),
+                )))
+                .map_err(err)?;
         }
-        chart
-            .draw_series(
-                self.points
-                    .iter()
-                    .filter(|p| p.3)
-                    .map(|p| Cross::new((p.0, p.1), 7, BLACK.stroke_width(3))),
-            )
-            .map_err(err)?;
+        let mut outside = 0usize;
+        let mut zero = 0usize;
+        for (i, (fam, colour)) in self.families.iter().enumerate() {
+            for p in self
+                .points
+                .iter()
+                .filter(|p| p.reference.is_none() && &p.family == fam)
+            {
+                let (at, edge) = view.place(p);
+                if edge {
+                    if view.log_y && p.y <= 0.0 && p.x >= view.x.0 && p.x <= view.x.1 {
+                        zero += 1;
+                    } else {
+                        outside += 1;
+                    }
+                }
+                let style = if edge {
+                    colour.stroke_width(2)
+                } else {
+                    colour.mix(0.85).filled()
+                };
+                match marker(i) {
+                    Marker::Circle => chart
+                        .draw_series(std::iter::once(Circle::new(at, 4, style)))
+                        .map(|_| ()),
+                    Marker::Triangle => chart
+                        .draw_series(std::iter::once(TriangleMarker::new(at, 6, style)))
+                        .map(|_| ()),
+                    Marker::Square => chart
+                        .draw_series(std::iter::once(
+                            EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style),
+                        ))
+                        .map(|_| ()),
+                }
+                .map_err(err)?;
+            }
+        }
+        let ref_colours = [BLACK, RGBColor(200, 0, 0), RGBColor(0, 120, 0)];
+        let mut refs: Vec<String> = Vec::new();
+        for p in self.points.iter().filter(|p| p.reference.is_some()) {
+            let name = p.reference.clone().unwrap_or_default();
+            if !refs.contains(&name) {
+                refs.push(name.clone());
+            }
+            let k = refs.iter().position(|r| *r == name).unwrap_or(0);
+            let c = ref_colours[k % ref_colours.len()];
+            let (at, _) = view.place(p);
+            chart
+                .draw_series(std::iter::once(Cross::new(at, 8, c.stroke_width(3))))
+                .map_err(err)?;
+        }
         // Legend in its own column.
         legend
             .draw(&Text::new(
@@ -401,14 +530,43 @@ impl Draw for Tradeoff<'_> {
                 .map_err(err)?;
             y += 22;
         }
-        if self.points.iter().any(|p| p.3) {
+        for (k, name) in refs.iter().enumerate() {
+            let c = ref_colours[k % ref_colours.len()];
             legend
-                .draw(&Cross::new((18, y + 7), 6, BLACK.stroke_width(3)))
+                .draw(&Cross::new((18, y + 7), 6, c.stroke_width(3)))
                 .map_err(err)?;
             legend
-                .draw(&Text::new("oracle (reference)", (32, y), (SANS, 14)))
+                .draw(&Text::new(
+                    format!("{name} (reference)"),
+                    (32, y),
+                    (SANS, 14),
+                ))
+                .map_err(err)?;
+            y += 22;
+        }
+        if front.len() > 1 {
+            legend
+                .draw(&PathElement::new(
+                    vec![(8, y + 7), (28, y + 7)],
+                    BLACK.mix(0.5).stroke_width(2),
+                ))
+                .map_err(err)?;
+            legend
+                .draw(&Text::new("Pareto frontier", (32, y), (SANS, 14)))
                 .map_err(err)?;
         }
+        let mut caption = format!(
+            "{} networks; axes cover the frontier, the reference rows and every network not worse than no task",
+            self.points.iter().filter(|p| p.reference.is_none()).count()
+        );
+        if outside > 0 {
+            caption.push_str(&format!("; {outside} outside, drawn hollow at the edge"));
+        }
+        if zero > 0 {
+            caption.push_str(&format!("; {zero} with none, on the bottom edge"));
+        }
+        foot.draw(&Text::new(caption, (20, 6), (SANS, 14)))
+            .map_err(err)?;
         Ok(())
     }
 }
@@ -462,6 +620,14 @@ impl Draw for RangeBars {
             .fold(0.0f64, f64::max)
             .max(0.1)
             * 1.05;
+        // Start near the best network rather than at 0, so the spread
+        // between families fills the plot.
+        let lowest = self.bars.iter().map(|b| b.4).fold(f64::INFINITY, f64::min);
+        let xmin = if lowest.is_finite() {
+            ((lowest - 0.1).max(0.0) * 10.0).floor() / 10.0
+        } else {
+            0.0
+        };
         let names: Vec<String> = self
             .bars
             .iter()
@@ -472,7 +638,7 @@ impl Draw for RangeBars {
             .margin(12)
             .x_label_area_size(50)
             .y_label_area_size(260)
-            .build_cartesian_2d(0.0..xmax, -0.5..(n as f64 - 0.5))
+            .build_cartesian_2d(xmin..xmax.max(xmin + 0.1), -0.5..(n as f64 - 0.5))
             .map_err(err)?;
         let fmt = |v: &f64| {
             let i = v.round();
@@ -504,7 +670,7 @@ impl Draw for RangeBars {
                     BLACK.stroke_width(1),
                 )))
                 .map_err(err)?;
-            let lo = (b.2 - b.3).max(0.0);
+            let lo = (b.2 - b.3).max(xmin);
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(lo, y - 0.28), (b.2 + b.3, y + 0.28)],
@@ -541,10 +707,11 @@ fn heatmap(input: &PlotInput<'_>) -> Option<Heat> {
             continue;
         }
         let n = r.params.get("start.n").and_then(|v| v.parse::<f64>().ok());
-        let rate = r
-            .params
-            .get("start.rate")
-            .and_then(|v| v.parse::<f64>().ok());
+        let rate = r.params.get("start.rate").and_then(|v| {
+            v.parse::<f64>()
+                .ok()
+                .or_else(|| crate::grid::rate_factor(v.trim()))
+        });
         if let (Some(n), Some(rate)) = (n, rate) {
             let e = best
                 .entry((n.to_bits(), rate.to_bits()))
@@ -643,7 +810,7 @@ impl Draw for Heat {
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
             .x_desc("window size n (requests)")
-            .y_desc("rate threshold (IO/s)")
+            .y_desc("rate threshold (IO/s, or × the trace's mean rate R)")
             .label_style((SANS, 14))
             .axis_desc_style((SANS, 15))
             .draw()

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::axes::{Axes, label};
+use crate::analysis::{Choice, EXCESS, choose, limit_ratio, unchecked_limits};
+use crate::axes::{Axes, Form, label};
 use crate::output::RunMeta;
 use crate::plot::Figure;
 use crate::score::Summary;
@@ -18,6 +19,17 @@ fn num(v: Option<f64>) -> String {
         Some(v) if v.abs() >= 1e5 => format!("{v:.3e}"),
         Some(v) if v.abs() >= 100.0 => format!("{v:.1}"),
         Some(v) => format!("{v:.3}"),
+    }
+}
+
+/// A number with at most three decimals and no trailing zeros (`3`,
+/// `2.5`, `72.125`).
+fn short(v: f64) -> String {
+    let s = format!("{v:.3}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -35,34 +47,91 @@ fn spec_of(rows: &[Row], policy: usize) -> Option<&Row> {
     rows.iter().find(|r| r.network_index == policy)
 }
 
+/// How a row's network is named in tables: its spec as written (B- and
+/// R-relative), the best fixed timer by name, and how many equivalent
+/// networks it stands for.
+pub fn network_label(s: &Summary, rows: &[Row]) -> String {
+    let (name, suffix) = label_parts(s, rows);
+    format!("{name}{suffix}")
+}
+
+fn label_parts(s: &Summary, rows: &[Row]) -> (String, String) {
+    let name = match spec_of(rows, s.policy) {
+        None => "?".to_string(),
+        Some(r) if r.spec == crate::grid::BEST_FIXED => "best fixed timer in hindsight".into(),
+        Some(r) => r.spec.clone(),
+    };
+    let suffix = if s.equivalents.is_empty() {
+        String::new()
+    } else {
+        format!(" (= {} equivalent)", s.equivalents.len())
+    };
+    (name, suffix)
+}
+
+/// Flags of a ranked row: `P` on the Pareto frontier across traces,
+/// `worse` when it did worse than no task on some trace.
+fn flags(s: &Summary) -> String {
+    let mut f = Vec::new();
+    if s.pareto && !s.reference {
+        f.push("P".to_string());
+    }
+    if s.worse > 0 {
+        f.push("worse".to_string());
+    }
+    if f.is_empty() {
+        "-".into()
+    } else {
+        f.join(",")
+    }
+}
+
+fn chosen(summaries: &[Summary], top: usize) -> impl Iterator<Item = &Summary> {
+    summaries
+        .iter()
+        .filter(|s| !s.reference)
+        .take(top)
+        .chain(summaries.iter().filter(|s| s.reference))
+}
+
+fn has_excess(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.measure(EXCESS).is_some())
+}
+
 /// The ranking as a fixed-width text table: the `top` best networks and
 /// the reference rows.
 pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
-    let mut lines: Vec<[String; 6]> = vec![[
-        "rank".into(),
+    let excess = has_excess(rows);
+    let mut header = vec![
+        "rank".to_string(),
         "mean d".into(),
         "sd d".into(),
         axes.x.measure.into(),
         axes.y.measure.into(),
-        "network".into(),
-    ]];
-    let chosen = summaries
-        .iter()
-        .filter(|s| !s.reference)
-        .take(top)
-        .chain(summaries.iter().filter(|s| s.reference));
-    for s in chosen {
-        let spec = spec_of(rows, s.policy).map_or("?", |r| r.spec.as_str());
-        lines.push([
+    ];
+    if excess {
+        header.push("excess/bf".into());
+    }
+    header.push("flags".into());
+    header.push("network".into());
+    let mut lines: Vec<Vec<String>> = vec![header];
+    for s in chosen(summaries, top) {
+        let mut l = vec![
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
             num(Some(s.variance.sqrt())),
             num(raw_mean(rows, s.policy, axes.x.measure)),
             num(raw_mean(rows, s.policy, axes.y.measure)),
-            spec.to_string(),
-        ]);
+        ];
+        if excess {
+            l.push(num(raw_mean(rows, s.policy, EXCESS)));
+        }
+        l.push(flags(s));
+        l.push(network_label(s, rows));
+        lines.push(l);
     }
-    let mut width = [0usize; 6];
+    let cols = lines[0].len();
+    let mut width = vec![0usize; cols];
     for l in &lines {
         for (w, c) in width.iter_mut().zip(l) {
             *w = (*w).max(c.chars().count());
@@ -70,52 +139,50 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
     }
     let mut out = String::new();
     for l in &lines {
-        let _ = writeln!(
-            out,
-            "{:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
-            l[0],
-            l[1],
-            l[2],
-            l[3],
-            l[4],
-            l[5],
-            w0 = width[0],
-            w1 = width[1],
-            w2 = width[2],
-            w3 = width[3],
-            w4 = width[4],
-        );
+        let mut line = String::new();
+        for (i, c) in l.iter().enumerate() {
+            if i + 1 == cols {
+                line.push_str(c);
+            } else {
+                let _ = write!(line, "{c:>w$}  ", w = width[i]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
 
 /// The ranking's top rows as a Markdown table.
 pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
+    let excess = has_excess(rows);
     let mut out = format!(
-        "| rank | network | start family | duration family | mean distance | sd | mean {} | mean {} |\n|---:|---|---|---|---:|---:|---:|---:|\n",
+        "| rank | network | mean distance | sd | mean {} | mean {} |{} flags |\n|---:|---|---:|---:|---:|---:|{}---|\n",
         label(axes.x.measure),
-        label(axes.y.measure)
+        label(axes.y.measure),
+        if excess {
+            " excess vs best fixed |"
+        } else {
+            ""
+        },
+        if excess { "---:|" } else { "" },
     );
-    let chosen = summaries
-        .iter()
-        .filter(|s| !s.reference)
-        .take(top)
-        .chain(summaries.iter().filter(|s| s.reference));
-    for s in chosen {
-        let Some(r) = spec_of(rows, s.policy) else {
-            continue;
-        };
+    for s in chosen(summaries, top) {
+        let (name, suffix) = label_parts(s, rows);
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | {} | {} | {} | {} | {} |",
+            "| {} | `{name}`{suffix} | {} | {} | {} | {} |{} {} |",
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
-            r.spec,
-            r.start_family,
-            r.duration_family,
             num(Some(s.mean)),
             num(Some(s.variance.sqrt())),
             num(raw_mean(rows, s.policy, axes.x.measure)),
             num(raw_mean(rows, s.policy, axes.y.measure)),
+            if excess {
+                format!(" {} |", num(raw_mean(rows, s.policy, EXCESS)))
+            } else {
+                String::new()
+            },
+            flags(s),
         );
     }
     out
@@ -151,23 +218,100 @@ pub fn family_table(
     v
 }
 
+/// Traces on which no ranked network achieves a positive value of a
+/// benefit measure (nothing in the grid saves energy there).
+pub fn nothing_gained(meta: &RunMeta, rows: &[Row], axes: &Axes) -> Vec<String> {
+    if !matches!(axes.x.form, Form::Share(_)) {
+        return Vec::new();
+    }
+    meta.traces
+        .iter()
+        .filter(|t| {
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.trace_index == t.index && !r.reference)
+                .collect();
+            !mine.is_empty()
+                && !mine
+                    .iter()
+                    .any(|r| r.measure(axes.x.measure).is_some_and(|v| v > 1e-9))
+        })
+        .map(|t| t.name.clone())
+        .collect()
+}
+
 /// A recommendation in plain words.
 pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes: &Axes) -> String {
     let ranked: Vec<&Summary> = summaries.iter().filter(|s| !s.reference).collect();
-    let Some(best) = ranked.first() else {
+    let limits = &meta.limits;
+    let best = match choose(summaries, rows, limits) {
+        Choice::Nothing => return "No network finished, so there is nothing to recommend.".into(),
+        Choice::Meets(p) | Choice::Closest(p, _) => p,
+    };
+    let Some(best) = ranked.iter().find(|s| s.policy == best).copied() else {
         return "No network finished, so there is nothing to recommend.".into();
     };
-    let spec = |s: &Summary| spec_of(rows, s.policy).map_or("?".into(), |r| r.spec.clone());
+    let spec = |s: &Summary| label_parts(s, rows).0;
     let traces = meta.traces.len();
     let mut out = String::new();
+    let limit_text = limits
+        .list()
+        .iter()
+        .map(|(f, _, v)| {
+            if v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("`{f} {}`", *v as i64)
+            } else {
+                format!("`{f} {v}`")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    match choose(summaries, rows, limits) {
+        Choice::Closest(_, ratio) => {
+            let _ = write!(
+                out,
+                "**No network of the grid keeps the limits ({limit_text}) on every trace.** The one that comes closest is `{}` \
+                 (its worst measure is {:.2}× its limit); ",
+                spec(best),
+                ratio
+            );
+        }
+        _ if !limits.is_empty() => {
+            let skipped = ranked
+                .iter()
+                .take_while(|s| s.policy != best.policy)
+                .count();
+            let _ = write!(
+                out,
+                "Under the limits ({limit_text}), kept on every trace{}, ",
+                if skipped > 0 {
+                    format!(
+                        " ({skipped} better-ranked network{} break{} them)",
+                        if skipped == 1 { "" } else { "s" },
+                        if skipped == 1 { "s" } else { "" }
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        _ => {}
+    }
+    let lead = if out.is_empty() { "For" } else { "for" };
+    let mut tail = label_parts(best, rows).1;
+    if limit_ratio(rows, best.policy, limits) > 1.0 {
+        tail.push_str(" if the limits can bend");
+    }
     let _ = write!(
         out,
-        "For `{}` on {} trace{}, use **`{}`**. It came closest to the best observed value of both {} and {} \
+        "{} `{}` on {} trace{}, use **`{}`**{}. It came closest to the ideal of both {} and {} \
          (mean scaled distance {:.3}, standard deviation {:.3} across traces), averaging {} {} and {} {}.",
+        lead,
         meta.task,
         traces,
         if traces == 1 { "" } else { "s" },
         spec(best),
+        tail,
         axes.x.measure.replace('_', " "),
         axes.y.measure.replace('_', " "),
         best.mean,
@@ -176,6 +320,70 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         label(axes.x.measure),
         num(raw_mean(rows, best.policy, axes.y.measure)),
         label(axes.y.measure),
+    );
+    if !limits.is_empty()
+        && matches!(axes.x.form, Form::Share(_))
+        && raw_mean(rows, best.policy, axes.x.measure).is_some_and(|v| v <= 1e-9)
+    {
+        let _ = write!(
+            out,
+            " **No network that keeps these limits achieves any {}**: under them, leave the device alone.",
+            axes.x.measure.replace('_', " ")
+        );
+    }
+    for u in unchecked_limits(rows, limits) {
+        let _ = write!(
+            out,
+            " (`{u}` does not apply to task `{}`: it reports no such measure.)",
+            meta.task
+        );
+    }
+    let none = nothing_gained(meta, rows, axes);
+    if !none.is_empty() {
+        let _ = write!(
+            out,
+            " **Nothing in the grid achieves any {} on {}**{}: there, the best choice is to leave the device alone.",
+            axes.x.measure.replace('_', " "),
+            none.join(", "),
+            if none.len() == traces {
+                ""
+            } else {
+                " (some traces)"
+            },
+        );
+    }
+    if let Some(e) = raw_mean(rows, best.policy, EXCESS) {
+        let _ = write!(
+            out,
+            " Its energy above the oracle's is {} the best fixed timer's in hindsight (mean `excess_vs_best_fixed`; below 1 beats that timer).",
+            if e.is_finite() {
+                format!("{e:.2}×")
+            } else {
+                "unboundedly above".into()
+            }
+        );
+        if let Some(auto) = summaries
+            .iter()
+            .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+        {
+            if let Some(a) = raw_mean(rows, auto.policy, EXCESS) {
+                let _ = write!(out, " `auto`'s is {a:.2}×.");
+            }
+        }
+    }
+    let worse = ranked.iter().filter(|s| s.worse > 0).count();
+    if worse > 0 {
+        let _ = write!(
+            out,
+            " {worse} network{} did worse than no task on at least one trace (flagged `worse`): scored as doing nothing, they do not stretch anybody's scale.",
+            if worse == 1 { "" } else { "s" }
+        );
+    }
+    let frontier = ranked.iter().filter(|s| s.pareto).count();
+    let _ = write!(
+        out,
+        " {frontier} network{} on the Pareto frontier of the two measures across traces (flag `P`).",
+        if frontier == 1 { " is" } else { "s are" }
     );
     if let Some(cr) = raw_mean(rows, best.policy, "competitive_ratio") {
         let _ = write!(
@@ -264,11 +472,35 @@ pub fn markdown(
     let mut out = String::new();
     let networks = summaries.iter().filter(|s| !s.reference).count();
     let _ = writeln!(out, "# lull rank — task `{}`\n", meta.task);
+    let how = match meta.score {
+        crate::score::Mode::Robust => format!(
+            "Scored robustly: on each trace, {} is scaled against references no other network can move ({}), \
+             {} as `c / (c + c_oracle)` (0.5 = as costly as the oracle); a network's distance from the origin (0 = ideal) \
+             is averaged over the traces. A network that does worse than no task is scored as doing nothing and flagged `worse`. \
+             (`--score paper` gives the min–max scaling of §4.1.1 of *Idleness is not sloth*.)",
+            axes.x.measure,
+            match axes.x.form {
+                Form::Share(crate::axes::Ideal::Measure(m)) =>
+                    format!("the share of `{m}` captured"),
+                Form::Share(crate::axes::Ideal::Const(c)) => format!("the share of {c} captured"),
+                Form::Share(crate::axes::Ideal::Oracle) =>
+                    "the share of the oracle's value captured".into(),
+                Form::Cost => "as a cost against the oracle's".into(),
+            },
+            axes.y.measure,
+        ),
+        crate::score::Mode::Paper => format!(
+            "Ranked by the scaled distance of §4.1.1 of *Idleness is not sloth*: on each trace, {} ({}) and {} ({}) \
+             are scaled to [0, 1] with 0 the best network's value, and a network's distance from the origin is averaged over the traces.",
+            axes.x.measure,
+            crate::axes::direction(axes.x.better),
+            axes.y.measure,
+            crate::axes::direction(axes.y.better),
+        ),
+    };
     let _ = writeln!(
         out,
-        "{} networks ranked on {} trace{} ({} runs{}); stop policy `{}`, {} timing{}. \
-         Ranked by the scaled distance of §4.1.1 of *Idleness is not sloth*: on each trace, {} ({}) and {} ({}) \
-         are scaled to [0, 1] with 0 the best network's value, and a network's distance from the origin is averaged over the traces.\n",
+        "{} networks ranked on {} trace{} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
         networks,
         meta.traces.len(),
         if meta.traces.len() == 1 { "" } else { "s" },
@@ -283,31 +515,63 @@ pub fn markdown(
             .as_ref()
             .map(|d| format!(", device `{d}`"))
             .unwrap_or_default(),
-        axes.x.measure,
-        crate::axes::direction(axes.x.better),
-        axes.y.measure,
-        crate::axes::direction(axes.y.better),
     );
+    if let Some(b) = meta.breakeven_s {
+        let _ = writeln!(
+            out,
+            "Specs are written relative to the device: **B = {} s** is the break-even time of this run's device \
+             (`timer(t=2B)` waits {} s), and **R** is each trace's mean request rate (IO/s, in the Traces table).\n",
+            short(b),
+            short(2.0 * b),
+        );
+    }
     let _ = writeln!(
         out,
         "## Recommendation\n\n{}\n",
         recommendation(meta, summaries, rows, axes)
     );
+    if let Some(v) = &meta.validation {
+        let _ = writeln!(
+            out,
+            "## Out-of-sample validation\n\nPicked on the first {:.0} % of each trace, `{}` (mean distance {:.3} there) scores {:.3} on the rest, \
+             rank {} of {}; the best network on the rest in hindsight is `{}` ({:.3}).\n",
+            v.fraction * 100.0,
+            v.pick,
+            v.pick_in_sample,
+            v.pick_out_of_sample,
+            v.pick_rank_out_of_sample,
+            v.ranked,
+            v.best_out_of_sample,
+            v.best_out_of_sample_distance
+        );
+    }
     let _ = writeln!(out, "## Ranking (top 10)\n");
     out.push_str(&markdown_table(summaries, rows, axes, 10));
     let _ = writeln!(
         out,
-        "\nThe full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n"
+        "\nFlags: `P` on the Pareto frontier across traces, `worse` worse than no task on some trace; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
+         The full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n"
     );
     let _ = writeln!(
         out,
-        "## Traces\n\n| trace | source | requests | span (s) | idle (s) | idle periods |\n|---|---|---:|---:|---:|---:|"
+        "## Traces\n\n| trace | source | requests | span (s) | idle (s) | idle periods | R (IO/s) | best fixed timer |\n|---|---|---:|---:|---:|---:|---:|---|"
     );
     for t in &meta.traces {
+        let best_fixed = rows
+            .iter()
+            .find(|r| r.trace_index == t.index && r.reference && r.spec == crate::grid::BEST_FIXED)
+            .and_then(|r| r.params.get("start.t"))
+            .map_or_else(|| "-".to_string(), |v| format!("`timer(t={v})`"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.1} | {:.1} | {} |",
-            t.name, t.source, t.requests, t.span_s, t.idle_s, t.idle_periods
+            "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {best_fixed} |",
+            t.name,
+            t.source,
+            t.requests,
+            t.span_s,
+            t.idle_s,
+            t.idle_periods,
+            num(Some(t.mean_rate)),
         );
     }
     out.push('\n');

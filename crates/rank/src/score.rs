@@ -15,9 +15,122 @@
 //!   of the real networks but do not widen it, and their scaled values are
 //!   clamped to `[0, 1]`, so the oracle sits at (or near) the origin without
 //!   stretching everybody else's scale. They get no rank.
+//! - **Robust scores** ([`Mode::Robust`], the default): each measure is
+//!   scaled against references that mean something on its trace and that
+//!   no other network can move ([`crate::axes::Form`]): a benefit as the
+//!   share of the ideal captured (spindown: of the oracle's savings),
+//!   clipped to `[0, 1]`, a run that does worse than no task at all being
+//!   flagged "worse than no task" instead of stretching the scale; a cost
+//!   as `c / (c + c_oracle)`. A network's score depends only on its own
+//!   measures and the trace's references, so adding or removing networks
+//!   (pathological or not) never moves anybody else's. [`Mode::Paper`] is
+//!   the min–max scaling above.
 //! - **Ranks** are competition ranks ("1, 2, 2, 4"): networks whose mean
 //!   distances are equal within 1e-12 share a rank; ties are listed in grid
 //!   order.
+
+/// How measures are scaled before the distance is taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Against the trace's references (no task, the oracle): outliers
+    /// cannot move the scale.
+    #[default]
+    Robust,
+    /// Min–max over the trace's networks (the paper's §4.1.1).
+    Paper,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "robust" => Ok(Mode::Robust),
+            "paper" => Ok(Mode::Paper),
+            _ => Err(format!("unknown score `{s}` (known: robust, paper)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Robust => "robust",
+            Mode::Paper => "paper",
+        })
+    }
+}
+
+/// A benefit `v` (0 = what no task achieves) against its `ideal`: the
+/// scaled value `1 − clamp(v / ideal, 0, 1)` (0 = as good as the ideal) and
+/// whether `v` is worse than no task. With nothing to gain (`ideal ≤ 0`)
+/// every run that loses nothing scores 0.
+pub fn share_scaled(v: f64, ideal: f64) -> (f64, bool) {
+    const EPS: f64 = 1e-9;
+    if !v.is_finite() {
+        return (1.0, v.is_nan() || v < 0.0);
+    }
+    let tol = EPS * ideal.abs().max(1.0);
+    let worse = v < -tol;
+    if !(ideal.is_finite() && ideal > tol) {
+        return (if worse { 1.0 } else { 0.0 }, worse);
+    }
+    (1.0 - (v / ideal).clamp(0.0, 1.0) + 0.0, worse)
+}
+
+/// A cost `c` (0 = free) against a reference cost: `c / (c + reference)`,
+/// 0.5 at the reference, approaching 1 as the cost grows without bound.
+pub fn cost_scaled(c: f64, reference: f64) -> f64 {
+    if c.is_nan() || c == f64::INFINITY {
+        return 1.0;
+    }
+    if c <= 0.0 {
+        return 0.0;
+    }
+    let r = if reference.is_finite() && reference > 0.0 {
+        reference
+    } else {
+        1.0
+    };
+    c / (c + r)
+}
+
+/// Distances and per-workload competition ranks of already scaled points.
+pub fn score_scaled(points: &[Point], scaled: &[(f64, f64, bool)]) -> Vec<Scored> {
+    let mut out: Vec<Scored> = scaled
+        .iter()
+        .map(|&(x, y, worse)| Scored {
+            x,
+            y,
+            distance: distance(x, y),
+            rank: None,
+            worse,
+        })
+        .collect();
+    rank_within(points, &mut out);
+    out
+}
+
+fn rank_within(points: &[Point], out: &mut [Scored]) {
+    let mut workloads: Vec<usize> = points.iter().map(|p| p.workload).collect();
+    workloads.sort_unstable();
+    workloads.dedup();
+    for w in workloads {
+        let mut order: Vec<usize> = (0..points.len())
+            .filter(|&i| points[i].workload == w && !points[i].reference)
+            .collect();
+        order.sort_by(|&a, &b| {
+            out[a]
+                .distance
+                .total_cmp(&out[b].distance)
+                .then(points[a].policy.cmp(&points[b].policy))
+        });
+        let sorted: Vec<f64> = order.iter().map(|&i| out[i].distance).collect();
+        for (i, r) in order.iter().zip(competition_ranks(&sorted)) {
+            out[*i].rank = Some(r);
+        }
+    }
+}
 
 /// Which end of a measure is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +244,8 @@ pub struct Scored {
     /// Competition rank of the distance within the workload (`None` for
     /// reference rows).
     pub rank: Option<usize>,
+    /// Worse than no task at all on this workload (robust score).
+    pub worse: bool,
 }
 
 /// Scales and ranks every point within its workload.
@@ -141,6 +256,7 @@ pub fn score(points: &[Point], xb: Better, yb: Better) -> Vec<Scored> {
             y: f64::NAN,
             distance: f64::NAN,
             rank: None,
+            worse: false,
         };
         points.len()
     ];
@@ -168,20 +284,11 @@ pub fn score(points: &[Point], xb: Better, yb: Better) -> Vec<Scored> {
                 y: sy,
                 distance: distance(sx, sy),
                 rank: None,
+                worse: false,
             };
         }
-        let mut order: Vec<usize> = real().copied().collect();
-        order.sort_by(|&a, &b| {
-            out[a]
-                .distance
-                .total_cmp(&out[b].distance)
-                .then(points[a].policy.cmp(&points[b].policy))
-        });
-        let sorted: Vec<f64> = order.iter().map(|&i| out[i].distance).collect();
-        for (i, r) in order.iter().zip(competition_ranks(&sorted)) {
-            out[*i].rank = Some(r);
-        }
     }
+    rank_within(points, &mut out);
     out
 }
 
@@ -204,6 +311,16 @@ pub struct Summary {
     pub mean_y: f64,
     /// Competition rank by mean distance (`None` for reference rows).
     pub rank: Option<usize>,
+    /// Workloads on which it did worse than no task.
+    pub worse: usize,
+    /// Networks with identical measures on every workload, collapsed into
+    /// this row (grid indices).
+    pub equivalents: Vec<usize>,
+    /// The workloads on which it is on the Pareto frontier of the two
+    /// measures.
+    pub frontier: Vec<usize>,
+    /// On the frontier of the mean scaled measures across workloads.
+    pub pareto: bool,
 }
 
 /// Summarizes scored points per network and ranks them by mean distance:
@@ -237,13 +354,28 @@ pub fn summarize(points: &[Point], scored: &[Scored]) -> Vec<Summary> {
                 mean_x: mean_var(&xs).0,
                 mean_y: mean_var(&ys).0,
                 rank: None,
+                worse: mine.iter().filter(|&&i| scored[i].worse).count(),
+                equivalents: Vec::new(),
+                frontier: Vec::new(),
+                pareto: false,
             }
         })
         .collect();
+    rerank(&mut out);
+    out
+}
+
+/// Sorts summaries (ranked first by mean distance, ties in policy order,
+/// then the reference rows in policy order) and assigns competition ranks.
+pub fn rerank(out: &mut [Summary]) {
     out.sort_by(|a, b| {
         a.reference
             .cmp(&b.reference)
-            .then(a.mean.total_cmp(&b.mean))
+            .then(if a.reference {
+                std::cmp::Ordering::Equal
+            } else {
+                a.mean.total_cmp(&b.mean)
+            })
             .then(a.policy.cmp(&b.policy))
     });
     let ranked = out.iter().filter(|s| !s.reference).count();
@@ -251,7 +383,31 @@ pub fn summarize(points: &[Point], scored: &[Scored]) -> Vec<Summary> {
     for (s, r) in out.iter_mut().zip(competition_ranks(&sorted)) {
         s.rank = Some(r);
     }
-    out
+}
+
+/// Indices of the points not dominated by another: `a` dominates `b` when
+/// it is at least as good on both measures and better on one. Non-finite
+/// points are never on the frontier. Quadratic; grids hold hundreds.
+pub fn pareto(points: &[(f64, f64)], xb: Better, yb: Better) -> Vec<bool> {
+    let better = |a: f64, b: f64, dir: Better| match dir {
+        Better::Higher => a > b,
+        Better::Lower => a < b,
+    };
+    let at_least = |a: f64, b: f64, dir: Better| a == b || better(a, b, dir);
+    points
+        .iter()
+        .map(|&(x, y)| {
+            x.is_finite()
+                && y.is_finite()
+                && !points.iter().any(|&(ox, oy)| {
+                    ox.is_finite()
+                        && oy.is_finite()
+                        && at_least(ox, x, xb)
+                        && at_least(oy, y, yb)
+                        && (better(ox, x, xb) || better(oy, y, yb))
+                })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -397,6 +553,56 @@ mod tests {
         assert_eq!(
             sum.iter().map(|s| (s.policy, s.rank)).collect::<Vec<_>>(),
             vec![(2, Some(1)), (5, Some(1)), (7, Some(3))]
+        );
+    }
+
+    #[test]
+    fn robust_forms_by_hand() {
+        // Share of the ideal captured, clipped; negative = worse than no task.
+        assert_eq!(share_scaled(30.0, 40.0), (0.25, false));
+        assert_eq!(share_scaled(40.0, 40.0), (0.0, false));
+        assert_eq!(share_scaled(50.0, 40.0), (0.0, false));
+        assert_eq!(share_scaled(0.0, 40.0), (1.0, false));
+        assert_eq!(share_scaled(-3000.0, 40.0), (1.0, true));
+        // Nothing to gain: losing nothing is ideal, losing is flagged.
+        assert_eq!(share_scaled(0.0, 0.0), (0.0, false));
+        assert_eq!(share_scaled(-1.0, 0.0), (1.0, true));
+        assert_eq!(share_scaled(f64::NAN, 40.0), (1.0, true));
+        // Costs against a reference: 0.5 at the reference, below 1 always.
+        assert_eq!(cost_scaled(0.0, 10.0), 0.0);
+        assert_eq!(cost_scaled(10.0, 10.0), 0.5);
+        assert!(close(cost_scaled(30.0, 10.0), 0.75));
+        assert!(cost_scaled(1e12, 10.0) < 1.0);
+        assert_eq!(cost_scaled(f64::NAN, 10.0), 1.0);
+        // No usable reference: 1 stands in.
+        assert_eq!(cost_scaled(1.0, 0.0), 0.5);
+    }
+
+    #[test]
+    fn robust_scores_do_not_depend_on_the_other_networks() {
+        let pts = |n: usize| -> Vec<Point> { (0..n).map(|i| p(i, 0, 0.0, 0.0)).collect() };
+        let scaled = vec![(0.2, 0.5, false), (0.0, 0.9, false), (1.0, 0.99, true)];
+        let all = score_scaled(&pts(3), &scaled);
+        let two = score_scaled(&pts(2), &scaled[..2]);
+        assert_eq!(all[0].distance, two[0].distance);
+        assert_eq!(all[0].rank, Some(1));
+        assert!(all[2].worse && !all[0].worse);
+    }
+
+    #[test]
+    fn pareto_by_hand() {
+        // Higher x and lower y are better.
+        let pts = [
+            (10.0, 5.0),
+            (8.0, 1.0),
+            (9.0, 6.0),
+            (10.0, 5.0),
+            (0.0, 0.0),
+            (f64::NAN, 0.0),
+        ];
+        assert_eq!(
+            pareto(&pts, Better::Higher, Better::Lower),
+            vec![true, true, false, true, true, false]
         );
     }
 }

@@ -47,6 +47,66 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// `--shard auto`: the shard a cluster scheduler assigned, read
+    /// through `var` (the process environment in [`Shard::auto`]):
+    ///
+    /// - Slurm job arrays: `SLURM_ARRAY_TASK_ID` minus
+    ///   `SLURM_ARRAY_TASK_MIN` (0 when unset) is the 0-based index,
+    ///   `SLURM_ARRAY_TASK_COUNT` the count;
+    /// - Kubernetes Indexed Jobs: `JOB_COMPLETION_INDEX` (0-based) and the
+    ///   count in `LULL_SHARD_COUNT` (set it to the Job's `completions`).
+    ///
+    /// `LULL_SHARD_COUNT` also overrides Slurm's count.
+    pub fn auto_from(var: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
+        let num = |name: &str| -> Result<Option<usize>, String> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .trim()
+                    .parse::<usize>()
+                    .map(Some)
+                    .map_err(|_| format!("--shard auto: {name}={v:?} is not a whole number")),
+            }
+        };
+        let (index0, count) = if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+            let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+            let count = num("LULL_SHARD_COUNT")?
+                .or(num("SLURM_ARRAY_TASK_COUNT")?)
+                .ok_or(
+                    "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not",
+                )?;
+            let index0 = id.checked_sub(min).ok_or_else(|| {
+                format!(
+                    "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                )
+            })?;
+            (index0, count)
+        } else if let Some(i) = num("JOB_COMPLETION_INDEX")? {
+            let count = num("LULL_SHARD_COUNT")?.ok_or(
+                "--shard auto: JOB_COMPLETION_INDEX is set but LULL_SHARD_COUNT is not (set it to the Job's completions)",
+            )?;
+            (i, count)
+        } else {
+            return Err("--shard auto: neither SLURM_ARRAY_TASK_ID (Slurm job array) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set".into());
+        };
+        if count == 0 || index0 >= count {
+            return Err(format!(
+                "--shard auto: index {index0} (0-based) is not below the count {count}"
+            ));
+        }
+        Ok(Shard {
+            index: index0 + 1,
+            count,
+        })
+    }
+
+    /// [`Shard::auto_from`] the process environment.
+    pub fn auto() -> Result<Shard, String> {
+        Shard::auto_from(|k| std::env::var(k).ok())
+    }
+}
+
 impl FromStr for Shard {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -258,6 +318,13 @@ pub struct Workload {
     pub note: Option<String>,
 }
 
+/// The mean request rate of a timeline (requests over its span, IO/s):
+/// what rate thresholds written relative to `R` resolve against.
+pub fn mean_rate(t: &Timeline) -> f64 {
+    let span = t.span().as_secs_f64().max(1e-3);
+    t.requests() as f64 / span
+}
+
 impl Workload {
     /// A workload from requests sorted by arrival.
     pub fn from_requests(name: String, source: String, requests: &[Request]) -> Workload {
@@ -331,7 +398,9 @@ pub struct SweepOutcome {
 }
 
 /// Runs `jobs` (from [`plan`]) of `networks` over `workloads` (indexed by
-/// trace index; `None` for traces this shard does not need).
+/// trace index; `None` for traces this shard does not need). A job whose
+/// network index is `networks.len()` computes the best fixed timer in
+/// hindsight on its trace ([`best_fixed_row`]).
 pub fn run(
     workloads: &[Option<Workload>],
     networks: &[Network],
@@ -356,10 +425,18 @@ pub fn run(
         ProgressBar::hidden()
     };
     let failed = AtomicUsize::new(0);
-    let results: Vec<Result<Row, String>> = pool.install(|| {
+    let results: Vec<Result<Option<Row>, String>> = pool.install(|| {
         jobs.par_iter()
             .map(|&(t, n)| {
-                let out = run_one(workloads, networks, t, n, registry, &opts.replay);
+                let out = if n == networks.len() {
+                    workloads
+                        .get(t)
+                        .and_then(Option::as_ref)
+                        .ok_or_else(|| format!("trace #{t} was not loaded"))
+                        .and_then(|w| best_fixed_row(w, t, n, &networks[0], registry, &opts.replay))
+                } else {
+                    run_one(workloads, networks, t, n, registry, &opts.replay).map(Some)
+                };
                 if out.is_err() {
                     let f = failed.fetch_add(1, Ordering::Relaxed) + 1;
                     bar.set_message(format!("{f} failed"));
@@ -373,7 +450,8 @@ pub fn run(
     let mut outcome = SweepOutcome::default();
     for r in results {
         match r {
-            Ok(row) => outcome.rows.push(row),
+            Ok(Some(row)) => outcome.rows.push(row),
+            Ok(None) => {}
             Err(e) => outcome.failures.push(e),
         }
     }
@@ -396,9 +474,13 @@ fn run_one(
         .and_then(Option::as_ref)
         .ok_or_else(|| format!("trace #{t} was not loaded"))?;
     let net = &networks[n];
-    let out = replay_spec(&w.timeline, &net.spec, registry, opts)
+    let spec = net
+        .spec_for(mean_rate(&w.timeline), registry)
+        .map_err(|e| format!("{e} on {}", w.name))?;
+    let out = replay_spec(&w.timeline, &spec, registry, opts)
         .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
     let d = &net.description;
+    let measures = measures_of(&out.report, &w.timeline);
     Ok(Row {
         trace_index: t,
         trace: w.name.clone(),
@@ -409,14 +491,111 @@ fn run_one(
         duration_family: d.duration_family.clone(),
         skeptic: d.skeptic.clone(),
         params: d.params.clone(),
-        measures: out
-            .report
-            .pairs()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        measures,
     })
 }
+
+/// A replay's measures as owned pairs, with their per-time forms
+/// ([`add_rates`]).
+fn measures_of(report: &lull_core::engine::RunReport, t: &Timeline) -> Vec<(String, f64)> {
+    let mut m: Vec<(String, f64)> = report
+        .pairs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    add_rates(&mut m, t);
+    m
+}
+
+/// Appends the per-time forms of a task's counts: `delayed_ops_per_hour`
+/// and `spinups_per_day` over the trace's span, the units limits are
+/// written in (`--max-delayed-per-hour`, `--max-spinups-per-day`, the
+/// daemon's `max_spindowns_per_day`).
+pub fn add_rates(measures: &mut Vec<(String, f64)>, t: &Timeline) {
+    let span = t.span().as_secs_f64();
+    if span <= 0.0 {
+        return;
+    }
+    let get = |m: &[(String, f64)], k: &str| m.iter().find(|p| p.0 == k).map(|p| p.1);
+    if let Some(d) = get(measures, "delayed_ops") {
+        measures.push((DELAYED_PER_HOUR.into(), d * 3600.0 / span));
+    }
+    if let Some(s) = get(measures, "spinups") {
+        measures.push((SPINUPS_PER_DAY.into(), s * 86_400.0 / span));
+    }
+}
+
+/// Delayed operations per hour of trace.
+pub const DELAYED_PER_HOUR: &str = "delayed_ops_per_hour";
+/// Spin-ups per day of trace.
+pub const SPINUPS_PER_DAY: &str = "spinups_per_day";
+
+/// The best fixed timer in hindsight on one trace, as a row: the task
+/// reports the timeout (`best_fixed_timeout_s`, computed exactly from the
+/// idle periods) on any replay, and `timer(t=THAT)` is replayed so the row
+/// carries every measure. `None` when the task reports no such timeout.
+pub fn best_fixed_row(
+    w: &Workload,
+    trace_index: usize,
+    network_index: usize,
+    probe: &Network,
+    registry: &Registry,
+    opts: &ReplayOptions,
+) -> Result<Option<Row>, String> {
+    let first = replay_spec(
+        &w.timeline,
+        &probe.spec_for(mean_rate(&w.timeline), registry)?,
+        registry,
+        opts,
+    )
+    .map_err(|e| format!("best fixed timer on {}: {e}", w.name))?;
+    let Some(t) = first
+        .report
+        .pairs()
+        .into_iter()
+        .find(|p| p.0 == BEST_FIXED_TIMEOUT)
+        .map(|p| p.1)
+        .filter(|t| *t >= 0.0)
+    else {
+        return Ok(None);
+    };
+    // "Never spin down" (an infinite timeout): a timer longer than the
+    // trace never fires.
+    let never = !t.is_finite();
+    let t = if never {
+        w.timeline.span().as_secs_f64().ceil() + 1.0
+    } else {
+        t
+    };
+    let text = format!("timer(t={}ms)", (t * 1e3 * 1e3).round() / 1e3);
+    let spec = lull_core::spec::NetworkSpec::parse(&text, Some(registry))
+        .map_err(|e| format!("`{text}`: {}", e.message))?;
+    let out = replay_spec(&w.timeline, &spec, registry, opts)
+        .map_err(|e| format!("`{text}` on {}: {e}", w.name))?;
+    let measures = measures_of(&out.report, &w.timeline);
+    let mut params = BTreeMap::new();
+    let shown = if never {
+        "never".to_string()
+    } else {
+        format!("{}s", (t * 1e3).round() / 1e3)
+    };
+    params.insert("start.t".to_string(), shown);
+    Ok(Some(Row {
+        trace_index,
+        trace: w.name.clone(),
+        network_index,
+        spec: crate::grid::BEST_FIXED.into(),
+        reference: true,
+        start_family: "timer".into(),
+        duration_family: "no-duration".into(),
+        skeptic: None,
+        params,
+        measures,
+    }))
+}
+
+/// The measure key of the best fixed timeout in hindsight.
+pub const BEST_FIXED_TIMEOUT: &str = "best_fixed_timeout_s";
 
 /// The cumulative distribution of idle-period lengths of one trace
 /// (Figure 2): by count and weighted by time.

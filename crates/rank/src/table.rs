@@ -33,7 +33,13 @@ const ID_COLUMNS: [&str; 8] = [
     "skeptic",
 ];
 /// Ranking columns appended to `results`.
-const DERIVED: [&str; 4] = ["x_scaled", "y_scaled", "distance", "trace_rank"];
+const DERIVED: [&str; 5] = [
+    "x_scaled",
+    "y_scaled",
+    "distance",
+    "trace_rank",
+    "worse_than_no_task",
+];
 /// Prefixes of parameter columns.
 const PARAM_PREFIXES: [&str; 3] = ["start.", "duration.", "skeptic."];
 
@@ -136,6 +142,10 @@ pub fn results_frame(rows: &[Row], scored: &[Scored]) -> Result<DataFrame, RankE
             .iter()
             .map(|s| s.rank.map(|r| r as u32))
             .collect::<Vec<_>>(),
+    ));
+    cols.push(col(
+        "worse_than_no_task",
+        scored.iter().map(|s| s.worse).collect::<Vec<_>>(),
     ));
     DataFrame::new(rows.len(), cols).map_err(pe)
 }
@@ -274,6 +284,19 @@ pub fn ranking_frame(
                 .collect::<Vec<_>>(),
         ),
         col("spec", get(&|r| r.spec.clone())),
+        col(
+            "equivalents",
+            summaries
+                .iter()
+                .map(|s| {
+                    s.equivalents
+                        .iter()
+                        .filter_map(|&p| first(p).map(|r| r.spec.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                })
+                .collect::<Vec<_>>(),
+        ),
         col("start_family", get(&|r| r.start_family.clone())),
         col("duration_family", get(&|r| r.duration_family.clone())),
         col(
@@ -281,6 +304,21 @@ pub fn ranking_frame(
             summaries
                 .iter()
                 .map(|s| s.distances.len() as u32)
+                .collect::<Vec<_>>(),
+        ),
+        col(
+            "worse_than_no_task",
+            summaries.iter().map(|s| s.worse as u32).collect::<Vec<_>>(),
+        ),
+        col(
+            "pareto",
+            summaries.iter().map(|s| s.pareto).collect::<Vec<_>>(),
+        ),
+        col(
+            "pareto_traces",
+            summaries
+                .iter()
+                .map(|s| s.frontier.len() as u32)
                 .collect::<Vec<_>>(),
         ),
         col(
@@ -314,15 +352,27 @@ pub fn ranking_frame(
                 .collect::<Vec<_>>(),
         ),
     ];
-    if rows
-        .iter()
-        .any(|r| r.measure("competitive_ratio").is_some())
-    {
+    for m in [
+        "competitive_ratio",
+        crate::analysis::EXCESS,
+        crate::sweep::SPINUPS_PER_DAY,
+    ] {
+        if rows.iter().any(|r| r.measure(m).is_some()) {
+            cols.push(col(
+                &format!("mean_{m}"),
+                summaries
+                    .iter()
+                    .map(|s| raw_mean(s.policy, m))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+    }
+    for (t, name) in traces.iter().enumerate() {
         cols.push(col(
-            "mean_competitive_ratio",
+            &format!("pareto[{name}]"),
             summaries
                 .iter()
-                .map(|s| raw_mean(s.policy, "competitive_ratio"))
+                .map(|s| (!s.reference).then(|| s.frontier.contains(&t)))
                 .collect::<Vec<_>>(),
         ));
     }
@@ -410,7 +460,8 @@ mod tests {
                 x: 0.0,
                 y: 0.0,
                 distance: 0.0,
-                rank: None
+                rank: None,
+                worse: false,
             };
             3
         ];

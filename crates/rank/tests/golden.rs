@@ -18,7 +18,12 @@ use lull_rank::{Grid, RankConfig, Shard, Source, rank};
 /// - `0x40b3_26c4_9260_4c86`: rate detectors signal the end of their idle
 ///   state; only `moving-average` rows moved (`predicted_s` shorter: its
 ///   sample ticks now withdraw under `earlier-of`), energies unchanged.
-const EXPECTED: u64 = 0x40b3_26c4_9260_4c86;
+/// - `0x5924_d00f_c2d6_cb25`: issue 16: new columns `delayed_ops_per_hour`,
+///   `spinups_per_day`, `worse_than_no_task`, and robust scores in
+///   `x_scaled`/`y_scaled`/`distance`/`trace_rank`; every replay measure
+///   unchanged (checked: `timer(t=1s) + fixed(d=10s)` on workstation
+///   matches `lull replay` of the previous commit).
+const EXPECTED: u64 = 0x5924_d00f_c2d6_cb25;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -51,7 +56,7 @@ fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
         sources: Source::all_builtin(Nanos::from_secs(1800), 7),
         grid: Grid {
             specs: specs.iter().map(|s| s.to_string()).collect(),
-            reference: Some("oracle(min=3s)".into()),
+            references: vec!["oracle(min=3s)".into()],
             lenient: false,
         },
         grid_name: "golden".into(),
@@ -65,6 +70,9 @@ fn sweep(jobs: usize, out: &std::path::Path) -> Vec<u8> {
         lenient: false,
         progress: false,
         out: out.to_path_buf(),
+        score: lull_rank::Mode::Robust,
+        limits: lull_rank::Limits::default(),
+        validate: None,
     };
     rank(&cfg, &registry()).expect("the golden sweep runs");
     std::fs::read(out.join("results.csv")).expect("results.csv")

@@ -52,6 +52,9 @@ fn config(out: &Path, shard: Shard) -> RankConfig {
         lenient: false,
         progress: false,
         out: out.to_path_buf(),
+        score: lull_rank::Mode::Robust,
+        limits: lull_rank::Limits::default(),
+        validate: None,
     }
 }
 

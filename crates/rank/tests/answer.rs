@@ -1,0 +1,369 @@
+//! The lab's answer (issue 16): robust scores, limits, out-of-sample
+//! validation, equivalent networks, reference rows, and shards assigned by
+//! a cluster scheduler through its environment variables.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use lull_blktrace_replay::replay::ReplayOptions;
+use lull_core::request::{Op, Request};
+use lull_core::time::Nanos;
+use lull_rank::{Grid, Limits, Mode, Outcome, RankConfig, Shard, Source};
+
+fn grid(specs: &[&str]) -> Grid {
+    Grid {
+        specs: specs.iter().map(|s| s.to_string()).collect(),
+        references: lull_rank::grid::default_references(),
+        lenient: false,
+    }
+}
+
+fn config(out: &Path, sources: Vec<Source>, specs: &[&str]) -> RankConfig {
+    RankConfig {
+        sources,
+        grid: grid(specs),
+        grid_name: "test".into(),
+        replay: ReplayOptions {
+            task: "spindown".into(),
+            ..ReplayOptions::default()
+        },
+        jobs: Some(2),
+        shard: Shard::ALL,
+        disk: None,
+        lenient: false,
+        progress: false,
+        out: out.to_path_buf(),
+        score: Mode::Robust,
+        limits: Limits::default(),
+        validate: None,
+    }
+}
+
+fn workstation(secs: u64, seed: u64) -> Source {
+    Source::Builtin {
+        name: "workstation".into(),
+        duration: Nanos::from_secs(secs),
+        seed,
+    }
+}
+
+const SENSIBLE: [&str; 7] = [
+    "timer(t=B/4)",
+    "timer(t=B/2)",
+    "timer(t=B)",
+    "timer(t=2B)",
+    "timer(t=8B)",
+    "adapt-timer-arith-geom(step=B/8)",
+    "adapt-timer-geom-geom()",
+];
+
+fn ranked_specs(o: &Outcome, n: usize) -> Vec<String> {
+    o.summaries
+        .iter()
+        .filter(|s| !s.reference)
+        .take(n)
+        .map(|s| lull_rank::report::network_label(s, &o.rows))
+        .collect()
+}
+
+fn recommended(o: &Outcome) -> String {
+    match lull_rank::analysis::choose(&o.summaries, &o.rows, &o.meta.limits) {
+        lull_rank::analysis::Choice::Meets(p) | lull_rank::analysis::Choice::Closest(p, _) => o
+            .rows
+            .iter()
+            .find(|r| r.network_index == p)
+            .unwrap()
+            .spec
+            .clone(),
+        lull_rank::analysis::Choice::Nothing => String::new(),
+    }
+}
+
+#[test]
+fn pathological_networks_move_neither_the_top_nor_the_recommendation() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 1), workstation(3600, 2)];
+    let sane = lull_rank::rank(
+        &config(&tmp.path().join("a"), sources.clone(), &SENSIBLE),
+        &reg,
+    )
+    .unwrap();
+    // Networks that spin the disk down in every millisecond gap.
+    let mut all: Vec<&str> = SENSIBLE.to_vec();
+    all.extend(["timer(t=1ms)", "timer(t=0s)", "timer(t=B/1000)"]);
+    let with = lull_rank::rank(&config(&tmp.path().join("b"), sources, &all), &reg).unwrap();
+    let bad: Vec<_> = with
+        .summaries
+        .iter()
+        .filter(|s| s.worse > 0)
+        .map(|s| lull_rank::report::network_label(s, &with.rows))
+        .collect();
+    assert!(!bad.is_empty(), "the pathological networks are flagged");
+    assert_eq!(ranked_specs(&sane, 5), ranked_specs(&with, 5));
+    assert_eq!(recommended(&sane), recommended(&with));
+    // The same scores, not just the same order.
+    let d = |o: &Outcome| {
+        o.summaries
+            .iter()
+            .filter(|s| !s.reference)
+            .take(5)
+            .map(|s| s.mean)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(d(&sane), d(&with));
+    // Under the paper's min–max scaling the outliers squeeze the others.
+    let mut paper = config(&tmp.path().join("c"), vec![workstation(3600, 1)], &all);
+    paper.score = Mode::Paper;
+    let p = lull_rank::rank(&paper, &reg).unwrap();
+    let report = fs::read_to_string(tmp.path().join("c/report.md")).unwrap();
+    assert!(report.contains("§4.1.1"), "{report}");
+    assert!(p.summaries.iter().any(|s| !s.reference));
+}
+
+fn per_hour(o: &Outcome, spec: &str) -> f64 {
+    o.rows
+        .iter()
+        .filter(|r| r.spec == spec)
+        .map(|r| r.measure("delayed_ops_per_hour").unwrap())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn limits_move_the_recommendation_or_say_none_keeps_them() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 3)];
+    let free = lull_rank::rank(
+        &config(&tmp.path().join("free"), sources.clone(), &SENSIBLE),
+        &reg,
+    )
+    .unwrap();
+    let best = recommended(&free);
+    let best_rate = per_hour(&free, &best);
+    assert!(best_rate > 0.0);
+    // A limit the unconstrained pick breaks, which some network keeps.
+    let limit = best_rate * 0.8;
+    let keeps: Vec<String> = free
+        .summaries
+        .iter()
+        .filter(|s| !s.reference)
+        .map(|s| {
+            free.rows
+                .iter()
+                .find(|r| r.network_index == s.policy)
+                .unwrap()
+                .spec
+                .clone()
+        })
+        .filter(|spec| per_hour(&free, spec) <= limit)
+        .collect();
+    assert!(!keeps.is_empty(), "some network keeps {limit}/h");
+    let mut cfg = config(&tmp.path().join("lim"), sources.clone(), &SENSIBLE);
+    cfg.limits.max_delayed_per_hour = Some(limit);
+    let lim = lull_rank::rank(&cfg, &reg).unwrap();
+    assert_ne!(recommended(&lim), best);
+    assert_eq!(
+        recommended(&lim),
+        keeps[0],
+        "the best-ranked network that keeps it"
+    );
+    let report = fs::read_to_string(tmp.path().join("lim/report.md")).unwrap();
+    assert!(
+        report.contains(&format!("use **`{}`**", keeps[0])),
+        "{report}"
+    );
+    assert!(report.contains("Under the limits"), "{report}");
+
+    // No network keeps a limit of zero spin-ups a day.
+    let mut cfg = config(&tmp.path().join("none"), sources, &SENSIBLE[..4]);
+    cfg.limits.max_spinups_per_day = Some(0.0);
+    let none = lull_rank::rank(&cfg, &reg).unwrap();
+    assert!(matches!(
+        lull_rank::analysis::choose(&none.summaries, &none.rows, &none.meta.limits),
+        lull_rank::analysis::Choice::Closest(..)
+    ));
+    let report = fs::read_to_string(tmp.path().join("none/report.md")).unwrap();
+    assert!(
+        report.contains("No network of the grid keeps the limits"),
+        "{report}"
+    );
+}
+
+/// A trace whose regime changes halfway: 10 s gaps (spinning down pays,
+/// B = 3 s on the default drive), then 1.5 s gaps (it never does).
+fn regime_change(path: &Path) {
+    use lull_blktrace_replay::{Trace, normalized};
+    let mut trace = Trace {
+        devices: vec!["d".into()],
+        ..Trace::default()
+    };
+    let ms = Nanos::from_millis;
+    let mut t = 0u64;
+    for i in 0..600u64 {
+        let gap = if i < 300 { 10_000 } else { 1_500 };
+        trace
+            .requests
+            .push(Request::new(ms(t), ms(t + 10), Op::Read, i * 8, 4096));
+        t += gap;
+    }
+    let mut f = fs::File::create(path).unwrap();
+    normalized::write(&trace, &mut f).unwrap();
+}
+
+#[test]
+fn validation_shows_a_pick_that_does_not_generalize() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("regime.csv");
+    regime_change(&csv);
+    // 300 × 10 s then 300 × 1.5 s: the first 87 % of the time is regime 1.
+    let fraction = 3000.0 / 3450.0 - 0.01;
+    let mut cfg = config(
+        &tmp.path().join("out"),
+        vec![Source::File(csv)],
+        &["timer(t=B/16)", "timer(t=16B)"],
+    );
+    cfg.validate = Some(fraction);
+    let o = lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+    let v = o.meta.validation.clone().expect("validation ran");
+    assert_eq!(v.pick, "timer(t=B/16)", "{v:?}");
+    assert_eq!(v.best_out_of_sample, "timer(t=16B)", "{v:?}");
+    assert_eq!(v.pick_rank_out_of_sample, 2, "{v:?}");
+    assert!(v.pick_out_of_sample > v.pick_in_sample, "{v:?}");
+    let report = fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(report.contains("## Out-of-sample validation"), "{report}");
+    assert!(report.contains("the best network on the rest in hindsight is `timer(t=16B)`"));
+}
+
+#[test]
+fn equivalents_collapse_and_references_come_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = [
+        "timer(t=B) + fixed(d=4B)",
+        "timer(t=B)",
+        "timer(t=B) + backoff-geom-geom(initial=B)",
+        "timer(t=4B)",
+    ];
+    let o = lull_rank::rank(
+        &config(&tmp.path().join("o"), vec![workstation(3600, 1)], &specs),
+        &lull_rank::registry(),
+    )
+    .unwrap();
+    let ranked: Vec<_> = o.summaries.iter().filter(|s| !s.reference).collect();
+    assert_eq!(ranked.len(), 2, "three timer(B) rows collapse into one");
+    let t = ranked.iter().find(|s| !s.equivalents.is_empty()).unwrap();
+    assert_eq!(t.equivalents.len(), 2);
+    let csv = fs::read_to_string(tmp.path().join("o/ranking.csv")).unwrap();
+    assert!(
+        csv.contains("timer(t=B) | timer(t=B) + backoff-geom-geom(initial=B)"),
+        "{csv}"
+    );
+    // Reference rows: best fixed timer, then the oracle (`auto` when it
+    // is registered comes first).
+    let refs: Vec<String> = o
+        .summaries
+        .iter()
+        .filter(|s| s.reference)
+        .map(|s| {
+            o.rows
+                .iter()
+                .find(|r| r.network_index == s.policy)
+                .unwrap()
+                .spec
+                .clone()
+        })
+        .collect();
+    let bf = refs
+        .iter()
+        .position(|s| s == "best-fixed")
+        .expect("best fixed row");
+    let oracle = refs.iter().position(|s| s.starts_with("oracle")).unwrap();
+    assert!(bf < oracle, "{refs:?}");
+    // Every spindown row carries its excess relative to the best fixed
+    // timer; the best fixed timer's own is 1.
+    for r in &o.rows {
+        let e = r.measure("excess_vs_best_fixed");
+        assert!(e.is_some(), "{}", r.spec);
+        if r.spec == "best-fixed" {
+            assert!((e.unwrap() - 1.0).abs() < 1e-9);
+        }
+    }
+    let report = fs::read_to_string(tmp.path().join("o/report.md")).unwrap();
+    assert!(report.contains("best fixed timer in hindsight"), "{report}");
+    assert!(report.contains("**B = "), "{report}");
+}
+
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for name in ["results.csv", "ranking.csv", "report.md", "idle_cdf.csv"] {
+        out.insert(PathBuf::from(name), fs::read(dir.join(name)).unwrap());
+    }
+    out
+}
+
+#[test]
+fn four_shards_from_scheduler_variables_merge_into_one_run() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(1800, 1), workstation(1800, 2)];
+    let whole = tmp.path().join("whole");
+    lull_rank::rank(&config(&whole, sources.clone(), &SENSIBLE), &reg).unwrap();
+    // Slurm arrays (here `--array=1-4`: ids from SLURM_ARRAY_TASK_MIN)
+    // and Kubernetes Indexed Jobs (0-based, count from LULL_SHARD_COUNT).
+    let slurm = |i: usize| -> Vec<(&'static str, String)> {
+        vec![
+            ("SLURM_ARRAY_TASK_ID", (i + 1).to_string()),
+            ("SLURM_ARRAY_TASK_MIN", "1".into()),
+            ("SLURM_ARRAY_TASK_COUNT", "4".into()),
+        ]
+    };
+    let k8s = |i: usize| -> Vec<(&'static str, String)> {
+        vec![
+            ("JOB_COMPLETION_INDEX", i.to_string()),
+            ("LULL_SHARD_COUNT", "4".into()),
+        ]
+    };
+    type Env = Box<dyn Fn(usize) -> Vec<(&'static str, String)>>;
+    for (name, env) in [("slurm", Box::new(slurm) as Env), ("k8s", Box::new(k8s))] {
+        let mut dirs = Vec::new();
+        for i in 0..4 {
+            let vars = env(i);
+            let shard =
+                Shard::auto_from(|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()))
+                    .unwrap();
+            assert_eq!(
+                shard,
+                Shard {
+                    index: i + 1,
+                    count: 4
+                }
+            );
+            let dir = tmp.path().join(format!("{name}{i}"));
+            let mut cfg = config(&dir, sources.clone(), &SENSIBLE);
+            cfg.shard = shard;
+            lull_rank::rank(&cfg, &reg).unwrap();
+            dirs.push(dir);
+        }
+        let merged = tmp.path().join(format!("{name}-merged"));
+        lull_rank::merge(&dirs, &merged).unwrap();
+        assert_eq!(files(&whole), files(&merged), "{name}");
+        // The merged run can be answered differently without re-running.
+        let paper = tmp.path().join(format!("{name}-paper"));
+        let p = lull_rank::merge_with(&dirs, &paper, |m| m.score = Mode::Paper).unwrap();
+        assert_eq!(p.meta.score, Mode::Paper);
+        let report = fs::read_to_string(paper.join("report.md")).unwrap();
+        assert!(report.contains("§4.1.1"), "{report}");
+    }
+    assert!(Shard::auto_from(|_| None).is_err());
+    assert!(Shard::auto_from(|k| (k == "JOB_COMPLETION_INDEX").then(|| "0".into())).is_err());
+    assert!(
+        Shard::auto_from(|k| match k {
+            "SLURM_ARRAY_TASK_ID" => Some("4".into()),
+            "SLURM_ARRAY_TASK_COUNT" => Some("4".into()),
+            _ => None,
+        })
+        .is_err(),
+        "index 4 of 4 (0-based) is out of range"
+    );
+}

@@ -1,0 +1,46 @@
+//! The README's ranking table is what the code prints (issue 16): the run
+//! `scripts/readme-rank.sh` makes (`lull rank --task spindown --duration
+//! 2h`, every built-in workload) is repeated here and its top-ten table
+//! compared with the block between the README's `rank-table` markers.
+//! Regenerate with `scripts/readme-rank.sh` when an intended change moves
+//! it.
+
+use lull_blktrace_replay::replay::ReplayOptions;
+use lull_core::time::Nanos;
+use lull_rank::{Limits, Mode, RankConfig, Shard, Source};
+
+#[test]
+fn the_readme_table_is_what_the_code_prints() {
+    let readme_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("README.md");
+    let begin = readme
+        .find("<!-- rank-table:begin -->\n")
+        .expect("begin marker");
+    let end = readme.find("<!-- rank-table:end -->").expect("end marker");
+    let shown = &readme[begin + "<!-- rank-table:begin -->\n".len()..end];
+    let out = tempfile::tempdir().unwrap();
+    let cfg = RankConfig {
+        sources: Source::all_builtin(Nanos::from_secs(2 * 3600), 1),
+        grid: lull_rank::default_grid("spindown"),
+        grid_name: "default".into(),
+        replay: ReplayOptions {
+            task: "spindown".into(),
+            ..ReplayOptions::default()
+        },
+        jobs: None,
+        shard: Shard::ALL,
+        disk: None,
+        lenient: false,
+        progress: false,
+        out: out.path().to_path_buf(),
+        score: Mode::Robust,
+        limits: Limits::default(),
+        validate: None,
+    };
+    let o = lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+    let printed = lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10);
+    assert_eq!(
+        shown, printed,
+        "README.md's ranking table is stale: run scripts/readme-rank.sh"
+    );
+}
