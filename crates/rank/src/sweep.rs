@@ -16,12 +16,13 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lull_blktrace_replay::replay::{ReplayOptions, replay_spec};
+use lull_blktrace_replay::replay::{ReplayOptions, replay_spec, replay_spec_with, trace_reference};
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
 use lull_core::registry::Registry;
 use lull_core::request::Request;
 use lull_core::time::Nanos;
+use lull_tasks::spindown::BestFixed;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -425,6 +426,17 @@ pub fn run(
         ProgressBar::hidden()
     };
     let failed = AtomicUsize::new(0);
+    // What every network of a trace is measured against (the best fixed
+    // timeout for spindown), computed once per trace rather than per run.
+    let references: Vec<Option<BestFixed>> = pool.install(|| {
+        workloads
+            .par_iter()
+            .map(|w| {
+                w.as_ref()
+                    .and_then(|w| trace_reference(&w.timeline, &opts.replay).ok().flatten())
+            })
+            .collect()
+    });
     let results: Vec<Result<Option<Row>, String>> = pool.install(|| {
         jobs.par_iter()
             .map(|&(t, n)| {
@@ -435,7 +447,16 @@ pub fn run(
                         .ok_or_else(|| format!("trace #{t} was not loaded"))
                         .and_then(|w| best_fixed_row(w, t, n, &networks[0], registry, &opts.replay))
                 } else {
-                    run_one(workloads, networks, t, n, registry, &opts.replay).map(Some)
+                    let reference = references.get(t).copied().flatten();
+                    run_one(
+                        workloads,
+                        networks,
+                        (t, n),
+                        reference,
+                        registry,
+                        &opts.replay,
+                    )
+                    .map(Some)
                 };
                 if out.is_err() {
                     let f = failed.fetch_add(1, Ordering::Relaxed) + 1;
@@ -464,8 +485,8 @@ pub fn run(
 fn run_one(
     workloads: &[Option<Workload>],
     networks: &[Network],
-    t: usize,
-    n: usize,
+    (t, n): (usize, usize),
+    reference: Option<BestFixed>,
     registry: &Registry,
     opts: &ReplayOptions,
 ) -> Result<Row, String> {
@@ -477,7 +498,7 @@ fn run_one(
     let spec = net
         .spec_for(mean_rate(&w.timeline), registry)
         .map_err(|e| format!("{e} on {}", w.name))?;
-    let out = replay_spec(&w.timeline, &spec, registry, opts)
+    let out = replay_spec_with(&w.timeline, &spec, registry, opts, reference)
         .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
     let d = &net.description;
     let measures = measures_of(&out.report, &w.timeline);
