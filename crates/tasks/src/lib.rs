@@ -87,7 +87,7 @@ pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};
 pub use power::PowerModel;
 pub use spindown::Spindown;
-pub use writeback::{WriteQueue, Writeback, WritebackConfig};
+pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};
 
 /// The simulated idle tasks and the timing each runs under.
 pub const TASKS: &[(&str, &str)] = &[
