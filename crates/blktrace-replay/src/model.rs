@@ -8,8 +8,15 @@
 //!   head position) serves one request at a time in arrival order;
 //!   foreground requests and the task's I/O share the queue with identical
 //!   priority, as in the paper ("we'll explore the effect of scheduling
-//!   the reads and writes with identical priority", §2.5.2). Recorded
+//!   the reads and writes with identical priority", §2.5.2). A task
+//!   may ask for read priority instead ([`BackgroundTask::read_priority`],
+//!   the improved `writeback`): then a foreground read passes the task's
+//!   I/O waiting in the queue, never a foreground request. Recorded
 //!   completion times are ignored.
+//! - **Saturation.** [`saturation`] says whether the disk can serve the
+//!   trace at all (peak utilization over [`SATURATION_WINDOW`], longest
+//!   queueing delay), from the same FIFO schedule as the baseline; the
+//!   replay driver refuses a saturated trace unless told otherwise.
 //! - **The engine sees the foreground as the host sees it.** Every
 //!   arrival is pushed to the [`Engine`] at its trace time; a request the
 //!   task absorbed (a delayed write) completes at the same instant; every
