@@ -367,12 +367,9 @@ impl SectorQueue {
         })
     }
 
-    /// Drops the queued data of `[sector, sector + sectors)`; returns how
-    /// many sectors were dropped.
-    pub fn remove_range(&mut self, sector: u64, sectors: u64) -> u64 {
-        let end = sector + sectors;
-        let hits: Vec<Piece> = self
-            .runs
+    /// The queued pieces that overlap `[sector, end)`, highest first.
+    fn overlapping(&self, sector: u64, end: u64) -> Vec<Piece> {
+        self.runs
             .range(..end)
             .rev()
             .map(|(&s, &(n, tag))| Piece {
@@ -381,7 +378,14 @@ impl SectorQueue {
                 tag,
             })
             .take_while(|p| p.end() > sector)
-            .collect();
+            .collect()
+    }
+
+    /// Drops the queued data of `[sector, sector + sectors)`; returns how
+    /// many sectors were dropped.
+    pub fn remove_range(&mut self, sector: u64, sectors: u64) -> u64 {
+        let end = sector + sectors;
+        let hits = self.overlapping(sector, end);
         let mut dropped = 0;
         for p in hits {
             self.runs.remove(&p.sector);
@@ -401,19 +405,10 @@ impl SectorQueue {
     /// `tag` (a completed flush write: newer data stays).
     pub fn remove_if_tag(&mut self, sector: u64, sectors: u64, tag: u64) {
         let end = sector + sectors;
-        let hits: Vec<Piece> = self
-            .runs
-            .range(..end)
-            .rev()
-            .map(|(&s, &(n, t))| Piece {
-                sector: s,
-                sectors: n,
-                tag: t,
-            })
-            .take_while(|p| p.end() > sector)
-            .filter(|p| p.tag == tag)
-            .collect();
-        for p in hits {
+        for p in self.overlapping(sector, end) {
+            if p.tag != tag {
+                continue;
+            }
             let (s, e) = (p.sector.max(sector), p.end().min(end));
             self.remove_range(s, e - s);
         }
