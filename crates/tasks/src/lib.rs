@@ -56,10 +56,10 @@
 //!   Writeback and cleaning add or move I/O, so the recorded completions
 //!   are no longer true; they run under *model timing*, where a driver
 //!   (`lull_blktrace_replay::model`) owns a simulated disk ([`device`]) and
-//!   a FIFO queue, and the tasks issue I/O through the small
+//!   its queue, and the tasks issue I/O through the small
 //!   [`background::BackgroundTask`] interface. The split keeps the task
-//!   rules (how much fits in the predicted time, 8 KiB outstanding, the
-//!   16 MiB cap, cleaning cycles) here, next to the paper's text, and the
+//!   rules (how much fits in the predicted time, the writeback policies'
+//!   limits and caps, cleaning cycles) here, next to the paper's text, and the
 //!   queueing in one place in the driver.
 //! - **Granularity is part of each task** (§2.4): `spindown` can be
 //!   interrupted at any time and loses nothing but the spin-up energy;
@@ -93,5 +93,6 @@ pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackCon
 pub const TASKS: &[(&str, &str)] = &[
     ("spindown", "trace"),
     ("writeback", "model"),
+    ("writeback-paper", "model"),
     ("cleaning", "model"),
 ];
