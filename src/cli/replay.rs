@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use lull_blktrace_replay::replay::{
-    ReplayOptions, Timing, default_policy, replay_spec, resolve_timing,
+    ReplayOptions, Timing, default_policy, replay_spec, resolve_timing, saturation_check,
 };
 use lull_blktrace_replay::{ReadOptions, Trace, synth};
 use lull_core::actuator::StopPolicy;
@@ -58,6 +58,11 @@ pub(crate) struct Args {
     /// Skip malformed trace records (and report how many) instead of failing.
     #[arg(long)]
     lenient: bool,
+    /// Replay under model timing even if the device model cannot serve the
+    /// trace (utilization ≥ 1 over a minute, or a minute of queueing);
+    /// the measures are then mostly queueing noise.
+    #[arg(long)]
+    allow_saturated: bool,
     /// Write the action log (every prediction and command) as JSON lines.
     #[arg(long)]
     log: Option<PathBuf>,
@@ -155,6 +160,22 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         timing,
         log: args.log.is_some(),
     };
+    if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
+        let what = format!(
+            "the device model `{}` cannot serve this trace: {sat}",
+            opts.device
+                .as_deref()
+                .unwrap_or(lull_tasks::device::DEFAULT_PRESET)
+        );
+        if !args.allow_saturated {
+            return Err(CliError::input(anyhow!(
+                "{what}\nhint: a faster preset (--device wd-red-plus, or custom values), \
+                 --timing trace for tasks that do not move I/O, a shorter stretch of the trace, \
+                 or --allow-saturated to replay it anyway"
+            )));
+        }
+        eprintln!("lull: warning: {what} (replaying anyway: --allow-saturated)");
+    }
     let outcome = replay_spec(&timeline, &spec, &registry, &opts)?;
     if let Some(path) = &args.log {
         let mut text = String::new();

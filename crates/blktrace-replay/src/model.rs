@@ -8,8 +8,15 @@
 //!   head position) serves one request at a time in arrival order;
 //!   foreground requests and the task's I/O share the queue with identical
 //!   priority, as in the paper ("we'll explore the effect of scheduling
-//!   the reads and writes with identical priority", §2.5.2). Recorded
+//!   the reads and writes with identical priority", §2.5.2). A task
+//!   may ask for read priority instead ([`BackgroundTask::read_priority`],
+//!   the improved `writeback`): then a foreground read passes the task's
+//!   I/O waiting in the queue, never a foreground request. Recorded
 //!   completion times are ignored.
+//! - **Saturation.** [`saturation`] says whether the disk can serve the
+//!   trace at all (peak utilization over [`SATURATION_WINDOW`], longest
+//!   queueing delay), from the same FIFO schedule as the baseline; the
+//!   replay driver refuses a saturated trace unless told otherwise.
 //! - **The engine sees the foreground as the host sees it.** Every
 //!   arrival is pushed to the [`Engine`] at its trace time; a request the
 //!   task absorbed (a delayed write) completes at the same instant; every
@@ -47,6 +54,7 @@
 //!   every byte.
 
 use std::collections::VecDeque;
+use std::fmt;
 
 use lull_core::actuator::{PolicyActuator, StopPolicy};
 use lull_core::component::Detector;
@@ -117,23 +125,39 @@ struct Job {
     sector: u64,
     bytes: u32,
     est: Nanos,
+    /// Submission order.
+    seq: u64,
 }
 
-/// The disk and its FIFO queue.
+/// The disk and its queue: FIFO, or FIFO with foreground reads ahead of
+/// the task's waiting I/O when the task asks for it
+/// ([`BackgroundTask::read_priority`]).
 #[derive(Debug)]
 struct DeviceSim {
     disk: Disk,
-    queue: VecDeque<Job>,
+    /// Foreground reads, in order (only used with read priority).
+    reads: VecDeque<Job>,
+    /// Everything else (everything, without read priority), in order.
+    rest: VecDeque<Job>,
+    /// Submission numbers of the foreground requests in `rest`: a read
+    /// never passes one of them (it may read what they write).
+    rest_foreground: VecDeque<u64>,
+    read_priority: bool,
+    seq: u64,
     queued_est: Nanos,
     current: Option<(Job, Nanos, Nanos)>,
     log: Option<Vec<DeviceRecord>>,
 }
 
 impl DeviceSim {
-    fn new(model: ServiceModel, log: bool) -> Self {
+    fn new(model: ServiceModel, log: bool, read_priority: bool) -> Self {
         DeviceSim {
             disk: Disk::new(model),
-            queue: VecDeque::new(),
+            reads: VecDeque::new(),
+            rest: VecDeque::new(),
+            rest_foreground: VecDeque::new(),
+            read_priority,
+            seq: 0,
             queued_est: Nanos::ZERO,
             current: None,
             log: log.then(Vec::new),
@@ -142,21 +166,50 @@ impl DeviceSim {
 
     fn submit(&mut self, source: Source, op: Op, sector: u64, bytes: u32, now: Nanos) {
         let est = self.disk.estimate(sector, u64::from(bytes));
-        self.queue.push_back(Job {
+        let job = Job {
             source,
             op,
             sector,
             bytes,
             est,
-        });
+            seq: self.seq,
+        };
+        self.seq += 1;
+        let foreground = matches!(source, Source::Foreground(_));
+        if self.read_priority && foreground && op == Op::Read {
+            self.reads.push_back(job);
+        } else {
+            if foreground {
+                self.rest_foreground.push_back(job.seq);
+            }
+            self.rest.push_back(job);
+        }
         self.queued_est += est;
         if self.current.is_none() {
             self.start_next(now);
         }
     }
 
+    /// The next job: the oldest read if no foreground request queued
+    /// before it is still waiting, else the head of the FIFO.
+    fn pop_next(&mut self) -> Option<Job> {
+        let read_first = self
+            .reads
+            .front()
+            .is_some_and(|r| self.rest_foreground.front().is_none_or(|&f| f > r.seq));
+        let job = if read_first {
+            self.reads.pop_front()
+        } else {
+            self.rest.pop_front()
+        }?;
+        if self.rest_foreground.front() == Some(&job.seq) {
+            self.rest_foreground.pop_front();
+        }
+        Some(job)
+    }
+
     fn start_next(&mut self, now: Nanos) {
-        if let Some(job) = self.queue.pop_front() {
+        if let Some(job) = self.pop_next() {
             self.queued_est = self.queued_est - job.est;
             let service = self.disk.serve(job.sector, u64::from(job.bytes));
             self.current = Some((job, now, now + service));
@@ -191,8 +244,8 @@ impl DeviceSim {
     /// Takes the task's waiting I/O out of the queue.
     fn cancel_task_jobs(&mut self) -> Vec<DeviceIo> {
         let mut out = Vec::new();
-        let mut kept = VecDeque::with_capacity(self.queue.len());
-        for job in self.queue.drain(..) {
+        let mut kept = VecDeque::with_capacity(self.rest.len());
+        for job in self.rest.drain(..) {
             match job.source {
                 Source::Task(io) => {
                     self.queued_est = self.queued_est - job.est;
@@ -201,7 +254,7 @@ impl DeviceSim {
                 Source::Foreground(_) => kept.push_back(job),
             }
         }
-        self.queue = kept;
+        self.rest = kept;
         out
     }
 }
@@ -220,20 +273,15 @@ pub fn requests_of(timeline: &Timeline) -> Vec<Request> {
 /// Runs `requests` (sorted by arrival) on a disk with `model` and no task:
 /// the baseline latencies, and each request's modelled completion.
 pub fn baseline(requests: &[Request], model: &ServiceModel) -> (Baseline, Vec<Nanos>) {
-    let mut disk = Disk::new(model.clone());
-    let mut free = Nanos::ZERO;
+    let runs = fifo(requests, model);
     let (mut all, mut reads, mut n_reads) = (0.0, 0.0, 0u64);
-    let mut done = Vec::with_capacity(requests.len());
-    for r in requests {
-        let start = free.max(r.arrival);
-        free = start + disk.serve(r.sector, u64::from(r.bytes));
-        let lat = (free - r.arrival).as_secs_f64();
+    for (r, run) in requests.iter().zip(&runs) {
+        let lat = (run.done - r.arrival).as_secs_f64();
         all += lat;
         if r.op == Op::Read {
             reads += lat;
             n_reads += 1;
         }
-        done.push(free);
     }
     let n = requests.len().max(1) as f64;
     (
@@ -245,8 +293,146 @@ pub fn baseline(requests: &[Request], model: &ServiceModel) -> (Baseline, Vec<Na
             },
             mean_latency_s: all / n,
         },
-        done,
+        runs.iter().map(|r| r.done).collect(),
     )
+}
+
+/// One request of the baseline: when the disk began and finished it.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    start: Nanos,
+    done: Nanos,
+}
+
+/// The baseline schedule: one disk, FIFO, no task.
+fn fifo(requests: &[Request], model: &ServiceModel) -> Vec<Run> {
+    let mut disk = Disk::new(model.clone());
+    let mut free = Nanos::ZERO;
+    requests
+        .iter()
+        .map(|r| {
+            let start = free.max(r.arrival);
+            free = start + disk.serve(r.sector, u64::from(r.bytes));
+            Run { start, done: free }
+        })
+        .collect()
+}
+
+/// The window over which [`saturation`] measures the load by default: one
+/// minute. Long enough that a burst which a disk serves in a few seconds
+/// does not count (a busy second is not a saturated disk), short enough
+/// that a stretch the disk cannot keep up with is seen even in a trace of
+/// a few minutes, and in the range of the write-back intervals (5–30 s)
+/// and idle periods that idle-time tasks live on: a disk busy for a whole
+/// minute offers them nothing to use.
+pub const SATURATION_WINDOW: Nanos = Nanos::from_secs(60);
+
+/// Whether the modelled disk can serve a trace at all, from the baseline
+/// run (one disk, FIFO, no task). Model-timing measures of a trace the
+/// disk cannot serve are noise: the queue grows for as long as the trace
+/// lasts, latencies are minutes or hours, and any task's "improvement" is
+/// a difference between two unbounded numbers.
+///
+/// Two figures, each with its threshold ([`Saturation::is_saturated`]):
+///
+/// - **peak utilization**: the most service time that arrives in any
+///   window of [`Saturation::window`] (starting at an arrival), divided by
+///   the window. At 1 or more the requests of that window need the disk
+///   for at least the whole window: it has no idle time in it and, above
+///   1, falls behind.
+/// - **queue growth**: the longest a request waited in the queue before
+///   the disk began it. At a whole window or more the disk was at least
+///   that far behind the trace.
+///
+/// `lull replay` refuses a saturated trace under model timing (exit 2)
+/// unless `--allow-saturated`; `lull rank` can call [`saturation`] once
+/// per trace and device and mark the trace instead of ranking its runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Saturation {
+    /// The window of `peak_utilization`.
+    pub window: Nanos,
+    /// Busy time over the whole span (first arrival to last completion).
+    pub utilization: f64,
+    /// Service time arriving in the busiest window, over the window.
+    pub peak_utilization: f64,
+    /// Where the busiest window starts (trace time).
+    pub peak_at: Nanos,
+    /// The longest queueing delay of a request.
+    pub max_wait: Nanos,
+    /// When that request arrived.
+    pub max_wait_at: Nanos,
+    /// The span of the trace, first arrival to last completion.
+    pub span: Nanos,
+}
+
+impl Saturation {
+    /// Whether the disk cannot serve the trace: peak utilization ≥ 1, or a
+    /// request waited a whole window or longer.
+    pub fn is_saturated(&self) -> bool {
+        self.peak_utilization >= 1.0 || self.max_wait >= self.window
+    }
+}
+
+impl fmt::Display for Saturation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "utilization {:.2} over the busiest {:.0} s window (at {:.1} s), {:.2} overall; \
+             longest queueing delay {:.1} s (request at {:.1} s)",
+            self.peak_utilization,
+            self.window.as_secs_f64(),
+            self.peak_at.as_secs_f64(),
+            self.utilization,
+            self.max_wait.as_secs_f64(),
+            self.max_wait_at.as_secs_f64()
+        )
+    }
+}
+
+/// The [`Saturation`] of `requests` (sorted by arrival) on a disk with
+/// `model`, with windows of `window` (the span of the trace if it is
+/// shorter; [`SATURATION_WINDOW`] is the default).
+pub fn saturation(requests: &[Request], model: &ServiceModel, window: Nanos) -> Saturation {
+    let runs = fifo(requests, model);
+    let first = requests.first().map_or(Nanos::ZERO, |r| r.arrival);
+    let end = runs.iter().map(|r| r.done).max().unwrap_or(first);
+    let span = end.saturating_sub(first);
+    let window = window.min(span).max(Nanos::NANO);
+    let service: Vec<Nanos> = runs.iter().map(|r| r.done - r.start).collect();
+    let busy: f64 = service.iter().map(|s| s.as_secs_f64()).sum();
+    // Sliding window [arrival_i, arrival_i + window): two pointers.
+    let (mut peak, mut peak_at, mut sum, mut j) = (0.0f64, first, 0.0f64, 0usize);
+    for (i, r) in requests.iter().enumerate() {
+        let limit = r.arrival.saturating_add(window);
+        while j < requests.len() && requests[j].arrival < limit {
+            sum += service[j].as_secs_f64();
+            j += 1;
+        }
+        if sum > peak {
+            peak = sum;
+            peak_at = r.arrival;
+        }
+        sum -= service[i].as_secs_f64();
+    }
+    let (max_wait, max_wait_at) = requests
+        .iter()
+        .zip(&runs)
+        .map(|(r, run)| (run.start - r.arrival, r.arrival))
+        .max_by_key(|w| w.0)
+        .unwrap_or((Nanos::ZERO, first));
+    Saturation {
+        window,
+        utilization: if span > Nanos::ZERO {
+            busy / span.as_secs_f64()
+        } else {
+            0.0
+        },
+        peak_utilization: peak / window.as_secs_f64(),
+        peak_at,
+        max_wait,
+        max_wait_at,
+        span,
+    }
 }
 
 fn event(r: &Request, kind: EventKind, time: Nanos) -> Event {
@@ -283,7 +469,8 @@ pub fn run_model<D: Detector>(
     }
     engine.task_mut().set_baseline(base);
     let interruptible = engine.task().granularity().interruptible;
-    let mut dev = DeviceSim::new(model.clone(), opts.device_log);
+    let read_priority = engine.task().read_priority();
+    let mut dev = DeviceSim::new(model.clone(), opts.device_log, read_priority);
     let mut out: Vec<DeviceIo> = Vec::new();
     let mut next = 0usize;
     let mut outstanding = 0u32;

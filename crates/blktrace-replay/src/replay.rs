@@ -31,7 +31,9 @@ use lull_tasks::spindown::{BestFixed, Spindown};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
 use crate::error::ReplayError;
-use crate::model::{ModelOptions, requests_of, run_model};
+use crate::model::{
+    ModelOptions, SATURATION_WINDOW, Saturation, requests_of, run_model, saturation,
+};
 
 /// How foreground requests are timed during a replay.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,8 +114,31 @@ pub fn default_policy(task: &str) -> StopPolicy {
     }
 }
 
-/// The idle tasks this build knows.
-pub const TASKS: &[&str] = &["none", "spindown", "writeback", "cleaning"];
+/// The idle tasks this build knows. `writeback` is the improved policy,
+/// `writeback-paper` the paper's FIFO one ([`lull_tasks::writeback`]);
+/// either takes knob overrides in parentheses
+/// (`writeback(cap=4MiB, order=fifo)`, [`WritebackConfig::parse`]), and
+/// any model-timing task takes `+manners` ([`lull_tasks::manners`]).
+pub const TASKS: &[&str] = &[
+    "none",
+    "spindown",
+    "writeback",
+    "writeback-paper",
+    "cleaning",
+];
+
+/// A writeback task name: its policy preset and overrides.
+fn writeback_policy(name: &str) -> Option<(&'static str, &str)> {
+    let (base, overrides) = match name.split_once('(') {
+        Some((b, rest)) => (b.trim(), rest.strip_suffix(')')?),
+        None => (name, ""),
+    };
+    match base {
+        "writeback" => Some(("improved", overrides)),
+        "writeback-paper" => Some(("paper", overrides)),
+        _ => None,
+    }
+}
 
 fn unknown_task(name: &str) -> ReplayError {
     let modified = ["writeback+manners", "cleaning+manners"];
@@ -128,11 +153,12 @@ fn unknown_task(name: &str) -> ReplayError {
 /// The timing task `name` needs: [`Timing::Trace`] for `none` and
 /// `spindown`, [`Timing::Model`] for `writeback` and `cleaning`.
 pub fn natural_timing(name: &str) -> Result<Timing, ReplayError> {
-    match name {
+    // MS Manners regulation (lull_tasks::manners): same timing.
+    let base = name.strip_suffix("+manners").unwrap_or(name);
+    match base {
         "none" | "spindown" => Ok(Timing::Trace),
-        "writeback" | "cleaning" => Ok(Timing::Model),
-        // MS Manners regulation (lull_tasks::manners): same timing.
-        "writeback+manners" | "cleaning+manners" => Ok(Timing::Model),
+        "cleaning" => Ok(Timing::Model),
+        _ if writeback_policy(base).is_some() => Ok(Timing::Model),
         _ => Err(unknown_task(name)),
     }
 }
@@ -257,29 +283,64 @@ pub fn make_task_with(
     }
 }
 
-/// Builds the model-timing task named `name` (`writeback`, `cleaning`)
-/// for a disk with `model`.
+/// Builds the model-timing task named `name` (`writeback`,
+/// `writeback-paper`, `cleaning`, each optionally `+manners`) for a disk
+/// with `model`.
 pub fn make_background_task(
     name: &str,
     model: &ServiceModel,
 ) -> Result<Box<dyn BackgroundTask>, ReplayError> {
-    match name {
-        "writeback" => Ok(Box::new(Writeback::new(WritebackConfig::default(), model))),
-        "cleaning" => Ok(Box::new(Cleaning::new(CleaningConfig::default(), model))),
-        // `TASK+manners`: the task regulated by MS Manners (lull_tasks::manners).
-        "writeback+manners" => Ok(Box::new(lull_tasks::manners::Regulated::new(
-            Writeback::new(WritebackConfig::default(), model),
-            lull_tasks::manners::MannersConfig::default(),
-        ))),
-        "cleaning+manners" => Ok(Box::new(lull_tasks::manners::Regulated::new(
+    // `TASK+manners`: the task regulated by MS Manners (lull_tasks::manners).
+    let (base, manners) = match name.strip_suffix("+manners") {
+        Some(b) => (b, true),
+        None => (name, false),
+    };
+    fn boxed<T: BackgroundTask + 'static>(task: T, manners: bool) -> Box<dyn BackgroundTask> {
+        if manners {
+            Box::new(lull_tasks::manners::Regulated::new(
+                task,
+                lull_tasks::manners::MannersConfig::default(),
+            ))
+        } else {
+            Box::new(task)
+        }
+    }
+    match base {
+        "cleaning" => Ok(boxed(
             Cleaning::new(CleaningConfig::default(), model),
-            lull_tasks::manners::MannersConfig::default(),
-        ))),
+            manners,
+        )),
         "none" | "spindown" => Err(ReplayError::Option(format!(
             "task `{name}` runs under trace timing, not on the device model"
         ))),
-        _ => Err(unknown_task(name)),
+        _ => match writeback_policy(base) {
+            Some((policy, overrides)) => {
+                let cfg = WritebackConfig::parse(policy, overrides, model)
+                    .map_err(|e| ReplayError::Option(format!("--task {name}: {e}")))?;
+                Ok(boxed(Writeback::new(cfg, model), manners))
+            }
+            None => Err(unknown_task(name)),
+        },
     }
+}
+
+/// Whether the `--device` model can serve `timeline` at all, for a task
+/// under model timing ([`Saturation`], windows of [`SATURATION_WINDOW`]);
+/// `None` for a task under trace timing, whose disk is the recorded one.
+/// `lull replay` refuses a saturated trace unless `--allow-saturated`.
+pub fn saturation_check(
+    timeline: &Timeline,
+    opts: &ReplayOptions,
+) -> Result<Option<Saturation>, ReplayError> {
+    if resolve_timing(&opts.task, opts.timing)? != Timing::Model {
+        return Ok(None);
+    }
+    let model = service_model(opts.device.as_deref())?;
+    Ok(Some(saturation(
+        &requests_of(timeline),
+        &model,
+        SATURATION_WINDOW,
+    )))
 }
 
 /// A finished replay.

@@ -37,7 +37,8 @@ use crate::device::Disk;
 pub enum IoClass {
     /// Idle-time work.
     Idle,
-    /// Work forced in the foreground (writeback's queue overflowed).
+    /// Work forced outside predicted idle time (writeback's queue
+    /// overflowed, or passed its high-water mark).
     Forced,
 }
 
@@ -97,6 +98,16 @@ pub trait BackgroundTask: IdleTask {
     /// The run is over: hand out work still held (writeback's queue) so a
     /// driver can account for every byte. Not timed, not measured.
     fn drain(&mut self, _out: &mut Vec<DeviceIo>) {}
+    /// Whether foreground reads go ahead of this task's I/O waiting in the
+    /// device queue (the I/O in service always finishes first). `false`
+    /// (the default, and the paper's model): one FIFO queue, identical
+    /// priority. A task that answers `true` must serve reads of data it
+    /// has issued but not yet seen completed from its own memory, since a
+    /// read may now reach the disk before that write does
+    /// (writeback's [`latest`](crate::writeback::Writeback::latest)).
+    fn read_priority(&self) -> bool {
+        false
+    }
 }
 
 /// A time-weighted average of a level (queue bytes, unprocessed bytes).

@@ -56,10 +56,10 @@
 //!   Writeback and cleaning add or move I/O, so the recorded completions
 //!   are no longer true; they run under *model timing*, where a driver
 //!   (`lull_blktrace_replay::model`) owns a simulated disk ([`device`]) and
-//!   a FIFO queue, and the tasks issue I/O through the small
+//!   its queue, and the tasks issue I/O through the small
 //!   [`background::BackgroundTask`] interface. The split keeps the task
-//!   rules (how much fits in the predicted time, 8 KiB outstanding, the
-//!   16 MiB cap, cleaning cycles) here, next to the paper's text, and the
+//!   rules (how much fits in the predicted time, the writeback policies'
+//!   limits and caps, cleaning cycles) here, next to the paper's text, and the
 //!   queueing in one place in the driver.
 //! - **Granularity is part of each task** (§2.4): `spindown` can be
 //!   interrupted at any time and loses nothing but the spin-up energy;
@@ -87,11 +87,12 @@ pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};
 pub use power::PowerModel;
 pub use spindown::Spindown;
-pub use writeback::{WriteQueue, Writeback, WritebackConfig};
+pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};
 
 /// The simulated idle tasks and the timing each runs under.
 pub const TASKS: &[(&str, &str)] = &[
     ("spindown", "trace"),
     ("writeback", "model"),
+    ("writeback-paper", "model"),
     ("cleaning", "model"),
 ];

@@ -495,6 +495,9 @@ impl<T: BackgroundTask> BackgroundTask for Regulated<T> {
     fn drain(&mut self, out: &mut Vec<DeviceIo>) {
         self.inner.drain(out)
     }
+    fn read_priority(&self) -> bool {
+        self.inner.read_priority()
+    }
 }
 
 #[cfg(test)]
