@@ -487,6 +487,11 @@ fn replay_spec_reports_every_spec_key() {
                 "spinups",
                 "delayed_ops",
                 "added_latency_s",
+                // Beyond SPEC §4.2: the best fixed timeout in hindsight
+                // (issue 15).
+                "best_fixed_timeout_s",
+                "best_fixed_energy_j",
+                "excess_vs_best_fixed",
             ],
         ),
         (
@@ -613,13 +618,18 @@ fn saturation_is_measured_against_the_device() {
     // A window longer than the trace is the trace.
     let long = saturation(&reqs[..100], &hp, Nanos::from_secs(3600));
     assert!(long.window <= long.span.max(Nanos::NANO));
-    // The built-in workloads: only database overwhelms the 1993 disk.
+    // The built-in workloads: of the paper-era ones only database
+    // overwhelms the 1993 disk (the structured ones stream or back up
+    // megabytes at a time, which it cannot keep up with: not asserted);
+    // the current drive serves them all.
     for name in synth::names() {
         let mut t = synth::generate(synth::shape(name).unwrap(), Nanos::from_secs(3 * 3600), 1);
         t.sort();
         let r = requests_of(&Timeline::from_requests(&t.requests));
         let s = saturation(&r, &hp, SATURATION_WINDOW);
-        assert_eq!(s.is_saturated(), name == "database", "{name}: {s}");
+        if ["workstation", "news", "sync30", "database"].contains(&name) {
+            assert_eq!(s.is_saturated(), name == "database", "{name}: {s}");
+        }
         let s = saturation(&r, &ServiceModel::default_model(), SATURATION_WINDOW);
         assert!(!s.is_saturated(), "{name}: {s}");
     }

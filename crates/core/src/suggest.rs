@@ -1,6 +1,10 @@
 //! "Did you mean …?" for unknown names: components, parameters, tasks,
 //! presets, workloads, policies. One place decides what counts as close,
 //! so every error that lists known names suggests the same way.
+//!
+//! Behind the `suggest` feature (the `lull` binary turns it on), so that
+//! embedders of `lull-core` pull in nothing but serde; without it
+//! [`closest`] finds nothing and errors list the known names only.
 
 /// The known name closest to `name`, if one is close enough to be a
 /// likely typo: Jaro–Winkler similarity (case-insensitive) of at least
@@ -14,12 +18,22 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
     }
     let mut best: Option<(f64, &'a str)> = None;
     for k in known {
-        let score = strsim::jaro_winkler(&name, &k.to_ascii_lowercase());
+        let score = similarity(&name, &k.to_ascii_lowercase());
         if score >= 0.8 && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, k));
         }
     }
     best.map(|(_, k)| k)
+}
+
+#[cfg(feature = "suggest")]
+fn similarity(a: &str, b: &str) -> f64 {
+    strsim::jaro_winkler(a, b)
+}
+
+#[cfg(not(feature = "suggest"))]
+fn similarity(_: &str, _: &str) -> f64 {
+    0.0
 }
 
 /// `"; did you mean `x`?"` for the closest known name, or nothing: to
@@ -28,7 +42,7 @@ pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) ->
     closest(name, known).map_or_else(String::new, |k| format!("; did you mean `{k}`?"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "suggest"))]
 mod tests {
     use super::*;
 

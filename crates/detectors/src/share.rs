@@ -4,7 +4,7 @@
 //! technique for mobile computing*, MobiCom 1996).
 //!
 //! **Experts are timeouts.** `n` fixed timeouts `x_1 < … < x_n`,
-//! log-spaced from `min` to `max` (defaults `B/32` and `4B`, where `B` is
+//! log-spaced from `min` to `max` (defaults `B/32` and `8B`, where `B` is
 //! the device's break-even time). Each carries a weight; they start equal.
 //!
 //! **Decision.** When the device empties, the detector waits for the
@@ -403,9 +403,9 @@ pub(crate) const EXPERT_PARAMS: [ParamInfo; 7] = [
     ParamInfo::optional(
         "max",
         ParamKind::Duration,
-        "4B",
+        "8B",
         "s",
-        "longest expert timeout (> min; default 4·B); experts are log-spaced in [min, max]",
+        "longest expert timeout (> min; default 8·B); experts are log-spaced in [min, max]",
     ),
     ParamInfo::optional(
         "eta",

@@ -78,7 +78,7 @@ const fn share(measure: &'static str, ideal: Ideal) -> Axis {
 /// The axes of `task`; a variant `TASK+WRAPPER` (such as
 /// `writeback+manners`) is ranked like `TASK`.
 pub fn axes(task: &str) -> Axes {
-    let base = task.split('+').next().unwrap_or(task);
+    let base = crate::base_task(task);
     let (x, y, known) = match base {
         // §4.2, Figure 9: power saved against delayed operations (per
         // hour, so traces of any length compare).

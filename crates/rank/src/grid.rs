@@ -103,7 +103,7 @@ fn default_starts() -> Vec<String> {
     v.push("random-timer()".into());
     // Helmbold et al.'s timeout experts (a start detector, no inputs).
     v.push("share()".into());
-    v.push("share(median=true)".into());
+    v.push("share(decision=median)".into());
     for n in EVENT_WINDOW_N {
         for rate in EVENT_WINDOW_RATE {
             v.push(format!("event-window(n={n}, rate={rate})"));
@@ -113,7 +113,7 @@ fn default_starts() -> Vec<String> {
         v.push(format!("moving-average(rate={rate})"));
     }
     v.push("time-window(window=B, rate=R/4)".into());
-    v.push("adaptive-rate(rate=R/4)".into());
+    v.push("adaptive-rate(rate=R/4, min=R/1000, max=1000R)".into());
     v.push("rate-change(rate=R/4)".into());
     v.push("dpll(period=30s)".into());
     v
@@ -133,7 +133,7 @@ pub const EVENT_WINDOW_RATE: [&str; 4] = ["R/16", "R/4", "R", "4R"];
 /// duration predictors.
 pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> bool {
     use lull_core::actuator::StopPolicy;
-    let base = task.split('+').next().unwrap_or(task);
+    let base = crate::base_task(task);
     !(base == "spindown" && matches!(policy, StopPolicy::EarlierOf | StopPolicy::WhenBusy))
 }
 
@@ -142,7 +142,7 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///
 /// - timers log-spaced from `B/16` to `16B`, the adaptive timers (initial
 ///   `B`, floor `B/16`, ceiling `16B`, steps `B/8` and `B/2`),
-///   `random-timer()` (break-even `B`), `share()` and `share(median=true)`
+///   `random-timer()` (break-even `B`), `share()` and `share(decision=median)`
 ///   (timeout experts), where `B` is the break-even time of the task's
 ///   device ([`Registry::with_breakeven`]);
 /// - the rate detectors (event windows, moving average, time window,
@@ -165,10 +165,7 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// time the registry does not have) are skipped with a note when the grid
 /// is resolved.
 pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> Grid {
-    let moves_io = matches!(
-        task.split('+').next().unwrap_or(task),
-        "writeback" | "cleaning"
-    );
+    let moves_io = matches!(crate::base_task(task), "writeback" | "cleaning");
     let fixed = if moves_io {
         "fixed(d=1s)"
     } else {
@@ -257,7 +254,7 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 pub fn default_grid(task: &str) -> Grid {
     default_grid_for(
         task,
-        lull_blktrace_replay::replay::default_policy(task.split('+').next().unwrap_or(task)),
+        lull_blktrace_replay::replay::default_policy(crate::base_task(task)),
     )
 }
 
@@ -798,7 +795,7 @@ mod tests {
         assert!(g.specs.contains(&"timer(t=B/16)".to_string()));
         assert!(g.specs.contains(&"timer(t=16B)".to_string()));
         assert!(g.specs.contains(&"share()".to_string()));
-        assert!(g.specs.contains(&"share(median=true)".to_string()));
+        assert!(g.specs.contains(&"share(decision=median)".to_string()));
         // No hard-coded device time scale: every timer is relative to B.
         assert!(
             g.specs

@@ -138,6 +138,13 @@ impl RankError {
     }
 }
 
+/// The task family of a task name: `writeback` for `writeback-paper`,
+/// `writeback(cap=4MiB)` or `writeback+manners`, and so on.
+pub fn base_task(task: &str) -> &str {
+    let t = task.split(['+', '(']).next().unwrap_or(task).trim();
+    t.strip_suffix("-paper").unwrap_or(t)
+}
+
 /// A registry with every detector and skeptic of this build.
 pub fn registry() -> lull_core::registry::Registry {
     let mut r = lull_core::registry::Registry::new();

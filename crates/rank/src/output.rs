@@ -252,7 +252,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
     // The best fixed timer in hindsight is one more job per trace, after
     // the grid's networks.
     let columns = resolved.networks.len() + usize::from(resolved.best_fixed);
-    let jobs = sweep::plan(sources.len(), columns, cfg.shard);
+    let mut jobs = sweep::plan(sources.len(), columns, cfg.shard);
     let mut needed = vec![false; sources.len()];
     for &(t, _) in &jobs {
         needed[t] = true;
@@ -276,6 +276,20 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             })
             .collect::<Result<Vec<_>, RankError>>()
     })?;
+    // A trace the modelled device cannot serve gives noise, not a ranking
+    // (issue 17): say so and leave it out.
+    for (t, w) in loaded.iter().enumerate() {
+        let Some(w) = w else { continue };
+        let check = lull_blktrace_replay::replay::saturation_check(&w.timeline, &cfg.replay)
+            .map_err(|e| RankError::Input(e.to_string()))?;
+        if let Some(sat) = check.filter(|s| s.is_saturated()) {
+            notes.push(format!(
+                "trace `{}` is saturated on the modelled device ({sat}); it is not ranked: use a faster --device, a shorter stretch, or --timing trace",
+                w.name
+            ));
+            jobs.retain(|&(j, _)| j != t);
+        }
+    }
     let mut traces = Vec::new();
     let mut cdfs = Vec::new();
     for (i, (src, w)) in sources.iter().zip(&loaded).enumerate() {
@@ -356,7 +370,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
 /// (SPEC §4.2's oracle energy; spinning down for a shorter period costs
 /// energy).
 pub fn reference_for(opts: &ReplayOptions) -> Result<String, RankError> {
-    if opts.task.split('+').next() == Some("spindown") {
+    if crate::base_task(&opts.task) == "spindown" {
         let model = lull_blktrace_replay::replay::power_model(opts.device.as_deref())
             .map_err(|e| RankError::Input(e.to_string()))?;
         let ms = (model.break_even() * 1000.0).round();

@@ -34,13 +34,49 @@ fn short(v: f64) -> String {
 }
 
 /// A network's mean of raw measure `m` across its traces.
+///
+/// Traces where the measure is undefined (not a number: for example the
+/// excess over a best fixed timeout that is already optimal) are left out
+/// of the mean.
+///
+/// The excess over the best fixed timer ([`EXCESS`]) is pooled instead:
+/// the network's total excess energy over the oracle divided by the best
+/// fixed timer's, over all traces ([`pooled_excess`]). A mean of per-trace
+/// ratios would be decided by the trace where the best fixed timer is
+/// nearly optimal and the ratio explodes.
 pub fn raw_mean(rows: &[Row], policy: usize, m: &str) -> Option<f64> {
+    if m == EXCESS {
+        if let Some(p) = pooled_excess(rows, policy) {
+            return Some(p);
+        }
+    }
     let v: Vec<f64> = rows
         .iter()
         .filter(|r| r.network_index == policy)
         .filter_map(|r| r.measure(m))
+        .filter(|x| x.is_finite())
         .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// `Σ (energy − oracle) / Σ (best fixed − oracle)` over the traces of
+/// network `policy` (spindown rows carrying `best_fixed_energy_j`); `None`
+/// when there are none or the best fixed timer is optimal everywhere.
+pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
+    let (mut excess, mut room) = (0.0, 0.0);
+    let mut any = false;
+    for r in rows.iter().filter(|r| r.network_index == policy) {
+        if let (Some(e), Some(o), Some(b)) = (
+            r.measure("energy_j"),
+            r.measure("oracle_energy_j"),
+            r.measure("best_fixed_energy_j"),
+        ) {
+            excess += e - o;
+            room += b - o;
+            any = true;
+        }
+    }
+    (any && room > 0.0).then(|| excess / room)
 }
 
 fn spec_of(rows: &[Row], policy: usize) -> Option<&Row> {

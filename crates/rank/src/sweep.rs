@@ -445,7 +445,10 @@ pub fn run(
                         .get(t)
                         .and_then(Option::as_ref)
                         .ok_or_else(|| format!("trace #{t} was not loaded"))
-                        .and_then(|w| best_fixed_row(w, t, n, &networks[0], registry, &opts.replay))
+                        .and_then(|w| {
+                            let reference = references.get(t).copied().flatten();
+                            best_fixed_row(w, t, n, &networks[0], reference, registry, &opts.replay)
+                        })
                 } else {
                     let reference = references.get(t).copied().flatten();
                     run_one(
@@ -560,24 +563,30 @@ pub fn best_fixed_row(
     trace_index: usize,
     network_index: usize,
     probe: &Network,
+    reference: Option<BestFixed>,
     registry: &Registry,
     opts: &ReplayOptions,
 ) -> Result<Option<Row>, String> {
-    let first = replay_spec(
-        &w.timeline,
-        &probe.spec_for(mean_rate(&w.timeline), registry)?,
-        registry,
-        opts,
-    )
-    .map_err(|e| format!("best fixed timer on {}: {e}", w.name))?;
-    let Some(t) = first
-        .report
-        .pairs()
-        .into_iter()
-        .find(|p| p.0 == BEST_FIXED_TIMEOUT)
-        .map(|p| p.1)
-        .filter(|t| *t >= 0.0)
-    else {
+    let t = match reference {
+        // Computed once per trace (`trace_reference`): no probe replay.
+        Some(b) => Some(b.timeout_s),
+        None => {
+            let first = replay_spec(
+                &w.timeline,
+                &probe.spec_for(mean_rate(&w.timeline), registry)?,
+                registry,
+                opts,
+            )
+            .map_err(|e| format!("best fixed timer on {}: {e}", w.name))?;
+            first
+                .report
+                .pairs()
+                .into_iter()
+                .find(|p| p.0 == BEST_FIXED_TIMEOUT)
+                .map(|p| p.1)
+        }
+    };
+    let Some(t) = t.filter(|t| *t >= 0.0) else {
         return Ok(None);
     };
     // "Never spin down" (an infinite timeout): a timer longer than the
@@ -588,7 +597,9 @@ pub fn best_fixed_row(
     } else {
         t
     };
-    let text = format!("timer(t={}ms)", (t * 1e3 * 1e3).round() / 1e3);
+    // To the nanosecond: the best timeout lies just above an idle period's
+    // length, and a rounded one could fire in that period.
+    let text = format!("timer(t={}ns)", Nanos::from_secs_f64(t).0);
     let spec = lull_core::spec::NetworkSpec::parse(&text, Some(registry))
         .map_err(|e| format!("`{text}`: {}", e.message))?;
     let out = replay_spec(&w.timeline, &spec, registry, opts)

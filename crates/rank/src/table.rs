@@ -261,14 +261,7 @@ pub fn ranking_frame(
     y: &str,
 ) -> Result<DataFrame, RankError> {
     let first = |policy: usize| rows.iter().find(|r| r.network_index == policy);
-    let raw_mean = |policy: usize, m: &str| -> Option<f64> {
-        let v: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.network_index == policy)
-            .filter_map(|r| r.measure(m))
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
+    let raw_mean = |policy: usize, m: &str| crate::report::raw_mean(rows, policy, m);
     let get = |f: &dyn Fn(&Row) -> String| -> Vec<String> {
         summaries
             .iter()

@@ -75,7 +75,8 @@ fn sharded_and_merged_ranking_is_byte_identical() {
     let tmp = tempfile::tempdir().unwrap();
     let whole = tmp.path().join("whole");
     let outcome = lull_rank::rank(&config(&whole, Shard::ALL), &reg).unwrap();
-    assert_eq!(outcome.meta.runs, 2 * 12, "{:?}", outcome.meta.notes);
+    // 11 grid networks and two references (`auto`, the oracle) per trace.
+    assert_eq!(outcome.meta.runs, 2 * 13, "{:?}", outcome.meta.notes);
     // The first ranked row has rank 1; the oracle is the unranked reference.
     assert_eq!(outcome.summaries[0].rank, Some(1));
     assert!(outcome.summaries.last().unwrap().reference);
@@ -162,7 +163,7 @@ fn a_failed_run_leaves_no_partial_file() {
     assert!(!out.join("run.toml").exists());
     let csv = fs::read_to_string(out.join("results.csv")).unwrap();
     assert!(csv.ends_with('\n'));
-    assert_eq!(csv.lines().count(), 1 + 12);
+    assert_eq!(csv.lines().count(), 1 + 13);
 
     // Unknown tasks and empty grids are input errors.
     let mut bad = config(&out, Shard::ALL);
