@@ -443,3 +443,80 @@ fn the_manifest_names_no_placeholder_repository() {
         "a repository key without a real repository"
     );
 }
+
+/// The shared trace samples, if they are there (`../shared/traces` or
+/// `$LULL_TRACES`).
+fn shared_traces() -> Option<std::path::PathBuf> {
+    let p = std::env::var_os("LULL_TRACES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces"));
+    p.is_dir().then_some(p)
+}
+
+#[test]
+fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
+    let Some(root) = shared_traces() else {
+        eprintln!("skipped: no ../shared/traces (set LULL_TRACES)");
+        return;
+    };
+    let mut seen = 0;
+    let mut inputs = Vec::new();
+    for dir in std::fs::read_dir(root.join("blktrace")).unwrap() {
+        let dir = dir.unwrap().path();
+        // A per-CPU set is read as its directory; anything else file by file.
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .collect();
+        if files
+            .iter()
+            .any(|f| f.to_string_lossy().contains(".blktrace."))
+        {
+            inputs.push(dir);
+        } else {
+            inputs.extend(files);
+        }
+    }
+    for dir in inputs {
+        let out = lull(&[
+            "replay",
+            dir.to_str().unwrap(),
+            "--net",
+            "auto",
+            "--task",
+            "spindown",
+            "--device",
+            "wd-red-plus",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let get = |k: &str| {
+            v[k].as_f64()
+                .unwrap_or_else(|| panic!("{}: no {k}", dir.display()))
+        };
+        let (e, o, b) = (
+            get("energy_j"),
+            get("oracle_energy_j"),
+            get("best_fixed_energy_j"),
+        );
+        // The best fixed timeout lies between the oracle and never spinning
+        // down, and auto's energy is never below the oracle's.
+        assert!(
+            o <= b + 1e-6 && b <= get("baseline_energy_j") + 1e-6,
+            "{}",
+            dir.display()
+        );
+        assert!(o <= e + 1e-6, "{}", dir.display());
+        assert!(get("best_fixed_timeout_s") >= 0.0);
+        let x = &v["excess_vs_best_fixed"];
+        assert!(
+            x.is_null() || x.as_f64().unwrap() >= 0.0,
+            "{}: {x}",
+            dir.display()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 5, "only {seen} blktrace samples");
+}

@@ -83,6 +83,33 @@
 //!   the `toml` crate), so storage software can embed detectors without a
 //!   runtime or a data-frame library.
 //!
+//! ## Scaled to the device: break-even time `B`
+//!
+//! The right time scale of a spin-down decision belongs to the drive: its
+//! break-even time `B = p_spinup·t_spinup / (p_active − p_sleep)` (SPEC
+//! §4.2) is 3 s for the paper's 1995 laptop disk and over a minute for a
+//! current NAS disk. So no component or default here carries a time scale
+//! of its own; it comes from the task's device:
+//!
+//! - [`Registry::with_breakeven`](registry::Registry::with_breakeven)
+//!   sets `B` for every network the registry builds (the lab and the daemon
+//!   set it from the task's preset: the power model's break-even for
+//!   `spindown`, a random access of the service model for the tasks that
+//!   move I/O).
+//! - In spec strings and TOML, any duration parameter may be written
+//!   relative to it ([`time::parse_duration_in`]): `timer(2B)`,
+//!   `adapt-timer-arith-geom(step=B/8)`, `fixed(d=3B/2)`. `B` alone is the
+//!   break-even time; a number before it multiplies, `/k` after it divides.
+//!   Plain durations (`10s`) are unchanged.
+//! - Components whose behaviour depends on the drive take `B` as their
+//!   default (`random-timer`, `share`, `long-idle`, the adaptive timers'
+//!   initial value, floor and ceiling); a factory that needs it and has
+//!   none fails with an error naming the parameter
+//!   ([`Params::require_breakeven`](registry::Params::require_breakeven)).
+//! - Named networks ([`Registry::register_network`](registry::Registry::register_network)),
+//!   such as `auto`, are whole specs chosen for the device; the spec parser
+//!   expands them when it is given the registry.
+//!
 //! ## Stability
 //!
 //! - Enums that will grow — [`actuator::Command`], [`actuator::StopPolicy`],

@@ -213,7 +213,7 @@ impl ParamKind {
 
     /// Parses `text` as a value of this kind; durations may be written
     /// relative to `breakeven` (`2B`, `B/16`: see
-    /// [`parse_duration_in`](crate::time::parse_duration_in)).
+    /// [`crate::time::parse_duration_in`]).
     pub fn parse_in(&self, text: &str, breakeven: Option<Nanos>) -> Result<ParamValue, String> {
         let text = text.trim();
         match self {

@@ -266,7 +266,7 @@ impl LongIdle {
 /// The power-of-two bin of a ratio to B: below 1/16 is bin 0, at least 16
 /// is bin 9.
 fn bin(ratio: f64) -> usize {
-    if !(ratio > 0.0) {
+    if ratio.is_nan() || ratio <= 0.0 {
         return 0;
     }
     (ratio.log2().floor() + 5.0).clamp(0.0, (BINS - 1) as f64) as usize
