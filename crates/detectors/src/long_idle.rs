@@ -72,11 +72,37 @@ const MARGINS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, f64::INFINITY];
 /// Per-period discount of the margins' counterfactual gains.
 const MARGIN_DISCOUNT: f64 = 0.995;
 
-/// Dense features, then three groups of [`BINS`] one-hot bins.
-const DENSE: usize = 9;
-const BINS: usize = 10;
-const FEATURES: usize = DENSE + 3 * BINS;
+/// Dense features per idle period (bias last); the model has [`GROUPS`] more groups of [`BINS`] one-hot bins.
+pub const DENSE: usize = 9;
+/// Bins per binned feature.
+pub const BINS: usize = 10;
+/// Groups of binned features.
+pub const GROUPS: usize = 3;
+const FEATURES: usize = DENSE + GROUPS * BINS;
 const NS_PER_HOUR: u64 = 3_600_000_000_000;
+
+/// One idle period's features: the dense ones and, per binned group, the
+/// index of its one active bin (the others are 0, so the model touches
+/// only `DENSE + 3` weights per period).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Features {
+    /// Dense features, bias last.
+    pub dense: [f64; DENSE],
+    /// The active bin of each group.
+    pub bins: [usize; GROUPS],
+}
+
+impl Features {
+    /// The weight index of every non-zero feature, with its value.
+    fn active(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.dense.iter().copied().enumerate().chain(
+            self.bins
+                .iter()
+                .enumerate()
+                .map(|(g, &b)| (DENSE + g * BINS + b.min(BINS - 1), 1.0)),
+        )
+    }
+}
 
 /// The online logistic model of [`LongIdle`].
 #[derive(Clone, Debug, PartialEq)]
@@ -96,22 +122,25 @@ impl Logistic {
         }
     }
     /// The probability of a long period given features `x`.
-    pub fn predict(&self, x: &[f64; FEATURES]) -> f64 {
-        let z: f64 = self.w.iter().zip(x).map(|(w, x)| w * x).sum();
+    pub fn predict(&self, x: &Features) -> f64 {
+        let z: f64 = x.active().map(|(i, v)| self.w[i] * v).sum();
         1.0 / (1.0 + (-z.clamp(-40.0, 40.0)).exp())
     }
     /// One gradient step towards label `y` (1 long, 0 short).
-    pub fn learn(&mut self, x: &[f64; FEATURES], y: f64) {
+    pub fn learn(&mut self, x: &Features, y: f64) {
         self.learn_from(x, self.predict(x), y);
     }
     /// [`Logistic::learn`] with the model's probability `p` for `x` known.
-    pub fn learn_from(&mut self, x: &[f64; FEATURES], p: f64, y: f64) {
+    /// Only the weights of non-zero features move (the L2 penalty too, as
+    /// usual for sparse stochastic gradient steps).
+    pub fn learn_from(&mut self, x: &Features, p: f64, y: f64) {
         let g = p - y;
-        for (w, x) in self.w.iter_mut().zip(x) {
-            *w -= self.rate * (g * x + self.l2 * *w);
+        for (i, v) in x.active() {
+            let w = &mut self.w[i];
+            *w -= self.rate * (g * v + self.l2 * *w);
         }
     }
-    /// The weights, bias last.
+    /// The weights: the dense features' (bias last), then the bins'.
     pub fn weights(&self) -> &[f64; FEATURES] {
         &self.w
     }
@@ -134,12 +163,14 @@ pub struct LongIdle {
     armed: Alarm,
     /// The current period: when it began, and the features it was judged on.
     began: Option<Nanos>,
-    features: Option<[f64; FEATURES]>,
+    features: Option<Features>,
     /// Whether the decision point of the current period has passed.
     decided: bool,
     last_p: f64,
     /// The last three idle lengths over B, `ln(1 + s/B)`, newest first.
     recent: [f64; 3],
+    /// The last idle length over B, `s/B`.
+    last_ratio: f64,
     last_end: Option<Nanos>,
     last_long_end: Option<Nanos>,
     long_share: f64,
@@ -166,6 +197,7 @@ impl LongIdle {
             decided: false,
             last_p: 0.0,
             recent: [0.0; 3],
+            last_ratio: 0.0,
             last_end: None,
             last_long_end: None,
             long_share: 0.0,
@@ -228,7 +260,7 @@ impl LongIdle {
         fallback - now
     }
 
-    fn features(&self, ctx: &Context) -> [f64; FEATURES] {
+    fn features(&self, ctx: &Context) -> Features {
         let b = self.breakeven.as_secs_f64();
         // Time since `t` over B (None: long ago).
         let since =
@@ -242,25 +274,34 @@ impl LongIdle {
             None => (0.0, 0.0),
         };
         let (busy, since_long) = (since(self.last_end), since(self.last_long_end));
-        let mut x = [0.0; FEATURES];
-        x[..DENSE].copy_from_slice(&[
-            self.recent[0],
-            self.recent[1],
-            self.recent[2],
-            busy.ln_1p(),
-            since_long.ln_1p(),
-            self.long_share,
-            sin,
-            cos,
-            1.0,
-        ]);
-        // recent[0] = ln(1 + s/B): back to s/B for its bin.
-        let last = self.recent[0].exp_m1();
-        for (g, v) in [last, busy, since_long].into_iter().enumerate() {
-            x[DENSE + g * BINS + bin(v)] = 1.0;
+        let last = self.last_ratio;
+        Features {
+            dense: [
+                self.recent[0],
+                self.recent[1],
+                self.recent[2],
+                fast_ln_1p(busy),
+                fast_ln_1p(since_long),
+                self.long_share,
+                sin,
+                cos,
+                1.0,
+            ],
+            bins: [bin(last), bin(busy), bin(since_long)],
         }
-        x
     }
+}
+
+/// `ln(1 + x)` for `x ≥ 0`, piecewise linear between powers of two (the
+/// exponent and mantissa of `1 + x`): within 0.06 of the true value, exact
+/// at powers of two, monotonic and far cheaper than `ln_1p`; the model
+/// needs a log-like scale, not the digits.
+fn fast_ln_1p(x: f64) -> f64 {
+    let y = 1.0 + x.max(0.0);
+    let bits = y.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
+    let mantissa = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    (exp + mantissa - 1.0) * std::f64::consts::LN_2
 }
 
 /// The power-of-two bin of a ratio to B: below 1/16 is bin 0, at least 16
@@ -269,7 +310,10 @@ fn bin(ratio: f64) -> usize {
     if ratio.is_nan() || ratio <= 0.0 {
         return 0;
     }
-    (ratio.log2().floor() + 5.0).clamp(0.0, (BINS - 1) as f64) as usize
+    // floor(log2(ratio)) from the exponent bits (ratio is positive; a
+    // subnormal reads as very small, which is bin 0 anyway).
+    let exp = ((ratio.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    (exp + 5).clamp(0, BINS as i64 - 1) as usize
 }
 
 impl StartDetector for LongIdle {
@@ -328,11 +372,8 @@ impl StartDetector for LongIdle {
         }
         self.fallback.observe(period);
         let b = self.breakeven.as_secs_f64();
-        self.recent = [
-            (1.0 + period.as_secs_f64() / b).ln(),
-            self.recent[0],
-            self.recent[1],
-        ];
+        self.last_ratio = period.as_secs_f64() / b;
+        self.recent = [fast_ln_1p(self.last_ratio), self.recent[0], self.recent[1]];
         self.last_end = Some(ctx.now);
         if long {
             self.last_long_end = Some(ctx.now);
@@ -427,6 +468,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_fast_log_is_close_and_monotonic() {
+        let mut last = -1.0;
+        for i in 0..10_000 {
+            let x = i as f64 * 0.37;
+            let f = fast_ln_1p(x);
+            assert!((f - x.ln_1p()).abs() < 0.06, "{x}: {f} vs {}", x.ln_1p());
+            assert!(f >= last);
+            last = f;
+        }
+        assert_eq!(fast_ln_1p(0.0), 0.0);
+        assert!((fast_ln_1p(3.0) - 4f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
     fn bins_are_powers_of_two_of_b() {
         assert_eq!(bin(0.0), 0);
         assert_eq!(bin(0.01), 0);
@@ -441,11 +496,16 @@ mod tests {
     #[test]
     fn the_logistic_model_learns_a_separable_rule() {
         let mut m = Logistic::new(0.5, 0.0);
-        let mut long = [0.0; FEATURES];
-        let mut short = [0.0; FEATURES];
-        long[0] = 1.0;
-        long[DENSE - 1] = 1.0;
-        short[DENSE - 1] = 1.0;
+        let bias = |first: f64| {
+            let mut dense = [0.0; DENSE];
+            dense[0] = first;
+            dense[DENSE - 1] = 1.0;
+            Features {
+                dense,
+                bins: [0; GROUPS],
+            }
+        };
+        let (long, short) = (bias(1.0), bias(0.0));
         assert_eq!(m.predict(&long), 0.5);
         for _ in 0..200 {
             m.learn(&long, 1.0);

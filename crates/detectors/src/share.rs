@@ -95,12 +95,16 @@ pub struct ShareExperts {
     /// The same in nanoseconds.
     x_ns: Vec<Nanos>,
     weights: Vec<f64>,
+    /// `x_i/scale`: each expert's own part of its loss when it fires.
+    x_scaled: Vec<f64>,
     /// `e^(−η·x_i/scale)`.
     e_x: Vec<f64>,
     /// `(1 − α)^(x_i/scale)`.
     s_x: Vec<f64>,
     eta: f64,
     alpha: f64,
+    /// `ln(1 − α)`: `(1 − α)^l = e^(l·ln(1 − α))`.
+    ln_keep: f64,
     delay_weight: f64,
     breakeven: f64,
     scale: f64,
@@ -142,16 +146,19 @@ impl ShareExperts {
         let x: Vec<f64> = x_ns.iter().map(|t| t.as_secs_f64()).collect();
         let b = breakeven.as_secs_f64();
         let scale = b.max(hi) + delay_weight * b;
+        let x_scaled: Vec<f64> = x.iter().map(|xi| xi / scale).collect();
         let e_x = x.iter().map(|xi| (-eta * xi / scale).exp()).collect();
         let s_x = x.iter().map(|xi| (1.0 - alpha).powf(xi / scale)).collect();
         let mut e = ShareExperts {
             x,
             x_ns,
             weights: vec![1.0 / n as f64; n],
+            x_scaled,
             e_x,
             s_x,
             eta,
             alpha,
+            ln_keep: (1.0 - alpha).ln(),
             delay_weight,
             breakeven: b,
             scale,
@@ -231,33 +238,38 @@ impl ShareExperts {
         let c = (b - s.min(b) + self.delay_weight * b) / self.scale;
         let q = (s - b).max(0.0) / self.scale;
         let (e_c, e_q) = ((-self.eta * c).exp(), (-self.eta * q).exp());
-        let keep = 1.0 - self.alpha;
-        let (s_c, s_q) = (keep.powf(c), keep.powf(q));
-        // One pass: the mixture's loss and the exponential update.
+        let (s_c, s_q) = ((self.ln_keep * c).exp(), (self.ln_keep * q).exp());
+        // The mixture's loss and the exponential update, in two branch-free
+        // passes: the experts that fired, then those that sat it out.
+        let (fired, sat) = self.weights.split_at_mut(k);
         let (mut mix, mut total) = (0.0, 0.0);
-        for (i, w) in self.weights.iter_mut().enumerate() {
-            let (l, f) = if i < k {
-                (self.x[i] / self.scale + c, self.e_x[i] * e_c)
-            } else {
-                (q, e_q)
-            };
-            mix += *w * l;
-            *w *= f;
+        for ((w, l), f) in fired.iter_mut().zip(&self.x_scaled).zip(&self.e_x) {
+            mix += *w * (l + c);
+            *w *= f * e_c;
             total += *w;
         }
+        let rest: f64 = sat.iter().sum();
+        mix += q * rest;
+        sat.iter_mut().for_each(|w| *w *= e_q);
+        total += rest * e_q;
         self.mix_loss += mix;
         let n = self.weights.len() as f64;
         if !(total > 0.0 && total.is_finite()) {
             self.weights.iter_mut().for_each(|w| *w = 1.0 / n);
         } else {
-            // Normalize and share in one pass, then hand out the pool.
+            // Normalize and share, then hand out the pool.
+            let inv = 1.0 / total;
+            let (fired, sat) = self.weights.split_at_mut(k);
             let mut pool = 0.0;
-            for (i, w) in self.weights.iter_mut().enumerate() {
-                let kept = if i < k { self.s_x[i] * s_c } else { s_q };
-                let v = *w / total;
-                pool += (1.0 - kept) * v;
+            for (w, kx) in fired.iter_mut().zip(&self.s_x) {
+                let v = *w * inv;
+                let kept = kx * s_c;
+                pool += v - kept * v;
                 *w = kept * v;
             }
+            let sat_sum: f64 = sat.iter().sum::<f64>() * inv;
+            pool += sat_sum * (1.0 - s_q);
+            sat.iter_mut().for_each(|w| *w *= inv * s_q);
             let add = pool / n;
             self.weights.iter_mut().for_each(|w| *w += add);
         }
