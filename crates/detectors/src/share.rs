@@ -102,7 +102,6 @@ pub struct ShareExperts {
     /// `(1 − α)^(x_i/scale)`.
     s_x: Vec<f64>,
     eta: f64,
-    alpha: f64,
     /// `ln(1 − α)`: `(1 − α)^l = e^(l·ln(1 − α))`.
     ln_keep: f64,
     delay_weight: f64,
@@ -157,7 +156,6 @@ impl ShareExperts {
             e_x,
             s_x,
             eta,
-            alpha,
             ln_keep: (1.0 - alpha).ln(),
             delay_weight,
             breakeven: b,
