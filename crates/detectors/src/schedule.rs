@@ -131,6 +131,9 @@ struct State {
 struct Running {
     step: Step,
     interruptible: bool,
+    /// Already reported as an overrun (a step can outlast several short
+    /// idle periods; it delays the arrivals up to its end only once).
+    overran: bool,
 }
 
 /// The scheduler: see the [module docs](self).
@@ -271,11 +274,15 @@ impl Scheduler {
 
     /// A foreground request arrived at `now`, ending the idle period. An
     /// interruptible job stops at once; a non-interruptible step runs on,
-    /// and is returned.
+    /// and is returned the first time it meets an arrival (every arrival
+    /// until its end waits for it).
     pub fn on_idle_end(&mut self, now: Nanos) -> Option<Overrun> {
         self.advance(now);
         self.idle_since = None;
         let r = self.running?;
+        if r.overran {
+            return None;
+        }
         if r.step.end <= now {
             self.close(r.step.end);
             return None;
@@ -287,6 +294,9 @@ impl Scheduler {
             None
         } else {
             self.jobs[r.step.job].report.overruns += 1;
+            if let Some(run) = &mut self.running {
+                run.overran = true;
+            }
             Some(Overrun {
                 job: r.step.job,
                 until: r.step.end,
@@ -356,6 +366,7 @@ impl Scheduler {
         self.running = Some(Running {
             step: st,
             interruptible,
+            overran: false,
         });
         Some(st)
     }
@@ -552,5 +563,101 @@ mod tests {
         // Every extra step came after both reservations were met.
         let met_at = s(1100);
         assert!(extra.iter().all(|s| s.start >= met_at && s.job == 0));
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn jobs() -> impl Strategy<Value = Vec<Job>> {
+        let job = (
+            prop::sample::select(vec![1u32, 2, 24]),
+            1u64..1200,
+            prop::sample::select(vec![0u64, 30, 60]),
+            any::<bool>(),
+        )
+            .prop_map(|(h, amount, step, extra)| Job {
+                name: format!("j{h}-{amount}"),
+                request: Request {
+                    period_hours: h,
+                    amount: Nanos::from_secs(amount),
+                    step: Nanos::from_secs(step),
+                },
+                extra,
+            });
+        prop::collection::vec(job, 1..5)
+    }
+
+    /// Alternating (busy, idle) lengths in seconds.
+    fn periods() -> impl Strategy<Value = Vec<(u64, u64)>> {
+        prop::collection::vec((1u64..600, 1u64..3000), 1..80)
+    }
+
+    proptest! {
+        #[test]
+        fn reservations_are_shared_fairly_and_only_idle_time_is_used(
+            jobs in jobs(),
+            periods in periods(),
+            wait in 0u64..20,
+        ) {
+            let n = jobs.len();
+            let wait = Nanos::from_secs(wait);
+            let mut sch = Scheduler::new(jobs, wait, Nanos::ZERO, None);
+            let mut t = Nanos::ZERO;
+            for (busy, idle) in periods {
+                let a = t + Nanos::from_secs(busy);
+                let b = a + Nanos::from_secs(idle);
+                // While busy: deadlines only close steps, never start one.
+                while let Some(d) = sch.next_deadline().filter(|&d| d <= a) {
+                    prop_assert!(sch.on_deadline(d).is_none(), "a step started while busy at {d}");
+                }
+                sch.on_idle_begin(a);
+                while let Some(d) = sch.next_deadline().filter(|&d| d < b) {
+                    if let Some(st) = sch.on_deadline(d) {
+                        // What the job had in its window before this step.
+                        let before = sch.obtained(st.job) - (st.end - st.start);
+                        // Only in idle time, after the wait.
+                        prop_assert!(st.start >= a + wait && st.start < b);
+                        let amount = |j: usize| sch.jobs[j].job.request.amount;
+                        if st.extra || before >= amount(st.job) {
+                            // More than its reservation: nobody may be behind.
+                            prop_assert!(st.extra);
+                            for j in 0..n {
+                                prop_assert!(
+                                    !sch.is_behind(j),
+                                    "job {} got extra time while job {j} is behind", st.job
+                                );
+                            }
+                        }
+                    }
+                }
+                let running = sch.running();
+                let over = sch.on_idle_end(b);
+                // At the arrival an interruptible job has stopped; a stepped
+                // one may only finish the step it began in idle time.
+                match (running, over) {
+                    (Some(r), Some(o)) => {
+                        prop_assert!(sch.jobs[r.job].job.request.step > Nanos::ZERO);
+                        prop_assert!(r.start < b && o.until == r.end);
+                    }
+                    (_, None) => {
+                        // Nothing runs on, or a step that already met an
+                        // earlier arrival (reported then) is still going.
+                        if let Some(r) = sch.running() {
+                            prop_assert!(sch.jobs[r.job].job.request.step > Nanos::ZERO);
+                            prop_assert!(r.end > b && r.start < a);
+                        }
+                    }
+                    (None, Some(_)) => prop_assert!(false, "overrun without a running step"),
+                }
+                t = b;
+            }
+            sch.finish(t + Nanos::from_secs(1));
+            for r in sch.reports() {
+                prop_assert!(r.met <= r.windows);
+            }
+        }
     }
 }
