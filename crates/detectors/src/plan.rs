@@ -173,6 +173,21 @@ fn drive(sch: &mut Scheduler, due: impl Fn(Nanos) -> bool) {
     }
 }
 
+/// The first pass alone: the usable idle time of `timeline` per hour of
+/// day for jobs of the given steps (zero is always included), observed
+/// from time 0 to `end`.
+pub fn measure(timeline: &Timeline, steps: &[Nanos], wait: Nanos, end: Nanos) -> IdleForecast {
+    let mut ladder = vec![Nanos::ZERO];
+    ladder.extend_from_slice(steps);
+    let mut forecast = IdleForecast::new(wait, &ladder);
+    forecast.begin(Nanos::ZERO, timeline.clock());
+    for p in timeline.idle_periods() {
+        forecast.observe(p.start, p.end);
+    }
+    forecast.finish(end);
+    forecast
+}
+
 /// Runs the three passes of the [module docs](self).
 pub fn plan(
     timeline: &Timeline,
@@ -186,12 +201,7 @@ pub fn plan(
         .max(timeline.end().unwrap_or(Nanos::ZERO));
     let mut steps = vec![Nanos::ZERO];
     steps.extend(jobs.iter().flat_map(|j| j.ranked.iter().map(|r| r.step)));
-    let mut forecast = IdleForecast::new(opts.wait, &steps);
-    forecast.begin(Nanos::ZERO, clock);
-    for p in timeline.idle_periods() {
-        forecast.observe(p.start, p.end);
-    }
-    forecast.finish(end);
+    let forecast = measure(timeline, &steps, opts.wait, end);
 
     let mut admission = Admission::new(forecast.capacity(opts.sigmas), opts.best_effort)?;
     let mut decisions = Vec::with_capacity(jobs.len());
