@@ -8,11 +8,11 @@
 //! forecast is kept per *step length* `s`, on a ladder fixed when it is
 //! built, and counts, for an idle period `[a, b)`:
 //!
-//! - nothing for the first `wait` (the start detector's timeout: jobs are
-//!   started only once the device has been idle that long, see
-//!   [`crate::schedule`]);
-//! - then `k·s` with `k = ⌊(b − a − wait)/s⌋` whole steps, as the interval
-//!   `[a + wait, a + wait + k·s)`; a step of zero means an interruptible
+//! - nothing for the first `w = max(wait, s)` ([`start_wait`]: jobs are
+//!   started only once the device has been idle for the start detector's
+//!   timeout `wait` and for at least one step, see [`crate::schedule`]);
+//! - then `k·s` with `k = ⌊(b − a − w)/s⌋` whole steps, as the interval
+//!   `[a + w, a + w + k·s)`; a step of zero means an interruptible
 //!   job, which can use all of `[a + wait, b)`.
 //!
 //! That is the time the job can use *without delaying any foreground
@@ -45,6 +45,8 @@
 use lull_core::component::{Context, Detector, Prediction};
 use lull_core::event::Event;
 use lull_core::time::Nanos;
+
+use crate::schedule::start_wait;
 
 /// One hour.
 pub const HOUR: Nanos = Nanos::from_secs(3600);
@@ -199,23 +201,28 @@ impl IdleForecast {
         self.periods += 1;
         let a = self.abs(start);
         let b = self.abs(end);
-        let avail = (b.saturating_sub(a)).saturating_sub(self.wait.as_nanos());
-        let from = a + self.wait.as_nanos();
         let h = HOUR.as_nanos();
-        for i in 0..self.steps.len() {
-            let s = self.steps[i].as_nanos();
-            let usable = if s == 0 { avail } else { avail / s * s };
-            if usable == 0 {
-                continue;
-            }
-            let to = from + usable;
-            let mut t = from;
-            while t < to {
-                let hour = t / h;
+        // Per step, the usable interval [from, to).
+        let spans: Vec<(u64, u64)> = self
+            .steps
+            .iter()
+            .map(|&step| {
+                let s = step.as_nanos();
+                let w = start_wait(self.wait, step).as_nanos();
+                let avail = (b.saturating_sub(a)).saturating_sub(w);
+                let usable = if s == 0 { avail } else { avail / s * s };
+                (a + w, a + w + usable)
+            })
+            .collect();
+        let first = spans.iter().map(|s| s.0).min().unwrap_or(a);
+        let last = spans.iter().map(|s| s.1).max().unwrap_or(a);
+        if last > first {
+            for hour in first / h..=(last - 1) / h {
                 self.roll_to(hour);
-                let cut = ((hour + 1) * h).min(to);
-                self.acc[i] += cut - t;
-                t = cut;
+                let (lo, hi) = (hour * h, (hour + 1) * h);
+                for (i, &(from, to)) in spans.iter().enumerate() {
+                    self.acc[i] += to.min(hi).saturating_sub(from.max(lo));
+                }
             }
         }
         self.roll_to(b / h);
@@ -388,7 +395,8 @@ mod tests {
     fn counts_whole_steps_after_the_wait() {
         let mut f = IdleForecast::new(s(5), &[Nanos::ZERO, s(30)]);
         f.begin(Nanos::ZERO, None);
-        // 100 s of idle: 95 usable, 3 steps of 30 s = 90 s.
+        // 100 s of idle: 95 usable for the fine job; the 30 s job waits
+        // 30 s, then 2 steps of 30 s = 60 s.
         f.observe(s(10), s(110));
         // 20 s: 15 usable for the fine job, nothing for 30 s steps.
         f.observe(s(200), s(220));
@@ -396,7 +404,7 @@ mod tests {
         let fine = f.hour(Nanos::ZERO, 0).unwrap();
         let coarse = f.hour(s(30), 0).unwrap();
         assert_eq!(fine.mean_s, 110.0);
-        assert_eq!(coarse.mean_s, 90.0);
+        assert_eq!(coarse.mean_s, 60.0);
         assert_eq!(fine.samples, 1);
         assert!(f.hour(s(7), 0).is_none());
     }
@@ -425,6 +433,22 @@ mod tests {
         let day = f.window(Nanos::ZERO, 0, 24).unwrap();
         assert_eq!(day.mean_s, 3600.0);
         assert_eq!(day.samples, 3);
+    }
+
+    #[test]
+    fn several_steps_over_several_hours_land_in_their_own_hours() {
+        let mut f = IdleForecast::new(Nanos::ZERO, &[Nanos::ZERO, s(1000)]);
+        f.begin(Nanos::ZERO, None);
+        // 00:50 to 03:10: 8400 s; the 1000 s job waits 1000 s, then 7
+        // steps, to 03:00.
+        f.observe(s(3000), s(11_400));
+        f.finish(s(4 * 3600));
+        let fine: Vec<f64> = (0..4)
+            .map(|h| f.hour(Nanos::ZERO, h).unwrap().mean_s)
+            .collect();
+        let coarse: Vec<f64> = (0..4).map(|h| f.hour(s(1000), h).unwrap().mean_s).collect();
+        assert_eq!(fine, vec![600.0, 3600.0, 3600.0, 600.0]);
+        assert_eq!(coarse, vec![0.0, 3200.0, 3600.0, 200.0]);
     }
 
     #[test]

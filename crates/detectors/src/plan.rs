@@ -335,8 +335,8 @@ mod tests {
             end: Some(Nanos::from_secs(2 * 86_400)),
         };
         let r = plan(&tl, &jobs, &opts).unwrap();
-        // Trim needs 5 min in every hour; the office hours have 50 s
-        // gaps with 45 s usable: 45 min per hour, plenty.
+        // Trim needs 5 min in every hour; the office hours have 60 s
+        // gaps with 55 s usable after the 5 s wait: 55 min per hour.
         assert!(
             r.decisions
                 .iter()
@@ -347,8 +347,8 @@ mod tests {
         for j in &r.jobs {
             assert_eq!(j.met, j.windows, "{j:?}");
         }
-        // The scrub's 45 s steps fit the 50 s office gaps exactly: no
-        // delay. (It runs at night anyway, first come.)
+        // The scrub waits 45 s into a gap, so it never starts in the
+        // office gaps, and its 3 h fit in the night: no delay.
         assert_eq!(r.delays.iter().map(|d| d.requests).sum::<u64>(), 0);
     }
 

@@ -9,9 +9,10 @@
 //! daemon drive it alike.
 //!
 //! **When jobs run.** Only in idle time: a job's step starts once the
-//! device has been idle for `wait` (a timer start detector, the same
-//! `wait` the [forecast](crate::forecast) discounts), never while a
-//! foreground request is outstanding. At the next arrival an interruptible
+//! device has been idle for [`start_wait`]`(wait, step)` — the longer of
+//! `wait` (a timer start detector) and one step — the same wait the
+//! [forecast](crate::forecast) discounts, never while a foreground request
+//! is outstanding. At the next arrival an interruptible
 //! job (step zero) stops at once; a job with a non-interruptible step
 //! finishes it, and the arrival waits: [`Scheduler::on_idle_end`] reports
 //! that overrun so the driver can count the delayed requests. No new step
@@ -47,6 +48,15 @@ use lull_core::time::Nanos;
 
 use crate::forecast::{HOUR, HOURS_PER_DAY};
 use crate::reserve::Request;
+
+/// How long a job of step `step` waits into an idle period before its
+/// first step: `wait`, or one step if that is longer. Idle periods are
+/// heavy-tailed, so one that has already lasted a step is likely to last
+/// another: a 60 s step started 3 s into a gap would mostly run into the
+/// next arrival. The [forecast](crate::forecast) counts with the same wait.
+pub fn start_wait(wait: Nanos, step: Nanos) -> Nanos {
+    wait.max(step)
+}
 
 /// An admitted job, as the scheduler sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,12 +323,26 @@ impl Scheduler {
         if self.jobs.is_empty() {
             return None;
         }
+        let min_wait = self.jobs.iter().map(|s| self.start_wait(s)).min()?;
+        let mut next = None;
         if self.pending {
-            return Some((since + self.wait).max(self.now));
+            next = Some((since + min_wait).max(self.now));
         }
-        // Waiting for a new window to open.
-        let next = self.jobs.iter().map(|s| s.win_end).min()?;
-        Some(self.rel(next).max(self.now))
+        // A job whose own wait is not over yet, and the next window.
+        for s in &self.jobs {
+            let ready = since + self.start_wait(s);
+            if ready > self.now {
+                next = Some(next.map_or(ready, |n: Nanos| n.min(ready)));
+            }
+            let w = self.rel(s.win_end).max(self.now);
+            next = Some(next.map_or(w, |n: Nanos| n.min(w)));
+        }
+        next
+    }
+
+    /// How long job `s` waits into an idle period before a step.
+    fn start_wait(&self, s: &State) -> Nanos {
+        start_wait(self.wait, s.job.request.step)
     }
 
     /// A deadline is due at `now`: ends a finished step and, if the device
@@ -332,11 +356,12 @@ impl Scheduler {
             self.close(r.step.end);
         }
         let since = self.idle_since?;
-        if now < since + self.wait {
+        let min_wait = self.jobs.iter().map(|s| self.start_wait(s)).min()?;
+        if now < since + min_wait {
             return None;
         }
         self.pending = false;
-        let (j, extra) = self.choose(now)?;
+        let (j, extra) = self.choose(now, since)?;
         let next_window = self.jobs.iter().map(|s| s.win_end).min()?;
         let s = &mut self.jobs[j];
         let step = s.job.request.step;
@@ -372,18 +397,20 @@ impl Scheduler {
     }
 
     /// The job to run next at `now`, and whether as unreserved work.
-    fn choose(&self, now: Nanos) -> Option<(usize, bool)> {
+    fn choose(&self, now: Nanos, since: Nanos) -> Option<(usize, bool)> {
         let t = self.abs(now) as f64;
+        let ready = |s: &State| since + self.start_wait(s) <= now;
         let lag = |s: &State| {
             let p = (s.win_end - s.win_start) as f64;
             let due = s.job.request.amount.as_nanos() as f64 * ((t - s.win_start as f64) / p);
             due - s.obtained.as_nanos() as f64
         };
+        let is_behind = |s: &State| s.obtained < s.job.request.amount;
         let behind = self
             .jobs
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.obtained < s.job.request.amount)
+            .filter(|(_, s)| is_behind(s) && ready(s))
             .min_by(|(i, a), (k, b)| {
                 a.win_end
                     .cmp(&b.win_end)
@@ -393,10 +420,14 @@ impl Scheduler {
         if let Some((j, _)) = behind {
             return Some((j, false));
         }
+        if self.jobs.iter().any(is_behind) {
+            // Somebody is behind but still waiting: no unreserved work.
+            return None;
+        }
         self.jobs
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.job.extra)
+            .filter(|(_, s)| s.job.extra && ready(s))
             .min_by(|(i, a), (k, b)| {
                 let ra = a.obtained.as_secs_f64() / a.job.request.amount.as_secs_f64();
                 let rb = b.obtained.as_secs_f64() / b.job.request.amount.as_secs_f64();
@@ -494,29 +525,30 @@ mod tests {
     #[test]
     fn a_stepped_job_overruns_and_reports_it() {
         let mut sch = Scheduler::new(
-            vec![job("scrub", 24, s(300), s(60), false)],
+            vec![job("scrub", 24, s(240), s(60), false)],
             s(10),
             Nanos::ZERO,
             None,
         );
         let (steps, over) = period(&mut sch, s(0), s(100));
-        // Steps at 10 s and 70 s; the second runs to 130 s.
-        assert_eq!(steps.len(), 2);
+        // The 60 s step waits one step (more than the 10 s wait), starts
+        // at 60 s and runs to 120 s.
+        assert_eq!(steps.len(), 1);
         assert_eq!(
             over,
             Some(Overrun {
                 job: 0,
-                until: s(130)
+                until: s(120)
             })
         );
-        // No new step before the device is idle again, and then not
-        // before the running one ends.
+        // No new step before the device is idle again, and then not before
+        // it has been idle for a step.
         let (steps, _) = period(&mut sch, s(105), s(300));
-        assert_eq!(steps[0].start, s(130));
+        assert_eq!(steps[0].start, s(165));
         sch.finish(s(86_400));
         let r = &sch.reports()[0];
-        // Five steps (10, 70, 130, 190, 250 s); two ran into an arrival.
-        assert_eq!((r.windows, r.met, r.overruns, r.steps), (1, 1, 2, 5));
+        // Four steps (60, 165, 225, 285 s); two ran into an arrival.
+        assert_eq!((r.windows, r.met, r.overruns, r.steps), (1, 1, 2, 4));
     }
 
     #[test]
@@ -618,8 +650,9 @@ mod props {
                     if let Some(st) = sch.on_deadline(d) {
                         // What the job had in its window before this step.
                         let before = sch.obtained(st.job) - (st.end - st.start);
-                        // Only in idle time, after the wait.
-                        prop_assert!(st.start >= a + wait && st.start < b);
+                        // Only in idle time, after the job's wait.
+                        let step = sch.jobs[st.job].job.request.step;
+                        prop_assert!(st.start >= a + start_wait(wait, step) && st.start < b);
                         let amount = |j: usize| sch.jobs[j].job.request.amount;
                         if st.extra || before >= amount(st.job) {
                             // More than its reservation: nobody may be behind.
