@@ -210,7 +210,7 @@ impl IdleForecast {
                 let s = step.as_nanos();
                 let w = start_wait(self.wait, step).as_nanos();
                 let avail = (b.saturating_sub(a)).saturating_sub(w);
-                let usable = if s == 0 { avail } else { avail / s * s };
+                let usable = avail.checked_div(s).map_or(avail, |k| k * s);
                 (a + w, a + w + usable)
             })
             .collect();

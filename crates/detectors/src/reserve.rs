@@ -633,6 +633,15 @@ mod tests {
         );
         assert_eq!(a.submit("x", &[]), Err(ReserveError::Empty));
         assert!(Admission::new(night(), 1.0).is_err());
-        assert!(a.withdraw("x") == false);
+        assert!(!a.withdraw("x"));
+        // A withdrawn job frees its reservation.
+        let whole = req(24, m(60), Nanos::from_secs(60));
+        assert!(matches!(
+            a.submit("a", &[whole]).unwrap(),
+            Decision::Granted { .. }
+        ));
+        assert!(!a.shortfall(&whole).unwrap().is_zero());
+        assert!(a.withdraw("a"));
+        assert!(a.shortfall(&whole).unwrap().is_zero());
     }
 }

@@ -54,7 +54,7 @@ impl PlanPlot {
             .fold(0.0f64, f64::max)
             .max(1.0)
             / 60.0
-            * 1.1;
+            * 1.35;
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (SANS, 22))
             .margin(14)
