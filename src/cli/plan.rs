@@ -120,6 +120,12 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         end,
     };
     let report = plan(&timeline, &jobs, &opts).map_err(|e| CliError::input(anyhow!(e)))?;
+    if report.forecast.hours_sampled() == 0 {
+        eprintln!(
+            "lull: warning: the trace ({:.1} min) covers no complete hour, so the forecast has no data and every request is refused; plan on a trace of a day or more",
+            timeline.span().as_secs_f64() / 60.0
+        );
+    }
     let name = match &args.trace {
         Some(p) => p.display().to_string(),
         None => format!("{} (built-in, {})", args.workload, args.duration),

@@ -157,6 +157,12 @@ impl IdleForecast {
     pub fn periods(&self) -> u64 {
         self.periods
     }
+    /// Hours sampled so far (complete hours observed from their start).
+    pub fn hours_sampled(&self) -> u64 {
+        self.stats
+            .first()
+            .map_or(0, |row| row.iter().map(Welford::count).sum())
+    }
 
     /// Starts observing at `now` with wall clock `clock` at time 0 (the
     /// first call to any observer does this implicitly).
@@ -406,6 +412,7 @@ mod tests {
         assert_eq!(fine.mean_s, 110.0);
         assert_eq!(coarse.mean_s, 60.0);
         assert_eq!(fine.samples, 1);
+        assert_eq!(f.hours_sampled(), 1);
         assert!(f.hour(s(7), 0).is_none());
     }
 
