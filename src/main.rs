@@ -34,6 +34,8 @@ enum Command {
     Trace(cli::trace::Args),
     /// Write a built-in synthetic workload as a normalized CSV.
     Synth(cli::synth::Args),
+    /// Reserve idle time for background jobs: forecast, admit, schedule on a trace (or built-in workload).
+    Plan(cli::plan::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Daemon(args) => cli::daemon::run(args),
         Command::Trace(args) => cli::trace::run(args),
         Command::Synth(args) => cli::synth::run(args),
+        Command::Plan(args) => cli::plan::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

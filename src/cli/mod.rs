@@ -3,6 +3,7 @@
 
 pub(crate) mod components;
 pub(crate) mod daemon;
+pub(crate) mod plan;
 pub(crate) mod plot;
 pub(crate) mod rank;
 pub(crate) mod replay;

@@ -77,6 +77,7 @@ pub mod atomic;
 pub mod axes;
 pub mod grid;
 pub mod output;
+pub mod plan_plot;
 pub mod plot;
 pub mod report;
 pub mod score;

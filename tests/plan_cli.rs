@@ -1,0 +1,102 @@
+//! `lull plan` (issue 19) end to end on the built-in `office` workload:
+//! measure the idle capacity, ask for 80 % and 150 % of it with two jobs,
+//! and check the decisions, deadlines and the plot; bad jobs exit with 2.
+
+use std::process::{Command, Output};
+
+fn lull(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(args)
+        .output()
+        .expect("run lull")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = lull(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The measured usable idle time per day for 60 s steps, seconds.
+fn capacity() -> f64 {
+    let v = json(&["plan", "--job", "probe:1m/day:step=60s", "--format", "json"]);
+    v["capacity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["step_s"] == 60.0)
+        .unwrap()["day_mean_s"]
+        .as_f64()
+        .unwrap()
+}
+
+fn two_jobs(each_s: u64) -> serde_json::Value {
+    let a = format!("scrub:{each_s}s/day:step=60s");
+    let b = format!("backup:{each_s}s/day:step=60s");
+    json(&["plan", "--job", &a, "--job", &b, "--format", "json"])
+}
+
+#[test]
+fn eighty_percent_is_admitted_and_met_one_hundred_fifty_is_refused_with_the_shortfall() {
+    let c = capacity();
+    assert!(c > 3600.0, "{c}");
+
+    let v = two_jobs((0.4 * c) as u64);
+    for d in v["decisions"].as_array().unwrap() {
+        assert_eq!(d["admitted"], true, "{d}");
+    }
+    for j in v["jobs"].as_array().unwrap() {
+        assert_eq!(j["windows"], 1, "{j}");
+        assert_eq!(j["deadlines_met"], 1, "{j}");
+        assert!(j["obtained_s"].as_f64().unwrap() >= j["requested_s"].as_f64().unwrap());
+    }
+
+    let each = (0.75 * c) as u64;
+    let v = two_jobs(each);
+    let d = v["decisions"].as_array().unwrap();
+    assert_eq!(d[0]["admitted"], true);
+    assert_eq!(d[1]["admitted"], false);
+    // 150 % asked, 90 % reservable: short by about 60 % of the capacity.
+    let short = d[1]["shortfalls"][0]["per_day_s"].as_f64().unwrap();
+    assert!((short / c - 0.6).abs() < 0.01, "{short} of {c}");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
+
+    // The text output says it too.
+    let a = format!("scrub:{each}s/day:step=60s");
+    let b = format!("backup:{each}s/day:step=60s");
+    let o = lull(&["plan", "--job", &a, "--job", &b]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("backup     refused"), "{text}");
+    assert!(text.contains("short by"), "{text}");
+}
+
+#[test]
+fn writes_the_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lull(&[
+        "plan",
+        "--job",
+        "trim:5m/hour",
+        "--plot",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("plan.svg").exists());
+    assert!(dir.path().join("plan.png").exists());
+}
+
+#[test]
+fn bad_jobs_and_flags_are_usage_errors() {
+    for args in [
+        vec!["plan", "--job", "scrub"],
+        vec!["plan", "--job", "scrub:2h/5h"],
+        vec!["plan", "--job", "scrub:2h/day:stp=1s"],
+        vec!["plan", "--job", "scrub:25h/day"],
+        vec!["plan", "--job", "a:1h/day", "--best-effort", "1"],
+        vec!["plan", "--job", "a:1h/day", "--wait", "soon"],
+    ] {
+        let o = lull(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!o.stderr.is_empty());
+    }
+}
