@@ -8,17 +8,12 @@
 //! the stack went to unreserved work (or nobody).
 
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::RankError;
-use crate::atomic;
-
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-static REGISTER: Once = Once::new();
-const SANS: &str = "sans-serif";
+use crate::plot::{Draw, DrawResult, SANS, err};
 
 /// Job colours (Tableau 10), cycled.
 const COLOURS: [RGBColor; 6] = [
@@ -41,12 +36,8 @@ pub struct PlanPlot {
     pub jobs: Vec<(String, [f64; 24])>,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
-}
-
-impl PlanPlot {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+impl Draw for PlanPlot {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         root.fill(&WHITE).map_err(err)?;
         let stacked = |h: usize| self.jobs.iter().map(|j| j.1[h]).sum::<f64>();
         let top = (0..24)
@@ -113,28 +104,12 @@ impl PlanPlot {
             .map_err(err)?;
         Ok(())
     }
+}
 
+impl PlanPlot {
     /// Writes `stem.svg` and `stem.png` (atomically) into `dir`.
     pub fn save(&self, dir: &Path, stem: &str) -> Result<(), RankError> {
-        REGISTER.call_once(|| {
-            // The embedded font is valid; a failure would only degrade text.
-            let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-        });
-        let size = (960, 540);
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-            self.draw(&root)
-                .and_then(|()| root.present().map_err(err))
-                .map_err(|e| RankError::Plot(format!("{stem}.svg: {e}")))?;
-        }
-        atomic::write_bytes(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
-        atomic::write_with(&dir.join(format!("{stem}.png")), |tmp| {
-            let root = BitMapBackend::new(tmp, size).into_drawing_area();
-            self.draw(&root)
-                .and_then(|()| root.present().map_err(err))
-                .map_err(|e| RankError::Plot(format!("{stem}.png: {e}")))
-        })
+        crate::plot::save(dir, stem, (960, 540), self)
     }
 }
 

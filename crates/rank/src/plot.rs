@@ -36,7 +36,7 @@ fn register_font() {
     });
 }
 
-const SANS: &str = "sans-serif";
+pub(crate) const SANS: &str = "sans-serif";
 
 /// Distinct colours (Tableau 10 and two extra), cycled.
 const PALETTE: [RGBColor; 12] = [
@@ -82,18 +82,24 @@ pub struct Figure {
     pub stem: String,
 }
 
-type DrawResult = Result<(), String>;
+pub(crate) type DrawResult = Result<(), String>;
 
-trait Draw {
+/// A figure that draws itself on any plotters backend.
+pub(crate) trait Draw {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult;
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
 /// Renders `fig` to `dir/stem.svg` and `dir/stem.png`, atomically.
-fn save<F: Draw>(dir: &Path, stem: &str, size: (u32, u32), fig: &F) -> Result<(), RankError> {
+pub(crate) fn save<F: Draw>(
+    dir: &Path,
+    stem: &str,
+    size: (u32, u32),
+    fig: &F,
+) -> Result<(), RankError> {
     register_font();
     let mut svg = String::new();
     {
