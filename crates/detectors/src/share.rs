@@ -97,6 +97,8 @@ pub struct ShareExperts {
     weights: Vec<f64>,
     /// `x_i/scale`: each expert's own part of its loss when it fires.
     x_scaled: Vec<f64>,
+    /// `Σ x_i`, seconds.
+    x_sum: f64,
     /// `e^(−η·x_i/scale)`.
     e_x: Vec<f64>,
     /// `(1 − α)^(x_i/scale)`.
@@ -146,12 +148,14 @@ impl ShareExperts {
         let b = breakeven.as_secs_f64();
         let scale = b.max(hi) + delay_weight * b;
         let x_scaled: Vec<f64> = x.iter().map(|xi| xi / scale).collect();
+        let x_sum = x.iter().sum();
         let e_x = x.iter().map(|xi| (-eta * xi / scale).exp()).collect();
         let s_x = x.iter().map(|xi| (1.0 - alpha).powf(xi / scale)).collect();
         let mut e = ShareExperts {
             x,
             x_ns,
             weights: vec![1.0 / n as f64; n],
+            x_sum,
             x_scaled,
             e_x,
             s_x,
@@ -256,30 +260,47 @@ impl ShareExperts {
             self.weights.iter_mut().for_each(|w| *w = 1.0 / n);
         } else {
             // Normalize and share, then hand out the pool.
+            // The weighted mean timeout comes out of the same passes:
+            // Σ (kept·v + add)·x = Σ kept·v·x + add·Σx.
             let inv = 1.0 / total;
             let (fired, sat) = self.weights.split_at_mut(k);
-            let mut pool = 0.0;
-            for (w, kx) in fired.iter_mut().zip(&self.s_x) {
+            let (mut pool, mut wx) = (0.0, 0.0);
+            for ((w, kx), x) in fired.iter_mut().zip(&self.s_x).zip(&self.x) {
                 let v = *w * inv;
                 let kept = kx * s_c;
                 pool += v - kept * v;
                 *w = kept * v;
+                wx += *w * x;
             }
             let sat_sum: f64 = sat.iter().sum::<f64>() * inv;
             pool += sat_sum * (1.0 - s_q);
-            sat.iter_mut().for_each(|w| *w *= inv * s_q);
+            let scale = inv * s_q;
+            for (w, x) in sat.iter_mut().zip(&self.x[k..]) {
+                *w *= scale;
+                wx += *w * x;
+            }
             let add = pool / n;
             self.weights.iter_mut().for_each(|w| *w += add);
+            if self.decision == Decision::Mean {
+                self.periods += 1;
+                self.timeout = self.mean_timeout(wx + add * self.x_sum);
+                return;
+            }
         }
         self.periods += 1;
         self.timeout = self.decide();
+    }
+
+    /// A weighted mean of the timeouts, as a timeout within the experts'.
+    fn mean_timeout(&self, mean_s: f64) -> Nanos {
+        Nanos::from_secs_f64(mean_s).clamp(self.x_ns[0], self.x_ns[self.x.len() - 1])
     }
 
     fn decide(&self) -> Nanos {
         match self.decision {
             Decision::Mean => {
                 let mean: f64 = self.weights.iter().zip(&self.x).map(|(w, x)| w * x).sum();
-                Nanos::from_secs_f64(mean).clamp(self.x_ns[0], self.x_ns[self.x.len() - 1])
+                self.mean_timeout(mean)
             }
             Decision::Median => {
                 let mut acc = 0.0;
