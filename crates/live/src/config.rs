@@ -124,6 +124,27 @@ pub struct DiskConfig {
     pub task: TaskConfig,
     /// The power model, if one was named.
     pub power: Option<PowerModel>,
+    /// The break-even time B the network is built with (`timer(2B)`, the
+    /// B-scaled defaults): see [`task_breakeven`].
+    pub breakeven: Nanos,
+}
+
+/// The break-even time B of a disk's task: for `standby`, its power
+/// model's (`preset`, or lull-tasks' default preset) spin-up energy over
+/// the power saved asleep; for `flush` and `command`, the default service
+/// model's random 8 KiB access time, the time scale of the work they do in
+/// idle periods.
+pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
+    match task {
+        TaskConfig::Standby { .. } => {
+            let p = power.cloned().unwrap_or_else(PowerModel::paper);
+            Nanos::from_secs_f64(p.break_even())
+        }
+        TaskConfig::Flush | TaskConfig::Command { .. } => {
+            lull_tasks::device::ServiceModel::preset(lull_tasks::device::DEFAULT_PRESET)
+                .map_or(Nanos::from_millis(10), |m| m.breakeven())
+        }
+    }
 }
 
 impl DiskConfig {
@@ -135,12 +156,17 @@ impl DiskConfig {
             && self.policy == other.policy
             && self.task == other.task
             && self.power == other.power
+            && self.breakeven == other.breakeven
     }
 }
 
 /// How `standby` talks to the drive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// Native SG_IO where the drive answers ATA CHECK POWER MODE through
+    /// it (no process per spin-down), `hdparm` otherwise; the daemon logs
+    /// its choice once per disk.
+    Auto,
     /// `hdparm -y` (and `hdparm -C` for the power state).
     Hdparm,
     /// Native SG_IO: ATA PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
@@ -212,8 +238,12 @@ struct RawDisk {
     interval: Option<Spanned<String>>,
 }
 
-/// The default network: hd-idle's fixed 10-minute timeout.
-pub const DEFAULT_NETWORK: &str = "timer(10m)";
+/// The default network: a fixed timeout of four times the disk's
+/// break-even time B (for the default preset, 12 s; for `wd-red-plus`,
+/// 290 s), the timeout with a bounded cost (at most five times the
+/// optimum's energy on any idle period). The named network `auto` takes
+/// its place once the registry has it.
+pub const DEFAULT_NETWORK: &str = "timer(4B)";
 /// The default wear budget.
 pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
 
@@ -328,7 +358,8 @@ fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
         let text = cx.text.lines().nth(l - 1)?;
         let (k, _) = text.split_once('=')?;
         let k = k.trim().trim_matches('"');
-        (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#')).then(|| k.to_string())
+        (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#'))
+            .then(|| format!("{}{k}", table_prefix(cx.text, l)))
     });
     ConfigError {
         file: cx.path.to_path_buf(),
@@ -336,6 +367,30 @@ fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
         key,
         message: e.message().trim().to_string(),
     }
+}
+
+/// The key prefix of the table line `line` (1-based) is in: `disk[2].`
+/// inside the third `[[disk]]`, `metrics.` inside `[metrics]`, nothing at
+/// the top level.
+fn table_prefix(text: &str, line: usize) -> String {
+    let mut prefix = String::new();
+    let mut disks = 0;
+    for l in text.lines().take(line.saturating_sub(1)) {
+        let l = l.trim();
+        let header = l.split('#').next().unwrap_or("").trim();
+        if header.starts_with("[[") {
+            let name = header.trim_matches(['[', ']']).trim();
+            if name == "disk" {
+                prefix = format!("disk[{disks}].");
+                disks += 1;
+            } else {
+                prefix = format!("{name}.");
+            }
+        } else if header.starts_with('[') {
+            prefix = format!("{}.", header.trim_matches(['[', ']']).trim());
+        }
+    }
+    prefix
 }
 
 fn parse_listen(s: &str) -> Result<SocketAddr, String> {
@@ -365,14 +420,6 @@ fn disk(
             "a device path must be under /dev/",
         ));
     }
-    let network = match &d.network {
-        Some(n) => {
-            check_network(n.get_ref(), registry)
-                .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
-            n.get_ref().trim().to_string()
-        }
-        None => DEFAULT_NETWORK.to_string(),
-    };
     let policy = match &d.policy {
         Some(p) => p
             .get_ref()
@@ -416,15 +463,18 @@ fn disk(
     let task = match task_name {
         "standby" => {
             let backend = match d.backend.as_ref() {
-                None => Backend::Hdparm,
+                None => Backend::Auto,
                 Some(b) => match b.get_ref().as_str() {
+                    "auto" => Backend::Auto,
                     "hdparm" => Backend::Hdparm,
                     "sgio" => Backend::Sgio,
                     other => {
                         return Err(cx.err(
                             Some(b.span()),
                             &key("backend"),
-                            format!("unknown backend {other:?} (expected \"hdparm\" or \"sgio\")"),
+                            format!(
+                                "unknown backend {other:?} (expected \"auto\", \"hdparm\" or \"sgio\")"
+                            ),
                         ));
                     }
                 },
@@ -470,8 +520,24 @@ fn disk(
             ));
         }
     };
+    let breakeven = task_breakeven(&task, power.as_ref());
+    let registry = registry.clone().with_breakeven(breakeven);
+    let network = match &d.network {
+        Some(n) => {
+            check_network(n.get_ref(), &registry)
+                .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
+            n.get_ref().trim().to_string()
+        }
+        None => {
+            check_network(DEFAULT_NETWORK, &registry).map_err(|m| {
+                cx.err(Some(d.device.span()), &key("network"), format!("the default network: {m}"))
+            })?;
+            DEFAULT_NETWORK.to_string()
+        }
+    };
     Ok(DiskConfig {
         index: i,
+        breakeven,
         line: cx.line(&d.device.span()),
         device,
         network,

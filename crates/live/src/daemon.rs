@@ -53,8 +53,9 @@ use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::drive::{self, PowerState};
 use crate::metrics::{self, DiskGauges};
+use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
-use crate::state::{State, write_atomically};
+use crate::state::{State, WearBudget, write_atomically};
 use crate::task::{Intent, LiveTask};
 
 /// How the daemon is started.
@@ -79,25 +80,123 @@ pub enum DaemonError {
     Runtime(String),
 }
 
-/// Validates `path` and describes what the daemon would watch, without
+/// What [`preflight`] found: where each disk entry resolves now, and
+/// warnings that do not stop a start.
+#[derive(Debug, Default)]
+pub struct Preflight {
+    /// Per `[[disk]]`, in file order: the devices it resolves to now.
+    pub found: Vec<Vec<Resolved>>,
+    /// Things a start tolerates but an admin should know.
+    pub warnings: Vec<String>,
+}
+
+/// The checks a start (and a reload) runs beyond the file's own
+/// validation, which `--check` runs too: the state file's directory exists
+/// and is writable (not in a dry run, which writes no state) and the
+/// state file is readable; the metrics textfile's directory exists and is
+/// writable; no two entries resolve to the same device now (`loop0` and
+/// `/dev/loop0`: which task would it get?).
+pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
+    let err = |key: &str, message: String| ConfigError {
+        file: cfg.path.clone(),
+        line: None,
+        key: Some(key.to_string()),
+        message,
+    };
+    let mut out = Preflight::default();
+    if !dry_run {
+        dir_writable(&cfg.state_file).map_err(|m| err("state_file", m))?;
+        match State::load(&cfg.state_file) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => out.warnings.push(format!(
+                "{e}; a start keeps it as {}.corrupt-<unix time> and begins with empty counters",
+                cfg.state_file.display()
+            )),
+            Err(e) => {
+                return Err(err(
+                    "state_file",
+                    format!("{}: cannot read: {e}", cfg.state_file.display()),
+                ));
+            }
+        }
+    }
+    if let Some(tf) = &cfg.metrics.textfile {
+        dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+    }
+    let sample = std::fs::read_to_string(&cfg.diskstats)
+        .ok()
+        .and_then(|t| parse(&t).ok())
+        .map(Sample::new);
+    if sample.is_none() {
+        out.warnings.push(format!(
+            "{} cannot be read now: no disk is resolved",
+            cfg.diskstats.display()
+        ));
+    }
+    for (i, d) in cfg.disks.iter().enumerate() {
+        let found = sample
+            .as_ref()
+            .map(|s| resolve(&d.device, s.names()))
+            .unwrap_or_default();
+        for r in &found {
+            if let Some((j, _)) = out
+                .found
+                .iter()
+                .enumerate()
+                .find(|(_, f)| f.iter().any(|o| o.kernel == r.kernel))
+            {
+                let prev = &cfg.disks[j];
+                return Err(ConfigError {
+                    file: cfg.path.clone(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: format!(
+                        "`{}` is {} now, which disk[{j}] (`{}`, line {}) already names; a disk can have one entry",
+                        d.device, r.kernel, prev.device, prev.line
+                    ),
+                });
+            }
+        }
+        out.found.push(found);
+    }
+    Ok(out)
+}
+
+/// The directory `path` is in exists and the daemon may create files in it.
+fn dir_writable(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let m = std::fs::metadata(dir).map_err(|e| format!("directory {}: {e}", dir.display()))?;
+    if !m.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    // Try it: permission bits say nothing for root, and a read-only
+    // mount or an immutable directory only shows when writing.
+    let probe = dir.join(format!(".lull-check.{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| format!("cannot create files in {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Validates `path` as a start would ([`Config::load`], then
+/// [`preflight`]) and describes what the daemon would watch, without
 /// starting it.
 pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     let cfg = Config::load(path, registry)?;
+    let pre = preflight(&cfg, false)?;
     let mut out = format!(
         "{}: ok; poll {}, state file {}\n",
         path.display(),
         cfg.poll,
         cfg.state_file.display()
     );
-    let sample = std::fs::read_to_string(&cfg.diskstats)
-        .ok()
-        .and_then(|t| parse(&t).ok())
-        .map(Sample::new);
-    for d in &cfg.disks {
-        let found = sample
-            .as_ref()
-            .map(|s| resolve(&d.device, s.names()))
-            .unwrap_or_default();
+    for (d, found) in cfg.disks.iter().zip(&pre.found) {
         let now = if found.is_empty() {
             "not present now (the daemon waits for it)".to_string()
         } else {
@@ -108,15 +207,19 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
                 .join(", ")
         };
         out.push_str(&format!(
-            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}\n",
+            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}, break-even {}\n",
             d.index,
             d.device,
             d.line,
             now,
             d.task.name(),
             d.network,
-            d.policy
+            d.policy,
+            d.breakeven
         ));
+    }
+    for w in &pre.warnings {
+        out.push_str(&format!("warning: {w}\n"));
     }
     Ok(out)
 }
@@ -124,6 +227,7 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(opts: Options) -> Result<(), DaemonError> {
     let cfg = Config::load(&opts.config, &opts.registry)?;
+    preflight(&cfg, opts.dry_run)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(4)
@@ -133,6 +237,49 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         let mut d = Daemon::new(opts, cfg).await?;
         d.run().await
     })
+}
+
+/// Commands a previous run of the daemon started and did not stop (it was
+/// killed with SIGKILL, or crashed) may still run: a command that ignores
+/// SIGHUP survives its daemon. Stop those that are still ours (same pid
+/// and start time, see [`crate::process`]) so a command never runs twice;
+/// forget the others.
+async fn stop_orphans(state: &mut State, cfg: &Config) {
+    let argvs: Vec<Vec<String>> = cfg
+        .disks
+        .iter()
+        .filter_map(|d| match &d.task {
+            TaskConfig::Command { argv, .. } => Some(argv.clone()),
+            _ => None,
+        })
+        .collect();
+    for (key, st) in &mut state.disks {
+        let Some(pid) = st.command_pid.take() else {
+            continue;
+        };
+        let start = st.command_start.take();
+        if process::is_our_command(pid, start, &argvs) {
+            warn!(
+                "disk {key}: command pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
+            );
+            let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
+            info!("disk {key}: old command pid {pid} {how}");
+            st.last_decision = format!("old command pid {pid} stopped at start ({how})");
+            st.last_decision_unix = unix_now();
+        } else {
+            info!("disk {key}: command pid {pid} of a previous run is gone");
+        }
+    }
+}
+
+/// Builds a disk's network for its device: durations relative to the
+/// break-even time (`timer(4B)`) and B-scaled defaults resolve against the
+/// disk's own B ([`crate::config::task_breakeven`]).
+fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, String> {
+    let registry = registry.clone().with_breakeven(cfg.breakeven);
+    NetworkSpec::parse(&cfg.network, Some(&registry))
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.build(&registry).map_err(|e| e.to_string()))
 }
 
 fn boottime() -> Nanos {
@@ -188,10 +335,14 @@ enum Outcome {
     SpunDown(String),
     AlreadyStandby,
     Flushed(Vec<PathBuf>),
-    CommandStarted(u32),
+    /// The command's pid and start time (clock ticks after boot).
+    CommandStarted(u32, Option<u64>),
     CommandResumed(u32),
     CommandPaused(u32),
     CommandExited(u32, String),
+    /// The daemon stopped the command (it is stopping or the disk's
+    /// configuration changed): not a run to its end.
+    CommandStopped(u32, String),
     Skipped(String),
     DryRun(String),
     Failed(String),
@@ -218,6 +369,10 @@ struct Disk {
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
     absorb_next: bool,
+    /// The engine started the task but it is not running: the start was
+    /// refused (wear budget, break-even, interval), failed, or the command
+    /// exited. Cleared at the next start.
+    not_running: bool,
 }
 
 struct Daemon {
@@ -242,6 +397,12 @@ struct Daemon {
     events: Vec<Event>,
     missing: HashSet<String>,
     read_error_logged: bool,
+    /// Where the by-path and glob entries resolved at the last poll: they
+    /// are re-resolved every poll, because udev creates a by-id link after
+    /// the kernel device appears.
+    path_sig: u64,
+    /// The last error writing the metrics textfile (logged once per change).
+    textfile_error: Option<String>,
 }
 
 impl Daemon {
@@ -249,10 +410,20 @@ impl Daemon {
         let state = if opts.dry_run {
             State::default()
         } else {
-            let s = match State::load(&cfg.state_file) {
+            let mut s = match State::load(&cfg.state_file) {
                 Ok(s) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    warn!("{e}; starting with empty counters");
+                    match State::keep_corrupt(&cfg.state_file, unix_now()) {
+                        Ok(kept) => warn!(
+                            "{e}; kept it as {} and starting with empty counters",
+                            kept.display()
+                        ),
+                        Err(k) => {
+                            return Err(DaemonError::Runtime(format!(
+                                "{e}; cannot keep it aside ({k}), so it is not overwritten: move it away"
+                            )));
+                        }
+                    }
                     State::default()
                 }
                 Err(e) => {
@@ -262,6 +433,7 @@ impl Daemon {
                     )));
                 }
             };
+            stop_orphans(&mut s, &cfg).await;
             s.save(&cfg.state_file).map_err(|e| {
                 DaemonError::Runtime(format!(
                     "state file {}: cannot write: {e}",
@@ -292,6 +464,8 @@ impl Daemon {
             events: Vec::with_capacity(256),
             missing: HashSet::new(),
             read_error_logged: false,
+            path_sig: 0,
+            textfile_error: None,
         };
         d.start_metrics_server().await?;
         Ok(d)
@@ -383,7 +557,9 @@ impl Daemon {
 
     async fn reload(&mut self) {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
-        match Config::load(&self.opts.config, &self.opts.registry) {
+        let loaded = Config::load(&self.opts.config, &self.opts.registry)
+            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
+        match loaded {
             Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
             Ok(new) => {
                 let old_listen = self.cfg.metrics.listen;
@@ -406,6 +582,7 @@ impl Daemon {
                 }
                 self.retire_all(gone).await;
                 self.names_sig = 0; // Re-resolve at the next poll.
+                self.path_sig = 0;
                 self.missing.clear();
                 if old_listen != self.cfg.metrics.listen {
                     if let Err(e) = self.start_metrics_server().await {
@@ -444,10 +621,7 @@ impl Daemon {
     }
 
     fn new_disk(&mut self, cfg: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
-        let network = match NetworkSpec::parse(&cfg.network, Some(&self.opts.registry))
-            .map_err(|e| e.to_string())
-            .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
-        {
+        let network = match build_network(&self.opts.registry, cfg) {
             Ok(n) => n,
             Err(e) => {
                 error!("disk {}: network {}: {e}", r.key, cfg.network);
@@ -462,6 +636,7 @@ impl Daemon {
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
+            chosen: None,
         };
         let handle = tokio::spawn(actor.run(rx));
         Some(Disk {
@@ -481,6 +656,7 @@ impl Daemon {
             standby_since: None,
             flushing: false,
             absorb_next: false,
+            not_running: false,
         })
     }
 
@@ -526,17 +702,34 @@ impl Daemon {
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family) {
                     info!(
-                        "disk {} ({}): task {}, network {}, policy {}",
+                        "disk {} ({}): task {}, network {}, policy {}, break-even {}",
                         d.key,
                         d.kernel,
                         c.task.name(),
                         c.network,
-                        c.policy
+                        c.policy,
+                        c.breakeven
                     );
                     self.disks.push(d);
                 }
             }
         }
+    }
+
+    /// Where the entries written as `/dev/…` paths or path globs resolve
+    /// now (a `readlink` per link, a directory read per glob): compared
+    /// at every poll, so a by-id link udev creates or moves after the
+    /// kernel device appeared is followed at the next poll. Kernel-name
+    /// entries depend only on the names, which the caller hashes.
+    fn path_signature(&self, sample: &Sample) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for c in self.cfg.disks.iter().filter(|c| c.device.starts_with('/')) {
+            for r in resolve(&c.device, sample.names()) {
+                r.key.hash(&mut h);
+                r.kernel.hash(&mut h);
+            }
+        }
+        h.finish() | 1
     }
 
     async fn poll(&mut self, late: bool) {
@@ -577,8 +770,10 @@ impl Daemon {
             names.hash(&mut h);
             h.finish() | 1
         };
-        if sig != self.names_sig {
+        let path_sig = self.path_signature(&sample);
+        if sig != self.names_sig || path_sig != self.path_sig {
             self.names_sig = sig;
+            self.path_sig = path_sig;
             self.resolve_all(&sample);
         }
         let mut events = std::mem::take(&mut self.events);
@@ -640,10 +835,7 @@ impl Daemon {
                     d.key
                 );
                 st.errors += 1;
-                if let Ok(n) = NetworkSpec::parse(&d.cfg.network, Some(&self.opts.registry))
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
-                {
+                if let Ok(n) = build_network(&self.opts.registry, &d.cfg) {
                     d.engine = Engine::new(
                         n,
                         PolicyActuator::new(d.cfg.policy),
@@ -676,6 +868,7 @@ impl Daemon {
         match intent {
             Intent::Stop { .. } => {
                 self.state.disk(&key).task_stops += 1;
+                self.disks[i].not_running = false;
                 let task = self.disks[i].cfg.task.name();
                 info!("disk {key}: busy, stop {task}");
                 self.decide(i, format!("stop {task}: disk busy or prediction over"));
@@ -683,6 +876,8 @@ impl Daemon {
             }
             Intent::Start { budget, .. } => {
                 self.state.disk(&key).task_starts += 1;
+                // Refused until sent to the actor below.
+                self.disks[i].not_running = true;
                 let budget_text = budget.map_or("until busy".to_string(), |b| b.to_string());
                 let d = &self.disks[i];
                 match &d.cfg.task {
@@ -690,14 +885,23 @@ impl Daemon {
                         max_spindowns_per_day,
                         ..
                     } => {
-                        let day_ago = unix_now().saturating_sub(86_400);
+                        let per_day = *max_spindowns_per_day;
+                        let now_unix = unix_now();
                         let st = self.state.disk(&key);
-                        st.recent_spindowns.retain(|&t| t > day_ago);
-                        let used = st.recent_spindowns.len() as u32;
-                        if used >= *max_spindowns_per_day {
-                            let why = format!(
-                                "skip standby: wear budget used ({used} of {max_spindowns_per_day} spin-downs in 24 h)"
-                            );
+                        let bucket = st
+                            .wear
+                            .get_or_insert_with(|| WearBudget::full(per_day, now_unix));
+                        // Peek: the token is taken once the checks below pass.
+                        let mut peek = bucket.clone();
+                        if let Err(wait) = peek.take(per_day, now_unix) {
+                            let why = if wait.is_finite() {
+                                format!(
+                                    "skip standby: wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
+                                    wait.ceil()
+                                )
+                            } else {
+                                "skip standby: max_spindowns_per_day = 0".to_string()
+                            };
                             info!("disk {key}: {why}");
                             self.decide(i, why);
                             return;
@@ -714,6 +918,9 @@ impl Daemon {
                                 return;
                             }
                         }
+                        if let Some(b) = self.state.disk(&key).wear.as_mut() {
+                            let _ = b.take(per_day, now_unix);
+                        }
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -726,6 +933,7 @@ impl Daemon {
                         info!("disk {key}: idle, flush");
                         self.decide(i, "flush".into());
                         let d = &mut self.disks[i];
+                        d.not_running = false;
                         d.flushing = !self.opts.dry_run;
                         let dev = PathBuf::from("/dev").join(&d.kernel);
                         let _ = d.orders.send(Order::Start { dev, devs });
@@ -736,6 +944,7 @@ impl Daemon {
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
                 }
+                self.disks[i].not_running = false;
                 let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
                 let _ = self.disks[i].orders.send(Order::Start {
                     dev,
@@ -759,7 +968,6 @@ impl Daemon {
         let text = match r.outcome {
             Outcome::SpunDown(how) => {
                 st.spindowns += 1;
-                st.recent_spindowns.push(unix_now());
                 if let Some(d) = disk.as_mut() {
                     d.standby_since = Some(now);
                 }
@@ -789,8 +997,9 @@ impl Daemon {
                 );
                 format!("flush done ({} file systems)", mounts.len())
             }
-            Outcome::CommandStarted(pid) => {
+            Outcome::CommandStarted(pid, start) => {
                 st.command_pid = Some(pid);
+                st.command_start = start;
                 info!("disk {key}: command started, pid {pid}");
                 format!("command started (pid {pid})")
             }
@@ -804,11 +1013,27 @@ impl Daemon {
             }
             Outcome::CommandExited(pid, status) => {
                 st.command_pid = None;
+                st.command_start = None;
                 st.command_exits += 1;
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
                 info!("disk {key}: command pid {pid} exited: {status}");
                 format!("command exited: {status}")
             }
+            Outcome::CommandStopped(pid, status) => {
+                st.command_pid = None;
+                st.command_start = None;
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
+                info!("disk {key}: command pid {pid} stopped by the daemon: {status}");
+                format!("command stopped by the daemon: {status}")
+            }
             Outcome::Skipped(why) => {
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
                 info!("disk {key}: {why}");
                 why
             }
@@ -819,6 +1044,7 @@ impl Daemon {
             Outcome::Failed(why) => {
                 if let Some(d) = disk.as_mut() {
                     d.flushing = false;
+                    d.not_running = true;
                 }
                 st.errors += 1;
                 error!("disk {key}: {why}");
@@ -844,7 +1070,7 @@ impl Daemon {
                 DiskGauges {
                     key: d.key.clone(),
                     task: d.cfg.task.name(),
-                    running: d.engine.task_running(),
+                    running: d.engine.task_running() && !d.not_running,
                     in_standby: d.standby_since.is_some(),
                     energy_saved_j,
                     nodes: d.engine.detector().node_gauges(),
@@ -874,8 +1100,23 @@ impl Daemon {
             self.opts.dry_run,
         ));
         if let Some(tf) = &self.cfg.metrics.textfile {
-            if let Err(e) = write_atomically(tf, text.as_bytes(), false) {
-                warn!("metrics textfile {}: {e}", tf.display());
+            // Logged once per change of state, not at every save.
+            match write_atomically(tf, text.as_bytes(), false) {
+                Err(e) => {
+                    let e = e.to_string();
+                    if self.textfile_error.as_deref() != Some(e.as_str()) {
+                        warn!(
+                            "metrics textfile {}: {e} (said once until it changes)",
+                            tf.display()
+                        );
+                        self.textfile_error = Some(e);
+                    }
+                }
+                Ok(()) => {
+                    if self.textfile_error.take().is_some() {
+                        info!("metrics textfile {}: written again", tf.display());
+                    }
+                }
             }
         }
         self.metrics_tx.send_replace(text);
@@ -899,6 +1140,8 @@ struct Actor {
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
+    /// The backend `auto` chose for this disk (chosen and logged once).
+    chosen: Option<Backend>,
 }
 
 struct Running {
@@ -928,7 +1171,7 @@ impl Actor {
         });
     }
 
-    async fn run(self, mut rx: mpsc::UnboundedReceiver<Order>) {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Order>) {
         let mut child: Option<Running> = None;
         let mut last_exit: Option<tokio::time::Instant> = None;
         loop {
@@ -964,26 +1207,44 @@ impl Actor {
                     "killed after 10 s (SIGTERM ignored)".to_string()
                 }
             };
-            self.report(Outcome::CommandExited(
-                r.pid,
-                format!("{status} (daemon stopping)"),
-            ));
+            self.report(Outcome::CommandStopped(r.pid, status));
         }
     }
 
+    /// The backend to use: the configured one, or for `auto` the one
+    /// probed at the first spin-down (logged once).
+    async fn backend(&mut self, configured: Backend, dev: &Path) -> Backend {
+        if configured != Backend::Auto {
+            return configured;
+        }
+        if let Some(b) = self.chosen {
+            return b;
+        }
+        let (b, why) = drive::choose_backend(dev).await;
+        info!(
+            "disk {}: standby backend {} ({why})",
+            self.key,
+            drive::backend_name(b)
+        );
+        self.chosen = Some(b);
+        b
+    }
+
     async fn start(
-        &self,
+        &mut self,
         child: &mut Option<Running>,
         last_exit: Option<tokio::time::Instant>,
         dev: &Path,
         devs: Vec<(u32, u32)>,
     ) {
-        match &self.task {
+        let task = self.task.clone();
+        match &task {
             TaskConfig::Standby { backend, .. } => {
                 if self.dry_run {
                     self.report(Outcome::DryRun(format!("spin {} down", dev.display())));
                     return;
                 }
+                let backend = &self.backend(*backend, dev).await;
                 match drive::power_state(*backend, dev).await {
                     Ok(PowerState::Standby) => {
                         self.report(Outcome::AlreadyStandby);
@@ -1050,12 +1311,13 @@ impl Actor {
                 match spawned {
                     Ok(c) => {
                         let pid = c.id().unwrap_or(0);
+                        let start = process::stat(pid).map(|s| s.start_ticks);
                         *child = Some(Running {
                             child: c,
                             pid,
                             paused: false,
                         });
-                        self.report(Outcome::CommandStarted(pid));
+                        self.report(Outcome::CommandStarted(pid, start));
                     }
                     Err(e) => self.report(Outcome::Failed(format!("cannot run {}: {e}", argv[0]))),
                 }

@@ -62,14 +62,16 @@ pub mod daemon;
 pub mod devices;
 pub mod diskstats;
 pub mod drive;
+pub mod log;
 pub mod metrics;
+pub mod process;
 pub mod sgio;
 pub mod source;
 pub mod state;
 pub mod task;
 
 pub use config::{Config, ConfigError};
-pub use daemon::{DaemonError, Options, check, run};
+pub use daemon::{DaemonError, Options, check, preflight, run};
 
 use lull_core::registry::Registry;
 
@@ -82,24 +84,5 @@ pub fn default_registry() -> Registry {
     r
 }
 
-/// Sets up logging to stderr for the daemon: no colours unless stderr is a
-/// terminal, no timestamps under systemd (journald adds its own). The level
-/// comes from `LULL_LOG` (`error`, `warn`, `info` (default), `debug`,
-/// `trace`).
-pub fn init_logging() {
-    use std::io::IsTerminal;
-    let level = std::env::var("LULL_LOG")
-        .ok()
-        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
-        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .with_max_level(level);
-    let _ = if std::env::var_os("JOURNAL_STREAM").is_some() {
-        builder.without_time().try_init()
-    } else {
-        builder.try_init()
-    };
-}
+/// Sets up the daemon's log ([`log::init_logging`]).
+pub use log::init_logging;
