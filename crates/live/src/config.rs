@@ -33,7 +33,9 @@
 //! down), `command` (argv, absolute program path, no shell) and `interval`
 //! (least time between two runs of a command that exited, default `0s`).
 //!
-//! Top-level keys besides SPEC §6.1's: `diskstats` (default
+//! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
+//! never: how often CHECK POWER MODE reads the power state of standby
+//! disks whose backend is SG_IO), `diskstats` (default
 //! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
 //! containers.
 
@@ -88,6 +90,10 @@ pub struct Config {
     pub state_file: PathBuf,
     /// How often diskstats is read.
     pub poll: Nanos,
+    /// How often the power state of standby disks is read with CHECK POWER
+    /// MODE over SG_IO (never wakes a disk; zero: never), to see spin-ups
+    /// and spin-downs the daemon did not cause.
+    pub power_check: Nanos,
     /// The diskstats file.
     pub diskstats: PathBuf,
     /// The sysfs root (partitions and holders).
@@ -210,6 +216,7 @@ impl TaskConfig {
 struct RawConfig {
     state_file: Option<Spanned<String>>,
     poll: Option<Spanned<String>>,
+    power_check: Option<Spanned<String>>,
     diskstats: Option<String>,
     sysfs: Option<String>,
     metrics: Option<RawMetrics>,
@@ -244,6 +251,8 @@ struct RawDisk {
 /// optimum's energy on any idle period). The named network `auto` takes
 /// its place once the registry has it.
 pub const DEFAULT_NETWORK: &str = "timer(4B)";
+/// How often standby disks' power state is read by default.
+pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
 /// The default wear budget.
 pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
 
@@ -310,6 +319,11 @@ impl Config {
             }
             None => Nanos::from_secs(1),
         };
+        let power_check = match &raw.power_check {
+            Some(p) => parse_duration(p.get_ref())
+                .map_err(|e| cx.err(Some(p.span()), "power_check", e.to_string()))?,
+            None => DEFAULT_POWER_CHECK,
+        };
         let mut metrics = MetricsConfig::default();
         if let Some(m) = &raw.metrics {
             if let Some(t) = &m.textfile {
@@ -343,6 +357,7 @@ impl Config {
             path: path.to_path_buf(),
             state_file,
             poll,
+            power_check,
             diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),
             sysfs: PathBuf::from(raw.sysfs.as_deref().unwrap_or("/sys")),
             metrics,
@@ -530,7 +545,11 @@ fn disk(
         }
         None => {
             check_network(DEFAULT_NETWORK, &registry).map_err(|m| {
-                cx.err(Some(d.device.span()), &key("network"), format!("the default network: {m}"))
+                cx.err(
+                    Some(d.device.span()),
+                    &key("network"),
+                    format!("the default network: {m}"),
+                )
             })?;
             DEFAULT_NETWORK.to_string()
         }

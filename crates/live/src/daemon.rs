@@ -57,6 +57,7 @@ use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{State, WearBudget, write_atomically};
 use crate::task::{Intent, LiveTask};
+use crate::wakeup;
 
 /// How the daemon is started.
 #[derive(Debug)]
@@ -282,6 +283,33 @@ fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, Strin
         .and_then(|s| s.build(&registry).map_err(|e| e.to_string()))
 }
 
+/// The device numbers of a disk, its partitions and holders.
+fn sample_devs(d: &Disk, sample: &Sample) -> Vec<(u32, u32)> {
+    std::iter::once(&d.tracker.family().disk)
+        .chain(&d.tracker.family().partitions)
+        .chain(&d.tracker.family().holders)
+        .filter_map(|n| sample.dev(n))
+        .collect()
+}
+
+/// Names, best effort, what woke `d` ([`crate::wakeup`]), counts it in
+/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`).
+fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> String {
+    let Some(before) = d.sleep_snapshot.take() else {
+        return String::new();
+    };
+    let grown = wakeup::grew(&before, &wakeup::snapshot());
+    let who = wakeup::suspects(&grown, |pid| wakeup::uses_devices(pid, &d.devs));
+    let comm = who.first().map_or("unknown", |w| w.0.as_str());
+    *st.wakeups.entry(comm.to_string()).or_default() += 1;
+    if who.is_empty() {
+        ", woken by a process that is gone (or by the kernel)".to_string()
+    } else {
+        let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
+        format!(", woken by {}", list.join(", "))
+    }
+}
+
 fn boottime() -> Nanos {
     match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
         Ok(ts) => Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64),
@@ -325,6 +353,12 @@ enum Order {
     },
     /// Pause the command (nothing for standby and flush).
     Stop,
+    /// Read the power state with CHECK POWER MODE (SG_IO backends only:
+    /// no process per check).
+    CheckPower {
+        /// The disk's device node now.
+        dev: PathBuf,
+    },
     /// Stop the command for good and end.
     Shutdown,
 }
@@ -344,6 +378,8 @@ enum Outcome {
     /// configuration changed): not a run to its end.
     CommandStopped(u32, String),
     Skipped(String),
+    /// CHECK POWER MODE's answer.
+    Power(PowerState),
     DryRun(String),
     Failed(String),
 }
@@ -373,6 +409,14 @@ struct Disk {
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
     not_running: bool,
+    /// When the power state was last asked.
+    last_power_check: Nanos,
+    /// Every process's I/O counters when the disk was found asleep, to
+    /// tell what woke it ([`crate::wakeup`]).
+    sleep_snapshot: Option<wakeup::Snapshot>,
+    /// Device numbers of the disk, its partitions and holders, as of the
+    /// last wake-up or power check.
+    devs: Vec<(u32, u32)>,
 }
 
 struct Daemon {
@@ -380,7 +424,10 @@ struct Daemon {
     cfg: Config,
     state: State,
     dirty: bool,
-    last_save: Nanos,
+    /// When the state and metrics were last written (`None`: never, so
+    /// the first poll writes them and a scrape right after the start sees
+    /// metrics).
+    last_save: Option<Nanos>,
     disks: Vec<Disk>,
     base: Nanos,
     /// The wall clock at `base` (Unix nanoseconds): engines are told it, so
@@ -449,7 +496,7 @@ impl Daemon {
             cfg,
             state,
             dirty: true,
-            last_save: Nanos::ZERO,
+            last_save: None,
             disks: Vec::new(),
             base: boottime(),
             clock: unix_now_ns(),
@@ -657,6 +704,9 @@ impl Daemon {
             flushing: false,
             absorb_next: false,
             not_running: false,
+            last_power_check: self.now(),
+            sleep_snapshot: None,
+            devs: Vec::new(),
         })
     }
 
@@ -811,12 +861,28 @@ impl Daemon {
                 if let Some(since) = d.standby_since.take() {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
+                    d.devs = sample_devs(d, &sample);
+                    let who = woken_by(d, st);
                     info!(
-                        "disk {}: busy again after {} in standby",
+                        "disk {}: busy again after {} in standby{who}",
                         d.key,
                         now - since
                     );
                     self.dirty = true;
+                }
+            }
+            if let TaskConfig::Standby { backend, .. } = d.cfg.task {
+                let pc = self.cfg.power_check;
+                if pc > Nanos::ZERO
+                    && backend != Backend::Hdparm
+                    && !self.opts.dry_run
+                    && o.present
+                    && now - d.last_power_check >= pc
+                {
+                    d.last_power_check = now;
+                    d.devs = sample_devs(d, &sample);
+                    let dev = PathBuf::from("/dev").join(&d.kernel);
+                    let _ = d.orders.send(Order::CheckPower { dev });
                 }
             }
             let mut failed = None;
@@ -970,6 +1036,7 @@ impl Daemon {
                 st.spindowns += 1;
                 if let Some(d) = disk.as_mut() {
                     d.standby_since = Some(now);
+                    d.sleep_snapshot = Some(wakeup::snapshot());
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
@@ -977,7 +1044,10 @@ impl Daemon {
             Outcome::AlreadyStandby => {
                 info!("disk {key}: already in standby");
                 if let Some(d) = disk.as_mut() {
-                    d.standby_since.get_or_insert(now);
+                    if d.standby_since.is_none() {
+                        d.standby_since = Some(now);
+                        d.sleep_snapshot = Some(wakeup::snapshot());
+                    }
                 }
                 "standby: the drive was already in standby".into()
             }
@@ -1037,6 +1107,36 @@ impl Daemon {
                 info!("disk {key}: {why}");
                 why
             }
+            Outcome::Power(ps) => {
+                let Some(d) = disk else {
+                    return;
+                };
+                match (ps, d.standby_since) {
+                    (PowerState::Active, Some(since)) => {
+                        // Awake, though diskstats saw nothing: woken by a
+                        // command the kernel does not count (SMART), or
+                        // spun down and up by someone else.
+                        st.spinups += 1;
+                        st.foreign_spinups += 1;
+                        st.standby_s += (now - since).as_secs_f64();
+                        d.standby_since = None;
+                        let who = woken_by(d, st);
+                        info!(
+                            "disk {key}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted){who}",
+                            now - since
+                        );
+                        "spun up by something else".into()
+                    }
+                    (PowerState::Standby, None) => {
+                        d.standby_since = Some(now);
+                        d.sleep_snapshot = Some(wakeup::snapshot());
+                        info!("disk {key}: found in standby (spun down by something else)");
+                        "found in standby (spun down by something else)".into()
+                    }
+                    // Nothing new: no decision to record.
+                    _ => return,
+                }
+            }
             Outcome::DryRun(what) => {
                 info!("disk {key}: dry run: would {what}");
                 format!("dry run: would {what}")
@@ -1083,7 +1183,12 @@ impl Daemon {
     /// refreshes the metrics.
     fn save(&mut self, force: bool) {
         let now = self.now();
-        if !force && (!self.dirty || now - self.last_save < Nanos::from_secs(1)) {
+        if !force
+            && (!self.dirty
+                || self
+                    .last_save
+                    .is_some_and(|t| now - t < Nanos::from_secs(1)))
+        {
             return;
         }
         // Standby time so far counts, so a crash loses little of it.
@@ -1129,7 +1234,7 @@ impl Daemon {
             }
         }
         self.dirty = false;
-        self.last_save = now;
+        self.last_save = Some(now);
     }
 }
 
@@ -1182,6 +1287,7 @@ impl Actor {
                         self.start(&mut child, last_exit, &dev, devs).await
                     }
                     Some(Order::Stop) => self.stop(&mut child),
+                    Some(Order::CheckPower { dev }) => self.check_power(&dev).await,
                 },
                 status = wait_child(&mut child) => {
                     let pid = child.take().map_or(0, |r| r.pid);
@@ -1228,6 +1334,22 @@ impl Actor {
         );
         self.chosen = Some(b);
         b
+    }
+
+    /// Reports the power state when the backend is SG_IO (an ioctl; with
+    /// `hdparm` a process per check would cost more than it tells).
+    async fn check_power(&mut self, dev: &Path) {
+        let TaskConfig::Standby { backend, .. } = self.task else {
+            return;
+        };
+        if self.backend(backend, dev).await != Backend::Sgio {
+            return;
+        }
+        match drive::power_state(Backend::Sgio, dev).await {
+            Ok(PowerState::Unknown) => {}
+            Ok(ps) => self.report(Outcome::Power(ps)),
+            Err(e) => tracing::debug!("disk {}: power state: {e}", self.key),
+        }
     }
 
     async fn start(

@@ -69,6 +69,7 @@ pub mod sgio;
 pub mod source;
 pub mod state;
 pub mod task;
+pub mod wakeup;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, check, preflight, run};

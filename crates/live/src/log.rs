@@ -186,12 +186,13 @@ pub fn init_logging() -> Result<(), String> {
         Ok(v) if !v.trim().is_empty() => parse_level(&v)?,
         _ => LevelFilter::INFO,
     };
-    let format = parse_format(&std::env::var("LULL_LOG_FORMAT").unwrap_or_default())?
-        .unwrap_or(if stderr_is_journal() {
+    let format = parse_format(&std::env::var("LULL_LOG_FORMAT").unwrap_or_default())?.unwrap_or(
+        if stderr_is_journal() {
             Format::Journal
         } else {
             Format::Plain
-        });
+        },
+    );
     // A second call (tests) keeps the first logger.
     let _ = tracing::subscriber::set_global_default(Logger::new(level, format));
     Ok(())
@@ -214,7 +215,10 @@ mod tests {
     #[test]
     fn journal_lines_carry_the_priority() {
         let l = Logger::new(LevelFilter::INFO, Format::Journal);
-        assert_eq!(l.line(Level::ERROR, "disk sda: boom"), "<3>disk sda: boom\n");
+        assert_eq!(
+            l.line(Level::ERROR, "disk sda: boom"),
+            "<3>disk sda: boom\n"
+        );
         assert_eq!(l.line(Level::WARN, "w"), "<4>w\n");
         assert_eq!(l.line(Level::INFO, "a\nb"), "<6>a \\n b\n");
         let p = Logger::new(LevelFilter::INFO, Format::Plain).line(Level::WARN, "x");

@@ -91,7 +91,9 @@ pub async fn terminate_group(pid: u32, start_ticks: Option<u64>, grace: Duration
         return "pid out of range".into();
     };
     let group = Pid::from_raw(raw);
-    let alive = || stat(pid).is_some_and(|s| s.state != 'Z' && start_ticks.is_none_or(|t| s.start_ticks == t));
+    let alive = || {
+        stat(pid).is_some_and(|s| s.state != 'Z' && start_ticks.is_none_or(|t| s.start_ticks == t))
+    };
     let _ = killpg(group, Signal::SIGCONT);
     if let Err(e) = killpg(group, Signal::SIGTERM) {
         return format!("SIGTERM failed: {e}");
@@ -135,7 +137,11 @@ mod tests {
         let leader = i64::from(s.pgrp) == i64::from(me);
         assert_eq!(is_our_command(me, Some(s.start_ticks), &[]), leader);
         assert!(!is_our_command(me, Some(s.start_ticks + 1), &[]));
-        assert!(!is_our_command(u32::MAX - 1, None, std::slice::from_ref(&c)));
+        assert!(!is_our_command(
+            u32::MAX - 1,
+            None,
+            std::slice::from_ref(&c)
+        ));
     }
 
     #[test]
