@@ -276,8 +276,15 @@ fn a_missing_device_is_awaited_and_picked_up() {
     assert!(status.success(), "{}", d.log());
     let st = state(&s.state);
     for disk in ["fakea", "fakeb"] {
-        assert_eq!(count(&st, disk, "command_exits"), 1, "{st}");
+        // Stopped by the daemon, not run to their end.
+        assert_eq!(count(&st, disk, "command_exits"), 0, "{st}");
         assert!(st[disk]["command_pid"].is_null());
+        assert!(
+            st[disk]["last_decision"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("command stopped by the daemon")),
+            "{st}"
+        );
     }
 }
 
@@ -357,7 +364,8 @@ fn sighup_with_a_broken_config_keeps_the_old_one() {
     assert!(d.stop().success());
     // The command got SIGCONT then SIGTERM.
     assert_eq!(proc_state(pid), None);
-    assert_eq!(count(&state(&s.state), "fakea", "command_exits"), 1);
+    // …which is the daemon stopping it, not a run to its end.
+    assert_eq!(count(&state(&s.state), "fakea", "command_exits"), 0);
 }
 
 fn proc_state(pid: u64) -> Option<char> {

@@ -774,6 +774,57 @@ policy = "when-busy"
     }
 
     #[test]
+    fn the_shipped_config_parses_with_the_drives_break_even() {
+        let c = parse(include_str!("../../../contrib/lull.toml")).unwrap();
+        assert_eq!(c.disks.len(), 1);
+        let d = &c.disks[0];
+        let red = PowerModel::preset("wd-red-plus").unwrap();
+        assert_eq!(d.breakeven, Nanos::from_secs_f64(red.break_even()));
+        assert!(d.breakeven > Nanos::from_secs(60), "{}", d.breakeven);
+        assert_eq!(
+            d.task,
+            TaskConfig::Standby {
+                backend: Backend::Auto,
+                max_spindowns_per_day: 24
+            }
+        );
+    }
+
+    #[test]
+    fn the_default_network_scales_with_the_drive() {
+        let c = parse(
+            "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdb\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+        )
+        .unwrap();
+        assert!(c.disks.iter().all(|d| d.network == DEFAULT_NETWORK));
+        let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven).collect();
+        assert_eq!(
+            b[1],
+            Nanos::from_secs_f64(PowerModel::paper().break_even()),
+            "standby without a preset: the default preset"
+        );
+        assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
+        // `2B` is accepted because each disk knows its B.
+        parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(B/2)\"\n").unwrap();
+    }
+
+    #[test]
+    fn unknown_keys_name_their_table() {
+        let e = err(
+            "poll = \"1s\"\n[[disk]]\ndevice = \"a\"\n[[disk]]\ndevice = \"b\"\nnetwrok = \"x\"\n",
+        );
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(6), Some("disk[1].netwrok")),
+            "{e}"
+        );
+        let e = err("[metrics]\ntextfil = \"x\"\n");
+        assert_eq!(e.key.as_deref(), Some("metrics.textfil"), "{e}");
+        let e = err("pol = \"1s\"\n");
+        assert_eq!(e.key.as_deref(), Some("pol"), "{e}");
+    }
+
+    #[test]
     fn offline_components_are_refused() {
         let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
         assert_eq!(
