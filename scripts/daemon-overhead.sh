@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lulld side by side with hd-idle: CPU and memory on DISKS loop devices
 # (default 16) with a 10 s timeout, both polling /proc/diskstats every
-# second, for DURATION seconds (default 60) after a 5 s warm-up. Both run
+# second, for DURATION seconds (default 60) after a WARMUP s warm-up (default 15: the
+# first spin-down attempts, at 10 s, are behind it). Both run
 # at once on the same disks and see the same traffic.
 #
 # Traffic (QUIET=0, the default): every second one disk (in turn) gets a
@@ -26,6 +27,7 @@ set -euo pipefail
 DISKS=${DISKS:-16}
 DURATION=${DURATION:-60}
 QUIET=${QUIET:-0}
+WARMUP=${WARMUP:-15}
 LULLD=${LULLD:-target/release/lulld}
 [ -x "$LULLD" ] || { echo "no lulld at $LULLD (set LULLD=)" >&2; exit 2; }
 command -v hd-idle >/dev/null || { echo "hd-idle is not installed" >&2; exit 2; }
@@ -102,7 +104,7 @@ sched_ns() {
     echo "$sum"
 }
 
-sleep 5
+sleep "$WARMUP"
 lt0=$(ticks "$lpid"); ht0=$(ticks "$hpid")
 ls0=$(sched_ns "$lpid"); hs0=$(sched_ns "$hpid")
 sleep "$DURATION"
@@ -118,7 +120,7 @@ report() { # name pid ticks0 ticks1 ns0 ns1
     th=$(ls "/proc/$2/task" | wc -l)
     awk -v n="$1" -v t=$(($4 - $3)) -v s=$(($6 - $5)) -v hz="$hz" -v d="$DURATION" \
         -v rss="$rss" -v hwm="$hwm" -v th="$th" 'BEGIN {
-        printf "%-8s cpu %6.1f ms/min (with children, %d-tick resolution), own threads %6.2f ms/min; rss %.1f MiB (peak %.1f MiB); %d threads\n",
+        printf "%-8s cpu %6.1f ms/min (with children, %d ms resolution), own threads %6.2f ms/min; rss %.1f MiB (peak %.1f MiB); %d threads\n",
             n, t * 1000 / hz * 60 / d, 1000 / hz, s / 1e6 * 60 / d, rss / 1024, hwm / 1024, th
     }'
 }

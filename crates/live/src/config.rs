@@ -173,7 +173,7 @@ pub enum Backend {
     /// it (no process per spin-down), `hdparm` otherwise; the daemon logs
     /// its choice once per disk.
     Auto,
-    /// `hdparm -y` (and `hdparm -C` for the power state).
+    /// `hdparm -y` (one process per spin-down; no power-state checks).
     Hdparm,
     /// Native SG_IO: ATA PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
     Sgio,
@@ -805,7 +805,7 @@ policy = "when-busy"
         );
         assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
         // `2B` is accepted because each disk knows its B.
-        parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(B/2)\"\n").unwrap();
+        parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(8B)\"\n").unwrap();
     }
 
     #[test]

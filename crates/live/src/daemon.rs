@@ -310,6 +310,38 @@ fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> String {
     }
 }
 
+/// Reads `path` into `buf` (cleared first) with reads as large as the
+/// buffer, so a poll of /proc/diskstats is one `read` and the end-of-file
+/// one, not the doubling probe reads `read_to_string` does on a file whose
+/// size the kernel reports as 0.
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    buf.clear();
+    let mut f = std::fs::File::open(path)?;
+    loop {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(16 << 10);
+        }
+        let len = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let n = match f.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(len);
+                continue;
+            }
+            Err(e) => {
+                buf.truncate(len);
+                return Err(e);
+            }
+        };
+        buf.truncate(len + n);
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
 fn boottime() -> Nanos {
     match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
         Ok(ts) => Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64),
@@ -450,6 +482,14 @@ struct Daemon {
     path_sig: u64,
     /// The last error writing the metrics textfile (logged once per change).
     textfile_error: Option<String>,
+    /// Reused for every read of diskstats.
+    read_buf: Vec<u8>,
+    /// When the state file was last written.
+    last_state_save: Option<Nanos>,
+    /// Write the state file at the next save (a command's pid changed).
+    urgent: bool,
+    /// The state changed since the state file was last written.
+    state_dirty: bool,
 }
 
 impl Daemon {
@@ -513,6 +553,10 @@ impl Daemon {
             read_error_logged: false,
             path_sig: 0,
             textfile_error: None,
+            read_buf: Vec::with_capacity(16 << 10),
+            last_state_save: None,
+            urgent: false,
+            state_dirty: true,
         };
         d.start_metrics_server().await?;
         Ok(d)
@@ -569,6 +613,9 @@ impl Daemon {
             sd_notify::NotifyState::Ready,
             sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
         ]);
+        // One timer for the life of the loop, moved rather than re-created.
+        let sleep = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(sleep);
         loop {
             let now = self.now();
             let next_poll = self.last_poll + self.cfg.poll;
@@ -580,8 +627,12 @@ impl Daemon {
                 .map_or(next_poll, |t| t.min(next_poll))
                 .max(now + Nanos::from_millis(1));
             let slack = self.cfg.poll.max(Nanos::from_secs(2));
+            let target = tokio::time::Instant::now() + Duration::from_nanos((wake - now).0);
+            if sleep.is_elapsed() || sleep.deadline() != target {
+                sleep.as_mut().reset(target);
+            }
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_nanos((wake - now).0)) => {
+                () = &mut sleep => {
                     let late = self.now() > wake + slack;
                     self.poll(late).await;
                 }
@@ -784,9 +835,15 @@ impl Daemon {
 
     async fn poll(&mut self, late: bool) {
         let now = self.now();
-        let text = match std::fs::read_to_string(&self.cfg.diskstats) {
+        let mut buf = std::mem::take(&mut self.read_buf);
+        let read = read_into(&self.cfg.diskstats, &mut buf).and_then(|()| {
+            std::str::from_utf8(&buf)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
+        let text = match read {
             Ok(t) => t,
             Err(e) => {
+                self.read_buf = buf;
                 if !self.read_error_logged {
                     error!("{}: {e}", self.cfg.diskstats.display());
                     self.read_error_logged = true;
@@ -795,8 +852,20 @@ impl Daemon {
                 return;
             }
         };
-        let sample = match parse(&text) {
-            Ok(s) => Sample::new(s),
+        let parsed = parse(text);
+        let sig;
+        self.read_buf = buf;
+        let sample = match parsed {
+            Ok(s) => {
+                // The kernel lists devices in a stable order: hashing the
+                // names in file order detects a change without sorting.
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                for d in &s {
+                    d.name.hash(&mut h);
+                }
+                sig = h.finish() | 1;
+                Sample::new(s)
+            }
             Err(e) => {
                 if !self.read_error_logged {
                     error!("{}: {e}", self.cfg.diskstats.display());
@@ -813,13 +882,6 @@ impl Daemon {
                 now - self.last_poll
             );
         }
-        let sig = {
-            let mut names: Vec<&str> = sample.names().collect();
-            names.sort_unstable();
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            names.hash(&mut h);
-            h.finish() | 1
-        };
         let path_sig = self.path_signature(&sample);
         if sig != self.names_sig || path_sig != self.path_sig {
             self.names_sig = sig;
@@ -1068,6 +1130,7 @@ impl Daemon {
                 format!("flush done ({} file systems)", mounts.len())
             }
             Outcome::CommandStarted(pid, start) => {
+                self.urgent = true;
                 st.command_pid = Some(pid);
                 st.command_start = start;
                 info!("disk {key}: command started, pid {pid}");
@@ -1082,6 +1145,7 @@ impl Daemon {
                 format!("command paused (pid {pid})")
             }
             Outcome::CommandExited(pid, status) => {
+                self.urgent = true;
                 st.command_pid = None;
                 st.command_start = None;
                 st.command_exits += 1;
@@ -1092,6 +1156,7 @@ impl Daemon {
                 format!("command exited: {status}")
             }
             Outcome::CommandStopped(pid, status) => {
+                self.urgent = true;
                 st.command_pid = None;
                 st.command_start = None;
                 if let Some(d) = disk.as_mut() {
@@ -1183,14 +1248,23 @@ impl Daemon {
     /// refreshes the metrics.
     fn save(&mut self, force: bool) {
         let now = self.now();
-        if !force
-            && (!self.dirty
-                || self
-                    .last_save
-                    .is_some_and(|t| now - t < Nanos::from_secs(1)))
-        {
+        // The state file is fsynced, which costs more than the rest of a
+        // poll: written every ten polls (between 1 s and 1 min), at once
+        // when a command's pid changed (a restart after SIGKILL needs it),
+        // and at stop. A crash loses at most that much of the counters.
+        // The metrics (no fsync) follow every change, at most once a second.
+        let state_every = Nanos(self.cfg.poll.0.saturating_mul(10))
+            .clamp(Nanos::from_secs(1), Nanos::from_secs(60));
+        let metrics_due = self.dirty
+            && self
+                .last_save
+                .is_none_or(|t| now - t >= Nanos::from_secs(1));
+        let state_due = (self.dirty || self.state_dirty)
+            && (self.urgent || self.last_state_save.is_none_or(|t| now - t >= state_every));
+        if !force && !metrics_due && !state_due {
             return;
         }
+        self.state_dirty |= self.dirty;
         // Standby time so far counts, so a crash loses little of it.
         let mut snapshot = self.state.clone();
         for d in &self.disks {
@@ -1225,7 +1299,10 @@ impl Daemon {
             }
         }
         self.metrics_tx.send_replace(text);
-        if !self.opts.dry_run {
+        if !self.opts.dry_run && (force || state_due) {
+            self.last_state_save = Some(now);
+            self.state_dirty = false;
+            self.urgent = false;
             if let Err(e) = snapshot.save(&self.cfg.state_file) {
                 error!(
                     "state file {}: cannot write: {e}",
@@ -1367,19 +1444,21 @@ impl Actor {
                     return;
                 }
                 let backend = &self.backend(*backend, dev).await;
-                match drive::power_state(*backend, dev).await {
-                    Ok(PowerState::Standby) => {
-                        self.report(Outcome::AlreadyStandby);
-                        return;
-                    }
-                    Ok(_) => {}
-                    // hdparm -C fails where -y would too; let -y report it.
-                    Err(e) if *backend == Backend::Hdparm => {
-                        tracing::debug!("{}: power state: {e}", self.key)
-                    }
-                    Err(e) => {
-                        self.report(Outcome::Failed(format!("standby failed: {e}")));
-                        return;
+                // Over SG_IO, ask first (an ioctl) and skip a drive already
+                // asleep. With hdparm that would be a second process per
+                // spin-down for little: STANDBY IMMEDIATE leaves a sleeping
+                // drive asleep, so `hdparm -y` goes straight.
+                if *backend == Backend::Sgio {
+                    match drive::power_state(*backend, dev).await {
+                        Ok(PowerState::Standby) => {
+                            self.report(Outcome::AlreadyStandby);
+                            return;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            self.report(Outcome::Failed(format!("standby failed: {e}")));
+                            return;
+                        }
                     }
                 }
                 match drive::standby(*backend, dev).await {

@@ -157,7 +157,11 @@ impl State {
 
     /// The entry of `key`, created if needed.
     pub fn disk(&mut self, key: &str) -> &mut DiskState {
-        self.disks.entry(key.to_string()).or_default()
+        // Called for every disk at every poll: allocate only when new.
+        if !self.disks.contains_key(key) {
+            self.disks.insert(key.to_string(), DiskState::default());
+        }
+        self.disks.get_mut(key).expect("inserted above")
     }
 }
 
