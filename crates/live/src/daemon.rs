@@ -12,11 +12,14 @@
 //! - **An actor per disk** executes intents: spawns, pauses and resumes the
 //!   command, runs `hdparm`/SG_IO/`syncfs`, and reports outcomes back on a
 //!   channel. The loop never waits for a drive.
-//! - **Policy before action**: the wear budget (rolling 24 h, persisted in
-//!   the state file so restarts do not reset it) and the break-even check of
+//! - **Policy before action**: the wear budget (a token bucket spread over
+//!   the day, persisted in the state file so restarts neither refill nor
+//!   empty it: [`crate::state::WearBudget`]) and the break-even check of
 //!   the disk's power model are applied by the loop before a standby order
-//!   is sent; the actor also asks the drive's power state first (CHECK
-//!   POWER MODE never wakes it) and skips a disk already in standby.
+//!   is sent; over SG_IO the actor also asks the drive's power state first
+//!   (CHECK POWER MODE never wakes it) and skips a disk already in standby,
+//!   and the loop asks it again every `power_check` to see spin-ups and
+//!   spin-downs the daemon did not cause.
 //! - **Time** is `CLOCK_BOOTTIME` since start: monotonic, immune to
 //!   wall-clock jumps, and it keeps counting in suspend, so a poll that
 //!   comes much later than planned is recognised and handled as described
@@ -449,6 +452,10 @@ struct Disk {
     /// Device numbers of the disk, its partitions and holders, as of the
     /// last wake-up or power check.
     devs: Vec<(u32, u32)>,
+    /// Standby failures in a row.
+    failures: u32,
+    /// No standby attempt before this (after repeated failures).
+    retry_at: Option<Nanos>,
 }
 
 struct Daemon {
@@ -758,6 +765,8 @@ impl Daemon {
             last_power_check: self.now(),
             sleep_snapshot: None,
             devs: Vec::new(),
+            failures: 0,
+            retry_at: None,
         })
     }
 
@@ -1014,6 +1023,16 @@ impl Daemon {
                         ..
                     } => {
                         let per_day = *max_spindowns_per_day;
+                        if let Some(at) = d.retry_at.filter(|&at| at > self.now()) {
+                            let why = format!(
+                                "skip standby: it failed {} times in a row; next try in {}",
+                                d.failures,
+                                at - self.now()
+                            );
+                            tracing::debug!("disk {key}: {why}");
+                            self.decide(i, why);
+                            return;
+                        }
                         let now_unix = unix_now();
                         let st = self.state.disk(&key);
                         let bucket = st
@@ -1097,6 +1116,8 @@ impl Daemon {
             Outcome::SpunDown(how) => {
                 st.spindowns += 1;
                 if let Some(d) = disk.as_mut() {
+                    d.failures = 0;
+                    d.retry_at = None;
                     d.standby_since = Some(now);
                     d.sleep_snapshot = Some(wakeup::snapshot());
                 }
@@ -1207,12 +1228,28 @@ impl Daemon {
                 format!("dry run: would {what}")
             }
             Outcome::Failed(why) => {
+                st.errors += 1;
+                error!("disk {key}: {why}");
                 if let Some(d) = disk.as_mut() {
                     d.flushing = false;
                     d.not_running = true;
+                    if matches!(d.cfg.task, TaskConfig::Standby { .. }) {
+                        // A disk that cannot spin down (a virtual disk, an
+                        // NVMe drive caught by a glob) is not retried at
+                        // every idle period: after 3 failures in a row,
+                        // 1 min, doubling to at most 1 h.
+                        d.failures += 1;
+                        if d.failures >= 3 {
+                            let wait = Nanos::from_secs(60 << (d.failures - 3).min(6))
+                                .min(Nanos::from_secs(3600));
+                            d.retry_at = Some(now + wait);
+                            warn!(
+                                "disk {key}: standby failed {} times in a row; next try in {wait}",
+                                d.failures
+                            );
+                        }
+                    }
                 }
-                st.errors += 1;
-                error!("disk {key}: {why}");
                 format!("error: {why}")
             }
         };

@@ -620,3 +620,37 @@ fn help_and_version() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("lulld "));
     assert_eq!(run(&["--bogus"]).status.code(), Some(2));
 }
+
+// A disk that cannot spin down (here: no such device node) is not retried
+// at every idle period, and does not flood the log with errors.
+#[test]
+fn repeated_standby_failures_back_off() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
+        &line("fakea", 0, 5),
+    );
+    let mut d = Daemon::start(&s.config, &[]);
+    let mut ios = 5;
+    let t = Instant::now();
+    while !s.state()["fakea"]["last_decision"]
+        .as_str()
+        .is_some_and(|x| x.starts_with("skip standby: it failed 3 times in a row"))
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no back-off: {}\n{}",
+            s.state(),
+            d.log()
+        );
+        // A busy moment, then quiet: one idle period, one attempt.
+        ios += 10;
+        write(&s.diskstats, &line("fakea", 0, ios));
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    assert!(d.stop().success());
+    let st = s.state();
+    assert_eq!(st["fakea"]["errors"].as_u64(), Some(3), "{st}");
+    let log = d.log();
+    assert_eq!(log.matches("standby failed: ").count(), 3, "{log}");
+    assert!(log.contains("standby failed 3 times in a row; next try in 1m"), "{log}");
+}
