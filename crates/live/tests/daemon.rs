@@ -5,138 +5,24 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
-fn write(path: &Path, text: &str) {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
+mod support;
 
-/// One diskstats line with `ios` reads and writes.
-fn line(name: &str, minor: u32, ios: u64) -> String {
-    format!(
-        "   7 {minor:7} {name} {ios} 0 {} 0 {ios} 0 {} 0 0 {ios} 0 0 0 0 0 0 0\n",
-        ios * 8,
-        ios * 8
-    )
+use support::{Daemon, Setup, line, wait_for, write};
+
+/// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
+fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(config);
+    Daemon::spawn(cmd, config.with_extension("log"), env)
 }
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
-}
-
-struct Setup {
-    dir: tempfile::TempDir,
-    config: PathBuf,
-    diskstats: PathBuf,
-    state: PathBuf,
-}
-
-impl Setup {
-    fn new(disks: &str, diskstats: &str) -> Setup {
-        Setup::with_top(disks, diskstats, "")
-    }
-    fn with_top(disks: &str, diskstats: &str, top: &str) -> Setup {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("lull.toml");
-        let ds = dir.path().join("diskstats");
-        let st = dir.path().join("state.json");
-        write(&ds, diskstats);
-        let text = format!(
-            "state_file = {:?}\npoll = \"100ms\"\ndiskstats = {:?}\nsysfs = {:?}\n{top}\n{disks}",
-            st,
-            ds,
-            dir.path().join("no-sysfs")
-        );
-        std::fs::write(&config, text).unwrap();
-        Setup {
-            dir,
-            config,
-            diskstats: ds,
-            state: st,
-        }
-    }
-    fn state(&self) -> serde_json::Value {
-        std::fs::read(&self.state)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(serde_json::Value::Null)
-    }
-}
-
-struct Daemon {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
-        let log = config.with_extension("log");
-        let child = Command::new(LULLD)
-            .args(["--config"])
-            .arg(config)
-            .env("LULL_LOG", "debug")
-            .env_remove("LULL_LOG_FORMAT")
-            .env_remove("JOURNAL_STREAM")
-            .env_remove("NOTIFY_SOCKET")
-            .env_remove("WATCHDOG_USEC")
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        Daemon { child, log }
-    }
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-    fn signal(&self, sig: nix::sys::signal::Signal) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        nix::sys::signal::kill(pid, sig).unwrap();
-    }
-    fn stop(&mut self) -> std::process::ExitStatus {
-        self.signal(nix::sys::signal::Signal::SIGTERM);
-        let t = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "daemon did not stop:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if self.alive() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, log: impl Fn() -> String) {
-    let t = Instant::now();
-    while !f() {
-        assert!(
-            t.elapsed() < timeout,
-            "timed out waiting for {what}; log:\n{}",
-            log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn run(args: &[&str]) -> std::process::Output {
@@ -257,7 +143,7 @@ fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
         &command_disk(link.to_str().unwrap(), "1002.25"),
         &(line(&a, 0, 5) + &line(&b, 1, 5)),
     );
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     let key = link.to_str().unwrap();
     wait_for(
         "the missing link to be noticed",
@@ -343,7 +229,7 @@ fn check_refuses_what_a_start_refuses() {
 fn a_command_left_by_a_killed_daemon_never_runs_twice() {
     let argv = ["/bin/sleep", "1004.25"];
     let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "the command",
         Duration::from_secs(20),
@@ -351,11 +237,11 @@ fn a_command_left_by_a_killed_daemon_never_runs_twice() {
         || d.log(),
     );
     let first = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
-    d.signal(nix::sys::signal::Signal::SIGKILL);
+    d.signal("-KILL");
     let _ = d.child.wait();
     assert_eq!(processes_running(&argv), [first], "the orphan survives");
 
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "a new command",
         Duration::from_secs(30),
@@ -391,12 +277,8 @@ fn metrics_tell_the_truth_about_failures_and_stops() {
         &(line("fakea", 0, 5) + &line("fakeb", 1, 5)),
         "[metrics]\ntextfile = \"PROM\"\n",
     );
-    let prom = s.dir.path().join("lull.prom");
-    let cfg = std::fs::read_to_string(&s.config)
-        .unwrap()
-        .replace("PROM", prom.to_str().unwrap());
-    std::fs::write(&s.config, cfg).unwrap();
-    let mut d = Daemon::start(&s.config, &[]);
+    let prom = s.prom();
+    let mut d = start(&s.config, &[]);
     // /dev/fakea does not exist: standby fails.
     wait_for(
         "the standby failure",
@@ -438,7 +320,7 @@ fn metrics_tell_the_truth_about_failures_and_stops() {
 #[test]
 fn an_invalid_log_level_is_an_error() {
     let s = Setup::new("", "");
-    let mut d = Daemon::start(&s.config, &[("LULL_LOG", "verbose")]);
+    let mut d = start(&s.config, &[("LULL_LOG", "verbose")]);
     let t = Instant::now();
     let status = loop {
         if let Some(st) = d.child.try_wait().unwrap() {
@@ -471,7 +353,7 @@ fn journald_sees_priorities() {
     std::fs::File::create(&log).unwrap();
     let m = std::fs::metadata(&log).unwrap();
     let stream = format!("{}:{}", m.dev(), m.ino());
-    let mut d = Daemon::start(&s.config, &[("JOURNAL_STREAM", &stream)]);
+    let mut d = start(&s.config, &[("JOURNAL_STREAM", &stream)]);
     wait_for(
         "the standby error",
         Duration::from_secs(20),
@@ -504,14 +386,10 @@ fn an_unwritable_textfile_is_reported_once() {
         &line("fakea", 0, 5),
         "[metrics]\ntextfile = \"PROM\"\n",
     );
-    let prom = s.dir.path().join("lull.prom");
-    let cfg = std::fs::read_to_string(&s.config)
-        .unwrap()
-        .replace("PROM", prom.to_str().unwrap());
-    std::fs::write(&s.config, cfg).unwrap();
+    let prom = s.prom();
     // A directory where the file should be: every write fails.
     std::fs::create_dir(&prom).unwrap();
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     // Activity keeps the state changing, so the metrics are saved often.
     for i in 0..40u64 {
         let ios = 5 + i / 10 * 10;
@@ -551,7 +429,7 @@ fn idle_clients_do_not_block_scrapes() {
         .unwrap()
         .port();
     let s = Setup::with_top("", "", &format!("[metrics]\nlisten = \"{port}\"\n"));
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "the endpoint",
         Duration::from_secs(10),
@@ -579,7 +457,7 @@ fn idle_clients_do_not_block_scrapes() {
 fn a_corrupt_state_file_is_kept_aside() {
     let s = Setup::new("", "");
     std::fs::write(&s.state, "{\"fakea\": {\"spindowns\": 3,").unwrap();
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "a fresh state file",
         Duration::from_secs(10),
@@ -629,7 +507,7 @@ fn repeated_standby_failures_back_off() {
         "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
         &line("fakea", 0, 5),
     );
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     let mut ios = 5;
     let t = Instant::now();
     while !s.state()["fakea"]["last_decision"]
@@ -652,5 +530,8 @@ fn repeated_standby_failures_back_off() {
     assert_eq!(st["fakea"]["errors"].as_u64(), Some(3), "{st}");
     let log = d.log();
     assert_eq!(log.matches("standby failed: ").count(), 3, "{log}");
-    assert!(log.contains("standby failed 3 times in a row; next try in 1m"), "{log}");
+    assert!(
+        log.contains("standby failed 3 times in a row; next try in 1m"),
+        "{log}"
+    );
 }
