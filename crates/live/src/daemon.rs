@@ -235,6 +235,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(4)
+        // SG_IO and syncfs run on the blocking pool, rarely: let its
+        // threads go soon after (the daemon is one thread when idle).
+        .thread_keep_alive(Duration::from_secs(1))
         .build()
         .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async move {
