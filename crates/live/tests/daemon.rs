@@ -535,3 +535,45 @@ fn repeated_standby_failures_back_off() {
         "{log}"
     );
 }
+
+// The wear budget is spread over the day and survives a restart: with 6
+// spin-downs a day the bucket holds one, spent by the first attempt; a
+// restart does not refill it.
+#[test]
+fn the_wear_budget_survives_a_restart() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\nmax_spindowns_per_day = 6\n",
+        &line("fakea", 0, 5),
+    );
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the first attempt",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["errors"].as_u64() == Some(1),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let tokens = s.state()["fakea"]["wear"]["tokens"].as_f64().unwrap();
+    assert!(tokens < 0.01, "{}", s.state());
+
+    let mut d = start(&s.config, &[]);
+    // A busy moment, then an idle period: the budget says no.
+    std::thread::sleep(Duration::from_millis(500));
+    write(&s.diskstats, &line("fakea", 0, 50));
+    wait_for(
+        "the wear-budget skip",
+        Duration::from_secs(20),
+        || {
+            s.state()["fakea"]["last_decision"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("skip standby: wear budget (6 spin-downs a day"))
+        },
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    assert_eq!(
+        s.state()["fakea"]["errors"].as_u64(),
+        Some(1),
+        "no second attempt"
+    );
+}
