@@ -60,6 +60,7 @@ use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{State, WearBudget, write_atomically};
 use crate::task::{Intent, LiveTask};
+use crate::timer::PollTimer;
 use crate::wakeup;
 
 /// How the daemon is started.
@@ -623,9 +624,8 @@ impl Daemon {
             sd_notify::NotifyState::Ready,
             sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
         ]);
-        // One timer for the life of the loop, moved rather than re-created.
-        let sleep = tokio::time::sleep(Duration::ZERO);
-        tokio::pin!(sleep);
+        let timer = PollTimer::new()
+            .map_err(|e| DaemonError::Runtime(format!("cannot create the poll timer: {e}")))?;
         loop {
             let now = self.now();
             let next_poll = self.last_poll + self.cfg.poll;
@@ -637,12 +637,14 @@ impl Daemon {
                 .map_or(next_poll, |t| t.min(next_poll))
                 .max(now + Nanos::from_millis(1));
             let slack = self.cfg.poll.max(Nanos::from_secs(2));
-            let target = tokio::time::Instant::now() + Duration::from_nanos((wake - now).0);
-            if sleep.is_elapsed() || sleep.deadline() != target {
-                sleep.as_mut().reset(target);
+            if let Err(e) = timer.set(self.base + wake) {
+                return Err(DaemonError::Runtime(format!("poll timer: {e}")));
             }
             tokio::select! {
-                () = &mut sleep => {
+                r = timer.wait() => {
+                    if let Err(e) = r {
+                        return Err(DaemonError::Runtime(format!("poll timer: {e}")));
+                    }
                     let late = self.now() > wake + slack;
                     self.poll(late).await;
                 }

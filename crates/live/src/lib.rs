@@ -76,6 +76,7 @@ pub mod sgio;
 pub mod source;
 pub mod state;
 pub mod task;
+pub mod timer;
 pub mod wakeup;
 
 pub use config::{Config, ConfigError};
