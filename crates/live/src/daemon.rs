@@ -1297,16 +1297,22 @@ impl Daemon {
         // The metrics (no fsync) follow every change, at most once a second.
         let state_every = Nanos(self.cfg.poll.0.saturating_mul(10))
             .clamp(Nanos::from_secs(1), Nanos::from_secs(60));
-        let metrics_due = self.dirty
+        // Metrics are rendered only for someone: a textfile or an endpoint.
+        let wants_metrics = self.cfg.metrics.textfile.is_some() || self.metrics_server.is_some();
+        let metrics_due = wants_metrics
+            && self.dirty
             && self
                 .last_save
                 .is_none_or(|t| now - t >= Nanos::from_secs(1));
-        let state_due = (self.dirty || self.state_dirty)
+        self.state_dirty |= self.dirty;
+        if !wants_metrics {
+            self.dirty = false;
+        }
+        let state_due = self.state_dirty
             && (self.urgent || self.last_state_save.is_none_or(|t| now - t >= state_every));
         if !force && !metrics_due && !state_due {
             return;
         }
-        self.state_dirty |= self.dirty;
         // Standby time so far counts, so a crash loses little of it.
         let mut snapshot = self.state.clone();
         for d in &self.disks {
@@ -1314,12 +1320,16 @@ impl Daemon {
                 snapshot.disk(&d.key).standby_s += (now - since).as_secs_f64();
             }
         }
-        let text: Arc<str> = Arc::from(metrics::render(
-            &snapshot,
-            &self.gauges(),
-            self.polls,
-            self.opts.dry_run,
-        ));
+        let text: Arc<str> = if wants_metrics {
+            Arc::from(metrics::render(
+                &snapshot,
+                &self.gauges(),
+                self.polls,
+                self.opts.dry_run,
+            ))
+        } else {
+            Arc::from("")
+        };
         if let Some(tf) = &self.cfg.metrics.textfile {
             // Logged once per change of state, not at every save.
             match write_atomically(tf, text.as_bytes(), false) {
