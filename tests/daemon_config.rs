@@ -2,139 +2,30 @@
 //! device that appears later, an unwritable state file, SIGHUP with a broken
 //! config, dry runs. The disks are fake: a diskstats file the test rewrites.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const LULL: &str = env!("CARGO_BIN_EXE_lull");
 
-fn write(path: &Path, text: &str) {
-    // Atomically, so the daemon never reads half a file.
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
+#[path = "../crates/live/tests/support/mod.rs"]
+mod support;
 
-/// One diskstats line with `ios` reads and writes.
-fn line(name: &str, minor: u32, ios: u64) -> String {
-    format!(
-        "   7 {minor:7} {name} {ios} 0 {} 0 {ios} 0 {} 0 0 {ios} 0 0 0 0 0 0 0\n",
-        ios * 8,
-        ios * 8
-    )
-}
+use support::{Daemon, Setup, line, state, wait_for, write};
 
-struct Daemon {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn start(config: &Path, extra: &[&str]) -> Daemon {
-        let log = config.with_extension("log");
-        let f = std::fs::File::create(&log).unwrap();
-        let child = Command::new(LULL)
-            .args(["daemon", "--config"])
-            .arg(config)
-            .args(extra)
-            .env("LULL_LOG", "debug")
-            .env_remove("NOTIFY_SOCKET")
-            .env_remove("WATCHDOG_USEC")
-            .stdout(Stdio::null())
-            .stderr(f)
-            .spawn()
-            .unwrap();
-        Daemon { child, log }
-    }
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-    fn stop(&mut self) -> std::process::ExitStatus {
-        self.signal("-TERM");
-        let t = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "daemon did not stop:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if self.alive() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool, log: impl Fn() -> String) {
-    let t = Instant::now();
-    while !f() {
-        assert!(
-            t.elapsed() < timeout,
-            "timed out waiting for {what}; log:\n{}",
-            log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn state(path: &Path) -> serde_json::Value {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null)
+/// Starts `lull daemon --config CONFIG EXTRA…`, logging to `CONFIG.log`.
+fn start(config: &Path, extra: &[&str]) -> Daemon {
+    let mut cmd = Command::new(LULL);
+    cmd.args(["daemon", "--config"]).arg(config).args(extra);
+    Daemon::spawn(cmd, config.with_extension("log"), &[])
 }
 
 fn count(v: &serde_json::Value, disk: &str, key: &str) -> u64 {
     v[disk][key].as_u64().unwrap_or(0)
 }
 
-struct Setup {
-    dir: tempfile::TempDir,
-    config: PathBuf,
-    diskstats: PathBuf,
-    state: PathBuf,
-}
-
 fn setup(disks: &str, diskstats: &str) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("lull.toml");
-    let ds = dir.path().join("diskstats");
-    let st = dir.path().join("state.json");
-    write(&ds, diskstats);
-    let text = format!(
-        "state_file = {:?}\npoll = \"100ms\"\ndiskstats = {:?}\nsysfs = {:?}\n\n{disks}",
-        st,
-        ds,
-        dir.path().join("no-sysfs")
-    );
-    std::fs::write(&config, text).unwrap();
-    Setup {
-        dir,
-        config,
-        diskstats: ds,
-        state: st,
-    }
+    Setup::new(disks, diskstats)
 }
 
 fn run(args: &[&str]) -> std::process::Output {
@@ -219,13 +110,16 @@ fn an_unwritable_state_file_stops_the_start() {
         .unwrap()
         .replace(&format!("{:?}", s.state), "\"/proc/lull-state.json\"");
     std::fs::write(&s.config, text).unwrap();
-    let out = run(&["daemon", "--config", s.config.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("state file") && err.contains("cannot write"),
-        "{err}"
-    );
+    // A start and --check refuse it alike: a config error (exit 2).
+    for extra in [&[][..], &["--check"][..]] {
+        let out = run(&[&["daemon", "--config", s.config.to_str().unwrap()], extra].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("key `state_file`") && err.contains("cannot create files in /proc"),
+            "{err}"
+        );
+    }
 }
 
 const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(500ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n";
@@ -234,7 +128,7 @@ const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(500ms
 fn a_missing_device_is_awaited_and_picked_up() {
     let disks = COMMAND_DISK.replace("DISK", "fakea") + &COMMAND_DISK.replace("DISK", "fakeb");
     let s = setup(&disks, &line("fakea", 0, 5));
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "fakea's command",
         Duration::from_secs(20),
@@ -273,15 +167,22 @@ fn a_missing_device_is_awaited_and_picked_up() {
     assert!(status.success(), "{}", d.log());
     let st = state(&s.state);
     for disk in ["fakea", "fakeb"] {
-        assert_eq!(count(&st, disk, "command_exits"), 1, "{st}");
+        // Stopped by the daemon, not run to their end.
+        assert_eq!(count(&st, disk, "command_exits"), 0, "{st}");
         assert!(st[disk]["command_pid"].is_null());
+        assert!(
+            st[disk]["last_decision"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("command stopped by the daemon")),
+            "{st}"
+        );
     }
 }
 
 #[test]
 fn sighup_with_a_broken_config_keeps_the_old_one() {
     let s = setup(&COMMAND_DISK.replace("DISK", "fakea"), &line("fakea", 0, 5));
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     wait_for(
         "the command",
         Duration::from_secs(20),
@@ -354,7 +255,8 @@ fn sighup_with_a_broken_config_keeps_the_old_one() {
     assert!(d.stop().success());
     // The command got SIGCONT then SIGTERM.
     assert_eq!(proc_state(pid), None);
-    assert_eq!(count(&state(&s.state), "fakea", "command_exits"), 1);
+    // …which is the daemon stopping it, not a run to its end.
+    assert_eq!(count(&state(&s.state), "fakea", "command_exits"), 0);
 }
 
 fn proc_state(pid: u64) -> Option<char> {
@@ -366,7 +268,7 @@ fn proc_state(pid: u64) -> Option<char> {
 #[test]
 fn a_dry_run_decides_but_runs_nothing() {
     let s = setup(&COMMAND_DISK.replace("DISK", "fakea"), &line("fakea", 0, 5));
-    let mut d = Daemon::start(&s.config, &["--dry-run"]);
+    let mut d = start(&s.config, &["--dry-run"]);
     wait_for(
         "the decision",
         Duration::from_secs(20),
@@ -397,7 +299,7 @@ fn standby_policy_globs_and_metrics() {
     let prom = s.dir.path().join("lull.prom");
     let text = text.replace("[metrics]\n", &format!("[metrics]\ntextfile = {prom:?}\n"));
     std::fs::write(&s.config, text).unwrap();
-    let mut d = Daemon::start(&s.config, &[]);
+    let mut d = start(&s.config, &[]);
     let decision = |disk: &str| {
         state(&s.state)[disk]["last_decision"]
             .as_str()
@@ -418,7 +320,7 @@ fn standby_policy_globs_and_metrics() {
     wait_for(
         "the wear-budget skip",
         Duration::from_secs(20),
-        || decision("fakec").starts_with("skip standby: wear budget used (0 of 0"),
+        || decision("fakec").starts_with("skip standby: max_spindowns_per_day = 0"),
         || d.log(),
     );
     let st = state(&s.state);

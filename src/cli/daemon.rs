@@ -28,7 +28,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         print!("{summary}");
         return Ok(());
     }
-    lull_live::init_logging();
+    lull_live::init_logging().map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     lull_live::run(lull_live::Options {
         config: args.config,
         dry_run: args.dry_run,

@@ -33,7 +33,9 @@
 //! down), `command` (argv, absolute program path, no shell) and `interval`
 //! (least time between two runs of a command that exited, default `0s`).
 //!
-//! Top-level keys besides SPEC §6.1's: `diskstats` (default
+//! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
+//! never: how often CHECK POWER MODE reads the power state of standby
+//! disks whose backend is SG_IO), `diskstats` (default
 //! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
 //! containers.
 
@@ -88,6 +90,10 @@ pub struct Config {
     pub state_file: PathBuf,
     /// How often diskstats is read.
     pub poll: Nanos,
+    /// How often the power state of standby disks is read with CHECK POWER
+    /// MODE over SG_IO (never wakes a disk; zero: never), to see spin-ups
+    /// and spin-downs the daemon did not cause.
+    pub power_check: Nanos,
     /// The diskstats file.
     pub diskstats: PathBuf,
     /// The sysfs root (partitions and holders).
@@ -124,6 +130,27 @@ pub struct DiskConfig {
     pub task: TaskConfig,
     /// The power model, if one was named.
     pub power: Option<PowerModel>,
+    /// The break-even time B the network is built with (`timer(2B)`, the
+    /// B-scaled defaults): see [`task_breakeven`].
+    pub breakeven: Nanos,
+}
+
+/// The break-even time B of a disk's task: for `standby`, its power
+/// model's (`preset`, or lull-tasks' default preset) spin-up energy over
+/// the power saved asleep; for `flush` and `command`, the default service
+/// model's random 8 KiB access time, the time scale of the work they do in
+/// idle periods.
+pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
+    match task {
+        TaskConfig::Standby { .. } => {
+            let p = power.cloned().unwrap_or_else(PowerModel::paper);
+            Nanos::from_secs_f64(p.break_even())
+        }
+        TaskConfig::Flush | TaskConfig::Command { .. } => {
+            lull_tasks::device::ServiceModel::preset(lull_tasks::device::DEFAULT_PRESET)
+                .map_or(Nanos::from_millis(10), |m| m.breakeven())
+        }
+    }
 }
 
 impl DiskConfig {
@@ -135,13 +162,18 @@ impl DiskConfig {
             && self.policy == other.policy
             && self.task == other.task
             && self.power == other.power
+            && self.breakeven == other.breakeven
     }
 }
 
 /// How `standby` talks to the drive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// `hdparm -y` (and `hdparm -C` for the power state).
+    /// Native SG_IO where the drive answers ATA CHECK POWER MODE through
+    /// it (no process per spin-down), `hdparm` otherwise; the daemon logs
+    /// its choice once per disk.
+    Auto,
+    /// `hdparm -y` (one process per spin-down; no power-state checks).
     Hdparm,
     /// Native SG_IO: ATA PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
     Sgio,
@@ -184,6 +216,7 @@ impl TaskConfig {
 struct RawConfig {
     state_file: Option<Spanned<String>>,
     poll: Option<Spanned<String>>,
+    power_check: Option<Spanned<String>>,
     diskstats: Option<String>,
     sysfs: Option<String>,
     metrics: Option<RawMetrics>,
@@ -212,8 +245,14 @@ struct RawDisk {
     interval: Option<Spanned<String>>,
 }
 
-/// The default network: hd-idle's fixed 10-minute timeout.
-pub const DEFAULT_NETWORK: &str = "timer(10m)";
+/// The default network: a fixed timeout of four times the disk's
+/// break-even time B (for the default preset, 12 s; for `wd-red-plus`,
+/// 290 s), the timeout with a bounded cost (at most five times the
+/// optimum's energy on any idle period). The named network `auto` takes
+/// its place once the registry has it.
+pub const DEFAULT_NETWORK: &str = "timer(4B)";
+/// How often standby disks' power state is read by default.
+pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
 /// The default wear budget.
 pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
 
@@ -280,6 +319,11 @@ impl Config {
             }
             None => Nanos::from_secs(1),
         };
+        let power_check = match &raw.power_check {
+            Some(p) => parse_duration(p.get_ref())
+                .map_err(|e| cx.err(Some(p.span()), "power_check", e.to_string()))?,
+            None => DEFAULT_POWER_CHECK,
+        };
         let mut metrics = MetricsConfig::default();
         if let Some(m) = &raw.metrics {
             if let Some(t) = &m.textfile {
@@ -313,6 +357,7 @@ impl Config {
             path: path.to_path_buf(),
             state_file,
             poll,
+            power_check,
             diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),
             sysfs: PathBuf::from(raw.sysfs.as_deref().unwrap_or("/sys")),
             metrics,
@@ -328,7 +373,8 @@ fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
         let text = cx.text.lines().nth(l - 1)?;
         let (k, _) = text.split_once('=')?;
         let k = k.trim().trim_matches('"');
-        (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#')).then(|| k.to_string())
+        (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#'))
+            .then(|| format!("{}{k}", table_prefix(cx.text, l)))
     });
     ConfigError {
         file: cx.path.to_path_buf(),
@@ -336,6 +382,30 @@ fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
         key,
         message: e.message().trim().to_string(),
     }
+}
+
+/// The key prefix of the table line `line` (1-based) is in: `disk[2].`
+/// inside the third `[[disk]]`, `metrics.` inside `[metrics]`, nothing at
+/// the top level.
+fn table_prefix(text: &str, line: usize) -> String {
+    let mut prefix = String::new();
+    let mut disks = 0;
+    for l in text.lines().take(line.saturating_sub(1)) {
+        let l = l.trim();
+        let header = l.split('#').next().unwrap_or("").trim();
+        if header.starts_with("[[") {
+            let name = header.trim_matches(['[', ']']).trim();
+            if name == "disk" {
+                prefix = format!("disk[{disks}].");
+                disks += 1;
+            } else {
+                prefix = format!("{name}.");
+            }
+        } else if header.starts_with('[') {
+            prefix = format!("{}.", header.trim_matches(['[', ']']).trim());
+        }
+    }
+    prefix
 }
 
 fn parse_listen(s: &str) -> Result<SocketAddr, String> {
@@ -365,14 +435,6 @@ fn disk(
             "a device path must be under /dev/",
         ));
     }
-    let network = match &d.network {
-        Some(n) => {
-            check_network(n.get_ref(), registry)
-                .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
-            n.get_ref().trim().to_string()
-        }
-        None => DEFAULT_NETWORK.to_string(),
-    };
     let policy = match &d.policy {
         Some(p) => p
             .get_ref()
@@ -416,15 +478,18 @@ fn disk(
     let task = match task_name {
         "standby" => {
             let backend = match d.backend.as_ref() {
-                None => Backend::Hdparm,
+                None => Backend::Auto,
                 Some(b) => match b.get_ref().as_str() {
+                    "auto" => Backend::Auto,
                     "hdparm" => Backend::Hdparm,
                     "sgio" => Backend::Sgio,
                     other => {
                         return Err(cx.err(
                             Some(b.span()),
                             &key("backend"),
-                            format!("unknown backend {other:?} (expected \"hdparm\" or \"sgio\")"),
+                            format!(
+                                "unknown backend {other:?} (expected \"auto\", \"hdparm\" or \"sgio\")"
+                            ),
                         ));
                     }
                 },
@@ -470,8 +535,28 @@ fn disk(
             ));
         }
     };
+    let breakeven = task_breakeven(&task, power.as_ref());
+    let registry = registry.clone().with_breakeven(breakeven);
+    let network = match &d.network {
+        Some(n) => {
+            check_network(n.get_ref(), &registry)
+                .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
+            n.get_ref().trim().to_string()
+        }
+        None => {
+            check_network(DEFAULT_NETWORK, &registry).map_err(|m| {
+                cx.err(
+                    Some(d.device.span()),
+                    &key("network"),
+                    format!("the default network: {m}"),
+                )
+            })?;
+            DEFAULT_NETWORK.to_string()
+        }
+    };
     Ok(DiskConfig {
         index: i,
+        breakeven,
         line: cx.line(&d.device.span()),
         device,
         network,
@@ -686,6 +771,57 @@ policy = "when-busy"
 
         let e = err("[[disk]]\ndevice = \"sda\"\npreset = \"floppy\"\n");
         assert_eq!(e.key.as_deref(), Some("disk[0].preset"), "{e}");
+    }
+
+    #[test]
+    fn the_shipped_config_parses_with_the_drives_break_even() {
+        let c = parse(include_str!("../../../contrib/lull.toml")).unwrap();
+        assert_eq!(c.disks.len(), 1);
+        let d = &c.disks[0];
+        let red = PowerModel::preset("wd-red-plus").unwrap();
+        assert_eq!(d.breakeven, Nanos::from_secs_f64(red.break_even()));
+        assert!(d.breakeven > Nanos::from_secs(60), "{}", d.breakeven);
+        assert_eq!(
+            d.task,
+            TaskConfig::Standby {
+                backend: Backend::Auto,
+                max_spindowns_per_day: 24
+            }
+        );
+    }
+
+    #[test]
+    fn the_default_network_scales_with_the_drive() {
+        let c = parse(
+            "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdb\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+        )
+        .unwrap();
+        assert!(c.disks.iter().all(|d| d.network == DEFAULT_NETWORK));
+        let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven).collect();
+        assert_eq!(
+            b[1],
+            Nanos::from_secs_f64(PowerModel::paper().break_even()),
+            "standby without a preset: the default preset"
+        );
+        assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
+        // `2B` is accepted because each disk knows its B.
+        parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(8B)\"\n").unwrap();
+    }
+
+    #[test]
+    fn unknown_keys_name_their_table() {
+        let e = err(
+            "poll = \"1s\"\n[[disk]]\ndevice = \"a\"\n[[disk]]\ndevice = \"b\"\nnetwrok = \"x\"\n",
+        );
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(6), Some("disk[1].netwrok")),
+            "{e}"
+        );
+        let e = err("[metrics]\ntextfil = \"x\"\n");
+        assert_eq!(e.key.as_deref(), Some("metrics.textfil"), "{e}");
+        let e = err("pol = \"1s\"\n");
+        assert_eq!(e.key.as_deref(), Some("pol"), "{e}");
     }
 
     #[test]

@@ -12,11 +12,14 @@
 //! - **An actor per disk** executes intents: spawns, pauses and resumes the
 //!   command, runs `hdparm`/SG_IO/`syncfs`, and reports outcomes back on a
 //!   channel. The loop never waits for a drive.
-//! - **Policy before action**: the wear budget (rolling 24 h, persisted in
-//!   the state file so restarts do not reset it) and the break-even check of
+//! - **Policy before action**: the wear budget (a token bucket spread over
+//!   the day, persisted in the state file so restarts neither refill nor
+//!   empty it: [`crate::state::WearBudget`]) and the break-even check of
 //!   the disk's power model are applied by the loop before a standby order
-//!   is sent; the actor also asks the drive's power state first (CHECK
-//!   POWER MODE never wakes it) and skips a disk already in standby.
+//!   is sent; over SG_IO the actor also asks the drive's power state first
+//!   (CHECK POWER MODE never wakes it) and skips a disk already in standby,
+//!   and the loop asks it again every `power_check` to see spin-ups and
+//!   spin-downs the daemon did not cause.
 //! - **Time** is `CLOCK_BOOTTIME` since start: monotonic, immune to
 //!   wall-clock jumps, and it keeps counting in suspend, so a poll that
 //!   comes much later than planned is recognised and handled as described
@@ -53,9 +56,12 @@ use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::drive::{self, PowerState};
 use crate::metrics::{self, DiskGauges};
+use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
-use crate::state::{State, write_atomically};
+use crate::state::{State, WearBudget, write_atomically};
 use crate::task::{Intent, LiveTask};
+use crate::timer::PollTimer;
+use crate::wakeup;
 
 /// How the daemon is started.
 #[derive(Debug)]
@@ -79,25 +85,123 @@ pub enum DaemonError {
     Runtime(String),
 }
 
-/// Validates `path` and describes what the daemon would watch, without
+/// What [`preflight`] found: where each disk entry resolves now, and
+/// warnings that do not stop a start.
+#[derive(Debug, Default)]
+pub struct Preflight {
+    /// Per `[[disk]]`, in file order: the devices it resolves to now.
+    pub found: Vec<Vec<Resolved>>,
+    /// Things a start tolerates but an admin should know.
+    pub warnings: Vec<String>,
+}
+
+/// The checks a start (and a reload) runs beyond the file's own
+/// validation, which `--check` runs too: the state file's directory exists
+/// and is writable (not in a dry run, which writes no state) and the
+/// state file is readable; the metrics textfile's directory exists and is
+/// writable; no two entries resolve to the same device now (`loop0` and
+/// `/dev/loop0`: which task would it get?).
+pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
+    let err = |key: &str, message: String| ConfigError {
+        file: cfg.path.clone(),
+        line: None,
+        key: Some(key.to_string()),
+        message,
+    };
+    let mut out = Preflight::default();
+    if !dry_run {
+        dir_writable(&cfg.state_file).map_err(|m| err("state_file", m))?;
+        match State::load(&cfg.state_file) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => out.warnings.push(format!(
+                "{e}; a start keeps it as {}.corrupt-<unix time> and begins with empty counters",
+                cfg.state_file.display()
+            )),
+            Err(e) => {
+                return Err(err(
+                    "state_file",
+                    format!("{}: cannot read: {e}", cfg.state_file.display()),
+                ));
+            }
+        }
+    }
+    if let Some(tf) = &cfg.metrics.textfile {
+        dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+    }
+    let sample = std::fs::read_to_string(&cfg.diskstats)
+        .ok()
+        .and_then(|t| parse(&t).ok())
+        .map(Sample::new);
+    if sample.is_none() {
+        out.warnings.push(format!(
+            "{} cannot be read now: no disk is resolved",
+            cfg.diskstats.display()
+        ));
+    }
+    for (i, d) in cfg.disks.iter().enumerate() {
+        let found = sample
+            .as_ref()
+            .map(|s| resolve(&d.device, s.names()))
+            .unwrap_or_default();
+        for r in &found {
+            if let Some((j, _)) = out
+                .found
+                .iter()
+                .enumerate()
+                .find(|(_, f)| f.iter().any(|o| o.kernel == r.kernel))
+            {
+                let prev = &cfg.disks[j];
+                return Err(ConfigError {
+                    file: cfg.path.clone(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: format!(
+                        "`{}` is {} now, which disk[{j}] (`{}`, line {}) already names; a disk can have one entry",
+                        d.device, r.kernel, prev.device, prev.line
+                    ),
+                });
+            }
+        }
+        out.found.push(found);
+    }
+    Ok(out)
+}
+
+/// The directory `path` is in exists and the daemon may create files in it.
+fn dir_writable(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let m = std::fs::metadata(dir).map_err(|e| format!("directory {}: {e}", dir.display()))?;
+    if !m.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    // Try it: permission bits say nothing for root, and a read-only
+    // mount or an immutable directory only shows when writing.
+    let probe = dir.join(format!(".lull-check.{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| format!("cannot create files in {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Validates `path` as a start would ([`Config::load`], then
+/// [`preflight`]) and describes what the daemon would watch, without
 /// starting it.
 pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     let cfg = Config::load(path, registry)?;
+    let pre = preflight(&cfg, false)?;
     let mut out = format!(
         "{}: ok; poll {}, state file {}\n",
         path.display(),
         cfg.poll,
         cfg.state_file.display()
     );
-    let sample = std::fs::read_to_string(&cfg.diskstats)
-        .ok()
-        .and_then(|t| parse(&t).ok())
-        .map(Sample::new);
-    for d in &cfg.disks {
-        let found = sample
-            .as_ref()
-            .map(|s| resolve(&d.device, s.names()))
-            .unwrap_or_default();
+    for (d, found) in cfg.disks.iter().zip(&pre.found) {
         let now = if found.is_empty() {
             "not present now (the daemon waits for it)".to_string()
         } else {
@@ -108,15 +212,19 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
                 .join(", ")
         };
         out.push_str(&format!(
-            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}\n",
+            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}, break-even {}\n",
             d.index,
             d.device,
             d.line,
             now,
             d.task.name(),
             d.network,
-            d.policy
+            d.policy,
+            d.breakeven
         ));
+    }
+    for w in &pre.warnings {
+        out.push_str(&format!("warning: {w}\n"));
     }
     Ok(out)
 }
@@ -124,15 +232,121 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(opts: Options) -> Result<(), DaemonError> {
     let cfg = Config::load(&opts.config, &opts.registry)?;
+    preflight(&cfg, opts.dry_run)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(4)
+        // SG_IO and syncfs run on the blocking pool, rarely: let its
+        // threads go soon after (the daemon is one thread when idle).
+        .thread_keep_alive(Duration::from_secs(1))
         .build()
         .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async move {
         let mut d = Daemon::new(opts, cfg).await?;
         d.run().await
     })
+}
+
+/// Commands a previous run of the daemon started and did not stop (it was
+/// killed with SIGKILL, or crashed) may still run: a command that ignores
+/// SIGHUP survives its daemon. Stop those that are still ours (same pid
+/// and start time, see [`crate::process`]) so a command never runs twice;
+/// forget the others.
+async fn stop_orphans(state: &mut State, cfg: &Config) {
+    let argvs: Vec<Vec<String>> = cfg
+        .disks
+        .iter()
+        .filter_map(|d| match &d.task {
+            TaskConfig::Command { argv, .. } => Some(argv.clone()),
+            _ => None,
+        })
+        .collect();
+    for (key, st) in &mut state.disks {
+        let Some(pid) = st.command_pid.take() else {
+            continue;
+        };
+        let start = st.command_start.take();
+        if process::is_our_command(pid, start, &argvs) {
+            warn!(
+                "disk {key}: command pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
+            );
+            let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
+            info!("disk {key}: old command pid {pid} {how}");
+            st.last_decision = format!("old command pid {pid} stopped at start ({how})");
+            st.last_decision_unix = unix_now();
+        } else {
+            info!("disk {key}: command pid {pid} of a previous run is gone");
+        }
+    }
+}
+
+/// Builds a disk's network for its device: durations relative to the
+/// break-even time (`timer(4B)`) and B-scaled defaults resolve against the
+/// disk's own B ([`crate::config::task_breakeven`]).
+fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, String> {
+    let registry = registry.clone().with_breakeven(cfg.breakeven);
+    NetworkSpec::parse(&cfg.network, Some(&registry))
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.build(&registry).map_err(|e| e.to_string()))
+}
+
+/// The device numbers of a disk, its partitions and holders.
+fn sample_devs(d: &Disk, sample: &Sample) -> Vec<(u32, u32)> {
+    std::iter::once(&d.tracker.family().disk)
+        .chain(&d.tracker.family().partitions)
+        .chain(&d.tracker.family().holders)
+        .filter_map(|n| sample.dev(n))
+        .collect()
+}
+
+/// Names, best effort, what woke `d` ([`crate::wakeup`]), counts it in
+/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`).
+fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> String {
+    let Some(before) = d.sleep_snapshot.take() else {
+        return String::new();
+    };
+    let grown = wakeup::grew(&before, &wakeup::snapshot());
+    let who = wakeup::suspects(&grown, |pid| wakeup::uses_devices(pid, &d.devs));
+    let comm = who.first().map_or("unknown", |w| w.0.as_str());
+    *st.wakeups.entry(comm.to_string()).or_default() += 1;
+    if who.is_empty() {
+        ", woken by a process that is gone (or by the kernel)".to_string()
+    } else {
+        let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
+        format!(", woken by {}", list.join(", "))
+    }
+}
+
+/// Reads `path` into `buf` (cleared first) with reads as large as the
+/// buffer, so a poll of /proc/diskstats is one `read` and the end-of-file
+/// one, not the doubling probe reads `read_to_string` does on a file whose
+/// size the kernel reports as 0.
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    buf.clear();
+    let mut f = std::fs::File::open(path)?;
+    loop {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(16 << 10);
+        }
+        let len = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let n = match f.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(len);
+                continue;
+            }
+            Err(e) => {
+                buf.truncate(len);
+                return Err(e);
+            }
+        };
+        buf.truncate(len + n);
+        if n == 0 {
+            return Ok(());
+        }
+    }
 }
 
 fn boottime() -> Nanos {
@@ -178,6 +392,12 @@ enum Order {
     },
     /// Pause the command (nothing for standby and flush).
     Stop,
+    /// Read the power state with CHECK POWER MODE (SG_IO backends only:
+    /// no process per check).
+    CheckPower {
+        /// The disk's device node now.
+        dev: PathBuf,
+    },
     /// Stop the command for good and end.
     Shutdown,
 }
@@ -188,11 +408,17 @@ enum Outcome {
     SpunDown(String),
     AlreadyStandby,
     Flushed(Vec<PathBuf>),
-    CommandStarted(u32),
+    /// The command's pid and start time (clock ticks after boot).
+    CommandStarted(u32, Option<u64>),
     CommandResumed(u32),
     CommandPaused(u32),
     CommandExited(u32, String),
+    /// The daemon stopped the command (it is stopping or the disk's
+    /// configuration changed): not a run to its end.
+    CommandStopped(u32, String),
     Skipped(String),
+    /// CHECK POWER MODE's answer.
+    Power(PowerState),
     DryRun(String),
     Failed(String),
 }
@@ -218,6 +444,22 @@ struct Disk {
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
     absorb_next: bool,
+    /// The engine started the task but it is not running: the start was
+    /// refused (wear budget, break-even, interval), failed, or the command
+    /// exited. Cleared at the next start.
+    not_running: bool,
+    /// When the power state was last asked.
+    last_power_check: Nanos,
+    /// Every process's I/O counters when the disk was found asleep, to
+    /// tell what woke it ([`crate::wakeup`]).
+    sleep_snapshot: Option<wakeup::Snapshot>,
+    /// Device numbers of the disk, its partitions and holders, as of the
+    /// last wake-up or power check.
+    devs: Vec<(u32, u32)>,
+    /// Standby failures in a row.
+    failures: u32,
+    /// No standby attempt before this (after repeated failures).
+    retry_at: Option<Nanos>,
 }
 
 struct Daemon {
@@ -225,7 +467,10 @@ struct Daemon {
     cfg: Config,
     state: State,
     dirty: bool,
-    last_save: Nanos,
+    /// When the state and metrics were last written (`None`: never, so
+    /// the first poll writes them and a scrape right after the start sees
+    /// metrics).
+    last_save: Option<Nanos>,
     disks: Vec<Disk>,
     base: Nanos,
     /// The wall clock at `base` (Unix nanoseconds): engines are told it, so
@@ -242,6 +487,20 @@ struct Daemon {
     events: Vec<Event>,
     missing: HashSet<String>,
     read_error_logged: bool,
+    /// Where the by-path and glob entries resolved at the last poll: they
+    /// are re-resolved every poll, because udev creates a by-id link after
+    /// the kernel device appears.
+    path_sig: u64,
+    /// The last error writing the metrics textfile (logged once per change).
+    textfile_error: Option<String>,
+    /// Reused for every read of diskstats.
+    read_buf: Vec<u8>,
+    /// When the state file was last written.
+    last_state_save: Option<Nanos>,
+    /// Write the state file at the next save (a command's pid changed).
+    urgent: bool,
+    /// The state changed since the state file was last written.
+    state_dirty: bool,
 }
 
 impl Daemon {
@@ -249,10 +508,20 @@ impl Daemon {
         let state = if opts.dry_run {
             State::default()
         } else {
-            let s = match State::load(&cfg.state_file) {
+            let mut s = match State::load(&cfg.state_file) {
                 Ok(s) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    warn!("{e}; starting with empty counters");
+                    match State::keep_corrupt(&cfg.state_file, unix_now()) {
+                        Ok(kept) => warn!(
+                            "{e}; kept it as {} and starting with empty counters",
+                            kept.display()
+                        ),
+                        Err(k) => {
+                            return Err(DaemonError::Runtime(format!(
+                                "{e}; cannot keep it aside ({k}), so it is not overwritten: move it away"
+                            )));
+                        }
+                    }
                     State::default()
                 }
                 Err(e) => {
@@ -262,6 +531,7 @@ impl Daemon {
                     )));
                 }
             };
+            stop_orphans(&mut s, &cfg).await;
             s.save(&cfg.state_file).map_err(|e| {
                 DaemonError::Runtime(format!(
                     "state file {}: cannot write: {e}",
@@ -277,7 +547,7 @@ impl Daemon {
             cfg,
             state,
             dirty: true,
-            last_save: Nanos::ZERO,
+            last_save: None,
             disks: Vec::new(),
             base: boottime(),
             clock: unix_now_ns(),
@@ -292,6 +562,12 @@ impl Daemon {
             events: Vec::with_capacity(256),
             missing: HashSet::new(),
             read_error_logged: false,
+            path_sig: 0,
+            textfile_error: None,
+            read_buf: Vec::with_capacity(16 << 10),
+            last_state_save: None,
+            urgent: false,
+            state_dirty: true,
         };
         d.start_metrics_server().await?;
         Ok(d)
@@ -348,6 +624,8 @@ impl Daemon {
             sd_notify::NotifyState::Ready,
             sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
         ]);
+        let timer = PollTimer::new()
+            .map_err(|e| DaemonError::Runtime(format!("cannot create the poll timer: {e}")))?;
         loop {
             let now = self.now();
             let next_poll = self.last_poll + self.cfg.poll;
@@ -359,8 +637,14 @@ impl Daemon {
                 .map_or(next_poll, |t| t.min(next_poll))
                 .max(now + Nanos::from_millis(1));
             let slack = self.cfg.poll.max(Nanos::from_secs(2));
+            if let Err(e) = timer.set(self.base + wake) {
+                return Err(DaemonError::Runtime(format!("poll timer: {e}")));
+            }
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_nanos((wake - now).0)) => {
+                r = timer.wait() => {
+                    if let Err(e) = r {
+                        return Err(DaemonError::Runtime(format!("poll timer: {e}")));
+                    }
                     let late = self.now() > wake + slack;
                     self.poll(late).await;
                 }
@@ -383,7 +667,9 @@ impl Daemon {
 
     async fn reload(&mut self) {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
-        match Config::load(&self.opts.config, &self.opts.registry) {
+        let loaded = Config::load(&self.opts.config, &self.opts.registry)
+            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
+        match loaded {
             Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
             Ok(new) => {
                 let old_listen = self.cfg.metrics.listen;
@@ -406,6 +692,7 @@ impl Daemon {
                 }
                 self.retire_all(gone).await;
                 self.names_sig = 0; // Re-resolve at the next poll.
+                self.path_sig = 0;
                 self.missing.clear();
                 if old_listen != self.cfg.metrics.listen {
                     if let Err(e) = self.start_metrics_server().await {
@@ -444,10 +731,7 @@ impl Daemon {
     }
 
     fn new_disk(&mut self, cfg: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
-        let network = match NetworkSpec::parse(&cfg.network, Some(&self.opts.registry))
-            .map_err(|e| e.to_string())
-            .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
-        {
+        let network = match build_network(&self.opts.registry, cfg) {
             Ok(n) => n,
             Err(e) => {
                 error!("disk {}: network {}: {e}", r.key, cfg.network);
@@ -462,6 +746,7 @@ impl Daemon {
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
+            chosen: None,
         };
         let handle = tokio::spawn(actor.run(rx));
         Some(Disk {
@@ -481,6 +766,12 @@ impl Daemon {
             standby_since: None,
             flushing: false,
             absorb_next: false,
+            not_running: false,
+            last_power_check: self.now(),
+            sleep_snapshot: None,
+            devs: Vec::new(),
+            failures: 0,
+            retry_at: None,
         })
     }
 
@@ -526,12 +817,13 @@ impl Daemon {
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family) {
                     info!(
-                        "disk {} ({}): task {}, network {}, policy {}",
+                        "disk {} ({}): task {}, network {}, policy {}, break-even {}",
                         d.key,
                         d.kernel,
                         c.task.name(),
                         c.network,
-                        c.policy
+                        c.policy,
+                        c.breakeven
                     );
                     self.disks.push(d);
                 }
@@ -539,11 +831,33 @@ impl Daemon {
         }
     }
 
+    /// Where the entries written as `/dev/…` paths or path globs resolve
+    /// now (a `readlink` per link, a directory read per glob): compared
+    /// at every poll, so a by-id link udev creates or moves after the
+    /// kernel device appeared is followed at the next poll. Kernel-name
+    /// entries depend only on the names, which the caller hashes.
+    fn path_signature(&self, sample: &Sample) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for c in self.cfg.disks.iter().filter(|c| c.device.starts_with('/')) {
+            for r in resolve(&c.device, sample.names()) {
+                r.key.hash(&mut h);
+                r.kernel.hash(&mut h);
+            }
+        }
+        h.finish() | 1
+    }
+
     async fn poll(&mut self, late: bool) {
         let now = self.now();
-        let text = match std::fs::read_to_string(&self.cfg.diskstats) {
+        let mut buf = std::mem::take(&mut self.read_buf);
+        let read = read_into(&self.cfg.diskstats, &mut buf).and_then(|()| {
+            std::str::from_utf8(&buf)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
+        let text = match read {
             Ok(t) => t,
             Err(e) => {
+                self.read_buf = buf;
                 if !self.read_error_logged {
                     error!("{}: {e}", self.cfg.diskstats.display());
                     self.read_error_logged = true;
@@ -552,8 +866,20 @@ impl Daemon {
                 return;
             }
         };
-        let sample = match parse(&text) {
-            Ok(s) => Sample::new(s),
+        let parsed = parse(text);
+        let sig;
+        self.read_buf = buf;
+        let sample = match parsed {
+            Ok(s) => {
+                // The kernel lists devices in a stable order: hashing the
+                // names in file order detects a change without sorting.
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                for d in &s {
+                    d.name.hash(&mut h);
+                }
+                sig = h.finish() | 1;
+                Sample::new(s)
+            }
             Err(e) => {
                 if !self.read_error_logged {
                     error!("{}: {e}", self.cfg.diskstats.display());
@@ -570,15 +896,10 @@ impl Daemon {
                 now - self.last_poll
             );
         }
-        let sig = {
-            let mut names: Vec<&str> = sample.names().collect();
-            names.sort_unstable();
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            names.hash(&mut h);
-            h.finish() | 1
-        };
-        if sig != self.names_sig {
+        let path_sig = self.path_signature(&sample);
+        if sig != self.names_sig || path_sig != self.path_sig {
             self.names_sig = sig;
+            self.path_sig = path_sig;
             self.resolve_all(&sample);
         }
         let mut events = std::mem::take(&mut self.events);
@@ -616,12 +937,28 @@ impl Daemon {
                 if let Some(since) = d.standby_since.take() {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
+                    d.devs = sample_devs(d, &sample);
+                    let who = woken_by(d, st);
                     info!(
-                        "disk {}: busy again after {} in standby",
+                        "disk {}: busy again after {} in standby{who}",
                         d.key,
                         now - since
                     );
                     self.dirty = true;
+                }
+            }
+            if let TaskConfig::Standby { backend, .. } = d.cfg.task {
+                let pc = self.cfg.power_check;
+                if pc > Nanos::ZERO
+                    && backend != Backend::Hdparm
+                    && !self.opts.dry_run
+                    && o.present
+                    && now - d.last_power_check >= pc
+                {
+                    d.last_power_check = now;
+                    d.devs = sample_devs(d, &sample);
+                    let dev = PathBuf::from("/dev").join(&d.kernel);
+                    let _ = d.orders.send(Order::CheckPower { dev });
                 }
             }
             let mut failed = None;
@@ -640,10 +977,7 @@ impl Daemon {
                     d.key
                 );
                 st.errors += 1;
-                if let Ok(n) = NetworkSpec::parse(&d.cfg.network, Some(&self.opts.registry))
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| s.build(&self.opts.registry).map_err(|e| e.to_string()))
-                {
+                if let Ok(n) = build_network(&self.opts.registry, &d.cfg) {
                     d.engine = Engine::new(
                         n,
                         PolicyActuator::new(d.cfg.policy),
@@ -676,6 +1010,7 @@ impl Daemon {
         match intent {
             Intent::Stop { .. } => {
                 self.state.disk(&key).task_stops += 1;
+                self.disks[i].not_running = false;
                 let task = self.disks[i].cfg.task.name();
                 info!("disk {key}: busy, stop {task}");
                 self.decide(i, format!("stop {task}: disk busy or prediction over"));
@@ -683,6 +1018,8 @@ impl Daemon {
             }
             Intent::Start { budget, .. } => {
                 self.state.disk(&key).task_starts += 1;
+                // Refused until sent to the actor below.
+                self.disks[i].not_running = true;
                 let budget_text = budget.map_or("until busy".to_string(), |b| b.to_string());
                 let d = &self.disks[i];
                 match &d.cfg.task {
@@ -690,14 +1027,33 @@ impl Daemon {
                         max_spindowns_per_day,
                         ..
                     } => {
-                        let day_ago = unix_now().saturating_sub(86_400);
-                        let st = self.state.disk(&key);
-                        st.recent_spindowns.retain(|&t| t > day_ago);
-                        let used = st.recent_spindowns.len() as u32;
-                        if used >= *max_spindowns_per_day {
+                        let per_day = *max_spindowns_per_day;
+                        if let Some(at) = d.retry_at.filter(|&at| at > self.now()) {
                             let why = format!(
-                                "skip standby: wear budget used ({used} of {max_spindowns_per_day} spin-downs in 24 h)"
+                                "skip standby: it failed {} times in a row; next try in {}",
+                                d.failures,
+                                at - self.now()
                             );
+                            tracing::debug!("disk {key}: {why}");
+                            self.decide(i, why);
+                            return;
+                        }
+                        let now_unix = unix_now();
+                        let st = self.state.disk(&key);
+                        let bucket = st
+                            .wear
+                            .get_or_insert_with(|| WearBudget::full(per_day, now_unix));
+                        // Peek: the token is taken once the checks below pass.
+                        let mut peek = bucket.clone();
+                        if let Err(wait) = peek.take(per_day, now_unix) {
+                            let why = if wait.is_finite() {
+                                format!(
+                                    "skip standby: wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
+                                    wait.ceil()
+                                )
+                            } else {
+                                "skip standby: max_spindowns_per_day = 0".to_string()
+                            };
                             info!("disk {key}: {why}");
                             self.decide(i, why);
                             return;
@@ -714,6 +1070,9 @@ impl Daemon {
                                 return;
                             }
                         }
+                        if let Some(b) = self.state.disk(&key).wear.as_mut() {
+                            let _ = b.take(per_day, now_unix);
+                        }
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -726,6 +1085,7 @@ impl Daemon {
                         info!("disk {key}: idle, flush");
                         self.decide(i, "flush".into());
                         let d = &mut self.disks[i];
+                        d.not_running = false;
                         d.flushing = !self.opts.dry_run;
                         let dev = PathBuf::from("/dev").join(&d.kernel);
                         let _ = d.orders.send(Order::Start { dev, devs });
@@ -736,6 +1096,7 @@ impl Daemon {
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
                 }
+                self.disks[i].not_running = false;
                 let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
                 let _ = self.disks[i].orders.send(Order::Start {
                     dev,
@@ -759,9 +1120,11 @@ impl Daemon {
         let text = match r.outcome {
             Outcome::SpunDown(how) => {
                 st.spindowns += 1;
-                st.recent_spindowns.push(unix_now());
                 if let Some(d) = disk.as_mut() {
+                    d.failures = 0;
+                    d.retry_at = None;
                     d.standby_since = Some(now);
+                    d.sleep_snapshot = Some(wakeup::snapshot());
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
@@ -769,7 +1132,10 @@ impl Daemon {
             Outcome::AlreadyStandby => {
                 info!("disk {key}: already in standby");
                 if let Some(d) = disk.as_mut() {
-                    d.standby_since.get_or_insert(now);
+                    if d.standby_since.is_none() {
+                        d.standby_since = Some(now);
+                        d.sleep_snapshot = Some(wakeup::snapshot());
+                    }
                 }
                 "standby: the drive was already in standby".into()
             }
@@ -789,8 +1155,10 @@ impl Daemon {
                 );
                 format!("flush done ({} file systems)", mounts.len())
             }
-            Outcome::CommandStarted(pid) => {
+            Outcome::CommandStarted(pid, start) => {
+                self.urgent = true;
                 st.command_pid = Some(pid);
+                st.command_start = start;
                 info!("disk {key}: command started, pid {pid}");
                 format!("command started (pid {pid})")
             }
@@ -803,25 +1171,90 @@ impl Daemon {
                 format!("command paused (pid {pid})")
             }
             Outcome::CommandExited(pid, status) => {
+                self.urgent = true;
                 st.command_pid = None;
+                st.command_start = None;
                 st.command_exits += 1;
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
                 info!("disk {key}: command pid {pid} exited: {status}");
                 format!("command exited: {status}")
             }
+            Outcome::CommandStopped(pid, status) => {
+                self.urgent = true;
+                st.command_pid = None;
+                st.command_start = None;
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
+                info!("disk {key}: command pid {pid} stopped by the daemon: {status}");
+                format!("command stopped by the daemon: {status}")
+            }
             Outcome::Skipped(why) => {
+                if let Some(d) = disk.as_mut() {
+                    d.not_running = true;
+                }
                 info!("disk {key}: {why}");
                 why
+            }
+            Outcome::Power(ps) => {
+                let Some(d) = disk else {
+                    return;
+                };
+                match (ps, d.standby_since) {
+                    (PowerState::Active, Some(since)) => {
+                        // Awake, though diskstats saw nothing: woken by a
+                        // command the kernel does not count (SMART), or
+                        // spun down and up by someone else.
+                        st.spinups += 1;
+                        st.foreign_spinups += 1;
+                        st.standby_s += (now - since).as_secs_f64();
+                        d.standby_since = None;
+                        let who = woken_by(d, st);
+                        info!(
+                            "disk {key}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted){who}",
+                            now - since
+                        );
+                        "spun up by something else".into()
+                    }
+                    (PowerState::Standby, None) => {
+                        d.standby_since = Some(now);
+                        d.sleep_snapshot = Some(wakeup::snapshot());
+                        info!("disk {key}: found in standby (spun down by something else)");
+                        "found in standby (spun down by something else)".into()
+                    }
+                    // Nothing new: no decision to record.
+                    _ => return,
+                }
             }
             Outcome::DryRun(what) => {
                 info!("disk {key}: dry run: would {what}");
                 format!("dry run: would {what}")
             }
             Outcome::Failed(why) => {
-                if let Some(d) = disk.as_mut() {
-                    d.flushing = false;
-                }
                 st.errors += 1;
                 error!("disk {key}: {why}");
+                if let Some(d) = disk.as_mut() {
+                    d.flushing = false;
+                    d.not_running = true;
+                    if matches!(d.cfg.task, TaskConfig::Standby { .. }) {
+                        // A disk that cannot spin down (a virtual disk, an
+                        // NVMe drive caught by a glob) is not retried at
+                        // every idle period: after 3 failures in a row,
+                        // 1 min, doubling to at most 1 h.
+                        d.failures += 1;
+                        if d.failures >= 3 {
+                            let wait = Nanos::from_secs(60 << (d.failures - 3).min(6))
+                                .min(Nanos::from_secs(3600));
+                            d.retry_at = Some(now + wait);
+                            warn!(
+                                "disk {key}: standby failed {} times in a row; next try in {wait}",
+                                d.failures
+                            );
+                        }
+                    }
+                }
                 format!("error: {why}")
             }
         };
@@ -844,7 +1277,7 @@ impl Daemon {
                 DiskGauges {
                     key: d.key.clone(),
                     task: d.cfg.task.name(),
-                    running: d.engine.task_running(),
+                    running: d.engine.task_running() && !d.not_running,
                     in_standby: d.standby_since.is_some(),
                     energy_saved_j,
                     nodes: d.engine.detector().node_gauges(),
@@ -857,7 +1290,27 @@ impl Daemon {
     /// refreshes the metrics.
     fn save(&mut self, force: bool) {
         let now = self.now();
-        if !force && (!self.dirty || now - self.last_save < Nanos::from_secs(1)) {
+        // The state file is fsynced, which costs more than the rest of a
+        // poll: written every ten polls (between 1 s and 1 min), at once
+        // when a command's pid changed (a restart after SIGKILL needs it),
+        // and at stop. A crash loses at most that much of the counters.
+        // The metrics (no fsync) follow every change, at most once a second.
+        let state_every = Nanos(self.cfg.poll.0.saturating_mul(10))
+            .clamp(Nanos::from_secs(1), Nanos::from_secs(60));
+        // Metrics are rendered only for someone: a textfile or an endpoint.
+        let wants_metrics = self.cfg.metrics.textfile.is_some() || self.metrics_server.is_some();
+        let metrics_due = wants_metrics
+            && self.dirty
+            && self
+                .last_save
+                .is_none_or(|t| now - t >= Nanos::from_secs(1));
+        self.state_dirty |= self.dirty;
+        if !wants_metrics {
+            self.dirty = false;
+        }
+        let state_due = self.state_dirty
+            && (self.urgent || self.last_state_save.is_none_or(|t| now - t >= state_every));
+        if !force && !metrics_due && !state_due {
             return;
         }
         // Standby time so far counts, so a crash loses little of it.
@@ -867,19 +1320,41 @@ impl Daemon {
                 snapshot.disk(&d.key).standby_s += (now - since).as_secs_f64();
             }
         }
-        let text: Arc<str> = Arc::from(metrics::render(
-            &snapshot,
-            &self.gauges(),
-            self.polls,
-            self.opts.dry_run,
-        ));
+        let text: Arc<str> = if wants_metrics {
+            Arc::from(metrics::render(
+                &snapshot,
+                &self.gauges(),
+                self.polls,
+                self.opts.dry_run,
+            ))
+        } else {
+            Arc::from("")
+        };
         if let Some(tf) = &self.cfg.metrics.textfile {
-            if let Err(e) = write_atomically(tf, text.as_bytes(), false) {
-                warn!("metrics textfile {}: {e}", tf.display());
+            // Logged once per change of state, not at every save.
+            match write_atomically(tf, text.as_bytes(), false) {
+                Err(e) => {
+                    let e = e.to_string();
+                    if self.textfile_error.as_deref() != Some(e.as_str()) {
+                        warn!(
+                            "metrics textfile {}: {e} (said once until it changes)",
+                            tf.display()
+                        );
+                        self.textfile_error = Some(e);
+                    }
+                }
+                Ok(()) => {
+                    if self.textfile_error.take().is_some() {
+                        info!("metrics textfile {}: written again", tf.display());
+                    }
+                }
             }
         }
         self.metrics_tx.send_replace(text);
-        if !self.opts.dry_run {
+        if !self.opts.dry_run && (force || state_due) {
+            self.last_state_save = Some(now);
+            self.state_dirty = false;
+            self.urgent = false;
             if let Err(e) = snapshot.save(&self.cfg.state_file) {
                 error!(
                     "state file {}: cannot write: {e}",
@@ -888,7 +1363,7 @@ impl Daemon {
             }
         }
         self.dirty = false;
-        self.last_save = now;
+        self.last_save = Some(now);
     }
 }
 
@@ -899,6 +1374,8 @@ struct Actor {
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
+    /// The backend `auto` chose for this disk (chosen and logged once).
+    chosen: Option<Backend>,
 }
 
 struct Running {
@@ -928,7 +1405,7 @@ impl Actor {
         });
     }
 
-    async fn run(self, mut rx: mpsc::UnboundedReceiver<Order>) {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Order>) {
         let mut child: Option<Running> = None;
         let mut last_exit: Option<tokio::time::Instant> = None;
         loop {
@@ -939,6 +1416,7 @@ impl Actor {
                         self.start(&mut child, last_exit, &dev, devs).await
                     }
                     Some(Order::Stop) => self.stop(&mut child),
+                    Some(Order::CheckPower { dev }) => self.check_power(&dev).await,
                 },
                 status = wait_child(&mut child) => {
                     let pid = child.take().map_or(0, |r| r.pid);
@@ -964,39 +1442,75 @@ impl Actor {
                     "killed after 10 s (SIGTERM ignored)".to_string()
                 }
             };
-            self.report(Outcome::CommandExited(
-                r.pid,
-                format!("{status} (daemon stopping)"),
-            ));
+            self.report(Outcome::CommandStopped(r.pid, status));
+        }
+    }
+
+    /// The backend to use: the configured one, or for `auto` the one
+    /// probed at the first spin-down (logged once).
+    async fn backend(&mut self, configured: Backend, dev: &Path) -> Backend {
+        if configured != Backend::Auto {
+            return configured;
+        }
+        if let Some(b) = self.chosen {
+            return b;
+        }
+        let (b, why) = drive::choose_backend(dev).await;
+        info!(
+            "disk {}: standby backend {} ({why})",
+            self.key,
+            drive::backend_name(b)
+        );
+        self.chosen = Some(b);
+        b
+    }
+
+    /// Reports the power state when the backend is SG_IO (an ioctl; with
+    /// `hdparm` a process per check would cost more than it tells).
+    async fn check_power(&mut self, dev: &Path) {
+        let TaskConfig::Standby { backend, .. } = self.task else {
+            return;
+        };
+        if self.backend(backend, dev).await != Backend::Sgio {
+            return;
+        }
+        match drive::power_state(Backend::Sgio, dev).await {
+            Ok(PowerState::Unknown) => {}
+            Ok(ps) => self.report(Outcome::Power(ps)),
+            Err(e) => tracing::debug!("disk {}: power state: {e}", self.key),
         }
     }
 
     async fn start(
-        &self,
+        &mut self,
         child: &mut Option<Running>,
         last_exit: Option<tokio::time::Instant>,
         dev: &Path,
         devs: Vec<(u32, u32)>,
     ) {
-        match &self.task {
+        let task = self.task.clone();
+        match &task {
             TaskConfig::Standby { backend, .. } => {
                 if self.dry_run {
                     self.report(Outcome::DryRun(format!("spin {} down", dev.display())));
                     return;
                 }
-                match drive::power_state(*backend, dev).await {
-                    Ok(PowerState::Standby) => {
-                        self.report(Outcome::AlreadyStandby);
-                        return;
-                    }
-                    Ok(_) => {}
-                    // hdparm -C fails where -y would too; let -y report it.
-                    Err(e) if *backend == Backend::Hdparm => {
-                        tracing::debug!("{}: power state: {e}", self.key)
-                    }
-                    Err(e) => {
-                        self.report(Outcome::Failed(format!("standby failed: {e}")));
-                        return;
+                let backend = &self.backend(*backend, dev).await;
+                // Over SG_IO, ask first (an ioctl) and skip a drive already
+                // asleep. With hdparm that would be a second process per
+                // spin-down for little: STANDBY IMMEDIATE leaves a sleeping
+                // drive asleep, so `hdparm -y` goes straight.
+                if *backend == Backend::Sgio {
+                    match drive::power_state(*backend, dev).await {
+                        Ok(PowerState::Standby) => {
+                            self.report(Outcome::AlreadyStandby);
+                            return;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            self.report(Outcome::Failed(format!("standby failed: {e}")));
+                            return;
+                        }
                     }
                 }
                 match drive::standby(*backend, dev).await {
@@ -1050,12 +1564,13 @@ impl Actor {
                 match spawned {
                     Ok(c) => {
                         let pid = c.id().unwrap_or(0);
+                        let start = process::stat(pid).map(|s| s.start_ticks);
                         *child = Some(Running {
                             child: c,
                             pid,
                             paused: false,
                         });
-                        self.report(Outcome::CommandStarted(pid));
+                        self.report(Outcome::CommandStarted(pid, start));
                     }
                     Err(e) => self.report(Outcome::Failed(format!("cannot run {}: {e}", argv[0]))),
                 }

@@ -84,7 +84,9 @@ pub async fn power_state(backend: Backend, dev: &Path) -> Result<PowerState, Str
                 PowerState::Unknown
             })
         }
-        Backend::Sgio => {
+        // `Auto` is resolved by the caller (the disk's actor); on its own
+        // it means the native path.
+        Backend::Sgio | Backend::Auto => {
             let dev = dev.to_path_buf();
             let r = tokio::task::spawn_blocking(move || crate::sgio::in_standby(&dev))
                 .await
@@ -98,11 +100,51 @@ pub async fn power_state(backend: Backend, dev: &Path) -> Result<PowerState, Str
     }
 }
 
+/// Chooses the backend for `Backend::Auto`: SG_IO when the drive
+/// answers ATA CHECK POWER MODE through it (which never wakes it), else
+/// `hdparm` when it is installed (it knows more bridges and quirks), else
+/// SG_IO (whose error then says why). Returns the choice and why.
+pub async fn choose_backend(dev: &Path) -> (Backend, String) {
+    let d = dev.to_path_buf();
+    let probe = tokio::task::spawn_blocking(move || crate::sgio::in_standby(&d))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+    match probe {
+        Ok(Some(_)) => (
+            Backend::Sgio,
+            "the drive answers CHECK POWER MODE through SG_IO".into(),
+        ),
+        Ok(None) if hdparm_path().is_some() => (
+            Backend::Hdparm,
+            "the drive does not answer ATA commands through SG_IO".into(),
+        ),
+        Err(e) if hdparm_path().is_some() => (Backend::Hdparm, format!("SG_IO failed: {e}")),
+        Ok(None) => (
+            Backend::Sgio,
+            "no ATA answer through SG_IO, and hdparm is not installed".into(),
+        ),
+        Err(e) => (
+            Backend::Sgio,
+            format!("SG_IO failed ({e}), and hdparm is not installed"),
+        ),
+    }
+}
+
+/// The backend's name as configured.
+pub fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Auto => "auto",
+        Backend::Hdparm => "hdparm",
+        Backend::Sgio => "sgio",
+    }
+}
+
 /// Spins the drive down; returns how.
 pub async fn standby(backend: Backend, dev: &Path) -> Result<String, String> {
     match backend {
         Backend::Hdparm => hdparm("-y", dev).await.map(|_| "hdparm -y".to_string()),
-        Backend::Sgio => {
+        Backend::Sgio | Backend::Auto => {
             let dev = dev.to_path_buf();
             tokio::task::spawn_blocking(move || crate::sgio::standby(&dev).map(str::to_string))
                 .await

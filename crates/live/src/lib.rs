@@ -26,12 +26,17 @@
 //!   budget caps spin-downs per day; power state is read with CHECK POWER
 //!   MODE, which never wakes a disk.
 //! - **Light.** A current-thread runtime, a hand-written diskstats parser,
-//!   a hand-rolled metrics responder: the daemon idles at a fraction of a
-//!   millisecond of CPU per poll (`docs/performance.md`, "Daemon").
-//! - **Observable.** journald-friendly logs, a state file written
+//!   a hand-rolled metrics responder, its own log writer; the `lulld`
+//!   binary links nothing of the lab (`docs/performance.md`, "Daemon
+//!   against hd-idle").
+//! - **No crash paths.** A broken log pipe loses lines, not the daemon
+//!   ([`log`]); a corrupt state file is kept aside; a command left by a
+//!   daemon killed with SIGKILL is found by pid and start time and stopped
+//!   before it could run twice ([`process`]).
+//! - **Observable.** journald priorities on log lines, a state file written
 //!   atomically and kept across restarts, Prometheus metrics as a
 //!   node_exporter textfile and optionally over HTTP, sd_notify readiness
-//!   and watchdog.
+//!   and watchdog, and "what woke my disk" ([`wakeup`]).
 //!
 //! Only this crate and the binary use tokio (SPEC §1). The live tasks live
 //! here rather than in `lull-tasks` (SPEC §1's table) so that `lull-tasks`
@@ -52,8 +57,10 @@
 //!   from the one device its mount source names; overlay and network file
 //!   systems have no disk of their own (flushing the file system under an
 //!   overlay's upper directory is what reaches the disk).
-//! - The wear budget counts spin-downs in the last 24 h of wall-clock time
-//!   (it must survive restarts); a large clock jump shifts the window.
+//! - The wear budget is a token bucket refilled by wall-clock time (it must
+//!   survive restarts): a clock set back refills nothing, a clock set
+//!   forward refills at most the bucket's size.
+//! - Which process woke a disk is a best-effort guess ([`wakeup`]).
 //! - The `hdparm` backend needs `hdparm` in `/usr/sbin`, `/sbin`, `/usr/bin`
 //!   or `/bin`; the `sgio` backend needs nothing but SCSI/ATA pass-through.
 
@@ -62,14 +69,18 @@ pub mod daemon;
 pub mod devices;
 pub mod diskstats;
 pub mod drive;
+pub mod log;
 pub mod metrics;
+pub mod process;
 pub mod sgio;
 pub mod source;
 pub mod state;
 pub mod task;
+pub mod timer;
+pub mod wakeup;
 
 pub use config::{Config, ConfigError};
-pub use daemon::{DaemonError, Options, check, run};
+pub use daemon::{DaemonError, Options, check, preflight, run};
 
 use lull_core::registry::Registry;
 
@@ -82,24 +93,5 @@ pub fn default_registry() -> Registry {
     r
 }
 
-/// Sets up logging to stderr for the daemon: no colours unless stderr is a
-/// terminal, no timestamps under systemd (journald adds its own). The level
-/// comes from `LULL_LOG` (`error`, `warn`, `info` (default), `debug`,
-/// `trace`).
-pub fn init_logging() {
-    use std::io::IsTerminal;
-    let level = std::env::var("LULL_LOG")
-        .ok()
-        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
-        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .with_max_level(level);
-    let _ = if std::env::var_os("JOURNAL_STREAM").is_some() {
-        builder.without_time().try_init()
-    } else {
-        builder.try_init()
-    };
-}
+/// Sets up the daemon's log ([`log::init_logging`]).
+pub use log::init_logging;

@@ -2,9 +2,14 @@
 //! when configured, a tiny HTTP/1.1 endpoint.
 //!
 //! The responder is hand-rolled on tokio (one request per connection,
-//! `Connection: close`, 8 KiB request limit, 5 s timeout, at most 16
-//! connections at once): a scrape endpoint needs nothing more, and an HTTP
-//! framework would outweigh the rest of the daemon.
+//! `Connection: close`, 8 KiB request limit): a scrape endpoint needs
+//! nothing more, and an HTTP framework would outweigh the rest of the
+//! daemon. Every connection is its own task with its own deadlines (the
+//! request within 5 s, the whole exchange within 10 s), and there is no
+//! cap on connections: idle or slow clients only hold their own task (a
+//! few hundred bytes) until their deadline, and never stand between a
+//! scraper and its answer. The process's file-descriptor limit bounds them;
+//! when it is reached, accepting pauses briefly.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -12,7 +17,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
 use crate::state::State;
 
@@ -50,7 +55,7 @@ fn label(s: &str) -> String {
 /// Renders every metric.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let counters: [Counter; 8] = [
+    let counters: [Counter; 9] = [
         ("lull_idle_starts_total", "Idle periods observed.", |d| {
             d.idle_starts as f64
         }),
@@ -79,6 +84,11 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             |d| d.errors as f64,
         ),
         (
+            "lull_foreign_spinups_total",
+            "Spin-ups lull did not cause, seen by CHECK POWER MODE.",
+            |d| d.foreign_spinups as f64,
+        ),
+        (
             "lull_command_exits_total",
             "Idle commands that ran to their end.",
             |d| d.command_exits as f64,
@@ -88,6 +98,20 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
         for (k, d) in &state.disks {
             let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), f(d));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP lull_wakeups_total Spin-ups by the process that most likely caused them (best effort; `unknown`: gone, `NAME?`: did I/O but holds no file on the disk).\n# TYPE lull_wakeups_total counter"
+    );
+    for (k, d) in &state.disks {
+        for (comm, n) in &d.wakeups {
+            let _ = writeln!(
+                out,
+                "lull_wakeups_total{{disk=\"{}\",comm=\"{}\"}} {n}",
+                label(k),
+                label(comm)
+            );
         }
     }
     let _ = writeln!(
@@ -170,7 +194,6 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
 /// Serves `GET /metrics` on `listener` with the latest text from `rx`
 /// until the sender is dropped.
 pub async fn serve(listener: TcpListener, rx: watch::Receiver<Arc<str>>) {
-    let slots = Arc::new(Semaphore::new(16));
     loop {
         let (mut sock, _) = match listener.accept().await {
             Ok(c) => c,
@@ -180,22 +203,24 @@ pub async fn serve(listener: TcpListener, rx: watch::Receiver<Arc<str>>) {
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
-            continue; // Too many scrapers at once: drop the connection.
-        };
-        let body = rx.borrow().clone();
+        let rx = rx.clone();
         tokio::spawn(async move {
-            let _permit = permit;
-            let _ = tokio::time::timeout(Duration::from_secs(5), respond(&mut sock, &body)).await;
+            let _ = tokio::time::timeout(Duration::from_secs(10), respond(&mut sock, rx)).await;
         });
     }
 }
 
-async fn respond(sock: &mut tokio::net::TcpStream, body: &str) -> std::io::Result<()> {
+async fn respond(
+    sock: &mut tokio::net::TcpStream,
+    rx: watch::Receiver<Arc<str>>,
+) -> std::io::Result<()> {
     let mut buf = [0u8; 8192];
     let mut n = 0;
+    let head_by = tokio::time::Instant::now() + Duration::from_secs(5);
     while n < buf.len() {
-        let r = sock.read(&mut buf[n..]).await?;
+        let r = tokio::time::timeout_at(head_by, sock.read(&mut buf[n..]))
+            .await
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
         if r == 0 {
             break;
         }
@@ -210,9 +235,11 @@ async fn respond(sock: &mut tokio::net::TcpStream, body: &str) -> std::io::Resul
     let mut first = head.lines().next().unwrap_or("").split_ascii_whitespace();
     let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
+    // The text at the time of the request, not of the connection.
+    let body = rx.borrow().clone();
     let (status, ctype, text): (&str, &str, &str) = match (method, path) {
         ("GET" | "HEAD", "/metrics") => {
-            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
+            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", &*body)
         }
         ("GET" | "HEAD", "/") => (
             "200 OK",
@@ -245,6 +272,9 @@ mod tests {
     fn renders_the_textfile_format() {
         let mut s = State::default();
         s.disk("/dev/disk/by-id/x\"y").spindowns = 2;
+        s.disk("/dev/disk/by-id/x\"y")
+            .wakeups
+            .insert("smbd".into(), 3);
         let g = [DiskGauges {
             key: "/dev/disk/by-id/x\"y".into(),
             task: "standby",
@@ -262,6 +292,10 @@ mod tests {
             text.contains("lull_task_running{disk=\"/dev/disk/by-id/x\\\"y\",task=\"standby\"} 1")
         );
         assert!(text.contains("lull_polls_total 7"));
+        assert!(
+            text.contains("lull_wakeups_total{disk=\"/dev/disk/by-id/x\\\"y\",comm=\"smbd\"} 3\n"),
+            "{text}"
+        );
         assert!(text.contains(
             "lull_node_gauge{disk=\"/dev/disk/by-id/x\\\"y\",node=\"share\",name=\"weight_0\"} 0.25\n"
         ));
@@ -301,6 +335,13 @@ mod tests {
             tx.send(Arc::from("lull_polls_total 2\n")).unwrap();
             assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
             assert!(get("/nope").await.starts_with("HTTP/1.1 404"));
+            // Idle clients, more than any fixed cap, do not block a scrape.
+            let mut idle = Vec::new();
+            for _ in 0..100 {
+                idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+            }
+            assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
+            drop(idle);
         });
     }
 }

@@ -40,10 +40,75 @@ pub struct DiskState {
     pub errors: u64,
     /// The running command's process id, if any.
     pub command_pid: Option<u32>,
-    /// Commands that ran to their end.
+    /// Its start time (`/proc/PID/stat` clock ticks after boot): with the
+    /// id, it names the process even after the id is reused.
+    pub command_start: Option<u64>,
+    /// Commands that ran to their end (not those the daemon stopped).
     pub command_exits: u64,
-    /// Unix times of the spin-downs of the last 24 h (the wear budget).
-    pub recent_spindowns: Vec<u64>,
+    /// The wear budget's token bucket ([`WearBudget`]).
+    pub wear: Option<WearBudget>,
+    /// Spin-ups the daemon did not cause seen by CHECK POWER MODE (the
+    /// drive spun up while nothing counted in diskstats, or something
+    /// else spun it down and up).
+    pub foreign_spinups: u64,
+    /// Disk wake-ups attributed to processes, by process name.
+    pub wakeups: BTreeMap<String, u64>,
+}
+
+/// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
+/// the daily budget (at least one), and refills at the daily rate, so a
+/// budget of 48 allows a burst of 8 and then one spin-down every 30
+/// minutes, instead of being spent by morning. Kept in the state file, so
+/// a restart neither refills nor empties it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WearBudget {
+    /// Tokens left (a spin-down costs one).
+    pub tokens: f64,
+    /// When `tokens` was last brought up to date (Unix seconds).
+    pub at_unix: u64,
+}
+
+impl WearBudget {
+    /// The bucket's size for `per_day`.
+    pub fn capacity(per_day: u32) -> f64 {
+        if per_day == 0 {
+            0.0
+        } else {
+            (f64::from(per_day) / 6.0).ceil().max(1.0)
+        }
+    }
+
+    /// A full bucket at `now_unix`.
+    pub fn full(per_day: u32, now_unix: u64) -> Self {
+        WearBudget {
+            tokens: Self::capacity(per_day),
+            at_unix: now_unix,
+        }
+    }
+
+    /// Refills for the time since the last update (none if the clock went
+    /// back), capped at the capacity.
+    pub fn refill(&mut self, per_day: u32, now_unix: u64) {
+        let dt = now_unix.saturating_sub(self.at_unix) as f64;
+        self.tokens = (self.tokens + dt * f64::from(per_day) / 86_400.0)
+            .min(Self::capacity(per_day))
+            .max(0.0);
+        self.at_unix = self.at_unix.max(now_unix);
+    }
+
+    /// Takes a token if there is one at `now_unix`; otherwise returns the
+    /// seconds until there will be.
+    pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
+        self.refill(per_day, now_unix);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else if per_day == 0 {
+            Err(f64::INFINITY)
+        } else {
+            Err((1.0 - self.tokens) * 86_400.0 / f64::from(per_day))
+        }
+    }
 }
 
 /// The whole file.
@@ -56,7 +121,8 @@ pub struct State {
 
 impl State {
     /// Reads `path`; a missing file is an empty state. A file that does
-    /// not parse is an error (the caller decides whether to start afresh).
+    /// not parse is an `InvalidData` error (the caller keeps it aside with
+    /// [`State::keep_corrupt`] and starts afresh).
     pub fn load(path: &Path) -> std::io::Result<State> {
         match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
@@ -70,6 +136,18 @@ impl State {
         }
     }
 
+    /// Moves a state file that does not parse to
+    /// `NAME.corrupt-UNIXTIME` beside it, so starting afresh loses nothing
+    /// an admin may want to look at. Returns the new path.
+    pub fn keep_corrupt(path: &Path, now_unix: u64) -> std::io::Result<PathBuf> {
+        let name = path
+            .file_name()
+            .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+        let to = path.with_file_name(format!("{name}.corrupt-{now_unix}"));
+        std::fs::rename(path, &to)?;
+        Ok(to)
+    }
+
     /// Writes the state to `path` atomically.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let mut json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
@@ -79,7 +157,11 @@ impl State {
 
     /// The entry of `key`, created if needed.
     pub fn disk(&mut self, key: &str) -> &mut DiskState {
-        self.disks.entry(key.to_string()).or_default()
+        // Called for every disk at every poll: allocate only when new.
+        if !self.disks.contains_key(key) {
+            self.disks.insert(key.to_string(), DiskState::default());
+        }
+        self.disks.get_mut(key).expect("inserted above")
     }
 }
 
@@ -158,5 +240,70 @@ mod tests {
         // An unwritable place fails and leaves nothing.
         let bad = p.join("below-a-file.json");
         assert!(s.save(&bad).is_err());
+    }
+
+    #[test]
+    fn a_corrupt_file_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        std::fs::write(&p, "{ half a fi").unwrap();
+        let e = State::load(&p).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        let kept = State::keep_corrupt(&p, 1234).unwrap();
+        assert_eq!(kept, dir.path().join("state.json.corrupt-1234"));
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "{ half a fi");
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn the_wear_budget_spreads_over_the_day() {
+        let t0 = 1_700_000_000;
+        let mut b = WearBudget::full(48, t0);
+        // A burst of 8 (a sixth of the day's budget), then nothing…
+        for _ in 0..8 {
+            assert!(b.take(48, t0).is_ok());
+        }
+        let wait = b.take(48, t0).unwrap_err();
+        assert!((wait - 1800.0).abs() < 1e-6, "{wait}");
+        // …until half an hour later.
+        assert!(b.take(48, t0 + 1799).is_err());
+        assert!(b.take(48, t0 + 1800).is_ok());
+        // A clock that goes back refills nothing.
+        assert!(b.take(48, t0).is_err());
+        // Zero never spins down; one a day allows one.
+        let mut z = WearBudget::full(0, t0);
+        assert!(z.take(0, t0 + 86_400 * 10).is_err());
+        let mut one = WearBudget::full(1, t0);
+        assert!(one.take(1, t0).is_ok());
+        assert!(one.take(1, t0 + 86_399).is_err());
+        assert!(one.take(1, t0 + 86_400).is_ok());
+    }
+
+    proptest::proptest! {
+        /// However the requests fall, no window of time sees more
+        /// spin-downs than the bucket's size plus the daily rate over it.
+        #[test]
+        fn the_wear_budget_never_exceeds_its_rate(
+            per_day in 1u32..200,
+            gaps in proptest::collection::vec(0u64..20_000, 1..300),
+        ) {
+            let t0 = 1_000_000u64;
+            let mut b = WearBudget::full(per_day, t0);
+            let mut t = t0;
+            let mut taken = Vec::new();
+            for g in gaps {
+                t += g;
+                if b.take(per_day, t).is_ok() {
+                    taken.push(t);
+                }
+            }
+            let cap = WearBudget::capacity(per_day);
+            for (i, &a) in taken.iter().enumerate() {
+                for (j, &z) in taken.iter().enumerate().skip(i) {
+                    let allowed = cap + (z - a) as f64 * f64::from(per_day) / 86_400.0;
+                    proptest::prop_assert!((j - i + 1) as f64 <= allowed + 1e-9);
+                }
+            }
+        }
     }
 }

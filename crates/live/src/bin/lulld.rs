@@ -1,0 +1,114 @@
+//! `lulld`: the lull daemon alone, for installing instead of hd-idle.
+//!
+//! The same daemon as `lull daemon`, without the lab (trace replay,
+//! ranking, plots), so the binary is small and links no polars or
+//! plotters. Arguments:
+//!
+//! ```text
+//! lulld [daemon] --config FILE [--dry-run | --check]
+//! ```
+
+use std::io::Write;
+use std::process::ExitCode;
+
+const HELP: &str = "\
+lulld: put disk idle time to work (spin-down, flush, maintenance commands)
+
+usage: lulld [daemon] --config FILE [--dry-run | --check]
+
+  --config FILE  the TOML configuration (/etc/lull.toml; documented in
+                 /usr/share/doc/lull/lull.toml.example)
+  --check        validate the configuration as a start would, list the
+                 disks it names, and exit (0: ok, 2: invalid)
+  --dry-run      decide and log, but touch no drive, run no command and
+                 write no state file
+  -h, --help     this text
+  -V, --version  the version
+
+signals: SIGHUP reloads the configuration (an invalid one is rejected and
+the running one kept); SIGTERM and SIGINT stop.
+
+environment: LULL_LOG=error|warn|info|debug|trace (default info);
+LULL_LOG_FORMAT=auto|journal|plain (journal: <N> priority prefixes, the
+default when stderr is systemd's journal stream).
+
+exit codes: 0 stopped cleanly, 1 runtime failure, 2 invalid configuration
+or arguments.
+";
+
+/// Writes to stderr, ignoring errors (a closed log pipe must not turn an
+/// exit code into a panic).
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "lulld: {text}");
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let (mut config, mut dry_run, mut check) = (None, false, false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "daemon" => {}
+            "--config" => match args.next() {
+                Some(c) => config = Some(c),
+                None => {
+                    say("--config needs a file");
+                    return ExitCode::from(2);
+                }
+            },
+            "--dry-run" => dry_run = true,
+            "--check" => check = true,
+            "-h" | "--help" => {
+                let _ = std::io::stdout().write_all(HELP.as_bytes());
+                return ExitCode::SUCCESS;
+            }
+            "-V" | "--version" => {
+                let _ = writeln!(std::io::stdout(), "lulld {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                say(&format!("unknown argument {other:?} (see lulld --help)"));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(config) = config else {
+        say("usage: lulld [daemon] --config FILE [--dry-run | --check]");
+        return ExitCode::from(2);
+    };
+    if check && dry_run {
+        say("--check and --dry-run exclude each other");
+        return ExitCode::from(2);
+    }
+    let registry = lull_live::default_registry();
+    if check {
+        return match lull_live::check(config.as_ref(), &registry) {
+            Ok(s) => {
+                let _ = std::io::stdout().write_all(s.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                say(&e.to_string());
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Err(e) = lull_live::init_logging() {
+        say(&e);
+        return ExitCode::from(2);
+    }
+    match lull_live::run(lull_live::Options {
+        config: config.into(),
+        dry_run,
+        registry,
+    }) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e @ lull_live::DaemonError::Config(_)) => {
+            say(&e.to_string());
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            say(&e.to_string());
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,579 @@
+//! `lulld` as an admin meets it: the crash paths and misleading outputs of
+//! issue 18, each reproduced the way it was found. The disks are fake (a
+//! diskstats file the test rewrites) unless a test says otherwise; tests
+//! that need root say so and pass without it.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
+
+mod support;
+
+use support::{Daemon, Setup, line, wait_for, write};
+
+/// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
+fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(config);
+    Daemon::spawn(cmd, config.with_extension("log"), env)
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(LULLD)
+        .args(args)
+        .env_remove("LULL_LOG")
+        .output()
+        .unwrap()
+}
+
+const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(300ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"SECONDS\"]\n";
+
+fn command_disk(disk: &str, seconds: &str) -> String {
+    COMMAND_DISK
+        .replace("DISK", disk)
+        .replace("SECONDS", seconds)
+}
+
+/// Live (not zombie) processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        if !zombie && args == argv {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+// Bug 1: `lulld … 2>&1 | head -1` killed the daemon (exit 101) at its
+// second log line.
+#[test]
+fn a_broken_log_pipe_does_not_stop_the_daemon() {
+    let s = Setup::new(&command_disk("fakea", "1001.25"), &line("fakea", 0, 5));
+    let mut child = Command::new(LULLD)
+        .arg("--config")
+        .arg(&s.config)
+        .env("LULL_LOG", "debug")
+        .env_remove("NOTIFY_SOCKET")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first line, then close the pipe, as `head -1` does.
+    let mut err = child.stderr.take().unwrap();
+    let mut first = [0u8; 1];
+    err.read_exact(&mut first).unwrap();
+    drop(err);
+    // The daemon goes on logging (the command starts, is logged) and works.
+    let t = Instant::now();
+    while s.state()["fakea"]["command_pid"].as_u64().is_none() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the daemon died: {:?}",
+            child.try_wait()
+        );
+        assert!(t.elapsed() < Duration::from_secs(20), "no command started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "the daemon died");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(processes_running(&["/bin/sleep", "1001.25"]).is_empty());
+}
+
+/// A regular file under /dev standing for a kernel device, and a link to
+/// it, removed when dropped.
+struct DevNames(Vec<PathBuf>);
+
+impl Drop for DevNames {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+// Bug 2: a by-id link that udev creates (or moves) after the kernel device
+// appeared was followed only when the set of kernel names changed.
+#[test]
+fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
+    if !is_root() {
+        println!("skipping: needs root (creates names under /dev)");
+        return;
+    }
+    let tag = std::process::id();
+    let (a, b) = (format!("lullta{tag}"), format!("lulltb{tag}"));
+    let link = PathBuf::from(format!("/dev/lull-test-by-id-{tag}"));
+    let names = DevNames(vec![
+        PathBuf::from(format!("/dev/{a}")),
+        PathBuf::from(format!("/dev/{b}")),
+        link.clone(),
+    ]);
+    std::fs::write(&names.0[0], "").unwrap();
+    std::fs::write(&names.0[1], "").unwrap();
+    // Both kernel devices exist from the start; the link does not yet.
+    let s = Setup::new(
+        &command_disk(link.to_str().unwrap(), "1002.25"),
+        &(line(&a, 0, 5) + &line(&b, 1, 5)),
+    );
+    let mut d = start(&s.config, &[]);
+    let key = link.to_str().unwrap();
+    wait_for(
+        "the missing link to be noticed",
+        Duration::from_secs(10),
+        || d.log().contains("not present; waiting"),
+        || d.log(),
+    );
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    wait_for(
+        "the link to be followed",
+        Duration::from_secs(10),
+        || s.state()[key]["kernel_name"] == a.as_str(),
+        || d.log(),
+    );
+    // The link moves to the other device (a re-plug under a new number,
+    // whose kernel name was already there): followed too.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&b, &link).unwrap();
+    wait_for(
+        "the moved link to be followed",
+        Duration::from_secs(10),
+        || s.state()[key]["kernel_name"] == b.as_str(),
+        || d.log(),
+    );
+    assert!(d.alive());
+    assert!(d.stop().success());
+    drop(names);
+}
+
+// Bug 3: `--check` passed configs a start refused.
+#[test]
+fn check_refuses_what_a_start_refuses() {
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            "state_file = \"/nonexistent-lull-dir/state.json\"\n".into(),
+            "key `state_file`",
+            "/nonexistent-lull-dir",
+        ),
+        (
+            "[metrics]\ntextfile = \"/nonexistent-lull-dir/lull.prom\"\n".into(),
+            "key `metrics.textfile`",
+            "/nonexistent-lull-dir",
+        ),
+        (
+            // The same device twice, by kernel name and by path.
+            "[[disk]]\ndevice = \"null\"\ntask = \"flush\"\n[[disk]]\ndevice = \"/dev/null\"\ntask = \"flush\"\n"
+                .into(),
+            "key `disk[1].device`",
+            "already names",
+        ),
+        (
+            // …and by two globs.
+            "[[disk]]\ndevice = \"fake?\"\ntask = \"flush\"\n[[disk]]\ndevice = \"fa*\"\ntask = \"flush\"\n"
+                .into(),
+            "key `disk[1].device`",
+            "already names",
+        ),
+    ];
+    for (text, key, what) in cases {
+        let s = Setup::new("", &(line("fakea", 0, 1) + &line("null", 3, 1)));
+        let cfg = std::fs::read_to_string(&s.config).unwrap();
+        let cfg = if text.starts_with("state_file") {
+            // A top-level key replaces the test's own.
+            text.clone() + &cfg.replace(&format!("state_file = {:?}\n", s.state), "")
+        } else {
+            // Tables go last.
+            cfg + &text
+        };
+        std::fs::write(&s.config, cfg).unwrap();
+        for extra in [&["--check"][..], &[][..]] {
+            let out = run(&[&["--config", s.config.to_str().unwrap()], extra].concat());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{text} {extra:?}: {err}");
+            assert!(err.contains(key) && err.contains(what), "{text}: {err}");
+        }
+        assert!(!s.state.exists());
+    }
+}
+
+// Bug 4: after `kill -9` and a restart, a command that ignores SIGHUP ran
+// twice.
+#[test]
+fn a_command_left_by_a_killed_daemon_never_runs_twice() {
+    let argv = ["/bin/sleep", "1004.25"];
+    let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["command_pid"].as_u64().is_some(),
+        || d.log(),
+    );
+    let first = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
+    d.signal("-KILL");
+    let _ = d.child.wait();
+    assert_eq!(processes_running(&argv), [first], "the orphan survives");
+
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "a new command",
+        Duration::from_secs(30),
+        || {
+            s.state()["fakea"]["command_pid"]
+                .as_u64()
+                .is_some_and(|p| p as u32 != first)
+        },
+        || d.log(),
+    );
+    let running = processes_running(&argv);
+    let log = d.log();
+    assert!(d.stop().success());
+    for p in processes_running(&argv) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(running.len(), 1, "{running:?}\n{log}");
+    assert!(log.contains("of a previous run still runs"), "{log}");
+}
+
+// Bug 5: `lull_task_running` stayed 1 after a failed standby, and the
+// SIGTERM sent at stop counted as a command run to its end.
+#[test]
+fn metrics_tell_the_truth_about_failures_and_stops() {
+    let disks = "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\n"
+        .to_string()
+        + &command_disk("fakeb", "1005.25");
+    let s = Setup::with_top(
+        &disks,
+        &(line("fakea", 0, 5) + &line("fakeb", 1, 5)),
+        "[metrics]\ntextfile = \"PROM\"\n",
+    );
+    let prom = s.prom();
+    let mut d = start(&s.config, &[]);
+    // /dev/fakea does not exist: standby fails.
+    wait_for(
+        "the standby failure",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["errors"].as_u64().unwrap_or(0) >= 1,
+        || d.log(),
+    );
+    wait_for(
+        "the metrics to say so",
+        Duration::from_secs(5),
+        || {
+            std::fs::read_to_string(&prom).is_ok_and(|t| {
+                t.contains("lull_task_running{disk=\"fakea\",task=\"standby\"} 0")
+                    && t.contains("lull_errors_total{disk=\"fakea\"} 1")
+            })
+        },
+        || std::fs::read_to_string(&prom).unwrap_or_default() + &d.log(),
+    );
+    // The backend `auto` chose is logged once.
+    assert_eq!(d.log().matches("standby backend").count(), 1, "{}", d.log());
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || s.state()["fakeb"]["command_pid"].as_u64().is_some(),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let st = s.state();
+    assert_eq!(st["fakeb"]["command_exits"].as_u64(), Some(0), "{st}");
+    assert!(st["fakeb"]["command_pid"].is_null(), "{st}");
+    let tf = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        tf.contains("lull_command_exits_total{disk=\"fakeb\"} 0"),
+        "{tf}"
+    );
+}
+
+// Bug 6: logs.
+#[test]
+fn an_invalid_log_level_is_an_error() {
+    let s = Setup::new("", "");
+    let mut d = start(&s.config, &[("LULL_LOG", "verbose")]);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = d.child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = d.log();
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(2),
+        "started anyway: {err}"
+    );
+    assert!(err.contains("LULL_LOG=\"verbose\""), "{err}");
+}
+
+#[test]
+fn journald_sees_priorities() {
+    use std::os::unix::fs::MetadataExt;
+    // /dev/fakea does not exist: standby fails, an error.
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
+        &line("fakea", 0, 5),
+    );
+    // As systemd does: $JOURNAL_STREAM names the file stderr is.
+    let log = s.config.with_extension("log");
+    std::fs::File::create(&log).unwrap();
+    let m = std::fs::metadata(&log).unwrap();
+    let stream = format!("{}:{}", m.dev(), m.ino());
+    let mut d = start(&s.config, &[("JOURNAL_STREAM", &stream)]);
+    wait_for(
+        "the standby error",
+        Duration::from_secs(20),
+        || d.log().contains("standby failed"),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let text = d.log();
+    for l in text.lines() {
+        assert!(
+            l.starts_with("<3>")
+                || l.starts_with("<4>")
+                || l.starts_with("<6>")
+                || l.starts_with("<7>"),
+            "{l:?}"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("<3>disk fakea: standby failed")),
+        "{text}"
+    );
+    assert!(text.contains("<6>lull daemon started"), "{text}");
+}
+
+#[test]
+fn an_unwritable_textfile_is_reported_once() {
+    let s = Setup::with_top(
+        &command_disk("fakea", "1006.25"),
+        &line("fakea", 0, 5),
+        "[metrics]\ntextfile = \"PROM\"\n",
+    );
+    let prom = s.prom();
+    // A directory where the file should be: every write fails.
+    std::fs::create_dir(&prom).unwrap();
+    let mut d = start(&s.config, &[]);
+    // Activity keeps the state changing, so the metrics are saved often.
+    for i in 0..40u64 {
+        let ios = 5 + i / 10 * 10;
+        write(&s.diskstats, &line("fakea", 0, ios));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_for(
+        "a few saves",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["task_starts"].as_u64().unwrap_or(0) >= 3,
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let log = d.log();
+    assert_eq!(log.matches("metrics textfile").count(), 1, "{log}");
+    assert!(processes_running(&["/bin/sleep", "1006.25"]).is_empty());
+}
+
+#[test]
+fn unknown_keys_are_named_with_their_table() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\n\n[[disk]]\ndevice = \"fakeb\"\nnetwrok = \"timer(1s)\"\n",
+        "",
+    );
+    let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("key `disk[1].netwrok`"), "{err}");
+}
+
+// Bug 7: 16 idle connections made every scrape fail.
+#[test]
+fn idle_clients_do_not_block_scrapes() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let s = Setup::with_top("", "", &format!("[metrics]\nlisten = \"{port}\"\n"));
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the endpoint",
+        Duration::from_secs(10),
+        || d.log().contains("metrics at"),
+        || d.log(),
+    );
+    let idle: Vec<std::net::TcpStream> = (0..200)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut r = String::new();
+    let _ = c.read_to_string(&mut r);
+    assert!(r.starts_with("HTTP/1.1 200 OK"), "{r:?}");
+    assert!(r.contains("lull_polls_total"), "{r}");
+    drop(idle);
+    assert!(d.alive());
+    assert!(d.stop().success());
+}
+
+// Bug 8: a corrupt state file was overwritten without a backup.
+#[test]
+fn a_corrupt_state_file_is_kept_aside() {
+    let s = Setup::new("", "");
+    std::fs::write(&s.state, "{\"fakea\": {\"spindowns\": 3,").unwrap();
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "a fresh state file",
+        Duration::from_secs(10),
+        || s.state().is_object(),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let kept: Vec<PathBuf> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("state.json.corrupt-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        std::fs::read_to_string(&kept[0]).unwrap(),
+        "{\"fakea\": {\"spindowns\": 3,"
+    );
+    let log = d.log();
+    assert!(log.contains(kept[0].to_str().unwrap()), "{log}");
+}
+
+#[test]
+fn help_and_version() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("--config FILE") && text.contains("SIGHUP"),
+        "{text}"
+    );
+    let out = run(&["--version"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("lulld "));
+    assert_eq!(run(&["--bogus"]).status.code(), Some(2));
+}
+
+// A disk that cannot spin down (here: no such device node) is not retried
+// at every idle period, and does not flood the log with errors.
+#[test]
+fn repeated_standby_failures_back_off() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
+        &line("fakea", 0, 5),
+    );
+    let mut d = start(&s.config, &[]);
+    let mut ios = 5;
+    let t = Instant::now();
+    while !s.state()["fakea"]["last_decision"]
+        .as_str()
+        .is_some_and(|x| x.starts_with("skip standby: it failed 3 times in a row"))
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no back-off: {}\n{}",
+            s.state(),
+            d.log()
+        );
+        // A busy moment, then quiet: one idle period, one attempt.
+        ios += 10;
+        write(&s.diskstats, &line("fakea", 0, ios));
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    assert!(d.stop().success());
+    let st = s.state();
+    assert_eq!(st["fakea"]["errors"].as_u64(), Some(3), "{st}");
+    let log = d.log();
+    assert_eq!(log.matches("standby failed: ").count(), 3, "{log}");
+    assert!(
+        log.contains("standby failed 3 times in a row; next try in 1m"),
+        "{log}"
+    );
+}
+
+// The wear budget is spread over the day and survives a restart: with 6
+// spin-downs a day the bucket holds one, spent by the first attempt; a
+// restart does not refill it.
+#[test]
+fn the_wear_budget_survives_a_restart() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\nmax_spindowns_per_day = 6\n",
+        &line("fakea", 0, 5),
+    );
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the first attempt",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["errors"].as_u64() == Some(1),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let tokens = s.state()["fakea"]["wear"]["tokens"].as_f64().unwrap();
+    assert!(tokens < 0.01, "{}", s.state());
+
+    let mut d = start(&s.config, &[]);
+    // A busy moment, then an idle period: the budget says no.
+    std::thread::sleep(Duration::from_millis(500));
+    write(&s.diskstats, &line("fakea", 0, 50));
+    wait_for(
+        "the wear-budget skip",
+        Duration::from_secs(20),
+        || {
+            s.state()["fakea"]["last_decision"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("skip standby: wear budget (6 spin-downs a day"))
+        },
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    assert_eq!(
+        s.state()["fakea"]["errors"].as_u64(),
+        Some(1),
+        "no second attempt"
+    );
+}

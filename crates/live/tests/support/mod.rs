@@ -1,0 +1,177 @@
+//! What the daemon's integration tests share: fake diskstats files, a
+//! daemon process with its log, waiting for a condition, reading the state
+//! file. Used by `crates/live/tests/daemon.rs` (`lulld`) and, through
+//! `#[path]`, by the root package's `tests/daemon_config.rs` (`lull
+//! daemon`), so it needs nothing beyond std, tempfile and serde_json.
+
+#![allow(dead_code)] // Each user takes a part.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Writes `text` to `path` atomically, so the daemon never reads half a
+/// file.
+pub(crate) fn write(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// One diskstats line with `ios` reads and writes.
+pub(crate) fn line(name: &str, minor: u32, ios: u64) -> String {
+    format!(
+        "   7 {minor:7} {name} {ios} 0 {} 0 {ios} 0 {} 0 0 {ios} 0 0 0 0 0 0 0\n",
+        ios * 8,
+        ios * 8
+    )
+}
+
+/// The state file as JSON (`Null` while it is missing or half written).
+pub(crate) fn state(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// A config with fake disks in a temporary directory.
+pub(crate) struct Setup {
+    /// The directory (removed when dropped).
+    pub(crate) dir: tempfile::TempDir,
+    /// The config file.
+    pub(crate) config: PathBuf,
+    /// The fake diskstats file.
+    pub(crate) diskstats: PathBuf,
+    /// The state file.
+    pub(crate) state: PathBuf,
+}
+
+impl Setup {
+    /// `disks` (the `[[disk]]` tables) over a diskstats file holding
+    /// `diskstats`; poll 100 ms.
+    pub(crate) fn new(disks: &str, diskstats: &str) -> Setup {
+        Setup::with_top(disks, diskstats, "")
+    }
+
+    /// Like [`Setup::new`], with `top` (more keys or tables) before the
+    /// disks. `PROM` in it stands for `lull.prom` in the directory.
+    pub(crate) fn with_top(disks: &str, diskstats: &str, top: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("lull.toml");
+        let ds = dir.path().join("diskstats");
+        let st = dir.path().join("state.json");
+        write(&ds, diskstats);
+        let top = top.replace("PROM", dir.path().join("lull.prom").to_str().unwrap());
+        let text = format!(
+            "state_file = {:?}\npoll = \"100ms\"\ndiskstats = {:?}\nsysfs = {:?}\n{top}\n{disks}",
+            st,
+            ds,
+            dir.path().join("no-sysfs")
+        );
+        std::fs::write(&config, text).unwrap();
+        Setup {
+            dir,
+            config,
+            diskstats: ds,
+            state: st,
+        }
+    }
+
+    /// The state file now.
+    pub(crate) fn state(&self) -> serde_json::Value {
+        state(&self.state)
+    }
+
+    /// The metrics textfile `PROM` names.
+    pub(crate) fn prom(&self) -> PathBuf {
+        self.dir.path().join("lull.prom")
+    }
+}
+
+/// A running daemon whose stderr goes to a file; killed when dropped.
+pub(crate) struct Daemon {
+    /// The process.
+    pub(crate) child: Child,
+    /// Its log.
+    pub(crate) log: PathBuf,
+}
+
+impl Daemon {
+    /// Starts `cmd` (program and arguments set) with debug logging, no
+    /// systemd sockets, then `env`, stderr to `log`.
+    pub(crate) fn spawn(mut cmd: Command, log: PathBuf, env: &[(&str, &str)]) -> Daemon {
+        let child = cmd
+            .env("LULL_LOG", "debug")
+            .env_remove("LULL_LOG_FORMAT")
+            .env_remove("JOURNAL_STREAM")
+            .env_remove("NOTIFY_SOCKET")
+            .env_remove("WATCHDOG_USEC")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Daemon { child, log }
+    }
+    /// The log so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+    /// Whether it still runs.
+    pub(crate) fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+    /// Sends `sig` (`-HUP`, `-TERM`, `-KILL`).
+    pub(crate) fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    /// SIGTERM, and its exit status (within 30 s).
+    pub(crate) fn stop(&mut self) -> std::process::ExitStatus {
+        self.signal("-TERM");
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "daemon did not stop:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.alive() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Waits until `f` holds, failing with `log()` after `timeout`.
+pub(crate) fn wait_for(
+    what: &str,
+    timeout: Duration,
+    mut f: impl FnMut() -> bool,
+    log: impl Fn() -> String,
+) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < timeout,
+            "timed out waiting for {what}; log:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
