@@ -496,20 +496,26 @@ fn disk_block(
     let _ = writeln!(body, "[[disk]]");
     let _ = writeln!(body, "device = {}", quote(device));
     let _ = writeln!(body, "task = \"standby\"");
-    let _ = writeln!(body, "network = \"timer({n}s)\"      # -i {n}");
-    let _ = writeln!(body, "# network = \"auto\"");
-    let _ = writeln!(
-        body,
-        "backend = \"sgio\"             # -c {}",
-        s.command.flag()
+    let mut key = |k: String, c: String| {
+        let _ = writeln!(body, "{k:<28} # {c}");
+    };
+    key(format!("network = \"timer({n}s)\""), format!("-i {n}"));
+    key("# network = \"auto\"".into(), "see above".into());
+    key(
+        "backend = \"sgio\"".into(),
+        format!("-c {}", s.command.flag()),
     );
-    let _ = writeln!(
-        body,
-        "max_spindowns_per_day = {}   # hd-idle has no cap: up to {} a day at this timeout",
-        crate::config::DEFAULT_SPINDOWNS_PER_DAY,
-        86_400 / n.max(1)
+    key(
+        format!(
+            "max_spindowns_per_day = {}",
+            crate::config::DEFAULT_SPINDOWNS_PER_DAY
+        ),
+        format!(
+            "hd-idle has no cap: up to {} a day at this timeout",
+            86_400 / n.max(1)
+        ),
     );
-    let _ = writeln!(body, "# preset = \"wd-red-plus\"");
+    key("# preset = \"wd-red-plus\"".into(), "see above".into());
     comment(out, origin);
     if let Some(n) = note {
         comment(out, n);
