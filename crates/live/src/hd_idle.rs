@@ -15,7 +15,7 @@
 //! | `-i N` | `network = "timer(Ns)"`; `-i 0`: no entry (lull touches only the disks its config names) |
 //! | `-i N` before any `-a` | every other SCSI disk (`sd…`): globs that leave out the named disks |
 //! | `-c ata` / `-c scsi` | `backend = "sgio"` (ATA PASS-THROUGH 16, then 12, then SCSI START STOP UNIT) |
-//! | `-p N` | `0`: the same START STOP UNIT; other power conditions are not sent by lull yet: the entry is written commented out |
+//! | `-p N` | `0`: the same START STOP UNIT; another power condition with `-c scsi` is not sent by lull yet: the entry is written commented out |
 //! | `-s 0\|1` | nothing: lull re-resolves links at every poll |
 //! | `-l FILE` | nothing: lull logs to stderr (the journal) and exports metrics |
 //! | `-I` | `power_check`: lull sees disks woken without counted I/O |
@@ -63,6 +63,15 @@ pub struct Settings {
     pub command: CommandType,
     /// `-p`: the power condition of SCSI START STOP UNIT (0-15).
     pub power_condition: u8,
+}
+
+impl Settings {
+    /// Whether hd-idle would send a SCSI power condition lull cannot send
+    /// yet (`-c scsi` with `-p` other than 0; with `-c ata`, hd-idle
+    /// ignores `-p`).
+    pub fn needs_power_condition(&self) -> bool {
+        self.command == CommandType::Scsi && self.power_condition != 0
+    }
 }
 
 /// A disk named with `-a` and the settings that followed it.
@@ -707,7 +716,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
             out.push('\n');
             continue;
         }
-        let commented = d.settings.power_condition != 0;
+        let commented = d.settings.needs_power_condition();
         if commented {
             warnings.push(format!(
                 "{}: left commented out: lull does not send a SCSI power condition yet",
@@ -768,7 +777,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         } else if o.disks.iter().any(|d| d.name.starts_with("/dev/disk/")) {
             why.push_str(" Links were resolved when converting: if the kernel names move, `--check` refuses the overlap instead of guessing.");
         }
-        if def.power_condition != 0 {
+        if def.needs_power_condition() {
             commented = true;
             why.push(' ');
             why.push_str(POWER_CONDITION_NOTE);
@@ -1001,6 +1010,10 @@ mod tests {
         assert!(cfg.disks.is_empty(), "{}", c.toml);
         assert!(c.toml.contains("# device = \"sdb\""), "{}", c.toml);
         assert!(c.warnings.iter().any(|w| w.contains("power condition")));
+        // With -c ata, hd-idle ignores -p.
+        let (c, cfg) = config_of("-i 0 -c ata -p 3 -a sdb -i 600");
+        assert_eq!(cfg.disks.len(), 1, "{}", c.toml);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         // -s: a comment, no key.
         let (c, cfg) = config_of("-s 1");
         assert!(c.toml.contains("-s 1: lull always follows links"));
