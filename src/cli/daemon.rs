@@ -10,8 +10,8 @@ use super::CliError;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The TOML configuration (see `contrib/lull.toml`).
-    #[arg(long)]
-    config: PathBuf,
+    #[arg(long, required_unless_present = "from_hd_idle")]
+    config: Option<PathBuf>,
     /// Decide and log, but touch no drive, run no command and write no
     /// state file.
     #[arg(long, conflicts_with = "check")]
@@ -19,18 +19,37 @@ pub(crate) struct Args {
     /// Validate the configuration, show which disks it names, and exit.
     #[arg(long)]
     check: bool,
+    /// Print the lull configuration equivalent to hd-idle's options (the
+    /// value of HD_IDLE_OPTS, quoted as one argument) and exit; see
+    /// docs/coming-from-hd-idle.md.
+    #[arg(long, value_name = "HD_IDLE_OPTS", allow_hyphen_values = true,
+          conflicts_with_all = ["config", "dry_run", "check"])]
+    from_hd_idle: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
+    if let Some(opts) = &args.from_hd_idle {
+        let c = lull_live::hd_idle::convert(opts).map_err(CliError::input)?;
+        for w in &c.warnings {
+            eprintln!("lull: warning: {w}");
+        }
+        print!("{}", c.toml);
+        return Ok(());
+    }
     let registry = lull::registry();
+    let Some(config) = args.config else {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--config FILE is required (or --from-hd-idle)"
+        )));
+    };
     if args.check {
-        let summary = lull_live::check(&args.config, &registry).map_err(CliError::input)?;
+        let summary = lull_live::check(&config, &registry).map_err(CliError::input)?;
         print!("{summary}");
         return Ok(());
     }
     lull_live::init_logging().map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     lull_live::run(lull_live::Options {
-        config: args.config,
+        config,
         dry_run: args.dry_run,
         registry,
     })

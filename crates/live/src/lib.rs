@@ -69,6 +69,7 @@ pub mod daemon;
 pub mod devices;
 pub mod diskstats;
 pub mod drive;
+pub mod hd_idle;
 pub mod log;
 pub mod metrics;
 pub mod process;

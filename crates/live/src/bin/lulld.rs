@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! lulld [daemon] --config FILE [--dry-run | --check]
+//! lulld --from-hd-idle "HD_IDLE_OPTS"
 //! ```
 
 use std::io::Write;
@@ -15,6 +16,7 @@ const HELP: &str = "\
 lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
 usage: lulld [daemon] --config FILE [--dry-run | --check]
+       lulld --from-hd-idle HD_IDLE_OPTS
 
   --config FILE  the TOML configuration (/etc/lull.toml; documented in
                  /usr/share/doc/lull/lull.toml.example)
@@ -22,6 +24,10 @@ usage: lulld [daemon] --config FILE [--dry-run | --check]
                  disks it names, and exit (0: ok, 2: invalid)
   --dry-run      decide and log, but touch no drive, run no command and
                  write no state file
+  --from-hd-idle OPTS
+                 print the configuration equivalent to hd-idle's options
+                 (HD_IDLE_OPTS from /etc/default/hd-idle, as one argument)
+                 and exit (2: an option lull cannot convert)
   -h, --help     this text
   -V, --version  the version
 
@@ -56,6 +62,25 @@ fn main() -> ExitCode {
                 }
             },
             "--dry-run" => dry_run = true,
+            "--from-hd-idle" => {
+                let Some(opts) = args.next() else {
+                    say("--from-hd-idle needs hd-idle's options as one argument");
+                    return ExitCode::from(2);
+                };
+                return match lull_live::hd_idle::convert(&opts) {
+                    Ok(c) => {
+                        c.warnings
+                            .iter()
+                            .for_each(|w| say(&format!("warning: {w}")));
+                        let _ = std::io::stdout().write_all(c.toml.as_bytes());
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        say(&e.to_string());
+                        ExitCode::from(2)
+                    }
+                };
+            }
             "--check" => check = true,
             "-h" | "--help" => {
                 let _ = std::io::stdout().write_all(HELP.as_bytes());

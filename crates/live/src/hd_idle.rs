@@ -1,0 +1,1116 @@
+//! Converts hd-idle's command line (`HD_IDLE_OPTS`) into a lull
+//! configuration: `lull daemon --from-hd-idle "-i 0 -a sda -i 300"`.
+//!
+//! An admin replacing hd-idle has its options in `/etc/default/hd-idle`;
+//! this module turns them into the `[[disk]]` tables that make lull spin
+//! the same disks down after the same idle times, with comments saying
+//! where lull differs and what to try next (the learning network `auto`,
+//! a drive preset). The options are those of the Go port packaged by
+//! Debian and Ubuntu (hd-idle 1.21; `-I` as documented in its
+//! `debian/hd-idle.default`):
+//!
+//! | hd-idle | lull |
+//! |---|---|
+//! | `-a NAME` | a `[[disk]]` with `device = NAME` (kernel name or `/dev/…` link) |
+//! | `-i N` | `network = "timer(Ns)"`; `-i 0`: no entry (lull touches only the disks its config names) |
+//! | `-i N` before any `-a` | every other SCSI disk (`sd…`): globs that leave out the named disks |
+//! | `-c ata` / `-c scsi` | `backend = "sgio"` (ATA PASS-THROUGH 16, then 12, then SCSI START STOP UNIT) |
+//! | `-p N` | `0`: the same START STOP UNIT; another power condition with `-c scsi` is not sent by lull yet: the entry is written commented out |
+//! | `-s 0\|1` | nothing: lull re-resolves links at every poll |
+//! | `-l FILE` | nothing: lull logs to stderr (the journal) and exports metrics |
+//! | `-I` | `power_check`: lull sees disks woken without counted I/O |
+//! | `-d` | `LULL_LOG=debug` |
+//!
+//! hd-idle's default entry covers every disk it is not told about; a lull
+//! entry must not overlap another (`--check` refuses two entries for one
+//! disk), so "every other disk" becomes a few globs built from the named
+//! disks' kernel names ([`other_disk_globs`]). A named `/dev/disk/…` link
+//! is resolved when converting to find its kernel name; when it does not
+//! resolve, the default entries are written commented out with the reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// hd-idle's default idle time (10 minutes), used when no `-i` comes before
+/// the first `-a`.
+pub const HD_IDLE_DEFAULT_IDLE_S: u64 = 600;
+
+/// The spin-down command hd-idle is told to use (`-c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandType {
+    /// `-c scsi` (hd-idle's default): SCSI START STOP UNIT.
+    Scsi,
+    /// `-c ata`: ATA STANDBY through SCSI/ATA translation.
+    Ata,
+}
+
+impl CommandType {
+    fn flag(self) -> &'static str {
+        match self {
+            CommandType::Scsi => "scsi",
+            CommandType::Ata => "ata",
+        }
+    }
+}
+
+/// The settings hd-idle keeps per disk and as its default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `-i`: seconds without I/O before spin-down; 0 never spins down.
+    pub idle_s: u64,
+    /// `-c`.
+    pub command: CommandType,
+    /// `-p`: the power condition of SCSI START STOP UNIT (0-15).
+    pub power_condition: u8,
+}
+
+impl Settings {
+    /// Whether hd-idle would send a SCSI power condition lull cannot send
+    /// yet (`-c scsi` with `-p` other than 0; with `-c ata`, hd-idle
+    /// ignores `-p`).
+    pub fn needs_power_condition(&self) -> bool {
+        self.command == CommandType::Scsi && self.power_condition != 0
+    }
+}
+
+/// A disk named with `-a` and the settings that followed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedDisk {
+    /// The name as given: a kernel name (`sda`) or a `/dev/…` path.
+    pub name: String,
+    /// Its settings.
+    pub settings: Settings,
+}
+
+/// hd-idle's options, parsed as hd-idle parses them: `-i`, `-c` and `-p`
+/// apply to the disk named by the last `-a`, or before any `-a` to the
+/// default entry (which a later `-a` copies).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HdIdleOptions {
+    /// The words as given (after removing `HD_IDLE_OPTS=` and `hd-idle`).
+    pub words: Vec<String>,
+    /// The default entry: every disk not named with `-a`.
+    pub default: Settings,
+    /// The disks named with `-a`, in order.
+    pub disks: Vec<NamedDisk>,
+    /// `-s`: 0 resolve links once, 1 retry at run time.
+    pub symlink_policy: Option<u8>,
+    /// `-l`: hd-idle's spin-up log file.
+    pub log_file: Option<String>,
+    /// `-I`: send the spin-down command again even to a disk hd-idle
+    /// believes already spun down (for disks woken by activity the kernel
+    /// does not count, such as SMART queries).
+    pub ignore_spin_down_detection: bool,
+    /// `-d`: debug output.
+    pub debug: bool,
+}
+
+/// Why the options cannot be converted. Every variant names the option.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HdIdleError {
+    /// An option hd-idle does not have.
+    #[error(
+        "unknown hd-idle option {0:?} (known: -a NAME, -i SECONDS, -c ata|scsi, -p 0-15, -s 0|1, -l FILE, -I, -d)"
+    )]
+    UnknownFlag(String),
+    /// An option without its value.
+    #[error("hd-idle option {flag} needs {what}")]
+    MissingValue {
+        /// The option.
+        flag: String,
+        /// What it takes.
+        what: &'static str,
+    },
+    /// An option whose value hd-idle would refuse, or lull cannot take.
+    #[error("hd-idle option {flag} {value:?}: {why}")]
+    BadValue {
+        /// The option.
+        flag: String,
+        /// Its value.
+        value: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An hd-idle option with no lull equivalent that cannot be dropped
+    /// without changing what happens to the disks.
+    #[error("hd-idle option {flag}: {why}")]
+    Unsupported {
+        /// The option.
+        flag: String,
+        /// Why, and what to do instead.
+        why: &'static str,
+    },
+    /// A quote that is not closed.
+    #[error("the hd-idle options have an unclosed {0} quote")]
+    Quote(char),
+}
+
+impl HdIdleError {
+    /// The option at fault, if one is.
+    pub fn flag(&self) -> Option<&str> {
+        match self {
+            HdIdleError::UnknownFlag(f) => Some(f),
+            HdIdleError::MissingValue { flag, .. }
+            | HdIdleError::BadValue { flag, .. }
+            | HdIdleError::Unsupported { flag, .. } => Some(flag),
+            HdIdleError::Quote(_) => None,
+        }
+    }
+}
+
+/// Splits `text` into words as a shell would (blanks separate words;
+/// single quotes, double quotes and backslashes quote).
+pub fn split_words(text: &str) -> Result<Vec<String>, HdIdleError> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err(HdIdleError::Quote('\'')),
+                    }
+                }
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err(HdIdleError::Quote('"')),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err(HdIdleError::Quote('"')),
+                    }
+                }
+            }
+            '\\' => {
+                let w = cur.get_or_insert_with(String::new);
+                if let Some(c) = chars.next() {
+                    w.push(c);
+                }
+            }
+            c => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(cur);
+    Ok(words)
+}
+
+/// Parses hd-idle's options. Accepts the bare options (`-i 0 -a sda -i
+/// 300`), the line from `/etc/default/hd-idle` (`HD_IDLE_OPTS="…"`), or a
+/// command line starting with `hd-idle`.
+pub fn parse(text: &str) -> Result<HdIdleOptions, HdIdleError> {
+    let mut words = split_words(text)?;
+    if let Some(rest) = words
+        .first()
+        .and_then(|w| w.strip_prefix("HD_IDLE_OPTS="))
+        .map(str::to_string)
+    {
+        let mut inner = split_words(&rest)?;
+        inner.extend(words.drain(1..));
+        words = inner;
+    }
+    if words
+        .first()
+        .is_some_and(|w| Path::new(w).file_name().is_some_and(|f| f == "hd-idle"))
+    {
+        words.remove(0);
+    }
+    let mut o = HdIdleOptions {
+        words: words.clone(),
+        default: Settings {
+            idle_s: HD_IDLE_DEFAULT_IDLE_S,
+            command: CommandType::Scsi,
+            power_condition: 0,
+        },
+        disks: Vec::new(),
+        symlink_policy: None,
+        log_file: None,
+        ignore_spin_down_detection: false,
+        debug: false,
+    };
+    let mut it = words.iter();
+    // hd-idle takes the next word as the value unless it starts with '-'.
+    let value = |it: &mut std::slice::Iter<'_, String>, flag: &str, what: &'static str| match it
+        .clone()
+        .next()
+    {
+        Some(v) if !v.starts_with('-') => {
+            it.next();
+            Ok(v.clone())
+        }
+        _ => Err(HdIdleError::MissingValue {
+            flag: flag.to_string(),
+            what,
+        }),
+    };
+    let bad = |flag: &str, value: &str, why: &str| HdIdleError::BadValue {
+        flag: flag.to_string(),
+        value: value.to_string(),
+        why: why.to_string(),
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "-a" => {
+                let name = value(&mut it, flag, "a disk name (sda, /dev/disk/by-id/…)")?;
+                if name.contains('/') && !name.starts_with("/dev/") {
+                    return Err(bad(
+                        flag,
+                        &name,
+                        "lull names disks by kernel name or by a path under /dev/",
+                    ));
+                }
+                if name.starts_with("/dev/") && name.len() == "/dev/".len() {
+                    return Err(bad(flag, &name, "names no disk"));
+                }
+                o.disks.push(NamedDisk {
+                    name,
+                    settings: o.default,
+                });
+            }
+            "-i" => {
+                let v = value(&mut it, flag, "an idle time in seconds")?;
+                let s: u64 = v
+                    .parse()
+                    .map_err(|_| bad(flag, &v, "must be a whole number of seconds"))?;
+                set(&mut o, |x| x.idle_s = s);
+            }
+            "-c" => {
+                let v = value(&mut it, flag, "a command type: ata or scsi")?;
+                let c = match v.as_str() {
+                    "ata" => CommandType::Ata,
+                    "scsi" => CommandType::Scsi,
+                    _ => return Err(bad(flag, &v, "must be ata or scsi")),
+                };
+                set(&mut o, |s| s.command = c);
+            }
+            "-p" => {
+                let v = value(&mut it, flag, "a power condition from 0 to 15")?;
+                let p = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                    Some(hex) => u8::from_str_radix(hex, 16),
+                    None => v.parse::<u8>(),
+                }
+                .ok()
+                .filter(|p| *p <= 15)
+                .ok_or_else(|| bad(flag, &v, "must be a power condition from 0 to 15"))?;
+                set(&mut o, |s| s.power_condition = p);
+            }
+            "-s" => {
+                let v = value(&mut it, flag, "a symlink policy: 0 or 1")?;
+                o.symlink_policy = Some(match v.as_str() {
+                    "0" => 0,
+                    "1" => 1,
+                    _ => return Err(bad(flag, &v, "must be 0 or 1")),
+                });
+            }
+            "-l" => o.log_file = Some(value(&mut it, flag, "a log file")?),
+            "-I" => o.ignore_spin_down_detection = true,
+            "-d" => o.debug = true,
+            "-t" | "-T" => {
+                return Err(HdIdleError::Unsupported {
+                    flag: flag.clone(),
+                    why: "spins one disk down (or tests it) and exits: not a daemon setting; drop it (lull's daemon has no one-shot mode)",
+                });
+            }
+            "-h" => {
+                return Err(HdIdleError::Unsupported {
+                    flag: flag.clone(),
+                    why: "prints hd-idle's help: not a setting; drop it",
+                });
+            }
+            "-spinupscript" | "-spindownscript" => {
+                return Err(HdIdleError::Unsupported {
+                    flag: flag.clone(),
+                    why: "lull does not run scripts on spin-up or spin-down yet (event hooks are planned); convert without it and keep the script's job elsewhere",
+                });
+            }
+            other => return Err(HdIdleError::UnknownFlag(other.to_string())),
+        }
+    }
+    Ok(o)
+}
+
+/// Applies `f` to the settings `-i`/`-c`/`-p` address now: the last named
+/// disk's, or the default's before any `-a`.
+fn set(o: &mut HdIdleOptions, f: impl FnOnce(&mut Settings)) {
+    match o.disks.last_mut() {
+        Some(d) => f(&mut d.settings),
+        None => f(&mut o.default),
+    }
+}
+
+/// The converted configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversion {
+    /// The TOML text, with comments.
+    pub toml: String,
+    /// What the admin must look at (also in the text as comments).
+    pub warnings: Vec<String>,
+}
+
+/// Converts hd-idle's options into a lull configuration, resolving named
+/// `/dev/…` links on this machine to find their kernel names.
+pub fn convert(text: &str) -> Result<Conversion, HdIdleError> {
+    convert_with(text, &kernel_name_now)
+}
+
+/// The kernel name a `/dev/…` path points to now, if it resolves to a node
+/// directly under `/dev`.
+pub fn kernel_name_now(path: &str) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    (real.parent() == Some(Path::new("/dev")))
+        .then(|| real.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .flatten()
+}
+
+/// [`convert`] with a given link resolver (`/dev/disk/by-id/x` → `sdb`), so
+/// tests need no real disks.
+pub fn convert_with(
+    text: &str,
+    resolve_link: &dyn Fn(&str) -> Option<String>,
+) -> Result<Conversion, HdIdleError> {
+    let o = parse(text)?;
+    Ok(render(&o, resolve_link))
+}
+
+/// Quotes `s` as a TOML basic string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// `sd` followed by letters only: a whole SCSI disk's kernel name.
+fn sd_suffix(kernel: &str) -> Option<&str> {
+    let rest = kernel.strip_prefix("sd")?;
+    (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_lowercase())).then_some(rest)
+}
+
+/// The whole disk of a kernel name: `sdb1` → `sdb` (hd-idle drops the
+/// partition number of a link to a partition); other names unchanged.
+fn whole_disk(kernel: &str) -> &str {
+    let t = kernel.trim_end_matches(|c: char| c.is_ascii_digit());
+    if sd_suffix(t).is_some() { t } else { kernel }
+}
+
+#[derive(Default)]
+struct Trie {
+    end: bool,
+    kids: BTreeMap<char, Trie>,
+}
+
+/// Globs that together match every whole SCSI disk name (`sd` and one or
+/// more letters) except those in `excluded`, each such name matched by
+/// exactly one glob: hd-idle's default entry ("every disk not named with
+/// `-a`") in a form lull's `--check` accepts beside the named entries.
+/// Names in `excluded` that are not `sd` + letters are ignored (no glob
+/// here matches them).
+pub fn other_disk_globs<'a>(excluded: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut root = Trie::default();
+    let mut any = false;
+    for k in excluded {
+        let Some(rest) = sd_suffix(k) else { continue };
+        any = true;
+        let mut n = &mut root;
+        for c in rest.chars() {
+            n = n.kids.entry(c).or_default();
+        }
+        n.end = true;
+    }
+    if !any {
+        return vec!["sd*".to_string()];
+    }
+    let mut out = Vec::new();
+    fn class(cs: &[char]) -> String {
+        match cs {
+            [c] => c.to_string(),
+            _ => format!("[{}]", cs.iter().collect::<String>()),
+        }
+    }
+    fn walk(n: &Trie, prefix: &str, out: &mut Vec<String>) {
+        if !prefix.is_empty() && !n.end {
+            out.push(format!("sd{prefix}"));
+        }
+        if n.kids.is_empty() {
+            // Only the root can get here without being excluded itself,
+            // and the caller handled an empty set.
+            out.push(format!("sd{prefix}?*"));
+            return;
+        }
+        let letters: Vec<char> = n.kids.keys().copied().collect();
+        out.push(format!(
+            "sd{prefix}[!{}]*",
+            letters.iter().collect::<String>()
+        ));
+        let leaves: Vec<char> = n
+            .kids
+            .iter()
+            .filter(|(_, k)| k.end && k.kids.is_empty())
+            .map(|(c, _)| *c)
+            .collect();
+        if !leaves.is_empty() {
+            out.push(format!("sd{prefix}{}?*", class(&leaves)));
+        }
+        for (c, k) in &n.kids {
+            if !(k.end && k.kids.is_empty()) {
+                walk(k, &format!("{prefix}{c}"), out);
+            }
+        }
+    }
+    walk(&root, "", &mut out);
+    out
+}
+
+/// Writes `# text` lines, wrapped near 78 columns.
+fn comment(out: &mut String, text: &str) {
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() + 1 + word.len() > 78 && line.len() > 1 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+fn disk_block(
+    out: &mut String,
+    device: &str,
+    s: &Settings,
+    origin: &str,
+    note: Option<&str>,
+    commented: bool,
+) {
+    let mut body = String::new();
+    let n = s.idle_s;
+    let _ = writeln!(body, "[[disk]]");
+    let _ = writeln!(body, "device = {}", quote(device));
+    let _ = writeln!(body, "task = \"standby\"");
+    let mut key = |k: String, c: String| {
+        let _ = writeln!(body, "{k:<28} # {c}");
+    };
+    key(format!("network = \"timer({n}s)\""), format!("-i {n}"));
+    key("# network = \"auto\"".into(), "see above".into());
+    key(
+        "backend = \"sgio\"".into(),
+        format!("-c {}", s.command.flag()),
+    );
+    key(
+        format!(
+            "max_spindowns_per_day = {}",
+            crate::config::DEFAULT_SPINDOWNS_PER_DAY
+        ),
+        format!(
+            "hd-idle has no cap: up to {} a day at this timeout",
+            86_400 / n.max(1)
+        ),
+    );
+    key("# preset = \"wd-red-plus\"".into(), "see above".into());
+    comment(out, origin);
+    if let Some(n) = note {
+        comment(out, n);
+    }
+    for l in body.lines() {
+        if commented {
+            out.push_str("# ");
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// The comment before the first `[[disk]]`: what each key of the entries
+/// does and how it differs from hd-idle.
+fn keys_note(out: &mut String, o: &HdIdleOptions) {
+    comment(
+        out,
+        "Each [[disk]] below reproduces an hd-idle setting. network = \"timer(Ns)\" is hd-idle's fixed timeout: spin down after N s without I/O. Better: network = \"auto\", lull's learning network (the daemon's default where it is built in; `lull components` lists it), adapts the timeout to each disk's idle periods and beats any fixed timeout on energy and spin-ups.",
+    );
+    let mut b = String::from("backend = \"sgio\" spins down by SG_IO:");
+    if o.default.command == CommandType::Ata
+        || o.disks
+            .iter()
+            .any(|d| d.settings.command == CommandType::Ata)
+    {
+        b.push_str(" for -c ata, ATA STANDBY IMMEDIATE by ATA PASS-THROUGH (the 16-byte command, then the 12-byte one older USB bridges need), as hd-idle does;");
+    }
+    if o.default.command == CommandType::Scsi
+        || o.disks
+            .iter()
+            .any(|d| d.settings.command == CommandType::Scsi)
+    {
+        b.push_str(" for -c scsi, lull tries ATA STANDBY IMMEDIATE by ATA PASS-THROUGH first (USB bridges translate it) and then SCSI START STOP UNIT with power condition 0, the command hd-idle -c scsi sends;");
+    }
+    b.push_str(" a command the device refuses as illegal moves on to the next.");
+    comment(out, &b);
+    comment(
+        out,
+        "max_spindowns_per_day is lull's wear budget, which hd-idle does not have: raise it if a spin-down must never be held back. preset names the drive's power model: its break-even time B (for auto and B-relative timeouts such as timer(4B)) and the energy estimate in the metrics.",
+    );
+    out.push('\n');
+}
+
+fn origin_of(d: &NamedDisk) -> String {
+    let s = &d.settings;
+    let mut t = format!("-a {} -i {} -c {}", d.name, s.idle_s, s.command.flag());
+    if s.power_condition != 0 {
+        let _ = write!(t, " -p {}", s.power_condition);
+    }
+    t
+}
+
+const POWER_CONDITION_NOTE: &str = "lull does not send a SCSI power condition yet: its SCSI path is START STOP UNIT with power condition 0, which stops a SAS disk for good (it does not start again on access). The entry is left commented out; spin this disk down with hd-idle until lull has per-disk power conditions, or enable it if the disk is reached through ATA PASS-THROUGH.";
+
+fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> Conversion {
+    let mut out = String::new();
+    let mut warnings = Vec::new();
+    let _ = writeln!(
+        out,
+        "# lull configuration converted from hd-idle's options by `lull daemon --from-hd-idle`:"
+    );
+    let words: Vec<String> = o
+        .words
+        .iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(char::is_whitespace) {
+                format!("'{w}'")
+            } else {
+                w.clone()
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "#   hd-idle {}",
+        if words.is_empty() {
+            "(no options)".to_string()
+        } else {
+            words.join(" ")
+        }
+    );
+    comment(
+        &mut out,
+        "Check it with `lulld --config FILE --check` (or `lull daemon --config FILE --check`) before starting lull, and stop hd-idle first: two daemons spinning the same disks down count each other's spin-ups as wake-ups.",
+    );
+    comment(
+        &mut out,
+        "Timing: hd-idle reads /proc/diskstats every tenth of its shortest per-disk idle time (at least every 60 s), so its spin-downs come up to that interval late; lull reads it every `poll` and spins down on time.",
+    );
+    if let Some(p) = o.symlink_policy {
+        comment(
+            &mut out,
+            &format!(
+                "-s {p}: lull always follows links: a /dev/disk/… device is re-resolved at every poll, so a disk that is re-plugged or appears late is found (what hd-idle's -s 1 does), and a link that moves is followed (which hd-idle never does)."
+            ),
+        );
+    }
+    if let Some(l) = &o.log_file {
+        comment(
+            &mut out,
+            &format!(
+                "-l {l}: lull writes no log file of its own: it logs every spin-down and spin-up, with what woke the disk, to stderr (the journal under systemd: `journalctl -u lull`), and exports the counts as Prometheus metrics (see [metrics]). No log write can wake a disk."
+            ),
+        );
+    }
+    if o.debug {
+        comment(
+            &mut out,
+            "-d: set LULL_LOG=debug in the daemon's environment (`systemctl edit lull`: [Service] Environment=LULL_LOG=debug).",
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(out, "state_file = \"/var/lib/lull/state.json\"");
+    let _ = writeln!(out, "poll = \"1s\"");
+    if o.ignore_spin_down_detection {
+        comment(
+            &mut out,
+            "-I: hd-idle sends the spin-down command again, every idle time, to a disk it believes already spun down, because undetected activity (SMART queries) may have spun it up. lull instead reads the power state of its standby disks with CHECK POWER MODE, which never wakes a disk, every `power_check` (sgio backend), and logs and counts a disk found spinning without counted I/O (`lull_foreign_spinups_total`); it spins such a disk down again after its next idle period, not while it stays idle.",
+        );
+        let _ = writeln!(out, "power_check = \"60s\"");
+        warnings.push("-I has no exact lull equivalent: a disk woken without counted I/O is detected (power_check) but spun down again only after its next idle period".to_string());
+    }
+    out.push('\n');
+    let _ = writeln!(out, "[metrics]");
+    let _ = writeln!(
+        out,
+        "# textfile = \"/var/lib/prometheus/node-exporter/lull.prom\"   # for node_exporter's textfile collector"
+    );
+    let _ = writeln!(
+        out,
+        "# listen = \"127.0.0.1:9733\"                                  # GET /metrics"
+    );
+    out.push('\n');
+
+    keys_note(&mut out, o);
+    // Named disks, first one wins as in hd-idle.
+    let mut seen = BTreeSet::new();
+    let mut kernels: Vec<String> = Vec::new();
+    let mut unresolved: Vec<String> = Vec::new();
+    for d in &o.disks {
+        if !seen.insert(d.name.clone()) {
+            comment(
+                &mut out,
+                &format!(
+                    "{}: named again; hd-idle uses the first -a {} and so does this file",
+                    origin_of(d),
+                    d.name
+                ),
+            );
+            out.push('\n');
+            continue;
+        }
+        let kernel = if d.name.starts_with('/') {
+            resolve_link(&d.name).or_else(|| {
+                let p = Path::new(&d.name);
+                (p.parent() == Some(Path::new("/dev")))
+                    .then(|| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+                    .flatten()
+            })
+        } else {
+            Some(d.name.clone())
+        };
+        let mut note = None::<String>;
+        match &kernel {
+            Some(k) => {
+                let whole = whole_disk(k);
+                if whole != k {
+                    let w = format!(
+                        "{} is {k} now, a partition; hd-idle watches its disk {whole}, lull watches what the device names: write the whole disk's /dev/disk/by-id/ link instead (`ls -l /dev/disk/by-id/ | grep -w {whole}`)",
+                        d.name
+                    );
+                    warnings.push(w.clone());
+                    note = Some(w);
+                }
+                kernels.push(whole.to_string());
+            }
+            None => unresolved.push(d.name.clone()),
+        }
+        if d.settings.idle_s == 0 {
+            comment(
+                &mut out,
+                &format!(
+                    "{}: never spun down. lull touches no disk its configuration does not name, so it has no entry.",
+                    origin_of(d)
+                ),
+            );
+            out.push('\n');
+            continue;
+        }
+        let commented = d.settings.needs_power_condition();
+        if commented {
+            warnings.push(format!(
+                "{}: left commented out: lull does not send a SCSI power condition yet",
+                origin_of(d)
+            ));
+        }
+        let note = match (note, commented) {
+            (Some(n), true) => Some(format!("{n}. {POWER_CONDITION_NOTE}")),
+            (Some(n), false) => Some(n),
+            (None, true) => Some(POWER_CONDITION_NOTE.to_string()),
+            (None, false) => None,
+        };
+        disk_block(
+            &mut out,
+            &d.name,
+            &d.settings,
+            &origin_of(d),
+            note.as_deref(),
+            commented,
+        );
+    }
+
+    // The default entry.
+    let def = &o.default;
+    let def_origin = format!(
+        "-i {} -c {}{} before any -a",
+        def.idle_s,
+        def.command.flag(),
+        if def.power_condition != 0 {
+            format!(" -p {}", def.power_condition)
+        } else {
+            String::new()
+        }
+    );
+    if def.idle_s == 0 {
+        comment(
+            &mut out,
+            &format!(
+                "hd-idle's default entry ({def_origin}): disks not named with -a are never spun down. lull touches only the disks this file names, so there is no entry for them."
+            ),
+        );
+    } else {
+        let globs = other_disk_globs(kernels.iter().map(String::as_str));
+        let mut why = format!(
+            "hd-idle's default entry ({def_origin}): every other SCSI disk (sd…). lull allows one entry per disk, so these globs match every sd disk except the ones named above (globs match whole disks, never partitions)."
+        );
+        let mut commented = false;
+        if !unresolved.is_empty() {
+            commented = true;
+            let w = format!(
+                "{} did not resolve to a disk here, so the entries for every other disk cannot leave it out: they are commented out. Convert on the machine whose disks these are, or list the other disks by name",
+                unresolved.join(", ")
+            );
+            why.push(' ');
+            why.push_str(&w);
+            why.push('.');
+            warnings.push(w);
+        } else if o.disks.iter().any(|d| d.name.starts_with("/dev/disk/")) {
+            why.push_str(" Links were resolved when converting: if the kernel names move, `--check` refuses the overlap instead of guessing.");
+        }
+        if def.needs_power_condition() {
+            commented = true;
+            why.push(' ');
+            why.push_str(POWER_CONDITION_NOTE);
+            warnings.push(format!(
+                "the default entry ({def_origin}) is left commented out: lull does not send a SCSI power condition yet"
+            ));
+        }
+        comment(&mut out, &why);
+        out.push('\n');
+        for g in globs {
+            disk_block(&mut out, &g, def, "every other disk:", None, commented);
+        }
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    Conversion {
+        toml: out,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Backend, Config, TaskConfig};
+    use crate::devices::resolve;
+    use lull_core::time::Nanos;
+    use proptest::prelude::*;
+
+    fn no_links(_: &str) -> Option<String> {
+        None
+    }
+
+    fn config_of(opts: &str) -> (Conversion, Config) {
+        let c = convert_with(opts, &no_links).unwrap();
+        let cfg = Config::parse(
+            Path::new("converted.toml"),
+            &c.toml,
+            &crate::default_registry(),
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+        (c, cfg)
+    }
+
+    /// Which entry (device, timeout) covers each of `names`, as the
+    /// daemon's resolver sees it; panics if two entries cover one disk.
+    fn coverage(cfg: &Config, names: &[&str]) -> BTreeMap<String, (String, String)> {
+        let mut m = BTreeMap::new();
+        for d in &cfg.disks {
+            for r in resolve(&d.device, names.iter().copied()) {
+                let prev = m.insert(r.kernel.clone(), (d.device.clone(), d.network.clone()));
+                assert!(
+                    prev.is_none(),
+                    "{} covered twice: {prev:?} and {}",
+                    r.kernel,
+                    d.device
+                );
+            }
+        }
+        m
+    }
+
+    // The examples of hd-idle's README and man page (github.com/adelolmo/
+    // hd-idle, README.md "Regarding the parameter -a" and debian/hd-idle.8
+    // EXAMPLE; the last is debian/hd-idle.default's commented example).
+    const README_1: &str = "";
+    const README_2: &str = "-i 0 -a sda -i 300 -a sdb -i 1200";
+    const README_3: &str = "-i 0 -c ata -a sda -i 300 -a sdb -i 1200 -c scsi";
+    const DEFAULT_FILE: &str = "HD_IDLE_OPTS=\"-i 180 -l /var/log/hd-idle.log\"";
+
+    const NAMES: &[&str] = &["sda", "sdb", "sdc", "sdz", "sdaa", "sdba", "nvme0n1"];
+
+    #[test]
+    fn readme_no_options_spins_every_sd_disk_down_after_ten_minutes() {
+        let (_, cfg) = config_of(README_1);
+        assert_eq!(cfg.disks.len(), 1);
+        assert_eq!(cfg.disks[0].device, "sd*");
+        assert_eq!(cfg.disks[0].network, "timer(600s)");
+        let cov = coverage(&cfg, NAMES);
+        assert_eq!(cov.len(), 6, "{cov:?}");
+        assert!(!cov.contains_key("nvme0n1"));
+    }
+
+    #[test]
+    fn readme_per_disk_idle_times() {
+        let (c, cfg) = config_of(README_2);
+        let devs: Vec<&str> = cfg.disks.iter().map(|d| d.device.as_str()).collect();
+        assert_eq!(devs, ["sda", "sdb"], "{}", c.toml);
+        assert_eq!(cfg.disks[0].network, "timer(300s)");
+        assert_eq!(cfg.disks[1].network, "timer(1200s)");
+        let cov = coverage(&cfg, NAMES);
+        assert_eq!(cov.keys().collect::<Vec<_>>(), ["sda", "sdb"]);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn readme_command_types_per_disk() {
+        let (c, cfg) = config_of(README_3);
+        assert_eq!(cfg.disks.len(), 2);
+        for d in &cfg.disks {
+            assert_eq!(
+                d.task,
+                TaskConfig::Standby {
+                    backend: Backend::Sgio,
+                    max_spindowns_per_day: crate::config::DEFAULT_SPINDOWNS_PER_DAY
+                }
+            );
+        }
+        // sda inherits the default -c ata; sdb's own -c scsi follows it.
+        let sda = c.toml.split("\n[[disk]]\n").nth(1).unwrap();
+        let sdb = c.toml.split("\n[[disk]]\n").nth(2).unwrap();
+        assert!(
+            sda.contains("# -c ata") && !sda.contains("# -c scsi"),
+            "{sda}"
+        );
+        assert!(sdb.contains("# -c scsi"), "{sdb}");
+    }
+
+    #[test]
+    fn the_default_file_example_with_a_log_file() {
+        let (c, cfg) = config_of(DEFAULT_FILE);
+        assert_eq!(cfg.disks.len(), 1);
+        assert_eq!(cfg.disks[0].network, "timer(180s)");
+        assert!(
+            c.toml
+                .contains("-l /var/log/hd-idle.log: lull writes no log file")
+        );
+    }
+
+    #[test]
+    fn the_readme_examples_pass_check() {
+        // `--check` runs the parser (networks built with each disk's B)
+        // and the preflight: the state file's directory and which present
+        // disks each entry names, refusing a disk named twice.
+        let dir = tempfile::tempdir().unwrap();
+        let ds = dir.path().join("diskstats");
+        let mut text = String::new();
+        for (i, n) in NAMES.iter().enumerate() {
+            text.push_str(&format!("8 {i} {n} 1 0 8 0 1 0 8 0 0 0 0 0 0 0 0 0 0\n"));
+        }
+        std::fs::write(&ds, text).unwrap();
+        for (i, ex) in [README_1, README_2, README_3, DEFAULT_FILE]
+            .iter()
+            .enumerate()
+        {
+            let c = convert_with(ex, &no_links).unwrap();
+            let toml = c.toml.replace(
+                "state_file = \"/var/lib/lull/state.json\"",
+                &format!(
+                    "state_file = {}\ndiskstats = {}",
+                    quote(&dir.path().join("state.json").to_string_lossy()),
+                    quote(&ds.to_string_lossy())
+                ),
+            );
+            let f = dir.path().join(format!("ex{i}.toml"));
+            std::fs::write(&f, &toml).unwrap();
+            let out = crate::check(&f, &crate::default_registry())
+                .unwrap_or_else(|e| panic!("example {ex:?}: {e}\n{toml}"));
+            assert!(out.contains(": ok;"), "{out}");
+        }
+    }
+
+    #[test]
+    fn every_other_disk_leaves_the_named_ones_out() {
+        let (c, cfg) = config_of("-i 600 -a sda -i 300 -a sdaa -i 0");
+        let cov = coverage(&cfg, NAMES);
+        assert_eq!(
+            cov["sda"],
+            ("sda".into(), "timer(300s)".into()),
+            "{}",
+            c.toml
+        );
+        assert!(!cov.contains_key("sdaa"), "-i 0: no entry\n{}", c.toml);
+        for n in ["sdb", "sdc", "sdz", "sdba"] {
+            assert_eq!(cov[n].1, "timer(600s)", "{n}");
+            assert!(cov[n].0.contains(['*', '?', '[']), "{n}: {:?}", cov[n]);
+        }
+    }
+
+    #[test]
+    fn each_flag() {
+        // -i: the timeout, whole seconds.
+        assert_eq!(config_of("-i 42").1.disks[0].network, "timer(42s)");
+        // -a with a link: kept as written; its kernel name is left out of
+        // the default's globs.
+        let link = "/dev/disk/by-id/usb-WD_My_Book_1140_0000";
+        let c = convert_with(&format!("-i 300 -a {link} -i 900"), &|p| {
+            (p == link).then(|| "sdb".to_string())
+        })
+        .unwrap();
+        let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+        assert_eq!(cfg.disks[0].device, link);
+        let globs: Vec<&str> = cfg.disks[1..].iter().map(|d| d.device.as_str()).collect();
+        assert!(!globs.is_empty());
+        for n in ["sda", "sdc", "sdbb"] {
+            assert_eq!(
+                globs
+                    .iter()
+                    .filter(|g| crate::devices::glob_match(g, n))
+                    .count(),
+                1,
+                "{n}: {globs:?}"
+            );
+        }
+        assert!(!globs.iter().any(|g| crate::devices::glob_match(g, "sdb")));
+        // An unresolvable link: the default entries are commented out.
+        let c = convert_with(&format!("-i 300 -a {link} -i 900"), &no_links).unwrap();
+        let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+        assert_eq!(cfg.disks.len(), 1, "{}", c.toml);
+        assert!(c.warnings.iter().any(|w| w.contains("did not resolve")));
+        // A link to a partition: warned about.
+        let c = convert_with("-i 0 -a /dev/disk/by-label/DATA -i 540", &|_| {
+            Some("sdc1".into())
+        })
+        .unwrap();
+        assert!(
+            c.warnings.iter().any(|w| w.contains("partition")),
+            "{:?}",
+            c.warnings
+        );
+        // -c.
+        let ata = convert_with("-c ata", &no_links).unwrap().toml;
+        assert!(ata.contains("backend = \"sgio\"") && ata.contains("for -c ata,"));
+        let scsi = convert_with("-c scsi", &no_links).unwrap().toml;
+        assert!(scsi.contains("START STOP UNIT with power condition 0"));
+        // -p 0 is what lull sends; another power condition is not.
+        assert_eq!(config_of("-c scsi -p 0").1.disks.len(), 1);
+        let (c, cfg) = config_of("-i 0 -a sdb -i 600 -c scsi -p 3");
+        assert!(cfg.disks.is_empty(), "{}", c.toml);
+        assert!(c.toml.contains("# device = \"sdb\""), "{}", c.toml);
+        assert!(c.warnings.iter().any(|w| w.contains("power condition")));
+        // With -c ata, hd-idle ignores -p.
+        let (c, cfg) = config_of("-i 0 -c ata -p 3 -a sdb -i 600");
+        assert_eq!(cfg.disks.len(), 1, "{}", c.toml);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // -s: a comment, no key.
+        let (c, cfg) = config_of("-s 1");
+        assert!(c.toml.contains("-s 1: lull always follows links"));
+        assert_eq!(cfg.disks.len(), 1);
+        // -l and -d: comments.
+        assert!(config_of("-l /tmp/x.log").0.toml.contains("-l /tmp/x.log:"));
+        assert!(config_of("-d").0.toml.contains("LULL_LOG=debug"));
+        // -I: power_check, and a warning.
+        let (c, cfg) = config_of("-I");
+        assert_eq!(cfg.power_check, Nanos::from_secs(60));
+        assert!(
+            c.toml
+                .contains("-I: hd-idle sends the spin-down command again")
+        );
+        assert_eq!(c.warnings.len(), 1);
+    }
+
+    #[test]
+    fn bad_options_name_the_option() {
+        let e = |s: &str| parse(s).unwrap_err();
+        assert_eq!(e("-x").flag(), Some("-x"));
+        assert_eq!(e("-i 0 --frobnicate").flag(), Some("--frobnicate"));
+        assert!(matches!(e("-i"), HdIdleError::MissingValue { .. }));
+        assert!(matches!(e("-i -a sda"), HdIdleError::MissingValue { .. }));
+        assert!(matches!(e("-i ten"), HdIdleError::BadValue { .. }));
+        assert!(matches!(e("-c nvme"), HdIdleError::BadValue { .. }));
+        assert!(matches!(e("-p 16"), HdIdleError::BadValue { .. }));
+        assert!(matches!(e("-s 2"), HdIdleError::BadValue { .. }));
+        assert!(matches!(e("-a disk/by-id/x"), HdIdleError::BadValue { .. }));
+        assert_eq!(e("-t sda").flag(), Some("-t"));
+        assert_eq!(e("-spindownscript /x.sh").flag(), Some("-spindownscript"));
+        assert_eq!(e("-a 'sda"), HdIdleError::Quote('\''));
+        assert!(e("-x").to_string().contains("\"-x\""));
+    }
+
+    #[test]
+    fn options_as_written_in_files() {
+        let a = parse("HD_IDLE_OPTS=\"-i 0 -a sda -i 300\"").unwrap();
+        let b = parse("/usr/sbin/hd-idle -i 0 -a 'sda' -i 300").unwrap();
+        let c = parse("  -i 0\t-a sda   -i 300 ").unwrap();
+        assert_eq!(a.disks, c.disks);
+        assert_eq!(b.disks, c.disks);
+        assert_eq!(c.default.idle_s, 0);
+        assert_eq!(c.disks[0].settings.idle_s, 300);
+        // -p 0x3 is hex, as hd-idle's strconv.ParseUint(s, 0, 4) reads it.
+        assert_eq!(parse("-p 0x3").unwrap().default.power_condition, 3);
+    }
+
+    #[test]
+    fn complement_globs() {
+        assert_eq!(other_disk_globs([]), ["sd*"]);
+        assert_eq!(other_disk_globs(["sda", "sdb"]), ["sd[!ab]*", "sd[ab]?*"]);
+        assert_eq!(other_disk_globs(["nvme0n1"]), ["sd*"]);
+    }
+
+    /// hd-idle's rule: a named disk's own settings, else the default; and
+    /// the default entry covers SCSI disks only.
+    fn hd_idle_timeout(o: &HdIdleOptions, name: &str) -> u64 {
+        match o.disks.iter().find(|d| d.name == name) {
+            Some(d) => d.settings.idle_s,
+            None if sd_suffix(name).is_some() => o.default.idle_s,
+            None => 0,
+        }
+    }
+
+    proptest! {
+        /// Whatever the options, every disk gets exactly hd-idle's timeout
+        /// from exactly one entry, or no entry when hd-idle never spins it
+        /// down.
+        #[test]
+        fn each_disk_gets_hd_idles_timeout(
+            default in prop_oneof![Just(None), Just(Some(0u64)), (1u64..5000).prop_map(Some)],
+            named in proptest::collection::vec(
+                (prop::sample::select(vec!["sda", "sdb", "sdc", "sdaa", "sdab", "sdba", "sdz", "nvme0n1"]),
+                 prop_oneof![Just(0u64), 1u64..5000]),
+                0..5),
+        ) {
+            let mut opts = String::new();
+            if let Some(d) = default {
+                opts.push_str(&format!("-i {d} "));
+            }
+            for (n, i) in &named {
+                opts.push_str(&format!("-a {n} -i {i} "));
+            }
+            let o = parse(&opts).unwrap();
+            let (c, cfg) = config_of(&opts);
+            let universe = ["sda", "sdb", "sdc", "sdd", "sdz", "sdaa", "sdab", "sdac", "sdba", "sdbb", "sdzz", "sdaaa", "nvme0n1", "nvme1n1"];
+            let cov = coverage(&cfg, &universe);
+            for n in universe {
+                let want = hd_idle_timeout(&o, n);
+                let got = cov.get(n).map(|(_, net)| net.clone());
+                if want == 0 {
+                    prop_assert_eq!(got, None, "{} {}", n, c.toml);
+                } else {
+                    prop_assert_eq!(got, Some(format!("timer({want}s)")), "{} {}", n, c.toml);
+                }
+            }
+        }
+    }
+}
