@@ -245,12 +245,14 @@ struct RawDisk {
     interval: Option<Spanned<String>>,
 }
 
-/// The default network: a fixed timeout of four times the disk's
-/// break-even time B (for the default preset, 12 s; for `wd-red-plus`,
-/// 290 s), the timeout with a bounded cost (at most five times the
-/// optimum's energy on any idle period). The named network `auto` takes
-/// its place once the registry has it.
-pub const DEFAULT_NETWORK: &str = "timer(4B)";
+/// The default network: `auto`, lull's learning network for the disk's
+/// break-even time B (Helmbold et al.'s `share` timeout, acting at once on
+/// idle periods it has learned will be long; see `lull_detectors`). On the
+/// built-in workloads it spends less energy above the optimum than the
+/// best fixed timeout chosen in hindsight wherever idle periods have
+/// structure (docs/results.md). `timer(4B)` is the simplest fixed
+/// alternative with a bounded cost.
+pub const DEFAULT_NETWORK: &str = "auto";
 /// How often standby disks' power state is read by default.
 pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
 /// The default wear budget.

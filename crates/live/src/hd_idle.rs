@@ -544,7 +544,7 @@ fn disk_block(
 fn keys_note(out: &mut String, o: &HdIdleOptions) {
     comment(
         out,
-        "Each [[disk]] below reproduces an hd-idle setting. network = \"timer(Ns)\" is hd-idle's fixed timeout: spin down after N s without I/O. Better: network = \"auto\", lull's learning network (the daemon's default where it is built in; `lull components` lists it), adapts the timeout to each disk's idle periods and beats any fixed timeout on energy and spin-ups.",
+        "Each [[disk]] below reproduces an hd-idle setting. network = \"timer(Ns)\" is hd-idle's fixed timeout: spin down after N s without I/O. Better: network = \"auto\", lull's learning network (the daemon's default where it is built in; `lull components` lists it), adapts the timeout to each disk's idle periods; on workloads with structure it spends less energy than the best fixed timeout (docs/results.md).",
     );
     let mut b = String::from("backend = \"sgio\" spins down by SG_IO:");
     if o.default.command == CommandType::Ata
