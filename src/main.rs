@@ -54,7 +54,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("lull: {}", e.message());
+            // A closed stderr must not turn the exit code into a panic's.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "lull: {}", e.message());
             ExitCode::from(e.exit_code())
         }
     }

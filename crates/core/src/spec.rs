@@ -371,7 +371,14 @@ impl<'a> Parser<'a> {
                 if self.eat(b'=') {
                     return Ok(Item::Named(name, self.value()?));
                 }
+                // `B` and `B/16` are durations relative to the break-even
+                // time (time::parse_duration_in), not components.
+                let relative =
+                    name == "B" && matches!(self.peek(), None | Some(b'/' | b',' | b')' | b';'));
                 self.pos = save;
+                if relative {
+                    return Ok(Item::Value(self.value()?));
+                }
                 Ok(Item::Expr(self.expr()?))
             }
             Some(b'=') => self.err(self.pos, "missing parameter name before `=`"),
@@ -873,6 +880,26 @@ mod tests {
             n.to_line().unwrap(),
             "weighted-vote(weights=[1, 2], threshold=2; timer(1s), timer(2s))"
         );
+    }
+
+    #[test]
+    fn durations_relative_to_b_parse_positionally() {
+        for (text, value) in [
+            ("fixed(B/2)", "B/2"),
+            ("fixed(B)", "B"),
+            ("fixed(2B)", "2B"),
+            ("timer(B / 16)", "B / 16"),
+        ] {
+            let n = parse(text);
+            match &n.nodes[0].kind {
+                NodeKind::Predictor { start, .. } => {
+                    assert_eq!(start.args[0].value, value, "{text}");
+                }
+                k => panic!("{k:?}"),
+            }
+        }
+        let n = parse("timer(2B) + fixed(B/2)");
+        assert_eq!(n.to_line().unwrap(), "timer(2B) + fixed(B/2)");
     }
 
     #[test]

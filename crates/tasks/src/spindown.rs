@@ -94,6 +94,10 @@ pub struct BestFixed {
 }
 
 impl BestFixed {
+    /// How close to the oracle's energy (a fraction of it) counts as
+    /// optimal in [`BestFixed::excess_ratio`]: 0.01 %.
+    pub const OPTIMAL: f64 = 1e-4;
+
     /// The best fixed timeout for idle periods of lengths `periods` within
     /// a span of `span_s` seconds on a drive with `model`.
     ///
@@ -154,12 +158,17 @@ impl BestFixed {
 
     /// `(energy − oracle) / (best fixed − oracle)`: how much of the best
     /// fixed timeout's excess over the oracle a policy spending `energy_j`
-    /// still has (below 1: it beat every fixed timeout). Not a number when
-    /// the best fixed timeout is already optimal and the policy is not.
+    /// still has (below 1: it beat every fixed timeout).
+    ///
+    /// Not a number when the best fixed timeout is already optimal, to
+    /// within [`BestFixed::OPTIMAL`] of the oracle's energy, and the policy
+    /// is not: the ratio would only measure how small that remainder is (a
+    /// night of long gaps, where spinning down at once is optimal, gives
+    /// ratios in the thousands). 1 when both are optimal.
     pub fn excess_ratio(&self, energy_j: f64, oracle_energy_j: f64) -> f64 {
         let room = self.energy_j - oracle_energy_j;
         let excess = energy_j - oracle_energy_j;
-        let tol = 1e-9 * self.energy_j.abs().max(1.0);
+        let tol = Self::OPTIMAL * oracle_energy_j.abs().max(1e-9);
         if room > tol {
             excess / room
         } else if excess <= tol {
