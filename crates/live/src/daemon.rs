@@ -55,6 +55,7 @@ use crate::config::{Backend, Config, ConfigError, DiskConfig, TaskConfig};
 use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::drive::{self, PowerState};
+use crate::jobs::{JobsRun, Switch};
 use crate::metrics::{self, DiskGauges};
 use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
@@ -349,6 +350,13 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
     }
 }
 
+/// When the engine decided.
+fn intent_time(i: &Intent) -> Nanos {
+    match *i {
+        Intent::Start { at, .. } | Intent::Stop { at } => at,
+    }
+}
+
 fn boottime() -> Nanos {
     match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
         Ok(ts) => Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64),
@@ -427,7 +435,16 @@ enum Outcome {
 struct Report {
     key: String,
     generation: u64,
+    /// The job, for a job's actor (`task = "jobs"`).
+    job: Option<usize>,
     outcome: Outcome,
+}
+
+/// The jobs of a `task = "jobs"` disk: their scheduler and one actor per
+/// job (running its command like the `command` task's actor).
+struct DiskJobs {
+    run: JobsRun,
+    actors: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
 }
 
 struct Disk {
@@ -460,6 +477,8 @@ struct Disk {
     failures: u32,
     /// No standby attempt before this (after repeated failures).
     retry_at: Option<Nanos>,
+    /// `task = "jobs"`: the jobs sharing the disk's idle time.
+    jobs: Option<DiskJobs>,
 }
 
 struct Daemon {
@@ -632,7 +651,10 @@ impl Daemon {
             let wake = self
                 .disks
                 .iter()
-                .filter_map(|d| d.engine.next_deadline())
+                .flat_map(|d| {
+                    let jobs = d.jobs.as_ref().and_then(|j| j.run.next_deadline());
+                    d.engine.next_deadline().into_iter().chain(jobs)
+                })
                 .min()
                 .map_or(next_poll, |t| t.min(next_poll))
                 .max(now + Nanos::from_millis(1));
@@ -716,13 +738,19 @@ impl Daemon {
     async fn retire_all(&mut self, disks: Vec<Disk>) {
         for d in &disks {
             let _ = d.orders.send(Order::Shutdown);
+            for (tx, _) in d.jobs.iter().flat_map(|j| &j.actors) {
+                let _ = tx.send(Order::Shutdown);
+            }
         }
         for d in disks {
-            if tokio::time::timeout(Duration::from_secs(15), d.actor)
-                .await
-                .is_err()
-            {
-                warn!("disk {}: the actor did not stop in 15 s", d.key);
+            let jobs = d.jobs.into_iter().flat_map(|j| j.actors).map(|a| a.1);
+            for actor in std::iter::once(d.actor).chain(jobs) {
+                if tokio::time::timeout(Duration::from_secs(15), actor)
+                    .await
+                    .is_err()
+                {
+                    warn!("disk {}: an actor did not stop in 15 s", d.key);
+                }
             }
         }
         while let Ok(r) = self.reports_rx.try_recv() {
@@ -743,12 +771,50 @@ impl Daemon {
         let actor = Actor {
             key: r.key.clone(),
             generation: self.generation,
+            job: None,
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
             chosen: None,
         };
         let handle = tokio::spawn(actor.run(rx));
+        let jobs = match &cfg.task {
+            TaskConfig::Jobs {
+                jobs,
+                best_effort,
+                assume_idle,
+            } => Some(DiskJobs {
+                run: JobsRun::admit(
+                    &r.key,
+                    jobs,
+                    *best_effort,
+                    *assume_idle,
+                    self.now(),
+                    self.clock,
+                ),
+                actors: jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, job)| {
+                        let (tx, rx) = mpsc::unbounded_channel();
+                        let actor = Actor {
+                            key: r.key.clone(),
+                            generation: self.generation,
+                            job: Some(j),
+                            task: TaskConfig::Command {
+                                argv: job.argv.clone(),
+                                interval: Nanos::ZERO,
+                            },
+                            dry_run: self.opts.dry_run,
+                            reports: self.reports_tx.clone(),
+                            chosen: None,
+                        };
+                        (tx, tokio::spawn(actor.run(rx)))
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        };
         Some(Disk {
             key: r.key.clone(),
             cfg: cfg.clone(),
@@ -772,6 +838,7 @@ impl Daemon {
             devs: Vec::new(),
             failures: 0,
             retry_at: None,
+            jobs,
         })
     }
 
@@ -990,6 +1057,10 @@ impl Daemon {
             for intent in intents {
                 self.on_intent(i, intent, &sample);
             }
+            if let Some(j) = self.disks[i].jobs.as_mut() {
+                let switches = j.run.advance(now);
+                self.switch_jobs(i, switches);
+            }
         }
         self.events = events;
         self.last_poll = now;
@@ -1014,6 +1085,12 @@ impl Daemon {
                 let task = self.disks[i].cfg.task.name();
                 info!("disk {key}: busy, stop {task}");
                 self.decide(i, format!("stop {task}: disk busy or prediction over"));
+                if let Some(j) = self.disks[i].jobs.as_mut() {
+                    let at = intent_time(&intent);
+                    let switches = j.run.on_idle_end(at);
+                    self.switch_jobs(i, switches);
+                    return;
+                }
                 let _ = self.disks[i].orders.send(Order::Stop);
             }
             Intent::Start { budget, .. } => {
@@ -1095,6 +1172,19 @@ impl Daemon {
                         info!("disk {key}: idle, run command (predicted idle {budget_text})");
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
+                    TaskConfig::Jobs { .. } => {
+                        info!("disk {key}: idle, jobs may run (predicted idle {budget_text})");
+                        self.decide(
+                            i,
+                            format!("idle: jobs may run (predicted idle {budget_text})"),
+                        );
+                        self.disks[i].not_running = false;
+                        if let Some(j) = self.disks[i].jobs.as_mut() {
+                            let switches = j.run.on_idle_begin(intent_time(&intent));
+                            self.switch_jobs(i, switches);
+                        }
+                        return;
+                    }
                 }
                 self.disks[i].not_running = false;
                 let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
@@ -1106,7 +1196,71 @@ impl Daemon {
         }
     }
 
+    /// Sends the jobs' actors the orders `switches` calls for.
+    fn switch_jobs(&mut self, i: usize, switches: Vec<Switch>) {
+        let d = &self.disks[i];
+        let Some(j) = d.jobs.as_ref() else {
+            return;
+        };
+        for s in switches {
+            let (job, order) = match s {
+                Switch::Start(job) => {
+                    info!("disk {}: job {} runs", d.key, j.run.name(job));
+                    let dev = PathBuf::from("/dev").join(&d.kernel);
+                    (
+                        job,
+                        Order::Start {
+                            dev,
+                            devs: Vec::new(),
+                        },
+                    )
+                }
+                Switch::Stop(job) => {
+                    info!("disk {}: job {} pauses", d.key, j.run.name(job));
+                    (job, Order::Stop)
+                }
+            };
+            let _ = j.actors[job].0.send(order);
+        }
+    }
+
+    /// What a job's actor reports: logged with the job's name; failures
+    /// count as the disk's errors. The job's pid is not kept in the state
+    /// file.
+    fn on_job_report(&mut self, key: &str, generation: u64, job: usize, outcome: Outcome) {
+        let name = self
+            .disks
+            .iter()
+            .find(|d| d.key == key && d.generation == generation)
+            .and_then(|d| d.jobs.as_ref())
+            .map_or_else(|| format!("#{job}"), |j| j.run.name(job).to_string());
+        let text = match outcome {
+            Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
+            Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
+            Outcome::CommandPaused(pid) => format!("command paused (SIGSTOP), pid {pid}"),
+            Outcome::CommandExited(pid, status) => {
+                format!("command pid {pid} exited: {status} (it runs again at its next turn)")
+            }
+            Outcome::CommandStopped(pid, status) => {
+                format!("command pid {pid} stopped by the daemon: {status}")
+            }
+            Outcome::DryRun(what) => format!("dry run: would {what}"),
+            Outcome::Skipped(why) => why,
+            Outcome::Failed(why) => {
+                self.state.disk(key).errors += 1;
+                self.dirty = true;
+                error!("disk {key}: job {name}: {why}");
+                return;
+            }
+            other => format!("{other:?}"),
+        };
+        info!("disk {key}: job {name}: {text}");
+    }
+
     fn on_report(&mut self, r: Report) {
+        if let Some(job) = r.job {
+            return self.on_job_report(&r.key, r.generation, job, r.outcome);
+        }
         let now = self.now();
         // A retired disk's report still counts; only the live fields of
         // the disk need the current actor's generation.
@@ -1277,10 +1431,14 @@ impl Daemon {
                 DiskGauges {
                     key: d.key.clone(),
                     task: d.cfg.task.name(),
-                    running: d.engine.task_running() && !d.not_running,
+                    running: match &d.jobs {
+                        Some(j) => j.run.running(),
+                        None => d.engine.task_running() && !d.not_running,
+                    },
                     in_standby: d.standby_since.is_some(),
                     energy_saved_j,
                     nodes: d.engine.detector().node_gauges(),
+                    jobs: d.jobs.as_ref().map_or_else(Vec::new, |j| j.run.gauges(now)),
                 }
             })
             .collect()
@@ -1371,6 +1529,8 @@ impl Daemon {
 struct Actor {
     key: String,
     generation: u64,
+    /// The job it runs the command of (`task = "jobs"`).
+    job: Option<usize>,
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
@@ -1401,6 +1561,7 @@ impl Actor {
         let _ = self.reports.send(Report {
             key: self.key.clone(),
             generation: self.generation,
+            job: self.job,
             outcome,
         });
     }
@@ -1528,6 +1689,8 @@ impl Actor {
                     Err(e) => self.report(Outcome::Failed(e)),
                 }
             }
+            // The disk's own actor does nothing: each job has its own.
+            TaskConfig::Jobs { .. } => {}
             TaskConfig::Command { argv, interval } => {
                 if let Some(r) = child {
                     if r.paused {
