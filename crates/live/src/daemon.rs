@@ -1059,6 +1059,9 @@ impl Daemon {
             }
             if let Some(j) = self.disks[i].jobs.as_mut() {
                 let switches = j.run.advance(now);
+                // A running job's idle seconds grow: keep its metric
+                // current (the metrics follow `dirty`, once a second).
+                self.dirty |= j.run.running() || !switches.is_empty();
                 self.switch_jobs(i, switches);
             }
         }
