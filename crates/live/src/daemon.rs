@@ -223,6 +223,20 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
             d.policy,
             d.breakeven
         ));
+        if let TaskConfig::Jobs {
+            jobs,
+            best_effort,
+            assume_idle,
+        } = &d.task
+        {
+            let decisions = crate::jobs::admission(jobs, *best_effort, *assume_idle);
+            for (j, dec) in jobs.iter().zip(&decisions) {
+                out.push_str(&format!(
+                    "  {} (planning on {assume_idle} of idle time per hour)\n",
+                    crate::jobs::decision_text(j, dec)
+                ));
+            }
+        }
     }
     for w in &pre.warnings {
         out.push_str(&format!("warning: {w}\n"));

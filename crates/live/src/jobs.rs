@@ -29,7 +29,7 @@
 //! interrupts (the command keeps running until the step ends).
 
 use lull_core::time::Nanos;
-use lull_detectors::reserve::{Admission, Capacity, Decision, Request};
+use lull_detectors::reserve::{Admission, Capacity, Decision, Request, ReserveError};
 use lull_detectors::schedule::{Job, Scheduler};
 use tracing::{info, warn};
 
@@ -87,10 +87,49 @@ fn refusal_text(shortfalls: &[(Request, lull_detectors::reserve::Shortfall)]) ->
         .join("; ")
 }
 
+/// Admission control for `jobs` (in order) against `assume_idle` of usable
+/// idle time per hour, for every step, less the `best_effort` share: each
+/// job's decision, or why it could not be considered.
+pub fn admission(
+    jobs: &[JobConfig],
+    best_effort: f64,
+    assume_idle: Nanos,
+) -> Vec<Result<Decision, ReserveError>> {
+    let mut steps = vec![Nanos::ZERO];
+    steps.extend(
+        jobs.iter()
+            .flat_map(|j| j.spec.ranked.iter().map(|r| r.step)),
+    );
+    match Admission::new(Capacity::uniform(&steps, assume_idle), best_effort) {
+        Err(e) => jobs.iter().map(|_| Err(e.clone())).collect(),
+        Ok(mut adm) => jobs
+            .iter()
+            .map(|j| adm.submit(&j.name, &j.spec.ranked))
+            .collect(),
+    }
+}
+
+/// One line saying what admission decided for `job`.
+pub fn decision_text(job: &JobConfig, d: &Result<Decision, ReserveError>) -> String {
+    match d {
+        Ok(Decision::Granted { rank, request }) => format!(
+            "job {} admitted with {request} (choice {} of {})",
+            job.name,
+            rank + 1,
+            job.spec.ranked.len()
+        ),
+        Ok(Decision::Refused { shortfalls }) => format!(
+            "job {} refused, it does not fit beside the jobs admitted before it: {}",
+            job.name,
+            refusal_text(shortfalls)
+        ),
+        Err(e) => format!("job {} refused: {e}", job.name),
+    }
+}
+
 impl JobsRun {
-    /// Admits `jobs` (in order) against `assume_idle` of usable idle time
-    /// per hour less the `best_effort` share, logs each decision, and
-    /// starts the scheduler at `now` (wall clock `clock` at time 0).
+    /// Admits `jobs` (in order, see [`admission`]), logs each decision,
+    /// and starts the scheduler at `now` (wall clock `clock` at time 0).
     pub fn admit(
         key: &str,
         jobs: &[JobConfig],
@@ -99,42 +138,28 @@ impl JobsRun {
         now: Nanos,
         clock: Nanos,
     ) -> JobsRun {
-        let mut steps = vec![Nanos::ZERO];
-        steps.extend(
-            jobs.iter()
-                .flat_map(|j| j.spec.ranked.iter().map(|r| r.step)),
-        );
-        let capacity = Capacity::uniform(&steps, assume_idle);
         let mut admitted = Vec::new();
         let mut sched = Vec::new();
-        match Admission::new(capacity, best_effort) {
-            Err(e) => warn!("disk {key}: no job admitted: {e}"),
-            Ok(mut adm) => {
-                for (i, j) in jobs.iter().enumerate() {
-                    match adm.submit(&j.name, &j.spec.ranked) {
-                        Ok(Decision::Granted { rank, request }) => {
-                            info!(
-                                "disk {key}: job {} admitted with {request} (choice {} of {}; planning on {assume_idle} of idle time per hour, {:.0} % kept for unreserved work)",
-                                j.name,
-                                rank + 1,
-                                j.spec.ranked.len(),
-                                best_effort * 100.0
-                            );
-                            admitted.push(i);
-                            sched.push(Job {
-                                name: j.name.clone(),
-                                request,
-                                extra: j.spec.extra,
-                            });
-                        }
-                        Ok(Decision::Refused { shortfalls }) => warn!(
-                            "disk {key}: job {} refused, it does not fit beside the jobs admitted before it (planning on {assume_idle} of idle time per hour): {}",
-                            j.name,
-                            refusal_text(&shortfalls)
-                        ),
-                        Err(e) => warn!("disk {key}: job {} refused: {e}", j.name),
-                    }
-                }
+        let plan = format!(
+            "planning on {assume_idle} of idle time per hour, {:.0} % kept for unreserved work",
+            best_effort * 100.0
+        );
+        for (i, (j, d)) in jobs
+            .iter()
+            .zip(admission(jobs, best_effort, assume_idle))
+            .enumerate()
+        {
+            let text = decision_text(j, &d);
+            if let Ok(Decision::Granted { request, .. }) = d {
+                info!("disk {key}: {text}; {plan}");
+                admitted.push(i);
+                sched.push(Job {
+                    name: j.name.clone(),
+                    request,
+                    extra: j.spec.extra,
+                });
+            } else {
+                warn!("disk {key}: {text}; {plan}");
             }
         }
         JobsRun {
