@@ -397,7 +397,9 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     let out = |n: &str| dir.path().join(format!("{n}.out"));
     let job = |n: &str, reserve: &str| {
         let script = format!(
-            "while :; do echo x >> {}; sleep 0.1; done",
+            // Ignores SIGHUP, which the kernel sends a stopped process group
+            // orphaned by a killed daemon: it would outlive the daemon.
+            "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
             out(n).display()
         );
         format!(
@@ -405,7 +407,7 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
         )
     };
     let prom = dir.path().join("lull.prom");
-    let (cfg, _) = config(
+    let (cfg, st) = config(
         dir.path(),
         &format!(
             "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n{}{}{}",
@@ -491,10 +493,44 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     assert_eq!(metric("lull_job_deadlines_missed_total", "a"), Some(0.0));
     assert_eq!(size(&out("c")), 0, "the refused job never ran");
 
-    // SIGTERM stops both commands.
-    let mut d = d;
+    // The paused commands are in the state file; after SIGKILL the next
+    // daemon stops them before anything else, so they never run twice.
+    let pid = |job: &str| state(&st)[key]["job_pids"][job]["pid"].as_u64();
+    wait_for(
+        "both jobs' pids in the state file",
+        Duration::from_secs(10),
+        || pid("a").is_some() && pid("b").is_some(),
+        &d,
+    );
+    let (pa, pb) = (pid("a").unwrap(), pid("b").unwrap());
+    assert_eq!((proc_state(pa), proc_state(pb)), (Some('T'), Some('T')));
+    d.signal("-KILL");
+    let mut d = start(&cfg);
+    wait_for(
+        "the old commands to be stopped",
+        Duration::from_secs(20),
+        || proc_state(pa).is_none() && proc_state(pb).is_none(),
+        &d,
+    );
+    assert!(
+        d.log().contains(&format!(
+            "job a: command pid {pa} of a previous run still runs"
+        )),
+        "{}",
+        d.log()
+    );
+
+    // SIGTERM stops the new daemon's commands too.
+    io.set(false);
+    wait_for(
+        "a job to run again",
+        Duration::from_secs(15),
+        || d.log().contains("runs\n"),
+        &d,
+    );
     assert!(d.stop().success(), "{}", d.log());
     let (sa, sb) = (size(&out("a")), size(&out("b")));
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!((size(&out("a")), size(&out("b"))), (sa, sb), "{}", d.log());
+    assert!(state(&st)[key]["job_pids"].is_null(), "{}", state(&st));
 }

@@ -271,26 +271,32 @@ async fn stop_orphans(state: &mut State, cfg: &Config) {
     let argvs: Vec<Vec<String>> = cfg
         .disks
         .iter()
-        .filter_map(|d| match &d.task {
-            TaskConfig::Command { argv, .. } => Some(argv.clone()),
-            _ => None,
+        .flat_map(|d| match &d.task {
+            TaskConfig::Command { argv, .. } => vec![argv.clone()],
+            TaskConfig::Jobs { jobs, .. } => jobs.iter().map(|j| j.argv.clone()).collect(),
+            _ => Vec::new(),
         })
         .collect();
     for (key, st) in &mut state.disks {
-        let Some(pid) = st.command_pid.take() else {
-            continue;
-        };
-        let start = st.command_start.take();
-        if process::is_our_command(pid, start, &argvs) {
-            warn!(
-                "disk {key}: command pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
-            );
-            let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
-            info!("disk {key}: old command pid {pid} {how}");
-            st.last_decision = format!("old command pid {pid} stopped at start ({how})");
-            st.last_decision_unix = unix_now();
-        } else {
-            info!("disk {key}: command pid {pid} of a previous run is gone");
+        let mut old: Vec<(String, u32, Option<u64>)> = std::mem::take(&mut st.job_pids)
+            .into_iter()
+            .map(|(job, p)| (format!("job {job}: command"), p.pid, p.start))
+            .collect();
+        if let Some(pid) = st.command_pid.take() {
+            old.push(("command".into(), pid, st.command_start.take()));
+        }
+        for (what, pid, start) in old {
+            if process::is_our_command(pid, start, &argvs) {
+                warn!(
+                    "disk {key}: {what} pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
+                );
+                let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
+                info!("disk {key}: old {what} pid {pid} {how}");
+                st.last_decision = format!("old {what} pid {pid} stopped at start ({how})");
+                st.last_decision_unix = unix_now();
+            } else {
+                info!("disk {key}: {what} pid {pid} of a previous run is gone");
+            }
         }
     }
 }
@@ -449,8 +455,8 @@ enum Outcome {
 struct Report {
     key: String,
     generation: u64,
-    /// The job, for a job's actor (`task = "jobs"`).
-    job: Option<usize>,
+    /// The job's name, for a job's actor (`task = "jobs"`).
+    job: Option<String>,
     outcome: Outcome,
 }
 
@@ -808,13 +814,12 @@ impl Daemon {
                 ),
                 actors: jobs
                     .iter()
-                    .enumerate()
-                    .map(|(j, job)| {
+                    .map(|job| {
                         let (tx, rx) = mpsc::unbounded_channel();
                         let actor = Actor {
                             key: r.key.clone(),
                             generation: self.generation,
-                            job: Some(j),
+                            job: Some(job.name.clone()),
                             task: TaskConfig::Command {
                                 argv: job.argv.clone(),
                                 interval: Nanos::ZERO,
@@ -1242,15 +1247,22 @@ impl Daemon {
     }
 
     /// What a job's actor reports: logged with the job's name; failures
-    /// count as the disk's errors. The job's pid is not kept in the state
-    /// file.
-    fn on_job_report(&mut self, key: &str, generation: u64, job: usize, outcome: Outcome) {
-        let name = self
-            .disks
-            .iter()
-            .find(|d| d.key == key && d.generation == generation)
-            .and_then(|d| d.jobs.as_ref())
-            .map_or_else(|| format!("#{job}"), |j| j.run.name(job).to_string());
+    /// count as the disk's errors; a running command's pid and start time
+    /// are kept in the state file (written at once), so that a daemon
+    /// killed with SIGKILL stops it at its next start.
+    fn on_job_report(&mut self, key: &str, name: String, outcome: Outcome) {
+        let st = self.state.disk(key);
+        if let Outcome::CommandStarted(pid, start) = outcome {
+            st.job_pids
+                .insert(name.clone(), crate::state::JobProcess { pid, start });
+            self.urgent = true;
+            self.dirty = true;
+        }
+        if let Outcome::CommandExited(..) | Outcome::CommandStopped(..) = outcome {
+            st.job_pids.remove(&name);
+            self.urgent = true;
+            self.dirty = true;
+        }
         let text = match outcome {
             Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
             Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
@@ -1275,8 +1287,8 @@ impl Daemon {
     }
 
     fn on_report(&mut self, r: Report) {
-        if let Some(job) = r.job {
-            return self.on_job_report(&r.key, r.generation, job, r.outcome);
+        if let Some(name) = r.job {
+            return self.on_job_report(&r.key, name, r.outcome);
         }
         let now = self.now();
         // A retired disk's report still counts; only the live fields of
@@ -1547,7 +1559,7 @@ struct Actor {
     key: String,
     generation: u64,
     /// The job it runs the command of (`task = "jobs"`).
-    job: Option<usize>,
+    job: Option<String>,
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
@@ -1578,7 +1590,7 @@ impl Actor {
         let _ = self.reports.send(Report {
             key: self.key.clone(),
             generation: self.generation,
-            job: self.job,
+            job: self.job.clone(),
             outcome,
         });
     }
