@@ -1071,7 +1071,14 @@ impl Daemon {
                     )
                     .with_clock(self.clock);
                 }
+                // The new engine starts outside any idle period: so do
+                // the jobs, until it sees the next one.
+                if let Some(j) = d.jobs.as_mut() {
+                    let switches = j.run.on_idle_end(now);
+                    self.switch_jobs(i, switches);
+                }
             }
+            let d = &mut self.disks[i];
             let intents: Vec<Intent> = d.engine.task_mut().drain().collect();
             for intent in intents {
                 self.on_intent(i, intent, &sample);
