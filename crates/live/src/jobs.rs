@@ -18,8 +18,16 @@
 //! its shortfall and never runs; an admitted job that the disk's real idle
 //! time cannot serve shows up as missed windows (logged, and counted in
 //! `lull_job_deadlines_missed_total`). Admission is decided again when the
-//! disk's configuration changes (a reload with other settings), not
-//! otherwise.
+//! disk's configuration changes (a reload with other settings).
+//!
+//! **Re-checked on what was observed.** The idle periods the jobs were
+//! offered feed an [`IdleForecast`] (per hour of day, after the network's
+//! wait); after every full day of observation the jobs are submitted again,
+//! in order, against that forecast, and the log says for each whether it
+//! still fits, would now be refused (with the shortfall) or would now fit;
+//! `lull_job_fits_observed` exports it. Who runs does not change until the
+//! admin acts (`assume_idle`, `reserve`, then a reload): a grant the daemon
+//! withdrew by itself at night would surprise more than a warning.
 //!
 //! **Who runs.** [`Scheduler`]: jobs behind their reservation by earliest
 //! deadline then largest lag, then jobs with `extra`, otherwise nobody.
@@ -29,6 +37,8 @@
 //! interrupts (the command keeps running until the step ends).
 
 use lull_core::time::Nanos;
+use lull_detectors::forecast::{HOURS_PER_DAY, IdleForecast};
+use lull_detectors::plan::JobSpec;
 use lull_detectors::reserve::{Admission, Capacity, Decision, Request, ReserveError};
 use lull_detectors::schedule::{Job, Scheduler};
 use tracing::{info, warn};
@@ -56,6 +66,8 @@ pub struct JobGauge {
     pub idle_s: f64,
     /// Complete windows in which it got less than its reservation.
     pub missed: u64,
+    /// Whether it fits the idle time observed (after a full day).
+    pub fits_observed: Option<bool>,
 }
 
 /// The jobs of one disk: see the [module docs](self).
@@ -71,6 +83,15 @@ pub struct JobsRun {
     idle_s: Vec<f64>,
     missed: Vec<u64>,
     idle: bool,
+    specs: Vec<JobSpec>,
+    best_effort: f64,
+    forecast: IdleForecast,
+    /// When the current idle period began (for the forecast).
+    idle_began: Option<Nanos>,
+    /// Days of observation already re-checked.
+    days_checked: u64,
+    /// Per configured job, the last re-check's answer.
+    fits_observed: Vec<Option<bool>>,
 }
 
 /// One line for a refusal: each request's shortfall.
@@ -87,6 +108,31 @@ fn refusal_text(shortfalls: &[(Request, lull_detectors::reserve::Shortfall)]) ->
         .join("; ")
 }
 
+/// The step lengths of `jobs`' requests, and zero.
+fn steps(jobs: &[JobConfig]) -> Vec<Nanos> {
+    let mut steps = vec![Nanos::ZERO];
+    steps.extend(
+        jobs.iter()
+            .flat_map(|j| j.spec.ranked.iter().map(|r| r.step)),
+    );
+    steps
+}
+
+/// Submits `specs` in order to a controller planning on `capacity`.
+fn submit_all(
+    specs: &[JobSpec],
+    capacity: Capacity,
+    best_effort: f64,
+) -> Vec<Result<Decision, ReserveError>> {
+    match Admission::new(capacity, best_effort) {
+        Err(e) => specs.iter().map(|_| Err(e.clone())).collect(),
+        Ok(mut adm) => specs
+            .iter()
+            .map(|j| adm.submit(&j.name, &j.ranked))
+            .collect(),
+    }
+}
+
 /// Admission control for `jobs` (in order) against `assume_idle` of usable
 /// idle time per hour, for every step, less the `best_effort` share: each
 /// job's decision, or why it could not be considered.
@@ -95,18 +141,12 @@ pub fn admission(
     best_effort: f64,
     assume_idle: Nanos,
 ) -> Vec<Result<Decision, ReserveError>> {
-    let mut steps = vec![Nanos::ZERO];
-    steps.extend(
-        jobs.iter()
-            .flat_map(|j| j.spec.ranked.iter().map(|r| r.step)),
-    );
-    match Admission::new(Capacity::uniform(&steps, assume_idle), best_effort) {
-        Err(e) => jobs.iter().map(|_| Err(e.clone())).collect(),
-        Ok(mut adm) => jobs
-            .iter()
-            .map(|j| adm.submit(&j.name, &j.spec.ranked))
-            .collect(),
-    }
+    let specs: Vec<JobSpec> = jobs.iter().map(|j| j.spec.clone()).collect();
+    submit_all(
+        &specs,
+        Capacity::uniform(&steps(jobs), assume_idle),
+        best_effort,
+    )
 }
 
 /// One line saying what admission decided for `job`.
@@ -162,7 +202,15 @@ impl JobsRun {
                 warn!("disk {key}: {text}; {plan}");
             }
         }
+        let mut forecast = IdleForecast::new(Nanos::ZERO, &steps(jobs));
+        forecast.begin(now, Some(clock));
         JobsRun {
+            specs: jobs.iter().map(|j| j.spec.clone()).collect(),
+            best_effort,
+            forecast,
+            idle_began: None,
+            days_checked: 0,
+            fits_observed: vec![None; jobs.len()],
             key: key.to_string(),
             names: jobs.iter().map(|j| j.name.clone()).collect(),
             idle_s: vec![0.0; sched.len()],
@@ -188,6 +236,7 @@ impl JobsRun {
     pub fn on_idle_begin(&mut self, now: Nanos) -> Vec<Switch> {
         if !self.idle {
             self.idle = true;
+            self.idle_began = Some(now);
             self.sch.on_idle_begin(now);
         }
         self.advance(now)
@@ -197,6 +246,9 @@ impl JobsRun {
     pub fn on_idle_end(&mut self, now: Nanos) -> Vec<Switch> {
         if self.idle {
             self.idle = false;
+            if let Some(b) = self.idle_began.take() {
+                self.forecast.observe(b, now);
+            }
             if let Some(o) = self.sch.on_idle_end(now) {
                 info!(
                     "disk {}: job {} finishes its step (until {}) although the disk is busy",
@@ -240,6 +292,11 @@ impl JobsRun {
                 self.missed[j] = missed;
             }
         }
+        if self.idle_began.is_none() {
+            // Outside idle periods the forecast can close its hours.
+            self.forecast.finish(now);
+            self.recheck();
+        }
         let want = self.sch.running().map(|s| s.job);
         if want == self.current.map(|c| c.0) {
             return Vec::new();
@@ -254,6 +311,37 @@ impl JobsRun {
             out.push(Switch::Start(self.admitted[j]));
         }
         out
+    }
+
+    /// After each full day observed, submits the jobs again against the
+    /// observed forecast and logs how that differs from the grants.
+    fn recheck(&mut self) {
+        let days = self.forecast.hours_sampled() / HOURS_PER_DAY as u64;
+        if days <= self.days_checked {
+            return;
+        }
+        self.days_checked = days;
+        let decisions = submit_all(&self.specs, self.forecast.capacity(0.0), self.best_effort);
+        for (i, d) in decisions.iter().enumerate() {
+            let fits = matches!(d, Ok(Decision::Granted { .. }));
+            let admitted = self.admitted.contains(&i);
+            let name = &self.names[i];
+            let key = &self.key;
+            match (admitted, d) {
+                (true, Ok(Decision::Refused { shortfalls })) => warn!(
+                    "disk {key}: job {name} does not fit the idle time observed over {days} day(s): {}; it keeps its grant until the configuration changes (lower its reserve or assume_idle and reload)",
+                    refusal_text(shortfalls)
+                ),
+                (false, Ok(Decision::Granted { request, .. })) => info!(
+                    "disk {key}: job {name}, refused at start, would fit the idle time observed over {days} day(s) with {request} (raise assume_idle and reload to admit it)"
+                ),
+                _ => info!(
+                    "disk {key}: job {name}: the idle time observed over {days} day(s) agrees with its admission ({})",
+                    if fits { "fits" } else { "refused" }
+                ),
+            }
+            self.fits_observed[i] = Some(fits);
+        }
     }
 
     /// Per configured job, at `now`.
@@ -274,6 +362,7 @@ impl JobsRun {
                     admitted: s.is_some(),
                     idle_s: s.map_or(0.0, |j| self.idle_s[j]) + running,
                     missed: s.map_or(0, |j| self.missed[j]),
+                    fits_observed: self.fits_observed[i],
                 }
             })
             .collect()
@@ -348,5 +437,35 @@ mod tests {
         let g = r.gauges(s(3601));
         assert_eq!(g[0].missed, 1);
         assert_eq!(g[0].idle_s, 60.0);
+    }
+
+    #[test]
+    fn a_day_of_observed_idle_time_rechecks_the_grants() {
+        // Assumed: 30 min an hour. Observed: 2 min an hour, of which 10 %
+        // is kept: a (5 min) no longer fits, b (1 min) does.
+        let jobs = [job("a:5m/hour"), job("b:1m/hour")];
+        let mut r = JobsRun::admit("d", &jobs, 0.1, s(1800), s(0), s(0));
+        assert!(r.gauges(s(0)).iter().all(|g| g.admitted));
+        for h in 0..24 {
+            let t = h * 3600;
+            r.on_idle_begin(s(t));
+            r.advance(s(t + 60));
+            r.on_idle_end(s(t + 120));
+            r.advance(s(t + 1800));
+            assert!(
+                r.gauges(s(t)).iter().all(|g| g.fits_observed.is_none()),
+                "no verdict before a full day ({h} h)"
+            );
+        }
+        r.advance(s(86_400));
+        let g = r.gauges(s(86_400));
+        assert_eq!(g[0].fits_observed, Some(false));
+        assert_eq!(g[1].fits_observed, Some(true));
+        // Grants are kept. Overcommitted, a (furthest behind) takes every
+        // idle minute and still misses, and b starves: both are late
+        // every hour, which is what the warning is for.
+        assert!(g[0].admitted && g[1].admitted);
+        assert_eq!((g[0].missed, g[1].missed), (24, 24));
+        assert_eq!(g[0].idle_s, 24.0 * 120.0);
     }
 }

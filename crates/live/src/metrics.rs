@@ -187,7 +187,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         &'static str,
         fn(&crate::jobs::JobGauge) -> f64,
     );
-    let job_metrics: [JobMetric; 3] = [
+    let job_metrics: [JobMetric; 4] = [
         (
             "lull_job_admitted",
             "gauge",
@@ -205,6 +205,12 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             "counter",
             "Reservation windows in which the job got less than its reservation.",
             |j| j.missed as f64,
+        ),
+        (
+            "lull_job_fits_observed",
+            "gauge",
+            "Whether the job fits the idle time observed (after a full day; NaN before).",
+            |j| j.fits_observed.map_or(f64::NAN, |f| f64::from(u8::from(f))),
         ),
     ];
     for (name, kind, help, f) in job_metrics {
@@ -353,12 +359,14 @@ mod tests {
                 admitted: true,
                 idle_s: 12.5,
                 missed: 1,
+                fits_observed: Some(false),
             },
             crate::jobs::JobGauge {
                 name: "trim".into(),
                 admitted: false,
                 idle_s: 0.0,
                 missed: 0,
+                fits_observed: None,
             },
         ];
         let text = render(&s, &g, 7, false);
@@ -368,6 +376,8 @@ mod tests {
             "lull_job_idle_seconds_total{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 12.5\n",
             "lull_job_deadlines_missed_total{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 1\n",
             "# TYPE lull_job_idle_seconds_total counter\n",
+            "lull_job_fits_observed{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 0\n",
+            "lull_job_fits_observed{disk=\"/dev/disk/by-id/x\\\"y\",job=\"trim\"} NaN\n",
         ] {
             assert!(text.contains(want), "{want}\n{text}");
         }
