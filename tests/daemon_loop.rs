@@ -372,3 +372,165 @@ fn flush_syncs_the_mounted_file_system_once_per_idle_period() {
     assert_eq!(s[key]["task_stops"].as_u64(), Some(0), "{s}");
     assert!(d.stop().success());
 }
+
+/// The size of `path` (0 while it does not exist).
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The value of the sample `series` in the metrics text `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+// Issue 19: two command jobs with reservations share one disk's idle time;
+// a third that does not fit the assumed capacity is refused.
+#[test]
+fn two_reserved_jobs_share_a_loop_disks_idle_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let out = |n: &str| dir.path().join(format!("{n}.out"));
+    let job = |n: &str, reserve: &str| {
+        let script = format!(
+            // Ignores SIGHUP, which the kernel sends a stopped process group
+            // orphaned by a killed daemon: it would outlive the daemon.
+            "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
+            out(n).display()
+        );
+        format!(
+            "[[disk.job]]\nname = {n:?}\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\nreserve = {reserve:?}\n"
+        )
+    };
+    let prom = dir.path().join("lull.prom");
+    let (cfg, st) = config(
+        dir.path(),
+        &format!(
+            "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n{}{}{}",
+            disk.dev,
+            job("a", "3s/hour"),
+            job("b", "3s/hour"),
+            job("c", "50m/hour"),
+        ),
+    );
+    let key = disk.dev.as_str();
+    let metric = |name: &str, job: &str| {
+        let text = std::fs::read_to_string(&prom).unwrap_or_default();
+        sample(&text, &format!("{name}{{disk=\"{key}\",job=\"{job}\"}}"))
+    };
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let d = start(&cfg);
+
+    // Admission at start: c (50 min an hour) does not fit beside a and b
+    // in the assumed 30 min of idle time an hour.
+    wait_for(
+        "the admission decisions in the metrics",
+        Duration::from_secs(10),
+        || metric("lull_job_admitted", "c").is_some(),
+        &d,
+    );
+    assert_eq!(metric("lull_job_admitted", "a"), Some(1.0), "{}", d.log());
+    assert_eq!(metric("lull_job_admitted", "b"), Some(1.0), "{}", d.log());
+    assert_eq!(metric("lull_job_admitted", "c"), Some(0.0), "{}", d.log());
+    assert!(d.log().contains("job c refused"), "{}", d.log());
+
+    // Busy: no job runs.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(size(&out("a")) + size(&out("b")), 0, "{}", d.log());
+
+    // Idle: a (first admitted, same deadline as b) runs first.
+    io.set(false);
+    wait_for(
+        "job a to run",
+        Duration::from_secs(15),
+        || size(&out("a")) > 0,
+        &d,
+    );
+    assert_eq!(size(&out("b")), 0, "b waits for a: {}", d.log());
+
+    // Busy again before a got its 3 s: a is paused.
+    io.set(true);
+    wait_for(
+        "job a to pause",
+        Duration::from_secs(10),
+        || d.log().contains("job a: command paused"),
+        &d,
+    );
+    let a_paused = size(&out("a"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(size(&out("a")), a_paused, "a stays paused while I/O flows");
+
+    // Idle again: b, now the furthest behind, runs, and a gets the rest of
+    // its reservation (in either order: by lag).
+    io.set(false);
+    wait_for(
+        "both jobs to run",
+        Duration::from_secs(20),
+        || size(&out("b")) > 0 && size(&out("a")) > a_paused,
+        &d,
+    );
+    wait_for(
+        "the metrics to show both jobs' idle time",
+        Duration::from_secs(10),
+        || {
+            metric("lull_job_idle_seconds_total", "a").is_some_and(|s| s >= 2.5)
+                && metric("lull_job_idle_seconds_total", "b").is_some_and(|s| s >= 2.5)
+        },
+        &d,
+    );
+    let a = metric("lull_job_idle_seconds_total", "a").unwrap();
+    let b = metric("lull_job_idle_seconds_total", "b").unwrap();
+    assert!(
+        a <= 4.0 && b <= 4.0,
+        "no more than the reservation: a {a} s, b {b} s"
+    );
+    assert_eq!(metric("lull_job_idle_seconds_total", "c"), Some(0.0));
+    assert_eq!(metric("lull_job_deadlines_missed_total", "a"), Some(0.0));
+    assert_eq!(size(&out("c")), 0, "the refused job never ran");
+
+    // The paused commands are in the state file; after SIGKILL the next
+    // daemon stops them before anything else, so they never run twice.
+    let pid = |job: &str| state(&st)[key]["job_pids"][job]["pid"].as_u64();
+    wait_for(
+        "both jobs' pids in the state file",
+        Duration::from_secs(10),
+        || pid("a").is_some() && pid("b").is_some(),
+        &d,
+    );
+    let (pa, pb) = (pid("a").unwrap(), pid("b").unwrap());
+    assert_eq!((proc_state(pa), proc_state(pb)), (Some('T'), Some('T')));
+    d.signal("-KILL");
+    let mut d = start(&cfg);
+    wait_for(
+        "the old commands to be stopped",
+        Duration::from_secs(20),
+        || proc_state(pa).is_none() && proc_state(pb).is_none(),
+        &d,
+    );
+    assert!(
+        d.log().contains(&format!(
+            "job a: command pid {pa} of a previous run still runs"
+        )),
+        "{}",
+        d.log()
+    );
+
+    // SIGTERM stops the new daemon's commands too.
+    io.set(false);
+    wait_for(
+        "a job to run again",
+        Duration::from_secs(15),
+        || d.log().contains("runs\n"),
+        &d,
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    let (sa, sb) = (size(&out("a")), size(&out("b")));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!((size(&out("a")), size(&out("b"))), (sa, sb), "{}", d.log());
+    assert!(state(&st)[key]["job_pids"].is_null(), "{}", state(&st));
+}

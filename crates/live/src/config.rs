@@ -33,6 +33,31 @@
 //! down), `command` (argv, absolute program path, no shell) and `interval`
 //! (least time between two runs of a command that exited, default `0s`).
 //!
+//! **Several jobs on one disk** (issue 19): `task = "jobs"` with one
+//! `[[disk.job]]` table per job, each with `name`, `command` (as above) and
+//! `reserve`, the job's ranked requests in `lull plan --job` syntax
+//! (`"2h/day:step=60s,1h/day"`, `"5m/hour"`, `:extra` to take unreserved
+//! idle time too; see `lull_detectors::plan`), and on the disk
+//! `best_effort` (share of idle time kept for unreserved work, default
+//! 0.1) and `assume_idle` (the usable idle time per hour admission control
+//! plans on, default `30m`: the daemon has no history of the disk when it
+//! starts, see `crate::daemon`). The jobs are admitted in file order.
+//!
+//! ```toml
+//! [[disk]]
+//! device = "sdb"
+//! task = "jobs"
+//! assume_idle = "40m"
+//! [[disk.job]]
+//! name = "scrub"
+//! command = ["/usr/local/bin/scrub", "/dev/sdb"]
+//! reserve = "2h/day:step=60s,1h/day:step=60s"
+//! [[disk.job]]
+//! name = "trim"
+//! command = ["/sbin/fstrim", "/srv"]
+//! reserve = "5m/hour"
+//! ```
+//!
 //! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
 //! never: how often CHECK POWER MODE reads the power state of standby
 //! disks whose backend is SG_IO), `diskstats` (default
@@ -49,6 +74,7 @@ use lull_core::actuator::StopPolicy;
 use lull_core::registry::Registry;
 use lull_core::spec::{NetworkSpec, NodeKind};
 use lull_core::time::{Nanos, parse_duration};
+use lull_detectors::plan::{JobSpec, parse_job};
 use lull_tasks::PowerModel;
 use serde::Deserialize;
 use toml::Spanned;
@@ -146,7 +172,7 @@ pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
             let p = power.cloned().unwrap_or_else(PowerModel::paper);
             Nanos::from_secs_f64(p.break_even())
         }
-        TaskConfig::Flush | TaskConfig::Command { .. } => {
+        TaskConfig::Flush | TaskConfig::Command { .. } | TaskConfig::Jobs { .. } => {
             lull_tasks::device::ServiceModel::preset(lull_tasks::device::DEFAULT_PRESET)
                 .map_or(Nanos::from_millis(10), |m| m.breakeven())
         }
@@ -180,7 +206,7 @@ pub enum Backend {
 }
 
 /// The live idle task of a disk.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TaskConfig {
     /// Spin the drive down.
     Standby {
@@ -198,7 +224,32 @@ pub enum TaskConfig {
         /// Least time between a run's exit and the next start.
         interval: Nanos,
     },
+    /// Several commands sharing the disk's idle time by reservation.
+    Jobs {
+        /// The jobs, in file order (their admission order).
+        jobs: Vec<JobConfig>,
+        /// Share of the idle time kept for unreserved work.
+        best_effort: f64,
+        /// Usable idle time per hour assumed by admission control.
+        assume_idle: Nanos,
+    },
 }
+
+/// One `[[disk.job]]` of a `jobs` disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobConfig {
+    /// Its name (unique on the disk).
+    pub name: String,
+    /// Program and arguments (no shell).
+    pub argv: Vec<String>,
+    /// The ranked requests and whether it takes unreserved time.
+    pub spec: JobSpec,
+}
+
+/// The default share of idle time kept for unreserved work.
+pub const DEFAULT_BEST_EFFORT: f64 = 0.1;
+/// The usable idle time per hour admission control assumes by default.
+pub const DEFAULT_ASSUME_IDLE: Nanos = Nanos::from_secs(1800);
 
 impl TaskConfig {
     /// The task's name as configured.
@@ -207,6 +258,7 @@ impl TaskConfig {
             TaskConfig::Standby { .. } => "standby",
             TaskConfig::Flush => "flush",
             TaskConfig::Command { .. } => "command",
+            TaskConfig::Jobs { .. } => "jobs",
         }
     }
 }
@@ -243,6 +295,17 @@ struct RawDisk {
     max_spindowns_per_day: Option<Spanned<i64>>,
     command: Option<Spanned<Vec<String>>>,
     interval: Option<Spanned<String>>,
+    job: Option<Spanned<Vec<RawJob>>>,
+    best_effort: Option<Spanned<f64>>,
+    assume_idle: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    name: Spanned<String>,
+    command: Option<Spanned<Vec<String>>>,
+    reserve: Option<Spanned<String>>,
 }
 
 /// The default network: `auto`, lull's learning network for the disk's
@@ -392,6 +455,7 @@ fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
 fn table_prefix(text: &str, line: usize) -> String {
     let mut prefix = String::new();
     let mut disks = 0;
+    let mut jobs = 0;
     for l in text.lines().take(line.saturating_sub(1)) {
         let l = l.trim();
         let header = l.split('#').next().unwrap_or("").trim();
@@ -400,6 +464,10 @@ fn table_prefix(text: &str, line: usize) -> String {
             if name == "disk" {
                 prefix = format!("disk[{disks}].");
                 disks += 1;
+                jobs = 0;
+            } else if name == "disk.job" {
+                prefix = format!("disk[{}].job[{jobs}].", disks.max(1) - 1);
+                jobs += 1;
             } else {
                 prefix = format!("{name}.");
             }
@@ -477,6 +545,17 @@ fn disk(
             return Err(only_for("interval", c.span(), "command"));
         }
     }
+    if task_name != "jobs" {
+        if let Some(j) = &d.job {
+            return Err(only_for("job", j.span(), "jobs"));
+        }
+        if let Some(b) = &d.best_effort {
+            return Err(only_for("best_effort", b.span(), "jobs"));
+        }
+        if let Some(a) = &d.assume_idle {
+            return Err(only_for("assume_idle", a.span(), "jobs"));
+        }
+    }
     let task = match task_name {
         "standby" => {
             let backend = match d.backend.as_ref() {
@@ -529,11 +608,12 @@ fn disk(
             };
             TaskConfig::Command { argv, interval }
         }
+        "jobs" => jobs(cx, i, d, task_span)?,
         other => {
             return Err(cx.err(
                 task_span,
                 &key("task"),
-                format!("unknown task {other:?} (live tasks: standby, flush, command)"),
+                format!("unknown task {other:?} (live tasks: standby, flush, command, jobs)"),
             ));
         }
     };
@@ -565,6 +645,119 @@ fn disk(
         policy,
         task,
         power,
+    })
+}
+
+/// The `jobs` task of `disk[i]`: its `[[disk.job]]` tables, `best_effort`
+/// and `assume_idle`.
+fn jobs(
+    cx: &Ctx<'_>,
+    i: usize,
+    d: &RawDisk,
+    task_span: Option<Range<usize>>,
+) -> Result<TaskConfig, ConfigError> {
+    let key = |k: &str| format!("disk[{i}].{k}");
+    let raw = match &d.job {
+        Some(j) if !j.get_ref().is_empty() => j.get_ref(),
+        _ => {
+            return Err(cx.err(
+                task_span,
+                &key("job"),
+                "task = \"jobs\" needs at least one [[disk.job]] table with name, command and reserve",
+            ));
+        }
+    };
+    // Reservations are in the units of the disk's work, so `B` is the
+    // command task's break-even.
+    let b = task_breakeven(
+        &TaskConfig::Command {
+            argv: Vec::new(),
+            interval: Nanos::ZERO,
+        },
+        None,
+    );
+    let mut jobs: Vec<JobConfig> = Vec::with_capacity(raw.len());
+    for (k, j) in raw.iter().enumerate() {
+        let jkey = |f: &str| key(&format!("job[{k}].{f}"));
+        let name = j.name.get_ref().trim().to_string();
+        if name.is_empty()
+            || name.contains([':', ',', '"', '\\'])
+            || name.contains(char::is_whitespace)
+        {
+            return Err(cx.err(
+                Some(j.name.span()),
+                &jkey("name"),
+                "must be a non-empty word without spaces, `:`, `,`, quotes or backslashes",
+            ));
+        }
+        if let Some(prev) = jobs.iter().position(|p| p.name == name) {
+            return Err(cx.err(
+                Some(j.name.span()),
+                &jkey("name"),
+                format!("job {name:?} is already defined by job[{prev}]"),
+            ));
+        }
+        let Some(c) = &j.command else {
+            return Err(cx.err(
+                Some(j.name.span()),
+                &jkey("command"),
+                "a job needs command = [\"/path/to/program\", \"arg\", …]",
+            ));
+        };
+        let argv = c.get_ref().clone();
+        check_command(&argv).map_err(|m| cx.err(Some(c.span()), &jkey("command"), m))?;
+        let Some(r) = &j.reserve else {
+            return Err(cx.err(
+                Some(j.name.span()),
+                &jkey("reserve"),
+                "a job needs reserve = \"AMOUNT/PERIOD[:step=S][,…]\", e.g. \"2h/day:step=60s\" or \"5m/hour\"",
+            ));
+        };
+        let spec = parse_job(&format!("{name}:{}", r.get_ref().trim()), Some(b))
+            .map_err(|m| cx.err(Some(r.span()), &jkey("reserve"), m))?;
+        for q in &spec.ranked {
+            if q.amount == Nanos::ZERO || q.amount > q.period() {
+                return Err(cx.err(
+                    Some(r.span()),
+                    &jkey("reserve"),
+                    format!(
+                        "request {q}: the amount must be more than zero and at most the period"
+                    ),
+                ));
+            }
+        }
+        jobs.push(JobConfig { name, argv, spec });
+    }
+    let best_effort = match &d.best_effort {
+        Some(b) if (0.0..1.0).contains(b.get_ref()) => *b.get_ref(),
+        Some(b) => {
+            return Err(cx.err(
+                Some(b.span()),
+                &key("best_effort"),
+                format!("{}: must be a fraction in [0, 1)", b.get_ref()),
+            ));
+        }
+        None => DEFAULT_BEST_EFFORT,
+    };
+    let assume_idle = match &d.assume_idle {
+        Some(a) => {
+            let v = parse_duration(a.get_ref())
+                .map_err(|e| cx.err(Some(a.span()), &key("assume_idle"), e.to_string()))?;
+            if v > Nanos::from_secs(3600) {
+                return Err(cx.err(
+                    Some(a.span()),
+                    &key("assume_idle"),
+                    "usable idle time per hour: at most 1h",
+                ));
+            }
+            v
+        }
+        None => DEFAULT_ASSUME_IDLE,
+    };
+    Ok(TaskConfig::Jobs {
+        jobs,
+        best_effort,
+        assume_idle,
     })
 }
 
@@ -697,6 +890,79 @@ policy = "when-busy"
 
     fn err(text: &str) -> ConfigError {
         parse(text).unwrap_err()
+    }
+
+    const JOBS: &str = r#"
+[[disk]]
+device = "sda"
+task = "standby"
+[[disk]]
+device = "sdb"
+task = "jobs"
+assume_idle = "40m"
+[[disk.job]]
+name = "scrub"
+command = ["/bin/sleep", "1000"]
+reserve = "2h/day:step=60s,1h/day:step=60s"
+[[disk.job]]
+name = "trim"
+command = ["/bin/sleep", "1001"]
+reserve = "5m/hour:extra"
+"#;
+
+    #[test]
+    fn a_jobs_disk_parses() {
+        let c = parse(JOBS).unwrap();
+        let TaskConfig::Jobs {
+            jobs,
+            best_effort,
+            assume_idle,
+        } = &c.disks[1].task
+        else {
+            panic!("{:?}", c.disks[1].task)
+        };
+        assert_eq!(*best_effort, DEFAULT_BEST_EFFORT);
+        assert_eq!(*assume_idle, Nanos::from_secs(2400));
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].name, "scrub");
+        assert_eq!(jobs[0].spec.ranked.len(), 2);
+        assert_eq!(jobs[0].spec.ranked[1].amount, Nanos::from_secs(3600));
+        assert_eq!(jobs[0].spec.ranked[1].step, Nanos::from_secs(60));
+        assert_eq!(jobs[1].argv, ["/bin/sleep", "1001"]);
+        assert!(jobs[1].spec.extra);
+        assert_eq!(jobs[1].spec.ranked[0].period_hours, 1);
+        assert_eq!(c.disks[1].task.name(), "jobs");
+    }
+
+    #[test]
+    fn jobs_errors_name_the_job_table_and_key() {
+        let bad = |from: &str, to: &str| err(&JOBS.replacen(from, to, 1));
+        let e = bad("reserve = \"5m/hour:extra\"", "reserve = \"5m/week\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserve"), "{e}");
+        assert_eq!(e.line, Some(16), "{e}");
+        let e = bad("reserve = \"5m/hour:extra\"", "reserve = \"2h/hour\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserve"), "{e}");
+        assert!(e.message.contains("at most the period"), "{e}");
+        let e = bad("reserve = \"5m/hour:extra\"", "reserv = \"5m/hour\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserv"), "{e}");
+        assert!(e.message.contains("reserv"), "{e}");
+        let e = bad("name = \"trim\"", "name = \"scrub\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].job[1].name"), "{e}");
+        assert!(e.message.contains("job[0]"), "{e}");
+        let e = bad(
+            "command = [\"/bin/sleep\", \"1000\"]",
+            "command = [\"sleep\"]",
+        );
+        assert_eq!(e.key.as_deref(), Some("disk[1].job[0].command"), "{e}");
+        let e = bad("assume_idle = \"40m\"", "assume_idle = \"2h\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].assume_idle"), "{e}");
+        let e = bad("assume_idle = \"40m\"", "best_effort = 1.5");
+        assert_eq!(e.key.as_deref(), Some("disk[1].best_effort"), "{e}");
+        let e = bad("task = \"jobs\"", "task = \"command\"");
+        assert_eq!(e.key.as_deref(), Some("disk[1].job"), "{e}");
+        assert!(e.message.contains("only applies to task = \"jobs\""), "{e}");
+        let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"jobs\"\n");
+        assert_eq!(e.key.as_deref(), Some("disk[0].job"), "{e}");
     }
 
     #[test]

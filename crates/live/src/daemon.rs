@@ -55,6 +55,7 @@ use crate::config::{Backend, Config, ConfigError, DiskConfig, TaskConfig};
 use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::drive::{self, PowerState};
+use crate::jobs::{JobsRun, Switch};
 use crate::metrics::{self, DiskGauges};
 use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
@@ -222,6 +223,20 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
             d.policy,
             d.breakeven
         ));
+        if let TaskConfig::Jobs {
+            jobs,
+            best_effort,
+            assume_idle,
+        } = &d.task
+        {
+            let decisions = crate::jobs::admission(jobs, *best_effort, *assume_idle);
+            for (j, dec) in jobs.iter().zip(&decisions) {
+                out.push_str(&format!(
+                    "  {} (planning on {assume_idle} of idle time per hour)\n",
+                    crate::jobs::decision_text(j, dec)
+                ));
+            }
+        }
     }
     for w in &pre.warnings {
         out.push_str(&format!("warning: {w}\n"));
@@ -256,26 +271,32 @@ async fn stop_orphans(state: &mut State, cfg: &Config) {
     let argvs: Vec<Vec<String>> = cfg
         .disks
         .iter()
-        .filter_map(|d| match &d.task {
-            TaskConfig::Command { argv, .. } => Some(argv.clone()),
-            _ => None,
+        .flat_map(|d| match &d.task {
+            TaskConfig::Command { argv, .. } => vec![argv.clone()],
+            TaskConfig::Jobs { jobs, .. } => jobs.iter().map(|j| j.argv.clone()).collect(),
+            _ => Vec::new(),
         })
         .collect();
     for (key, st) in &mut state.disks {
-        let Some(pid) = st.command_pid.take() else {
-            continue;
-        };
-        let start = st.command_start.take();
-        if process::is_our_command(pid, start, &argvs) {
-            warn!(
-                "disk {key}: command pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
-            );
-            let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
-            info!("disk {key}: old command pid {pid} {how}");
-            st.last_decision = format!("old command pid {pid} stopped at start ({how})");
-            st.last_decision_unix = unix_now();
-        } else {
-            info!("disk {key}: command pid {pid} of a previous run is gone");
+        let mut old: Vec<(String, u32, Option<u64>)> = std::mem::take(&mut st.job_pids)
+            .into_iter()
+            .map(|(job, p)| (format!("job {job}: command"), p.pid, p.start))
+            .collect();
+        if let Some(pid) = st.command_pid.take() {
+            old.push(("command".into(), pid, st.command_start.take()));
+        }
+        for (what, pid, start) in old {
+            if process::is_our_command(pid, start, &argvs) {
+                warn!(
+                    "disk {key}: {what} pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
+                );
+                let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
+                info!("disk {key}: old {what} pid {pid} {how}");
+                st.last_decision = format!("old {what} pid {pid} stopped at start ({how})");
+                st.last_decision_unix = unix_now();
+            } else {
+                info!("disk {key}: {what} pid {pid} of a previous run is gone");
+            }
         }
     }
 }
@@ -346,6 +367,13 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
         if n == 0 {
             return Ok(());
         }
+    }
+}
+
+/// When the engine decided.
+fn intent_time(i: &Intent) -> Nanos {
+    match *i {
+        Intent::Start { at, .. } | Intent::Stop { at } => at,
     }
 }
 
@@ -427,7 +455,16 @@ enum Outcome {
 struct Report {
     key: String,
     generation: u64,
+    /// The job's name, for a job's actor (`task = "jobs"`).
+    job: Option<String>,
     outcome: Outcome,
+}
+
+/// The jobs of a `task = "jobs"` disk: their scheduler and one actor per
+/// job (running its command like the `command` task's actor).
+struct DiskJobs {
+    run: JobsRun,
+    actors: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
 }
 
 struct Disk {
@@ -460,6 +497,8 @@ struct Disk {
     failures: u32,
     /// No standby attempt before this (after repeated failures).
     retry_at: Option<Nanos>,
+    /// `task = "jobs"`: the jobs sharing the disk's idle time.
+    jobs: Option<DiskJobs>,
 }
 
 struct Daemon {
@@ -632,7 +671,10 @@ impl Daemon {
             let wake = self
                 .disks
                 .iter()
-                .filter_map(|d| d.engine.next_deadline())
+                .flat_map(|d| {
+                    let jobs = d.jobs.as_ref().and_then(|j| j.run.next_deadline());
+                    d.engine.next_deadline().into_iter().chain(jobs)
+                })
                 .min()
                 .map_or(next_poll, |t| t.min(next_poll))
                 .max(now + Nanos::from_millis(1));
@@ -716,13 +758,19 @@ impl Daemon {
     async fn retire_all(&mut self, disks: Vec<Disk>) {
         for d in &disks {
             let _ = d.orders.send(Order::Shutdown);
+            for (tx, _) in d.jobs.iter().flat_map(|j| &j.actors) {
+                let _ = tx.send(Order::Shutdown);
+            }
         }
         for d in disks {
-            if tokio::time::timeout(Duration::from_secs(15), d.actor)
-                .await
-                .is_err()
-            {
-                warn!("disk {}: the actor did not stop in 15 s", d.key);
+            let jobs = d.jobs.into_iter().flat_map(|j| j.actors).map(|a| a.1);
+            for actor in std::iter::once(d.actor).chain(jobs) {
+                if tokio::time::timeout(Duration::from_secs(15), actor)
+                    .await
+                    .is_err()
+                {
+                    warn!("disk {}: an actor did not stop in 15 s", d.key);
+                }
             }
         }
         while let Ok(r) = self.reports_rx.try_recv() {
@@ -743,12 +791,49 @@ impl Daemon {
         let actor = Actor {
             key: r.key.clone(),
             generation: self.generation,
+            job: None,
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
             chosen: None,
         };
         let handle = tokio::spawn(actor.run(rx));
+        let jobs = match &cfg.task {
+            TaskConfig::Jobs {
+                jobs,
+                best_effort,
+                assume_idle,
+            } => Some(DiskJobs {
+                run: JobsRun::admit(
+                    &r.key,
+                    jobs,
+                    *best_effort,
+                    *assume_idle,
+                    self.now(),
+                    self.clock,
+                ),
+                actors: jobs
+                    .iter()
+                    .map(|job| {
+                        let (tx, rx) = mpsc::unbounded_channel();
+                        let actor = Actor {
+                            key: r.key.clone(),
+                            generation: self.generation,
+                            job: Some(job.name.clone()),
+                            task: TaskConfig::Command {
+                                argv: job.argv.clone(),
+                                interval: Nanos::ZERO,
+                            },
+                            dry_run: self.opts.dry_run,
+                            reports: self.reports_tx.clone(),
+                            chosen: None,
+                        };
+                        (tx, tokio::spawn(actor.run(rx)))
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        };
         Some(Disk {
             key: r.key.clone(),
             cfg: cfg.clone(),
@@ -772,6 +857,7 @@ impl Daemon {
             devs: Vec::new(),
             failures: 0,
             retry_at: None,
+            jobs,
         })
     }
 
@@ -985,10 +1071,24 @@ impl Daemon {
                     )
                     .with_clock(self.clock);
                 }
+                // The new engine starts outside any idle period: so do
+                // the jobs, until it sees the next one.
+                if let Some(j) = d.jobs.as_mut() {
+                    let switches = j.run.on_idle_end(now);
+                    self.switch_jobs(i, switches);
+                }
             }
+            let d = &mut self.disks[i];
             let intents: Vec<Intent> = d.engine.task_mut().drain().collect();
             for intent in intents {
                 self.on_intent(i, intent, &sample);
+            }
+            if let Some(j) = self.disks[i].jobs.as_mut() {
+                let switches = j.run.advance(now);
+                // A running job's idle seconds grow: keep its metric
+                // current (the metrics follow `dirty`, once a second).
+                self.dirty |= j.run.running() || !switches.is_empty();
+                self.switch_jobs(i, switches);
             }
         }
         self.events = events;
@@ -1014,6 +1114,12 @@ impl Daemon {
                 let task = self.disks[i].cfg.task.name();
                 info!("disk {key}: busy, stop {task}");
                 self.decide(i, format!("stop {task}: disk busy or prediction over"));
+                if let Some(j) = self.disks[i].jobs.as_mut() {
+                    let at = intent_time(&intent);
+                    let switches = j.run.on_idle_end(at);
+                    self.switch_jobs(i, switches);
+                    return;
+                }
                 let _ = self.disks[i].orders.send(Order::Stop);
             }
             Intent::Start { budget, .. } => {
@@ -1095,6 +1201,19 @@ impl Daemon {
                         info!("disk {key}: idle, run command (predicted idle {budget_text})");
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
+                    TaskConfig::Jobs { .. } => {
+                        info!("disk {key}: idle, jobs may run (predicted idle {budget_text})");
+                        self.decide(
+                            i,
+                            format!("idle: jobs may run (predicted idle {budget_text})"),
+                        );
+                        self.disks[i].not_running = false;
+                        if let Some(j) = self.disks[i].jobs.as_mut() {
+                            let switches = j.run.on_idle_begin(intent_time(&intent));
+                            self.switch_jobs(i, switches);
+                        }
+                        return;
+                    }
                 }
                 self.disks[i].not_running = false;
                 let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
@@ -1106,7 +1225,78 @@ impl Daemon {
         }
     }
 
+    /// Sends the jobs' actors the orders `switches` calls for.
+    fn switch_jobs(&mut self, i: usize, switches: Vec<Switch>) {
+        let d = &self.disks[i];
+        let Some(j) = d.jobs.as_ref() else {
+            return;
+        };
+        for s in switches {
+            let (job, order) = match s {
+                Switch::Start(job) => {
+                    info!("disk {}: job {} runs", d.key, j.run.name(job));
+                    let dev = PathBuf::from("/dev").join(&d.kernel);
+                    (
+                        job,
+                        Order::Start {
+                            dev,
+                            devs: Vec::new(),
+                        },
+                    )
+                }
+                Switch::Stop(job) => {
+                    info!("disk {}: job {} pauses", d.key, j.run.name(job));
+                    (job, Order::Stop)
+                }
+            };
+            let _ = j.actors[job].0.send(order);
+        }
+    }
+
+    /// What a job's actor reports: logged with the job's name; failures
+    /// count as the disk's errors; a running command's pid and start time
+    /// are kept in the state file (written at once), so that a daemon
+    /// killed with SIGKILL stops it at its next start.
+    fn on_job_report(&mut self, key: &str, name: String, outcome: Outcome) {
+        let st = self.state.disk(key);
+        if let Outcome::CommandStarted(pid, start) = outcome {
+            st.job_pids
+                .insert(name.clone(), crate::state::JobProcess { pid, start });
+            self.urgent = true;
+            self.dirty = true;
+        }
+        if let Outcome::CommandExited(..) | Outcome::CommandStopped(..) = outcome {
+            st.job_pids.remove(&name);
+            self.urgent = true;
+            self.dirty = true;
+        }
+        let text = match outcome {
+            Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
+            Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
+            Outcome::CommandPaused(pid) => format!("command paused (SIGSTOP), pid {pid}"),
+            Outcome::CommandExited(pid, status) => {
+                format!("command pid {pid} exited: {status} (it runs again at its next turn)")
+            }
+            Outcome::CommandStopped(pid, status) => {
+                format!("command pid {pid} stopped by the daemon: {status}")
+            }
+            Outcome::DryRun(what) => format!("dry run: would {what}"),
+            Outcome::Skipped(why) => why,
+            Outcome::Failed(why) => {
+                self.state.disk(key).errors += 1;
+                self.dirty = true;
+                error!("disk {key}: job {name}: {why}");
+                return;
+            }
+            other => format!("{other:?}"),
+        };
+        info!("disk {key}: job {name}: {text}");
+    }
+
     fn on_report(&mut self, r: Report) {
+        if let Some(name) = r.job {
+            return self.on_job_report(&r.key, name, r.outcome);
+        }
         let now = self.now();
         // A retired disk's report still counts; only the live fields of
         // the disk need the current actor's generation.
@@ -1277,10 +1467,14 @@ impl Daemon {
                 DiskGauges {
                     key: d.key.clone(),
                     task: d.cfg.task.name(),
-                    running: d.engine.task_running() && !d.not_running,
+                    running: match &d.jobs {
+                        Some(j) => j.run.running(),
+                        None => d.engine.task_running() && !d.not_running,
+                    },
                     in_standby: d.standby_since.is_some(),
                     energy_saved_j,
                     nodes: d.engine.detector().node_gauges(),
+                    jobs: d.jobs.as_ref().map_or_else(Vec::new, |j| j.run.gauges(now)),
                 }
             })
             .collect()
@@ -1371,6 +1565,8 @@ impl Daemon {
 struct Actor {
     key: String,
     generation: u64,
+    /// The job it runs the command of (`task = "jobs"`).
+    job: Option<String>,
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
@@ -1401,6 +1597,7 @@ impl Actor {
         let _ = self.reports.send(Report {
             key: self.key.clone(),
             generation: self.generation,
+            job: self.job.clone(),
             outcome,
         });
     }
@@ -1528,6 +1725,8 @@ impl Actor {
                     Err(e) => self.report(Outcome::Failed(e)),
                 }
             }
+            // The disk's own actor does nothing: each job has its own.
+            TaskConfig::Jobs { .. } => {}
             TaskConfig::Command { argv, interval } => {
                 if let Some(r) = child {
                     if r.paused {

@@ -37,6 +37,8 @@ pub struct DiskGauges {
     /// What the network's nodes have learned: `(node, name, value)` from
     /// [`lull_core::network::Network::node_gauges`].
     pub nodes: Vec<(String, String, f64)>,
+    /// `task = "jobs"`: per job, in configuration order.
+    pub jobs: Vec<crate::jobs::JobGauge>,
 }
 
 /// A counter metric: name, help, and how to read it from a disk's state.
@@ -179,6 +181,55 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             );
         }
     }
+    type JobMetric = (
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&crate::jobs::JobGauge) -> f64,
+    );
+    let job_metrics: [JobMetric; 4] = [
+        (
+            "lull_job_admitted",
+            "gauge",
+            "Whether admission control admitted the job's reservation.",
+            |j| f64::from(u8::from(j.admitted)),
+        ),
+        (
+            "lull_job_idle_seconds_total",
+            "counter",
+            "Time the job's command ran in the disk's idle time.",
+            |j| j.idle_s,
+        ),
+        (
+            "lull_job_deadlines_missed_total",
+            "counter",
+            "Reservation windows in which the job got less than its reservation.",
+            |j| j.missed as f64,
+        ),
+        (
+            "lull_job_fits_observed",
+            "gauge",
+            "Whether the job fits the idle time observed (after a full day; NaN before).",
+            |j| j.fits_observed.map_or(f64::NAN, |f| f64::from(u8::from(f))),
+        ),
+    ];
+    for (name, kind, help, f) in job_metrics {
+        if gauges.iter().all(|g| g.jobs.is_empty()) {
+            break;
+        }
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for g in gauges {
+            for j in &g.jobs {
+                let _ = writeln!(
+                    out,
+                    "{name}{{disk=\"{}\",job=\"{}\"}} {}",
+                    label(&g.key),
+                    label(&j.name),
+                    f(j)
+                );
+            }
+        }
+    }
     let _ = writeln!(
         out,
         "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {polls}"
@@ -282,8 +333,10 @@ mod tests {
             in_standby: false,
             energy_saved_j: Some(1.5),
             nodes: vec![("share".into(), "weight_0".into(), 0.25)],
+            jobs: Vec::new(),
         }];
         let text = render(&s, &g, 7, false);
+        assert!(!text.contains("lull_job_"), "no job metrics without jobs");
         assert!(
             text.contains("lull_spindowns_total{disk=\"/dev/disk/by-id/x\\\"y\"} 2\n"),
             "{text}"
@@ -299,6 +352,35 @@ mod tests {
         assert!(text.contains(
             "lull_node_gauge{disk=\"/dev/disk/by-id/x\\\"y\",node=\"share\",name=\"weight_0\"} 0.25\n"
         ));
+        let mut g = g;
+        g[0].jobs = vec![
+            crate::jobs::JobGauge {
+                name: "scrub".into(),
+                admitted: true,
+                idle_s: 12.5,
+                missed: 1,
+                fits_observed: Some(false),
+            },
+            crate::jobs::JobGauge {
+                name: "trim".into(),
+                admitted: false,
+                idle_s: 0.0,
+                missed: 0,
+                fits_observed: None,
+            },
+        ];
+        let text = render(&s, &g, 7, false);
+        for want in [
+            "lull_job_admitted{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 1\n",
+            "lull_job_admitted{disk=\"/dev/disk/by-id/x\\\"y\",job=\"trim\"} 0\n",
+            "lull_job_idle_seconds_total{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 12.5\n",
+            "lull_job_deadlines_missed_total{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 1\n",
+            "# TYPE lull_job_idle_seconds_total counter\n",
+            "lull_job_fits_observed{disk=\"/dev/disk/by-id/x\\\"y\",job=\"scrub\"} 0\n",
+            "lull_job_fits_observed{disk=\"/dev/disk/by-id/x\\\"y\",job=\"trim\"} NaN\n",
+        ] {
+            assert!(text.contains(want), "{want}\n{text}");
+        }
         // Every sample is `name{labels} value`; label values may hold spaces.
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let (series, value) = line.rsplit_once(' ').unwrap();

@@ -53,6 +53,19 @@ pub struct DiskState {
     pub foreign_spinups: u64,
     /// Disk wake-ups attributed to processes, by process name.
     pub wakeups: BTreeMap<String, u64>,
+    /// `task = "jobs"`: the running commands, by job name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub job_pids: BTreeMap<String, JobProcess>,
+}
+
+/// A job's running command, named like [`DiskState::command_pid`] by its
+/// pid and start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobProcess {
+    /// Process id.
+    pub pid: u32,
+    /// Start time, clock ticks after boot.
+    pub start: Option<u64>,
 }
 
 /// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of

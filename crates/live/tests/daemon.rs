@@ -577,3 +577,53 @@ fn the_wear_budget_survives_a_restart() {
         "no second attempt"
     );
 }
+
+// Issue 19: `--check` validates a jobs disk's tables and says in advance
+// which jobs admission control admits.
+#[test]
+fn check_validates_jobs_and_shows_their_admission() {
+    let jobs = "[[disk]]\ndevice = \"fakea\"\ntask = \"jobs\"\n[[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/sleep\", \"1\"]\nreserve = \"20m/hour\"\n[[disk.job]]\nname = \"trim\"\ncommand = [\"/bin/sleep\", \"2\"]\nreserve = \"10m/hour,5m/hour\"\n[[disk.job]]\nname = \"dedup\"\ncommand = [\"/bin/sleep\", \"3\"]\nreserve = \"2h/day\"\n";
+    let s = Setup::new(jobs, &line("fakea", 0, 5));
+    let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 30 min an hour assumed, 10 % kept: 27 min can be reserved.
+    assert!(
+        text.contains("job scrub admitted with 20m/hour (choice 1 of 1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("job trim admitted with 5m/hour (choice 2 of 2)"),
+        "{text}"
+    );
+    assert!(text.contains("job dedup refused"), "{text}");
+
+    for (from, to, key) in [
+        (
+            "reserve = \"2h/day\"",
+            "reserve = \"2h/fortnight\"",
+            "disk[0].job[2].reserve",
+        ),
+        (
+            "reserve = \"2h/day\"",
+            "reserv = \"2h/day\"",
+            "disk[0].job[2].reserv",
+        ),
+        (
+            "task = \"jobs\"",
+            "task = \"jobs\"\nassume_idle = \"2h\"",
+            "disk[0].assume_idle",
+        ),
+    ] {
+        let s = Setup::new(&jobs.replacen(from, to, 1), &line("fakea", 0, 5));
+        let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert!(err.contains(&format!("key `{key}`")), "{to}: {err}");
+    }
+}
