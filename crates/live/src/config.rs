@@ -70,6 +70,7 @@ use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::hooks::{HookEvent, Hooks};
 use lull_core::actuator::StopPolicy;
 use lull_core::registry::Registry;
 use lull_core::spec::{NetworkSpec, NodeKind};
@@ -128,6 +129,11 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// The disks, in file order.
     pub disks: Vec<DiskConfig>,
+    /// The global hooks (`on_spindown`… at the top level): the defaults
+    /// of every disk.
+    pub hooks: Hooks,
+    /// How long a hook may run before it is killed (`hook_timeout`).
+    pub hook_timeout: Nanos,
 }
 
 /// Where metrics go.
@@ -159,6 +165,8 @@ pub struct DiskConfig {
     /// The break-even time B the network is built with (`timer(2B)`, the
     /// B-scaled defaults): see [`task_breakeven`].
     pub breakeven: Nanos,
+    /// Its hooks, the global ones filling the events it leaves unset.
+    pub hooks: Hooks,
 }
 
 /// The break-even time B of a disk's task: for `standby`, its power
@@ -181,7 +189,8 @@ pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
 
 impl DiskConfig {
     /// Whether `other` configures the disk the same way, wherever in the
-    /// file it is written (a reload keeps such a disk running).
+    /// file it is written (a reload keeps such a disk running; its hooks
+    /// are then taken from `other`, they are not part of the comparison).
     pub fn same_settings(&self, other: &DiskConfig) -> bool {
         self.device == other.device
             && self.network == other.network
@@ -272,6 +281,12 @@ struct RawConfig {
     diskstats: Option<String>,
     sysfs: Option<String>,
     metrics: Option<RawMetrics>,
+    hook_timeout: Option<Spanned<String>>,
+    on_spindown: Option<Spanned<Vec<String>>>,
+    on_spinup: Option<Spanned<Vec<String>>>,
+    on_wake: Option<Spanned<Vec<String>>>,
+    on_task_start: Option<Spanned<Vec<String>>>,
+    on_task_stop: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     disk: Vec<RawDisk>,
 }
@@ -298,6 +313,11 @@ struct RawDisk {
     job: Option<Spanned<Vec<RawJob>>>,
     best_effort: Option<Spanned<f64>>,
     assume_idle: Option<Spanned<String>>,
+    on_spindown: Option<Spanned<Vec<String>>>,
+    on_spinup: Option<Spanned<Vec<String>>>,
+    on_wake: Option<Spanned<Vec<String>>>,
+    on_task_start: Option<Spanned<Vec<String>>>,
+    on_task_stop: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -316,6 +336,8 @@ struct RawJob {
 /// structure (docs/results.md). `timer(4B)` is the simplest fixed
 /// alternative with a bounded cost.
 pub const DEFAULT_NETWORK: &str = "auto";
+/// How long a hook may run by default before it is killed.
+pub const DEFAULT_HOOK_TIMEOUT: Nanos = Nanos::from_secs(10);
 /// How often standby disks' power state is read by default.
 pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
 /// The default wear budget.
@@ -401,9 +423,33 @@ impl Config {
                 );
             }
         }
+        let hook_timeout = match &raw.hook_timeout {
+            Some(t) => {
+                let d = parse_duration(t.get_ref())
+                    .map_err(|e| cx.err(Some(t.span()), "hook_timeout", e.to_string()))?;
+                if d < Nanos::from_millis(10) {
+                    return Err(cx.err(Some(t.span()), "hook_timeout", "must be at least 10ms"));
+                }
+                d
+            }
+            None => DEFAULT_HOOK_TIMEOUT,
+        };
+        let global_hooks = hooks(
+            &cx,
+            "",
+            [
+                &raw.on_spindown,
+                &raw.on_spinup,
+                &raw.on_wake,
+                &raw.on_task_start,
+                &raw.on_task_stop,
+            ],
+        )?;
         let mut disks = Vec::with_capacity(raw.disk.len());
         for (i, d) in raw.disk.iter().enumerate() {
-            disks.push(disk(&cx, i, d, registry)?);
+            let mut dc = disk(&cx, i, d, registry)?;
+            dc.hooks = dc.hooks.or(&global_hooks);
+            disks.push(dc);
         }
         for (i, d) in disks.iter().enumerate() {
             if let Some(prev) = disks[..i].iter().find(|p| p.device == d.device) {
@@ -427,8 +473,29 @@ impl Config {
             sysfs: PathBuf::from(raw.sysfs.as_deref().unwrap_or("/sys")),
             metrics,
             disks,
+            hooks: global_hooks,
+            hook_timeout,
         })
     }
+}
+
+/// The `on_*` hook keys of a table (`prefix`: `""` at the top level,
+/// `disk[i].` in a disk), each checked like a `command`.
+fn hooks(
+    cx: &Ctx<'_>,
+    prefix: &str,
+    raw: [&Option<Spanned<Vec<String>>>; 5],
+) -> Result<Hooks, ConfigError> {
+    let mut h = Hooks::default();
+    for ((slot, r), ev) in h.argv.iter_mut().zip(raw).zip(HookEvent::ALL) {
+        if let Some(a) = r {
+            let argv: Vec<String> = a.get_ref().clone();
+            check_command(&argv)
+                .map_err(|m| cx.err(Some(a.span()), &format!("{prefix}{}", ev.key()), m))?;
+            *slot = Some(argv);
+        }
+    }
+    Ok(h)
 }
 
 fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
@@ -636,7 +703,19 @@ fn disk(
             DEFAULT_NETWORK.to_string()
         }
     };
+    let hooks = hooks(
+        cx,
+        &key(""),
+        [
+            &d.on_spindown,
+            &d.on_spinup,
+            &d.on_wake,
+            &d.on_task_start,
+            &d.on_task_stop,
+        ],
+    )?;
     Ok(DiskConfig {
+        hooks,
         index: i,
         breakeven,
         line: cx.line(&d.device.span()),

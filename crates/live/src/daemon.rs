@@ -55,6 +55,7 @@ use crate::config::{Backend, Config, ConfigError, DiskConfig, TaskConfig};
 use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::drive::{self, PowerState};
+use crate::hooks::{HookEvent, HookRunner};
 use crate::jobs::{JobsRun, Switch};
 use crate::metrics::{self, DiskGauges};
 use crate::process;
@@ -321,21 +322,68 @@ fn sample_devs(d: &Disk, sample: &Sample) -> Vec<(u32, u32)> {
 }
 
 /// Names, best effort, what woke `d` ([`crate::wakeup`]), counts it in
-/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`).
-fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> String {
+/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`) and,
+/// when known, the suspects for `LULL_WOKEN_BY` (`"smbd (pid 12, …)"`,
+/// the most likely first; `unknown` when they are gone).
+fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> (String, Option<String>) {
     let Some(before) = d.sleep_snapshot.take() else {
-        return String::new();
+        return (String::new(), None);
     };
     let grown = wakeup::grew(&before, &wakeup::snapshot());
     let who = wakeup::suspects(&grown, |pid| wakeup::uses_devices(pid, &d.devs));
     let comm = who.first().map_or("unknown", |w| w.0.as_str());
     *st.wakeups.entry(comm.to_string()).or_default() += 1;
     if who.is_empty() {
-        ", woken by a process that is gone (or by the kernel)".to_string()
+        (
+            ", woken by a process that is gone (or by the kernel)".to_string(),
+            Some("unknown".to_string()),
+        )
     } else {
         let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
-        format!(", woken by {}", list.join(", "))
+        let list = list.join(", ");
+        (format!(", woken by {list}"), Some(list))
     }
+}
+
+/// Starts `d`'s hook for `ev`, if it has one, with the disk's
+/// environment (`LULL_DEVICE`, `LULL_TASK`, `LULL_IDLE_S` while an idle
+/// period runs, `LULL_STANDBY_S` while in standby, `LULL_UNIX_TIME`) and
+/// `extra`. A dry run only logs it.
+fn fire_hook(
+    runner: &HookRunner,
+    dry_run: bool,
+    d: &Disk,
+    now: Nanos,
+    ev: HookEvent,
+    extra: Vec<(&'static str, String)>,
+) {
+    let Some(argv) = d.cfg.hooks.get(ev) else {
+        return;
+    };
+    if dry_run {
+        info!(
+            "disk {}: dry run: would run hook {} {argv:?}",
+            d.key,
+            ev.key()
+        );
+        return;
+    }
+    let secs = |since: Nanos| format!("{:.3}", (now - since).as_secs_f64());
+    let mut env = vec![
+        ("LULL_DEVICE", format!("/dev/{}", d.kernel)),
+        ("LULL_TASK", d.cfg.task.name().to_string()),
+        ("LULL_UNIX_TIME", unix_now().to_string()),
+    ];
+    if let Some(t) = d.idle_since {
+        env.push(("LULL_IDLE_S", secs(t)));
+    }
+    if let Some(t) = d.standby_since {
+        env.push(("LULL_STANDBY_S", secs(t)));
+    }
+    // `extra` comes last: it overrides (the length of the idle period or
+    // the standby that just ended).
+    env.extend(extra);
+    runner.fire(&d.key, ev, argv, env);
 }
 
 /// Reads `path` into `buf` (cleared first) with reads as large as the
@@ -499,6 +547,8 @@ struct Disk {
     retry_at: Option<Nanos>,
     /// `task = "jobs"`: the jobs sharing the disk's idle time.
     jobs: Option<DiskJobs>,
+    /// The first poll of the current idle period (`None`: busy).
+    idle_since: Option<Nanos>,
 }
 
 struct Daemon {
@@ -540,6 +590,8 @@ struct Daemon {
     urgent: bool,
     /// The state changed since the state file was last written.
     state_dirty: bool,
+    /// Runs the disks' hooks and counts them.
+    hooks: HookRunner,
 }
 
 impl Daemon {
@@ -581,7 +633,9 @@ impl Daemon {
         };
         let (reports_tx, reports_rx) = mpsc::unbounded_channel();
         let (metrics_tx, _) = watch::channel(Arc::<str>::from(""));
+        let hooks = HookRunner::new(cfg.hook_timeout);
         let mut d = Daemon {
+            hooks,
             opts,
             cfg,
             state,
@@ -717,6 +771,7 @@ impl Daemon {
                 let old_listen = self.cfg.metrics.listen;
                 let state_moved = new.state_file != self.cfg.state_file;
                 self.cfg = new;
+                self.hooks.set_timeout(self.cfg.hook_timeout);
                 let mut gone = Vec::new();
                 for mut d in std::mem::take(&mut self.disks) {
                     match self.cfg.disks.iter().find(|c| c.same_settings(&d.cfg)) {
@@ -858,6 +913,7 @@ impl Daemon {
             failures: 0,
             retry_at: None,
             jobs,
+            idle_since: None,
         })
     }
 
@@ -1018,20 +1074,39 @@ impl Daemon {
             if o.idle_started {
                 st.idle_starts += 1;
                 self.dirty = true;
+                d.idle_since = Some(now);
             }
             if o.active && !absorb {
-                if let Some(since) = d.standby_since.take() {
+                let mut env = Vec::new();
+                if let Some(since) = d.idle_since {
+                    env.push(("LULL_IDLE_S", format!("{:.3}", (now - since).as_secs_f64())));
+                }
+                let mut spun_up = false;
+                if let Some(since) = d.standby_since {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
                     d.devs = sample_devs(d, &sample);
-                    let who = woken_by(d, st);
+                    let (who, names) = woken_by(d, st);
                     info!(
                         "disk {}: busy again after {} in standby{who}",
                         d.key,
                         now - since
                     );
                     self.dirty = true;
+                    if let Some(n) = names {
+                        env.push(("LULL_WOKEN_BY", n));
+                    }
+                    spun_up = true;
                 }
+                let dry = self.opts.dry_run;
+                if spun_up {
+                    fire_hook(&self.hooks, dry, d, now, HookEvent::Spinup, env.clone());
+                }
+                if d.idle_since.is_some() || spun_up {
+                    fire_hook(&self.hooks, dry, d, now, HookEvent::Wake, env);
+                }
+                d.idle_since = None;
+                d.standby_since = None;
             }
             if let TaskConfig::Standby { backend, .. } = d.cfg.task {
                 let pc = self.cfg.power_check;
@@ -1109,6 +1184,15 @@ impl Daemon {
         let key = self.disks[i].key.clone();
         match intent {
             Intent::Stop { .. } => {
+                let now = self.now();
+                fire_hook(
+                    &self.hooks,
+                    self.opts.dry_run,
+                    &self.disks[i],
+                    now,
+                    HookEvent::TaskStop,
+                    Vec::new(),
+                );
                 self.state.disk(&key).task_stops += 1;
                 self.disks[i].not_running = false;
                 let task = self.disks[i].cfg.task.name();
@@ -1190,6 +1274,7 @@ impl Daemon {
                             .collect();
                         info!("disk {key}: idle, flush");
                         self.decide(i, "flush".into());
+                        self.task_start_hook(i, budget);
                         let d = &mut self.disks[i];
                         d.not_running = false;
                         d.flushing = !self.opts.dry_run;
@@ -1207,6 +1292,7 @@ impl Daemon {
                             i,
                             format!("idle: jobs may run (predicted idle {budget_text})"),
                         );
+                        self.task_start_hook(i, budget);
                         self.disks[i].not_running = false;
                         if let Some(j) = self.disks[i].jobs.as_mut() {
                             let switches = j.run.on_idle_begin(intent_time(&intent));
@@ -1215,6 +1301,7 @@ impl Daemon {
                         return;
                     }
                 }
+                self.task_start_hook(i, budget);
                 self.disks[i].not_running = false;
                 let dev = PathBuf::from("/dev").join(&self.disks[i].kernel);
                 let _ = self.disks[i].orders.send(Order::Start {
@@ -1223,6 +1310,22 @@ impl Daemon {
                 });
             }
         }
+    }
+
+    /// Runs disk `i`'s `on_task_start` hook (`LULL_BUDGET_S`: the
+    /// predicted idle time, when the network predicts one).
+    fn task_start_hook(&self, i: usize, budget: Option<Nanos>) {
+        let extra = budget
+            .map(|b| vec![("LULL_BUDGET_S", format!("{:.3}", b.as_secs_f64()))])
+            .unwrap_or_default();
+        fire_hook(
+            &self.hooks,
+            self.opts.dry_run,
+            &self.disks[i],
+            self.now(),
+            HookEvent::TaskStart,
+            extra,
+        );
     }
 
     /// Sends the jobs' actors the orders `switches` calls for.
@@ -1315,6 +1418,15 @@ impl Daemon {
                     d.retry_at = None;
                     d.standby_since = Some(now);
                     d.sleep_snapshot = Some(wakeup::snapshot());
+                    let env = vec![("LULL_RESULT", "ok".to_string())];
+                    fire_hook(
+                        &self.hooks,
+                        self.opts.dry_run,
+                        d,
+                        now,
+                        HookEvent::Spindown,
+                        env,
+                    );
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
@@ -1326,6 +1438,15 @@ impl Daemon {
                         d.standby_since = Some(now);
                         d.sleep_snapshot = Some(wakeup::snapshot());
                     }
+                    let env = vec![("LULL_RESULT", "already".to_string())];
+                    fire_hook(
+                        &self.hooks,
+                        self.opts.dry_run,
+                        d,
+                        now,
+                        HookEvent::Spindown,
+                        env,
+                    );
                 }
                 "standby: the drive was already in standby".into()
             }
@@ -1400,11 +1521,26 @@ impl Daemon {
                         st.spinups += 1;
                         st.foreign_spinups += 1;
                         st.standby_s += (now - since).as_secs_f64();
-                        d.standby_since = None;
-                        let who = woken_by(d, st);
+                        let (who, names) = woken_by(d, st);
                         info!(
                             "disk {key}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted){who}",
                             now - since
+                        );
+                        let mut env = vec![(
+                            "LULL_STANDBY_S",
+                            format!("{:.3}", (now - since).as_secs_f64()),
+                        )];
+                        if let Some(n) = names {
+                            env.push(("LULL_WOKEN_BY", n));
+                        }
+                        d.standby_since = None;
+                        fire_hook(
+                            &self.hooks,
+                            self.opts.dry_run,
+                            d,
+                            now,
+                            HookEvent::Spinup,
+                            env,
                         );
                         "spun up by something else".into()
                     }
@@ -1429,6 +1565,18 @@ impl Daemon {
                     d.flushing = false;
                     d.not_running = true;
                     if matches!(d.cfg.task, TaskConfig::Standby { .. }) {
+                        let env = vec![
+                            ("LULL_RESULT", "failed".to_string()),
+                            ("LULL_ERROR", why.clone()),
+                        ];
+                        fire_hook(
+                            &self.hooks,
+                            self.opts.dry_run,
+                            d,
+                            now,
+                            HookEvent::Spindown,
+                            env,
+                        );
                         // A disk that cannot spin down (a virtual disk, an
                         // NVMe drive caught by a glob) is not retried at
                         // every idle period: after 3 failures in a row,
@@ -1493,6 +1641,8 @@ impl Daemon {
             .clamp(Nanos::from_secs(1), Nanos::from_secs(60));
         // Metrics are rendered only for someone: a textfile or an endpoint.
         let wants_metrics = self.cfg.metrics.textfile.is_some() || self.metrics_server.is_some();
+        // A hook that ended changed its counters.
+        self.dirty |= self.hooks.take_changed();
         let metrics_due = wants_metrics
             && self.dirty
             && self
@@ -1515,12 +1665,10 @@ impl Daemon {
             }
         }
         let text: Arc<str> = if wants_metrics {
-            Arc::from(metrics::render(
-                &snapshot,
-                &self.gauges(),
-                self.polls,
-                self.opts.dry_run,
-            ))
+            let mut text =
+                metrics::render(&snapshot, &self.gauges(), self.polls, self.opts.dry_run);
+            crate::hooks::render(&self.hooks.counts(), &mut text);
+            Arc::from(text)
         } else {
             Arc::from("")
         };
@@ -1587,7 +1735,7 @@ async fn wait_child(c: &mut Option<Running>) -> std::io::Result<std::process::Ex
     }
 }
 
-fn signal_group(pid: u32, sig: Signal) -> Result<(), String> {
+pub(crate) fn signal_group(pid: u32, sig: Signal) -> Result<(), String> {
     let pid = i32::try_from(pid).map_err(|_| "pid out of range".to_string())?;
     killpg(Pid::from_raw(pid), sig).map_err(|e| format!("{sig} to process group {pid}: {e}"))
 }

@@ -70,6 +70,7 @@ pub mod devices;
 pub mod diskstats;
 pub mod drive;
 pub mod hd_idle;
+pub mod hooks;
 pub mod jobs;
 pub mod log;
 pub mod metrics;

@@ -48,7 +48,7 @@ type Counter = (
     fn(&crate::state::DiskState) -> f64,
 );
 
-fn label(s: &str) -> String {
+pub(crate) fn label(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
