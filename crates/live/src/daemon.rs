@@ -549,6 +549,9 @@ struct Disk {
     jobs: Option<DiskJobs>,
     /// The first poll of the current idle period (`None`: busy).
     idle_since: Option<Nanos>,
+    /// The task started in this idle period: I/O ending it fires
+    /// `on_wake`.
+    acted: bool,
 }
 
 struct Daemon {
@@ -914,6 +917,7 @@ impl Daemon {
             retry_at: None,
             jobs,
             idle_since: None,
+            acted: false,
         })
     }
 
@@ -1102,9 +1106,10 @@ impl Daemon {
                 if spun_up {
                     fire_hook(&self.hooks, dry, d, now, HookEvent::Spinup, env.clone());
                 }
-                if d.idle_since.is_some() || spun_up {
+                if d.acted || spun_up {
                     fire_hook(&self.hooks, dry, d, now, HookEvent::Wake, env);
                 }
+                d.acted = false;
                 d.idle_since = None;
                 d.standby_since = None;
             }
@@ -1314,7 +1319,8 @@ impl Daemon {
 
     /// Runs disk `i`'s `on_task_start` hook (`LULL_BUDGET_S`: the
     /// predicted idle time, when the network predicts one).
-    fn task_start_hook(&self, i: usize, budget: Option<Nanos>) {
+    fn task_start_hook(&mut self, i: usize, budget: Option<Nanos>) {
+        self.disks[i].acted = true;
         let extra = budget
             .map(|b| vec![("LULL_BUDGET_S", format!("{:.3}", b.as_secs_f64()))])
             .unwrap_or_default();

@@ -175,3 +175,109 @@ pub(crate) fn wait_for(
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Whether the tests run as root (loop devices, root-owned hooks).
+pub(crate) fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// A loop device over a 32 MiB file in `dir`, detached when dropped.
+pub(crate) struct Loop {
+    /// `/dev/loopN`.
+    pub(crate) dev: String,
+}
+
+impl Loop {
+    /// A new loop device over `dir/name` (`None`: no loop devices here).
+    pub(crate) fn new(dir: &Path, name: &str) -> Option<Loop> {
+        let img = dir.join(name);
+        std::fs::File::create(&img).ok()?.set_len(32 << 20).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        dev.starts_with("/dev/loop").then_some(Loop { dev })
+    }
+    /// The kernel name (`loopN`).
+    pub(crate) fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// `n` loop devices in `dir`, or `None` when not root or none are free.
+pub(crate) fn loops(dir: &Path, n: usize) -> Option<Vec<Loop>> {
+    if !is_root() {
+        return None;
+    }
+    (0..n).map(|i| Loop::new(dir, &format!("img{i}"))).collect()
+}
+
+/// Direct writes to a device from a background thread while `on` is set.
+pub(crate) struct Traffic {
+    on: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Traffic {
+    /// Writes to `dev` (off at first).
+    pub(crate) fn new(dev: &str) -> Traffic {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let on = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (o, s, dev) = (Arc::clone(&on), Arc::clone(&stop), dev.to_string());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                if o.load(Ordering::SeqCst) {
+                    let _ = Command::new("dd")
+                        .args([
+                            "if=/dev/zero",
+                            &format!("of={dev}"),
+                            "bs=4k",
+                            "count=16",
+                            "oflag=direct",
+                        ])
+                        .stderr(Stdio::null())
+                        .status();
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        Traffic {
+            on,
+            stop,
+            thread: Some(thread),
+        }
+    }
+    /// Turns the writes on or off (off: waits for a write in progress).
+    pub(crate) fn set(&self, on: bool) {
+        self.on.store(on, std::sync::atomic::Ordering::SeqCst);
+        if !on {
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+}
+
+impl Drop for Traffic {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! `lulld`'s event hooks on loop devices (issue 20, item 1): a hook runs
+//! on each spin-down attempt and each wake with the event in its
+//! environment; a hook that hangs is killed at `hook_timeout` while the
+//! daemon keeps deciding on time. Needs root and loop devices; without
+//! them each test says so and passes.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
+
+mod support;
+
+use support::{Daemon, Traffic, loops, state, wait_for};
+
+const SKIP: &str = "skipping: needs root and loop devices";
+
+fn start(config: &Path) -> Daemon {
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(config);
+    Daemon::spawn(cmd, config.with_extension("log"), &[])
+}
+
+/// A root-owned executable script `dir/name` (mode 0755).
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// The environments the recording hook wrote to `out`, by event, in the
+/// order they ran.
+fn runs(out: &Path) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "env"))
+        .collect();
+    files.sort();
+    let mut by = BTreeMap::<String, Vec<BTreeMap<String, String>>>::new();
+    for f in files {
+        let env: BTreeMap<String, String> = std::fs::read_to_string(&f)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        by.entry(env.get("LULL_EVENT").cloned().unwrap_or_default())
+            .or_default()
+            .push(env);
+    }
+    by
+}
+
+fn count(out: &Path, event: &str) -> usize {
+    runs(out).get(event).map_or(0, Vec::len)
+}
+
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[test]
+fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Each run writes its LULL_* environment to its own file, named so
+    // that the files sort in the order the hooks ran.
+    let hook = script(
+        dir.path(),
+        "record.sh",
+        "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
+    );
+    let argv = format!("[{:?}, {:?}]", hook, out);
+    let cfg = dir.path().join("lull.toml");
+    let st = dir.path().join("state.json");
+    let prom = dir.path().join("lull.prom");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state_file = {st:?}\npoll = \"100ms\"\nhook_timeout = \"5s\"\non_spindown = {argv}\non_wake = {argv}\n\
+             [metrics]\ntextfile = {prom:?}\n\n\
+             [[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n\
+             on_task_start = {argv}\non_task_stop = {argv}\n",
+            disk.name()
+        ),
+    )
+    .unwrap();
+    let key = disk.name();
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let mut d = start(&cfg);
+    std::thread::sleep(Duration::from_secs(1));
+    for cycle in 1..=2usize {
+        // Quiet: the standby attempt fails on a loop device; on_spindown
+        // runs for it.
+        io.set(false);
+        wait_for(
+            &format!("spin-down attempt {cycle}"),
+            Duration::from_secs(20),
+            || count(&out, "spindown") >= cycle,
+            || d.log(),
+        );
+        // Busy again: the idle period the task used ends, on_wake runs.
+        io.set(true);
+        wait_for(
+            &format!("wake {cycle}"),
+            Duration::from_secs(20),
+            || count(&out, "wake") >= cycle && count(&out, "task_stop") >= cycle,
+            || d.log(),
+        );
+    }
+    // Stopped while busy: no attempt after the last; the state and the
+    // metrics are written at the stop.
+    assert!(d.stop().success(), "{}", d.log());
+    let r = runs(&out);
+    let errors = state(&st)[key]["errors"].as_u64().unwrap();
+    // One on_spindown per attempt: every attempt failed.
+    assert_eq!(r["spindown"].len() as u64, errors, "{r:?}\n{}", d.log());
+    for e in &r["spindown"] {
+        assert_eq!(e["LULL_DISK"], key, "{e:?}");
+        assert_eq!(e["LULL_DEVICE"], disk.dev, "{e:?}");
+        assert_eq!(e["LULL_TASK"], "standby", "{e:?}");
+        assert_eq!(e["LULL_RESULT"], "failed", "{e:?}");
+        assert!(e["LULL_ERROR"].contains("SG_IO"), "{e:?}");
+        let idle: f64 = e["LULL_IDLE_S"].parse().unwrap();
+        assert!(
+            idle >= 0.2,
+            "timer(300ms): idle {idle} s at the attempt, {e:?}"
+        );
+        assert!(!e.contains_key("LULL_STANDBY_S"), "never in standby: {e:?}");
+    }
+    assert!(r["wake"].len() >= 2, "{r:?}");
+    for e in &r["wake"] {
+        assert_eq!(e["LULL_DISK"], key, "{e:?}");
+        let idle: f64 = e["LULL_IDLE_S"].parse().unwrap();
+        assert!(idle >= 0.2, "the idle period lasted past the timer: {e:?}");
+        // Never spun down: no standby time, nobody to blame.
+        assert!(
+            !e.contains_key("LULL_STANDBY_S") && !e.contains_key("LULL_WOKEN_BY"),
+            "{e:?}"
+        );
+    }
+    // The disk's own hooks, and the global ones it does not override.
+    assert_eq!(r["task_start"].len(), r["spindown"].len(), "{r:?}");
+    assert!(r["task_start"][0].contains_key("LULL_UNIX_TIME"));
+    assert!(!r.contains_key("spinup"), "{r:?}");
+    // Counted in the metrics.
+    let t = std::fs::read_to_string(&prom).unwrap();
+    for ev in ["spindown", "wake", "task_start", "task_stop"] {
+        assert_eq!(
+            sample(
+                &t,
+                &format!("lull_hook_runs_total{{disk=\"{key}\",event=\"{ev}\"}}")
+            ),
+            Some(r[ev].len() as f64),
+            "{t}"
+        );
+    }
+    assert_eq!(
+        sample(
+            &t,
+            &format!("lull_hook_failures_total{{disk=\"{key}\",event=\"spindown\"}}")
+        ),
+        Some(0.0),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_hung_hook_is_killed_at_its_timeout_and_decisions_stay_on_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let pidfile = dir.path().join("hook.pid");
+    // Ignores SIGTERM: only SIGKILL ends it.
+    let hook = script(
+        dir.path(),
+        "hang.sh",
+        "trap '' TERM\necho $$ > \"$1\"\nwhile :; do sleep 1; done\n",
+    );
+    let cfg = dir.path().join("lull.toml");
+    let st = dir.path().join("state.json");
+    let prom = dir.path().join("lull.prom");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state_file = {st:?}\npoll = \"100ms\"\nhook_timeout = \"6s\"\n\
+             [metrics]\ntextfile = {prom:?}\n\n\
+             [[disk]]\ndevice = {:?}\nnetwork = \"timer(2s)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n\
+             on_task_start = [{hook:?}, {pidfile:?}]\n",
+            disk.dev
+        ),
+    )
+    .unwrap();
+    let key = disk.dev.as_str();
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let mut d = start(&cfg);
+    std::thread::sleep(Duration::from_secs(1));
+    let starts = || state(&st)[key]["task_starts"].as_u64().unwrap_or(0);
+
+    // First idle period: the command starts, the hook hangs.
+    io.set(false);
+    let quiet = Instant::now();
+    wait_for(
+        "the first start",
+        Duration::from_secs(15),
+        || starts() >= 1,
+        || d.log(),
+    );
+    let took = quiet.elapsed();
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    wait_for(
+        "the hook",
+        Duration::from_secs(5),
+        || pidfile.exists(),
+        || d.log(),
+    );
+    let hook_started = Instant::now();
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+
+    // Busy, then quiet again while the hook still hangs: the next start is
+    // decided about 2 s after the I/O stops, as the first was.
+    io.set(true);
+    wait_for(
+        "the stop",
+        Duration::from_secs(10),
+        || state(&st)[key]["task_stops"].as_u64().unwrap_or(0) >= 1,
+        || d.log(),
+    );
+    io.set(false);
+    let quiet = Instant::now();
+    wait_for(
+        "the second start",
+        Duration::from_secs(15),
+        || starts() >= 2,
+        || d.log(),
+    );
+    let took = quiet.elapsed();
+    assert!(
+        took >= Duration::from_millis(1500) && took <= Duration::from_secs(5),
+        "second start {took:?} after the I/O stopped\n{}",
+        d.log()
+    );
+    assert!(
+        hook_started.elapsed() < Duration::from_secs(6) || !d.log().contains("timed out"),
+        "the test was too slow to overlap the hung hook"
+    );
+
+    // The first hook is killed (SIGTERM ignored, then SIGKILL) and that is
+    // logged and counted.
+    wait_for(
+        "the hook's timeout",
+        Duration::from_secs(20),
+        || d.log().contains("hook on_task_start") && d.log().contains("SIGKILL after"),
+        || d.log(),
+    );
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.rsplit_once(") ").is_some_and(|r| r.1.starts_with('Z')))
+    };
+    wait_for(
+        "the hook to be gone",
+        Duration::from_secs(5),
+        || !alive(pid),
+        || d.log(),
+    );
+    let series = format!("lull_hook_failures_total{{disk=\"{key}\",event=\"task_start\"}}");
+    wait_for(
+        "the failure metric",
+        Duration::from_secs(10),
+        || {
+            let t = std::fs::read_to_string(&prom).unwrap_or_default();
+            sample(&t, &series).is_some_and(|n| n >= 1.0)
+        },
+        || std::fs::read_to_string(&prom).unwrap_or_default(),
+    );
+    assert!(d.alive());
+    assert!(d.stop().success(), "{}", d.log());
+}
