@@ -1202,4 +1202,67 @@ reserve = "5m/hour:extra"
         let e = check_command(&[prog.to_string_lossy().into_owned()]).unwrap_err();
         assert!(e.contains("writable"), "{e}");
     }
+
+    #[test]
+    fn hooks_are_argv_lists_with_global_defaults() {
+        let c = parse(
+            "hook_timeout = \"3s\"\non_spindown = [\"/bin/true\", \"global\"]\non_wake = [\"/bin/true\", \"w\"]\n\
+             [[disk]]\ndevice = \"sda\"\non_spindown = [\"/bin/true\", \"own\"]\n\
+             [[disk]]\ndevice = \"sdb\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.hook_timeout, Nanos::from_secs(3));
+        let v = |s: &[&str]| Some(s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        let a = &c.disks[0].hooks;
+        assert_eq!(
+            a.get(HookEvent::Spindown).cloned(),
+            v(&["/bin/true", "own"])
+        );
+        assert_eq!(a.get(HookEvent::Wake).cloned(), v(&["/bin/true", "w"]));
+        assert_eq!(a.get(HookEvent::TaskStart), None);
+        let b = &c.disks[1].hooks;
+        assert_eq!(
+            b.get(HookEvent::Spindown).cloned(),
+            v(&["/bin/true", "global"])
+        );
+        assert_eq!(
+            parse("[[disk]]\ndevice = \"sda\"\n").unwrap().hook_timeout,
+            DEFAULT_HOOK_TIMEOUT
+        );
+    }
+
+    #[test]
+    fn hook_errors_name_their_key() {
+        let e = err("[[disk]]\ndevice = \"sda\"\non_wake = [\"true\"]\n");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("disk[0].on_wake")),
+            "{e}"
+        );
+        assert!(e.message.contains("absolute"), "{e}");
+        let e = err("on_task_stop = []\n");
+        assert_eq!(e.key.as_deref(), Some("on_task_stop"), "{e}");
+        let e = err("hook_timeout = \"1ms\"\n");
+        assert_eq!(e.key.as_deref(), Some("hook_timeout"), "{e}");
+        let e = err("[[disk]]\ndevice = \"sda\"\non_spindwn = [\"/bin/true\"]\n");
+        assert_eq!(e.key.as_deref(), Some("disk[0].on_spindwn"), "{e}");
+    }
+
+    #[test]
+    fn a_hook_writable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if !running_as_root() {
+            eprintln!("skipping: needs root (only root refuses files others can change)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let prog = dir.path().join("hook.sh");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o757)).unwrap();
+        let e = err(&format!(
+            "[[disk]]\ndevice = \"sda\"\non_spinup = [{prog:?}]\n"
+        ));
+        assert_eq!(e.key.as_deref(), Some("disk[0].on_spinup"), "{e}");
+        assert!(e.message.contains("writable"), "{e}");
+    }
 }
