@@ -240,3 +240,90 @@ pub fn render(counts: &BTreeMap<(String, HookEvent), Counts>, out: &mut String) 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn failures_are_counted_by_disk_and_event() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = HookRunner::new(Nanos::from_millis(300));
+        rt.block_on(async {
+            r.fire("a", HookEvent::Wake, &v(&["/bin/true"]), Vec::new());
+            r.fire("a", HookEvent::Wake, &v(&["/bin/false"]), Vec::new());
+            r.fire(
+                "a",
+                HookEvent::Spindown,
+                &v(&["/nonexistent/hook"]),
+                Vec::new(),
+            );
+            // Ignores SIGTERM: killed with SIGKILL after the grace time.
+            r.fire(
+                "b",
+                HookEvent::TaskStart,
+                &v(&["/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done"]),
+                Vec::new(),
+            );
+            let t = tokio::time::Instant::now();
+            while r.counts().values().map(|c| c.failures).sum::<u64>() < 3 {
+                assert!(t.elapsed() < Duration::from_secs(10), "{:?}", r.counts());
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let c = r.counts();
+        let get = |d: &str, e| c[&(d.to_string(), e)];
+        assert_eq!(
+            get("a", HookEvent::Wake),
+            Counts {
+                runs: 2,
+                failures: 1
+            }
+        );
+        assert_eq!(
+            get("a", HookEvent::Spindown),
+            Counts {
+                runs: 1,
+                failures: 1
+            }
+        );
+        assert_eq!(
+            get("b", HookEvent::TaskStart),
+            Counts {
+                runs: 1,
+                failures: 1
+            }
+        );
+        assert!(r.take_changed() && !r.take_changed());
+        let mut out = String::new();
+        render(&c, &mut out);
+        assert!(
+            out.contains("lull_hook_runs_total{disk=\"a\",event=\"wake\"} 2"),
+            "{out}"
+        );
+        assert!(
+            out.contains("lull_hook_failures_total{disk=\"b\",event=\"task_start\"} 1"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn disk_hooks_fall_back_to_the_global_ones() {
+        let mut g = Hooks::default();
+        g.argv[HookEvent::Wake as usize] = Some(v(&["/g"]));
+        g.argv[HookEvent::Spinup as usize] = Some(v(&["/g"]));
+        let mut d = Hooks::default();
+        d.argv[HookEvent::Wake as usize] = Some(v(&["/d"]));
+        let m = d.or(&g);
+        assert_eq!(m.get(HookEvent::Wake), Some(&v(&["/d"])));
+        assert_eq!(m.get(HookEvent::Spinup), Some(&v(&["/g"])));
+        assert_eq!(m.get(HookEvent::TaskStop), None);
+    }
+}
