@@ -63,6 +63,13 @@
 //! disks whose backend is SG_IO), `diskstats` (default
 //! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
 //! containers.
+//!
+//! **Event hooks** (issue 20): `on_spindown`, `on_spinup`, `on_wake`,
+//! `on_task_start`, `on_task_stop`, each an argv checked like `command`,
+//! at the top level (every disk's default) or in a `[[disk]]` (replacing
+//! the default for that event), and `hook_timeout` (top level, default
+//! `10s`). See [`crate::hooks`] and docs/daemon.md for the events and
+//! their environment.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
