@@ -2,115 +2,15 @@
 //! Needs root and loop devices; without them each test says so and passes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const LULL: &str = env!("CARGO_BIN_EXE_lull");
 
-/// A loop device, detached when dropped.
-struct Loop {
-    dev: String,
-}
-
-impl Loop {
-    fn new(dir: &Path, name: &str) -> Option<Loop> {
-        let img = dir.join(name);
-        std::fs::File::create(&img).ok()?.set_len(32 << 20).ok()?;
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        dev.starts_with("/dev/loop").then_some(Loop { dev })
-    }
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn loops(dir: &Path, n: usize) -> Option<Vec<Loop>> {
-    if !nix_is_root() {
-        return None;
-    }
-    (0..n).map(|i| Loop::new(dir, &format!("img{i}"))).collect()
-}
-
-fn nix_is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-/// Direct writes to the device from a background thread while `on` is set.
-struct Traffic {
-    on: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Traffic {
-    fn new(dev: &str) -> Traffic {
-        let on = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (o, s, dev) = (Arc::clone(&on), Arc::clone(&stop), dev.to_string());
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::SeqCst) {
-                if o.load(Ordering::SeqCst) {
-                    let _ = Command::new("dd")
-                        .args([
-                            "if=/dev/zero",
-                            &format!("of={dev}"),
-                            "bs=4k",
-                            "count=16",
-                            "oflag=direct",
-                        ])
-                        .stderr(Stdio::null())
-                        .status();
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        Traffic {
-            on,
-            stop,
-            thread: Some(thread),
-        }
-    }
-    fn set(&self, on: bool) {
-        self.on.store(on, Ordering::SeqCst);
-        if !on {
-            // Let a dd in progress finish.
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-}
-
-impl Drop for Traffic {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 #[path = "../crates/live/tests/support/mod.rs"]
 mod support;
 
-use support::{Daemon, state};
+use support::{Daemon, Traffic, loops, state};
 
 /// Starts `lull daemon --config CONFIG`, logging to `CONFIG.log`.
 fn start(config: &Path) -> Daemon {
