@@ -10,7 +10,7 @@ const LULL: &str = env!("CARGO_BIN_EXE_lull");
 #[path = "../crates/live/tests/support/mod.rs"]
 mod support;
 
-use support::{Daemon, Traffic, loops, state};
+use support::{Daemon, Traffic, loops, sample, state};
 
 /// Starts `lull daemon --config CONFIG`, logging to `CONFIG.log`.
 fn start(config: &Path) -> Daemon {
@@ -279,11 +279,6 @@ fn size(path: &Path) -> u64 {
 }
 
 /// The value of the sample `series` in the metrics text `text`.
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
-
 // Issue 19: two command jobs with reservations share one disk's idle time;
 // a third that does not fit the assumed capacity is refused.
 #[test]

@@ -348,10 +348,9 @@ fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> (String, Option<S
 /// Starts `d`'s hook for `ev`, if it has one, with the disk's
 /// environment (`LULL_DEVICE`, `LULL_TASK`, `LULL_IDLE_S` while an idle
 /// period runs, `LULL_STANDBY_S` while in standby, `LULL_UNIX_TIME`) and
-/// `extra`. A dry run only logs it.
+/// `extra`.
 fn fire_hook(
     runner: &HookRunner,
-    dry_run: bool,
     d: &Disk,
     now: Nanos,
     ev: HookEvent,
@@ -360,14 +359,6 @@ fn fire_hook(
     let Some(argv) = d.cfg.hooks.get(ev) else {
         return;
     };
-    if dry_run {
-        info!(
-            "disk {}: dry run: would run hook {} {argv:?}",
-            d.key,
-            ev.key()
-        );
-        return;
-    }
     let secs = |since: Nanos| format!("{:.3}", (now - since).as_secs_f64());
     let mut env = vec![
         ("LULL_DEVICE", format!("/dev/{}", d.kernel)),
@@ -636,7 +627,7 @@ impl Daemon {
         };
         let (reports_tx, reports_rx) = mpsc::unbounded_channel();
         let (metrics_tx, _) = watch::channel(Arc::<str>::from(""));
-        let hooks = HookRunner::new(cfg.hook_timeout);
+        let hooks = HookRunner::new(cfg.hook_timeout, opts.dry_run);
         let mut d = Daemon {
             hooks,
             opts,
@@ -1102,12 +1093,11 @@ impl Daemon {
                     }
                     spun_up = true;
                 }
-                let dry = self.opts.dry_run;
                 if spun_up {
-                    fire_hook(&self.hooks, dry, d, now, HookEvent::Spinup, env.clone());
+                    fire_hook(&self.hooks, d, now, HookEvent::Spinup, env.clone());
                 }
                 if d.acted || spun_up {
-                    fire_hook(&self.hooks, dry, d, now, HookEvent::Wake, env);
+                    fire_hook(&self.hooks, d, now, HookEvent::Wake, env);
                 }
                 d.acted = false;
                 d.idle_since = None;
@@ -1192,7 +1182,6 @@ impl Daemon {
                 let now = self.now();
                 fire_hook(
                     &self.hooks,
-                    self.opts.dry_run,
                     &self.disks[i],
                     now,
                     HookEvent::TaskStop,
@@ -1326,7 +1315,6 @@ impl Daemon {
             .unwrap_or_default();
         fire_hook(
             &self.hooks,
-            self.opts.dry_run,
             &self.disks[i],
             self.now(),
             HookEvent::TaskStart,
@@ -1425,14 +1413,7 @@ impl Daemon {
                     d.standby_since = Some(now);
                     d.sleep_snapshot = Some(wakeup::snapshot());
                     let env = vec![("LULL_RESULT", "ok".to_string())];
-                    fire_hook(
-                        &self.hooks,
-                        self.opts.dry_run,
-                        d,
-                        now,
-                        HookEvent::Spindown,
-                        env,
-                    );
+                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
@@ -1445,14 +1426,7 @@ impl Daemon {
                         d.sleep_snapshot = Some(wakeup::snapshot());
                     }
                     let env = vec![("LULL_RESULT", "already".to_string())];
-                    fire_hook(
-                        &self.hooks,
-                        self.opts.dry_run,
-                        d,
-                        now,
-                        HookEvent::Spindown,
-                        env,
-                    );
+                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
                 }
                 "standby: the drive was already in standby".into()
             }
@@ -1540,14 +1514,7 @@ impl Daemon {
                             env.push(("LULL_WOKEN_BY", n));
                         }
                         d.standby_since = None;
-                        fire_hook(
-                            &self.hooks,
-                            self.opts.dry_run,
-                            d,
-                            now,
-                            HookEvent::Spinup,
-                            env,
-                        );
+                        fire_hook(&self.hooks, d, now, HookEvent::Spinup, env);
                         "spun up by something else".into()
                     }
                     (PowerState::Standby, None) => {
@@ -1575,14 +1542,7 @@ impl Daemon {
                             ("LULL_RESULT", "failed".to_string()),
                             ("LULL_ERROR", why.clone()),
                         ];
-                        fire_hook(
-                            &self.hooks,
-                            self.opts.dry_run,
-                            d,
-                            now,
-                            HookEvent::Spindown,
-                            env,
-                        );
+                        fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
                         // A disk that cannot spin down (a virtual disk, an
                         // NVMe drive caught by a glob) is not retried at
                         // every idle period: after 3 failures in a row,

@@ -102,15 +102,18 @@ pub struct Counts {
 #[derive(Clone, Debug)]
 pub struct HookRunner {
     timeout: Nanos,
+    dry_run: bool,
     counts: Arc<Mutex<BTreeMap<(String, HookEvent), Counts>>>,
     changed: Arc<AtomicBool>,
 }
 
 impl HookRunner {
-    /// A runner killing hooks after `timeout`.
-    pub fn new(timeout: Nanos) -> HookRunner {
+    /// A runner killing hooks after `timeout`; a `dry_run` one only logs
+    /// the hooks it would run.
+    pub fn new(timeout: Nanos, dry_run: bool) -> HookRunner {
         HookRunner {
             timeout,
+            dry_run,
             counts: Arc::default(),
             changed: Arc::default(),
         }
@@ -153,6 +156,10 @@ impl HookRunner {
         let Some((prog, args)) = argv.split_first() else {
             return;
         };
+        if self.dry_run {
+            info!("disk {disk}: dry run: would run hook {} {argv:?}", ev.key());
+            return;
+        }
         self.count(disk, ev, |c| c.runs += 1);
         let mut cmd = tokio::process::Command::new(prog);
         cmd.args(args)
@@ -255,7 +262,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let r = HookRunner::new(Nanos::from_millis(300));
+        let r = HookRunner::new(Nanos::from_millis(300), false);
         rt.block_on(async {
             r.fire("a", HookEvent::Wake, &v(&["/bin/true"]), Vec::new());
             r.fire("a", HookEvent::Wake, &v(&["/bin/false"]), Vec::new());

@@ -14,7 +14,7 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
 mod support;
 
-use support::{Daemon, Traffic, loops, state, wait_for};
+use support::{Daemon, Traffic, loops, sample, state, wait_for};
 
 const SKIP: &str = "skipping: needs root and loop devices";
 
@@ -56,13 +56,21 @@ fn runs(out: &Path) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
     by
 }
 
-fn count(out: &Path, event: &str) -> usize {
-    runs(out).get(event).map_or(0, Vec::len)
+/// Writes `dir/lull.toml`: `top` keys, a metrics textfile, then `disks`;
+/// returns the config, state file and textfile paths.
+fn config(dir: &Path, top: &str, disks: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let cfg = dir.join("lull.toml");
+    let st = dir.join("state.json");
+    let prom = dir.join("lull.prom");
+    let text = format!(
+        "state_file = {st:?}\npoll = \"100ms\"\n{top}\n[metrics]\ntextfile = {prom:?}\n\n{disks}"
+    );
+    std::fs::write(&cfg, text).unwrap();
+    (cfg, st, prom)
 }
 
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+fn count(out: &Path, event: &str) -> usize {
+    runs(out).get(event).map_or(0, Vec::len)
 }
 
 #[test]
@@ -83,20 +91,15 @@ fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
         "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
     );
     let argv = format!("[{:?}, {:?}]", hook, out);
-    let cfg = dir.path().join("lull.toml");
-    let st = dir.path().join("state.json");
-    let prom = dir.path().join("lull.prom");
-    std::fs::write(
-        &cfg,
-        format!(
-            "state_file = {st:?}\npoll = \"100ms\"\nhook_timeout = \"5s\"\non_spindown = {argv}\non_wake = {argv}\n\
-             [metrics]\ntextfile = {prom:?}\n\n\
-             [[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n\
+    let (cfg, st, prom) = config(
+        dir.path(),
+        &format!("hook_timeout = \"5s\"\non_spindown = {argv}\non_wake = {argv}\n"),
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\n\
              on_task_start = {argv}\non_task_stop = {argv}\n",
             disk.name()
         ),
-    )
-    .unwrap();
+    );
     let key = disk.name();
     let io = Traffic::new(&disk.dev);
     io.set(true);
@@ -193,20 +196,15 @@ fn a_hung_hook_is_killed_at_its_timeout_and_decisions_stay_on_time() {
         "hang.sh",
         "trap '' TERM\necho $$ > \"$1\"\nwhile :; do sleep 1; done\n",
     );
-    let cfg = dir.path().join("lull.toml");
-    let st = dir.path().join("state.json");
-    let prom = dir.path().join("lull.prom");
-    std::fs::write(
-        &cfg,
-        format!(
-            "state_file = {st:?}\npoll = \"100ms\"\nhook_timeout = \"6s\"\n\
-             [metrics]\ntextfile = {prom:?}\n\n\
-             [[disk]]\ndevice = {:?}\nnetwork = \"timer(2s)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n\
+    let (cfg, st, prom) = config(
+        dir.path(),
+        "hook_timeout = \"6s\"\n",
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(2s)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n\
              on_task_start = [{hook:?}, {pidfile:?}]\n",
             disk.dev
         ),
-    )
-    .unwrap();
+    );
     let key = disk.dev.as_str();
     let io = Traffic::new(&disk.dev);
     io.set(true);

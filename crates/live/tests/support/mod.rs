@@ -281,3 +281,9 @@ impl Drop for Traffic {
         }
     }
 }
+
+/// The value of `series` (name and labels) in Prometheus text `text`.
+pub(crate) fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
