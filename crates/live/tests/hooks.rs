@@ -295,3 +295,49 @@ fn a_hung_hook_is_killed_at_its_timeout_and_decisions_stay_on_time() {
     assert!(d.alive());
     assert!(d.stop().success(), "{}", d.log());
 }
+
+#[test]
+fn check_names_a_bad_hook_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let hook = script(dir.path(), "hook.sh", "exit 0\n");
+    let check = |top: &str, disks: &str| {
+        let (cfg, _, _) = config(dir.path(), top, disks);
+        let out = Command::new(LULLD)
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--check")
+            .env_remove("LULL_LOG")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let disk = |keys: &str| format!("[[disk]]\ndevice = \"sdz\"\n{keys}");
+    let (code, _) = check(
+        &format!("on_wake = [{hook:?}]\n"),
+        &disk(&format!("on_spindown = [{hook:?}, \"x\"]\n")),
+    );
+    assert_eq!(code, Some(0));
+    let (code, err) = check("", &disk(&format!("on_spindwn = [{hook:?}]\n")));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("disk[0].on_spindwn"), "{err}");
+    let (code, err) = check("on_spinup = [\"hook.sh\"]\n", &disk(""));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("key `on_spinup`") && err.contains("absolute"),
+        "{err}"
+    );
+    if !support::is_root() {
+        println!("skipping the permission case: needs root");
+        return;
+    }
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, err) = check("", &disk(&format!("on_task_stop = [{hook:?}]\n")));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("key `disk[0].on_task_stop`") && err.contains("writable"),
+        "{err}"
+    );
+}
