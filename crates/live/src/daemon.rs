@@ -543,6 +543,9 @@ struct Disk {
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
+    /// The length of the last idle period, once I/O ended it (for
+    /// `on_task_stop`'s `LULL_IDLE_S`).
+    last_idle: Option<Nanos>,
 }
 
 struct Daemon {
@@ -909,6 +912,7 @@ impl Daemon {
             jobs,
             idle_since: None,
             acted: false,
+            last_idle: None,
         })
     }
 
@@ -1100,7 +1104,7 @@ impl Daemon {
                     fire_hook(&self.hooks, d, now, HookEvent::Wake, env);
                 }
                 d.acted = false;
-                d.idle_since = None;
+                d.last_idle = d.idle_since.take().map(|t| now - t);
                 d.standby_since = None;
             }
             if let TaskConfig::Standby { backend, .. } = d.cfg.task {
@@ -1180,13 +1184,13 @@ impl Daemon {
         match intent {
             Intent::Stop { .. } => {
                 let now = self.now();
-                fire_hook(
-                    &self.hooks,
-                    &self.disks[i],
-                    now,
-                    HookEvent::TaskStop,
-                    Vec::new(),
-                );
+                let d = &self.disks[i];
+                // Stopped by I/O: the idle period just ended.
+                let extra = match (d.idle_since, d.last_idle) {
+                    (None, Some(len)) => vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))],
+                    _ => Vec::new(),
+                };
+                fire_hook(&self.hooks, d, now, HookEvent::TaskStop, extra);
                 self.state.disk(&key).task_stops += 1;
                 self.disks[i].not_running = false;
                 let task = self.disks[i].cfg.task.name();

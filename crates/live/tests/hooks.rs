@@ -155,6 +155,10 @@ fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
             "{e:?}"
         );
     }
+    for e in &r["task_stop"] {
+        let idle: f64 = e["LULL_IDLE_S"].parse().unwrap();
+        assert!(idle >= 0.2, "stopped by I/O after the idle period: {e:?}");
+    }
     // The disk's own hooks, and the global ones it does not override.
     assert_eq!(r["task_start"].len(), r["spindown"].len(), "{r:?}");
     assert!(r["task_start"][0].contains_key("LULL_UNIX_TIME"));
