@@ -255,6 +255,31 @@ pub enum StatusError {
     Unreachable(String),
 }
 
+impl StatusError {
+    /// The exit code: 2 for a bad config, 1 when the daemon cannot be read.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            StatusError::Config(_) => 2,
+            StatusError::Unreachable(_) => 1,
+        }
+    }
+}
+
+/// What `lull status` and `lulld status` print: [`render_text`], or the
+/// [`Status`] as one JSON object (`json`).
+pub fn report(config: &Path, json: bool, registry: &Registry) -> Result<String, StatusError> {
+    let st = gather(config, registry)?;
+    Ok(if json {
+        let mut s = serde_json::to_string_pretty(&st).map_err(|e| {
+            StatusError::Unreachable(format!("cannot write the status as JSON: {e}"))
+        })?;
+        s.push('\n');
+        s
+    } else {
+        render_text(&st)
+    })
+}
+
 /// Reads the status of the daemon configured by `config`: its metrics
 /// (endpoint, else textfile) and state file.
 pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError> {
