@@ -347,16 +347,20 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
     })
 }
 
-/// Decisions that are themselves a power-state change.
-fn is_change(decision: &str) -> bool {
-    [
-        "standby done",
-        "standby: the drive was already",
-        "found in standby",
-        "spun up by something else",
-    ]
-    .iter()
-    .any(|p| decision.starts_with(p))
+/// Whether `decision` is itself the change into the power state
+/// (`standby` or not).
+fn is_change(decision: &str, standby: bool) -> bool {
+    if standby {
+        [
+            "standby done",
+            "standby: the drive was already",
+            "found in standby",
+        ]
+        .iter()
+        .any(|p| decision.starts_with(p))
+    } else {
+        decision.starts_with("spun up by something else")
+    }
 }
 
 /// The disks of `state` and `samples`, each with its config.
@@ -450,7 +454,7 @@ pub fn combine(
                     .or_else(|| dcfg.map(|d| d.task.name().to_string())),
                 power: power.into(),
                 since_unix: (st.last_decision_unix > 0).then_some(st.last_decision_unix),
-                since_exact: standby && is_change(&st.last_decision),
+                since_exact: present && is_change(&st.last_decision, standby),
                 task_running: metric("lull_task_running").map(|s| s.value != 0.0),
                 last_decision: st.last_decision.clone(),
                 spindowns: counter("lull_spindowns_total", st.spindowns),
@@ -690,5 +694,10 @@ lull_dry_run 0
             assert!(first.contains(want), "{want:?} in {first}");
         }
         assert!(text.lines().nth(1).unwrap().starts_with("sdb: absent"));
+        // Only a decision that is the change dates the state exactly.
+        assert!(is_change("spun up by something else", false));
+        assert!(!is_change("spun up by something else", true));
+        assert!(!is_change("standby done (sgio)", false));
+        assert!(!is_change("skip standby: wear budget", true));
     }
 }
