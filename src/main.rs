@@ -30,6 +30,8 @@ enum Command {
     Plot(cli::plot::Args),
     /// Watch live disks and put their idle time to work (spin down, flush, run a command).
     Daemon(cli::daemon::Args),
+    /// Show each disk's state as the running daemon reports it (power state, spin-downs, wear budget, timeouts, wakes).
+    Status(cli::status::Args),
     /// Inspect traces (`info`) or convert them to the normalized CSV (`convert`).
     Trace(cli::trace::Args),
     /// Write a built-in synthetic workload as a normalized CSV.
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Rank(args) => cli::rank::run(args),
         Command::Plot(args) => cli::plot::run(args),
         Command::Daemon(args) => cli::daemon::run(args),
+        Command::Status(args) => cli::status::run(args),
         Command::Trace(args) => cli::trace::run(args),
         Command::Synth(args) => cli::synth::run(args),
         Command::Plan(args) => cli::plan::run(args),

@@ -7,6 +7,7 @@ pub(crate) mod plan;
 pub(crate) mod plot;
 pub(crate) mod rank;
 pub(crate) mod replay;
+pub(crate) mod status;
 pub(crate) mod synth;
 pub(crate) mod trace;
 

@@ -78,6 +78,7 @@ pub mod process;
 pub mod sgio;
 pub mod source;
 pub mod state;
+pub mod status;
 pub mod task;
 pub mod timer;
 pub mod wakeup;

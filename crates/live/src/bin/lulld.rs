@@ -7,6 +7,7 @@
 //! ```text
 //! lulld [daemon] --config FILE [--dry-run | --check]
 //! lulld --from-hd-idle "HD_IDLE_OPTS"
+//! lulld status [--config FILE] [--format json]
 //! ```
 
 use std::io::Write;
@@ -17,6 +18,7 @@ lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
 usage: lulld [daemon] --config FILE [--dry-run | --check]
        lulld --from-hd-idle HD_IDLE_OPTS
+       lulld status [--config FILE] [--format json]
 
   --config FILE  the TOML configuration (/etc/lull.toml; documented in
                  /usr/share/doc/lull/lull.toml.example)
@@ -28,6 +30,9 @@ usage: lulld [daemon] --config FILE [--dry-run | --check]
                  print the configuration equivalent to hd-idle's options
                  (HD_IDLE_OPTS from /etc/default/hd-idle, as one argument)
                  and exit (2: an option lull cannot convert)
+  status         print each disk's state as the running daemon reports it
+                 (its metrics and state file; --config defaults to
+                 /etc/lull.toml; --format json for scripts; 1: not reachable)
   -h, --help     this text
   -V, --version  the version
 
@@ -51,9 +56,19 @@ fn say(text: &str) {
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut config, mut dry_run, mut check) = (None, false, false);
+    let (mut status, mut json) = (false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "daemon" => {}
+            "status" => status = true,
+            "--format" => match args.next().as_deref() {
+                Some("json") => json = true,
+                Some("text") => json = false,
+                _ => {
+                    say("--format needs text or json");
+                    return ExitCode::from(2);
+                }
+            },
             "--config" => match args.next() {
                 Some(c) => config = Some(c),
                 None => {
@@ -95,6 +110,20 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+    }
+    if status {
+        let config = config.unwrap_or_else(|| "/etc/lull.toml".into());
+        let registry = lull_live::default_registry();
+        return match lull_live::status::report(config.as_ref(), json, &registry) {
+            Ok(text) => {
+                let _ = std::io::stdout().write_all(text.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                say(&e.to_string());
+                ExitCode::from(e.exit_code())
+            }
+        };
     }
     let Some(config) = config else {
         say("usage: lulld [daemon] --config FILE [--dry-run | --check]");

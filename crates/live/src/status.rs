@@ -1,0 +1,703 @@
+//! `lull status`: what a running daemon says about its disks, read from
+//! what it already exposes — its metrics (the HTTP endpoint, else the
+//! textfile) and its state file — both located through its config file.
+//!
+//! Why a client of those and not a socket of its own: both are written by
+//! the daemon anyway, both can be opened to a group without giving it the
+//! power to act (the endpoint answers only `GET`, the state file is read),
+//! and status needs no new code in the decision loop.
+//!
+//! What each field rests on:
+//! - **power state**: `lull_in_standby` (the daemon's view, kept up to date
+//!   by its CHECK POWER MODE polls and by diskstats), `lull_disk_present`;
+//!   without metrics, the last decision in the state file.
+//! - **time in the state**: every power-state change the daemon sees is a
+//!   decision in the state file, so the time since the last decision is a
+//!   lower bound of the time in the current state, exact when that decision
+//!   is the change itself ([`DiskStatus::since_exact`]).
+//! - **spin-downs against the wear budget**: the state file's counter and
+//!   token bucket, refilled to now, with the config's
+//!   `max_spindowns_per_day`.
+//! - **the network's timeouts/thresholds**: the `lull_node_gauge` series.
+//! - **wakes and their causes**: `lull_wakeups_total{comm}` (the state
+//!   file's `wakeups` without metrics).
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lull_core::registry::Registry;
+use serde::Serialize;
+
+use crate::config::{Config, ConfigError, TaskConfig};
+use crate::state::{DiskState, State, WearBudget};
+
+/// One sample of the Prometheus text format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Metric name.
+    pub name: String,
+    /// Labels, in the order written, unescaped.
+    pub labels: Vec<(String, String)>,
+    /// Value (`NaN`, `+Inf` accepted).
+    pub value: f64,
+}
+
+impl Sample {
+    /// The value of label `key`, if present.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses the Prometheus text exposition format (the subset lull writes,
+/// which is all of it but timestamps and exemplars). Comments and blank
+/// lines are skipped; an error names the line.
+pub fn parse_metrics(text: &str) -> Result<Vec<Sample>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        out.push(parse_sample(line).map_err(|e| format!("metrics line {}: {e}: {line}", n + 1))?);
+    }
+    Ok(out)
+}
+
+fn parse_sample(line: &str) -> Result<Sample, String> {
+    let name_end = line
+        .find(|c: char| c == '{' || c.is_ascii_whitespace())
+        .ok_or("no value")?;
+    let name = line[..name_end].to_string();
+    if name.is_empty() {
+        return Err("no metric name".into());
+    }
+    let mut rest = &line[name_end..];
+    let mut labels = Vec::new();
+    if let Some(r) = rest.strip_prefix('{') {
+        let mut chars = r.char_indices().peekable();
+        let mut end = None;
+        loop {
+            while chars.peek().is_some_and(|(_, c)| *c == ',' || *c == ' ') {
+                chars.next();
+            }
+            match chars.peek() {
+                Some((i, '}')) => {
+                    end = Some(*i + 1);
+                    break;
+                }
+                None => break,
+                _ => {}
+            }
+            let mut key = String::new();
+            for (_, c) in chars.by_ref() {
+                if c == '=' {
+                    break;
+                }
+                key.push(c);
+            }
+            if chars.next().map(|(_, c)| c) != Some('"') {
+                return Err(format!("label {key:?} has no quoted value"));
+            }
+            let mut value = String::new();
+            let mut closed = false;
+            while let Some((_, c)) = chars.next() {
+                match c {
+                    '\\' => match chars.next().map(|(_, c)| c) {
+                        Some('n') => value.push('\n'),
+                        Some(c) => value.push(c),
+                        None => break,
+                    },
+                    '"' => {
+                        closed = true;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            if !closed {
+                return Err(format!("label {key:?}: unterminated value"));
+            }
+            labels.push((key.trim().to_string(), value));
+        }
+        let end = end.ok_or("unterminated labels")?;
+        rest = &r[end..];
+    }
+    let value = rest.split_ascii_whitespace().next().ok_or("no value")?;
+    let value = match value {
+        "+Inf" | "Inf" => f64::INFINITY,
+        "-Inf" => f64::NEG_INFINITY,
+        v => v.parse().map_err(|_| format!("bad value {v:?}"))?,
+    };
+    Ok(Sample {
+        name,
+        labels,
+        value,
+    })
+}
+
+/// `GET /metrics` from the daemon's endpoint at `addr`, with `timeout` for
+/// connecting and for the whole answer.
+pub fn fetch_metrics(addr: SocketAddr, timeout: Duration) -> std::io::Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, timeout)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: lull\r\nConnection: close\r\n\r\n")?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let raw = String::from_utf8_lossy(&raw);
+    let (head, body) = raw
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other("not an HTTP answer"))?;
+    let status = head.lines().next().unwrap_or("");
+    if !status.contains(" 200 ") {
+        return Err(std::io::Error::other(format!("answered {status:?}")));
+    }
+    Ok(body.to_string())
+}
+
+/// A wear budget as status shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WearStatus {
+    /// `max_spindowns_per_day`.
+    pub per_day: u32,
+    /// Spin-downs allowed right now (the bucket refilled to now).
+    pub tokens: f64,
+    /// The bucket's size ([`WearBudget::capacity`]).
+    pub capacity: f64,
+    /// Seconds until the next spin-down is allowed (0: now; `None`: never,
+    /// a budget of 0).
+    pub next_in_s: Option<f64>,
+}
+
+/// A detector node's gauge (`lull_node_gauge`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeGauge {
+    /// The node.
+    pub node: String,
+    /// The gauge (`timeout_s`, a share node's weights, …).
+    pub name: String,
+    /// Its value.
+    pub value: f64,
+}
+
+/// One disk's status.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DiskStatus {
+    /// The stable name (state-file key, metrics `disk` label).
+    pub disk: String,
+    /// The kernel name it had last.
+    pub kernel_name: String,
+    /// The idle task (from the metrics, else the config).
+    pub task: Option<String>,
+    /// `standby`, `active` or `absent`.
+    pub power: String,
+    /// Since when (Unix seconds) it is at least in that state.
+    pub since_unix: Option<u64>,
+    /// Whether `since_unix` is the change itself, not a later decision.
+    pub since_exact: bool,
+    /// The idle task runs.
+    pub task_running: Option<bool>,
+    /// The last decision, in words.
+    pub last_decision: String,
+    /// Spin-downs by lull (all time, kept across restarts).
+    pub spindowns: u64,
+    /// Spin-ups of disks lull spun down.
+    pub spinups: u64,
+    /// Spin-ups lull did not cause.
+    pub foreign_spinups: u64,
+    /// Errors while acting on the disk.
+    pub errors: u64,
+    /// Idle task starts.
+    pub task_starts: u64,
+    /// Seconds in standby after lull's spin-downs.
+    pub standby_s: f64,
+    /// The wear budget (standby disks).
+    pub wear: Option<WearStatus>,
+    /// What the network has learned (its current timeouts, thresholds).
+    pub nodes: Vec<NodeGauge>,
+    /// Wakes by the process that most likely caused them.
+    pub wakeups: BTreeMap<String, u64>,
+}
+
+/// What `lull status` reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Status {
+    /// The config file read.
+    pub config: PathBuf,
+    /// Where the metrics came from (`http://ADDR/metrics` or the textfile),
+    /// if any.
+    pub metrics: Option<String>,
+    /// The state file read.
+    pub state_file: PathBuf,
+    /// Whether the daemon only logs its decisions (`lull_dry_run`).
+    pub dry_run: Option<bool>,
+    /// When this was read (Unix seconds).
+    pub now_unix: u64,
+    /// The disks, by name.
+    pub disks: Vec<DiskStatus>,
+}
+
+/// Why status could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    /// The config file is missing or invalid (exit 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The daemon's endpoint or files cannot be read (exit 1).
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+impl StatusError {
+    /// The exit code: 2 for a bad config, 1 when the daemon cannot be read.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            StatusError::Config(_) => 2,
+            StatusError::Unreachable(_) => 1,
+        }
+    }
+}
+
+/// What `lull status` and `lulld status` print: [`render_text`], or the
+/// [`Status`] as one JSON object (`json`).
+pub fn report(config: &Path, json: bool, registry: &Registry) -> Result<String, StatusError> {
+    let st = gather(config, registry)?;
+    Ok(if json {
+        let mut s = serde_json::to_string_pretty(&st).map_err(|e| {
+            StatusError::Unreachable(format!("cannot write the status as JSON: {e}"))
+        })?;
+        s.push('\n');
+        s
+    } else {
+        render_text(&st)
+    })
+}
+
+/// Reads the status of the daemon configured by `config`: its metrics
+/// (endpoint, else textfile) and state file.
+pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError> {
+    let cfg = Config::load(config, registry)?;
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (source, text) = if let Some(addr) = cfg.metrics.listen {
+        let text = fetch_metrics(addr, Duration::from_secs(5)).map_err(|e| {
+            StatusError::Unreachable(format!(
+                "the daemon's metrics endpoint http://{addr}/metrics (`metrics.listen` in {}) is not reachable: {e}; is the daemon running?",
+                config.display()
+            ))
+        })?;
+        (Some(format!("http://{addr}/metrics")), Some(text))
+    } else if let Some(tf) = &cfg.metrics.textfile {
+        let text = std::fs::read_to_string(tf).map_err(|e| {
+            StatusError::Unreachable(format!(
+                "cannot read the daemon's metrics textfile {} (`metrics.textfile` in {}): {e}",
+                tf.display(),
+                config.display()
+            ))
+        })?;
+        (Some(tf.display().to_string()), Some(text))
+    } else {
+        (None, None)
+    };
+    let samples = match &text {
+        Some(t) => parse_metrics(t).map_err(|e| {
+            StatusError::Unreachable(format!("{}: {e}", source.as_deref().unwrap_or("")))
+        })?,
+        None => Vec::new(),
+    };
+    let state = match std::fs::read(&cfg.state_file) {
+        Ok(bytes) => serde_json::from_slice::<State>(&bytes).map_err(|e| {
+            StatusError::Unreachable(format!(
+                "{}: not a lull state file: {e}",
+                cfg.state_file.display()
+            ))
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && text.is_some() => State::default(),
+        Err(e) => {
+            return Err(StatusError::Unreachable(format!(
+                "cannot read the daemon's state file {} (`state_file` in {}): {e}{}",
+                cfg.state_file.display(),
+                config.display(),
+                if text.is_none() {
+                    "; no [metrics] listen or textfile is configured either, so there is nothing else to read"
+                } else {
+                    ""
+                }
+            )));
+        }
+    };
+    Ok(Status {
+        config: config.to_path_buf(),
+        metrics: source,
+        state_file: cfg.state_file.clone(),
+        dry_run: samples
+            .iter()
+            .find(|s| s.name == "lull_dry_run")
+            .map(|s| s.value != 0.0),
+        now_unix,
+        disks: combine(&cfg, &state, &samples, text.is_some(), now_unix),
+    })
+}
+
+/// Whether `decision` is itself the change into the power state
+/// (`standby` or not).
+fn is_change(decision: &str, standby: bool) -> bool {
+    if standby {
+        [
+            "standby done",
+            "standby: the drive was already",
+            "found in standby",
+        ]
+        .iter()
+        .any(|p| decision.starts_with(p))
+    } else {
+        decision.starts_with("spun up by something else")
+    }
+}
+
+/// The disks of `state` and `samples`, each with its config.
+pub fn combine(
+    cfg: &Config,
+    state: &State,
+    samples: &[Sample],
+    have_metrics: bool,
+    now_unix: u64,
+) -> Vec<DiskStatus> {
+    let mut keys: Vec<&str> = state.disks.keys().map(String::as_str).collect();
+    keys.extend(samples.iter().filter_map(|s| s.label("disk")));
+    keys.sort_unstable();
+    keys.dedup();
+    let empty = DiskState::default();
+    keys.into_iter()
+        .map(|key| {
+            let st = state.disks.get(key).unwrap_or(&empty);
+            let metric = |name: &str| {
+                samples
+                    .iter()
+                    .find(|s| s.name == name && s.label("disk") == Some(key))
+            };
+            let counter =
+                |name: &str, fallback: u64| metric(name).map_or(fallback, |s| s.value as u64);
+            let dcfg = cfg.disks.iter().find(|d| d.device == key).or_else(|| {
+                cfg.disks.iter().find(|d| {
+                    crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
+                })
+            });
+            let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
+            let standby = match metric("lull_in_standby") {
+                Some(s) => s.value != 0.0,
+                None => {
+                    !have_metrics
+                        && (st.last_decision.starts_with("standby")
+                            || st.last_decision.starts_with("found in standby"))
+                }
+            };
+            let power = if !present {
+                "absent"
+            } else if standby {
+                "standby"
+            } else {
+                "active"
+            };
+            let wear = dcfg.and_then(|d| match &d.task {
+                TaskConfig::Standby {
+                    max_spindowns_per_day,
+                    ..
+                } => {
+                    let per_day = *max_spindowns_per_day;
+                    let mut b = st
+                        .wear
+                        .clone()
+                        .unwrap_or_else(|| WearBudget::full(per_day, now_unix));
+                    b.refill(per_day, now_unix);
+                    let next_in_s = match b.clone().take(per_day, now_unix) {
+                        Ok(()) => Some(0.0),
+                        Err(w) if w.is_finite() => Some(w),
+                        Err(_) => None,
+                    };
+                    Some(WearStatus {
+                        per_day,
+                        tokens: b.tokens,
+                        capacity: WearBudget::capacity(per_day),
+                        next_in_s,
+                    })
+                }
+                _ => None,
+            });
+            let mut wakeups = BTreeMap::new();
+            for s in samples
+                .iter()
+                .filter(|s| s.name == "lull_wakeups_total" && s.label("disk") == Some(key))
+            {
+                if let Some(c) = s.label("comm") {
+                    wakeups.insert(c.to_string(), s.value as u64);
+                }
+            }
+            if wakeups.is_empty() {
+                wakeups = st.wakeups.clone();
+            }
+            DiskStatus {
+                disk: key.to_string(),
+                kernel_name: st.kernel_name.clone(),
+                task: samples
+                    .iter()
+                    .find(|s| s.name == "lull_task_running" && s.label("disk") == Some(key))
+                    .and_then(|s| s.label("task").map(str::to_string))
+                    .or_else(|| dcfg.map(|d| d.task.name().to_string())),
+                power: power.into(),
+                since_unix: (st.last_decision_unix > 0).then_some(st.last_decision_unix),
+                since_exact: present && is_change(&st.last_decision, standby),
+                task_running: metric("lull_task_running").map(|s| s.value != 0.0),
+                last_decision: st.last_decision.clone(),
+                spindowns: counter("lull_spindowns_total", st.spindowns),
+                spinups: counter("lull_spinups_total", st.spinups),
+                foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
+                errors: counter("lull_errors_total", st.errors),
+                task_starts: counter("lull_task_starts_total", st.task_starts),
+                standby_s: metric("lull_standby_seconds_total").map_or(st.standby_s, |s| s.value),
+                wear,
+                nodes: samples
+                    .iter()
+                    .filter(|s| s.name == "lull_node_gauge" && s.label("disk") == Some(key))
+                    .map(|s| NodeGauge {
+                        node: s.label("node").unwrap_or("").to_string(),
+                        name: s.label("name").unwrap_or("").to_string(),
+                        value: s.value,
+                    })
+                    .collect(),
+                wakeups,
+            }
+        })
+        .collect()
+}
+
+fn secs(s: f64) -> String {
+    if !s.is_finite() || s < 0.0 {
+        return format!("{s}");
+    }
+    if s < 60.0 {
+        return format!("{}s", (s * 10.0).round() / 10.0);
+    }
+    humantime::format_duration(Duration::from_secs(s.round() as u64)).to_string()
+}
+
+/// One line per disk, for people.
+pub fn render_text(st: &Status) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if st.dry_run == Some(true) {
+        out.push_str("(the daemon runs with --dry-run: it decides but does not act)\n");
+    }
+    if st.disks.is_empty() {
+        let _ = writeln!(out, "no disks in the daemon's state or metrics yet");
+    }
+    for d in &st.disks {
+        let _ = write!(out, "{}", d.disk);
+        if !d.kernel_name.is_empty() && !d.disk.ends_with(&d.kernel_name) {
+            let _ = write!(out, " ({})", d.kernel_name);
+        }
+        let _ = write!(out, ": {}", d.power);
+        if let Some(t) = d.since_unix {
+            let ago = secs(st.now_unix.saturating_sub(t) as f64);
+            let _ = write!(
+                out,
+                " for {}{ago}",
+                if d.since_exact { "" } else { "at least " }
+            );
+        }
+        if let Some(task) = &d.task {
+            let _ = write!(out, "; task {task}");
+            if d.task_running == Some(true) {
+                out.push_str(" (running)");
+            }
+        }
+        let _ = write!(out, "; spin-downs {}", d.spindowns);
+        if let Some(w) = &d.wear {
+            let _ = write!(
+                out,
+                " (budget {}/day: {:.1} of {} left",
+                w.per_day, w.tokens, w.capacity
+            );
+            match w.next_in_s {
+                Some(n) if n > 0.0 => {
+                    let _ = write!(out, ", next in {}", secs(n));
+                }
+                None => out.push_str(", never"),
+                _ => {}
+            }
+            out.push(')');
+        }
+        let _ = write!(out, ", spin-ups {}", d.spinups);
+        if d.errors > 0 {
+            let _ = write!(out, ", errors {}", d.errors);
+        }
+        for g in &d.nodes {
+            if g.name.ends_with("_s") {
+                let _ = write!(out, "; {} {} {}", g.node, g.name, secs(g.value));
+            } else {
+                let _ = write!(out, "; {} {} {}", g.node, g.name, g.value);
+            }
+        }
+        if !d.wakeups.is_empty() {
+            let mut w: Vec<_> = d.wakeups.iter().collect();
+            w.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let list: Vec<String> = w.iter().map(|(c, n)| format!("{c} {n}")).collect();
+            let _ = write!(out, "; woken by {}", list.join(", "));
+        }
+        if !d.last_decision.is_empty() {
+            let _ = write!(out, "; last: {}", d.last_decision);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scrape of a daemon with one standby disk (captured from
+    /// `metrics::render`'s output format).
+    const CAPTURED: &str = r#"# HELP lull_spindowns_total Spin-downs issued by lull.
+# TYPE lull_spindowns_total counter
+lull_spindowns_total{disk="/dev/disk/by-id/ata-X \"1\""} 5
+lull_spindowns_total{disk="sdb"} 0
+# TYPE lull_spinups_total counter
+lull_spinups_total{disk="/dev/disk/by-id/ata-X \"1\""} 4
+lull_errors_total{disk="/dev/disk/by-id/ata-X \"1\""} 1
+lull_wakeups_total{disk="/dev/disk/by-id/ata-X \"1\"",comm="smbd"} 3
+lull_wakeups_total{disk="/dev/disk/by-id/ata-X \"1\"",comm="unknown"} 1
+lull_disk_present{disk="/dev/disk/by-id/ata-X \"1\""} 1
+lull_disk_present{disk="sdb"} 0
+lull_task_running{disk="/dev/disk/by-id/ata-X \"1\"",task="standby"} 1
+lull_in_standby{disk="/dev/disk/by-id/ata-X \"1\""} 1
+lull_node_gauge{disk="/dev/disk/by-id/ata-X \"1\"",node="adaptive-timer",name="timeout_s"} 42.5
+lull_job_fits_observed{disk="sdb",job="scrub"} NaN
+lull_polls_total 1234
+lull_dry_run 0
+"#;
+
+    const DISK: &str = "/dev/disk/by-id/ata-X \"1\"";
+
+    #[test]
+    fn parses_a_captured_scrape() {
+        let s = parse_metrics(CAPTURED).unwrap();
+        assert_eq!(s.len(), 14);
+        assert_eq!(s[0].name, "lull_spindowns_total");
+        assert_eq!(s[0].label("disk"), Some(DISK));
+        assert_eq!(s[0].value, 5.0);
+        let g = s.iter().find(|s| s.name == "lull_node_gauge").unwrap();
+        assert_eq!(g.label("node"), Some("adaptive-timer"));
+        assert_eq!(g.label("name"), Some("timeout_s"));
+        assert_eq!(g.value, 42.5);
+        assert!(
+            s.iter()
+                .any(|s| s.name == "lull_job_fits_observed" && s.value.is_nan())
+        );
+        let p = s.iter().find(|s| s.name == "lull_polls_total").unwrap();
+        assert!(p.labels.is_empty());
+        assert_eq!(p.value, 1234.0);
+        assert!(parse_metrics("x{a=\"b} 1").unwrap_err().contains("line 1"));
+        assert!(
+            parse_metrics("ok 1\nx{a=b} 1")
+                .unwrap_err()
+                .contains("line 2")
+        );
+        assert!(parse_metrics("x one").is_err());
+    }
+
+    #[test]
+    fn the_metrics_renderer_parses_back() {
+        let mut st = State::default();
+        st.disk("a\\b\nc").spindowns = 7;
+        let g = [crate::metrics::DiskGauges {
+            key: "a\\b\nc".into(),
+            task: "standby",
+            running: false,
+            in_standby: true,
+            energy_saved_j: None,
+            nodes: vec![("n".into(), "timeout_s".into(), 3.0)],
+            jobs: Vec::new(),
+        }];
+        let s = parse_metrics(&crate::metrics::render(&st, &g, 1, true)).unwrap();
+        let sd = s.iter().find(|s| s.name == "lull_spindowns_total").unwrap();
+        assert_eq!(sd.label("disk"), Some("a\\b\nc"));
+        assert_eq!(sd.value, 7.0);
+    }
+
+    #[test]
+    fn combines_metrics_state_and_config() {
+        let reg = crate::default_registry();
+        let cfg = Config::parse(
+            Path::new("t.toml"),
+            &format!(
+                "[[disk]]\ndevice = {DISK:?}\nnetwork = \"timer(10s)\"\ntask = \"standby\"\nmax_spindowns_per_day = 12\n[[disk]]\ndevice = \"sd?\"\nnetwork = \"timer(10s)\"\ntask = \"flush\"\n"
+            ),
+            &reg,
+        )
+        .unwrap();
+        let now = 1_700_000_000;
+        let mut state = State::default();
+        let d = state.disk(DISK);
+        d.spindowns = 4; // older than the metrics: they win
+        d.last_decision = "standby done (sgio)".into();
+        d.last_decision_unix = now - 90;
+        d.kernel_name = "sda".into();
+        d.wear = Some(WearBudget {
+            tokens: 0.5,
+            at_unix: now,
+        });
+        let samples = parse_metrics(CAPTURED).unwrap();
+        let disks = combine(&cfg, &state, &samples, true, now);
+        assert_eq!(disks.len(), 2);
+        let a = &disks[0];
+        assert_eq!(a.disk, DISK);
+        assert_eq!(a.power, "standby");
+        assert!(a.since_exact);
+        assert_eq!(a.since_unix, Some(now - 90));
+        assert_eq!(a.spindowns, 5);
+        assert_eq!(a.errors, 1);
+        let w = a.wear.as_ref().unwrap();
+        assert_eq!((w.per_day, w.capacity), (12, 2.0));
+        // Half a token short at 12 a day: 1 h.
+        assert!((w.next_in_s.unwrap() - 3600.0).abs() < 1e-6, "{w:?}");
+        assert_eq!(a.nodes[0].value, 42.5);
+        assert_eq!(a.wakeups["smbd"], 3);
+        let b = &disks[1];
+        assert_eq!((b.disk.as_str(), b.power.as_str()), ("sdb", "absent"));
+        assert_eq!(b.task.as_deref(), Some("flush"));
+        assert!(b.wear.is_none());
+        let text = render_text(&Status {
+            config: "t.toml".into(),
+            metrics: None,
+            state_file: "s".into(),
+            dry_run: Some(false),
+            now_unix: now,
+            disks,
+        });
+        let first = text.lines().next().unwrap();
+        for want in [
+            "standby for 1m 30s",
+            "(sda)",
+            "spin-downs 5 (budget 12/day: 0.5 of 2 left, next in 1h)",
+            "adaptive-timer timeout_s 42.5s",
+            "woken by smbd 3, unknown 1",
+        ] {
+            assert!(first.contains(want), "{want:?} in {first}");
+        }
+        assert!(text.lines().nth(1).unwrap().starts_with("sdb: absent"));
+        // Only a decision that is the change dates the state exactly.
+        assert!(is_change("spun up by something else", false));
+        assert!(!is_change("spun up by something else", true));
+        assert!(!is_change("standby done (sgio)", false));
+        assert!(!is_change("skip standby: wear budget", true));
+    }
+}

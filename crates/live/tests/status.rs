@@ -1,0 +1,241 @@
+//! `lulld status` (the same code as `lull status`) against a running
+//! daemon: on loop devices as root (skipped, saying so, otherwise), on fake
+//! disks without root, and its errors when the daemon or config is wrong.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
+
+mod support;
+
+use support::{Daemon, Setup, line, wait_for};
+
+fn start(config: &Path) -> Daemon {
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(config);
+    Daemon::spawn(cmd, config.with_extension("log"), &[])
+}
+
+/// `lulld status --config CONFIG ARGS…`.
+fn status(config: &Path, args: &[&str]) -> Output {
+    Command::new(LULLD)
+        .arg("status")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `lulld status --format json` as JSON (`Null` if it failed).
+fn status_json(config: &Path) -> serde_json::Value {
+    let o = status(config, &["--format", "json"]);
+    if !o.status.success() {
+        return serde_json::Value::Null;
+    }
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The entry of `disk` in a status.
+fn disk<'a>(s: &'a serde_json::Value, disk: &str) -> &'a serde_json::Value {
+    s["disks"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["disk"] == disk))
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A loop device over a sparse file, detached when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn new(dir: &Path, name: &str) -> Option<Loop> {
+        let img = dir.join(name);
+        std::fs::File::create(&img).ok()?.set_len(16 << 20).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && dev.starts_with("/dev/loop")).then_some(Loop(dev))
+    }
+    fn name(&self) -> &str {
+        self.0.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn status_shows_the_loop_disks_of_a_running_daemon() {
+    if !nix::unistd::geteuid().is_root() {
+        println!("skipping: needs root (creates loop devices)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(a), Some(b)) = (Loop::new(dir.path(), "a"), Loop::new(dir.path(), "b")) else {
+        println!("skipping: no loop devices (losetup -f failed)");
+        return;
+    };
+    let port = free_port();
+    let state = dir.path().join("state.json");
+    let config = dir.path().join("lull.toml");
+    // `a`: standby, which a loop device cannot do (an error per attempt);
+    // `b`: flush under an adaptive timer (its timeout is a node gauge).
+    std::fs::write(
+        &config,
+        format!(
+            "state_file = {state:?}\npoll = \"100ms\"\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n\n\
+             [[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\nmax_spindowns_per_day = 24\n\n\
+             [[disk]]\ndevice = {:?}\nnetwork = \"adapt-timer-geom-geom()\"\ntask = \"flush\"\n",
+            a.name(),
+            b.name()
+        ),
+    )
+    .unwrap();
+    let mut d = start(&config);
+    let mut s = serde_json::Value::Null;
+    wait_for(
+        "status to show a's standby error and b's flushes",
+        Duration::from_secs(20),
+        || {
+            s = status_json(&config);
+            disk(&s, a.name())["errors"].as_u64().unwrap_or(0) >= 1
+                && disk(&s, b.name())["task_starts"].as_u64().unwrap_or(0) >= 1
+        },
+        || d.log(),
+    );
+    assert_eq!(
+        s["metrics"],
+        format!("http://127.0.0.1:{port}/metrics"),
+        "{s}"
+    );
+    assert_eq!(s["dry_run"], false);
+    let (da, db) = (disk(&s, a.name()), disk(&s, b.name()));
+    assert_eq!(s["disks"].as_array().unwrap().len(), 2, "{s}");
+    // A loop device never spins down: present and active, no spin-downs,
+    // the whole budget left.
+    assert_eq!(da["power"], "active", "{s}");
+    assert_eq!(da["kernel_name"], a.name());
+    assert_eq!(da["task"], "standby");
+    assert_eq!(da["spindowns"], 0);
+    assert!(
+        da["last_decision"]
+            .as_str()
+            .unwrap()
+            .starts_with("error: standby failed"),
+        "{s}"
+    );
+    assert_eq!(da["wear"]["per_day"], 24);
+    assert_eq!(da["wear"]["capacity"], 4.0);
+    // Each attempt took a token (a failed one too), barely refilled since.
+    let (tokens, errors) = (
+        da["wear"]["tokens"].as_f64().unwrap(),
+        da["errors"].as_f64().unwrap(),
+    );
+    assert!(tokens >= 4.0 - errors && tokens < 4.0, "{s}");
+    assert!(da["since_unix"].as_u64().unwrap() <= s["now_unix"].as_u64().unwrap());
+    assert_eq!(db["power"], "active");
+    assert_eq!(db["task"], "flush");
+    assert!(db["wear"].is_null());
+    let nodes = db["nodes"].as_array().unwrap();
+    assert!(
+        nodes
+            .iter()
+            .any(|n| n["name"] == "timeout_s" && n["value"].as_f64().unwrap() > 0.0),
+        "{s}"
+    );
+    // The text: one line per disk, with its state and counters.
+    let o = status(&config, &[]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
+    assert!(la.contains(": active for at least "), "{la}");
+    assert!(la.contains("spin-downs 0 (budget 24/day: "), "{la}");
+    assert!(la.contains(" of 4 left)"), "{la}");
+    assert!(la.contains("errors "), "{la}");
+    let lb = text.lines().find(|l| l.starts_with(b.name())).unwrap();
+    assert!(lb.contains("timeout_s"), "{lb}");
+    // Stopped, the daemon is not reachable: exit 1, naming the address.
+    assert!(d.stop().success());
+    let o = status(&config, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
+
+#[test]
+fn status_reads_the_textfile_and_state_without_an_endpoint() {
+    let s = Setup::with_top(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1003.5\"]\n",
+        &line("fakea", 0, 5),
+        "[metrics]\ntextfile = \"PROM\"\n",
+    );
+    let mut d = start(&s.config);
+    let mut st = serde_json::Value::Null;
+    wait_for(
+        "the command to start, in the status",
+        Duration::from_secs(20),
+        || {
+            st = status_json(&s.config);
+            disk(&st, "fakea")["task_running"] == true
+        },
+        || d.log(),
+    );
+    assert_eq!(st["metrics"], s.prom().display().to_string());
+    let a = disk(&st, "fakea");
+    assert_eq!(a["task"], "command");
+    assert!(a["task_starts"].as_u64().unwrap() >= 1, "{st}");
+    assert!(a["wear"].is_null());
+    assert!(d.stop().success());
+}
+
+#[test]
+fn status_errors_name_what_is_wrong() {
+    // No daemon on the configured endpoint: 1, with the address.
+    let port = free_port();
+    let s = Setup::with_top(
+        "",
+        "",
+        &format!("[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let o = status(&s.config, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("http://127.0.0.1:{port}/metrics")) && err.contains("metrics.listen"),
+        "{err}"
+    );
+    // No metrics and no state file: 1, with the file.
+    let s = Setup::new("", "");
+    let o = status(&s.config, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(s.state.to_str().unwrap()), "{err}");
+    // A bad config: 2, with its line and key.
+    std::fs::write(&s.config, "poll = \"fast\"\n").unwrap();
+    let o = status(&s.config, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("poll"));
+    // A missing config: 2.
+    let o = status(&s.dir.path().join("none.toml"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    // A bad format: 2.
+    let o = status(&s.config, &["--format", "yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+}

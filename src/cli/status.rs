@@ -1,0 +1,34 @@
+//! `lull status`: each disk's state as the running daemon reports it
+//! ([`lull_live::status`]: its metrics endpoint or textfile and its state
+//! file, found through its config).
+
+use std::path::PathBuf;
+
+use lull_live::status::StatusError;
+
+use super::{CliError, Format};
+
+/// Flags of `lull status`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The daemon's TOML configuration (read only, to find its metrics and
+    /// state file).
+    #[arg(long, default_value = "/etc/lull.toml")]
+    config: PathBuf,
+    /// `text`: one line per disk; `json`: one object for scripts.
+    #[arg(long, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
+    let text =
+        lull_live::status::report(&args.config, args.format == Format::Json, &lull::registry())
+            .map_err(|e| match e {
+                e @ StatusError::Config(_) => CliError::input(e),
+                e @ StatusError::Unreachable(_) => CliError::runtime(e),
+            })?;
+    use std::io::Write as _;
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(CliError::runtime)
+}

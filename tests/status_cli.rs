@@ -1,0 +1,63 @@
+//! `lull status` against a running `lull daemon` on fake disks (the loop
+//! device test is `crates/live/tests/status.rs`, through `lulld status`,
+//! which runs the same code): JSON with the disks and their counters, and
+//! exit code 1 once the daemon is gone.
+
+use std::process::Command;
+use std::time::Duration;
+
+const LULL: &str = env!("CARGO_BIN_EXE_lull");
+
+#[path = "../crates/live/tests/support/mod.rs"]
+mod support;
+
+use support::{Daemon, Setup, line, wait_for};
+
+#[test]
+fn lull_status_reports_a_running_daemon_as_json() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let s = Setup::with_top(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1004.5\"]\n\
+         [[disk]]\ndevice = \"fakeb\"\nnetwork = \"timer(1h)\"\ntask = \"flush\"\n",
+        &(line("fakea", 0, 5) + &line("fakeb", 1, 5)),
+        &format!("[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let mut cmd = Command::new(LULL);
+    cmd.args(["daemon", "--config"]).arg(&s.config);
+    let mut d = Daemon::spawn(cmd, s.config.with_extension("log"), &[]);
+    let status = || {
+        Command::new(LULL)
+            .args(["status", "--format", "json", "--config"])
+            .arg(&s.config)
+            .output()
+            .unwrap()
+    };
+    let mut v = serde_json::Value::Null;
+    wait_for(
+        "fakea's command in the status",
+        Duration::from_secs(20),
+        || {
+            let o = status();
+            v = serde_json::from_slice(&o.stdout).unwrap_or_default();
+            v["disks"][0]["task_running"] == true
+        },
+        || d.log(),
+    );
+    let disks = v["disks"].as_array().unwrap();
+    assert_eq!(disks.len(), 2, "{v}");
+    assert_eq!(disks[0]["disk"], "fakea");
+    assert_eq!(disks[0]["task"], "command");
+    assert_eq!(disks[0]["power"], "active");
+    assert!(disks[0]["task_starts"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(disks[1]["disk"], "fakeb");
+    assert_eq!(disks[1]["task_running"], false);
+    assert_eq!(disks[1]["task_starts"], 0);
+    assert!(d.stop().success());
+    let o = status();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("127.0.0.1:{port}")));
+}
