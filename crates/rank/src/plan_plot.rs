@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::RankError;
-use crate::plot::{Draw, DrawResult, SANS, err};
+use crate::plot::{Draw, DrawResult, SANS, draw_legend, err};
 
 /// Job colours (Tableau 10), cycled.
 const COLOURS: [RGBColor; 6] = [
@@ -94,15 +94,7 @@ impl Draw for PlanPlot {
                 .label(name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((SANS, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }
 

@@ -894,16 +894,24 @@ impl Draw for Cdf<'_> {
                     PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((SANS, 15))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
+}
+
+/// Draws the series legend of `chart` at `position` in the house style
+/// (the font of every figure, a light box with a black border).
+pub(crate) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((SANS, 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
 }
 
 #[cfg(test)]
