@@ -29,7 +29,10 @@ fn task_summary(name: &str) -> &'static str {
             "spin the disk down (SPEC §4.2): energy, spin-ups, delayed operations; B = the power preset's break-even"
         }
         "writeback" => {
-            "flush a write-back cache in idle time: queue bytes, forced flushes; B = the service model's random 8 KiB access"
+            "flush a write-back cache in idle time (reads first, elevator order, coalescing, small forced steps): queue bytes, forced flushes; B = the service model's random 8 KiB access"
+        }
+        "writeback-paper" => {
+            "writeback with the paper's FIFO policy (§4.3): whole-queue forced flushes, no read priority; B as for writeback"
         }
         "cleaning" => {
             "background work (log cleaning) in idle time: cycles, interrupted cycles; B as for writeback"
@@ -202,4 +205,16 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         })(),
     };
     written.map_err(CliError::runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_task_has_a_summary() {
+        for t in TASKS {
+            assert!(!task_summary(t).is_empty(), "task {t} has no summary");
+        }
+    }
 }

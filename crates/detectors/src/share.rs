@@ -83,6 +83,10 @@ pub enum Decision {
     /// The weighted median: the smallest timeout with at least half the
     /// weight at or below it.
     Median,
+    /// The weighted geometric mean, `exp(Σ w_i·ln x_i)`: the mean in the
+    /// log-spaced experts' own scale, which the few longest experts cannot
+    /// drag up (not in the paper).
+    Geometric,
 }
 
 /// The learning core of [`Share`]: timeout experts, their weights and the
@@ -312,6 +316,15 @@ impl ShareExperts {
                 }
                 self.x_ns[self.x_ns.len() - 1]
             }
+            Decision::Geometric => {
+                let log_mean: f64 = self
+                    .weights
+                    .iter()
+                    .zip(&self.x)
+                    .map(|(w, x)| w * x.ln())
+                    .sum();
+                self.mean_timeout(log_mean.exp())
+            }
         }
     }
 
@@ -355,6 +368,7 @@ impl ShareExperts {
         let delay_weight = p.float_in("delay-weight", 0.0, 1e3)?;
         let decision = match p.choice("decision")? {
             "median" => Decision::Median,
+            "geometric" => Decision::Geometric,
             _ => Decision::Mean,
         };
         Ok(ShareExperts::new(n, min, max, b, eta, alpha, delay_weight).with_decision(decision))
@@ -461,10 +475,10 @@ pub(crate) const EXPERT_PARAMS: [ParamInfo; 7] = [
     ),
     ParamInfo::optional(
         "decision",
-        ParamKind::Choice(&["mean", "median"]),
+        ParamKind::Choice(&["mean", "median", "geometric"]),
         "mean",
         "",
-        "act on the weighted mean (the paper's) or the weighted median of the experts' timeouts",
+        "act on the weighted mean (the paper's), the weighted median or the weighted geometric mean of the experts' timeouts",
     ),
 ];
 
@@ -576,6 +590,31 @@ mod tests {
         }
         assert!(e.timeouts().contains(&e.timeout()));
         assert_eq!(e.timeout(), s(0.5));
+    }
+
+    #[test]
+    fn the_geometric_decision_is_the_weighted_mean_of_logs() {
+        // Two experts, 1 s and 4 s, equal weights: geometric mean 2 s where
+        // the arithmetic mean is 2.5 s.
+        let mut e = two().with_decision(Decision::Geometric);
+        assert_eq!(e.weights(), &[0.5, 0.5]);
+        e.observe(s(0.5)); // shorter than both: no weight changes
+        assert_eq!(e.weights(), &[0.5, 0.5]);
+        assert!(
+            (e.timeout().as_secs_f64() - 2.0).abs() < 1e-6,
+            "{}",
+            e.timeout()
+        );
+        // After long periods the 1 s expert leads, and the geometric mean
+        // stays below the arithmetic mean of the same weights.
+        for _ in 0..3 {
+            e.observe(s(10.0));
+        }
+        let w = e.weights().to_vec();
+        let geo = (w[0] * 1f64.ln() + w[1] * 4f64.ln()).exp();
+        let arith = w[0] * 1.0 + w[1] * 4.0;
+        assert!((e.timeout().as_secs_f64() - geo).abs() < 1e-6);
+        assert!(geo < arith && w[0] > w[1], "{w:?}");
     }
 
     #[test]
