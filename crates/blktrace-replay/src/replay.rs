@@ -221,7 +221,11 @@ pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayE
 }
 
 /// `registry` set up for task `name` on the `--device` preset
-/// ([`task_breakeven`]), unless it already has a break-even time.
+/// ([`task_breakeven`]), unless it already has a break-even time; for the
+/// background tasks under model timing (writeback, cleaning) the named
+/// network `auto` stands for
+/// [`AUTO_BACKGROUND_SPEC`](lull_detectors::AUTO_BACKGROUND_SPEC) (see
+/// `lull_detectors`' crate docs: their cost model is not spin-down's).
 pub fn registry_for(
     registry: &Registry,
     name: &str,
@@ -230,6 +234,11 @@ pub fn registry_for(
     let mut r = registry.clone();
     if r.breakeven().is_none() {
         r.set_breakeven(Some(task_breakeven(name, device)?));
+    }
+    if natural_timing(name)? == Timing::Model
+        && r.expand_network(lull_detectors::AUTO.name).is_some()
+    {
+        lull_detectors::use_background_auto(&mut r);
     }
     Ok(r)
 }

@@ -726,3 +726,56 @@ fn the_improved_policy_helps_where_the_paper_policy_stalls_reads() {
     );
     assert!(measure(&improved, "max_queue_bytes") <= (16 << 20) as f64);
 }
+
+#[test]
+fn auto_follows_the_task_cost_model() {
+    use lull_blktrace_replay::replay::registry_for;
+    let base = registry();
+    let spec = |task: &str| {
+        let r = registry_for(&base, task, Some("wd-red-plus")).unwrap();
+        lull_core::spec::NetworkSpec::parse("auto", Some(&r)).unwrap()
+    };
+    let parse = |text: &str, task: &str| {
+        let r = registry_for(&base, task, Some("wd-red-plus")).unwrap();
+        lull_core::spec::NetworkSpec::parse(text, Some(&r)).unwrap()
+    };
+    assert_eq!(
+        spec("spindown"),
+        parse(lull_detectors::AUTO_SPEC, "spindown")
+    );
+    for task in ["writeback", "writeback-paper", "cleaning"] {
+        assert_eq!(
+            spec(task),
+            parse(lull_detectors::AUTO_BACKGROUND_SPEC, task),
+            "{task}"
+        );
+        assert_ne!(spec(task), parse(lull_detectors::AUTO_SPEC, task), "{task}");
+    }
+}
+
+#[test]
+fn auto_improves_reads_with_writeback_on_a_current_drive() {
+    let base = registry();
+    let trace = synth::generate(
+        synth::shape("workstation").unwrap(),
+        Nanos::from_secs(3600),
+        1,
+    );
+    let timeline = Timeline::from_requests(&trace.requests);
+    let opts = ReplayOptions {
+        task: "writeback".into(),
+        device: Some("wd-red-plus".into()),
+        ..ReplayOptions::default()
+    };
+    let reg = lull_blktrace_replay::replay::registry_for(&base, "writeback", Some("wd-red-plus"))
+        .unwrap();
+    let spec = lull_core::spec::NetworkSpec::parse("auto", Some(&reg)).unwrap();
+    let r = replay_spec(&timeline, &spec, &reg, &opts)
+        .unwrap()
+        .report
+        .task;
+    assert!(
+        measure(&r, "read_latency_ms") < measure(&r, "baseline_read_latency_ms"),
+        "{r:?}"
+    );
+}

@@ -78,6 +78,18 @@
 //! once on idle periods it is confident will outlast `B` and otherwise
 //! waits for Helmbold et al.'s [`share`] timeout. Everything in it scales
 //! with the device's `B`.
+//!
+//! That is `auto` for spin-down, whose cost model the learning parts
+//! share: waiting costs energy, a wrong start a spin-up. For background
+//! work that only competes with the foreground for the disk (delayed
+//! writeback, log cleaning), a wrong start costs one background step that
+//! a read waits behind, about one random access, and waiting costs only
+//! lost background time; there `auto` is [`AUTO_BACKGROUND_SPEC`], the
+//! ski-rental rule "wait as long as being wrong costs" with `B` the
+//! service model's random-access time. On lull's built-in workloads it
+//! improves read latency more than the spin-down `auto` on all but one
+//! (docs/results.md, issue 17); lull's replay registers it for those tasks
+//! ([`use_background_auto`]).
 
 #![forbid(unsafe_code)]
 
@@ -106,11 +118,22 @@ use lull_core::registry::{NetworkInfo, Registry};
 /// tuning; see the crate docs.
 pub const AUTO: NetworkInfo = NetworkInfo {
     name: "auto",
-    summary: "learning long-idle detector with Helmbold et al.'s share timeout as fallback, scaled to the device's break-even time B",
+    summary: "scaled to the device's break-even time B; spin-down: learning long-idle detector with Helmbold et al.'s share timeout as fallback; writeback, cleaning: timer(B)",
 };
 
-/// The spec `auto` stands for.
+/// The spec `auto` stands for (for spin-down; see the crate docs).
 pub const AUTO_SPEC: &str = "long-idle()";
+
+/// The spec `auto` stands for with background tasks that compete with the
+/// foreground for the disk (writeback, cleaning), where `B` is the
+/// service model's random-access time; see the crate docs.
+pub const AUTO_BACKGROUND_SPEC: &str = "timer(B) + no-duration()";
+
+/// Makes `auto` in `registry` stand for [`AUTO_BACKGROUND_SPEC`]: what a
+/// replay of a background task (writeback, cleaning) registers.
+pub fn use_background_auto(registry: &mut Registry) {
+    registry.register_network(AUTO, |_| Ok(AUTO_BACKGROUND_SPEC.to_string()));
+}
 
 /// Registers every start detector and duration predictor of this crate.
 pub fn register(registry: &mut Registry) {
