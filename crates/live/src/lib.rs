@@ -62,7 +62,8 @@
 //!   forward refills at most the bucket's size.
 //! - Which process woke a disk is a best-effort guess ([`wakeup`]).
 //! - The `hdparm` backend needs `hdparm` in `/usr/sbin`, `/sbin`, `/usr/bin`
-//!   or `/bin`; the `sgio` backend needs nothing but SCSI/ATA pass-through.
+//!   or `/bin`; the others need nothing but SCSI/ATA pass-through
+//!   ([`transport`]).
 
 pub mod config;
 pub mod daemon;
@@ -81,6 +82,7 @@ pub mod state;
 pub mod status;
 pub mod task;
 pub mod timer;
+pub mod transport;
 pub mod wakeup;
 
 pub use config::{Config, ConfigError};

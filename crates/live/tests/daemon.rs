@@ -297,8 +297,13 @@ fn metrics_tell_the_truth_about_failures_and_stops() {
         },
         || std::fs::read_to_string(&prom).unwrap_or_default() + &d.log(),
     );
-    // The backend `auto` chose is logged once.
-    assert_eq!(d.log().matches("standby backend").count(), 1, "{}", d.log());
+    // `auto` cannot probe a disk without a device node: said once.
+    assert_eq!(
+        d.log().matches("cannot probe its transport").count(),
+        1,
+        "{}",
+        d.log()
+    );
     wait_for(
         "the command",
         Duration::from_secs(20),
