@@ -466,9 +466,13 @@ enum Order {
         /// The disk's device node now.
         dev: PathBuf,
     },
-    /// The disk vanished from diskstats: probe its transport again when
-    /// it is back ([`crate::transport`]).
-    Vanished,
+    /// The disk is back after it vanished, or its by-id link points to
+    /// another kernel device: probe its transport again
+    /// ([`crate::transport`]).
+    Replugged {
+        /// The disk's device node now.
+        dev: PathBuf,
+    },
     /// Stop the command for good and end.
     Shutdown,
 }
@@ -960,6 +964,8 @@ impl Daemon {
                     if d.kernel != r.kernel {
                         info!("disk {} is now {}", d.key, r.kernel);
                         d.kernel = r.kernel.clone();
+                        let dev = PathBuf::from("/dev").join(&d.kernel);
+                        let _ = d.orders.send(Order::Replugged { dev });
                         d.tracker = DiskTracker::new(family);
                     } else if *d.tracker.family() != family {
                         d.tracker.set_family(family);
@@ -1084,10 +1090,11 @@ impl Daemon {
             if o.vanished {
                 warn!("disk {} ({}) vanished", d.key, d.kernel);
                 d.standby_since = None;
-                let _ = d.orders.send(Order::Vanished);
             }
             if o.appeared {
                 info!("disk {} ({}) is back", d.key, d.kernel);
+                let dev = PathBuf::from("/dev").join(&d.kernel);
+                let _ = d.orders.send(Order::Replugged { dev });
             }
             if o.idle_started {
                 st.idle_starts += 1;
@@ -1771,9 +1778,13 @@ impl Actor {
                     }
                     Some(Order::Stop) => self.stop(&mut child),
                     Some(Order::CheckPower { dev }) => self.check_power(&dev).await,
-                    Some(Order::Vanished) => {
+                    Some(Order::Replugged { dev }) => {
                         if let Some(t) = self.transport.as_mut() {
                             t.forget();
+                            if !self.dry_run {
+                                t.resolve(&dev).await;
+                                self.report_transport();
+                            }
                         }
                     }
                 },

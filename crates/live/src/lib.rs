@@ -24,7 +24,8 @@
 //!   config names are ever touched; as root, a config file or command that
 //!   others can modify is refused; commands run without a shell; a wear
 //!   budget caps spin-downs per day; power state is read with CHECK POWER
-//!   MODE, which never wakes a disk.
+//!   MODE or REQUEST SENSE, which never wake a disk, and so is the
+//!   transport probe ([`transport`]).
 //! - **Light.** A current-thread runtime, a hand-written diskstats parser,
 //!   a hand-rolled metrics responder, its own log writer; the `lulld`
 //!   binary links nothing of the lab (`docs/performance.md`, "Daemon

@@ -25,7 +25,10 @@
 //!
 //! The power checks use the same transport as standby (CHECK POWER MODE
 //! or REQUEST SENSE; none with `hdparm`, whose process per check would
-//! cost more than it tells).
+//! cost more than it tells). A limit of REQUEST SENSE: SPC lets a device
+//! answer it with a pending unit attention and clear that condition, so
+//! the kernel may not see such a unit attention on a `scsi` disk (the
+//! power state then reads as unknown for that check).
 //!
 //! The decision logic ([`probe`], [`check_power`], [`standby`]) talks to
 //! the disk through the [`Link`] trait, so tests drive it with a fake disk
@@ -535,11 +538,12 @@ impl Chooser {
         self.fresh.take()
     }
 
-    /// The disk vanished: when it is back, probe it again.
+    /// The disk was replugged: forget its transport, so that the next use
+    /// ([`Chooser::resolve`] right away, when it is present) probes again.
     pub fn forget(&mut self) {
         if self.backend == Backend::Auto && self.memo.is_some() {
-            tracing::debug!(
-                "disk {}: gone; its transport is probed again when it is back",
+            info!(
+                "disk {}: replugged; its transport is probed again",
                 self.key
             );
         }
@@ -565,7 +569,13 @@ impl Chooser {
     /// if need be) before the first spin-down.
     pub async fn prepare(&mut self) {
         let dev = self.initial.clone();
-        let _ = self.transport(&dev).await;
+        self.resolve(&dev).await;
+    }
+
+    /// Resolves the transport for `dev` now (probing if need be; the
+    /// result is logged, an error too).
+    pub async fn resolve(&mut self, dev: &Path) {
+        let _ = self.transport(dev).await;
     }
 
     /// The transport for `dev` now: the configured one; for `auto` the

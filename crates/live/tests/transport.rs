@@ -1082,3 +1082,88 @@ fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
     let second = state(&st);
     assert_eq!(second[key]["transport"], first[key]["transport"], "{log}");
 }
+
+/// Regular files under /dev standing for kernel devices, removed when
+/// dropped.
+struct DevNames(Vec<PathBuf>);
+
+impl Drop for DevNames {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[test]
+fn the_daemon_probes_again_when_the_disk_is_replugged() {
+    if !support::is_root() {
+        println!("skipping: needs root (creates names under /dev)");
+        return;
+    }
+    let tag = std::process::id();
+    let (a, b) = (format!("lulltpa{tag}"), format!("lulltpb{tag}"));
+    let link = PathBuf::from(format!("/dev/lull-tp-by-id-{tag}"));
+    let names = DevNames(vec![
+        PathBuf::from(format!("/dev/{a}")),
+        PathBuf::from(format!("/dev/{b}")),
+        link.clone(),
+    ]);
+    std::fs::write(&names.0[0], "").unwrap();
+    std::fs::write(&names.0[1], "").unwrap();
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let key = link.to_str().unwrap();
+    let both = support::line(&a, 0, 5) + &support::line(&b, 1, 5);
+    let s = support::Setup::new(
+        &format!("[[disk]]\ndevice = {key:?}\nnetwork = \"timer(10m)\"\ntask = \"standby\"\n"),
+        &both,
+    );
+    let mut d = start(&s.config, "replug.log");
+    let probed_on = |k: &str| s.state()[key]["transport"]["kernel"] == k;
+    // Neither a regular file nor (if installed) hdparm answers: none.
+    wait_for(
+        "the probe",
+        Duration::from_secs(20),
+        || probed_on(&a),
+        || d.log(),
+    );
+    assert_eq!(s.state()[key]["transport"]["transport"], "none");
+    // The by-id link moves to another kernel device: probed again there.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&b, &link).unwrap();
+    wait_for(
+        "the probe of b",
+        Duration::from_secs(20),
+        || probed_on(&b),
+        || d.log(),
+    );
+    // The disk vanishes and comes back under the same name: probed again.
+    support::write(&s.diskstats, &support::line(&a, 0, 5));
+    wait_for(
+        "the disk to vanish",
+        Duration::from_secs(20),
+        || d.log().contains("vanished"),
+        || d.log(),
+    );
+    support::write(&s.diskstats, &both);
+    wait_for(
+        "the third probe",
+        Duration::from_secs(20),
+        || choices(&d.log()).len() == 3,
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    let log = d.log();
+    assert_eq!(
+        log.matches("replugged; its transport is probed again")
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(
+        choices(&log).iter().all(|l| l.contains("transport none")),
+        "{log}"
+    );
+    assert_eq!(s.state()[key]["errors"], 0, "{log}");
+    drop(names);
+}
