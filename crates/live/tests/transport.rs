@@ -1083,34 +1083,15 @@ fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
     assert_eq!(second[key]["transport"], first[key]["transport"], "{log}");
 }
 
-/// Regular files under /dev standing for kernel devices, removed when
-/// dropped.
-struct DevNames(Vec<PathBuf>);
-
-impl Drop for DevNames {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 #[test]
 fn the_daemon_probes_again_when_the_disk_is_replugged() {
     if !support::is_root() {
         println!("skipping: needs root (creates names under /dev)");
         return;
     }
-    let tag = std::process::id();
-    let (a, b) = (format!("lulltpa{tag}"), format!("lulltpb{tag}"));
-    let link = PathBuf::from(format!("/dev/lull-tp-by-id-{tag}"));
-    let names = DevNames(vec![
-        PathBuf::from(format!("/dev/{a}")),
-        PathBuf::from(format!("/dev/{b}")),
-        link.clone(),
-    ]);
-    std::fs::write(&names.0[0], "").unwrap();
-    std::fs::write(&names.0[1], "").unwrap();
+    let names = support::DevNames::new("lulltp");
+    let [a, b] = names.kernel.clone();
+    let link = names.link.clone();
     std::os::unix::fs::symlink(&a, &link).unwrap();
     let key = link.to_str().unwrap();
     let both = support::line(&a, 0, 5) + &support::line(&b, 1, 5);
