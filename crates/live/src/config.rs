@@ -28,7 +28,8 @@
 //! `command`, default `standby`), `policy` (stop policy, default
 //! `earlier-of`), `preset` (power model of `lull-tasks`: standby is skipped
 //! when the predicted idle time is below its break-even, and the energy
-//! saved is estimated in the metrics), `backend` (`hdparm` | `sgio`),
+//! saved is estimated in the metrics), `backend` (`auto` | `sgio` |
+//! `ata16` | `ata12` | `scsi` | `hdparm`, see [`crate::transport`]),
 //! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
 //! down), `command` (argv, absolute program path, no shell) and `interval`
 //! (least time between two runs of a command that exited, default `0s`).
@@ -59,8 +60,9 @@
 //! ```
 //!
 //! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
-//! never: how often CHECK POWER MODE reads the power state of standby
-//! disks whose backend is SG_IO), `diskstats` (default
+//! never: how often the power state of standby disks is read, by CHECK
+//! POWER MODE or REQUEST SENSE, neither of which wakes a disk; not with
+//! `hdparm`), `diskstats` (default
 //! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
 //! containers.
 //!
@@ -208,17 +210,28 @@ impl DiskConfig {
     }
 }
 
-/// How `standby` talks to the drive.
+/// How `standby` talks to the drive (the transports are described in
+/// [`crate::transport`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// Native SG_IO where the drive answers ATA CHECK POWER MODE through
-    /// it (no process per spin-down), `hdparm` otherwise; the daemon logs
-    /// its choice once per disk.
+    /// Probe, without waking the drive, which transport it answers
+    /// (ATA PASS-THROUGH 16, 12, SCSI, `hdparm`), remember it in the
+    /// state file and log it once; a drive that answers none is left
+    /// alone.
     Auto,
     /// `hdparm -y` (one process per spin-down; no power-state checks).
     Hdparm,
-    /// Native SG_IO: ATA PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
+    /// Native SG_IO, each command in turn until one is not refused: ATA
+    /// PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
     Sgio,
+    /// ATA PASS-THROUGH (16) only (SATA disks, most SAT USB bridges).
+    Ata16,
+    /// ATA PASS-THROUGH (12) only (USB bridges that reject the 16-byte
+    /// command, JMicron's among them).
+    Ata12,
+    /// SCSI only: START STOP UNIT with the STANDBY power condition, power
+    /// state by REQUEST SENSE (SAS disks).
+    Scsi,
 }
 
 /// The live idle task of a disk.
@@ -638,12 +651,15 @@ fn disk(
                     "auto" => Backend::Auto,
                     "hdparm" => Backend::Hdparm,
                     "sgio" => Backend::Sgio,
+                    "ata16" => Backend::Ata16,
+                    "ata12" => Backend::Ata12,
+                    "scsi" => Backend::Scsi,
                     other => {
                         return Err(cx.err(
                             Some(b.span()),
                             &key("backend"),
                             format!(
-                                "unknown backend {other:?} (expected \"auto\", \"hdparm\" or \"sgio\")"
+                                "unknown backend {other:?} (expected \"auto\", \"sgio\", \"ata16\", \"ata12\", \"scsi\" or \"hdparm\")"
                             ),
                         ));
                     }

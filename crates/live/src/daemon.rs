@@ -63,6 +63,7 @@ use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{State, WearBudget, write_atomically};
 use crate::task::{Intent, LiveTask};
 use crate::timer::PollTimer;
+use crate::transport::Standby;
 use crate::wakeup;
 
 /// How the daemon is started.
@@ -465,6 +466,13 @@ enum Order {
         /// The disk's device node now.
         dev: PathBuf,
     },
+    /// The disk is back after it vanished, or its by-id link points to
+    /// another kernel device: probe its transport again
+    /// ([`crate::transport`]).
+    Replugged {
+        /// The disk's device node now.
+        dev: PathBuf,
+    },
     /// Stop the command for good and end.
     Shutdown,
 }
@@ -486,6 +494,8 @@ enum Outcome {
     Skipped(String),
     /// CHECK POWER MODE's answer.
     Power(PowerState),
+    /// `backend = "auto"` probed the disk's transport (for the state file).
+    Transport(crate::state::TransportMemo),
     DryRun(String),
     Failed(String),
 }
@@ -840,6 +850,18 @@ impl Daemon {
         };
         self.generation += 1;
         let (tx, rx) = mpsc::unbounded_channel();
+        let transport = match cfg.task {
+            TaskConfig::Standby { backend, .. } => Some(crate::transport::Chooser::new(
+                &r.key,
+                backend,
+                PathBuf::from("/dev").join(&r.kernel),
+                self.state
+                    .disks
+                    .get(&r.key)
+                    .and_then(|s| s.transport.clone()),
+            )),
+            _ => None,
+        };
         let actor = Actor {
             key: r.key.clone(),
             generation: self.generation,
@@ -847,7 +869,7 @@ impl Daemon {
             task: cfg.task.clone(),
             dry_run: self.opts.dry_run,
             reports: self.reports_tx.clone(),
-            chosen: None,
+            transport,
         };
         let handle = tokio::spawn(actor.run(rx));
         let jobs = match &cfg.task {
@@ -878,7 +900,7 @@ impl Daemon {
                             },
                             dry_run: self.opts.dry_run,
                             reports: self.reports_tx.clone(),
-                            chosen: None,
+                            transport: None,
                         };
                         (tx, tokio::spawn(actor.run(rx)))
                     })
@@ -942,6 +964,8 @@ impl Daemon {
                     if d.kernel != r.kernel {
                         info!("disk {} is now {}", d.key, r.kernel);
                         d.kernel = r.kernel.clone();
+                        let dev = PathBuf::from("/dev").join(&d.kernel);
+                        let _ = d.orders.send(Order::Replugged { dev });
                         d.tracker = DiskTracker::new(family);
                     } else if *d.tracker.family() != family {
                         d.tracker.set_family(family);
@@ -1069,6 +1093,8 @@ impl Daemon {
             }
             if o.appeared {
                 info!("disk {} ({}) is back", d.key, d.kernel);
+                let dev = PathBuf::from("/dev").join(&d.kernel);
+                let _ = d.orders.send(Order::Replugged { dev });
             }
             if o.idle_started {
                 st.idle_starts += 1;
@@ -1213,9 +1239,16 @@ impl Daemon {
                 match &d.cfg.task {
                     TaskConfig::Standby {
                         max_spindowns_per_day,
-                        ..
+                        backend,
                     } => {
                         let per_day = *max_spindowns_per_day;
+                        if crate::transport::left_alone(*backend, self.state.disks.get(&key)) {
+                            // Reported once, at the probe.
+                            let why = "skip standby: no transport reaches the drive".to_string();
+                            tracing::debug!("disk {key}: {why}");
+                            self.decide(i, why);
+                            return;
+                        }
                         if let Some(at) = d.retry_at.filter(|&at| at > self.now()) {
                             let why = format!(
                                 "skip standby: it failed {} times in a row; next try in {}",
@@ -1531,6 +1564,13 @@ impl Daemon {
                     _ => return,
                 }
             }
+            Outcome::Transport(memo) => {
+                // Logged by the actor; saved at once, so a restart does not
+                // probe again.
+                st.transport = Some(memo);
+                self.urgent = true;
+                return;
+            }
             Outcome::DryRun(what) => {
                 info!("disk {key}: dry run: would {what}");
                 format!("dry run: would {what}")
@@ -1688,8 +1728,8 @@ struct Actor {
     task: TaskConfig,
     dry_run: bool,
     reports: mpsc::UnboundedSender<Report>,
-    /// The backend `auto` chose for this disk (chosen and logged once).
-    chosen: Option<Backend>,
+    /// How standby reaches the drive (`task = "standby"` only).
+    transport: Option<crate::transport::Chooser>,
 }
 
 struct Running {
@@ -1723,6 +1763,12 @@ impl Actor {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Order>) {
         let mut child: Option<Running> = None;
         let mut last_exit: Option<tokio::time::Instant> = None;
+        if !self.dry_run {
+            if let Some(t) = self.transport.as_mut() {
+                t.prepare().await;
+                self.report_transport();
+            }
+        }
         loop {
             tokio::select! {
                 order = rx.recv() => match order {
@@ -1732,6 +1778,15 @@ impl Actor {
                     }
                     Some(Order::Stop) => self.stop(&mut child),
                     Some(Order::CheckPower { dev }) => self.check_power(&dev).await,
+                    Some(Order::Replugged { dev }) => {
+                        if let Some(t) = self.transport.as_mut() {
+                            t.forget();
+                            if !self.dry_run {
+                                t.resolve(&dev).await;
+                                self.report_transport();
+                            }
+                        }
+                    }
                 },
                 status = wait_child(&mut child) => {
                     let pid = child.take().map_or(0, |r| r.pid);
@@ -1761,38 +1816,25 @@ impl Actor {
         }
     }
 
-    /// The backend to use: the configured one, or for `auto` the one
-    /// probed at the first spin-down (logged once).
-    async fn backend(&mut self, configured: Backend, dev: &Path) -> Backend {
-        if configured != Backend::Auto {
-            return configured;
+    /// Sends a transport probe's result to the loop (for the state file).
+    fn report_transport(&mut self) {
+        if let Some(m) = self.transport.as_mut().and_then(|t| t.take_memo()) {
+            self.report(Outcome::Transport(m));
         }
-        if let Some(b) = self.chosen {
-            return b;
-        }
-        let (b, why) = drive::choose_backend(dev).await;
-        info!(
-            "disk {}: standby backend {} ({why})",
-            self.key,
-            drive::backend_name(b)
-        );
-        self.chosen = Some(b);
-        b
     }
 
-    /// Reports the power state when the backend is SG_IO (an ioctl; with
-    /// `hdparm` a process per check would cost more than it tells).
+    /// Reports the power state through the disk's transport (none with
+    /// `hdparm`: a process per check would cost more than it tells).
     async fn check_power(&mut self, dev: &Path) {
-        let TaskConfig::Standby { backend, .. } = self.task else {
+        let Some(t) = self.transport.as_mut() else {
             return;
         };
-        if self.backend(backend, dev).await != Backend::Sgio {
-            return;
-        }
-        match drive::power_state(Backend::Sgio, dev).await {
-            Ok(PowerState::Unknown) => {}
-            Ok(ps) => self.report(Outcome::Power(ps)),
-            Err(e) => tracing::debug!("disk {}: power state: {e}", self.key),
+        let r = t.power(dev).await;
+        self.report_transport();
+        match r {
+            None | Some(Ok(PowerState::Unknown)) => {}
+            Some(Ok(ps)) => self.report(Outcome::Power(ps)),
+            Some(Err(e)) => tracing::debug!("disk {}: power state: {e}", self.key),
         }
     }
 
@@ -1805,33 +1847,24 @@ impl Actor {
     ) {
         let task = self.task.clone();
         match &task {
-            TaskConfig::Standby { backend, .. } => {
+            TaskConfig::Standby { .. } => {
                 if self.dry_run {
                     self.report(Outcome::DryRun(format!("spin {} down", dev.display())));
                     return;
                 }
-                let backend = &self.backend(*backend, dev).await;
-                // Over SG_IO, ask first (an ioctl) and skip a drive already
-                // asleep. With hdparm that would be a second process per
-                // spin-down for little: STANDBY IMMEDIATE leaves a sleeping
-                // drive asleep, so `hdparm -y` goes straight.
-                if *backend == Backend::Sgio {
-                    match drive::power_state(*backend, dev).await {
-                        Ok(PowerState::Standby) => {
-                            self.report(Outcome::AlreadyStandby);
-                            return;
-                        }
-                        Ok(_) => {}
-                        Err(e) => {
-                            self.report(Outcome::Failed(format!("standby failed: {e}")));
-                            return;
-                        }
+                let Some(t) = self.transport.as_mut() else {
+                    return;
+                };
+                let r = t.standby(dev).await;
+                self.report_transport();
+                self.report(match r {
+                    Ok(Standby::SpunDown(how)) => Outcome::SpunDown(how),
+                    Ok(Standby::Already) => Outcome::AlreadyStandby,
+                    Ok(Standby::LeftAlone) => {
+                        Outcome::Skipped("standby skipped: no transport reaches the drive".into())
                     }
-                }
-                match drive::standby(*backend, dev).await {
-                    Ok(how) => self.report(Outcome::SpunDown(how)),
-                    Err(e) => self.report(Outcome::Failed(format!("standby failed: {e}"))),
-                }
+                    Err(e) => Outcome::Failed(format!("standby failed: {e}")),
+                });
             }
             TaskConfig::Flush => {
                 if self.dry_run {

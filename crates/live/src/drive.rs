@@ -1,5 +1,6 @@
-//! Real actions on drives: standby through `hdparm` or SG_IO, the power
-//! state, and `syncfs` of a disk's mounted file systems.
+//! Real actions on drives: `hdparm` (the last-resort transport of
+//! [`crate::transport`], which owns standby and the power state), and
+//! `syncfs` of a disk's mounted file systems.
 //!
 //! Every function here blocks or awaits a child process, and is called
 //! only from a disk's actor task (see [`crate::daemon`]), never from the
@@ -37,97 +38,100 @@ pub fn hdparm_path() -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-async fn hdparm(flag: &str, dev: &Path) -> Result<String, String> {
-    let prog = hdparm_path().ok_or("hdparm is not installed (looked in /usr/sbin, /sbin, /usr/bin, /bin); install it or set backend = \"sgio\"")?;
-    let child = tokio::process::Command::new(&prog)
-        .arg(flag)
-        .arg(dev)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .map_err(|_| format!("hdparm {flag} {}: no answer in 60 s", dev.display()))?
-        .map_err(|e| format!("{}: {e}", prog.display()))?;
+/// The message when `hdparm` is missing.
+const NO_HDPARM: &str = "hdparm is not installed (looked in /usr/sbin, /sbin, /usr/bin, /bin); install it or set backend = \"sgio\"";
+
+/// How long `hdparm` may take before it is killed.
+const HDPARM_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Judges what `hdparm FLAG DEV` printed and how it exited: its output, or
+/// an error naming the failing line.
+fn hdparm_judge(
+    flag: &str,
+    dev: &Path,
+    status: std::process::ExitStatus,
+    stdout: &[u8],
+    stderr: &[u8],
+) -> Result<String, String> {
     let text = format!(
         "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(stdout),
+        String::from_utf8_lossy(stderr)
     );
     let failed = text
         .lines()
         .find(|l| l.contains("failed") || l.contains("bad/missing sense") || l.contains("No such"))
         .map(str::trim);
-    if !out.status.success() || failed.is_some() {
+    if !status.success() || failed.is_some() {
         let why = failed
             .or_else(|| text.lines().map(str::trim).rfind(|l| !l.is_empty()))
             .unwrap_or("no output");
         return Err(format!(
-            "hdparm {flag} {} failed ({}): {why}",
-            dev.display(),
-            out.status
+            "hdparm {flag} {} failed ({status}): {why}",
+            dev.display()
         ));
     }
     Ok(text)
 }
 
-/// The power state, without waking the drive.
-pub async fn power_state(backend: Backend, dev: &Path) -> Result<PowerState, String> {
-    match backend {
-        Backend::Hdparm => {
-            let text = hdparm("-C", dev).await?;
-            Ok(if text.contains("standby") || text.contains("sleeping") {
-                PowerState::Standby
-            } else if text.contains("active") || text.contains("idle") {
-                PowerState::Active
-            } else {
-                PowerState::Unknown
-            })
+/// Runs `hdparm FLAG DEV` (at most [`HDPARM_TIMEOUT`]) and returns its
+/// output. It blocks: the transport code calls it on tokio's blocking
+/// pool.
+pub(crate) fn hdparm(flag: &str, dev: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let prog = hdparm_path().ok_or(NO_HDPARM)?;
+    let mut child = std::process::Command::new(&prog)
+        .arg(flag)
+        .arg(dev)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", prog.display()))?;
+    let start = std::time::Instant::now();
+    // Its output is a few lines, well below a pipe's buffer: waiting
+    // before reading cannot deadlock.
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() < HDPARM_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "hdparm {flag} {}: no answer in 60 s",
+                    dev.display()
+                ));
+            }
+            Err(e) => return Err(format!("{}: {e}", prog.display())),
         }
-        // `Auto` is resolved by the caller (the disk's actor); on its own
-        // it means the native path.
-        Backend::Sgio | Backend::Auto => {
-            let dev = dev.to_path_buf();
-            let r = tokio::task::spawn_blocking(move || crate::sgio::in_standby(&dev))
-                .await
-                .map_err(|e| e.to_string())??;
-            Ok(match r {
-                Some(true) => PowerState::Standby,
-                Some(false) => PowerState::Active,
-                None => PowerState::Unknown,
-            })
-        }
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_end(&mut out);
     }
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_end(&mut err);
+    }
+    hdparm_judge(flag, dev, status, &out, &err)
 }
 
-/// Chooses the backend for `Backend::Auto`: SG_IO when the drive
-/// answers ATA CHECK POWER MODE through it (which never wakes it), else
-/// `hdparm` when it is installed (it knows more bridges and quirks), else
-/// SG_IO (whose error then says why). Returns the choice and why.
-pub async fn choose_backend(dev: &Path) -> (Backend, String) {
-    let d = dev.to_path_buf();
-    let probe = tokio::task::spawn_blocking(move || crate::sgio::in_standby(&d))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r);
-    match probe {
-        Ok(Some(_)) => (
-            Backend::Sgio,
-            "the drive answers CHECK POWER MODE through SG_IO".into(),
-        ),
-        Ok(None) if hdparm_path().is_some() => (
-            Backend::Hdparm,
-            "the drive does not answer ATA commands through SG_IO".into(),
-        ),
-        Err(e) if hdparm_path().is_some() => (Backend::Hdparm, format!("SG_IO failed: {e}")),
-        Ok(None) => (
-            Backend::Sgio,
-            "no ATA answer through SG_IO, and hdparm is not installed".into(),
-        ),
-        Err(e) => (
-            Backend::Sgio,
-            format!("SG_IO failed ({e}), and hdparm is not installed"),
-        ),
+/// The power state in `hdparm -C`'s output.
+pub fn hdparm_power_state(text: &str) -> PowerState {
+    let Some(state) = text
+        .lines()
+        .find_map(|l| l.split_once("drive state is:").map(|(_, s)| s.trim()))
+    else {
+        return PowerState::Unknown;
+    };
+    if state.contains("standby") || state.contains("sleeping") {
+        PowerState::Standby
+    } else if state.contains("active") || state.contains("idle") {
+        PowerState::Active
+    } else {
+        PowerState::Unknown
     }
 }
 
@@ -137,19 +141,9 @@ pub fn backend_name(b: Backend) -> &'static str {
         Backend::Auto => "auto",
         Backend::Hdparm => "hdparm",
         Backend::Sgio => "sgio",
-    }
-}
-
-/// Spins the drive down; returns how.
-pub async fn standby(backend: Backend, dev: &Path) -> Result<String, String> {
-    match backend {
-        Backend::Hdparm => hdparm("-y", dev).await.map(|_| "hdparm -y".to_string()),
-        Backend::Sgio | Backend::Auto => {
-            let dev = dev.to_path_buf();
-            tokio::task::spawn_blocking(move || crate::sgio::standby(&dev).map(str::to_string))
-                .await
-                .map_err(|e| e.to_string())?
-        }
+        Backend::Ata16 => "ata16",
+        Backend::Ata12 => "ata12",
+        Backend::Scsi => "scsi",
     }
 }
 

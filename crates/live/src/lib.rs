@@ -24,7 +24,8 @@
 //!   config names are ever touched; as root, a config file or command that
 //!   others can modify is refused; commands run without a shell; a wear
 //!   budget caps spin-downs per day; power state is read with CHECK POWER
-//!   MODE, which never wakes a disk.
+//!   MODE or REQUEST SENSE, which never wake a disk, and so is the
+//!   transport probe ([`transport`]).
 //! - **Light.** A current-thread runtime, a hand-written diskstats parser,
 //!   a hand-rolled metrics responder, its own log writer; the `lulld`
 //!   binary links nothing of the lab (`docs/performance.md`, "Daemon
@@ -62,7 +63,8 @@
 //!   forward refills at most the bucket's size.
 //! - Which process woke a disk is a best-effort guess ([`wakeup`]).
 //! - The `hdparm` backend needs `hdparm` in `/usr/sbin`, `/sbin`, `/usr/bin`
-//!   or `/bin`; the `sgio` backend needs nothing but SCSI/ATA pass-through.
+//!   or `/bin`; the others need nothing but SCSI/ATA pass-through
+//!   ([`transport`]).
 
 pub mod config;
 pub mod daemon;
@@ -81,6 +83,7 @@ pub mod state;
 pub mod status;
 pub mod task;
 pub mod timer;
+pub mod transport;
 pub mod wakeup;
 
 pub use config::{Config, ConfigError};

@@ -1,31 +1,305 @@
-//! Native drive power control through the Linux `SG_IO` ioctl.
+//! The Linux `SG_IO` ioctl, the command blocks lull sends through it, and
+//! the sense data that comes back.
 //!
-//! Standby tries, in order, ATA PASS-THROUGH (16) with STANDBY IMMEDIATE
-//! (SATA disks behind libata or a SAT-capable USB bridge), ATA
-//! PASS-THROUGH (12) (older USB bridges that reject the 16-byte CDB) and
-//! SCSI START STOP UNIT with START=0 (SAS and SCSI disks). A command the
-//! device rejects as an illegal request moves on to the next one; any other
-//! failure is reported. The power state comes from ATA CHECK POWER MODE,
-//! which never spins a disk up.
+//! Four commands, each built by one function whose bytes the tests pin
+//! against the standard's layout:
 //!
-//! This is the only module with `unsafe`: one `ioctl` call with a header
-//! whose pointers borrow buffers that outlive the call.
+//! | command | CDB | wakes a sleeping disk? |
+//! |---|---|---|
+//! | ATA CHECK POWER MODE in ATA PASS-THROUGH (16) / (12) | [`ata_pass_through_16`], [`ata_pass_through_12`] with CK_COND | no (ACS: it only reads the power mode) |
+//! | ATA STANDBY IMMEDIATE in ATA PASS-THROUGH (16) / (12) | the same, without CK_COND | spins it down |
+//! | SCSI REQUEST SENSE | [`request_sense`] | no (SPC-4 5.12.7: the power condition is pollable sense data) |
+//! | SCSI START STOP UNIT, POWER CONDITION = STANDBY | [`start_stop_unit_standby`] | spins it down |
+//!
+//! Which of them a disk answers is decided by [`crate::transport`]; this
+//! module only sends and parses. It is the only module with `unsafe`: one
+//! `ioctl` call with a header whose pointers borrow buffers that outlive
+//! the call.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `SG_IO` from `<scsi/sg.h>`.
 const SG_IO: u32 = 0x2285;
 const SG_DXFER_NONE: i32 = -1;
+const SG_DXFER_FROM_DEV: i32 = -3;
 const SG_INFO_OK_MASK: u32 = 0x1;
 
-/// ATA STANDBY IMMEDIATE.
-const ATA_STANDBY_IMMEDIATE: u8 = 0xE0;
-/// ATA CHECK POWER MODE.
-const ATA_CHECK_POWER_MODE: u8 = 0xE5;
+/// ATA STANDBY IMMEDIATE (ACS-3 7.48): spins the drive down now.
+pub const ATA_STANDBY_IMMEDIATE: u8 = 0xE0;
+/// ATA CHECK POWER MODE (ACS-3 7.3): the power mode in the COUNT field,
+/// without changing it.
+pub const ATA_CHECK_POWER_MODE: u8 = 0xE5;
+
+/// Operation code of ATA PASS-THROUGH (16) (SAT, T10/04-262r8, 13.2.3).
+pub const OP_ATA_PASS_THROUGH_16: u8 = 0x85;
+/// Operation code of ATA PASS-THROUGH (12) (SAT, T10/04-262r8, 13.2.2).
+pub const OP_ATA_PASS_THROUGH_12: u8 = 0xA1;
+/// Operation code of START STOP UNIT (SBC-4 5.31).
+pub const OP_START_STOP_UNIT: u8 = 0x1B;
+/// Operation code of REQUEST SENSE (SPC-4 6.39).
+pub const OP_REQUEST_SENSE: u8 = 0x03;
+
+/// The PROTOCOL field value for an ATA command without data (SAT's table
+/// of PROTOCOL values: 3h, Non-data).
+const PROTOCOL_NON_DATA: u8 = 3;
+/// CK_COND (byte 2, bit 5): return the ATA registers in the sense data even
+/// when the command succeeds.
+const CK_COND: u8 = 1 << 5;
+/// The POWER CONDITION field value STANDBY (SBC-4 table "POWER CONDITION
+/// field": 3h), in bits 7:4 of byte 4.
+const POWER_CONDITION_STANDBY: u8 = 3;
+
+/// How many bytes of sense data REQUEST SENSE may return (SPC-4 6.39
+/// recommends at most 252).
+pub const REQUEST_SENSE_LEN: u8 = 252;
+
+/// ATA PASS-THROUGH (16) (SAT, T10/04-262r8, 13.2.3; SAT-2 to SAT-4 keep
+/// the layout) carrying a non-data ATA `command` with all other ATA fields zero.
+///
+/// Byte 0 operation code 85h; byte 1 bits 4:1 PROTOCOL (3h, non-data),
+/// bit 0 EXTEND (0: a 28-bit command); byte 2 bits 7:6 OFF_LINE (0),
+/// bit 5 CK_COND, bit 4 T_TYPE, bit 3 T_DIR, bit 2 BYTE_BLOCK, bits 1:0
+/// T_LENGTH (all 0: no data is transferred); bytes 3–12 FEATURES, COUNT
+/// and LBA (0); byte 13 DEVICE (0); byte 14 COMMAND; byte 15 CONTROL (0).
+pub fn ata_pass_through_16(command: u8, ck_cond: bool) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    c[0] = OP_ATA_PASS_THROUGH_16;
+    c[1] = PROTOCOL_NON_DATA << 1;
+    c[2] = if ck_cond { CK_COND } else { 0 };
+    c[14] = command;
+    c
+}
+
+/// ATA PASS-THROUGH (12) (SAT, T10/04-262r8, 13.2.2; same in SAT-2 to
+/// SAT-4), for USB
+/// bridges (JMicron's among them) that reject the 16-byte form.
+///
+/// Byte 0 operation code A1h; byte 1 bits 4:1 PROTOCOL (3h, non-data);
+/// byte 2 as in the 16-byte form (CK_COND in bit 5, T_DIR, BYTE_BLOCK and
+/// T_LENGTH 0); bytes 3–8 FEATURES, COUNT, LBA and DEVICE (0); byte 9
+/// COMMAND; byte 10 reserved; byte 11 CONTROL (0).
+pub fn ata_pass_through_12(command: u8, ck_cond: bool) -> [u8; 12] {
+    let mut c = [0u8; 12];
+    c[0] = OP_ATA_PASS_THROUGH_12;
+    c[1] = PROTOCOL_NON_DATA << 1;
+    c[2] = if ck_cond { CK_COND } else { 0 };
+    c[9] = command;
+    c
+}
+
+/// START STOP UNIT with POWER CONDITION = STANDBY (SBC-4 5.31; SBC-3
+/// has the same CDB): the disk goes to the standby power condition and
+/// returns to active by itself at the next command that needs the medium
+/// (SBC-4 4.20.5.5.2). A plain stop (START = 0, POWER CONDITION = 0) would
+/// leave it stopped until a START UNIT, which SAS disks need and the
+/// kernel does not always send.
+///
+/// Byte 0 operation code 1Bh; byte 1 bit 0 IMMED (0: answer once in
+/// standby); byte 2 reserved; byte 3 bits 3:0 POWER CONDITION MODIFIER
+/// (0: standby_z); byte 4 bits 7:4 POWER CONDITION (3h), bit 2 NO_FLUSH
+/// (0: write the cache first), bit 1 LOEJ (0), bit 0 START (ignored when
+/// POWER CONDITION is not 0); byte 5 CONTROL (0).
+pub fn start_stop_unit_standby() -> [u8; 6] {
+    [OP_START_STOP_UNIT, 0, 0, 0, POWER_CONDITION_STANDBY << 4, 0]
+}
+
+/// REQUEST SENSE (SPC-4 6.39) for up to `alloc` bytes of fixed-format
+/// sense data: a disk in a low-power condition answers NO SENSE with
+/// additional sense code 5Eh (SPC-4 5.12.7) without leaving it.
+///
+/// Byte 0 operation code 03h; byte 1 bit 0 DESC (0: fixed format);
+/// bytes 2–3 reserved; byte 4 ALLOCATION LENGTH; byte 5 CONTROL (0).
+pub fn request_sense(alloc: u8) -> [u8; 6] {
+    [OP_REQUEST_SENSE, 0, 0, 0, alloc, 0]
+}
+
+/// The ATA registers an ATA PASS-THROUGH command returned (SAT's ATA
+/// Status Return sense data descriptor, or the fixed-format equivalent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtaReturn {
+    /// ERROR.
+    pub error: u8,
+    /// COUNT bits 7:0: CHECK POWER MODE's answer.
+    pub count: u8,
+    /// STATUS (bit 0 ERR: the command failed).
+    pub status: u8,
+}
+
+/// Parsed sense data (SPC-4 4.5), from the sense buffer of a failed
+/// command or the parameter data of REQUEST SENSE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sense {
+    /// Descriptor format (response code 72h/73h) rather than fixed
+    /// (70h/71h).
+    pub descriptor: bool,
+    /// SENSE KEY.
+    pub key: u8,
+    /// ADDITIONAL SENSE CODE.
+    pub asc: u8,
+    /// ADDITIONAL SENSE CODE QUALIFIER.
+    pub ascq: u8,
+    /// The ATA registers, when the data carries them.
+    pub ata: Option<AtaReturn>,
+}
+
+/// Sense key ILLEGAL REQUEST: the device does not know the command.
+pub const KEY_ILLEGAL_REQUEST: u8 = 0x05;
+/// Sense key NO SENSE.
+pub const KEY_NO_SENSE: u8 = 0x00;
+/// Sense key NOT READY.
+pub const KEY_NOT_READY: u8 = 0x02;
+/// ADDITIONAL SENSE CODE LOW POWER CONDITION ON and its qualifiers
+/// (SPC-4 5.12.7).
+pub const ASC_LOW_POWER: u8 = 0x5E;
+
+impl Sense {
+    /// Parses `b`; `None` when it is not sense data in either format (too
+    /// short, or another response code).
+    ///
+    /// Fixed format (SPC-4 4.5.3): byte 0 response code 70h/71h (bit 7
+    /// VALID), byte 2 bits 3:0 SENSE KEY, bytes 3–6 INFORMATION, byte 7
+    /// ADDITIONAL SENSE LENGTH, bytes 8–11 COMMAND-SPECIFIC INFORMATION,
+    /// byte 12 ASC, byte 13 ASCQ. For ATA PASS-THROUGH (SAT-2 and later,
+    /// with ASC/ASCQ 00h/1Dh "ATA PASS THROUGH INFORMATION AVAILABLE") the
+    /// INFORMATION bytes are ERROR, STATUS, DEVICE and COUNT(7:0).
+    ///
+    /// Descriptor format (SPC-4 4.5.2): byte 0 response code 72h/73h,
+    /// byte 1 SENSE KEY, byte 2 ASC, byte 3 ASCQ, byte 7 ADDITIONAL SENSE
+    /// LENGTH, descriptors from byte 8; the ATA Status Return descriptor
+    /// (SAT, code 09h, length 0Ch) holds ERROR at its byte 3,
+    /// COUNT(7:0) at 5 and STATUS at 13.
+    pub fn parse(b: &[u8]) -> Option<Sense> {
+        let code = *b.first()? & 0x7f;
+        match code {
+            0x70 | 0x71 => {
+                let key = *b.get(2)? & 0x0f;
+                let asc = b.get(12).copied().unwrap_or(0);
+                let ascq = b.get(13).copied().unwrap_or(0);
+                let ata = (asc == 0x00 && ascq == 0x1D && b.len() >= 7).then(|| AtaReturn {
+                    error: b[3],
+                    status: b[4],
+                    count: b[6],
+                });
+                Some(Sense {
+                    descriptor: false,
+                    key,
+                    asc,
+                    ascq,
+                    ata,
+                })
+            }
+            0x72 | 0x73 => {
+                if b.len() < 4 {
+                    return None;
+                }
+                let len = usize::from(b.get(7).copied().unwrap_or(0));
+                let end = (8 + len).min(b.len());
+                let mut ata = None;
+                let mut at = 8;
+                while at + 2 <= end {
+                    let (dcode, dlen) = (b[at], usize::from(b[at + 1]));
+                    let d = &b[at..(at + 2 + dlen).min(end)];
+                    if dcode == 0x09 && d.len() >= 14 {
+                        ata = Some(AtaReturn {
+                            error: d[3],
+                            count: d[5],
+                            status: d[13],
+                        });
+                    }
+                    at += 2 + dlen;
+                }
+                Some(Sense {
+                    descriptor: true,
+                    key: b[1] & 0x0f,
+                    asc: b[2],
+                    ascq: b[3],
+                    ata,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The device rejected the command as unknown or malformed.
+    pub fn illegal_request(&self) -> bool {
+        self.key == KEY_ILLEGAL_REQUEST
+    }
+}
+
+/// What one command returned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// GOOD status, and neither the host adapter nor the driver reported
+    /// an error.
+    pub ok: bool,
+    /// SCSI status (2: CHECK CONDITION).
+    pub status: u8,
+    /// Host adapter status.
+    pub host_status: u16,
+    /// Driver status.
+    pub driver_status: u16,
+    /// The sense data the kernel returned.
+    pub sense: Vec<u8>,
+    /// Data-in bytes (REQUEST SENSE's parameter data).
+    pub data: Vec<u8>,
+}
+
+impl Reply {
+    /// The parsed sense buffer.
+    pub fn sense(&self) -> Option<Sense> {
+        Sense::parse(&self.sense)
+    }
+
+    /// The device rejected the command (sense key ILLEGAL REQUEST).
+    pub fn illegal_request(&self) -> bool {
+        self.sense().is_some_and(|s| s.illegal_request())
+    }
+
+    /// The ATA registers returned with CK_COND, unless the ATA command
+    /// itself failed (ERR in STATUS).
+    pub fn ata(&self) -> Option<AtaReturn> {
+        self.sense()
+            .and_then(|s| s.ata)
+            .filter(|a| a.status & 0x01 == 0)
+    }
+
+    /// For error messages.
+    pub fn describe(&self) -> String {
+        let sense = self.sense().map_or("no sense data".to_string(), |s| {
+            format!(
+                "sense key 0x{:x}, ASC/ASCQ 0x{:02x}/0x{:02x}",
+                s.key, s.asc, s.ascq
+            )
+        });
+        format!(
+            "status 0x{:02x}, host 0x{:x}, driver 0x{:x}, {sense}",
+            self.status, self.host_status, self.driver_status
+        )
+    }
+}
+
+/// Why a command could not be sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The device does not take SG_IO at all (`ENOTTY`/`EINVAL`: a loop
+    /// device, NVMe, a virtual disk): no SCSI or ATA command reaches it.
+    NotSg(String),
+    /// Anything else: the node cannot be opened, an I/O error, the device
+    /// went away.
+    Failed(String),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::NotSg(m) | SendError::Failed(m) => f.write_str(m),
+        }
+    }
+}
 
 /// `struct sg_io_hdr` of `<scsi/sg.h>`.
 #[repr(C)]
@@ -55,187 +329,97 @@ struct SgIoHdr {
     info: u32,
 }
 
-/// What a non-data command returned.
-#[derive(Clone, Copy, Debug)]
-struct Reply {
-    ok: bool,
-    status: u8,
-    host_status: u16,
-    driver_status: u16,
-    sense: [u8; 32],
-    sense_len: usize,
+/// A device node opened for SG_IO.
+#[derive(Debug)]
+pub struct Device {
+    file: File,
+    path: PathBuf,
 }
 
-impl Reply {
-    fn sense_key(&self) -> Option<u8> {
-        if self.sense_len < 3 {
-            return None;
+impl Device {
+    /// Opens `path` read-only and non-blocking: opening a block device this
+    /// way does no I/O, so it neither wakes the disk nor waits for media.
+    pub fn open(path: &Path) -> Result<Device, SendError> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map(|file| Device {
+                file,
+                path: path.to_path_buf(),
+            })
+            .map_err(|e| SendError::Failed(format!("{}: {e}", path.display())))
+    }
+
+    /// Sends `cdb`, reading up to `data_in` bytes from the device (0: a
+    /// non-data command), waiting at most `timeout_ms`.
+    #[allow(unsafe_code)]
+    pub fn send(&self, cdb: &[u8], data_in: usize, timeout_ms: u32) -> Result<Reply, SendError> {
+        let mut sense = [0u8; 64];
+        let mut data = vec![0u8; data_in];
+        let mut hdr = SgIoHdr {
+            interface_id: i32::from(b'S'),
+            dxfer_direction: if data_in == 0 {
+                SG_DXFER_NONE
+            } else {
+                SG_DXFER_FROM_DEV
+            },
+            cmd_len: u8::try_from(cdb.len()).unwrap_or(u8::MAX),
+            mx_sb_len: sense.len() as u8,
+            iovec_count: 0,
+            dxfer_len: u32::try_from(data_in).unwrap_or(u32::MAX),
+            dxferp: if data_in == 0 {
+                std::ptr::null_mut()
+            } else {
+                data.as_mut_ptr().cast()
+            },
+            cmdp: cdb.as_ptr(),
+            sbp: sense.as_mut_ptr(),
+            timeout: timeout_ms,
+            flags: 0,
+            pack_id: 0,
+            usr_ptr: std::ptr::null_mut(),
+            status: 0,
+            masked_status: 0,
+            msg_status: 0,
+            sb_len_wr: 0,
+            host_status: 0,
+            driver_status: 0,
+            resid: 0,
+            duration: 0,
+            info: 0,
+        };
+        // SAFETY: `hdr` is a correctly laid out `sg_io_hdr` (repr(C), field
+        // for field as in <scsi/sg.h>); `cmdp` points at `cdb` (cmd_len
+        // bytes), `sbp` at `sense` (mx_sb_len bytes) and `dxferp` at `data`
+        // (dxfer_len bytes, or null with SG_DXFER_NONE), all alive until
+        // the ioctl returns. The kernel writes only into `hdr`, `sense`
+        // and `data`.
+        let r = unsafe { libc::ioctl(self.file.as_raw_fd(), SG_IO as _, &mut hdr as *mut SgIoHdr) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            let path = self.path.display();
+            return Err(
+                if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::EINVAL)) {
+                    SendError::NotSg(format!(
+                        "{path}: SG_IO not supported ({e}): not a SCSI or ATA device"
+                    ))
+                } else {
+                    SendError::Failed(format!("{path}: SG_IO: {e}"))
+                },
+            );
         }
-        match self.sense[0] & 0x7f {
-            0x72 | 0x73 => Some(self.sense[1] & 0x0f),
-            0x70 | 0x71 => Some(self.sense[2] & 0x0f),
-            _ => None,
-        }
+        let got = data_in.saturating_sub(usize::try_from(hdr.resid).unwrap_or(0));
+        data.truncate(got);
+        Ok(Reply {
+            ok: hdr.info & SG_INFO_OK_MASK == 0 && hdr.status == 0,
+            status: hdr.status,
+            host_status: hdr.host_status,
+            driver_status: hdr.driver_status,
+            sense: sense[..usize::from(hdr.sb_len_wr).min(sense.len())].to_vec(),
+            data,
+        })
     }
-    fn illegal_request(&self) -> bool {
-        self.sense_key() == Some(0x05)
-    }
-    /// The ATA sector count register returned with CK_COND.
-    fn ata_count(&self) -> Option<u8> {
-        match self.sense[0] & 0x7f {
-            0x72 if self.sense_len >= 22 && self.sense[8] == 0x09 => Some(self.sense[13]),
-            0x70 if self.sense_len >= 7 => Some(self.sense[6]),
-            _ => None,
-        }
-    }
-    fn describe(&self) -> String {
-        format!(
-            "status 0x{:02x}, host 0x{:x}, driver 0x{:x}, sense key {}",
-            self.status,
-            self.host_status,
-            self.driver_status,
-            self.sense_key()
-                .map_or("none".into(), |k| format!("0x{k:x}"))
-        )
-    }
-}
-
-/// Issues one non-data command.
-#[allow(unsafe_code)]
-fn sg_io(dev: &File, cdb: &[u8], timeout_ms: u32) -> io::Result<Reply> {
-    let mut sense = [0u8; 32];
-    let mut hdr = SgIoHdr {
-        interface_id: i32::from(b'S'),
-        dxfer_direction: SG_DXFER_NONE,
-        cmd_len: cdb.len() as u8,
-        mx_sb_len: sense.len() as u8,
-        iovec_count: 0,
-        dxfer_len: 0,
-        dxferp: std::ptr::null_mut(),
-        cmdp: cdb.as_ptr(),
-        sbp: sense.as_mut_ptr(),
-        timeout: timeout_ms,
-        flags: 0,
-        pack_id: 0,
-        usr_ptr: std::ptr::null_mut(),
-        status: 0,
-        masked_status: 0,
-        msg_status: 0,
-        sb_len_wr: 0,
-        host_status: 0,
-        driver_status: 0,
-        resid: 0,
-        duration: 0,
-        info: 0,
-    };
-    // SAFETY: `hdr` is a correctly laid out `sg_io_hdr` (repr(C), field for
-    // field as in <scsi/sg.h>); `cmdp` points at `cdb` (cmd_len bytes) and
-    // `sbp` at `sense` (mx_sb_len bytes), both alive until the ioctl
-    // returns; no data buffer is used (SG_DXFER_NONE, dxferp null). The
-    // kernel writes only into `hdr` and `sense`.
-    let r = unsafe { libc::ioctl(dev.as_raw_fd(), SG_IO as _, &mut hdr as *mut SgIoHdr) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(Reply {
-        ok: hdr.info & SG_INFO_OK_MASK == 0 && hdr.status == 0,
-        status: hdr.status,
-        host_status: hdr.host_status,
-        driver_status: hdr.driver_status,
-        sense,
-        sense_len: usize::from(hdr.sb_len_wr).min(32),
-    })
-}
-
-fn ata16(command: u8, ck_cond: bool) -> [u8; 16] {
-    let mut c = [0u8; 16];
-    c[0] = 0x85;
-    c[1] = 3 << 1; // protocol: non-data
-    c[2] = if ck_cond { 0x20 } else { 0 };
-    c[14] = command;
-    c
-}
-
-fn ata12(command: u8, ck_cond: bool) -> [u8; 12] {
-    let mut c = [0u8; 12];
-    c[0] = 0xA1;
-    c[1] = 3 << 1;
-    c[2] = if ck_cond { 0x20 } else { 0 };
-    c[9] = command;
-    c
-}
-
-fn open(path: &Path) -> io::Result<File> {
-    // Read-only and non-blocking: opening a block device this way does no
-    // I/O, so it neither wakes the disk nor waits for media.
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-fn os_err(path: &Path, e: io::Error) -> String {
-    if e.raw_os_error() == Some(libc::ENOTTY) || e.raw_os_error() == Some(libc::EINVAL) {
-        format!(
-            "{}: SG_IO not supported ({e}): not a SCSI or ATA device",
-            path.display()
-        )
-    } else {
-        format!("{}: SG_IO: {e}", path.display())
-    }
-}
-
-/// Spins the drive down; returns the command that worked.
-pub fn standby(path: &Path) -> Result<&'static str, String> {
-    let dev = open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut tried = Vec::new();
-    let attempts: [(&'static str, &[u8]); 3] = [
-        (
-            "ATA PASS-THROUGH(16) STANDBY IMMEDIATE",
-            &ata16(ATA_STANDBY_IMMEDIATE, false),
-        ),
-        (
-            "ATA PASS-THROUGH(12) STANDBY IMMEDIATE",
-            &ata12(ATA_STANDBY_IMMEDIATE, false),
-        ),
-        ("SCSI START STOP UNIT (stop)", &[0x1B, 0, 0, 0, 0, 0]),
-    ];
-    for (name, cdb) in attempts {
-        let r = sg_io(&dev, cdb, 30_000).map_err(|e| os_err(path, e))?;
-        if r.ok {
-            return Ok(name);
-        }
-        tried.push(format!("{name}: {}", r.describe()));
-        if !r.illegal_request() {
-            break;
-        }
-    }
-    Err(format!(
-        "{}: the drive refused standby ({})",
-        path.display(),
-        tried.join("; ")
-    ))
-}
-
-/// The drive's power state by ATA CHECK POWER MODE: `Some(true)` in
-/// standby, `Some(false)` spinning, `None` when the device does not answer
-/// ATA commands.
-pub fn in_standby(path: &Path) -> Result<Option<bool>, String> {
-    let dev = open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let cdbs: [&[u8]; 2] = [
-        &ata16(ATA_CHECK_POWER_MODE, true),
-        &ata12(ATA_CHECK_POWER_MODE, true),
-    ];
-    for cdb in cdbs {
-        let r = sg_io(&dev, cdb, 10_000).map_err(|e| os_err(path, e))?;
-        if let Some(count) = r.ata_count() {
-            return Ok(Some(matches!(count, 0x00 | 0x01)));
-        }
-        if !r.illegal_request() {
-            break;
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -252,35 +436,12 @@ mod tests {
     }
 
     #[test]
-    fn cdbs() {
-        let c = ata16(ATA_CHECK_POWER_MODE, true);
-        assert_eq!((c[0], c[1], c[2], c[14]), (0x85, 0x06, 0x20, 0xE5));
-        let c = ata12(ATA_STANDBY_IMMEDIATE, false);
-        assert_eq!((c[0], c[1], c[9]), (0xA1, 0x06, 0xE0));
-    }
-
-    #[test]
-    fn sense_parsing() {
-        let mut r = Reply {
-            ok: false,
-            status: 2,
-            host_status: 0,
-            driver_status: 8,
-            sense: [0; 32],
-            sense_len: 22,
-        };
-        r.sense[0] = 0x72;
-        r.sense[1] = 0x01;
-        r.sense[8] = 0x09;
-        r.sense[13] = 0xFF;
-        assert_eq!(r.ata_count(), Some(0xFF));
-        r.sense[1] = 0x05;
-        assert!(r.illegal_request());
-    }
-
-    #[test]
     fn a_non_scsi_device_is_a_clear_error() {
-        let e = standby(Path::new("/dev/null")).unwrap_err();
-        assert!(e.contains("/dev/null"), "{e}");
+        let d = Device::open(Path::new("/dev/null")).unwrap();
+        let e = d.send(&request_sense(18), 18, 1000).unwrap_err();
+        assert!(matches!(e, SendError::NotSg(_)), "{e:?}");
+        assert!(e.to_string().contains("/dev/null"), "{e}");
+        let e = Device::open(Path::new("/no/such/disk")).unwrap_err();
+        assert!(matches!(e, SendError::Failed(ref m) if m.contains("/no/such/disk")));
     }
 }

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::transport::Transport;
+
 /// One disk's counters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -56,6 +58,32 @@ pub struct DiskState {
     /// `task = "jobs"`: the running commands, by job name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub job_pids: BTreeMap<String, JobProcess>,
+    /// `backend = "auto"`: the transport its probe found (absent: not
+    /// probed yet, as in state files older than the field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportMemo>,
+}
+
+/// The transport a probe found for a disk ([`crate::transport`]), and the
+/// device it was found on: a disk that comes back with other device
+/// numbers or under another kernel name (a by-id link pointing
+/// elsewhere) is probed again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportMemo {
+    /// `ata16`, `ata12`, `scsi`, `hdparm` or `none`.
+    pub transport: Transport,
+    /// The device numbers it was probed on (`major:minor`).
+    #[serde(default)]
+    pub device: String,
+    /// The kernel name it was probed on (`sdb`).
+    #[serde(default)]
+    pub kernel: String,
+    /// When (Unix seconds).
+    #[serde(default)]
+    pub probed_unix: u64,
+    /// What answered, and what was refused before it.
+    #[serde(default)]
+    pub why: String,
 }
 
 /// A job's running command, named like [`DiskState::command_pid`] by its

@@ -12,7 +12,7 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
 mod support;
 
-use support::{Daemon, Setup, line, wait_for, write};
+use support::{Daemon, DevNames, Setup, line, wait_for, write};
 
 /// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
 fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
@@ -108,18 +108,6 @@ fn a_broken_log_pipe_does_not_stop_the_daemon() {
     assert!(processes_running(&["/bin/sleep", "1001.25"]).is_empty());
 }
 
-/// A regular file under /dev standing for a kernel device, and a link to
-/// it, removed when dropped.
-struct DevNames(Vec<PathBuf>);
-
-impl Drop for DevNames {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 // Bug 2: a by-id link that udev creates (or moves) after the kernel device
 // appeared was followed only when the set of kernel names changed.
 #[test]
@@ -128,16 +116,9 @@ fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
         println!("skipping: needs root (creates names under /dev)");
         return;
     }
-    let tag = std::process::id();
-    let (a, b) = (format!("lullta{tag}"), format!("lulltb{tag}"));
-    let link = PathBuf::from(format!("/dev/lull-test-by-id-{tag}"));
-    let names = DevNames(vec![
-        PathBuf::from(format!("/dev/{a}")),
-        PathBuf::from(format!("/dev/{b}")),
-        link.clone(),
-    ]);
-    std::fs::write(&names.0[0], "").unwrap();
-    std::fs::write(&names.0[1], "").unwrap();
+    let names = DevNames::new("lullt");
+    let [a, b] = names.kernel.clone();
+    let link = names.link.clone();
     // Both kernel devices exist from the start; the link does not yet.
     let s = Setup::new(
         &command_disk(link.to_str().unwrap(), "1002.25"),
@@ -297,8 +278,13 @@ fn metrics_tell_the_truth_about_failures_and_stops() {
         },
         || std::fs::read_to_string(&prom).unwrap_or_default() + &d.log(),
     );
-    // The backend `auto` chose is logged once.
-    assert_eq!(d.log().matches("standby backend").count(), 1, "{}", d.log());
+    // `auto` cannot probe a disk without a device node: said once.
+    assert_eq!(
+        d.log().matches("cannot probe its transport").count(),
+        1,
+        "{}",
+        d.log()
+    );
     wait_for(
         "the command",
         Duration::from_secs(20),

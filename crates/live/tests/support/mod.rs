@@ -176,6 +176,40 @@ pub(crate) fn wait_for(
     }
 }
 
+/// Two regular files under /dev standing for kernel devices (`/dev/A`,
+/// `/dev/B`, names unique to this process) and the path of a by-id style
+/// link (not created); all removed when dropped. Needs root.
+pub(crate) struct DevNames {
+    /// The two kernel names.
+    pub(crate) kernel: [String; 2],
+    /// `/dev/lull-test-by-id-…`.
+    pub(crate) link: PathBuf,
+}
+
+impl DevNames {
+    /// Creates the two files; `prefix` keeps tests apart.
+    pub(crate) fn new(prefix: &str) -> DevNames {
+        let tag = std::process::id();
+        let kernel = [format!("{prefix}a{tag}"), format!("{prefix}b{tag}")];
+        for k in &kernel {
+            std::fs::write(format!("/dev/{k}"), "").unwrap();
+        }
+        DevNames {
+            kernel,
+            link: PathBuf::from(format!("/dev/{prefix}-by-id-{tag}")),
+        }
+    }
+}
+
+impl Drop for DevNames {
+    fn drop(&mut self) {
+        for k in &self.kernel {
+            let _ = std::fs::remove_file(format!("/dev/{k}"));
+        }
+        let _ = std::fs::remove_file(&self.link);
+    }
+}
+
 /// Whether the tests run as root (loop devices, root-owned hooks).
 pub(crate) fn is_root() -> bool {
     Command::new("id")
