@@ -304,8 +304,8 @@ impl LongIdle {
         let last = self.last_ratio;
         let [long, all] = self.cells[cell(last, busy)];
         // The cell's share of long periods, with half a period of prior
-        // each way, as log-odds.
-        let odds = ((long + 0.5) / (all - long + 0.5)).ln().clamp(-4.0, 4.0);
+        // each way, as log-odds: ln((l + ½)/(s + ½)) = ln(1 + 2l) − ln(1 + 2s).
+        let odds = (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0);
         Features {
             dense: [
                 self.recent[0],
