@@ -644,7 +644,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
     if o.ignore_spin_down_detection {
         comment(
             &mut out,
-            "-I: hd-idle sends the spin-down command again, every idle time, to a disk it believes already spun down, because undetected activity (SMART queries) may have spun it up. lull instead reads the power state of its standby disks with CHECK POWER MODE, which never wakes a disk, every `power_check` (sgio backend), and logs and counts a disk found spinning without counted I/O (`lull_foreign_spinups_total`); it spins such a disk down again after its next idle period, not while it stays idle.",
+            "-I: hd-idle sends the spin-down command again, every idle time, to a disk it believes already spun down, because undetected activity (SMART queries) may have spun it up. lull instead reads the power state of its standby disks with CHECK POWER MODE, which never wakes a disk, every `power_check` (with every transport but `hdparm`), and logs and counts a disk found spinning without counted I/O (`lull_foreign_spinups_total`); it spins such a disk down again after its next idle period, not while it stays idle.",
         );
         let _ = writeln!(out, "power_check = \"60s\"");
         warnings.push("-I has no exact lull equivalent: a disk woken without counted I/O is detected (power_check) but spun down again only after its next idle period".to_string());
