@@ -86,7 +86,7 @@ pub fn resolve<'a>(device: &str, names: impl Iterator<Item = &'a str> + Clone) -
 }
 
 /// The kernel name a `/dev` path points to (following symlinks).
-fn kernel_name(path: &Path) -> Option<String> {
+pub(crate) fn kernel_name(path: &Path) -> Option<String> {
     let real = std::fs::canonicalize(path).ok()?;
     if !real.starts_with("/dev") {
         return None;

@@ -374,10 +374,7 @@ pub fn convert(text: &str) -> Result<Conversion, HdIdleError> {
 /// The kernel name a `/dev/…` path points to now, if it resolves to a node
 /// directly under `/dev`.
 pub fn kernel_name_now(path: &str) -> Option<String> {
-    let real = std::fs::canonicalize(path).ok()?;
-    (real.parent() == Some(Path::new("/dev")))
-        .then(|| real.file_name().map(|f| f.to_string_lossy().into_owned()))
-        .flatten()
+    crate::devices::kernel_name(Path::new(path))
 }
 
 /// [`convert`] with a given link resolver (`/dev/disk/by-id/x` → `sdb`), so
