@@ -12,17 +12,13 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
 mod support;
 
-use support::{Daemon, DevNames, Setup, line, wait_for, write};
+use support::{Daemon, DevNames, Setup, is_root, line, wait_for, write};
 
 /// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
 fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
     let mut cmd = Command::new(LULLD);
     cmd.arg("--config").arg(config);
     Daemon::spawn(cmd, config.with_extension("log"), env)
-}
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
 }
 
 fn run(args: &[&str]) -> std::process::Output {
