@@ -196,6 +196,22 @@ pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
     }
 }
 
+/// `registry` set up for a disk whose task is `task` with break-even
+/// `breakeven`: durations relative to B resolve against it, and for the
+/// tasks that only compete with the foreground for the disk (`flush`,
+/// `command`, `jobs`) the named network `auto` is the background one
+/// ([`lull_detectors::AUTO_BACKGROUND_SPEC`]), as in a replay of
+/// writeback or cleaning.
+pub fn disk_registry(registry: &Registry, task: &TaskConfig, breakeven: Nanos) -> Registry {
+    let mut r = registry.clone().with_breakeven(breakeven);
+    if !matches!(task, TaskConfig::Standby { .. })
+        && r.expand_network(lull_detectors::AUTO.name).is_some()
+    {
+        lull_detectors::use_background_auto(&mut r);
+    }
+    r
+}
+
 impl DiskConfig {
     /// Whether `other` configures the disk the same way, wherever in the
     /// file it is written (a reload keeps such a disk running; its hooks
@@ -708,7 +724,7 @@ fn disk(
         }
     };
     let breakeven = task_breakeven(&task, power.as_ref());
-    let registry = registry.clone().with_breakeven(breakeven);
+    let registry = disk_registry(registry, &task, breakeven);
     let network = match &d.network {
         Some(n) => {
             check_network(n.get_ref(), &registry)
@@ -1176,6 +1192,22 @@ reserve = "5m/hour:extra"
         assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
         // `2B` is accepted because each disk knows its B.
         parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(8B)\"\n").unwrap();
+    }
+
+    #[test]
+    fn auto_follows_the_disks_task() {
+        let c = parse(
+            "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+        )
+        .unwrap();
+        let expand = |d: &DiskConfig| {
+            disk_registry(&registry(), &d.task, d.breakeven)
+                .expand_network(&d.network)
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(expand(&c.disks[0]), lull_detectors::AUTO_SPEC);
+        assert_eq!(expand(&c.disks[1]), lull_detectors::AUTO_BACKGROUND_SPEC);
     }
 
     #[test]

@@ -305,9 +305,10 @@ async fn stop_orphans(state: &mut State, cfg: &Config) {
 
 /// Builds a disk's network for its device: durations relative to the
 /// break-even time (`timer(4B)`) and B-scaled defaults resolve against the
-/// disk's own B ([`crate::config::task_breakeven`]).
+/// disk's own B ([`crate::config::task_breakeven`]), and `auto` follows the
+/// task ([`crate::config::disk_registry`]).
 fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, String> {
-    let registry = registry.clone().with_breakeven(cfg.breakeven);
+    let registry = crate::config::disk_registry(registry, &cfg.task, cfg.breakeven);
     NetworkSpec::parse(&cfg.network, Some(&registry))
         .map_err(|e| e.to_string())
         .and_then(|s| s.build(&registry).map_err(|e| e.to_string()))
