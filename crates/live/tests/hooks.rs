@@ -1,8 +1,10 @@
 //! `lulld`'s event hooks on loop devices (issue 20, item 1): a hook runs
 //! on each spin-down attempt and each wake with the event in its
 //! environment; a hook that hangs is killed at `hook_timeout` while the
-//! daemon keeps deciding on time. Needs root and loop devices; without
-//! them each test says so and passes.
+//! daemon keeps deciding on time; after a standby (a stand-in for
+//! `hdparm` that reports success, since a loop device never sleeps) a
+//! write runs `on_spinup` and `on_wake` with the time spent asleep. Needs
+//! root and loop devices; without them each test says so and passes.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -344,5 +346,108 @@ fn check_names_a_bad_hook_key() {
     assert!(
         err.contains("key `disk[0].on_task_stop`") && err.contains("writable"),
         "{err}"
+    );
+}
+
+#[test]
+fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
+    if !cfg!(debug_assertions) {
+        println!("skipping: the hdparm stand-in is read by debug builds of lulld only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        println!("{SKIP}");
+        return;
+    };
+    let disk = &devs[0];
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let hook = script(
+        dir.path(),
+        "record.sh",
+        "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
+    );
+    // A loop device cannot sleep: a stand-in for hdparm (read by debug
+    // builds only, see `drive::hdparm_path`) says the standby worked, so
+    // the daemon believes the disk asleep until I/O reaches it.
+    let fake = script(
+        dir.path(),
+        "hdparm",
+        "case \"$1\" in\n-y) echo \" issuing standby command\" ;;\n-C) echo \" drive state is:  standby\" ;;\nesac\nexit 0\n",
+    );
+    let argv = format!("[{:?}, {:?}]", hook, out);
+    let (cfg, _st, prom) = config(
+        dir.path(),
+        &format!(
+            "hook_timeout = \"5s\"\non_spindown = {argv}\non_spinup = {argv}\non_wake = {argv}\n"
+        ),
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n",
+            disk.name()
+        ),
+    );
+    let key = disk.name();
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(&cfg);
+    let fake = fake.to_string_lossy().into_owned();
+    let mut d = Daemon::spawn(
+        cmd,
+        cfg.with_extension("log"),
+        &[("LULL_TEST_HDPARM", fake.as_str())],
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    io.set(false);
+    wait_for(
+        "a spin-down",
+        Duration::from_secs(20),
+        || count(&out, "spindown") >= 1,
+        || d.log(),
+    );
+    // Asleep for a while, then a write.
+    std::thread::sleep(Duration::from_millis(1500));
+    let woke = std::time::SystemTime::now();
+    io.set(true);
+    wait_for(
+        "the spin-up and the wake",
+        Duration::from_secs(20),
+        || count(&out, "spinup") >= 1 && count(&out, "wake") >= 1,
+        || d.log(),
+    );
+    io.set(false);
+    assert!(d.stop().success(), "{}", d.log());
+    let r = runs(&out);
+    let down = &r["spindown"][0];
+    assert_eq!(down["LULL_RESULT"], "ok", "{down:?}\n{}", d.log());
+    assert_eq!(down["LULL_DISK"], key, "{down:?}");
+    for ev in ["spinup", "wake"] {
+        let e = &r[ev][0];
+        assert_eq!(e["LULL_DISK"], key, "{ev}: {e:?}");
+        let standby: f64 = e["LULL_STANDBY_S"]
+            .parse()
+            .unwrap_or_else(|_| panic!("{ev}: {e:?}"));
+        assert!(
+            (1.0..20.0).contains(&standby),
+            "{ev}: asleep ~1.5 s before the write, LULL_STANDBY_S {standby}: {e:?}"
+        );
+        let at: u64 = e["LULL_UNIX_TIME"].parse().unwrap();
+        let woke_s = woke
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(
+            at + 1 >= woke_s,
+            "{ev} at {at}, the write at {woke_s}: {e:?}"
+        );
+    }
+    let t = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        sample(
+            &t,
+            &format!("lull_hook_runs_total{{disk=\"{key}\",event=\"spinup\"}}")
+        ) >= Some(1.0),
+        "{t}"
     );
 }
