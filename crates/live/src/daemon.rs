@@ -60,7 +60,7 @@ use crate::jobs::{JobsRun, Switch};
 use crate::metrics::{self, DiskGauges};
 use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
-use crate::state::{State, WearBudget, write_atomically};
+use crate::state::{State, Wake, WearBudget, keep_last_day, write_atomically};
 use crate::task::{Intent, LiveTask};
 use crate::timer::PollTimer;
 use crate::wakeup;
@@ -322,27 +322,42 @@ fn sample_devs(d: &Disk, sample: &Sample) -> Vec<(u32, u32)> {
 }
 
 /// Names, best effort, what woke `d` ([`crate::wakeup`]), counts it in
-/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`) and,
-/// when known, the suspects for `LULL_WOKEN_BY` (`"smbd (pid 12, …)"`,
-/// the most likely first; `unknown` when they are gone).
-fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> (String, Option<String>) {
+/// `st`, records it as the disk's last wake (`cause`, a [`Wake`]
+/// constant), and returns the log text (`", woken by smbd (pid 12, …)"`)
+/// and, when known, the suspects for `LULL_WOKEN_BY` (`"smbd (pid 12,
+/// …)"`, the most likely first; `unknown` when they are gone).
+fn woken_by(
+    d: &mut Disk,
+    st: &mut crate::state::DiskState,
+    cause: &str,
+) -> (String, Option<String>) {
+    let mut wake = Wake {
+        unix: unix_now(),
+        cause: cause.to_string(),
+        by: Vec::new(),
+    };
     let Some(before) = d.sleep_snapshot.take() else {
+        st.last_wake = Some(wake);
         return (String::new(), None);
     };
     let grown = wakeup::grew(&before, &wakeup::snapshot());
     let who = wakeup::suspects(&grown, |pid| wakeup::uses_devices(pid, &d.devs));
     let comm = who.first().map_or("unknown", |w| w.0.as_str());
     *st.wakeups.entry(comm.to_string()).or_default() += 1;
-    if who.is_empty() {
+    let out = if who.is_empty() {
+        wake.by.push("unknown".to_string());
         (
             ", woken by a process that is gone (or by the kernel)".to_string(),
             Some("unknown".to_string()),
         )
     } else {
+        wake.by = who.iter().map(|w| w.0.clone()).collect();
         let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
         let list = list.join(", ");
         (format!(", woken by {list}"), Some(list))
-    }
+    };
+    st.last_wake = Some(wake);
+    out
 }
 
 /// Starts `d`'s hook for `ev`, if it has one, with the disk's
@@ -1085,13 +1100,16 @@ impl Daemon {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
                     d.devs = sample_devs(d, &sample);
-                    let (who, names) = woken_by(d, st);
+                    let (who, names) = woken_by(d, st, Wake::SPINUP);
                     info!(
                         "disk {}: busy again after {} in standby{who}",
                         d.key,
                         now - since
                     );
                     self.dirty = true;
+                    // Written at once, so `lull status` names the wakers
+                    // (spin-ups are rare: the wear budget bounds them).
+                    self.urgent = true;
                     if let Some(n) = names {
                         env.push(("LULL_WOKEN_BY", n));
                     }
@@ -1101,6 +1119,14 @@ impl Daemon {
                     fire_hook(&self.hooks, d, now, HookEvent::Spinup, env.clone());
                 }
                 if d.acted || spun_up {
+                    if !spun_up {
+                        st.last_wake = Some(Wake {
+                            unix: unix_now(),
+                            cause: Wake::IO.to_string(),
+                            by: Vec::new(),
+                        });
+                        self.dirty = true;
+                    }
                     fire_hook(&self.hooks, d, now, HookEvent::Wake, env);
                 }
                 d.acted = false;
@@ -1258,9 +1284,12 @@ impl Daemon {
                                 return;
                             }
                         }
-                        if let Some(b) = self.state.disk(&key).wear.as_mut() {
+                        let st = self.state.disk(&key);
+                        if let Some(b) = st.wear.as_mut() {
                             let _ = b.take(per_day, now_unix);
                         }
+                        keep_last_day(&mut st.spindown_attempts_unix, now_unix);
+                        st.spindown_attempts_unix.push(now_unix);
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -1505,7 +1534,8 @@ impl Daemon {
                         st.spinups += 1;
                         st.foreign_spinups += 1;
                         st.standby_s += (now - since).as_secs_f64();
-                        let (who, names) = woken_by(d, st);
+                        let (who, names) = woken_by(d, st, Wake::FOREIGN);
+                        self.urgent = true;
                         info!(
                             "disk {key}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted){who}",
                             now - since
