@@ -392,21 +392,30 @@ fn fire_hook(
     runner.fire(&d.key, ev, argv, env);
 }
 
-/// Reads `path` into `buf` (cleared first) with reads as large as the
-/// buffer, so a poll of /proc/diskstats is one `read` and the end-of-file
-/// one, not the doubling probe reads `read_to_string` does on a file whose
-/// size the kernel reports as 0.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    use std::io::Read;
+/// Reads diskstats at `path` into `buf` (cleared first) with reads as
+/// large as the buffer, so a poll is one `read` and the end-of-file one,
+/// not the doubling probe reads `read_to_string` does on a file whose
+/// size the kernel reports as 0. A procfs file is kept open in `file` and
+/// read again from offset 0 (the kernel regenerates it: no `open` and
+/// `close` per poll); any other file is opened each time.
+fn read_diskstats(
+    file: &mut Option<std::fs::File>,
+    path: &Path,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     buf.clear();
-    let mut f = std::fs::File::open(path)?;
-    loop {
+    let (f, kept) = match file.take() {
+        Some(f) => (f, true),
+        None => (std::fs::File::open(path)?, false),
+    };
+    let result = loop {
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(16 << 10);
         }
         let len = buf.len();
         buf.resize(buf.capacity(), 0);
-        let n = match f.read(&mut buf[len..]) {
+        let n = match f.read_at(&mut buf[len..], len as u64) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                 buf.truncate(len);
@@ -414,14 +423,22 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
             }
             Err(e) => {
                 buf.truncate(len);
-                return Err(e);
+                break Err(e);
             }
         };
         buf.truncate(len + n);
         if n == 0 {
-            return Ok(());
+            break Ok(());
         }
+    };
+    let procfs = || {
+        nix::sys::statfs::fstatfs(&f)
+            .is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC)
+    };
+    if result.is_ok() && (kept || procfs()) {
+        *file = Some(f);
     }
+    result
 }
 
 /// When the engine decided.
@@ -578,7 +595,17 @@ struct Daemon {
     /// time-of-day skeptics see real hours across restarts.
     clock: Nanos,
     last_poll: Nanos,
-    names_sig: u64,
+    /// Resolve the disks at the next poll (at start and after a reload).
+    resolve_now: bool,
+    /// The last diskstats sample, updated in place at every poll.
+    sample: Sample,
+    /// The device names the disks watch (sorted): the lines of diskstats
+    /// whose counters are parsed.
+    wanted: Vec<String>,
+    /// `/proc/diskstats`, kept open and read again from its start at each
+    /// poll (a procfs file regenerates; a regular file, as in tests, is
+    /// opened afresh at each poll, since it may be replaced).
+    diskstats_file: Option<std::fs::File>,
     polls: u64,
     generation: u64,
     reports_tx: mpsc::UnboundedSender<Report>,
@@ -657,7 +684,10 @@ impl Daemon {
             base: boottime(),
             clock: unix_now_ns(),
             last_poll: Nanos::ZERO,
-            names_sig: 0,
+            resolve_now: true,
+            sample: Sample::default(),
+            wanted: Vec::new(),
+            diskstats_file: None,
             polls: 0,
             generation: 0,
             reports_tx,
@@ -749,6 +779,8 @@ impl Daemon {
                 return Err(DaemonError::Runtime(format!("poll timer: {e}")));
             }
             tokio::select! {
+                // In this order: no random draw per wake-up.
+                biased;
                 r = timer.wait() => {
                     if let Err(e) = r {
                         return Err(DaemonError::Runtime(format!("poll timer: {e}")));
@@ -800,7 +832,8 @@ impl Daemon {
                     }
                 }
                 self.retire_all(gone).await;
-                self.names_sig = 0; // Re-resolve at the next poll.
+                self.resolve_now = true; // Re-resolve at the next poll.
+                self.diskstats_file = None; // Its path may have changed.
                 self.path_sig = 0;
                 self.missing.clear();
                 if old_listen != self.cfg.metrics.listen {
@@ -1006,10 +1039,11 @@ impl Daemon {
     async fn poll(&mut self, late: bool) {
         let now = self.now();
         let mut buf = std::mem::take(&mut self.read_buf);
-        let read = read_into(&self.cfg.diskstats, &mut buf).and_then(|()| {
-            std::str::from_utf8(&buf)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        });
+        let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
+            .and_then(|()| {
+                std::str::from_utf8(&buf)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            });
         let text = match read {
             Ok(t) => t,
             Err(e) => {
@@ -1022,29 +1056,23 @@ impl Daemon {
                 return;
             }
         };
-        let parsed = parse(text);
-        let sig;
-        self.read_buf = buf;
-        let sample = match parsed {
-            Ok(s) => {
-                // The kernel lists devices in a stable order: hashing the
-                // names in file order detects a change without sorting.
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                for d in &s {
-                    d.name.hash(&mut h);
-                }
-                sig = h.finish() | 1;
-                Sample::new(s)
+        // Counters are parsed for the watched devices only (all of them
+        // when the disks are to be resolved again: a new disk's too).
+        let mut sample = std::mem::take(&mut self.sample);
+        let (wanted, all) = (&self.wanted, self.resolve_now);
+        let parsed = sample.update(text, |n| {
+            all || wanted.binary_search_by(|w| w.as_str().cmp(n)).is_ok()
+        });
+        if let Err(e) = parsed {
+            self.sample = sample;
+            self.read_buf = buf;
+            if !self.read_error_logged {
+                error!("{}: {e}", self.cfg.diskstats.display());
+                self.read_error_logged = true;
             }
-            Err(e) => {
-                if !self.read_error_logged {
-                    error!("{}: {e}", self.cfg.diskstats.display());
-                    self.read_error_logged = true;
-                }
-                self.last_poll = now;
-                return;
-            }
-        };
+            self.last_poll = now;
+            return;
+        }
         self.read_error_logged = false;
         if late {
             warn!(
@@ -1053,11 +1081,27 @@ impl Daemon {
             );
         }
         let path_sig = self.path_signature(&sample);
-        if sig != self.names_sig || path_sig != self.path_sig {
-            self.names_sig = sig;
+        if self.resolve_now || sample.names_changed() || path_sig != self.path_sig {
+            self.resolve_now = false;
             self.path_sig = path_sig;
             self.resolve_all(&sample);
+            // Disks found now watch devices whose counters were skipped.
+            sample.fill(text);
+            self.wanted = self
+                .disks
+                .iter()
+                .flat_map(|d| {
+                    let f = d.tracker.family();
+                    std::iter::once(&f.disk)
+                        .chain(&f.partitions)
+                        .chain(&f.holders)
+                        .cloned()
+                })
+                .collect();
+            self.wanted.sort_unstable();
+            self.wanted.dedup();
         }
+        self.read_buf = buf;
         let mut events = std::mem::take(&mut self.events);
         for i in 0..self.disks.len() {
             events.clear();
@@ -1192,6 +1236,7 @@ impl Daemon {
             }
         }
         self.events = events;
+        self.sample = sample;
         self.last_poll = now;
         self.polls += 1;
         self.save(false);
