@@ -657,6 +657,8 @@ struct Daemon {
     /// When to take the code pages out of the resident set
     /// ([`Daemon::release_code_soon`]).
     release_code_at: Option<Nanos>,
+    /// When they were last released.
+    last_release: Option<Nanos>,
     /// Resolve the disks at the next poll (at start and after a reload).
     resolve_now: bool,
     /// The last diskstats sample, updated in place at every poll.
@@ -745,6 +747,7 @@ impl Daemon {
             last_poll: Nanos::ZERO,
             resolve_now: true,
             release_code_at: None,
+            last_release: None,
             sample: Sample::default(),
             diskstats_file: None,
             polls: 0,
@@ -1029,10 +1032,16 @@ impl Daemon {
     /// Rare work ran (start-up, a reload, an actor's report, disks
     /// resolved): its code pages leave the resident set a few seconds later,
     /// when what it set off (hooks, commands, logging) is likely done
-    /// ([`release_code_pages`]). At most once per [`RELEASE_DELAY`].
+    /// ([`release_code_pages`]), and at most once a minute: under steady
+    /// activity (a spin-down attempt every few seconds) the pages would only
+    /// come back, at the cost of page faults.
     fn release_code_soon(&mut self) {
         if self.release_code_at.is_none() {
-            self.release_code_at = Some(self.now() + RELEASE_DELAY);
+            let at = self.now() + RELEASE_DELAY;
+            let not_before = self
+                .last_release
+                .map_or(Nanos::ZERO, |t| t + Nanos::from_secs(60));
+            self.release_code_at = Some(at.max(not_before));
         }
     }
 
@@ -1312,6 +1321,7 @@ impl Daemon {
         self.sample = sample;
         if self.release_code_at.is_some_and(|t| now >= t) {
             self.release_code_at = None;
+            self.last_release = Some(now);
             let kib = release_code_pages() >> 10;
             tracing::debug!("{kib} KiB of code mappings released from the resident set");
         }
