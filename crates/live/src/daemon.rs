@@ -1121,6 +1121,16 @@ impl Daemon {
         h.finish() | 1
     }
 
+    /// Ends a poll whose diskstats could not be read or parsed: the error
+    /// is logged once until a poll succeeds.
+    fn poll_failed(&mut self, now: Nanos, e: impl std::fmt::Display) {
+        if !self.read_error_logged {
+            error!("{}: {e}", self.cfg.diskstats.display());
+            self.read_error_logged = true;
+        }
+        self.last_poll = now;
+    }
+
     async fn poll(&mut self, late: bool) {
         let now = self.now();
         let mut buf = std::mem::take(&mut self.read_buf);
@@ -1133,12 +1143,7 @@ impl Daemon {
             Ok(t) => t,
             Err(e) => {
                 self.read_buf = buf;
-                if !self.read_error_logged {
-                    error!("{}: {e}", self.cfg.diskstats.display());
-                    self.read_error_logged = true;
-                }
-                self.last_poll = now;
-                return;
+                return self.poll_failed(now, e);
             }
         };
         // Counters are parsed for the watched devices only (all of them
@@ -1148,12 +1153,7 @@ impl Daemon {
         if let Err(e) = parsed {
             self.sample = sample;
             self.read_buf = buf;
-            if !self.read_error_logged {
-                error!("{}: {e}", self.cfg.diskstats.display());
-                self.read_error_logged = true;
-            }
-            self.last_poll = now;
-            return;
+            return self.poll_failed(now, e);
         }
         self.read_error_logged = false;
         if late {
