@@ -22,12 +22,18 @@
 # 10 ms resolution: use DURATION=600 for small numbers), and the daemon's
 # own threads' on-CPU nanoseconds from /proc/PID/task/*/schedstat. Memory:
 # VmRSS and VmHWM.
+#
+# RUNS=N (default 1) measures N consecutive windows of DURATION s on the
+# same daemons and ends with the median, minimum and maximum of each
+# daemon's own-thread CPU per minute and of their ratio (the machine may
+# be shared: one window says little).
 set -euo pipefail
 
 DISKS=${DISKS:-16}
 DURATION=${DURATION:-60}
 QUIET=${QUIET:-0}
 WARMUP=${WARMUP:-15}
+RUNS=${RUNS:-1}
 LULLD=${LULLD:-target/release/lulld}
 [ -x "$LULLD" ] || { echo "no lulld at $LULLD (set LULLD=)" >&2; exit 2; }
 command -v hd-idle >/dev/null || { echo "hd-idle is not installed" >&2; exit 2; }
@@ -104,15 +110,7 @@ sched_ns() {
     echo "$sum"
 }
 
-sleep "$WARMUP"
-lt0=$(ticks "$lpid"); ht0=$(ticks "$hpid")
-ls0=$(sched_ns "$lpid"); hs0=$(sched_ns "$hpid")
-sleep "$DURATION"
-lt1=$(ticks "$lpid"); ht1=$(ticks "$hpid")
-ls1=$(sched_ns "$lpid"); hs1=$(sched_ns "$hpid")
-kill -0 "$lpid" || { echo "lulld died:"; cat "$dir/lulld.log"; exit 1; }
 hz=$(getconf CLK_TCK)
-
 report() { # name pid ticks0 ticks1 ns0 ns1
     local rss hwm th
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$2/status")
@@ -124,8 +122,31 @@ report() { # name pid ticks0 ticks1 ns0 ns1
             n, t * 1000 / hz * 60 / d, 1000 / hz, s / 1e6 * 60 / d, rss / 1024, hwm / 1024, th
     }'
 }
-echo "$DISKS loop devices, 10 s timeout, poll 1 s, ${DURATION} s measured, quiet=$QUIET"
-report lulld "$lpid" "$lt0" "$lt1" "$ls0" "$ls1"
-report hd-idle "$hpid" "$ht0" "$ht1" "$hs0" "$hs1"
+
+sleep "$WARMUP"
+echo "$DISKS loop devices, 10 s timeout, poll 1 s, ${RUNS} x ${DURATION} s measured, quiet=$QUIET"
+: > "$dir/runs"
+for run in $(seq "$RUNS"); do
+    lt0=$(ticks "$lpid"); ht0=$(ticks "$hpid")
+    ls0=$(sched_ns "$lpid"); hs0=$(sched_ns "$hpid")
+    sleep "$DURATION"
+    lt1=$(ticks "$lpid"); ht1=$(ticks "$hpid")
+    ls1=$(sched_ns "$lpid"); hs1=$(sched_ns "$hpid")
+    kill -0 "$lpid" || { echo "lulld died:"; cat "$dir/lulld.log"; exit 1; }
+    [ "$RUNS" -gt 1 ] && echo "window $run:"
+    report lulld "$lpid" "$lt0" "$lt1" "$ls0" "$ls1"
+    report hd-idle "$hpid" "$ht0" "$ht1" "$hs0" "$hs1"
+    echo "$(((ls1 - ls0) / DURATION)) $(((hs1 - hs0) / DURATION))" >> "$dir/runs"
+done
+if [ "$RUNS" -gt 1 ]; then
+    # ns per second of each window -> ms per minute; median, min, max.
+    stats() { sort -g | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "median %.2f (%.2f-%.2f)", m, v[1], v[NR] }'; }
+    echo "own threads, ms/min over $RUNS windows:" \
+        "lulld $(awk '{ print $1 * 60 / 1e6 }' "$dir/runs" | stats)," \
+        "hd-idle $(awk '{ print $2 * 60 / 1e6 }' "$dir/runs" | stats)," \
+        "ratio $(awk '{ print $1 / $2 }' "$dir/runs" | stats)"
+fi
 ls -l "$LULLD" "$(command -v hd-idle)" | awk '{ printf "binary %s: %.2f MB\n", $NF, $5 / 1e6 }'
 echo "lulld log lines (warn and above): $(wc -l < "$dir/lulld.log")"

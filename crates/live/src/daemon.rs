@@ -60,7 +60,7 @@ use crate::jobs::{JobsRun, Switch};
 use crate::metrics::{self, DiskGauges};
 use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
-use crate::state::{State, WearBudget, write_atomically};
+use crate::state::{State, Wake, WearBudget, keep_last_day, write_atomically};
 use crate::task::{Intent, LiveTask};
 use crate::timer::PollTimer;
 use crate::transport::Standby;
@@ -324,27 +324,42 @@ fn sample_devs(d: &Disk, sample: &Sample) -> Vec<(u32, u32)> {
 }
 
 /// Names, best effort, what woke `d` ([`crate::wakeup`]), counts it in
-/// `st`, and returns the log text (`", woken by smbd (pid 12, …)"`) and,
-/// when known, the suspects for `LULL_WOKEN_BY` (`"smbd (pid 12, …)"`,
-/// the most likely first; `unknown` when they are gone).
-fn woken_by(d: &mut Disk, st: &mut crate::state::DiskState) -> (String, Option<String>) {
+/// `st`, records it as the disk's last wake (`cause`, a [`Wake`]
+/// constant), and returns the log text (`", woken by smbd (pid 12, …)"`)
+/// and, when known, the suspects for `LULL_WOKEN_BY` (`"smbd (pid 12,
+/// …)"`, the most likely first; `unknown` when they are gone).
+fn woken_by(
+    d: &mut Disk,
+    st: &mut crate::state::DiskState,
+    cause: &str,
+) -> (String, Option<String>) {
+    let mut wake = Wake {
+        unix: unix_now(),
+        cause: cause.to_string(),
+        by: Vec::new(),
+    };
     let Some(before) = d.sleep_snapshot.take() else {
+        st.last_wake = Some(wake);
         return (String::new(), None);
     };
     let grown = wakeup::grew(&before, &wakeup::snapshot());
     let who = wakeup::suspects(&grown, |pid| wakeup::uses_devices(pid, &d.devs));
     let comm = who.first().map_or("unknown", |w| w.0.as_str());
     *st.wakeups.entry(comm.to_string()).or_default() += 1;
-    if who.is_empty() {
+    let out = if who.is_empty() {
+        wake.by.push("unknown".to_string());
         (
             ", woken by a process that is gone (or by the kernel)".to_string(),
             Some("unknown".to_string()),
         )
     } else {
+        wake.by = who.iter().map(|w| w.0.clone()).collect();
         let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
         let list = list.join(", ");
         (format!(", woken by {list}"), Some(list))
-    }
+    };
+    st.last_wake = Some(wake);
+    out
 }
 
 /// Starts `d`'s hook for `ev`, if it has one, with the disk's
@@ -379,36 +394,112 @@ fn fire_hook(
     runner.fire(&d.key, ev, argv, env);
 }
 
-/// Reads `path` into `buf` (cleared first) with reads as large as the
-/// buffer, so a poll of /proc/diskstats is one `read` and the end-of-file
-/// one, not the doubling probe reads `read_to_string` does on a file whose
-/// size the kernel reports as 0.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    use std::io::Read;
-    buf.clear();
-    let mut f = std::fs::File::open(path)?;
-    loop {
-        if buf.capacity() - buf.len() < 4096 {
-            buf.reserve(16 << 10);
+/// Reads diskstats at `path` into the start of `buf` and returns its
+/// length, with reads as large as the buffer, so a poll is one `read` and
+/// the end-of-file one, not the doubling probe reads `read_to_string`
+/// does on a file whose size the kernel reports as 0. `buf` keeps its
+/// length (zeroed once, grown when the file outgrows it). A procfs file is
+/// kept open in `file` and read again from offset 0 (the kernel
+/// regenerates it: no `open` and `close` per poll); any other file is
+/// opened each time.
+///
+/// From the kept procfs file, a first read shorter than
+/// [`SEQ_SHORT_READ`] is the whole file, and the end-of-file read is
+/// skipped: the kernel's `seq_file` fills a read until the caller's buffer
+/// is full, the file ends, or its own buffer (at least a page, 4 KiB) has
+/// no room for the next line, and a diskstats line is under 512 bytes
+/// (a 32-byte name and 20 numbers); so a read stops short of 3 KiB only at
+/// the end. That read matters: to
+/// find where it left off, diskstats walks the kernel's list of block
+/// devices from the start, which costs about as much as the read that
+/// produced the lines (`perf`, issue 18).
+fn read_diskstats(
+    file: &mut Option<std::fs::File>,
+    path: &Path,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let (f, kept) = match file.take() {
+        Some(f) => (f, true),
+        None => (std::fs::File::open(path)?, false),
+    };
+    let mut len = 0;
+    let result = loop {
+        if buf.len() - len < 4096 {
+            buf.resize(buf.len() + (16 << 10), 0);
         }
-        let len = buf.len();
-        buf.resize(buf.capacity(), 0);
-        let n = match f.read(&mut buf[len..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                buf.truncate(len);
-                continue;
-            }
-            Err(e) => {
-                buf.truncate(len);
-                return Err(e);
-            }
+        match f.read_at(&mut buf[len..], len as u64) {
+            Ok(0) => break Ok(len),
+            Ok(n) if kept && len == 0 && n < SEQ_SHORT_READ => break Ok(n),
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    let procfs = || {
+        nix::sys::statfs::fstatfs(&f)
+            .is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC)
+    };
+    if result.is_ok() && (kept || procfs()) {
+        *file = Some(f);
+    }
+    result
+}
+
+/// A first read of `/proc/diskstats` shorter than this is the whole file
+/// ([`read_diskstats`]).
+const SEQ_SHORT_READ: usize = 3072;
+
+/// How long after rare work its code pages are released.
+const RELEASE_DELAY: Nanos = Nanos::from_secs(5);
+
+/// Takes the code pages of the daemon and its libraries out of its
+/// resident set (they stay in the page cache), so what stays resident is
+/// what the poll loop uses.
+///
+/// Why: most of the binary's code runs once, at start-up or at a reload
+/// (reading and checking the config, building the networks), and the
+/// kernel maps code in 64 KiB chunks around each page touched
+/// (fault-around): without this, 4.2 MiB of the daemon's 4.8 MiB RSS are
+/// such file-backed code pages. A page dropped here and needed again is
+/// mapped back from the page cache by a minor fault.
+///
+/// Only executable, private, file-backed mappings (`r-xp` in
+/// `/proc/self/maps`) are dropped: code is never written, so nothing is
+/// lost (a writable or relocated mapping, such as `.data.rel.ro`, would
+/// lose its contents and is left alone). Returns the bytes advised.
+fn release_code_pages() -> usize {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return 0;
+    };
+    let mut bytes = 0;
+    for l in maps.lines() {
+        let mut f = l.split_ascii_whitespace();
+        let (Some(range), Some(perms), Some(_off), Some(_dev), Some(inode), Some(path)) =
+            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
         };
-        buf.truncate(len + n);
-        if n == 0 {
-            return Ok(());
+        if perms != "r-xp" || inode == "0" || !path.starts_with('/') {
+            continue;
+        }
+        let Some((a, b)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else {
+            continue;
+        };
+        // SAFETY: `MADV_DONTNEED` on a private, read-only, executable file
+        // mapping only unmaps its pages from this process; they are not
+        // modified (code is never written), so the next access maps the
+        // same contents back from the file. No memory is freed or changed.
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_DONTNEED) };
+        if r == 0 {
+            bytes += b - a;
         }
     }
+    bytes
 }
 
 /// When the engine decided.
@@ -574,7 +665,19 @@ struct Daemon {
     /// time-of-day skeptics see real hours across restarts.
     clock: Nanos,
     last_poll: Nanos,
-    names_sig: u64,
+    /// When to take the code pages out of the resident set
+    /// ([`Daemon::release_code_soon`]).
+    release_code_at: Option<Nanos>,
+    /// When they were last released.
+    last_release: Option<Nanos>,
+    /// Resolve the disks at the next poll (at start and after a reload).
+    resolve_now: bool,
+    /// The last diskstats sample, updated in place at every poll.
+    sample: Sample,
+    /// `/proc/diskstats`, kept open and read again from its start at each
+    /// poll (a procfs file regenerates; a regular file, as in tests, is
+    /// opened afresh at each poll, since it may be replaced).
+    diskstats_file: Option<std::fs::File>,
     polls: u64,
     generation: u64,
     reports_tx: mpsc::UnboundedSender<Report>,
@@ -653,7 +756,11 @@ impl Daemon {
             base: boottime(),
             clock: unix_now_ns(),
             last_poll: Nanos::ZERO,
-            names_sig: 0,
+            resolve_now: true,
+            release_code_at: None,
+            last_release: None,
+            sample: Sample::default(),
+            diskstats_file: None,
             polls: 0,
             generation: 0,
             reports_tx,
@@ -665,7 +772,7 @@ impl Daemon {
             read_error_logged: false,
             path_sig: 0,
             textfile_error: None,
-            read_buf: Vec::with_capacity(16 << 10),
+            read_buf: Vec::new(),
             last_state_save: None,
             urgent: false,
             state_dirty: true,
@@ -721,6 +828,7 @@ impl Daemon {
         );
         self.last_poll = self.now();
         self.poll(false).await;
+        self.release_code_soon();
         let _ = sd_notify::notify(&[
             sd_notify::NotifyState::Ready,
             sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
@@ -745,6 +853,8 @@ impl Daemon {
                 return Err(DaemonError::Runtime(format!("poll timer: {e}")));
             }
             tokio::select! {
+                // In this order: no random draw per wake-up.
+                biased;
                 r = timer.wait() => {
                     if let Err(e) = r {
                         return Err(DaemonError::Runtime(format!("poll timer: {e}")));
@@ -796,7 +906,8 @@ impl Daemon {
                     }
                 }
                 self.retire_all(gone).await;
-                self.names_sig = 0; // Re-resolve at the next poll.
+                self.resolve_now = true; // Re-resolve at the next poll.
+                self.diskstats_file = None; // Its path may have changed.
                 self.path_sig = 0;
                 self.missing.clear();
                 if old_listen != self.cfg.metrics.listen {
@@ -813,6 +924,8 @@ impl Daemon {
                 );
             }
         }
+        // The config code ran again: out of the resident set again.
+        self.release_code_soon();
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     }
 
@@ -939,7 +1052,24 @@ impl Daemon {
         })
     }
 
+    /// Rare work ran (start-up, a reload, an actor's report, disks
+    /// resolved): its code pages leave the resident set a few seconds later,
+    /// when what it set off (hooks, commands, logging) is likely done
+    /// ([`release_code_pages`]), and at most once a minute: under steady
+    /// activity (a spin-down attempt every few seconds) the pages would only
+    /// come back, at the cost of page faults.
+    fn release_code_soon(&mut self) {
+        if self.release_code_at.is_none() {
+            let at = self.now() + RELEASE_DELAY;
+            let not_before = self
+                .last_release
+                .map_or(Nanos::ZERO, |t| t + Nanos::from_secs(60));
+            self.release_code_at = Some(at.max(not_before));
+        }
+    }
+
     fn resolve_all(&mut self, sample: &Sample) {
+        self.release_code_soon();
         let cfgs = self.cfg.disks.clone();
         for c in &cfgs {
             let found = resolve(&c.device, sample.names());
@@ -1003,6 +1133,9 @@ impl Daemon {
     /// kernel device appeared is followed at the next poll. Kernel-name
     /// entries depend only on the names, which the caller hashes.
     fn path_signature(&self, sample: &Sample) -> u64 {
+        if !self.cfg.disks.iter().any(|c| c.device.starts_with('/')) {
+            return 1;
+        }
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for c in self.cfg.disks.iter().filter(|c| c.device.starts_with('/')) {
             for r in resolve(&c.device, sample.names()) {
@@ -1013,48 +1146,40 @@ impl Daemon {
         h.finish() | 1
     }
 
+    /// Ends a poll whose diskstats could not be read or parsed: the error
+    /// is logged once until a poll succeeds.
+    fn poll_failed(&mut self, now: Nanos, e: impl std::fmt::Display) {
+        if !self.read_error_logged {
+            error!("{}: {e}", self.cfg.diskstats.display());
+            self.read_error_logged = true;
+        }
+        self.last_poll = now;
+    }
+
     async fn poll(&mut self, late: bool) {
         let now = self.now();
         let mut buf = std::mem::take(&mut self.read_buf);
-        let read = read_into(&self.cfg.diskstats, &mut buf).and_then(|()| {
-            std::str::from_utf8(&buf)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        });
+        let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
+            .and_then(|len| {
+                std::str::from_utf8(&buf[..len])
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            });
         let text = match read {
             Ok(t) => t,
             Err(e) => {
                 self.read_buf = buf;
-                if !self.read_error_logged {
-                    error!("{}: {e}", self.cfg.diskstats.display());
-                    self.read_error_logged = true;
-                }
-                self.last_poll = now;
-                return;
+                return self.poll_failed(now, e);
             }
         };
-        let parsed = parse(text);
-        let sig;
-        self.read_buf = buf;
-        let sample = match parsed {
-            Ok(s) => {
-                // The kernel lists devices in a stable order: hashing the
-                // names in file order detects a change without sorting.
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                for d in &s {
-                    d.name.hash(&mut h);
-                }
-                sig = h.finish() | 1;
-                Sample::new(s)
-            }
-            Err(e) => {
-                if !self.read_error_logged {
-                    error!("{}: {e}", self.cfg.diskstats.display());
-                    self.read_error_logged = true;
-                }
-                self.last_poll = now;
-                return;
-            }
-        };
+        // Counters are parsed for the watched devices only (all of them
+        // when the disks are to be resolved again: a new disk's too).
+        let mut sample = std::mem::take(&mut self.sample);
+        let parsed = sample.update(text, self.resolve_now);
+        if let Err(e) = parsed {
+            self.sample = sample;
+            self.read_buf = buf;
+            return self.poll_failed(now, e);
+        }
         self.read_error_logged = false;
         if late {
             warn!(
@@ -1063,11 +1188,27 @@ impl Daemon {
             );
         }
         let path_sig = self.path_signature(&sample);
-        if sig != self.names_sig || path_sig != self.path_sig {
-            self.names_sig = sig;
+        if self.resolve_now || sample.names_changed() || path_sig != self.path_sig {
+            self.resolve_now = false;
             self.path_sig = path_sig;
             self.resolve_all(&sample);
+            // Disks found now watch devices whose counters were skipped.
+            sample.fill(text);
+            let mut wanted: Vec<&str> = self
+                .disks
+                .iter()
+                .flat_map(|d| {
+                    let f = d.tracker.family();
+                    std::iter::once(&f.disk)
+                        .chain(&f.partitions)
+                        .chain(&f.holders)
+                        .map(String::as_str)
+                })
+                .collect();
+            wanted.sort_unstable();
+            sample.set_wanted(|n| wanted.binary_search(&n).is_ok());
         }
+        self.read_buf = buf;
         let mut events = std::mem::take(&mut self.events);
         for i in 0..self.disks.len() {
             events.clear();
@@ -1112,13 +1253,16 @@ impl Daemon {
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
                     d.devs = sample_devs(d, &sample);
-                    let (who, names) = woken_by(d, st);
+                    let (who, names) = woken_by(d, st, Wake::SPINUP);
                     info!(
                         "disk {}: busy again after {} in standby{who}",
                         d.key,
                         now - since
                     );
                     self.dirty = true;
+                    // Written at once, so `lull status` names the wakers
+                    // (spin-ups are rare: the wear budget bounds them).
+                    self.urgent = true;
                     if let Some(n) = names {
                         env.push(("LULL_WOKEN_BY", n));
                     }
@@ -1128,6 +1272,14 @@ impl Daemon {
                     fire_hook(&self.hooks, d, now, HookEvent::Spinup, env.clone());
                 }
                 if d.acted || spun_up {
+                    if !spun_up {
+                        st.last_wake = Some(Wake {
+                            unix: unix_now(),
+                            cause: Wake::IO.to_string(),
+                            by: Vec::new(),
+                        });
+                        self.dirty = true;
+                    }
                     fire_hook(&self.hooks, d, now, HookEvent::Wake, env);
                 }
                 d.acted = false;
@@ -1193,6 +1345,13 @@ impl Daemon {
             }
         }
         self.events = events;
+        self.sample = sample;
+        if self.release_code_at.is_some_and(|t| now >= t) {
+            self.release_code_at = None;
+            self.last_release = Some(now);
+            let kib = release_code_pages() >> 10;
+            tracing::debug!("{kib} KiB of code mappings released from the resident set");
+        }
         self.last_poll = now;
         self.polls += 1;
         self.save(false);
@@ -1292,9 +1451,12 @@ impl Daemon {
                                 return;
                             }
                         }
-                        if let Some(b) = self.state.disk(&key).wear.as_mut() {
+                        let st = self.state.disk(&key);
+                        if let Some(b) = st.wear.as_mut() {
                             let _ = b.take(per_day, now_unix);
                         }
+                        keep_last_day(&mut st.spindown_attempts_unix, now_unix);
+                        st.spindown_attempts_unix.push(now_unix);
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -1429,6 +1591,7 @@ impl Daemon {
     }
 
     fn on_report(&mut self, r: Report) {
+        self.release_code_soon();
         if let Some(name) = r.job {
             return self.on_job_report(&r.key, name, r.outcome);
         }
@@ -1539,7 +1702,8 @@ impl Daemon {
                         st.spinups += 1;
                         st.foreign_spinups += 1;
                         st.standby_s += (now - since).as_secs_f64();
-                        let (who, names) = woken_by(d, st);
+                        let (who, names) = woken_by(d, st, Wake::FOREIGN);
+                        self.urgent = true;
                         info!(
                             "disk {key}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted){who}",
                             now - since
@@ -1940,6 +2104,81 @@ impl Actor {
                     Err(e) => self.report(Outcome::Failed(e)),
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The resident file-backed pages of this process (`RssFile`), KiB.
+    fn rss_file_kib() -> Option<u64> {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("RssFile:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn diskstats_is_kept_open_on_procfs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("diskstats");
+        std::fs::write(&path, "8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n").unwrap();
+        let (mut file, mut buf) = (None, Vec::new());
+        let n = super::read_diskstats(&mut file, &path, &mut buf).unwrap();
+        assert_eq!(&buf[..n], b"8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n");
+        assert!(file.is_none(), "a regular file is opened afresh");
+        // Replaced (as tests and `write_atomically` do): the new content.
+        let tmp = dir.path().join("new");
+        std::fs::write(&tmp, "8 16 sdb 1 2 3 4 5 6 7 8 9 10 11\n").unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        let n = super::read_diskstats(&mut file, &path, &mut buf).unwrap();
+        assert!(buf[..n].starts_with(b"8 16 sdb"));
+        // A file larger than the buffer is read whole.
+        let big: String = (0..2000)
+            .map(|i| format!("8 {i} sd{i} 1 2 3 4 5 6 7 8 9 10 11\n"))
+            .collect();
+        std::fs::write(&path, &big).unwrap();
+        let n = super::read_diskstats(&mut file, &path, &mut buf).unwrap();
+        assert_eq!(&buf[..n], big.as_bytes());
+        // /proc/diskstats stays open and reads the same devices each time.
+        let proc = std::path::Path::new("/proc/diskstats");
+        let Ok(want) = std::fs::read_to_string(proc) else {
+            println!("skipping the procfs part: no /proc/diskstats");
+            return;
+        };
+        let names = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.split_ascii_whitespace().nth(2).map(str::to_string))
+                .collect()
+        };
+        for round in 0..3 {
+            let n = super::read_diskstats(&mut file, proc, &mut buf).unwrap();
+            let got = std::str::from_utf8(&buf[..n]).unwrap();
+            assert_eq!(names(got), names(&want), "read {round}");
+            assert!(got.ends_with('\n'));
+            assert!(file.is_some(), "procfs: kept open");
+        }
+    }
+
+    #[test]
+    fn code_pages_are_released_and_the_code_still_runs() {
+        let before = rss_file_kib();
+        let n = super::release_code_pages();
+        assert!(n > 0, "the test binary has code mappings");
+        let after = rss_file_kib();
+        // Code runs after it (mapped back on use): formatting, allocating,
+        // hashing, a thread.
+        let v: Vec<String> = (0..1000).map(|i| format!("{i}")).collect();
+        let set: std::collections::HashSet<&String> = v.iter().collect();
+        let t = std::thread::spawn(|| 6 * 7).join().unwrap();
+        assert_eq!((v[42].as_str(), set.len(), t), ("42", 1000, 42));
+        if let (Some(b), Some(a)) = (before, after) {
+            assert!(a < b, "RssFile {b} KiB before, {a} KiB after");
         }
     }
 }

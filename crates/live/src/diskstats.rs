@@ -163,8 +163,26 @@ pub fn parse(text: &str) -> Result<Vec<DiskStat>, ParseError> {
 }
 
 fn parse_line(line: &str) -> Result<DiskStat, String> {
-    let mut it = line.split_ascii_whitespace();
-    let (Some(major), Some(minor), Some(name)) = (it.next(), it.next(), it.next()) else {
+    let (major, minor, name, rest) = parse_head(line)?;
+    Ok(DiskStat {
+        major,
+        minor,
+        name: name.to_string(),
+        counters: parse_counters(name, rest)?,
+    })
+}
+
+/// The head of a diskstats line: major, minor, the kernel name, and the
+/// rest of the line (the counters, for [`parse_counters`]).
+pub fn parse_head(line: &str) -> Result<(u32, u32, &str, &str), String> {
+    let mut rest = line;
+    let mut field = || {
+        let t = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let end = t.find(|c: char| c.is_ascii_whitespace()).unwrap_or(t.len());
+        rest = &t[end..];
+        (!t.is_empty()).then(|| &t[..end])
+    };
+    let (Some(major), Some(minor), Some(name)) = (field(), field(), field()) else {
         return Err("fewer than three fields (major, minor, name)".into());
     };
     let major = major
@@ -173,10 +191,15 @@ fn parse_line(line: &str) -> Result<DiskStat, String> {
     let minor = minor
         .parse::<u32>()
         .map_err(|_| format!("minor number is not a number: {minor:?}"))?;
-    let name = name.to_string();
+    Ok((major, minor, name, rest))
+}
+
+/// Parses the counters of device `name` from `rest`, the fields after its
+/// name (at least 11; 15 and 17 on newer kernels).
+pub fn parse_counters(name: &str, rest: &str) -> Result<Counters, String> {
     let mut f = [0u64; 17];
     let mut n = 0;
-    for (slot, text) in f.iter_mut().zip(&mut it) {
+    for (slot, text) in f.iter_mut().zip(rest.split_ascii_whitespace()) {
         *slot = text
             .parse()
             .map_err(|_| format!("counter {} of {name} is not a number: {text:?}", n + 1))?;
@@ -187,21 +210,16 @@ fn parse_line(line: &str) -> Result<DiskStat, String> {
             "{name}: {n} counters, expected at least 11 (is this /proc/diskstats?)"
         ));
     }
-    Ok(DiskStat {
-        major,
-        minor,
-        name,
-        counters: Counters {
-            reads: f[0],
-            sectors_read: f[2],
-            writes: f[4],
-            sectors_written: f[6],
-            in_flight: f[8],
-            io_ticks: f[9],
-            discards: f[11],
-            sectors_discarded: f[13],
-            flushes: f[15],
-        },
+    Ok(Counters {
+        reads: f[0],
+        sectors_read: f[2],
+        writes: f[4],
+        sectors_written: f[6],
+        in_flight: f[8],
+        io_ticks: f[9],
+        discards: f[11],
+        sectors_discarded: f[13],
+        flushes: f[15],
     })
 }
 

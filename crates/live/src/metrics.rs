@@ -118,6 +118,21 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     }
     let _ = writeln!(
         out,
+        "# HELP lull_last_wake_timestamp_seconds When the disk last woke (I/O after the idle task acted, or a spin-up), by cause (`spinup`, `foreign-spinup`, `io`).\n# TYPE lull_last_wake_timestamp_seconds gauge"
+    );
+    for (k, d) in &state.disks {
+        if let Some(w) = &d.last_wake {
+            let _ = writeln!(
+                out,
+                "lull_last_wake_timestamp_seconds{{disk=\"{}\",cause=\"{}\"}} {}",
+                label(k),
+                label(&w.cause),
+                w.unix
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
         "# HELP lull_disk_present Whether the disk is in /proc/diskstats.\n# TYPE lull_disk_present gauge"
     );
     for (k, d) in &state.disks {
@@ -326,6 +341,12 @@ mod tests {
         s.disk("/dev/disk/by-id/x\"y")
             .wakeups
             .insert("smbd".into(), 3);
+        s.disk("/dev/disk/by-id/x\"y").last_wake = Some(crate::state::Wake {
+            unix: 1_700_000_123,
+            cause: crate::state::Wake::SPINUP.into(),
+            by: vec!["smbd".into()],
+        });
+        s.disk("sdz");
         let g = [DiskGauges {
             key: "/dev/disk/by-id/x\"y".into(),
             task: "standby",
@@ -349,6 +370,11 @@ mod tests {
             text.contains("lull_wakeups_total{disk=\"/dev/disk/by-id/x\\\"y\",comm=\"smbd\"} 3\n"),
             "{text}"
         );
+        assert!(
+            text.contains("lull_last_wake_timestamp_seconds{disk=\"/dev/disk/by-id/x\\\"y\",cause=\"spinup\"} 1700000123\n"),
+            "{text}"
+        );
+        assert!(!text.contains("lull_last_wake_timestamp_seconds{disk=\"sdz\""));
         assert!(text.contains(
             "lull_node_gauge{disk=\"/dev/disk/by-id/x\\\"y\",node=\"share\",name=\"weight_0\"} 0.25\n"
         ));

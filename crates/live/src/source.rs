@@ -169,40 +169,169 @@ enum Group {
 }
 
 /// One parsed diskstats sample, indexed by name.
+///
+/// The daemon keeps one and [`Sample::update`]s it at every poll: the
+/// entries (and their names' buffers) are reused, the name index is rebuilt
+/// only when the list of devices changed, and counters are parsed only
+/// for the devices some disk watches ([`Sample::set_wanted`], remembered
+/// per line: the kernel keeps its order, so an unchanged line needs no
+/// lookup). A poll of an unchanged system allocates nothing.
 #[derive(Debug, Default)]
 pub struct Sample {
-    by_name: HashMap<String, (Counters, (u32, u32))>,
+    entries: Vec<Entry>,
+    /// Entries in use (the rest keep their buffers for later).
+    len: usize,
+    index: HashMap<String, usize>,
+    changed: bool,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    name: String,
+    dev: (u32, u32),
+    counters: Option<Counters>,
+    /// Its counters are parsed ([`Sample::set_wanted`]).
+    wanted: bool,
 }
 
 impl Sample {
     /// Indexes parsed lines.
     pub fn new(stats: Vec<DiskStat>) -> Sample {
-        Sample {
-            by_name: stats
+        let mut s = Sample {
+            len: stats.len(),
+            entries: stats
                 .into_iter()
-                .map(|s| (s.name, (s.counters, (s.major, s.minor))))
+                .map(|d| Entry {
+                    name: d.name,
+                    dev: (d.major, d.minor),
+                    counters: Some(d.counters),
+                    wanted: true,
+                })
                 .collect(),
+            index: HashMap::new(),
+            changed: true,
+        };
+        s.reindex();
+        s
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, e) in self.entries[..self.len].iter().enumerate() {
+            self.index.entry(e.name.clone()).or_insert(i);
         }
     }
-    /// The counters of `name`, if present.
+
+    /// Reads a new diskstats `text` into the sample, parsing the counters
+    /// of the wanted devices ([`Sample::set_wanted`]), of every device if
+    /// `all`, and of every line whose device is not the one the line had
+    /// before (the others read as absent from [`Sample::get`] until
+    /// [`Sample::fill`]). Every line's device number and name are checked;
+    /// a line that does not parse is an error naming it, after which the
+    /// sample is empty.
+    pub fn update(&mut self, text: &str, all: bool) -> Result<(), crate::diskstats::ParseError> {
+        let mut n = 0;
+        let mut changed = false;
+        for (i, line) in text.lines().enumerate() {
+            let known = self.entries.get(n);
+            let parsed = crate::diskstats::parse_head(line).and_then(|(ma, mi, name, rest)| {
+                let want = all || known.is_none_or(|e| e.wanted || e.name != name);
+                let c = if want {
+                    Some(crate::diskstats::parse_counters(name, rest)?)
+                } else {
+                    None
+                };
+                Ok((ma, mi, name, c))
+            });
+            let (major, minor, name, counters) = match parsed {
+                Ok(p) => p,
+                Err(_) if line.trim().is_empty() => continue,
+                Err(reason) => {
+                    self.len = 0;
+                    self.index.clear();
+                    self.changed = true;
+                    return Err(crate::diskstats::ParseError {
+                        line: i + 1,
+                        reason,
+                    });
+                }
+            };
+            if n == self.entries.len() {
+                self.entries.push(Entry::default());
+            }
+            let e = &mut self.entries[n];
+            if e.name != name {
+                e.name.clear();
+                e.name.push_str(name);
+                // Until told otherwise: parsed, as a new device may be one
+                // a disk is about to watch.
+                e.wanted = true;
+                changed = true;
+            }
+            e.dev = (major, minor);
+            e.counters = counters;
+            n += 1;
+        }
+        changed |= n != self.len;
+        self.len = n;
+        self.changed = changed;
+        if changed {
+            self.reindex();
+        }
+        Ok(())
+    }
+
+    /// Says which devices' counters the next updates parse.
+    pub fn set_wanted(&mut self, wanted: impl Fn(&str) -> bool) {
+        for e in &mut self.entries[..self.len] {
+            e.wanted = wanted(&e.name);
+        }
+    }
+
+    /// Parses the counters [`Sample::update`] skipped, from the same
+    /// `text`: for devices a disk started to watch after it.
+    pub fn fill(&mut self, text: &str) {
+        let mut n = 0;
+        for line in text.lines() {
+            let Ok((_, _, name, rest)) = crate::diskstats::parse_head(line) else {
+                continue;
+            };
+            let Some(e) = self.entries[..self.len].get_mut(n) else {
+                return;
+            };
+            n += 1;
+            if e.counters.is_none() && e.name == name {
+                e.counters = crate::diskstats::parse_counters(name, rest).ok();
+            }
+        }
+    }
+
+    /// Whether the list of devices differs from the previous update's.
+    pub fn names_changed(&self) -> bool {
+        self.changed
+    }
+
+    /// The counters of `name`, if present (and parsed).
     pub fn get(&self, name: &str) -> Option<&Counters> {
-        self.by_name.get(name).map(|(c, _)| c)
+        self.index
+            .get(name)
+            .and_then(|&i| self.entries[i].counters.as_ref())
     }
     /// The device number (major, minor) of `name`, if present.
     pub fn dev(&self, name: &str) -> Option<(u32, u32)> {
-        self.by_name.get(name).map(|(_, d)| *d)
+        self.index.get(name).map(|&i| self.entries[i].dev)
     }
     /// How many devices it lists.
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.len
     }
     /// Whether it lists none.
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        self.len == 0
     }
-    /// Every device name.
+    /// Every device name, in the file's order.
     pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
-        self.by_name.keys().map(String::as_str)
+        self.entries[..self.len].iter().map(|e| e.name.as_str())
     }
 }
 
@@ -231,7 +360,9 @@ pub struct PollOutcome {
 #[derive(Debug)]
 pub struct DiskTracker {
     family: Family,
-    prev: HashMap<String, Counters>,
+    /// The counters of each member at the last poll, in
+    /// [`Family::members`] order (`None`: absent then, a baseline next).
+    prev: Vec<Option<Counters>>,
     held: bool,
     was_active: bool,
     present: bool,
@@ -244,7 +375,7 @@ impl DiskTracker {
     pub fn new(family: Family) -> Self {
         DiskTracker {
             family,
-            prev: HashMap::new(),
+            prev: Vec::new(),
             held: false,
             was_active: false,
             present: false,
@@ -261,6 +392,17 @@ impl DiskTracker {
     /// Replaces the family (partitions or holders changed); new members
     /// start from a baseline at the next poll.
     pub fn set_family(&mut self, family: Family) {
+        let old: Vec<(&str, Option<Counters>)> = self
+            .family
+            .members()
+            .map(|(n, _)| n)
+            .zip(self.prev.iter().copied())
+            .collect();
+        let prev = family
+            .members()
+            .map(|(n, _)| old.iter().find(|(o, _)| *o == n).and_then(|(_, c)| *c))
+            .collect();
+        self.prev = prev;
         self.family = family;
     }
 
@@ -332,28 +474,19 @@ impl DiskTracker {
 
         let mut groups = [Delta::default(); 3];
         let mut in_flight = [0u64; 3];
-        let mut seen_members = 0usize;
-        for (name, group) in self.family.members() {
+        let members = self.family.members().count();
+        self.prev.resize(members, None);
+        for ((name, group), prev) in self.family.members().zip(self.prev.iter_mut()) {
             let g = group as usize;
             let Some(c) = sample.get(name) else {
+                *prev = None;
                 continue;
             };
-            seen_members += 1;
             in_flight[g] = in_flight[g].saturating_add(c.in_flight);
-            match self.prev.get_mut(name) {
-                Some(p) => {
-                    groups[g].add(&p.delta(c));
-                    *p = *c;
-                }
-                None => {
-                    self.prev.insert(name.to_string(), *c);
-                }
+            if let Some(p) = prev {
+                groups[g].add(&p.delta(c));
             }
-        }
-        if self.prev.len() > seen_members {
-            let fam = &self.family;
-            self.prev
-                .retain(|n, _| sample.get(n).is_some() && fam.members().any(|(m, _)| m == n));
+            *prev = Some(*c);
         }
         let d = *groups.iter().max_by_key(|d| d.ops()).expect("three groups");
         let flying = in_flight.into_iter().max().unwrap_or(0);
@@ -394,9 +527,7 @@ impl DiskTracker {
     fn rebase(&mut self, sample: &Sample) {
         self.prev.clear();
         for (name, _) in self.family.members() {
-            if let Some(c) = sample.get(name) {
-                self.prev.insert(name.to_string(), *c);
-            }
+            self.prev.push(sample.get(name).copied());
         }
     }
 }
@@ -500,6 +631,103 @@ mod tests {
             );
             outstanding += if e.is_arrival() { 1 } else { -1 };
             assert!(outstanding >= 0);
+        }
+    }
+
+    #[test]
+    fn a_sample_updated_in_place_parses_only_what_is_wanted() {
+        let text = format!(
+            "{}{}\n{}",
+            line("sda", 1, 2, 0, 3),
+            line("sda1", 1, 0, 0, 1),
+            line("sdb", 5, 6, 1, 7)
+        );
+        let mut s = Sample::default();
+        s.update(&text, false).unwrap();
+        assert!(s.names_changed());
+        s.set_wanted(|n| n == "sdb");
+        s.update(&text, false).unwrap();
+        assert!(!s.names_changed());
+        assert_eq!(s.names().collect::<Vec<_>>(), ["sda", "sda1", "sdb"]);
+        assert_eq!(s.get("sdb").unwrap().writes, 6);
+        assert_eq!(s.dev("sda1"), Some((8, 0)));
+        // Not wanted: listed, its counters skipped until filled.
+        assert!(s.get("sda").is_none());
+        s.fill(&text);
+        assert_eq!(s.get("sda").unwrap().reads, 1);
+        // The same devices again, none wanted: only `all` parses them.
+        s.set_wanted(|_| false);
+        s.update(&text, false).unwrap();
+        assert!(!s.names_changed() && s.get("sdb").is_none() && s.len() == 3);
+        s.update(&text, true).unwrap();
+        assert_eq!(s.get("sdb").unwrap().writes, 6);
+        // A device gone, another new: a change, the index follows.
+        let text2 = format!("{}{}", line("sda", 1, 2, 0, 3), line("sdc", 9, 9, 0, 9));
+        s.update(&text2, false).unwrap();
+        assert!(s.names_changed());
+        assert_eq!(s.len(), 2);
+        assert!(s.dev("sdb").is_none());
+        assert_eq!(s.get("sdc").unwrap().reads, 9);
+        // A new line that does not parse is an error naming its line; a
+        // known, unwanted one is only checked up to its name.
+        let bad = format!("{}8 1 sdx 1 2\n", line("sda", 1, 2, 0, 3));
+        assert_eq!(s.update(&bad, false).unwrap_err().line, 2);
+        assert!(s.is_empty());
+        let good = format!("{}{}", line("sda", 1, 2, 0, 3), line("sdx", 1, 2, 0, 3));
+        s.update(&good, false).unwrap();
+        s.set_wanted(|n| n == "sda");
+        s.update(&bad, false).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(s.update("8 x sda 1\n", false).is_err());
+    }
+
+    proptest::proptest! {
+        /// However the device list changes between updates, an updated
+        /// sample answers like one built from a full parse, for the
+        /// devices it wants.
+        #[test]
+        fn updates_agree_with_a_full_parse(
+            polls in proptest::collection::vec(
+                proptest::collection::vec((0u8..6, 0u64..1000, proptest::bool::ANY), 0..6),
+                1..6,
+            ),
+        ) {
+            let mut s = Sample::default();
+            // What the previous poll asked for, by `set_wanted`.
+            let mut asked: Vec<String> = Vec::new();
+            for devs in polls {
+                let mut text = String::new();
+                let mut names = Vec::new();
+                for (d, c, _) in &devs {
+                    let name = format!("sd{}", (b'a' + d) as char);
+                    if names.contains(&name) {
+                        continue;
+                    }
+                    text.push_str(&line(&name, *c, c / 2, 0, 1));
+                    names.push(name);
+                }
+                let wanted: Vec<String> = devs
+                    .iter()
+                    .filter(|x| x.2)
+                    .map(|(d, _, _)| format!("sd{}", (b'a' + d) as char))
+                    .collect();
+                s.update(&text, false).unwrap();
+                let full = sample(&text);
+                // What the daemon does when the devices change.
+                let fresh = s.names_changed();
+                if fresh {
+                    s.fill(&text);
+                }
+                proptest::prop_assert_eq!(s.names().collect::<Vec<_>>(), names.iter().map(String::as_str).collect::<Vec<_>>());
+                for n in &names {
+                    proptest::prop_assert_eq!(s.dev(n), full.dev(n));
+                    if fresh || asked.contains(n) {
+                        proptest::prop_assert_eq!(s.get(n), full.get(n));
+                    }
+                }
+                s.set_wanted(|n| wanted.iter().any(|w| w == n));
+                asked = wanted;
+            }
         }
     }
 

@@ -55,6 +55,14 @@ pub struct DiskState {
     pub foreign_spinups: u64,
     /// Disk wake-ups attributed to processes, by process name.
     pub wakeups: BTreeMap<String, u64>,
+    /// When the wear budget was charged for a spin-down attempt (Unix
+    /// seconds), those of the last 24 hours: what `lull status` shows as
+    /// the day's spin-downs against `max_spindowns_per_day`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spindown_attempts_unix: Vec<u64>,
+    /// The last wake of the disk and what caused it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_wake: Option<Wake>,
     /// `task = "jobs"`: the running commands, by job name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub job_pids: BTreeMap<String, JobProcess>,
@@ -84,6 +92,41 @@ pub struct TransportMemo {
     /// What answered, and what was refused before it.
     #[serde(default)]
     pub why: String,
+}
+
+/// A wake of a disk: I/O that ended an idle period in which the idle task
+/// acted, or a spin-up.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Wake {
+    /// When the daemon saw it (Unix seconds).
+    pub unix: u64,
+    /// What it was: [`Wake::SPINUP`], [`Wake::FOREIGN`] or [`Wake::IO`].
+    pub cause: String,
+    /// The processes that most likely caused it, most likely first
+    /// ([`crate::wakeup::suspects`]): `unknown` when they are gone, `NAME?`
+    /// when one did I/O but holds no file on the disk. Empty when no
+    /// attribution was made (the disk was not in standby, so there was no
+    /// snapshot to compare with).
+    pub by: Vec<String>,
+}
+
+impl Wake {
+    /// I/O on a disk in standby (lull's spin-down, or found asleep).
+    pub const SPINUP: &'static str = "spinup";
+    /// CHECK POWER MODE found a standby disk active, with no I/O counted.
+    pub const FOREIGN: &'static str = "foreign-spinup";
+    /// I/O ended an idle period in which the idle task started, on a disk
+    /// that was not in standby (a failed or skipped spin-down, a flush, a
+    /// command).
+    pub const IO: &'static str = "io";
+}
+
+/// Forgets the times in `times` (Unix seconds, ascending) older than a day
+/// before `now_unix`.
+pub fn keep_last_day(times: &mut Vec<u64>, now_unix: u64) {
+    let from = now_unix.saturating_sub(86_400);
+    times.retain(|&t| t > from);
 }
 
 /// A job's running command, named like [`DiskState::command_pid`] by its

@@ -16,11 +16,14 @@
 //!   lower bound of the time in the current state, exact when that decision
 //!   is the change itself ([`DiskStatus::since_exact`]).
 //! - **spin-downs against the wear budget**: the state file's counter and
-//!   token bucket, refilled to now, with the config's
+//!   token bucket, refilled to now, and the spin-down attempts the budget
+//!   was charged for in the last 24 hours, with the config's
 //!   `max_spindowns_per_day`.
 //! - **the network's timeouts/thresholds**: the `lull_node_gauge` series.
 //! - **wakes and their causes**: `lull_wakeups_total{comm}` (the state
-//!   file's `wakeups` without metrics).
+//!   file's `wakeups` without metrics); the last wake's time and cause from
+//!   `lull_last_wake_timestamp_seconds{cause}`, its suspects from the state
+//!   file's `last_wake` (which the daemon writes at once after a spin-up).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -167,6 +170,9 @@ pub fn fetch_metrics(addr: SocketAddr, timeout: Duration) -> std::io::Result<Str
 pub struct WearStatus {
     /// `max_spindowns_per_day`.
     pub per_day: u32,
+    /// Spin-down attempts the budget was charged for in the last 24 hours
+    /// (a failed attempt costs a token too).
+    pub spent_24h: usize,
     /// Spin-downs allowed right now (the bucket refilled to now).
     pub tokens: f64,
     /// The bucket's size ([`WearBudget::capacity`]).
@@ -224,6 +230,18 @@ pub struct DiskStatus {
     pub nodes: Vec<NodeGauge>,
     /// Wakes by the process that most likely caused them.
     pub wakeups: BTreeMap<String, u64>,
+    /// When the disk last woke (Unix seconds): I/O after the idle task
+    /// acted, or a spin-up.
+    pub last_wake_unix: Option<u64>,
+    /// What that wake was ([`crate::state::Wake`]): `spinup` (I/O on a
+    /// disk in standby), `foreign-spinup` (found spinning with no I/O
+    /// counted) or `io` (I/O after the task acted, the disk not in
+    /// standby).
+    pub last_wake_cause: Option<String>,
+    /// The processes that most likely caused it, most likely first
+    /// (`unknown`: gone; `NAME?`: did I/O but holds no file on the disk);
+    /// empty when no attribution was made (an `io` wake: no snapshot).
+    pub last_wake_by: Vec<String>,
 }
 
 /// What `lull status` reports.
@@ -423,8 +441,14 @@ pub fn combine(
                         Err(w) if w.is_finite() => Some(w),
                         Err(_) => None,
                     };
+                    let from = now_unix.saturating_sub(86_400);
                     Some(WearStatus {
                         per_day,
+                        spent_24h: st
+                            .spindown_attempts_unix
+                            .iter()
+                            .filter(|&&t| t > from && t <= now_unix)
+                            .count(),
                         tokens: b.tokens,
                         capacity: WearBudget::capacity(per_day),
                         next_in_s,
@@ -444,6 +468,25 @@ pub fn combine(
             if wakeups.is_empty() {
                 wakeups = st.wakeups.clone();
             }
+            // The metric is current; the state file may lag a little
+            // (not after a spin-up, which it saves at once), so the
+            // suspects count only when it tells of the same wake.
+            let (last_wake_unix, last_wake_cause) = match metric("lull_last_wake_timestamp_seconds")
+            {
+                Some(s) => (Some(s.value as u64), s.label("cause").map(str::to_string)),
+                None => (
+                    st.last_wake.as_ref().map(|w| w.unix),
+                    st.last_wake.as_ref().map(|w| w.cause.clone()),
+                ),
+            };
+            let last_wake_by = st
+                .last_wake
+                .as_ref()
+                .filter(|w| {
+                    Some(w.unix) == last_wake_unix
+                        && Some(w.cause.as_str()) == last_wake_cause.as_deref()
+                })
+                .map_or_else(Vec::new, |w| w.by.clone());
             DiskStatus {
                 disk: key.to_string(),
                 kernel_name: st.kernel_name.clone(),
@@ -474,6 +517,9 @@ pub fn combine(
                     })
                     .collect(),
                 wakeups,
+                last_wake_unix,
+                last_wake_cause,
+                last_wake_by,
             }
         })
         .collect()
@@ -523,8 +569,8 @@ pub fn render_text(st: &Status) -> String {
         if let Some(w) = &d.wear {
             let _ = write!(
                 out,
-                " (budget {}/day: {:.1} of {} left",
-                w.per_day, w.tokens, w.capacity
+                " (budget {}/day: {} in 24h, {:.1} of {} left",
+                w.per_day, w.spent_24h, w.tokens, w.capacity
             );
             match w.next_in_s {
                 Some(n) if n > 0.0 => {
@@ -551,6 +597,18 @@ pub fn render_text(st: &Status) -> String {
             w.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             let list: Vec<String> = w.iter().map(|(c, n)| format!("{c} {n}")).collect();
             let _ = write!(out, "; woken by {}", list.join(", "));
+        }
+        if let Some(t) = d.last_wake_unix {
+            let ago = secs(st.now_unix.saturating_sub(t) as f64);
+            let _ = write!(
+                out,
+                "; last wake {ago} ago ({}",
+                d.last_wake_cause.as_deref().unwrap_or("?")
+            );
+            if !d.last_wake_by.is_empty() {
+                let _ = write!(out, ": {}", d.last_wake_by.join(", "));
+            }
+            out.push(')');
         }
         if !d.last_decision.is_empty() {
             let _ = write!(out, "; last: {}", d.last_decision);
@@ -579,6 +637,7 @@ lull_disk_present{disk="/dev/disk/by-id/ata-X \"1\""} 1
 lull_disk_present{disk="sdb"} 0
 lull_task_running{disk="/dev/disk/by-id/ata-X \"1\"",task="standby"} 1
 lull_in_standby{disk="/dev/disk/by-id/ata-X \"1\""} 1
+lull_last_wake_timestamp_seconds{disk="/dev/disk/by-id/ata-X \"1\"",cause="spinup"} 1699999970
 lull_node_gauge{disk="/dev/disk/by-id/ata-X \"1\"",node="adaptive-timer",name="timeout_s"} 42.5
 lull_job_fits_observed{disk="sdb",job="scrub"} NaN
 lull_polls_total 1234
@@ -590,7 +649,7 @@ lull_dry_run 0
     #[test]
     fn parses_a_captured_scrape() {
         let s = parse_metrics(CAPTURED).unwrap();
-        assert_eq!(s.len(), 14);
+        assert_eq!(s.len(), 15);
         assert_eq!(s[0].name, "lull_spindowns_total");
         assert_eq!(s[0].label("disk"), Some(DISK));
         assert_eq!(s[0].value, 5.0);
@@ -655,7 +714,28 @@ lull_dry_run 0
             tokens: 0.5,
             at_unix: now,
         });
+        // One attempt more than a day ago, two within the day.
+        d.spindown_attempts_unix = vec![now - 90_000, now - 3600, now - 90];
+        d.last_wake = Some(crate::state::Wake {
+            unix: now - 30,
+            cause: "spinup".into(),
+            by: vec!["smbd".into(), "rsync?".into()],
+        });
+        // No metric for sdb's wake: the state file's.
+        state.disk("sdb").last_wake = Some(crate::state::Wake {
+            unix: now - 5,
+            cause: "io".into(),
+            by: Vec::new(),
+        });
         let samples = parse_metrics(CAPTURED).unwrap();
+        // A state file behind the metrics: the metric's time and cause,
+        // no suspects of another wake.
+        let mut behind = state.clone();
+        behind.disk(DISK).last_wake.as_mut().unwrap().unix = now - 4000;
+        let old = combine(&cfg, &behind, &samples, true, now);
+        assert_eq!(old[0].last_wake_unix, Some(now - 30));
+        assert_eq!(old[0].last_wake_cause.as_deref(), Some("spinup"));
+        assert!(old[0].last_wake_by.is_empty());
         let disks = combine(&cfg, &state, &samples, true, now);
         assert_eq!(disks.len(), 2);
         let a = &disks[0];
@@ -666,7 +746,9 @@ lull_dry_run 0
         assert_eq!(a.spindowns, 5);
         assert_eq!(a.errors, 1);
         let w = a.wear.as_ref().unwrap();
-        assert_eq!((w.per_day, w.capacity), (12, 2.0));
+        assert_eq!((w.per_day, w.capacity, w.spent_24h), (12, 2.0, 2));
+        assert_eq!(a.last_wake_unix, Some(now - 30));
+        assert_eq!(a.last_wake_by, ["smbd", "rsync?"]);
         // Half a token short at 12 a day: 1 h.
         assert!((w.next_in_s.unwrap() - 3600.0).abs() < 1e-6, "{w:?}");
         assert_eq!(a.nodes[0].value, 42.5);
@@ -675,6 +757,8 @@ lull_dry_run 0
         assert_eq!((b.disk.as_str(), b.power.as_str()), ("sdb", "absent"));
         assert_eq!(b.task.as_deref(), Some("flush"));
         assert!(b.wear.is_none());
+        assert_eq!(b.last_wake_unix, Some(now - 5));
+        assert_eq!(b.last_wake_cause.as_deref(), Some("io"));
         let text = render_text(&Status {
             config: "t.toml".into(),
             metrics: None,
@@ -687,7 +771,8 @@ lull_dry_run 0
         for want in [
             "standby for 1m 30s",
             "(sda)",
-            "spin-downs 5 (budget 12/day: 0.5 of 2 left, next in 1h)",
+            "spin-downs 5 (budget 12/day: 2 in 24h, 0.5 of 2 left, next in 1h)",
+            "last wake 30s ago (spinup: smbd, rsync?)",
             "adaptive-timer timeout_s 42.5s",
             "woken by smbd 3, unknown 1",
         ] {

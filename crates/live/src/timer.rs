@@ -83,7 +83,15 @@ impl PollTimer {
                     .map_err(io::Error::from)
             });
             match read {
-                Ok(r) => return r,
+                Ok(r) => {
+                    // One-shot and not re-armed yet: it cannot be readable
+                    // again before the next `set`, so the next `wait` goes
+                    // straight to epoll instead of a `read` that fails.
+                    if r.is_ok() {
+                        ready.clear_ready();
+                    }
+                    return r;
+                }
                 Err(_would_block) => continue,
             }
         }

@@ -115,6 +115,10 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         || {
             s = status_json(&config);
             disk(&s, a.name())["errors"].as_u64().unwrap_or(0) >= 1
+                && disk(&s, a.name())["wear"]["spent_24h"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    >= 1
                 && disk(&s, b.name())["task_starts"].as_u64().unwrap_or(0) >= 1
         },
         || d.log(),
@@ -148,6 +152,13 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         da["errors"].as_f64().unwrap(),
     );
     assert!(tokens >= 4.0 - errors && tokens < 4.0, "{s}");
+    // The attempts of the day: at least the one that failed, at most one
+    // per token taken (the bucket is barely refilled).
+    let spent = da["wear"]["spent_24h"].as_f64().unwrap();
+    assert!(spent >= 1.0 && spent <= 4.0 - tokens + 0.01, "{s}");
+    // No wake yet: nothing wrote to the disk since the attempt.
+    assert!(da["last_wake_unix"].is_null(), "{s}");
+    assert_eq!(da["last_wake_by"], serde_json::json!([]), "{s}");
     assert!(da["since_unix"].as_u64().unwrap() <= s["now_unix"].as_u64().unwrap());
     assert_eq!(db["power"], "active");
     assert_eq!(db["task"], "flush");
@@ -171,6 +182,53 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
     assert!(la.contains("errors "), "{la}");
     let lb = text.lines().find(|l| l.starts_with(b.name())).unwrap();
     assert!(lb.contains("timeout_s"), "{lb}");
+    // A write after the failed spin-down attempt wakes the disk: the wake
+    // is recorded with its time. A loop device is never in standby, so
+    // there was no snapshot to attribute it with: cause `io`, no suspects.
+    let before_write = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let dd = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            &format!("of={}", a.0),
+            "bs=4k",
+            "count=4",
+            "oflag=direct",
+            "status=none",
+        ])
+        .status()
+        .unwrap();
+    assert!(dd.success());
+    wait_for(
+        "status to show a's wake after the write",
+        Duration::from_secs(20),
+        || {
+            s = status_json(&config);
+            disk(&s, a.name())["last_wake_unix"]
+                .as_u64()
+                .is_some_and(|t| t >= before_write)
+        },
+        || d.log(),
+    );
+    let da = disk(&s, a.name());
+    assert!(
+        da["last_wake_unix"].as_u64().unwrap() <= s["now_unix"].as_u64().unwrap(),
+        "{s}"
+    );
+    assert_eq!(da["last_wake_cause"], "io", "{s}");
+    assert!(
+        da["last_wake_by"].as_array().is_some_and(Vec::is_empty),
+        "{s}"
+    );
+    let o = status(&config, &[]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
+    assert!(
+        la.contains("; last wake ") && la.contains(" ago (io)"),
+        "{la}"
+    );
     // Stopped, the daemon is not reachable: exit 1, naming the address.
     assert!(d.stop().success());
     let o = status(&config, &[]);
