@@ -502,6 +502,11 @@ fn release_code_pages() -> usize {
     bytes
 }
 
+/// How recently a directory of by-path entries must have changed for
+/// [`Daemon::path_signature`] to resolve them in full rather than trust the
+/// directory's modification time.
+const RECENT_DIR_CHANGE: Duration = Duration::from_secs(2);
+
 /// When the engine decided.
 fn intent_time(i: &Intent) -> Nanos {
     match *i {
@@ -1128,19 +1133,51 @@ impl Daemon {
     }
 
     /// Where the entries written as `/dev/…` paths or path globs resolve
-    /// now (a `readlink` per link, a directory read per glob): compared
-    /// at every poll, so a by-id link udev creates or moves after the
-    /// kernel device appeared is followed at the next poll. Kernel-name
-    /// entries depend only on the names, which the caller hashes.
+    /// now: compared at every poll, so a by-id link udev creates or moves
+    /// after the kernel device appeared is followed at the next poll.
+    /// Kernel-name entries depend only on the names, which the caller
+    /// hashes.
+    ///
+    /// A link can only appear, move or go with a change of its directory,
+    /// so the signature is the directories' identity and modification
+    /// time (one `stat` per directory, where resolving costs a `readlink`
+    /// per path component and disk). While a directory changed within the
+    /// last [`RECENT_DIR_CHANGE`] the entries are resolved in full instead:
+    /// file times are kept at the kernel's clock tick, and a second change
+    /// within the tick of the first would leave the time as it was.
     fn path_signature(&self, sample: &Sample) -> u64 {
-        if !self.cfg.disks.iter().any(|c| c.device.starts_with('/')) {
+        use std::os::unix::fs::MetadataExt;
+        let paths = || self.cfg.disks.iter().filter(|c| c.device.starts_with('/'));
+        if paths().next().is_none() {
             return 1;
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for c in self.cfg.disks.iter().filter(|c| c.device.starts_with('/')) {
-            for r in resolve(&c.device, sample.names()) {
-                r.key.hash(&mut h);
-                r.kernel.hash(&mut h);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut settled = true;
+        let mut dirs: Vec<&Path> = paths()
+            .filter_map(|c| Path::new(&c.device).parent())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            // A glob in the directory part: no one directory to watch.
+            settled &= !crate::devices::is_glob(&dir.to_string_lossy());
+            match std::fs::metadata(dir) {
+                Ok(m) => {
+                    settled &= now - m.mtime() > RECENT_DIR_CHANGE.as_secs() as i64;
+                    (dir, m.dev(), m.ino(), m.mtime(), m.mtime_nsec()).hash(&mut h);
+                }
+                Err(_) => dir.hash(&mut h),
+            }
+        }
+        if !settled {
+            for c in paths() {
+                for r in resolve(&c.device, sample.names()) {
+                    r.key.hash(&mut h);
+                    r.kernel.hash(&mut h);
+                }
             }
         }
         h.finish() | 1
