@@ -34,6 +34,21 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+/// A recording hook in `dir`: each run writes its LULL_* environment to
+/// its own file in `dir/out`, named so that the files sort in the order
+/// the hooks ran. Returns that directory and the hook's argv as TOML.
+fn recorder(dir: &Path) -> (PathBuf, String) {
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let hook = script(
+        dir,
+        "record.sh",
+        "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
+    );
+    let argv = format!("[{:?}, {:?}]", hook, out);
+    (out, argv)
+}
+
 /// The environments the recording hook wrote to `out`, by event, in the
 /// order they ran.
 fn runs(out: &Path) -> BTreeMap<String, Vec<BTreeMap<String, String>>> {
@@ -83,16 +98,7 @@ fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
         return;
     };
     let disk = &devs[0];
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    // Each run writes its LULL_* environment to its own file, named so
-    // that the files sort in the order the hooks ran.
-    let hook = script(
-        dir.path(),
-        "record.sh",
-        "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
-    );
-    let argv = format!("[{:?}, {:?}]", hook, out);
+    let (out, argv) = recorder(dir.path());
     let (cfg, st, prom) = config(
         dir.path(),
         &format!("hook_timeout = \"5s\"\non_spindown = {argv}\non_wake = {argv}\n"),
@@ -361,13 +367,7 @@ fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
         return;
     };
     let disk = &devs[0];
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let hook = script(
-        dir.path(),
-        "record.sh",
-        "f=\"$1/$(date +%s%N).$$\"\nenv | grep '^LULL_' > \"$f.tmp\"\nmv \"$f.tmp\" \"$f.env\"\n",
-    );
+    let (out, argv) = recorder(dir.path());
     // A loop device cannot sleep: a stand-in for hdparm (read by debug
     // builds only, see `drive::hdparm_path`) says the standby worked, so
     // the daemon believes the disk asleep until I/O reaches it.
@@ -376,7 +376,6 @@ fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
         "hdparm",
         "case \"$1\" in\n-y) echo \" issuing standby command\" ;;\n-C) echo \" drive state is:  standby\" ;;\nesac\nexit 0\n",
     );
-    let argv = format!("[{:?}, {:?}]", hook, out);
     let (cfg, _st, prom) = config(
         dir.path(),
         &format!(
