@@ -408,8 +408,8 @@ fn fire_hook(
 /// skipped: the kernel's `seq_file` fills a read until the caller's buffer
 /// is full, the file ends, or its own buffer (at least a page, 4 KiB) has
 /// no room for the next line, and a diskstats line is under 512 bytes
-/// (a 32-byte name and 20 numbers); so a read stops short of 3 KiB only at
-/// the end. That read matters: to
+/// (a 32-byte name and 20 numbers); so a read stops short of 4 KiB − 512
+/// bytes only at the end. That read matters: to
 /// find where it left off, diskstats walks the kernel's list of block
 /// devices from the start, which costs about as much as the read that
 /// produced the lines (`perf`, issue 18).
@@ -448,7 +448,7 @@ fn read_diskstats(
 
 /// A first read of `/proc/diskstats` shorter than this is the whole file
 /// ([`read_diskstats`]).
-const SEQ_SHORT_READ: usize = 3072;
+const SEQ_SHORT_READ: usize = 4096 - 512;
 
 /// How long after rare work its code pages are released.
 const RELEASE_DELAY: Nanos = Nanos::from_secs(5);
