@@ -235,9 +235,7 @@ pub fn registry_for(
     if r.breakeven().is_none() {
         r.set_breakeven(Some(task_breakeven(name, device)?));
     }
-    if natural_timing(name)? == Timing::Model
-        && r.expand_network(lull_detectors::AUTO.name).is_some()
-    {
+    if natural_timing(name)? == Timing::Model {
         lull_detectors::use_background_auto(&mut r);
     }
     Ok(r)

@@ -130,9 +130,12 @@ pub const AUTO_SPEC: &str = "long-idle()";
 pub const AUTO_BACKGROUND_SPEC: &str = "timer(B) + no-duration()";
 
 /// Makes `auto` in `registry` stand for [`AUTO_BACKGROUND_SPEC`]: what a
-/// replay of a background task (writeback, cleaning) registers.
+/// replay of a background task (writeback, cleaning) registers. A registry
+/// without `auto` is left as it is.
 pub fn use_background_auto(registry: &mut Registry) {
-    registry.register_network(AUTO, |_| Ok(AUTO_BACKGROUND_SPEC.to_string()));
+    if registry.expand_network(AUTO.name).is_some() {
+        registry.register_network(AUTO, |_| Ok(AUTO_BACKGROUND_SPEC.to_string()));
+    }
 }
 
 /// Registers every start detector and duration predictor of this crate.

@@ -287,7 +287,8 @@ impl LongIdle {
         fallback - now
     }
 
-    fn features(&self, ctx: &Context) -> Features {
+    /// The features of the period deciding now, and its context cell.
+    fn features(&self, ctx: &Context) -> (Features, usize) {
         let b = self.breakeven.as_secs_f64();
         // Time since `t` over B (None: long ago).
         let since =
@@ -302,11 +303,12 @@ impl LongIdle {
         };
         let (busy, since_long) = (since(self.last_end), since(self.last_long_end));
         let last = self.last_ratio;
-        let [long, all] = self.cells[cell(last, busy)];
+        let c = cell(last, busy);
+        let [long, all] = self.cells[c];
         // The cell's share of long periods, with half a period of prior
         // each way, as log-odds: ln((l + ½)/(s + ½)) = ln(1 + 2l) − ln(1 + 2s).
         let odds = (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0);
-        Features {
+        let x = Features {
             dense: [
                 self.recent[0],
                 self.recent[1],
@@ -320,7 +322,8 @@ impl LongIdle {
             ],
             bins: [bin(last), bin(busy), bin(since_long)],
             offset: CELL_WEIGHT * odds,
-        }
+        };
+        (x, c)
     }
 }
 
@@ -439,12 +442,8 @@ impl StartDetector for LongIdle {
             return self.armed.fire(ctx.now);
         }
         self.decided = true;
-        let x = self.features(ctx);
-        let b = self.breakeven.as_secs_f64();
-        let busy = self
-            .last_end
-            .map_or(1e6, |t| (ctx.now - t.min(ctx.now)).as_secs_f64() / b);
-        self.cell = Some(cell(self.last_ratio, busy));
+        let (x, c) = self.features(ctx);
+        self.cell = Some(c);
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);

@@ -204,9 +204,7 @@ pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
 /// writeback or cleaning.
 pub fn disk_registry(registry: &Registry, task: &TaskConfig, breakeven: Nanos) -> Registry {
     let mut r = registry.clone().with_breakeven(breakeven);
-    if !matches!(task, TaskConfig::Standby { .. })
-        && r.expand_network(lull_detectors::AUTO.name).is_some()
-    {
+    if !matches!(task, TaskConfig::Standby { .. }) {
         lull_detectors::use_background_auto(&mut r);
     }
     r
