@@ -653,6 +653,10 @@ struct Disk {
     /// The length of the last idle period, once I/O ended it (for
     /// `on_task_stop`'s `LULL_IDLE_S`).
     last_idle: Option<Nanos>,
+    /// Whether the state file's entry says present (`None`: not known to
+    /// match, as for a new disk or a new kernel name), so that a poll
+    /// with nothing to record does not look the entry up by name.
+    recorded: Option<bool>,
 }
 
 struct Daemon {
@@ -832,7 +836,7 @@ impl Daemon {
             }
         );
         self.last_poll = self.now();
-        self.poll(false).await;
+        self.poll(false);
         self.release_code_soon();
         let _ = sd_notify::notify(&[
             sd_notify::NotifyState::Ready,
@@ -865,7 +869,7 @@ impl Daemon {
                         return Err(DaemonError::Runtime(format!("poll timer: {e}")));
                     }
                     let late = self.now() > wake + slack;
-                    self.poll(late).await;
+                    self.poll(late);
                 }
                 _ = hup.recv() => self.reload().await,
                 _ = term.recv() => { info!("SIGTERM: stopping"); break; }
@@ -1054,6 +1058,7 @@ impl Daemon {
             idle_since: None,
             acted: false,
             last_idle: None,
+            recorded: None,
         })
     }
 
@@ -1100,6 +1105,7 @@ impl Daemon {
                     if d.kernel != r.kernel {
                         info!("disk {} is now {}", d.key, r.kernel);
                         d.kernel = r.kernel.clone();
+                        d.recorded = None;
                         let dev = PathBuf::from("/dev").join(&d.kernel);
                         let _ = d.orders.send(Order::Replugged { dev });
                         d.tracker = DiskTracker::new(family);
@@ -1193,7 +1199,7 @@ impl Daemon {
         self.last_poll = now;
     }
 
-    async fn poll(&mut self, late: bool) {
+    fn poll(&mut self, late: bool) {
         let now = self.now();
         let mut buf = std::mem::take(&mut self.read_buf);
         let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
@@ -1260,11 +1266,16 @@ impl Daemon {
                 Some(o) => o,
                 None => d.tracker.poll(now, &sample, late, &mut events),
             };
-            let st = self.state.disk(&d.key);
-            if st.present != o.present || st.kernel_name != d.kernel {
-                st.present = o.present;
-                st.kernel_name = d.kernel.clone();
-                self.dirty = true;
+            // The state entry is looked up (by name) only when there is
+            // something to record in it.
+            if d.recorded != Some(o.present) {
+                let st = self.state.disk(&d.key);
+                if st.present != o.present || st.kernel_name != d.kernel {
+                    st.present = o.present;
+                    st.kernel_name = d.kernel.clone();
+                    self.dirty = true;
+                }
+                d.recorded = Some(o.present);
             }
             if o.vanished {
                 warn!("disk {} ({}) vanished", d.key, d.kernel);
@@ -1276,7 +1287,7 @@ impl Daemon {
                 let _ = d.orders.send(Order::Replugged { dev });
             }
             if o.idle_started {
-                st.idle_starts += 1;
+                self.state.disk(&d.key).idle_starts += 1;
                 self.dirty = true;
                 d.idle_since = Some(now);
             }
@@ -1287,6 +1298,7 @@ impl Daemon {
                 }
                 let mut spun_up = false;
                 if let Some(since) = d.standby_since {
+                    let st = self.state.disk(&d.key);
                     st.spinups += 1;
                     st.standby_s += (now - since).as_secs_f64();
                     d.devs = sample_devs(d, &sample);
@@ -1310,7 +1322,7 @@ impl Daemon {
                 }
                 if d.acted || spun_up {
                     if !spun_up {
-                        st.last_wake = Some(Wake {
+                        self.state.disk(&d.key).last_wake = Some(Wake {
                             unix: unix_now(),
                             cause: Wake::IO.to_string(),
                             by: Vec::new(),
@@ -1352,7 +1364,7 @@ impl Daemon {
                     "disk {}: engine error, restarting its detectors: {e}",
                     d.key
                 );
-                st.errors += 1;
+                self.state.disk(&d.key).errors += 1;
                 if let Ok(n) = build_network(&self.opts.registry, &d.cfg) {
                     d.engine = Engine::new(
                         n,

@@ -176,6 +176,12 @@ enum Group {
 /// for the devices some disk watches ([`Sample::set_wanted`], remembered
 /// per line: the kernel keeps its order, so an unchanged line needs no
 /// lookup). A poll of an unchanged system allocates nothing.
+///
+/// Each entry keeps its line's text: a line that is byte for byte the one
+/// of the previous update (a device with no I/O since) is not parsed at
+/// all, and is marked not [`Sample::fresh`], so that a [`DiskTracker`]
+/// whose devices all kept their lines skips its deltas. On a quiet system
+/// a poll is then a comparison of a hundred bytes per line.
 #[derive(Debug, Default)]
 pub struct Sample {
     entries: Vec<Entry>,
@@ -183,6 +189,9 @@ pub struct Sample {
     len: usize,
     index: HashMap<String, usize>,
     changed: bool,
+    /// Names this layout: positions ([`Sample::position`]) stay valid
+    /// while it does not change. Unique across samples.
+    layout: u64,
 }
 
 #[derive(Debug, Default)]
@@ -192,7 +201,15 @@ struct Entry {
     counters: Option<Counters>,
     /// Its counters are parsed ([`Sample::set_wanted`]).
     wanted: bool,
+    /// The line it was read from (empty for a [`Sample::new`] entry).
+    line: String,
+    /// Its counters may differ from the previous update's.
+    fresh: bool,
 }
+
+/// The source of [`Sample`] layouts: each re-index takes the next number,
+/// so a position learned from one sample is never taken for another's.
+static NEXT_LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Sample {
     /// Indexes parsed lines.
@@ -206,16 +223,20 @@ impl Sample {
                     dev: (d.major, d.minor),
                     counters: Some(d.counters),
                     wanted: true,
+                    line: String::new(),
+                    fresh: true,
                 })
                 .collect(),
             index: HashMap::new(),
             changed: true,
+            layout: 0,
         };
         s.reindex();
         s
     }
 
     fn reindex(&mut self) {
+        self.layout = NEXT_LAYOUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.index.clear();
         for (i, e) in self.entries[..self.len].iter().enumerate() {
             self.index.entry(e.name.clone()).or_insert(i);
@@ -225,14 +246,28 @@ impl Sample {
     /// Reads a new diskstats `text` into the sample, parsing the counters
     /// of the wanted devices ([`Sample::set_wanted`]), of every device if
     /// `all`, and of every line whose device is not the one the line had
-    /// before (the others read as absent from [`Sample::get`] until
-    /// [`Sample::fill`]). Every line's device number and name are checked;
+    /// before (the others, if their line changed, read as absent from
+    /// [`Sample::get`] until [`Sample::fill`]). Every line's device number and name are checked;
     /// a line that does not parse is an error naming it, after which the
     /// sample is empty.
+    ///
+    /// A line identical to the one at the same place in the previous
+    /// update is taken as it stands (same device, same counters) unless
+    /// `all`; every other entry is [`Sample::fresh`].
     pub fn update(&mut self, text: &str, all: bool) -> Result<(), crate::diskstats::ParseError> {
         let mut n = 0;
         let mut changed = false;
         for (i, line) in text.lines().enumerate() {
+            if !all
+                && let Some(e) = self.entries[..self.len].get_mut(n)
+                && !e.line.is_empty()
+                && e.line == line
+                && (e.counters.is_some() || !e.wanted)
+            {
+                e.fresh = false;
+                n += 1;
+                continue;
+            }
             let known = self.entries.get(n);
             let parsed = crate::diskstats::parse_head(line).and_then(|(ma, mi, name, rest)| {
                 let want = all || known.is_none_or(|e| e.wanted || e.name != name);
@@ -249,6 +284,7 @@ impl Sample {
                 Err(reason) => {
                     self.len = 0;
                     self.index.clear();
+                    self.layout = NEXT_LAYOUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     self.changed = true;
                     return Err(crate::diskstats::ParseError {
                         line: i + 1,
@@ -270,6 +306,9 @@ impl Sample {
             }
             e.dev = (major, minor);
             e.counters = counters;
+            e.line.clear();
+            e.line.push_str(line);
+            e.fresh = true;
             n += 1;
         }
         changed |= n != self.len;
@@ -302,6 +341,7 @@ impl Sample {
             n += 1;
             if e.counters.is_none() && e.name == name {
                 e.counters = crate::diskstats::parse_counters(name, rest).ok();
+                e.fresh = true;
             }
         }
     }
@@ -316,6 +356,28 @@ impl Sample {
         self.index
             .get(name)
             .and_then(|&i| self.entries[i].counters.as_ref())
+    }
+    /// Where `name` stands in this sample's layout ([`Sample::layout`]),
+    /// for [`Sample::at`] and [`Sample::fresh`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+    /// The counters at `position`, if parsed.
+    pub fn at(&self, position: usize) -> Option<&Counters> {
+        self.entries[..self.len]
+            .get(position)
+            .and_then(|e| e.counters.as_ref())
+    }
+    /// Whether the counters at `position` may differ from the previous
+    /// update's (`false` only when its line was the same, byte for byte).
+    pub fn fresh(&self, position: usize) -> bool {
+        self.entries[..self.len].get(position).is_none_or(|e| e.fresh)
+    }
+    /// Names the list of devices: positions found in a sample stay valid
+    /// in it while this number does not change, and are never valid in
+    /// another sample.
+    pub fn layout(&self) -> u64 {
+        self.layout
     }
     /// The device number (major, minor) of `name`, if present.
     pub fn dev(&self, name: &str) -> Option<(u32, u32)> {
@@ -368,6 +430,16 @@ pub struct DiskTracker {
     present: bool,
     seen: bool,
     last: Option<Nanos>,
+    /// Where each member stands in the sample (in [`Family::members`]
+    /// order), for the sample layout `slots_layout`.
+    slots: Vec<Option<usize>>,
+    slots_layout: u64,
+    /// The largest in-flight count of a group at the last full poll.
+    flying: u64,
+    /// The last poll took the normal path, so `prev` and `flying` hold
+    /// that sample's counters: a poll whose members' lines are all
+    /// unchanged may skip them ([`DiskTracker::poll`]).
+    steady: bool,
 }
 
 impl DiskTracker {
@@ -381,7 +453,25 @@ impl DiskTracker {
             present: false,
             seen: false,
             last: None,
+            slots: Vec::new(),
+            slots_layout: 0,
+            flying: 0,
+            steady: false,
         }
+    }
+
+    /// Finds the members' positions in `sample` when its layout changed;
+    /// `true` when they were already known.
+    fn locate(&mut self, sample: &Sample) -> bool {
+        let members = self.family.members().count();
+        if self.slots_layout == sample.layout() && self.slots.len() == members {
+            return true;
+        }
+        self.slots.clear();
+        self.slots
+            .extend(self.family.members().map(|(n, _)| sample.position(n)));
+        self.slots_layout = sample.layout();
+        false
     }
 
     /// The family it watches.
@@ -404,6 +494,8 @@ impl DiskTracker {
             .collect();
         self.prev = prev;
         self.family = family;
+        self.slots.clear();
+        self.steady = false;
     }
 
     /// Whether it holds a synthetic request open (I/O in flight).
@@ -423,7 +515,11 @@ impl DiskTracker {
     ) -> PollOutcome {
         let t0 = self.last.replace(now);
         let mut o = PollOutcome::default();
-        let Some(disk) = sample.get(&self.family.disk) else {
+        let located = self.locate(sample);
+        // Only the normal path below leaves `prev` and `flying` in step
+        // with the sample.
+        let steady = std::mem::take(&mut self.steady);
+        let Some(disk) = self.slots[0].and_then(|p| sample.at(p)) else {
             if self.present {
                 o.vanished = true;
                 if self.held {
@@ -473,23 +569,42 @@ impl DiskTracker {
         }
 
         let mut groups = [Delta::default(); 3];
-        let mut in_flight = [0u64; 3];
-        let members = self.family.members().count();
-        self.prev.resize(members, None);
-        for ((name, group), prev) in self.family.members().zip(self.prev.iter_mut()) {
-            let g = group as usize;
-            let Some(c) = sample.get(name) else {
-                *prev = None;
-                continue;
-            };
-            in_flight[g] = in_flight[g].saturating_add(c.in_flight);
-            if let Some(p) = prev {
-                groups[g].add(&p.delta(c));
+        // No member's line changed since the last poll, which took this
+        // path: no deltas, and the in-flight counts are the same.
+        let unchanged = steady
+            && located
+            && self
+                .slots
+                .iter()
+                .all(|s| s.is_none_or(|p| !sample.fresh(p)));
+        let flying = if unchanged {
+            self.flying
+        } else {
+            let mut in_flight = [0u64; 3];
+            let members = self.slots.len();
+            self.prev.resize(members, None);
+            for (((_, group), prev), slot) in self
+                .family
+                .members()
+                .zip(self.prev.iter_mut())
+                .zip(&self.slots)
+            {
+                let g = group as usize;
+                let Some(c) = slot.and_then(|p| sample.at(p)) else {
+                    *prev = None;
+                    continue;
+                };
+                in_flight[g] = in_flight[g].saturating_add(c.in_flight);
+                if let Some(p) = prev {
+                    groups[g].add(&p.delta(c));
+                }
+                *prev = Some(*c);
             }
-            *prev = Some(*c);
-        }
+            in_flight.into_iter().max().unwrap_or(0)
+        };
+        self.flying = flying;
+        self.steady = true;
         let d = *groups.iter().max_by_key(|d| d.ops()).expect("three groups");
-        let flying = in_flight.into_iter().max().unwrap_or(0);
         o.ops = d.ops();
         o.active = o.ops > 0 || flying > 0 || self.held;
         o.idle_started = self.was_active && !o.active;
@@ -525,6 +640,7 @@ impl DiskTracker {
     }
 
     fn rebase(&mut self, sample: &Sample) {
+        self.steady = false;
         self.prev.clear();
         for (name, _) in self.family.members() {
             self.prev.push(sample.get(name).copied());
@@ -635,6 +751,38 @@ mod tests {
     }
 
     #[test]
+    fn a_line_as_it_was_is_not_fresh_and_positions_follow_the_layout() {
+        let a = format!("{}{}", line("sda", 1, 2, 0, 3), line("sdb", 5, 6, 0, 7));
+        let mut s = Sample::default();
+        s.update(&a, false).unwrap();
+        let layout = s.layout();
+        let (pa, pb) = (s.position("sda").unwrap(), s.position("sdb").unwrap());
+        assert!(s.fresh(pa) && s.fresh(pb), "a first sight is fresh");
+        s.update(&a, false).unwrap();
+        assert!(!s.fresh(pa) && !s.fresh(pb));
+        assert_eq!(s.layout(), layout);
+        assert_eq!(s.at(pb).unwrap().writes, 6);
+        // sdb wrote: only its line is fresh.
+        let b = format!("{}{}", line("sda", 1, 2, 0, 3), line("sdb", 5, 7, 0, 8));
+        s.update(&b, false).unwrap();
+        assert!(!s.fresh(pa) && s.fresh(pb));
+        assert_eq!(s.at(pb).unwrap().writes, 7);
+        // `all` parses, and marks, every line.
+        s.update(&b, true).unwrap();
+        assert!(s.fresh(pa) && s.fresh(pb));
+        // A device more: a new layout, in which sdb moved.
+        let c = format!("{}{}", line("sdc", 0, 0, 0, 0), b);
+        s.update(&c, false).unwrap();
+        assert_ne!(s.layout(), layout);
+        assert_eq!(s.position("sdb"), Some(2));
+        assert!(s.fresh(2), "a line at a new place is fresh");
+        // Another sample never shares a layout number.
+        let mut t = Sample::default();
+        t.update(&c, false).unwrap();
+        assert_ne!(t.layout(), s.layout());
+    }
+
+    #[test]
     fn a_sample_updated_in_place_parses_only_what_is_wanted() {
         let text = format!(
             "{}{}\n{}",
@@ -646,20 +794,30 @@ mod tests {
         s.update(&text, false).unwrap();
         assert!(s.names_changed());
         s.set_wanted(|n| n == "sdb");
-        s.update(&text, false).unwrap();
+        // sda did I/O, sda1 and sdb did not.
+        let moved = format!(
+            "{}{}\n{}",
+            line("sda", 4, 2, 0, 3),
+            line("sda1", 1, 0, 0, 1),
+            line("sdb", 5, 6, 1, 7)
+        );
+        s.update(&moved, false).unwrap();
         assert!(!s.names_changed());
         assert_eq!(s.names().collect::<Vec<_>>(), ["sda", "sda1", "sdb"]);
         assert_eq!(s.get("sdb").unwrap().writes, 6);
         assert_eq!(s.dev("sda1"), Some((8, 0)));
-        // Not wanted: listed, its counters skipped until filled.
+        // Not wanted and changed: listed, its counters skipped until
+        // filled; not wanted and unchanged: its counters still hold.
         assert!(s.get("sda").is_none());
-        s.fill(&text);
-        assert_eq!(s.get("sda").unwrap().reads, 1);
-        // The same devices again, none wanted: only `all` parses them.
+        assert_eq!(s.get("sda1").unwrap().reads, 1);
+        s.fill(&moved);
+        assert_eq!(s.get("sda").unwrap().reads, 4);
+        // Changed again, none wanted: only `all` parses them.
         s.set_wanted(|_| false);
         s.update(&text, false).unwrap();
-        assert!(!s.names_changed() && s.get("sdb").is_none() && s.len() == 3);
+        assert!(!s.names_changed() && s.get("sda").is_none() && s.len() == 3);
         s.update(&text, true).unwrap();
+        assert_eq!(s.get("sda").unwrap().reads, 1);
         assert_eq!(s.get("sdb").unwrap().writes, 6);
         // A device gone, another new: a change, the index follows.
         let text2 = format!("{}{}", line("sda", 1, 2, 0, 3), line("sdc", 9, 9, 0, 9));
@@ -727,6 +885,71 @@ mod tests {
                 }
                 s.set_wanted(|n| wanted.iter().any(|w| w == n));
                 asked = wanted;
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A tracker fed one sample updated in place (unchanged lines not
+        /// parsed, polls with no changed member skipped) decides exactly
+        /// as one fed a full parse at every poll: same outcomes, same
+        /// events, through I/O, in-flight requests, devices that come and
+        /// go, late polls and absorbed flushes.
+        #[test]
+        fn skipping_unchanged_lines_changes_no_outcome(
+            polls in proptest::collection::vec(
+                (
+                    proptest::collection::vec((0u8..4, 0u64..3, 0u64..2), 4),
+                    0u8..10,
+                    0u8..10,
+                    0u8..4,
+                ),
+                1..40,
+            ),
+        ) {
+            let fam = family("sda", &["sda1"], &["dm-0"]);
+            let names = ["sda", "sda1", "dm-0", "sdb"];
+            let mut counts = [0u64; 4];
+            let mut flying = [0u64; 4];
+            let mut kept = Sample::default();
+            let mut fast = DiskTracker::new(fam.clone());
+            let mut full = DiskTracker::new(fam);
+            let (mut out_fast, mut out_full) = (Vec::new(), Vec::new());
+            for (i, (devs, gone, late, absorb)) in polls.into_iter().enumerate() {
+                let mut text = String::new();
+                for (k, (step, reads, in_flight)) in devs.into_iter().enumerate() {
+                    // A device may be missing from this poll (k == gone).
+                    if usize::from(gone) == k {
+                        continue;
+                    }
+                    // Step 0: I/O completed, and the in-flight count may
+                    // change; otherwise the line stays as it was (a slow
+                    // request may still be in flight).
+                    if step == 0 {
+                        counts[k] += reads + 1;
+                        flying[k] = in_flight;
+                    }
+                    let c = counts[k];
+                    text.push_str(&line(names[k], c, c / 2, flying[k], c));
+                }
+                kept.update(&text, false).unwrap();
+                if kept.names_changed() {
+                    kept.fill(&text);
+                    kept.set_wanted(|n| n != "sdb");
+                }
+                let now = ms(1000 * (i as u64 + 1));
+                let late = late == 0;
+                out_fast.clear();
+                out_full.clear();
+                let (a, b) = if absorb == 0 && !late {
+                    (fast.absorb(now, &kept), full.absorb(now, &sample(&text)))
+                } else {
+                    (None, None)
+                };
+                let a = a.unwrap_or_else(|| fast.poll(now, &kept, late, &mut out_fast));
+                let b = b.unwrap_or_else(|| full.poll(now, &sample(&text), late, &mut out_full));
+                proptest::prop_assert_eq!(a, b, "poll {}", i);
+                proptest::prop_assert_eq!(&out_fast, &out_full, "poll {}", i);
             }
         }
     }

@@ -32,6 +32,8 @@ impl AsRawFd for Fd {
 /// A one-shot timer on `CLOCK_BOOTTIME`.
 pub struct PollTimer {
     fd: AsyncFd<Fd>,
+    /// The deadline it is armed for (`CLOCK_BOOTTIME` nanoseconds).
+    armed: std::cell::Cell<u64>,
 }
 
 impl std::fmt::Debug for PollTimer {
@@ -52,7 +54,10 @@ impl PollTimer {
         // always returns that same descriptor.
         #[allow(unsafe_code)]
         let fd = unsafe { AsyncFd::register(Fd(t)) }?;
-        Ok(PollTimer { fd })
+        Ok(PollTimer {
+            fd,
+            armed: std::cell::Cell::new(u64::MAX),
+        })
     }
 
     /// Arms it for `at`, nanoseconds of `CLOCK_BOOTTIME` (a time in the
@@ -61,6 +66,7 @@ impl PollTimer {
         // 0 would disarm it.
         let at = at.0.max(1);
         let ts = TimeSpec::new((at / 1_000_000_000) as _, (at % 1_000_000_000) as _);
+        self.armed.set(at);
         self.fd
             .get_ref()
             .0
@@ -73,29 +79,28 @@ impl PollTimer {
 
     /// Waits until it fires (cancel-safe: dropping the future loses
     /// nothing).
+    ///
+    /// The expiration count is never read: [`PollTimer::set`] resets it,
+    /// and the descriptor is watched edge-triggered, so each expiration
+    /// wakes the driver once whether or not it was read (one system call
+    /// per poll less). Readiness left from an expiration before the last
+    /// `set` is told apart by the clock: it is cleared, and the wait goes
+    /// on, until the deadline armed now has passed.
     pub async fn wait(&self) -> io::Result<()> {
         loop {
             let mut ready = self.fd.readable().await?;
-            let read = ready.try_io(|fd| {
-                let mut buf = [0u8; 8];
-                nix::unistd::read(fd.get_ref().0.as_fd(), &mut buf)
-                    .map(drop)
-                    .map_err(io::Error::from)
-            });
-            match read {
-                Ok(r) => {
-                    // One-shot and not re-armed yet: it cannot be readable
-                    // again before the next `set`, so the next `wait` goes
-                    // straight to epoll instead of a `read` that fails.
-                    if r.is_ok() {
-                        ready.clear_ready();
-                    }
-                    return r;
-                }
-                Err(_would_block) => continue,
+            ready.clear_ready();
+            if boottime_ns() >= self.armed.get() {
+                return Ok(());
             }
         }
     }
+}
+
+/// `CLOCK_BOOTTIME` now, in nanoseconds (from the vDSO: no system call).
+fn boottime_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME)
+        .map_or(0, |ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
 }
 
 #[cfg(test)]
@@ -121,6 +126,48 @@ mod tests {
             // Re-armed in the past: fires at once.
             t.set(Nanos(1)).unwrap();
             t.wait().await.unwrap();
+        });
+    }
+
+    fn now() -> Nanos {
+        Nanos(boottime_ns())
+    }
+
+    #[test]
+    fn an_expiration_before_the_last_set_does_not_end_the_wait() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let t = PollTimer::new().unwrap();
+            t.set(now() + Nanos::from_millis(5)).unwrap();
+            // The driver sees that expiration while nobody waits.
+            tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+            let at = now() + Nanos::from_millis(60);
+            t.set(at).unwrap();
+            t.wait().await.unwrap();
+            assert!(now() >= at, "woken by the stale expiration");
+        });
+    }
+
+    #[test]
+    fn every_expiration_wakes_the_wait_without_reading_it() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let t = PollTimer::new().unwrap();
+            for _ in 0..50 {
+                let at = now() + Nanos::from_millis(2);
+                t.set(at).unwrap();
+                tokio::time::timeout(std::time::Duration::from_secs(5), t.wait())
+                    .await
+                    .expect("an expiration was lost")
+                    .unwrap();
+                assert!(now() >= at);
+            }
         });
     }
 }
