@@ -2264,9 +2264,13 @@ mod tests {
         assert_eq!((v[42].as_str(), set.len(), t), ("42", 1000, 42));
         // Relocated read-only data (pointers the loader wrote, in a
         // mapping made read-only afterwards) kept its contents.
-        static TABLE: [(&str, fn(u32) -> u32); 2] = [("double", |x| x * 2), ("square", |x| x * x)];
+        type Op = (&'static str, fn(u32) -> u32);
+        static TABLE: [Op; 2] = [("double", |x| x * 2), ("square", |x| x * x)];
         let table = std::hint::black_box(&TABLE);
-        assert_eq!((table[1].0, (table[1].1)(7), (table[0].1)(7)), ("square", 49, 14));
+        assert_eq!(
+            (table[1].0, (table[1].1)(7), (table[0].1)(7)),
+            ("square", 49, 14)
+        );
         if let (Some(b), Some(a)) = (before, after) {
             assert!(a < b, "RssFile {b} KiB before, {a} KiB after");
         }

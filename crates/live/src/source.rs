@@ -371,7 +371,9 @@ impl Sample {
     /// Whether the counters at `position` may differ from the previous
     /// update's (`false` only when its line was the same, byte for byte).
     pub fn fresh(&self, position: usize) -> bool {
-        self.entries[..self.len].get(position).is_none_or(|e| e.fresh)
+        self.entries[..self.len]
+            .get(position)
+            .is_none_or(|e| e.fresh)
     }
     /// Names the list of devices: positions found in a sample stay valid
     /// in it while this number does not change, and are never valid in

@@ -99,8 +99,9 @@ impl PollTimer {
 
 /// `CLOCK_BOOTTIME` now, in nanoseconds (from the vDSO: no system call).
 fn boottime_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME)
-        .map_or(0, |ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).map_or(0, |ts| {
+        ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+    })
 }
 
 #[cfg(test)]
