@@ -1,7 +1,9 @@
 //! The daemon's per-poll diskstats work (issue 18): a full parse into a
 //! fresh map of every line (what each poll did before) against updating
 //! the kept [`Sample`] in place, which parses only the watched devices'
-//! counters and allocates nothing while the device list stays the same.
+//! counters whose lines changed and allocates nothing while the device
+//! list stays the same: on a quiet host (the same file), with one disk and
+//! the system disk busy, and with every device busy.
 //!
 //! `cargo bench -p lull-live --bench diskstats`
 
@@ -13,9 +15,11 @@ use lull_live::source::Sample;
 
 /// A diskstats text like a NAS's: `disks` disks with two partitions each
 /// and a few other devices, in the kernel's format (17 counters).
-fn diskstats(disks: usize) -> String {
+/// `busy` names the devices that did I/O: their counters are moved on.
+fn diskstats(disks: usize, busy: impl Fn(&str) -> bool) -> String {
     let mut out = String::new();
     let mut line = |major: u32, minor: u32, name: &str, k: u64| {
+        let k = if busy(name) { k + 1 } else { k };
         out.push_str(&format!(
             "{major:4} {minor:7} {name} {} {} {} {} {} {} {} {} 0 {} {} 0 0 0 0 {} {}\n",
             k * 1031,
@@ -48,7 +52,7 @@ fn diskstats(disks: usize) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let text = diskstats(16);
+    let text = diskstats(16, |_| false);
     let lines = text.lines().count() as u64;
     let mut g = c.benchmark_group("diskstats_poll");
     g.throughput(Throughput::Elements(lines));
@@ -59,15 +63,30 @@ fn bench(c: &mut Criterion) {
         })
     });
     // The daemon's case: the 16 disks and their partitions are watched.
-    let mut kept = Sample::default();
-    kept.update(&text, true).unwrap();
-    kept.set_wanted(|n| n.starts_with("sd"));
-    g.bench_function("update_in_place_watched_disks", |b| {
-        b.iter(|| {
-            kept.update(black_box(&text), false).unwrap();
-            black_box(kept.get("sdp").map(|c| c.reads))
-        })
-    });
+    // Each iteration updates to the other text of a pair, so that every
+    // update sees what changed between them.
+    let cases = [
+        ("update_in_place_quiet", diskstats(16, |_| false)),
+        (
+            "update_in_place_one_disk_and_the_system_disk_busy",
+            diskstats(16, |n| n.starts_with("sdc") || n.starts_with("nvme")),
+        ),
+        ("update_in_place_every_device_busy", diskstats(16, |_| true)),
+    ];
+    for (name, other) in cases {
+        let mut kept = Sample::default();
+        kept.update(&text, true).unwrap();
+        kept.set_wanted(|n| n.starts_with("sd"));
+        let pair = [&text, &other];
+        let mut i = 0;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                i ^= 1;
+                kept.update(black_box(pair[i]), false).unwrap();
+                black_box(kept.get("sdp").map(|c| c.reads))
+            })
+        });
+    }
     g.finish();
 }
 

@@ -192,6 +192,9 @@ pub struct Sample {
     /// Names this layout: positions ([`Sample::position`]) stay valid
     /// while it does not change. Unique across samples.
     layout: u64,
+    /// The text of the last update, one buffer (a quiet poll compares it
+    /// whole, or line by line, without touching a buffer per line).
+    text: Vec<u8>,
 }
 
 #[derive(Debug, Default)]
@@ -201,8 +204,9 @@ struct Entry {
     counters: Option<Counters>,
     /// Its counters are parsed ([`Sample::set_wanted`]).
     wanted: bool,
-    /// The line it was read from (empty for a [`Sample::new`] entry).
-    line: String,
+    /// Where its line stands in `Sample::text` (empty for a
+    /// [`Sample::new`] entry).
+    span: std::ops::Range<usize>,
     /// Its counters may differ from the previous update's.
     fresh: bool,
 }
@@ -223,13 +227,14 @@ impl Sample {
                     dev: (d.major, d.minor),
                     counters: Some(d.counters),
                     wanted: true,
-                    line: String::new(),
+                    span: 0..0,
                     fresh: true,
                 })
                 .collect(),
             index: HashMap::new(),
             changed: true,
             layout: 0,
+            text: Vec::new(),
         };
         s.reindex();
         s
@@ -255,16 +260,44 @@ impl Sample {
     /// update is taken as it stands (same device, same counters) unless
     /// `all`; every other entry is [`Sample::fresh`].
     pub fn update(&mut self, text: &str, all: bool) -> Result<(), crate::diskstats::ParseError> {
+        // The whole file as it was (no I/O on any device): nothing to
+        // parse, unless a wanted device still lacks its counters.
+        if !all
+            && self.len > 0
+            && self.text == text.as_bytes()
+            && self.entries[..self.len]
+                .iter()
+                .all(|e| !e.span.is_empty() && (e.counters.is_some() || !e.wanted))
+        {
+            for e in &mut self.entries[..self.len] {
+                e.fresh = false;
+            }
+            self.changed = false;
+            return Ok(());
+        }
+        let result = self.update_lines(text, all);
+        self.text.clear();
+        if result.is_ok() {
+            self.text.extend_from_slice(text.as_bytes());
+        }
+        result
+    }
+
+    fn update_lines(&mut self, text: &str, all: bool) -> Result<(), crate::diskstats::ParseError> {
         let mut n = 0;
         let mut changed = false;
         for (i, line) in text.lines().enumerate() {
+            // Where the line stands in `text` (its bytes are `text`'s).
+            let start = line.as_ptr() as usize - text.as_ptr() as usize;
+            let span = start..start + line.len();
             if !all
                 && let Some(e) = self.entries[..self.len].get_mut(n)
-                && !e.line.is_empty()
-                && e.line == line
+                && !e.span.is_empty()
+                && self.text.get(e.span.clone()) == Some(line.as_bytes())
                 && (e.counters.is_some() || !e.wanted)
             {
                 e.fresh = false;
+                e.span = span;
                 n += 1;
                 continue;
             }
@@ -306,8 +339,7 @@ impl Sample {
             }
             e.dev = (major, minor);
             e.counters = counters;
-            e.line.clear();
-            e.line.push_str(line);
+            e.span = span;
             e.fresh = true;
             n += 1;
         }
@@ -769,6 +801,16 @@ mod tests {
         s.update(&b, false).unwrap();
         assert!(!s.fresh(pa) && s.fresh(pb));
         assert_eq!(s.at(pb).unwrap().writes, 7);
+        // A device wanted from now on whose line changed while it was not:
+        // parsed at the next update, though the file is the same.
+        let mut u = Sample::default();
+        u.update(&a, false).unwrap();
+        u.set_wanted(|n| n == "sda");
+        u.update(&b, false).unwrap();
+        assert!(u.get("sdb").is_none());
+        u.set_wanted(|_| true);
+        u.update(&b, false).unwrap();
+        assert_eq!(u.get("sdb").unwrap().writes, 7);
         // `all` parses, and marks, every line.
         s.update(&b, true).unwrap();
         assert!(s.fresh(pa) && s.fresh(pb));
