@@ -857,6 +857,22 @@ impl Daemon {
         let mut hup = sig(SignalKind::hangup())?;
         let mut term = sig(SignalKind::terminate())?;
         let mut int = sig(SignalKind::interrupt())?;
+        // Signals are awaited by a task of their own, which forwards them:
+        // the poll loop's `select!` then makes no signal futures at each
+        // poll (they would be built and polled anew every second).
+        let (signals_tx, mut signals) = mpsc::unbounded_channel();
+        let signal_task = tokio::spawn(async move {
+            loop {
+                let s = tokio::select! {
+                    _ = hup.recv() => Signal::SIGHUP,
+                    _ = term.recv() => Signal::SIGTERM,
+                    _ = int.recv() => Signal::SIGINT,
+                };
+                if signals_tx.send(s).is_err() {
+                    break;
+                }
+            }
+        });
         let watchdog = sd_notify::watchdog_enabled().map(|d| d / 2);
         let mut dog = tokio::time::interval(watchdog.unwrap_or(Duration::from_secs(3600)));
         dog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -907,15 +923,21 @@ impl Daemon {
                     let late = self.now() > wake + slack;
                     self.poll(late);
                 }
-                _ = hup.recv() => self.reload().await,
-                _ = term.recv() => { info!("SIGTERM: stopping"); break; }
-                _ = int.recv() => { info!("SIGINT: stopping"); break; }
+                Some(s) = signals.recv() => {
+                    if s == Signal::SIGHUP {
+                        self.reload().await;
+                    } else {
+                        info!("{s}: stopping");
+                        break;
+                    }
+                }
                 Some(r) = self.reports_rx.recv() => self.on_report(r),
                 _ = dog.tick(), if watchdog.is_some() => {
                     let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]);
                 }
             }
         }
+        signal_task.abort();
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         let disks = std::mem::take(&mut self.disks);
         self.retire_all(disks).await;
@@ -1417,9 +1439,11 @@ impl Daemon {
                 }
             }
             let d = &mut self.disks[i];
-            let intents: Vec<Intent> = d.engine.task_mut().drain().collect();
-            for intent in intents {
-                self.on_intent(i, intent, &sample);
+            if d.engine.task().pending() {
+                let intents: Vec<Intent> = d.engine.task_mut().drain().collect();
+                for intent in intents {
+                    self.on_intent(i, intent, &sample);
+                }
             }
             if let Some(j) = self.disks[i].jobs.as_mut() {
                 let switches = j.run.advance(now);

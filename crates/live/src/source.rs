@@ -497,8 +497,9 @@ impl DiskTracker {
     /// Finds the members' positions in `sample` when its layout changed;
     /// `true` when they were already known.
     fn locate(&mut self, sample: &Sample) -> bool {
-        let members = self.family.members().count();
-        if self.slots_layout == sample.layout() && self.slots.len() == members {
+        // Empty until located (the disk itself is always a member), and
+        // emptied when the family changes.
+        if self.slots_layout == sample.layout() && !self.slots.is_empty() {
             return true;
         }
         self.slots.clear();

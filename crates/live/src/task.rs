@@ -49,6 +49,11 @@ impl LiveTask {
     pub fn drain(&mut self) -> std::vec::Drain<'_, Intent> {
         self.intents.drain(..)
     }
+
+    /// Whether an intent waits to be drained.
+    pub fn pending(&self) -> bool {
+        !self.intents.is_empty()
+    }
 }
 
 impl IdleTask for LiveTask {
