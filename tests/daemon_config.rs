@@ -41,7 +41,7 @@ fn config_errors_name_the_line_and_key() {
     let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("lull.toml:8: key `disk[0].network`"), "{err}");
+    assert!(err.contains("lull.toml:9: key `disk[0].network`"), "{err}");
 
     // The daemon itself refuses to start the same way.
     let out = run(&["daemon", "--config", s.config.to_str().unwrap()]);
@@ -94,9 +94,9 @@ fn check_lists_present_and_missing_disks() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("disk[0] fakea (line 7): fakea;"), "{text}");
+    assert!(text.contains("disk[0] fakea (line 8): fakea;"), "{text}");
     assert!(
-        text.contains("disk[1] fakeb (line 12): not present now"),
+        text.contains("disk[1] fakeb (line 13): not present now"),
         "{text}"
     );
     assert!(!s.state.exists(), "--check writes nothing");
@@ -137,7 +137,7 @@ fn a_missing_device_is_awaited_and_picked_up() {
     );
     assert!(
         d.log()
-            .contains("fakeb (config line 12): not present; waiting"),
+            .contains("fakeb (config line 13): not present; waiting"),
         "{}",
         d.log()
     );

@@ -37,7 +37,7 @@ fn config(dir: &Path, disks: &str) -> (PathBuf, PathBuf) {
     let st = dir.join("state.json");
     std::fs::write(
         &cfg,
-        format!("state_file = {st:?}\npoll = \"100ms\"\n\n{disks}"),
+        format!("state_file = {st:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n\n{disks}"),
     )
     .unwrap();
     (cfg, st)

@@ -1566,6 +1566,10 @@ impl Daemon {
                         }
                         keep_last_day(&mut st.spindown_attempts_unix, now_unix);
                         st.spindown_attempts_unix.push(now_unix);
+                        // Written at once: the wear budget must survive a
+                        // crash, and `lull status` shows the attempt
+                        // (rare: the budget bounds them).
+                        self.urgent = true;
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -1917,12 +1921,14 @@ impl Daemon {
     fn save(&mut self, force: bool) {
         let now = self.now();
         // The state file is fsynced, which costs more than the rest of a
-        // poll: written every ten polls (between 1 s and 1 min), at once
-        // when a command's pid changed (a restart after SIGKILL needs it),
-        // and at stop. A crash loses at most that much of the counters.
+        // poll, on the system disk: counters that changed are written
+        // every `state_interval` (default 1 min, never more often than
+        // polls), and at once when something urgent changed (a command's
+        // pid, which a restart after SIGKILL needs; a spin-down, spin-up
+        // or wake, which `lull status` shows), and at stop. A crash loses
+        // at most that much of the counters.
         // The metrics (no fsync) follow every change, at most once a second.
-        let state_every = Nanos(self.cfg.poll.0.saturating_mul(10))
-            .clamp(Nanos::from_secs(1), Nanos::from_secs(60));
+        let state_every = self.cfg.state_interval.max(self.cfg.poll);
         // Metrics are rendered only for someone: a textfile or an endpoint.
         let wants_metrics = self.cfg.metrics.textfile.is_some() || self.metrics_server.is_some();
         // A hook that ended changed its counters.

@@ -541,6 +541,13 @@ impl DiskTracker {
     /// Processes the sample taken at `now` and appends the events it
     /// implies to `out` (all in `[previous poll, now]`, in order). `late`:
     /// the poll came much later than planned.
+    ///
+    /// When none of its devices' lines changed since the previous poll
+    /// ([`Sample::fresh`]), and that poll was a normal one, there are no
+    /// deltas to take and the in-flight counts are the ones it saw: the
+    /// members are not read at all (most polls of a quiet disk). The
+    /// outcome and events are those of a full reading
+    /// (`skipping_unchanged_lines_changes_no_outcome`).
     pub fn poll(
         &mut self,
         now: Nanos,

@@ -6,7 +6,8 @@
 //! for real), and re-arming it for the next poll wakes the driver a third
 //! time: three `epoll_wait`s per poll where hd-idle has one `sleep`. A
 //! timerfd armed with an absolute deadline costs one `timerfd_settime` and
-//! wakes the loop once, at the deadline. `CLOCK_BOOTTIME` is the daemon's
+//! wakes the loop once, at the deadline; its expiration count is never
+//! read ([`PollTimer::wait`]). `CLOCK_BOOTTIME` is the daemon's
 //! own time base ([`crate::daemon`]), so a deadline that passes during a
 //! suspend fires at resume.
 //!
@@ -108,17 +109,22 @@ fn boottime_ns() -> u64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fires_at_its_deadline_and_not_before() {
-        let rt = tokio::runtime::Builder::new_current_thread()
+    fn now() -> Nanos {
+        Nanos(boottime_ns())
+    }
+
+    /// Runs `f` on a current-thread runtime, as the daemon does.
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap();
-        rt.block_on(async {
-            let now = || {
-                let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).unwrap();
-                Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
-            };
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn fires_at_its_deadline_and_not_before() {
+        block_on(async {
             let t = PollTimer::new().unwrap();
             let at = now() + Nanos::from_millis(30);
             t.set(at).unwrap();
@@ -130,17 +136,9 @@ mod tests {
         });
     }
 
-    fn now() -> Nanos {
-        Nanos(boottime_ns())
-    }
-
     #[test]
     fn an_expiration_before_the_last_set_does_not_end_the_wait() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        block_on(async {
             let t = PollTimer::new().unwrap();
             t.set(now() + Nanos::from_millis(5)).unwrap();
             // The driver sees that expiration while nobody waits.
@@ -154,11 +152,7 @@ mod tests {
 
     #[test]
     fn every_expiration_wakes_the_wait_without_reading_it() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        block_on(async {
             let t = PollTimer::new().unwrap();
             for _ in 0..50 {
                 let at = now() + Nanos::from_millis(2);

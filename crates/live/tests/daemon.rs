@@ -612,3 +612,44 @@ fn check_validates_jobs_and_shows_their_admission() {
         assert!(err.contains(&format!("key `{key}`")), "{to}: {err}");
     }
 }
+
+/// Counters that changed reach the state file every `state_interval`,
+/// not at every poll (each write is two `fsync`s on the system disk, the
+/// one the admin wants asleep), while the metrics follow at once; all of
+/// them are saved at stop.
+#[test]
+fn counters_wait_for_the_state_interval_and_are_saved_at_stop() {
+    let s = Setup::with_top(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1h)\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 5),
+        "[metrics]\ntextfile = \"PROM\"\n",
+    );
+    let cfg = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace("state_interval = \"1s\"", "state_interval = \"1h\"");
+    std::fs::write(&s.config, cfg).unwrap();
+    let mut d = start(&s.config, &[]);
+    let idle_starts = |v: &serde_json::Value| v["fakea"]["idle_starts"].as_u64().unwrap_or(0);
+    wait_for(
+        "the first save",
+        Duration::from_secs(10),
+        || s.state()["fakea"]["present"] == true,
+        || d.log(),
+    );
+    // I/O, then none: an idle period starts.
+    write(&s.diskstats, &line("fakea", 0, 9));
+    let prom = s.prom();
+    wait_for(
+        "the idle start in the metrics",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(&prom)
+                .is_ok_and(|t| t.contains("lull_idle_starts_total{disk=\"fakea\"} 1"))
+        },
+        || d.log(),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(idle_starts(&s.state()), 0, "written before its interval");
+    assert!(d.stop().success());
+    assert_eq!(idle_starts(&s.state()), 1, "not saved at stop");
+}

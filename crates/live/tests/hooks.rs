@@ -80,7 +80,7 @@ fn config(dir: &Path, top: &str, disks: &str) -> (PathBuf, PathBuf, PathBuf) {
     let st = dir.join("state.json");
     let prom = dir.join("lull.prom");
     let text = format!(
-        "state_file = {st:?}\npoll = \"100ms\"\n{top}\n[metrics]\ntextfile = {prom:?}\n\n{disks}"
+        "state_file = {st:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n{top}\n[metrics]\ntextfile = {prom:?}\n\n{disks}"
     );
     std::fs::write(&cfg, text).unwrap();
     (cfg, st, prom)

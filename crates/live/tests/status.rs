@@ -99,7 +99,7 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
     std::fs::write(
         &config,
         format!(
-            "state_file = {state:?}\npoll = \"100ms\"\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n\n\
+            "state_file = {state:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n\n\
              [[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"sgio\"\nmax_spindowns_per_day = 24\n\n\
              [[disk]]\ndevice = {:?}\nnetwork = \"adapt-timer-geom-geom()\"\ntask = \"flush\"\n",
             a.name(),

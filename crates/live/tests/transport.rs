@@ -1007,7 +1007,7 @@ fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
     std::fs::write(
         &cfg,
         format!(
-            "state_file = {st:?}\npoll = \"100ms\"\npower_check = \"200ms\"\n\n[[disk]]\ndevice = {key:?}\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"auto\"\n"
+            "state_file = {st:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\npower_check = \"200ms\"\n\n[[disk]]\ndevice = {key:?}\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"auto\"\n"
         ),
     )
     .unwrap();

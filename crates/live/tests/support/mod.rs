@@ -64,7 +64,7 @@ impl Setup {
         write(&ds, diskstats);
         let top = top.replace("PROM", dir.path().join("lull.prom").to_str().unwrap());
         let text = format!(
-            "state_file = {:?}\npoll = \"100ms\"\ndiskstats = {:?}\nsysfs = {:?}\n{top}\n{disks}",
+            "state_file = {:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\ndiskstats = {:?}\nsysfs = {:?}\n{top}\n{disks}",
             st,
             ds,
             dir.path().join("no-sysfs")
