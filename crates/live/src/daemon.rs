@@ -888,7 +888,7 @@ impl Daemon {
             }
         );
         self.last_poll = self.now();
-        self.poll(false);
+        self.poll(self.last_poll, false);
         self.release_code_soon();
         let _ = sd_notify::notify(&[
             sd_notify::NotifyState::Ready,
@@ -917,11 +917,12 @@ impl Daemon {
                 // In this order: no random draw per wake-up.
                 biased;
                 r = timer.wait() => {
-                    if let Err(e) = r {
-                        return Err(DaemonError::Runtime(format!("poll timer: {e}")));
-                    }
-                    let late = self.now() > wake + slack;
-                    self.poll(late);
+                    // The clock the timer read: one reading for the poll.
+                    let now = match r {
+                        Ok(t) => t - self.base,
+                        Err(e) => return Err(DaemonError::Runtime(format!("poll timer: {e}"))),
+                    };
+                    self.poll(now, now > wake + slack);
                 }
                 Some(s) = signals.recv() => {
                     if s == Signal::SIGHUP {
@@ -1257,8 +1258,9 @@ impl Daemon {
         self.last_poll = now;
     }
 
-    fn poll(&mut self, late: bool) {
-        let now = self.now();
+    /// Reads diskstats at `now` and runs every disk's tracker, engine
+    /// and decisions on it.
+    fn poll(&mut self, now: Nanos, late: bool) {
         let mut buf = std::mem::take(&mut self.read_buf);
         let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
             .and_then(|len| {
@@ -1463,7 +1465,7 @@ impl Daemon {
         }
         self.last_poll = now;
         self.polls += 1;
-        self.save(false);
+        self.save_at(now, false);
     }
 
     fn decide(&mut self, i: usize, text: String) {
@@ -1919,7 +1921,11 @@ impl Daemon {
     /// Saves the state (at most once a second unless `force`) and
     /// refreshes the metrics.
     fn save(&mut self, force: bool) {
-        let now = self.now();
+        self.save_at(self.now(), force);
+    }
+
+    /// Writes the metrics and the state file if due at `now` (or `force`).
+    fn save_at(&mut self, now: Nanos, force: bool) {
         // The state file is fsynced, which costs more than the rest of a
         // poll, on the system disk: counters that changed are written
         // every `state_interval` (default 1 min, never more often than

@@ -7,7 +7,9 @@
 //! time: three `epoll_wait`s per poll where hd-idle has one `sleep`. A
 //! timerfd armed with an absolute deadline costs one `timerfd_settime` and
 //! wakes the loop once, at the deadline; its expiration count is never
-//! read ([`PollTimer::wait`]). `CLOCK_BOOTTIME` is the daemon's
+//! read ([`PollTimer::wait`]). (A periodic timerfd would not spare the
+//! `timerfd_settime`: the kernel re-arms it only when its count is read.)
+//! `CLOCK_BOOTTIME` is the daemon's
 //! own time base ([`crate::daemon`]), so a deadline that passes during a
 //! suspend fires at resume.
 //!
@@ -87,12 +89,16 @@ impl PollTimer {
     /// per poll less). Readiness left from an expiration before the last
     /// `set` is told apart by the clock: it is cleared, and the wait goes
     /// on, until the deadline armed now has passed.
-    pub async fn wait(&self) -> io::Result<()> {
+    ///
+    /// Returns `CLOCK_BOOTTIME` as read then, at or past the deadline, so
+    /// that the caller need not read the clock again.
+    pub async fn wait(&self) -> io::Result<Nanos> {
         loop {
             let mut ready = self.fd.readable().await?;
             ready.clear_ready();
-            if boottime_ns() >= self.armed.get() {
-                return Ok(());
+            let now = boottime_ns();
+            if now >= self.armed.get() {
+                return Ok(Nanos(now));
             }
         }
     }
@@ -128,8 +134,8 @@ mod tests {
             let t = PollTimer::new().unwrap();
             let at = now() + Nanos::from_millis(30);
             t.set(at).unwrap();
-            t.wait().await.unwrap();
-            assert!(now() >= at, "fired early");
+            let woke = t.wait().await.unwrap();
+            assert!(woke >= at && now() >= woke, "fired early, or a wrong time");
             // Re-armed in the past: fires at once.
             t.set(Nanos(1)).unwrap();
             t.wait().await.unwrap();
