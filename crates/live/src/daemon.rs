@@ -1352,8 +1352,12 @@ impl Daemon {
                 d.idle_since = Some(now);
             }
             if o.active && !absorb {
+                // The hooks' environment, only for a disk that has them.
+                let hooked = [HookEvent::Spinup, HookEvent::Wake]
+                    .into_iter()
+                    .any(|e| d.cfg.hooks.get(e).is_some());
                 let mut env = Vec::new();
-                if let Some(since) = d.idle_since {
+                if let Some(since) = d.idle_since.filter(|_| hooked) {
                     env.push(("LULL_IDLE_S", format!("{:.3}", (now - since).as_secs_f64())));
                 }
                 let mut spun_up = false;
@@ -1483,8 +1487,11 @@ impl Daemon {
                 let now = self.now();
                 let d = &self.disks[i];
                 // Stopped by I/O: the idle period just ended.
+                let hooked = d.cfg.hooks.get(HookEvent::TaskStop).is_some();
                 let extra = match (d.idle_since, d.last_idle) {
-                    (None, Some(len)) => vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))],
+                    (None, Some(len)) if hooked => {
+                        vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))]
+                    }
                     _ => Vec::new(),
                 };
                 fire_hook(&self.hooks, d, now, HookEvent::TaskStop, extra);
@@ -1499,13 +1506,18 @@ impl Daemon {
                     self.switch_jobs(i, switches);
                     return;
                 }
-                let _ = self.disks[i].orders.send(Order::Stop);
+                // Only a command has something to stop (it is paused); a
+                // standby or a flush ends by itself.
+                if matches!(self.disks[i].cfg.task, TaskConfig::Command { .. }) {
+                    let _ = self.disks[i].orders.send(Order::Stop);
+                }
             }
             Intent::Start { budget, .. } => {
                 self.state.disk(&key).task_starts += 1;
                 // Refused until sent to the actor below.
                 self.disks[i].not_running = true;
-                let budget_text = budget.map_or("until busy".to_string(), |b| b.to_string());
+                // Formatted only for a decision that names it.
+                let budget_text = || budget.map_or("until busy".to_string(), |b| b.to_string());
                 let d = &self.disks[i];
                 match &d.cfg.task {
                     TaskConfig::Standby {
@@ -1572,6 +1584,7 @@ impl Daemon {
                         // crash, and `lull status` shows the attempt
                         // (rare: the budget bounds them).
                         self.urgent = true;
+                        let budget_text = budget_text();
                         info!("disk {key}: idle, standby (predicted idle {budget_text})");
                         self.decide(i, format!("standby (predicted idle {budget_text})"));
                     }
@@ -1592,10 +1605,12 @@ impl Daemon {
                         return;
                     }
                     TaskConfig::Command { .. } => {
+                        let budget_text = budget_text();
                         info!("disk {key}: idle, run command (predicted idle {budget_text})");
                         self.decide(i, format!("run command (predicted idle {budget_text})"));
                     }
                     TaskConfig::Jobs { .. } => {
+                        let budget_text = budget_text();
                         info!("disk {key}: idle, jobs may run (predicted idle {budget_text})");
                         self.decide(
                             i,
