@@ -62,7 +62,7 @@ use crate::process;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{State, Wake, WearBudget, keep_last_day, write_atomically};
 use crate::task::{Intent, LiveTask};
-use crate::timer::PollTimer;
+use crate::timer::{PollTimer, boottime};
 use crate::transport::Standby;
 use crate::wakeup;
 
@@ -365,13 +365,14 @@ fn woken_by(
 /// Starts `d`'s hook for `ev`, if it has one, with the disk's
 /// environment (`LULL_DEVICE`, `LULL_TASK`, `LULL_IDLE_S` while an idle
 /// period runs, `LULL_STANDBY_S` while in standby, `LULL_UNIX_TIME`) and
-/// `extra`.
+/// what `extra` makes, called only then: a disk without that hook formats
+/// nothing (a wake is on the poll path).
 fn fire_hook(
     runner: &HookRunner,
     d: &Disk,
     now: Nanos,
     ev: HookEvent,
-    extra: Vec<(&'static str, String)>,
+    extra: impl FnOnce() -> Vec<(&'static str, String)>,
 ) {
     let Some(argv) = d.cfg.hooks.get(ev) else {
         return;
@@ -390,7 +391,7 @@ fn fire_hook(
     }
     // `extra` comes last: it overrides (the length of the idle period or
     // the standby that just ended).
-    env.extend(extra);
+    env.extend(extra());
     runner.fire(&d.key, ev, argv, env);
 }
 
@@ -547,19 +548,6 @@ const RECENT_DIR_CHANGE: Duration = Duration::from_secs(2);
 fn intent_time(i: &Intent) -> Nanos {
     match *i {
         Intent::Start { at, .. } | Intent::Stop { at } => at,
-    }
-}
-
-fn boottime() -> Nanos {
-    match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
-        Ok(ts) => Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64),
-        Err(_) => Nanos(
-            std::time::Instant::now()
-                .elapsed()
-                .as_nanos()
-                .try_into()
-                .unwrap_or(u64::MAX),
-        ),
     }
 }
 
@@ -1352,14 +1340,8 @@ impl Daemon {
                 d.idle_since = Some(now);
             }
             if o.active && !absorb {
-                // The hooks' environment, only for a disk that has them.
-                let hooked = [HookEvent::Spinup, HookEvent::Wake]
-                    .into_iter()
-                    .any(|e| d.cfg.hooks.get(e).is_some());
-                let mut env = Vec::new();
-                if let Some(since) = d.idle_since.filter(|_| hooked) {
-                    env.push(("LULL_IDLE_S", format!("{:.3}", (now - since).as_secs_f64())));
-                }
+                let idle = d.idle_since.map(|since| now - since);
+                let mut wakers = None;
                 let mut spun_up = false;
                 if let Some(since) = d.standby_since {
                     let st = self.state.disk(&d.key);
@@ -1376,13 +1358,21 @@ impl Daemon {
                     // Written at once, so `lull status` names the wakers
                     // (spin-ups are rare: the wear budget bounds them).
                     self.urgent = true;
-                    if let Some(n) = names {
-                        env.push(("LULL_WOKEN_BY", n));
-                    }
+                    wakers = names;
                     spun_up = true;
                 }
+                let env = || {
+                    let mut env = Vec::new();
+                    if let Some(idle) = idle {
+                        env.push(("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64())));
+                    }
+                    if let Some(n) = &wakers {
+                        env.push(("LULL_WOKEN_BY", n.clone()));
+                    }
+                    env
+                };
                 if spun_up {
-                    fire_hook(&self.hooks, d, now, HookEvent::Spinup, env.clone());
+                    fire_hook(&self.hooks, d, now, HookEvent::Spinup, env);
                 }
                 if d.acted || spun_up {
                     if !spun_up {
@@ -1487,11 +1477,8 @@ impl Daemon {
                 let now = self.now();
                 let d = &self.disks[i];
                 // Stopped by I/O: the idle period just ended.
-                let hooked = d.cfg.hooks.get(HookEvent::TaskStop).is_some();
-                let extra = match (d.idle_since, d.last_idle) {
-                    (None, Some(len)) if hooked => {
-                        vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))]
-                    }
+                let extra = || match (d.idle_since, d.last_idle) {
+                    (None, Some(len)) => vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))],
                     _ => Vec::new(),
                 };
                 fire_hook(&self.hooks, d, now, HookEvent::TaskStop, extra);
@@ -1640,9 +1627,11 @@ impl Daemon {
     /// predicted idle time, when the network predicts one).
     fn task_start_hook(&mut self, i: usize, budget: Option<Nanos>) {
         self.disks[i].acted = true;
-        let extra = budget
-            .map(|b| vec![("LULL_BUDGET_S", format!("{:.3}", b.as_secs_f64()))])
-            .unwrap_or_default();
+        let extra = || {
+            budget
+                .map(|b| vec![("LULL_BUDGET_S", format!("{:.3}", b.as_secs_f64()))])
+                .unwrap_or_default()
+        };
         fire_hook(
             &self.hooks,
             &self.disks[i],
@@ -1744,7 +1733,7 @@ impl Daemon {
                     d.standby_since = Some(now);
                     d.sleep_snapshot = Some(wakeup::snapshot());
                     let env = vec![("LULL_RESULT", "ok".to_string())];
-                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
+                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, || env);
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
@@ -1757,7 +1746,7 @@ impl Daemon {
                         d.sleep_snapshot = Some(wakeup::snapshot());
                     }
                     let env = vec![("LULL_RESULT", "already".to_string())];
-                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
+                    fire_hook(&self.hooks, d, now, HookEvent::Spindown, || env);
                 }
                 "standby: the drive was already in standby".into()
             }
@@ -1846,7 +1835,7 @@ impl Daemon {
                             env.push(("LULL_WOKEN_BY", n));
                         }
                         d.standby_since = None;
-                        fire_hook(&self.hooks, d, now, HookEvent::Spinup, env);
+                        fire_hook(&self.hooks, d, now, HookEvent::Spinup, || env);
                         "spun up by something else".into()
                     }
                     (PowerState::Standby, None) => {
@@ -1881,7 +1870,7 @@ impl Daemon {
                             ("LULL_RESULT", "failed".to_string()),
                             ("LULL_ERROR", why.clone()),
                         ];
-                        fire_hook(&self.hooks, d, now, HookEvent::Spindown, env);
+                        fire_hook(&self.hooks, d, now, HookEvent::Spindown, || env);
                         // A disk that cannot spin down (a virtual disk, an
                         // NVMe drive caught by a glob) is not retried at
                         // every idle period: after 3 failures in a row,

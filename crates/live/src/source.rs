@@ -177,11 +177,11 @@ enum Group {
 /// per line: the kernel keeps its order, so an unchanged line needs no
 /// lookup). A poll of an unchanged system allocates nothing.
 ///
-/// Each entry keeps its line's text: a line that is byte for byte the one
-/// of the previous update (a device with no I/O since) is not parsed at
-/// all, and is marked not [`Sample::fresh`], so that a [`DiskTracker`]
-/// whose devices all kept their lines skips its deltas. On a quiet system
-/// a poll is then a comparison of a hundred bytes per line.
+/// It keeps the previous update's text in one buffer: a line that is byte
+/// for byte the one of the previous update (a device with no I/O since)
+/// is not parsed at all, and is marked not [`Sample::fresh`], so that a
+/// [`DiskTracker`] whose devices all kept their lines skips its deltas. On
+/// a quiet system a poll is then one comparison of the whole file.
 #[derive(Debug, Default)]
 pub struct Sample {
     entries: Vec<Entry>,
@@ -211,9 +211,20 @@ struct Entry {
     fresh: bool,
 }
 
-/// The source of [`Sample`] layouts: each re-index takes the next number,
-/// so a position learned from one sample is never taken for another's.
-static NEXT_LAYOUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+impl Entry {
+    /// Its counters stand for its line as kept (a line from an update,
+    /// parsed if wanted): an identical line needs no parse.
+    fn settled(&self) -> bool {
+        !self.span.is_empty() && (self.counters.is_some() || !self.wanted)
+    }
+}
+
+/// A new [`Sample`] layout number: each re-index takes the next one, so a
+/// position learned from one sample is never taken for another's.
+fn next_layout() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
 
 impl Sample {
     /// Indexes parsed lines.
@@ -241,7 +252,7 @@ impl Sample {
     }
 
     fn reindex(&mut self) {
-        self.layout = NEXT_LAYOUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.layout = next_layout();
         self.index.clear();
         for (i, e) in self.entries[..self.len].iter().enumerate() {
             self.index.entry(e.name.clone()).or_insert(i);
@@ -252,9 +263,9 @@ impl Sample {
     /// of the wanted devices ([`Sample::set_wanted`]), of every device if
     /// `all`, and of every line whose device is not the one the line had
     /// before (the others, if their line changed, read as absent from
-    /// [`Sample::get`] until [`Sample::fill`]). Every line's device number and name are checked;
-    /// a line that does not parse is an error naming it, after which the
-    /// sample is empty.
+    /// [`Sample::get`] until [`Sample::fill`]). Every line's device number
+    /// and name are checked; a line that does not parse is an error naming
+    /// it, after which the sample is empty.
     ///
     /// A line identical to the one at the same place in the previous
     /// update is taken as it stands (same device, same counters) unless
@@ -265,9 +276,7 @@ impl Sample {
         if !all
             && self.len > 0
             && self.text == text.as_bytes()
-            && self.entries[..self.len]
-                .iter()
-                .all(|e| !e.span.is_empty() && (e.counters.is_some() || !e.wanted))
+            && self.entries[..self.len].iter().all(Entry::settled)
         {
             for e in &mut self.entries[..self.len] {
                 e.fresh = false;
@@ -292,9 +301,8 @@ impl Sample {
             let span = start..start + line.len();
             if !all
                 && let Some(e) = self.entries[..self.len].get_mut(n)
-                && !e.span.is_empty()
+                && e.settled()
                 && self.text.get(e.span.clone()) == Some(line.as_bytes())
-                && (e.counters.is_some() || !e.wanted)
             {
                 e.fresh = false;
                 e.span = span;
@@ -317,7 +325,7 @@ impl Sample {
                 Err(reason) => {
                     self.len = 0;
                     self.index.clear();
-                    self.layout = NEXT_LAYOUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.layout = next_layout();
                     self.changed = true;
                     return Err(crate::diskstats::ParseError {
                         line: i + 1,

@@ -96,28 +96,25 @@ impl PollTimer {
         loop {
             let mut ready = self.fd.readable().await?;
             ready.clear_ready();
-            let now = boottime_ns();
-            if now >= self.armed.get() {
-                return Ok(Nanos(now));
+            let now = boottime();
+            if now.0 >= self.armed.get() {
+                return Ok(now);
             }
         }
     }
 }
 
-/// `CLOCK_BOOTTIME` now, in nanoseconds (from the vDSO: no system call).
-fn boottime_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).map_or(0, |ts| {
-        ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+/// `CLOCK_BOOTTIME` now (from the vDSO: no system call): the daemon's
+/// time base, which keeps counting in suspend.
+pub(crate) fn boottime() -> Nanos {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).map_or(Nanos::ZERO, |ts| {
+        Nanos(ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn now() -> Nanos {
-        Nanos(boottime_ns())
-    }
 
     /// Runs `f` on a current-thread runtime, as the daemon does.
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -132,10 +129,13 @@ mod tests {
     fn fires_at_its_deadline_and_not_before() {
         block_on(async {
             let t = PollTimer::new().unwrap();
-            let at = now() + Nanos::from_millis(30);
+            let at = boottime() + Nanos::from_millis(30);
             t.set(at).unwrap();
             let woke = t.wait().await.unwrap();
-            assert!(woke >= at && now() >= woke, "fired early, or a wrong time");
+            assert!(
+                woke >= at && boottime() >= woke,
+                "fired early, or a wrong time"
+            );
             // Re-armed in the past: fires at once.
             t.set(Nanos(1)).unwrap();
             t.wait().await.unwrap();
@@ -146,13 +146,13 @@ mod tests {
     fn an_expiration_before_the_last_set_does_not_end_the_wait() {
         block_on(async {
             let t = PollTimer::new().unwrap();
-            t.set(now() + Nanos::from_millis(5)).unwrap();
+            t.set(boottime() + Nanos::from_millis(5)).unwrap();
             // The driver sees that expiration while nobody waits.
             tokio::time::sleep(std::time::Duration::from_millis(40)).await;
-            let at = now() + Nanos::from_millis(60);
+            let at = boottime() + Nanos::from_millis(60);
             t.set(at).unwrap();
             t.wait().await.unwrap();
-            assert!(now() >= at, "woken by the stale expiration");
+            assert!(boottime() >= at, "woken by the stale expiration");
         });
     }
 
@@ -161,13 +161,13 @@ mod tests {
         block_on(async {
             let t = PollTimer::new().unwrap();
             for _ in 0..50 {
-                let at = now() + Nanos::from_millis(2);
+                let at = boottime() + Nanos::from_millis(2);
                 t.set(at).unwrap();
                 tokio::time::timeout(std::time::Duration::from_secs(5), t.wait())
                     .await
                     .expect("an expiration was lost")
                     .unwrap();
-                assert!(now() >= at);
+                assert!(boottime() >= at);
             }
         });
     }

@@ -12,7 +12,7 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
 mod support;
 
-use support::{Daemon, DevNames, Setup, is_root, line, wait_for, write};
+use support::{Daemon, DevNames, Setup, is_root, line, sample, wait_for, write};
 
 /// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
 fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
@@ -644,7 +644,7 @@ fn counters_wait_for_the_state_interval_and_are_saved_at_stop() {
         Duration::from_secs(10),
         || {
             std::fs::read_to_string(&prom)
-                .is_ok_and(|t| t.contains("lull_idle_starts_total{disk=\"fakea\"} 1"))
+                .is_ok_and(|t| sample(&t, "lull_idle_starts_total{disk=\"fakea\"}") == Some(1.0))
         },
         || d.log(),
     );
