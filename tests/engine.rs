@@ -209,7 +209,7 @@ fn in_bounds(m: &InternalMeasures) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(lull_testkit::cases(400))]
 
     #[test]
     fn online_measures_equal_the_offline_definition(trace in arb_trace(), spec in arb_spec(), policy in arb_policy()) {
@@ -345,7 +345,7 @@ fn arb_skeptic_spec() -> impl Strategy<Value = &'static str> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(lull_testkit::cases(1000))]
 
     /// The exact online measures hold for every kind of network, not only
     /// timers: with skeptics that withdraw at an arrival the task often
@@ -360,7 +360,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(600))]
+    #![proptest_config(lull_testkit::cases(600))]
 
     /// The batch path through busy runs changes nothing: same report, same
     /// decisions at the same instants, for quiet networks and busy ones.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use lull_blktrace_replay::replay::{
-    ReplayOptions, Timing, default_policy, replay_spec, resolve_timing, saturation_check,
+    ReplayOptions, Timing, default_policy, presets_that_serve, replay_spec, resolve_timing,
+    saturation_check,
 };
 use lull_blktrace_replay::{ReadOptions, Trace, synth};
 use lull_core::actuator::StopPolicy;
@@ -168,10 +169,25 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                 .unwrap_or(lull_tasks::device::DEFAULT_PRESET)
         );
         if !args.allow_saturated {
+            let current = opts
+                .device
+                .as_deref()
+                .unwrap_or(lull_tasks::device::DEFAULT_PRESET);
+            let serve: Vec<String> = presets_that_serve(&timeline, &opts)?
+                .into_iter()
+                .filter(|&p| p != current)
+                .map(|p| format!("--device {p}"))
+                .collect();
+            let faster = if serve.is_empty() {
+                "no built-in preset serves it: describe a faster disk \
+                 (--device PRESET,key=value,...)"
+                    .to_string()
+            } else {
+                format!("a faster preset that serves it ({})", serve.join(" or "))
+            };
             return Err(CliError::input(anyhow!(
-                "{what}\nhint: a faster preset (--device wd-red-plus, or custom values), \
-                 --timing trace for tasks that do not move I/O, a shorter stretch of the trace, \
-                 or --allow-saturated to replay it anyway"
+                "{what}\nhint: {faster}, --timing trace for tasks that do not move I/O, \
+                 a shorter stretch of the trace, or --allow-saturated to replay it anyway"
             )));
         }
         eprintln!("lull: warning: {what} (replaying anyway: --allow-saturated)");

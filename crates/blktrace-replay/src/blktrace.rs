@@ -802,7 +802,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(lull_testkit::cases(256))]
         /// The batched reader and in-place merge give exactly what the
         /// record-at-a-time reader and pop-and-push merge gave, whatever the
         /// read buffer's size (records split across fills, or never whole

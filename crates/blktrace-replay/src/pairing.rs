@@ -613,7 +613,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(lull_testkit::cases(512))]
         /// The pairing gives exactly what the first, plainer implementation
         /// gave: the same requests in the same order, the same counts.
         #[test]

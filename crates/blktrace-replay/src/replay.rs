@@ -350,6 +350,28 @@ pub fn saturation_check(
     )))
 }
 
+/// The built-in presets ([`lull_tasks::device::PRESETS`]) whose service
+/// model can serve `timeline` ([`Saturation::is_saturated`] is false), in
+/// the order they are listed: what a hint may suggest when the chosen one
+/// cannot. Empty for a task under trace timing, which has no model.
+pub fn presets_that_serve(
+    timeline: &Timeline,
+    opts: &ReplayOptions,
+) -> Result<Vec<&'static str>, ReplayError> {
+    if resolve_timing(&opts.task, opts.timing)? != Timing::Model {
+        return Ok(Vec::new());
+    }
+    let requests = requests_of(timeline);
+    let mut serve = Vec::new();
+    for &name in lull_tasks::device::PRESETS {
+        let model = service_model(Some(name))?;
+        if !saturation(&requests, &model, SATURATION_WINDOW).is_saturated() {
+            serve.push(name);
+        }
+    }
+    Ok(serve)
+}
+
 /// A finished replay.
 #[derive(Clone, Debug)]
 pub struct ReplayOutcome {

@@ -225,6 +225,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         /// The keyed sort gives exactly the stable sort by arrival.
         #[test]
         fn sort_is_the_stable_sort(arrivals in proptest::collection::vec(prop_oneof![0u64..20, any::<u64>(), 1u64 << 40..1u64 << 41], 0..300)) {

@@ -64,7 +64,7 @@ fn trace() -> impl Strategy<Value = Vec<Request>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(lull_testkit::cases(64))]
     #[test]
     fn writeback_loses_duplicates_and_reorders_nothing(
         reqs in trace(),
@@ -221,7 +221,7 @@ fn dense_trace() -> impl Strategy<Value = Vec<Request>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(lull_testkit::cases(128))]
     /// Both policies on the driver: every sector of every write reaches
     /// the disk at most once and in the order written, the disk ends with
     /// the newest data, every read sees the newest data (from the task's

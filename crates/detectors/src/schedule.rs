@@ -290,11 +290,13 @@ impl Scheduler {
         self.advance(now);
         self.idle_since = None;
         let r = self.running?;
-        if r.overran {
-            return None;
-        }
+        // A step that ended by the arrival is over, whether or not it met
+        // an earlier arrival: `running()` never shows a finished step.
         if r.step.end <= now {
             self.close(r.step.end);
+            return None;
+        }
+        if r.overran {
             return None;
         }
         if r.interruptible {
@@ -551,6 +553,29 @@ mod tests {
         assert_eq!((r.windows, r.met, r.overruns, r.steps), (1, 1, 2, 4));
     }
 
+    /// The case proptest found (issue 25): a 60 s step that met one
+    /// arrival ends exactly at the next; it is over then, not still
+    /// running, and it delays nothing.
+    #[test]
+    fn a_step_ending_at_the_arrival_is_over() {
+        let mut sch = Scheduler::new(
+            vec![job("j1-1", 1, s(1), s(60), true)],
+            Nanos::ZERO,
+            Nanos::ZERO,
+            None,
+        );
+        let (steps, over) = period(&mut sch, s(1), s(2222));
+        let last = *steps.last().unwrap();
+        assert_eq!((last.start, last.end), (s(2221), s(2281)));
+        assert_eq!(over.map(|o| o.until), Some(s(2281)));
+        // Busy 3 s, then idle until exactly the step's end.
+        let (steps, over) = period(&mut sch, s(2225), s(2281));
+        assert!(steps.is_empty() && over.is_none());
+        assert_eq!(sch.running(), None, "a finished step is not running");
+        sch.finish(s(3600));
+        assert_eq!(sch.reports()[0].overruns, 1);
+    }
+
     #[test]
     fn windows_are_judged_at_their_end() {
         let mut sch = Scheduler::new(
@@ -628,6 +653,7 @@ mod props {
     }
 
     proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         #[test]
         fn reservations_are_shared_fairly_and_only_idle_time_is_used(
             jobs in jobs(),

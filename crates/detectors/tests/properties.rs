@@ -226,7 +226,7 @@ fn check_bounds(m: &InternalMeasures, what: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(lull_testkit::cases(48))]
 
     #[test]
     fn every_pair_is_sound_deterministic_and_never_beats_the_oracle(t in traces()) {

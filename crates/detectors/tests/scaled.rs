@@ -133,7 +133,7 @@ fn bound(eta: f64, alpha: f64, n: usize, best: f64) -> f64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(lull_testkit::cases(64))]
 
     /// Over a long random sequence of idle periods (regimes of short and
     /// long gaps), the mixture's loss and the loss of the timeouts acted on

@@ -1077,6 +1077,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         /// Whatever the options, every disk gets exactly hd-idle's timeout
         /// from exactly one entry, or no entry when hd-idle never spins it
         /// down.

@@ -900,6 +900,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         /// However the device list changes between updates, an updated
         /// sample answers like one built from a full parse, for the
         /// devices it wants.
@@ -950,6 +951,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         /// A tracker fed one sample updated in place (unchanged lines not
         /// parsed, polls with no changed member skipped) decides exactly
         /// as one fed a full parse at every poll: same outcomes, same

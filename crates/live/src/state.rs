@@ -364,6 +364,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
         /// However the requests fall, no window of time sees more
         /// spin-downs than the bucket's size plus the daily rate over it.
         #[test]

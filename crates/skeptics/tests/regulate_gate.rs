@@ -52,7 +52,7 @@ fn drive(spec: &str, script: &[Step]) -> (Vec<Request>, Vec<LogEntry>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(lull_testkit::cases(256))]
 
     /// The gate never lets background work start less than `p` after a
     /// foreground request (its arrival or its completion), nor while one

@@ -182,7 +182,7 @@ fn check(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(lull_testkit::cases(128))]
 
     #[test]
     fn skeptics_never_emit_an_unsupported_prediction(

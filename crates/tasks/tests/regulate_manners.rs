@@ -5,7 +5,7 @@ use lull_tasks::manners::{Judgement, Manners, MannersConfig};
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(lull_testkit::cases(256))]
 
     /// No suspension ever exceeds the cap, the back-off never grows past
     /// it, and the task may run again once a suspension is over.

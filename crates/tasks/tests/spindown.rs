@@ -255,6 +255,7 @@ fn trace() -> impl Strategy<Value = Vec<Request>> {
 }
 
 proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
     #[test]
     fn the_oracle_is_never_beaten(
         reqs in trace(),
@@ -330,6 +331,7 @@ fn best_fixed_timeout_by_hand() {
 }
 
 proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
     /// The best fixed timeout is exact: replaying a timer with it spends
     /// exactly its energy, no other timeout spends less, and the oracle
     /// spends no more.

@@ -88,7 +88,7 @@ impl Device {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(lull_testkit::cases(512))]
     #[test]
     fn every_write_lands_once_in_order_and_reads_see_the_latest(
         cfg in config(),
