@@ -230,29 +230,7 @@ impl DiskConfig {
     }
 }
 
-/// How `standby` talks to the drive (the transports are described in
-/// [`crate::transport`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Probe, without waking the drive, which transport it answers
-    /// (ATA PASS-THROUGH 16, 12, SCSI, `hdparm`), remember it in the
-    /// state file and log it once; a drive that answers none is left
-    /// alone.
-    Auto,
-    /// `hdparm -y` (one process per spin-down; no power-state checks).
-    Hdparm,
-    /// Native SG_IO, each command in turn until one is not refused: ATA
-    /// PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
-    Sgio,
-    /// ATA PASS-THROUGH (16) only (SATA disks, most SAT USB bridges).
-    Ata16,
-    /// ATA PASS-THROUGH (12) only (USB bridges that reject the 16-byte
-    /// command, JMicron's among them).
-    Ata12,
-    /// SCSI only: START STOP UNIT with the STANDBY power condition, power
-    /// state by REQUEST SENSE (SAS disks).
-    Scsi,
-}
+pub use crate::drive::Backend;
 
 /// The live idle task of a disk.
 #[derive(Clone, Debug, PartialEq)]

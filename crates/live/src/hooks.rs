@@ -12,7 +12,6 @@
 //! a timeout is logged and counted (`lull_hook_failures_total`).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -203,47 +202,18 @@ impl HookRunner {
                 // 100 ms and 5 s.
                 let grace =
                     (timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(5));
-                let _ = crate::daemon::signal_group(pid, nix::sys::signal::Signal::SIGTERM);
+                let _ = crate::process::signal_group(pid, nix::sys::signal::Signal::SIGTERM);
                 let how = match tokio::time::timeout(grace, child.wait()).await {
                     Ok(_) => "ended after SIGTERM".to_string(),
                     Err(_) => {
-                        let _ = crate::daemon::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+                        let _ =
+                            crate::process::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
                         let _ = child.wait().await;
                         format!("SIGKILL after {} ms of SIGTERM", grace.as_millis())
                     }
                 };
                 Some(format!("timed out after {}: {how}", self.timeout))
             }
-        }
-    }
-}
-
-/// The hook counters in the Prometheus text format.
-pub fn render(counts: &BTreeMap<(String, HookEvent), Counts>, out: &mut String) {
-    for (name, help, pick) in [
-        (
-            "lull_hook_runs_total",
-            "Hooks started, by disk and event.",
-            (|c: &Counts| c.runs) as fn(&Counts) -> u64,
-        ),
-        (
-            "lull_hook_failures_total",
-            "Hooks that failed to start, exited non-zero or timed out (killed), by disk and event.",
-            |c: &Counts| c.failures,
-        ),
-    ] {
-        if counts.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        for ((disk, ev), c) in counts {
-            let _ = writeln!(
-                out,
-                "{name}{{disk=\"{}\",event=\"{}\"}} {}",
-                crate::metrics::label(disk),
-                ev.name(),
-                pick(c)
-            );
         }
     }
 }
@@ -310,7 +280,7 @@ mod tests {
         );
         assert!(r.take_changed() && !r.take_changed());
         let mut out = String::new();
-        render(&c, &mut out);
+        crate::metrics::render_hooks(&c, &mut out);
         assert!(
             out.contains("lull_hook_runs_total{disk=\"a\",event=\"wake\"} 2"),
             "{out}"

@@ -66,7 +66,9 @@
 //!   or `/bin`; the others need nothing but SCSI/ATA pass-through
 //!   ([`transport`]).
 
+mod actor;
 pub mod config;
+pub mod controller;
 pub mod daemon;
 pub mod devices;
 pub mod diskstats;
@@ -76,7 +78,10 @@ pub mod hooks;
 pub mod jobs;
 pub mod log;
 pub mod metrics;
+mod persist;
+pub mod preflight;
 pub mod process;
+mod resident;
 pub mod sgio;
 pub mod source;
 pub mod state;
@@ -87,7 +92,8 @@ pub mod transport;
 pub mod wakeup;
 
 pub use config::{Config, ConfigError};
-pub use daemon::{DaemonError, Options, check, preflight, run};
+pub use daemon::{DaemonError, Options, run};
+pub use preflight::{check, preflight};
 
 use lull_core::registry::Registry;
 

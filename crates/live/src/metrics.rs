@@ -330,6 +330,39 @@ async fn respond(
     sock.shutdown().await
 }
 
+/// The hook counters in the Prometheus text format.
+pub fn render_hooks(
+    counts: &std::collections::BTreeMap<(String, crate::hooks::HookEvent), crate::hooks::Counts>,
+    out: &mut String,
+) {
+    for (name, help, pick) in [
+        (
+            "lull_hook_runs_total",
+            "Hooks started, by disk and event.",
+            (|c: &crate::hooks::Counts| c.runs) as fn(&crate::hooks::Counts) -> u64,
+        ),
+        (
+            "lull_hook_failures_total",
+            "Hooks that failed to start, exited non-zero or timed out (killed), by disk and event.",
+            |c: &crate::hooks::Counts| c.failures,
+        ),
+    ] {
+        if counts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for ((disk, ev), c) in counts {
+            let _ = writeln!(
+                out,
+                "{name}{{disk=\"{}\",event=\"{}\"}} {}",
+                label(disk),
+                ev.name(),
+                pick(c)
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,14 @@ pub async fn terminate_group(pid: u32, start_ticks: Option<u64>, grace: Duration
     format!("killed (SIGTERM ignored for {} s)", grace.as_secs())
 }
 
+/// Sends `sig` to the process group `pid` leads (commands and hooks run in
+/// a group of their own, so their children get it too).
+pub fn signal_group(pid: u32, sig: nix::sys::signal::Signal) -> Result<(), String> {
+    let pid = i32::try_from(pid).map_err(|_| "pid out of range".to_string())?;
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig)
+        .map_err(|e| format!("{sig} to process group {pid}: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::transport::Transport;
-
 /// One disk's counters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -72,27 +70,7 @@ pub struct DiskState {
     pub transport: Option<TransportMemo>,
 }
 
-/// The transport a probe found for a disk ([`crate::transport`]), and the
-/// device it was found on: a disk that comes back with other device
-/// numbers or under another kernel name (a by-id link pointing
-/// elsewhere) is probed again.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransportMemo {
-    /// `ata16`, `ata12`, `scsi`, `hdparm` or `none`.
-    pub transport: Transport,
-    /// The device numbers it was probed on (`major:minor`).
-    #[serde(default)]
-    pub device: String,
-    /// The kernel name it was probed on (`sdb`).
-    #[serde(default)]
-    pub kernel: String,
-    /// When (Unix seconds).
-    #[serde(default)]
-    pub probed_unix: u64,
-    /// What answered, and what was refused before it.
-    #[serde(default)]
-    pub why: String,
-}
+pub use crate::transport::TransportMemo;
 
 /// A wake of a disk: I/O that ended an idle period in which the idle task
 /// acted, or a spin-up.

@@ -112,6 +112,22 @@ pub(crate) fn boottime() -> Nanos {
     })
 }
 
+/// The wall clock now, as nanoseconds since the Unix epoch.
+pub fn unix_now_ns() -> Nanos {
+    Nanos(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+    )
+}
+
+/// The wall clock now, Unix seconds.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,7 +42,6 @@ use tracing::{info, warn};
 use crate::config::Backend;
 use crate::drive::PowerState;
 use crate::sgio::{self, Reply, SendError, Sense};
-use crate::state::{DiskState, TransportMemo};
 
 /// A way to reach a disk's power management.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -454,13 +453,32 @@ pub fn identity(dev: &Path) -> (String, String) {
     (numbers, kernel)
 }
 
+/// The transport a probe found for a disk ([`crate::transport`]), and the
+/// device it was found on: a disk that comes back with other device
+/// numbers or under another kernel name (a by-id link pointing
+/// elsewhere) is probed again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportMemo {
+    /// `ata16`, `ata12`, `scsi`, `hdparm` or `none`.
+    pub transport: Transport,
+    /// The device numbers it was probed on (`major:minor`).
+    #[serde(default)]
+    pub device: String,
+    /// The kernel name it was probed on (`sdb`).
+    #[serde(default)]
+    pub kernel: String,
+    /// When (Unix seconds).
+    #[serde(default)]
+    pub probed_unix: u64,
+    /// What answered, and what was refused before it.
+    #[serde(default)]
+    pub why: String,
+}
+
 /// Whether the daemon leaves a disk alone: `backend = "auto"` and its
 /// probe found no transport.
-pub fn left_alone(backend: Backend, st: Option<&DiskState>) -> bool {
-    backend == Backend::Auto
-        && st
-            .and_then(|s| s.transport.as_ref())
-            .is_some_and(|m| m.transport == Transport::None)
+pub fn left_alone(backend: Backend, memo: Option<&TransportMemo>) -> bool {
+    backend == Backend::Auto && memo.is_some_and(|m| m.transport == Transport::None)
 }
 
 /// What a standby order did.

@@ -141,6 +141,45 @@ pub fn suspects(grown: &[(u32, String, u64)], uses: impl Fn(u32) -> bool) -> Vec
         .unwrap_or_default()
 }
 
+/// What [`attribute`] found woke a disk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attribution {
+    /// For the log line: `", woken by smbd (pid 12, …)"`, or empty when
+    /// there was no snapshot to judge.
+    pub text: String,
+    /// For `LULL_WOKEN_BY`: `"smbd (pid 12, …)"`, the most likely first;
+    /// `unknown` when they are gone.
+    pub names: Option<String>,
+    /// For the state file: the most likely process's name and every
+    /// suspect's name.
+    pub suspects: Option<(String, Vec<String>)>,
+}
+
+/// Names, best effort, what woke a disk whose users are `devs` (device
+/// numbers of the disk, its partitions and holders), from the snapshot
+/// taken when it went to sleep (`None`: none was taken, nothing to judge).
+pub fn attribute(before: Option<Snapshot>, devs: &[(u32, u32)]) -> Attribution {
+    let Some(before) = before else {
+        return Attribution::default();
+    };
+    let grown = grew(&before, &snapshot());
+    let who = suspects(&grown, |pid| uses_devices(pid, devs));
+    if who.is_empty() {
+        return Attribution {
+            text: ", woken by a process that is gone (or by the kernel)".to_string(),
+            names: Some("unknown".to_string()),
+            suspects: Some(("unknown".to_string(), vec!["unknown".to_string()])),
+        };
+    }
+    let list: Vec<&str> = who.iter().map(|w| w.1.as_str()).collect();
+    let list = list.join(", ");
+    Attribution {
+        text: format!(", woken by {list}"),
+        names: Some(list),
+        suspects: Some((who[0].0.clone(), who.iter().map(|w| w.0.clone()).collect())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

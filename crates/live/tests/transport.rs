@@ -860,12 +860,12 @@ fn a_disk_nothing_reaches_is_left_alone() {
         assert_eq!(c.take_memo(), None, "probed again");
     });
     let mut st = DiskState::default();
-    assert!(!transport::left_alone(Backend::Auto, Some(&st)));
+    assert!(!transport::left_alone(Backend::Auto, st.transport.as_ref()));
     st.transport = Some(memo(Transport::None, &dev));
-    assert!(transport::left_alone(Backend::Auto, Some(&st)));
-    assert!(!transport::left_alone(Backend::Sgio, Some(&st)));
+    assert!(transport::left_alone(Backend::Auto, st.transport.as_ref()));
+    assert!(!transport::left_alone(Backend::Sgio, st.transport.as_ref()));
     st.transport = Some(memo(Transport::Scsi, &dev));
-    assert!(!transport::left_alone(Backend::Auto, Some(&st)));
+    assert!(!transport::left_alone(Backend::Auto, st.transport.as_ref()));
 }
 
 #[test]

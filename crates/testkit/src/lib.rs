@@ -16,7 +16,9 @@
 //!   default, so the expensive ones grow in proportion.
 //!
 //! The seed is proptest's: `PROPTEST_RNG_SEED=S` makes a run repeatable,
-//! and the soak script sets and prints a fresh one per run.
+//! and the soak script sets and prints a fresh one per run. With
+//! `LULL_SOAK_LOG=FILE` every property appends its name and case count to
+//! `FILE`, so the script can say how many cases ran.
 
 use proptest::test_runner::Config;
 
@@ -29,24 +31,54 @@ pub const SCALE_VAR: &str = "LULL_PROPTEST_SCALE";
 /// the failure persistence included, is proptest's default.
 ///
 /// ```
-/// use proptest::prelude::*;
-///
-/// proptest! {
-///     #![proptest_config(lull_testkit::cases(64))]
-///     #[test]
-///     fn addition_commutes(a in 0u32..1000, b in 0u32..1000) {
-///         prop_assert_eq!(a + b, b + a);
-///     }
-/// }
+/// // In a test file:
+/// // proptest! {
+/// //     #![proptest_config(lull_testkit::cases(64))]
+/// //     #[test]
+/// //     fn addition_commutes(a in 0u32..1000, b in 0u32..1000) { ... }
+/// // }
+/// let config = lull_testkit::cases(64);
+/// assert!(config.cases >= 1);
 /// ```
 pub fn cases(default: u32) -> Config {
+    let cases = resolve(
+        default,
+        std::env::var("PROPTEST_CASES").ok().as_deref(),
+        std::env::var(SCALE_VAR).ok().as_deref(),
+    );
+    if let Some(log) = std::env::var_os(LOG_VAR) {
+        record(&log, cases);
+    }
     Config {
-        cases: resolve(
-            default,
-            std::env::var("PROPTEST_CASES").ok().as_deref(),
-            std::env::var(SCALE_VAR).ok().as_deref(),
-        ),
+        cases,
         ..Config::default()
+    }
+}
+
+/// The environment variable naming the file where each property records
+/// its case count (one line: the test's name, a tab, the count).
+pub const LOG_VAR: &str = "LULL_SOAK_LOG";
+
+/// Appends this test's name (libtest names its thread after it) and its
+/// case count to `log`. A soak run's bookkeeping: failing to write is said
+/// on stderr and changes nothing else.
+fn record(log: &std::ffi::OsStr, cases: u32) {
+    use std::io::Write;
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_string();
+    let line = format!("{name}\t{cases}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "lull-testkit: cannot append to {}: {e}",
+            log.to_string_lossy()
+        );
     }
 }
 

@@ -1,0 +1,225 @@
+//! What the controller does with the engine's decisions: policy before
+//! action. A standby start passes the transport, the retry back-off, the
+//! wear budget and the break-even check before an order leaves; a flush,
+//! a command or a jobs disk starts at once.
+
+use lull_core::time::Nanos;
+use tracing::{debug, info};
+
+use super::{DiskController, Now, Order, Output};
+use crate::config::TaskConfig;
+use crate::hooks::HookEvent;
+use crate::source::Sample;
+use crate::state::{WearBudget, keep_last_day};
+use crate::task::Intent;
+
+/// When the engine decided.
+fn intent_time(i: &Intent) -> Nanos {
+    match *i {
+        Intent::Start { at, .. } | Intent::Stop { at } => at,
+    }
+}
+
+impl DiskController {
+    /// Acts on one of the engine's intents.
+    pub(super) fn on_intent(
+        &mut self,
+        now: Now,
+        intent: Intent,
+        sample: &Sample,
+        out: &mut Vec<Output>,
+    ) {
+        match intent {
+            Intent::Stop { .. } => self.on_stop(now, intent_time(&intent), out),
+            Intent::Start { budget, .. } => {
+                self.on_start(now, intent_time(&intent), budget, sample, out)
+            }
+        }
+    }
+
+    fn on_stop(&mut self, now: Now, at: Nanos, out: &mut Vec<Output>) {
+        let key = self.key.clone();
+        // Stopped by I/O: the idle period just ended.
+        let (idle_since, last_idle) = (self.idle_since, self.last_idle);
+        let extra = || match (idle_since, last_idle) {
+            (None, Some(len)) => vec![("LULL_IDLE_S", format!("{:.3}", len.as_secs_f64()))],
+            _ => Vec::new(),
+        };
+        self.hook(now, HookEvent::TaskStop, extra, out);
+        self.st.task_stops += 1;
+        self.not_running = false;
+        let task = self.cfg.task.name();
+        info!("disk {key}: busy, stop {task}");
+        self.decide(now, format!("stop {task}: disk busy or prediction over"));
+        if let Some(j) = self.jobs.as_mut() {
+            let switches = j.run.on_idle_end(at);
+            self.switch_jobs(switches, out);
+            return;
+        }
+        // Only a command has something to stop (it is paused); a standby
+        // or a flush ends by itself.
+        if matches!(self.cfg.task, TaskConfig::Command { .. }) {
+            out.push(Output::Order {
+                job: None,
+                order: Order::Stop,
+            });
+        }
+    }
+
+    fn on_start(
+        &mut self,
+        now: Now,
+        at: Nanos,
+        budget: Option<Nanos>,
+        sample: &Sample,
+        out: &mut Vec<Output>,
+    ) {
+        let key = self.key.clone();
+        self.st.task_starts += 1;
+        self.dirty = true;
+        // Refused until an order leaves below.
+        self.not_running = true;
+        // Formatted only for a decision that names it.
+        let budget_text = || budget.map_or("until busy".to_string(), |b| b.to_string());
+        match &self.cfg.task {
+            TaskConfig::Standby {
+                max_spindowns_per_day,
+                backend,
+            } => {
+                let (per_day, backend) = (*max_spindowns_per_day, *backend);
+                if let Some(why) = self.standby_refused(now, per_day, backend, budget) {
+                    self.decide(now, why);
+                    return;
+                }
+                if let Some(b) = self.st.wear.as_mut() {
+                    let _ = b.take(per_day, now.unix);
+                }
+                keep_last_day(&mut self.st.spindown_attempts_unix, now.unix);
+                self.st.spindown_attempts_unix.push(now.unix);
+                // Written at once: the wear budget must survive a crash,
+                // and `lull status` shows the attempt (rare: the budget
+                // bounds them).
+                self.urgent = true;
+                let budget_text = budget_text();
+                info!("disk {key}: idle, standby (predicted idle {budget_text})");
+                self.decide(now, format!("standby (predicted idle {budget_text})"));
+            }
+            TaskConfig::Flush => {
+                let devs = self.sample_devs(sample);
+                info!("disk {key}: idle, flush");
+                self.decide(now, "flush".into());
+                self.task_start_hook(now, budget, out);
+                self.not_running = false;
+                self.flushing = !self.settings.dry_run;
+                out.push(Output::Order {
+                    job: None,
+                    order: Order::Start {
+                        dev: self.dev(),
+                        devs,
+                    },
+                });
+                return;
+            }
+            TaskConfig::Command { .. } => {
+                let budget_text = budget_text();
+                info!("disk {key}: idle, run command (predicted idle {budget_text})");
+                self.decide(now, format!("run command (predicted idle {budget_text})"));
+            }
+            TaskConfig::Jobs { .. } => {
+                let budget_text = budget_text();
+                info!("disk {key}: idle, jobs may run (predicted idle {budget_text})");
+                self.decide(
+                    now,
+                    format!("idle: jobs may run (predicted idle {budget_text})"),
+                );
+                self.task_start_hook(now, budget, out);
+                self.not_running = false;
+                if let Some(j) = self.jobs.as_mut() {
+                    let switches = j.run.on_idle_begin(at);
+                    self.switch_jobs(switches, out);
+                }
+                return;
+            }
+        }
+        self.task_start_hook(now, budget, out);
+        self.not_running = false;
+        out.push(Output::Order {
+            job: None,
+            order: Order::Start {
+                dev: self.dev(),
+                devs: Vec::new(),
+            },
+        });
+    }
+
+    /// Why a standby the engine decided must not be sent, if it must not:
+    /// no transport reaches the drive, it failed repeatedly and its retry
+    /// time has not come, the wear budget has no spin-down left now, or the
+    /// predicted idle time is below the drive's break-even time. The wear
+    /// budget is only peeked here; the caller takes the token.
+    fn standby_refused(
+        &mut self,
+        now: Now,
+        per_day: u32,
+        backend: crate::config::Backend,
+        budget: Option<Nanos>,
+    ) -> Option<String> {
+        let key = &self.key;
+        if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
+            // Reported once, at the probe.
+            let why = "skip standby: no transport reaches the drive".to_string();
+            debug!("disk {key}: {why}");
+            return Some(why);
+        }
+        if let Some(at) = self.retry_at.filter(|&at| at > now.mono) {
+            let why = format!(
+                "skip standby: it failed {} times in a row; next try in {}",
+                self.failures,
+                at - now.mono
+            );
+            debug!("disk {key}: {why}");
+            return Some(why);
+        }
+        let bucket = self
+            .st
+            .wear
+            .get_or_insert_with(|| WearBudget::full(per_day, now.unix));
+        let mut peek = bucket.clone();
+        if let Err(wait) = peek.take(per_day, now.unix) {
+            let why = if wait.is_finite() {
+                format!(
+                    "skip standby: wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
+                    wait.ceil()
+                )
+            } else {
+                "skip standby: max_spindowns_per_day = 0".to_string()
+            };
+            info!("disk {key}: {why}");
+            return Some(why);
+        }
+        if let (Some(p), Some(b)) = (&self.cfg.power, budget) {
+            let be = p.break_even();
+            if b.as_secs_f64() < be {
+                let why = format!(
+                    "skip standby: predicted idle {b} is below the break-even {be:.1} s of {}",
+                    p.name
+                );
+                info!("disk {key}: {why}");
+                return Some(why);
+            }
+        }
+        None
+    }
+
+    /// The disk's `on_task_start` hook (`LULL_BUDGET_S`: the predicted idle
+    /// time, when the network predicts one).
+    fn task_start_hook(&mut self, now: Now, budget: Option<Nanos>, out: &mut Vec<Output>) {
+        self.acted = true;
+        let extra = || {
+            budget
+                .map(|b| vec![("LULL_BUDGET_S", format!("{:.3}", b.as_secs_f64()))])
+                .unwrap_or_default()
+        };
+        self.hook(now, HookEvent::TaskStart, extra, out);
+    }
+}

@@ -1,0 +1,253 @@
+//! What the controller does with an actor's report: counters and the last
+//! decision in the state entry, the drive's standby state, hooks, and the
+//! back-off of a standby that keeps failing.
+
+use lull_core::time::Nanos;
+use tracing::{error, info, warn};
+
+use super::{DiskController, Now, Outcome, Output};
+use crate::config::TaskConfig;
+use crate::drive::PowerState;
+use crate::hooks::HookEvent;
+use crate::state::{JobProcess, Wake};
+
+impl DiskController {
+    /// Handles what the disk's actor reported at `now`. `current`: the
+    /// actor is of this controller's generation; a report of an older one
+    /// (an actor that outlived its configuration) still counts in the
+    /// state entry, but changes nothing of the drive's live state and runs
+    /// no hook.
+    pub fn on_outcome(&mut self, now: Now, outcome: Outcome, current: bool, out: &mut Vec<Output>) {
+        let key = self.key.clone();
+        let t = now.mono;
+        self.dirty = true;
+        let text = match outcome {
+            Outcome::SpunDown(how) => {
+                self.st.spindowns += 1;
+                if current {
+                    self.failures = 0;
+                    self.retry_at = None;
+                    self.standby_since = Some(t);
+                    out.push(Output::SleepSnapshot);
+                    let env = || vec![("LULL_RESULT", "ok".to_string())];
+                    self.hook(now, HookEvent::Spindown, env, out);
+                }
+                info!("disk {key}: in standby ({how})");
+                format!("standby done ({how})")
+            }
+            Outcome::AlreadyStandby => {
+                info!("disk {key}: already in standby");
+                if current {
+                    if self.standby_since.is_none() {
+                        self.standby_since = Some(t);
+                        out.push(Output::SleepSnapshot);
+                    }
+                    let env = || vec![("LULL_RESULT", "already".to_string())];
+                    self.hook(now, HookEvent::Spindown, env, out);
+                }
+                "standby: the drive was already in standby".into()
+            }
+            Outcome::Flushed(mounts) => {
+                if current {
+                    self.flushing = false;
+                    self.absorb_next = true;
+                }
+                let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
+                info!(
+                    "disk {key}: flushed {}",
+                    if list.is_empty() {
+                        "(no mounted file system)".into()
+                    } else {
+                        list.join(", ")
+                    }
+                );
+                format!("flush done ({} file systems)", mounts.len())
+            }
+            Outcome::CommandStarted(pid, start) => {
+                self.urgent = true;
+                self.st.command_pid = Some(pid);
+                self.st.command_start = start;
+                info!("disk {key}: command started, pid {pid}");
+                format!("command started (pid {pid})")
+            }
+            Outcome::CommandResumed(pid) => {
+                info!("disk {key}: command resumed (SIGCONT), pid {pid}");
+                format!("command resumed (pid {pid})")
+            }
+            Outcome::CommandPaused(pid) => {
+                info!("disk {key}: command paused (SIGSTOP), pid {pid}");
+                format!("command paused (pid {pid})")
+            }
+            Outcome::CommandExited(pid, status) => {
+                self.urgent = true;
+                self.st.command_pid = None;
+                self.st.command_start = None;
+                self.st.command_exits += 1;
+                self.not_running |= current;
+                info!("disk {key}: command pid {pid} exited: {status}");
+                format!("command exited: {status}")
+            }
+            Outcome::CommandStopped(pid, status) => {
+                self.urgent = true;
+                self.st.command_pid = None;
+                self.st.command_start = None;
+                self.not_running |= current;
+                info!("disk {key}: command pid {pid} stopped by the daemon: {status}");
+                format!("command stopped by the daemon: {status}")
+            }
+            Outcome::Skipped(why) => {
+                self.not_running |= current;
+                info!("disk {key}: {why}");
+                why
+            }
+            Outcome::Power(ps) => {
+                if !current {
+                    return;
+                }
+                match self.on_power(now, ps, out) {
+                    Some(text) => text,
+                    // Nothing new: no decision to record.
+                    None => return,
+                }
+            }
+            Outcome::Transport(memo) => {
+                // Logged by the actor; saved at once, so a restart does
+                // not probe again.
+                self.st.transport = Some(memo);
+                self.urgent = true;
+                return;
+            }
+            Outcome::DryRun(what) => {
+                info!("disk {key}: dry run: would {what}");
+                format!("dry run: would {what}")
+            }
+            Outcome::Failed(why) => {
+                self.st.errors += 1;
+                error!("disk {key}: {why}");
+                if current {
+                    self.on_failure(now, &why, out);
+                }
+                format!("error: {why}")
+            }
+        };
+        self.st.last_decision = text;
+        self.st.last_decision_unix = now.unix;
+    }
+
+    /// CHECK POWER MODE's answer: a drive awake although lull spun it down
+    /// and diskstats saw nothing, or asleep although lull did not spin it
+    /// down. The decision's text, or `None` when nothing changed.
+    fn on_power(&mut self, now: Now, ps: PowerState, out: &mut Vec<Output>) -> Option<String> {
+        let t = now.mono;
+        match (ps, self.standby_since) {
+            (PowerState::Active, Some(since)) => {
+                // Awake, though diskstats saw nothing: woken by a command
+                // the kernel does not count (SMART), or spun down and up
+                // by someone else.
+                self.st.spinups += 1;
+                self.st.foreign_spinups += 1;
+                self.st.standby_s += (t - since).as_secs_f64();
+                self.urgent = true;
+                let standby = (t - since).as_secs_f64();
+                self.standby_since = None;
+                let env = || vec![("LULL_STANDBY_S", format!("{standby:.3}"))];
+                let hooks = self
+                    .hook_env(now, HookEvent::Spinup, env)
+                    .into_iter()
+                    .collect();
+                out.push(Output::Woke {
+                    cause: Wake::FOREIGN,
+                    devs: self.devs.clone(),
+                    text: format!(
+                        "disk {}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted)",
+                        self.key,
+                        t - since
+                    ),
+                    hooks,
+                });
+                Some("spun up by something else".into())
+            }
+            (PowerState::Standby, None) => {
+                self.standby_since = Some(t);
+                out.push(Output::SleepSnapshot);
+                info!(
+                    "disk {}: found in standby (spun down by something else)",
+                    self.key
+                );
+                Some("found in standby (spun down by something else)".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// A standby, flush or command failed: the task is not running; a
+    /// standby that keeps failing backs off.
+    fn on_failure(&mut self, now: Now, why: &str, out: &mut Vec<Output>) {
+        self.flushing = false;
+        self.not_running = true;
+        if !matches!(self.cfg.task, TaskConfig::Standby { .. }) {
+            return;
+        }
+        let env = || {
+            vec![
+                ("LULL_RESULT", "failed".to_string()),
+                ("LULL_ERROR", why.to_string()),
+            ]
+        };
+        self.hook(now, HookEvent::Spindown, env, out);
+        // A disk that cannot spin down (a virtual disk, an NVMe drive
+        // caught by a glob) is not retried at every idle period: after 3
+        // failures in a row, 1 min, doubling to at most 1 h.
+        self.failures += 1;
+        if self.failures >= 3 {
+            let wait =
+                Nanos::from_secs(60 << (self.failures - 3).min(6)).min(Nanos::from_secs(3600));
+            self.retry_at = Some(now.mono + wait);
+            warn!(
+                "disk {}: standby failed {} times in a row; next try in {wait}",
+                self.key, self.failures
+            );
+        }
+    }
+
+    /// What the actor of job `name` reported: logged with the job's name;
+    /// failures count as the disk's errors; a running command's pid and
+    /// start time are kept in the state entry (written at once), so that a
+    /// daemon killed with SIGKILL stops it at its next start.
+    pub fn on_job_outcome(&mut self, name: String, outcome: Outcome) {
+        let key = &self.key;
+        if let Outcome::CommandStarted(pid, start) = outcome {
+            self.st
+                .job_pids
+                .insert(name.clone(), JobProcess { pid, start });
+            self.urgent = true;
+            self.dirty = true;
+        }
+        if let Outcome::CommandExited(..) | Outcome::CommandStopped(..) = outcome {
+            self.st.job_pids.remove(&name);
+            self.urgent = true;
+            self.dirty = true;
+        }
+        let text = match outcome {
+            Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
+            Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
+            Outcome::CommandPaused(pid) => format!("command paused (SIGSTOP), pid {pid}"),
+            Outcome::CommandExited(pid, status) => {
+                format!("command pid {pid} exited: {status} (it runs again at its next turn)")
+            }
+            Outcome::CommandStopped(pid, status) => {
+                format!("command pid {pid} stopped by the daemon: {status}")
+            }
+            Outcome::DryRun(what) => format!("dry run: would {what}"),
+            Outcome::Skipped(why) => why,
+            Outcome::Failed(why) => {
+                self.st.errors += 1;
+                self.dirty = true;
+                error!("disk {key}: job {name}: {why}");
+                return;
+            }
+            other => format!("{other:?}"),
+        };
+        info!("disk {key}: job {name}: {text}");
+    }
+}

@@ -1,0 +1,576 @@
+//! The daemon's shell: the poll loop and the disk table around the
+//! per-disk [controllers](crate::controller), which make every decision.
+//!
+//! # Shape
+//!
+//! - **The poll loop** (one task on a current-thread tokio runtime) sleeps
+//!   until the next poll or the earliest controller deadline, whichever
+//!   comes first, reads diskstats, and hands the sample to every disk's
+//!   [`DiskController`](crate::controller::DiskController) with the time (one clock reading per poll). Every
+//!   wake-up is a poll, so events are always pushed in time order (the
+//!   engine never ran ahead of the counters) and a deadline is judged on
+//!   fresh counters. What the controllers return is carried out here:
+//!   orders go to the actors, hooks to the [`HookRunner`], snapshots for
+//!   "what woke my disk" are taken ([`crate::wakeup`]).
+//! - **An actor per disk** (the `actor` module) executes orders: spawns,
+//!   pauses and resumes the command, runs `hdparm`/SG_IO/`syncfs`, and
+//!   reports outcomes back on a channel, which the loop hands to the
+//!   disk's controller. The loop never waits for a drive.
+//! - **Persistence** (the `persist` module): the controllers keep their disks'
+//!   state-file entries; the loop writes the file and the metrics when due.
+//! - **Time** is `CLOCK_BOOTTIME` since start: monotonic, immune to
+//!   wall-clock jumps, and it keeps counting in suspend, so a poll that
+//!   comes much later than planned is recognised and handled as described
+//!   in [`crate::source`].
+//! - **Signals**: SIGHUP reloads (a config that does not validate is
+//!   rejected with its error and the running one kept); SIGTERM/SIGINT stop
+//!   commands cleanly (SIGCONT, then SIGTERM to the process group, SIGKILL
+//!   after 10 s), save the state and exit. systemd is told READY, WATCHDOG
+//!   (at half `WatchdogSec`, from the loop itself, so a stuck loop is
+//!   restarted), RELOADING and STOPPING.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lull_core::registry::Registry;
+use lull_core::time::Nanos;
+use nix::sys::signal::Signal;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::{error, info, warn};
+
+use crate::actor::Report;
+use crate::config::{Config, ConfigError};
+use crate::controller::{Now, Output, Settings};
+use crate::diskstats::read_diskstats;
+use crate::hooks::HookRunner;
+use crate::metrics;
+use crate::persist::{Persist, Snapshot};
+use crate::preflight::{preflight, stop_orphans};
+use crate::resident::{RELEASE_DELAY, release_code_pages};
+use crate::source::Sample;
+use crate::state::State;
+use crate::timer::{PollTimer, boottime};
+use crate::timer::{unix_now, unix_now_ns};
+
+mod disks;
+use disks::Disk;
+
+/// How the daemon is started.
+#[derive(Debug)]
+pub struct Options {
+    /// The config file.
+    pub config: PathBuf,
+    /// Decide and log, but touch no drive, run no command, write no state.
+    pub dry_run: bool,
+    /// The components networks are built from.
+    pub registry: Registry,
+}
+
+/// Why the daemon could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The configuration is invalid (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Something failed at run time (exit code 1).
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(opts: Options) -> Result<(), DaemonError> {
+    let cfg = Config::load(&opts.config, &opts.registry)?;
+    preflight(&cfg, opts.dry_run)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(4)
+        // SG_IO and syncfs run on the blocking pool, rarely: let its
+        // threads go soon after (the daemon is one thread when idle).
+        .thread_keep_alive(Duration::from_secs(1))
+        .build()
+        .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(async move {
+        let mut d = Daemon::new(opts, cfg).await?;
+        d.run().await
+    })
+}
+
+/// The shell: see the [module docs](self).
+pub(crate) struct Daemon {
+    opts: Options,
+    cfg: Config,
+    /// The state file's entries of the disks that are not watched now
+    /// (a watched disk's entry is its controller's).
+    state: State,
+    persist: Persist,
+    disks: Vec<Disk>,
+    /// Disks whose actors are being stopped: their reports still count.
+    retiring: Vec<Disk>,
+    base: Nanos,
+    /// The wall clock at `base` (Unix nanoseconds): engines are told it, so
+    /// time-of-day skeptics see real hours across restarts.
+    clock: Nanos,
+    last_poll: Nanos,
+    /// When to take the code pages out of the resident set
+    /// ([`Daemon::release_code_soon`]).
+    release_code_at: Option<Nanos>,
+    /// When they were last released.
+    last_release: Option<Nanos>,
+    /// Resolve the disks at the next poll (at start and after a reload).
+    resolve_now: bool,
+    /// The last diskstats sample, updated in place at every poll.
+    sample: Sample,
+    /// `/proc/diskstats`, kept open and read again from its start at each
+    /// poll (a procfs file regenerates; a regular file, as in tests, is
+    /// opened afresh at each poll, since it may be replaced).
+    diskstats_file: Option<std::fs::File>,
+    polls: u64,
+    generation: u64,
+    reports_tx: mpsc::UnboundedSender<Report>,
+    reports_rx: mpsc::UnboundedReceiver<Report>,
+    metrics_server: Option<(std::net::SocketAddr, JoinHandle<()>)>,
+    missing: HashSet<String>,
+    read_error_logged: bool,
+    /// Where the by-path and glob entries resolved at the last poll: they
+    /// are re-resolved every poll, because udev creates a by-id link after
+    /// the kernel device appears.
+    path_sig: u64,
+    /// Reused for every read of diskstats.
+    read_buf: Vec<u8>,
+    /// Reused for the controllers' outputs.
+    out: Vec<Output>,
+    /// Runs the disks' hooks and counts them.
+    hooks: HookRunner,
+}
+
+impl Daemon {
+    async fn new(opts: Options, cfg: Config) -> Result<Daemon, DaemonError> {
+        let state = if opts.dry_run {
+            State::default()
+        } else {
+            let mut s = match State::load(&cfg.state_file) {
+                Ok(s) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    match State::keep_corrupt(&cfg.state_file, unix_now()) {
+                        Ok(kept) => warn!(
+                            "{e}; kept it as {} and starting with empty counters",
+                            kept.display()
+                        ),
+                        Err(k) => {
+                            return Err(DaemonError::Runtime(format!(
+                                "{e}; cannot keep it aside ({k}), so it is not overwritten: move it away"
+                            )));
+                        }
+                    }
+                    State::default()
+                }
+                Err(e) => {
+                    return Err(DaemonError::Runtime(format!(
+                        "state file {}: cannot read: {e}",
+                        cfg.state_file.display()
+                    )));
+                }
+            };
+            stop_orphans(&mut s, &cfg).await;
+            s.save(&cfg.state_file).map_err(|e| {
+                DaemonError::Runtime(format!(
+                    "state file {}: cannot write: {e}",
+                    cfg.state_file.display()
+                ))
+            })?;
+            s
+        };
+        let (reports_tx, reports_rx) = mpsc::unbounded_channel();
+        let dry_run = opts.dry_run;
+        let hooks = HookRunner::new(cfg.hook_timeout, dry_run);
+        let mut d = Daemon {
+            hooks,
+            opts,
+            cfg,
+            state,
+            persist: Persist::new(dry_run),
+            disks: Vec::new(),
+            retiring: Vec::new(),
+            base: boottime(),
+            clock: unix_now_ns(),
+            last_poll: Nanos::ZERO,
+            resolve_now: true,
+            release_code_at: None,
+            last_release: None,
+            sample: Sample::default(),
+            diskstats_file: None,
+            polls: 0,
+            generation: 0,
+            reports_tx,
+            reports_rx,
+            metrics_server: None,
+            missing: HashSet::new(),
+            read_error_logged: false,
+            path_sig: 0,
+            read_buf: Vec::new(),
+            out: Vec::with_capacity(8),
+        };
+        d.start_metrics_server().await?;
+        Ok(d)
+    }
+
+    fn now(&self) -> Nanos {
+        boottime() - self.base
+    }
+
+    /// The time of an input now: one reading of each clock.
+    fn stamp(&self, mono: Nanos) -> Now {
+        Now {
+            mono,
+            unix: unix_now(),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            power_check: self.cfg.power_check,
+            dry_run: self.opts.dry_run,
+            clock: self.clock,
+        }
+    }
+
+    async fn start_metrics_server(&mut self) -> Result<(), DaemonError> {
+        let want = self.cfg.metrics.listen;
+        if self.metrics_server.as_ref().map(|(a, _)| *a) == want {
+            return Ok(());
+        }
+        if let Some((_, h)) = self.metrics_server.take() {
+            h.abort();
+        }
+        if let Some(addr) = want {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                DaemonError::Runtime(format!("metrics endpoint {addr}: cannot listen: {e}"))
+            })?;
+            if !addr.ip().is_loopback() {
+                warn!("metrics endpoint {addr} is reachable from other hosts");
+            }
+            info!("metrics at http://{addr}/metrics");
+            let h = tokio::spawn(metrics::serve(l, self.persist.metrics.subscribe()));
+            self.metrics_server = Some((addr, h));
+        }
+        self.persist.serving = self.metrics_server.is_some();
+        Ok(())
+    }
+
+    async fn run(&mut self) -> Result<(), DaemonError> {
+        let sig = |k| signal(k).map_err(|e| DaemonError::Runtime(format!("signals: {e}")));
+        let mut hup = sig(SignalKind::hangup())?;
+        let mut term = sig(SignalKind::terminate())?;
+        let mut int = sig(SignalKind::interrupt())?;
+        // Signals are awaited by a task of their own, which forwards them:
+        // the poll loop's `select!` then makes no signal futures at each
+        // poll (they would be built and polled anew every second).
+        let (signals_tx, mut signals) = mpsc::unbounded_channel();
+        let signal_task = tokio::spawn(async move {
+            loop {
+                let s = tokio::select! {
+                    _ = hup.recv() => Signal::SIGHUP,
+                    _ = term.recv() => Signal::SIGTERM,
+                    _ = int.recv() => Signal::SIGINT,
+                };
+                if signals_tx.send(s).is_err() {
+                    break;
+                }
+            }
+        });
+        let watchdog = sd_notify::watchdog_enabled().map(|d| d / 2);
+        let mut dog = tokio::time::interval(watchdog.unwrap_or(Duration::from_secs(3600)));
+        dog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+        info!(
+            "lull daemon started: {} disk entries, poll {}{}",
+            self.cfg.disks.len(),
+            self.cfg.poll,
+            if self.opts.dry_run {
+                ", dry run: no drive is touched, no command runs"
+            } else {
+                ""
+            }
+        );
+        self.last_poll = self.now();
+        self.poll(self.last_poll, false);
+        self.release_code_soon();
+        let _ = sd_notify::notify(&[
+            sd_notify::NotifyState::Ready,
+            sd_notify::NotifyState::Status(&format!("watching {} disks", self.disks.len())),
+        ]);
+        let timer = PollTimer::new()
+            .map_err(|e| DaemonError::Runtime(format!("cannot create the poll timer: {e}")))?;
+        loop {
+            let now = self.now();
+            let next_poll = self.last_poll + self.cfg.poll;
+            let wake = self
+                .disks
+                .iter()
+                .filter_map(|d| d.ctl.next_deadline())
+                .min()
+                .map_or(next_poll, |t| t.min(next_poll))
+                .max(now + Nanos::from_millis(1));
+            let slack = self.cfg.poll.max(Nanos::from_secs(2));
+            if let Err(e) = timer.set(self.base + wake) {
+                return Err(DaemonError::Runtime(format!("poll timer: {e}")));
+            }
+            tokio::select! {
+                // In this order: no random draw per wake-up.
+                biased;
+                r = timer.wait() => {
+                    // The clock the timer read: one reading for the poll.
+                    let now = match r {
+                        Ok(t) => t - self.base,
+                        Err(e) => return Err(DaemonError::Runtime(format!("poll timer: {e}"))),
+                    };
+                    self.poll(now, now > wake + slack);
+                }
+                Some(s) = signals.recv() => {
+                    if s == Signal::SIGHUP {
+                        self.reload().await;
+                    } else {
+                        info!("{s}: stopping");
+                        break;
+                    }
+                }
+                Some(r) = self.reports_rx.recv() => self.on_report(r),
+                _ = dog.tick(), if watchdog.is_some() => {
+                    let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]);
+                }
+            }
+        }
+        signal_task.abort();
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+        let disks = std::mem::take(&mut self.disks);
+        self.retire_all(disks).await;
+        self.save(true);
+        info!("stopped");
+        Ok(())
+    }
+
+    async fn reload(&mut self) {
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
+        let loaded = Config::load(&self.opts.config, &self.opts.registry)
+            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
+        match loaded {
+            Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
+            Ok(new) => {
+                let old_listen = self.cfg.metrics.listen;
+                let state_moved = new.state_file != self.cfg.state_file;
+                self.cfg = new;
+                self.hooks.set_timeout(self.cfg.hook_timeout);
+                let mut gone = Vec::new();
+                for mut d in std::mem::take(&mut self.disks) {
+                    match self
+                        .cfg
+                        .disks
+                        .iter()
+                        .find(|c| c.same_settings(d.ctl.config()))
+                    {
+                        Some(c) => {
+                            // Same settings, maybe another line: keep its
+                            // engine, its command and what it learned.
+                            d.ctl.set_config(c);
+                            self.disks.push(d);
+                        }
+                        None => {
+                            info!("disk {}: configuration changed or removed", d.ctl.key());
+                            gone.push(d);
+                        }
+                    }
+                }
+                self.retire_all(gone).await;
+                self.resolve_now = true; // Re-resolve at the next poll.
+                self.diskstats_file = None; // Its path may have changed.
+                self.path_sig = 0;
+                self.missing.clear();
+                if old_listen != self.cfg.metrics.listen {
+                    if let Err(e) = self.start_metrics_server().await {
+                        error!("{e}");
+                    }
+                }
+                if state_moved {
+                    self.persist.mark(true, false);
+                }
+                info!(
+                    "configuration reloaded: {} disk entries",
+                    self.cfg.disks.len()
+                );
+            }
+        }
+        // The config code ran again: out of the resident set again.
+        self.release_code_soon();
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+    }
+
+    /// Rare work ran (start-up, a reload, an actor's report, disks
+    /// resolved): its code pages leave the resident set a few seconds later,
+    /// when what it set off (hooks, commands, logging) is likely done
+    /// ([`release_code_pages`]), and at most once a minute: under steady
+    /// activity (a spin-down attempt every few seconds) the pages would only
+    /// come back, at the cost of page faults.
+    fn release_code_soon(&mut self) {
+        if self.release_code_at.is_none() {
+            let at = self.now() + RELEASE_DELAY;
+            let not_before = self
+                .last_release
+                .map_or(Nanos::ZERO, |t| t + Nanos::from_secs(60));
+            self.release_code_at = Some(at.max(not_before));
+        }
+    }
+
+    /// Ends a poll whose diskstats could not be read or parsed: the error
+    /// is logged once until a poll succeeds.
+    fn poll_failed(&mut self, now: Nanos, e: impl std::fmt::Display) {
+        if !self.read_error_logged {
+            error!("{}: {e}", self.cfg.diskstats.display());
+            self.read_error_logged = true;
+        }
+        self.last_poll = now;
+    }
+
+    /// Reads diskstats at `now` and runs every disk's tracker, engine
+    /// and decisions on it.
+    fn poll(&mut self, now: Nanos, late: bool) {
+        let mut buf = std::mem::take(&mut self.read_buf);
+        let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
+            .and_then(|len| {
+                std::str::from_utf8(&buf[..len])
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            });
+        let text = match read {
+            Ok(t) => t,
+            Err(e) => {
+                self.read_buf = buf;
+                return self.poll_failed(now, e);
+            }
+        };
+        // Counters are parsed for the watched devices only (all of them
+        // when the disks are to be resolved again: a new disk's too).
+        let mut sample = std::mem::take(&mut self.sample);
+        let parsed = sample.update(text, self.resolve_now);
+        if let Err(e) = parsed {
+            self.sample = sample;
+            self.read_buf = buf;
+            return self.poll_failed(now, e);
+        }
+        self.read_error_logged = false;
+        if late {
+            warn!(
+                "poll {} late (suspend, or the daemon was stopped): the gap counts as busy, not idle",
+                now - self.last_poll
+            );
+        }
+        let path_sig = self.path_signature(&sample);
+        if self.resolve_now || sample.names_changed() || path_sig != self.path_sig {
+            self.resolve_now = false;
+            self.path_sig = path_sig;
+            self.resolve_all(&sample);
+            // Disks found now watch devices whose counters were skipped.
+            sample.fill(text);
+            let mut wanted: Vec<&str> = self
+                .disks
+                .iter()
+                .flat_map(|d| {
+                    let f = d.ctl.family();
+                    std::iter::once(&f.disk)
+                        .chain(&f.partitions)
+                        .chain(&f.holders)
+                        .map(String::as_str)
+                })
+                .collect();
+            wanted.sort_unstable();
+            sample.set_wanted(|n| wanted.binary_search(&n).is_ok());
+        }
+        self.read_buf = buf;
+        let stamp = self.stamp(now);
+        let mut out = std::mem::take(&mut self.out);
+        for d in &mut self.disks {
+            out.clear();
+            d.ctl
+                .on_poll(stamp, &sample, late, &self.opts.registry, &mut out);
+            let (dirty, urgent) = d.carry_out(&self.hooks, stamp, &mut out);
+            self.persist.mark(dirty, urgent);
+        }
+        self.out = out;
+        self.sample = sample;
+        if self.release_code_at.is_some_and(|t| now >= t) {
+            self.release_code_at = None;
+            self.last_release = Some(now);
+            let kib = release_code_pages() >> 10;
+            tracing::debug!("{kib} KiB of code mappings released from the resident set");
+        }
+        self.last_poll = now;
+        self.polls += 1;
+        self.save_at(now, false);
+    }
+
+    /// What an actor reported: handed to its disk's controller (a retired
+    /// disk's, while its actors stop, still counts in its state entry).
+    fn on_report(&mut self, r: Report) {
+        self.release_code_soon();
+        let now = self.stamp(self.now());
+        let live = self.disks.len();
+        let found = self
+            .disks
+            .iter_mut()
+            .chain(self.retiring.iter_mut())
+            .enumerate()
+            .filter(|(_, d)| d.ctl.key() == r.key)
+            .max_by_key(|(i, d)| (d.ctl.generation() == r.generation && *i < live, *i < live));
+        let Some((i, d)) = found else {
+            warn!(
+                "disk {}: a report after its disk was retired, not counted: {:?}",
+                r.key, r.outcome
+            );
+            return;
+        };
+        let current = i < live && d.ctl.generation() == r.generation;
+        let (dirty, urgent) = match r.job {
+            Some(name) => {
+                d.ctl.on_job_outcome(name, r.outcome);
+                d.ctl.take_changes()
+            }
+            None => {
+                let mut out = std::mem::take(&mut self.out);
+                out.clear();
+                d.ctl.on_outcome(now, r.outcome, current, &mut out);
+                let changes = d.carry_out(&self.hooks, now, &mut out);
+                self.out = out;
+                changes
+            }
+        };
+        self.persist.mark(dirty, urgent);
+    }
+
+    /// Saves the state (at most once a second unless `force`) and
+    /// refreshes the metrics.
+    fn save(&mut self, force: bool) {
+        self.save_at(self.now(), force);
+    }
+
+    /// Writes the metrics and the state file if due at `now` (or `force`).
+    fn save_at(&mut self, now: Nanos, force: bool) {
+        let (state, disks, polls) = (&self.state, &self.disks, self.polls);
+        let snapshot = || {
+            // Standby time so far counts, so a crash loses little of it.
+            let mut state = state.clone();
+            for d in disks {
+                state
+                    .disks
+                    .insert(d.ctl.key().to_string(), d.ctl.state_at(now));
+            }
+            Snapshot {
+                state,
+                gauges: disks.iter().map(|d| d.ctl.gauges(now)).collect(),
+                polls,
+            }
+        };
+        self.persist
+            .save(now, force, &self.cfg, &self.hooks, snapshot);
+    }
+}

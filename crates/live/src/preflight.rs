@@ -1,0 +1,214 @@
+//! The checks a start runs before it touches anything: the configuration
+//! as a start would see it (`lulld --check`), the state file's and metrics
+//! textfile's directories, the disks as they resolve now; and the commands
+//! a previous run left behind.
+
+use std::path::Path;
+use std::time::Duration;
+
+use lull_core::registry::Registry;
+use tracing::{info, warn};
+
+use crate::config::{Config, ConfigError, TaskConfig};
+use crate::devices::{Resolved, resolve};
+use crate::diskstats::parse;
+use crate::process;
+use crate::source::Sample;
+use crate::state::State;
+
+/// What [`preflight`] found: where each disk entry resolves now, and
+/// warnings that do not stop a start.
+#[derive(Debug, Default)]
+pub struct Preflight {
+    /// Per `[[disk]]`, in file order: the devices it resolves to now.
+    pub found: Vec<Vec<Resolved>>,
+    /// Things a start tolerates but an admin should know.
+    pub warnings: Vec<String>,
+}
+
+/// The checks a start (and a reload) runs beyond the file's own
+/// validation, which `--check` runs too: the state file's directory exists
+/// and is writable (not in a dry run, which writes no state) and the
+/// state file is readable; the metrics textfile's directory exists and is
+/// writable; no two entries resolve to the same device now (`loop0` and
+/// `/dev/loop0`: which task would it get?).
+pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
+    let err = |key: &str, message: String| ConfigError {
+        file: cfg.path.clone(),
+        line: None,
+        key: Some(key.to_string()),
+        message,
+    };
+    let mut out = Preflight::default();
+    if !dry_run {
+        dir_writable(&cfg.state_file).map_err(|m| err("state_file", m))?;
+        match State::load(&cfg.state_file) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => out.warnings.push(format!(
+                "{e}; a start keeps it as {}.corrupt-<unix time> and begins with empty counters",
+                cfg.state_file.display()
+            )),
+            Err(e) => {
+                return Err(err(
+                    "state_file",
+                    format!("{}: cannot read: {e}", cfg.state_file.display()),
+                ));
+            }
+        }
+    }
+    if let Some(tf) = &cfg.metrics.textfile {
+        dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+    }
+    let sample = std::fs::read_to_string(&cfg.diskstats)
+        .ok()
+        .and_then(|t| parse(&t).ok())
+        .map(Sample::new);
+    if sample.is_none() {
+        out.warnings.push(format!(
+            "{} cannot be read now: no disk is resolved",
+            cfg.diskstats.display()
+        ));
+    }
+    for (i, d) in cfg.disks.iter().enumerate() {
+        let found = sample
+            .as_ref()
+            .map(|s| resolve(&d.device, s.names()))
+            .unwrap_or_default();
+        for r in &found {
+            if let Some((j, _)) = out
+                .found
+                .iter()
+                .enumerate()
+                .find(|(_, f)| f.iter().any(|o| o.kernel == r.kernel))
+            {
+                let prev = &cfg.disks[j];
+                return Err(ConfigError {
+                    file: cfg.path.clone(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: format!(
+                        "`{}` is {} now, which disk[{j}] (`{}`, line {}) already names; a disk can have one entry",
+                        d.device, r.kernel, prev.device, prev.line
+                    ),
+                });
+            }
+        }
+        out.found.push(found);
+    }
+    Ok(out)
+}
+
+/// The directory `path` is in exists and the daemon may create files in it.
+fn dir_writable(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let m = std::fs::metadata(dir).map_err(|e| format!("directory {}: {e}", dir.display()))?;
+    if !m.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    // Try it: permission bits say nothing for root, and a read-only
+    // mount or an immutable directory only shows when writing.
+    let probe = dir.join(format!(".lull-check.{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| format!("cannot create files in {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Validates `path` as a start would ([`Config::load`], then
+/// [`preflight`]) and describes what the daemon would watch, without
+/// starting it.
+pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
+    let cfg = Config::load(path, registry)?;
+    let pre = preflight(&cfg, false)?;
+    let mut out = format!(
+        "{}: ok; poll {}, state file {}\n",
+        path.display(),
+        cfg.poll,
+        cfg.state_file.display()
+    );
+    for (d, found) in cfg.disks.iter().zip(&pre.found) {
+        let now = if found.is_empty() {
+            "not present now (the daemon waits for it)".to_string()
+        } else {
+            found
+                .iter()
+                .map(|r| r.kernel.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}, break-even {}\n",
+            d.index,
+            d.device,
+            d.line,
+            now,
+            d.task.name(),
+            d.network,
+            d.policy,
+            d.breakeven
+        ));
+        if let TaskConfig::Jobs {
+            jobs,
+            best_effort,
+            assume_idle,
+        } = &d.task
+        {
+            let decisions = crate::jobs::admission(jobs, *best_effort, *assume_idle);
+            for (j, dec) in jobs.iter().zip(&decisions) {
+                out.push_str(&format!(
+                    "  {} (planning on {assume_idle} of idle time per hour)\n",
+                    crate::jobs::decision_text(j, dec)
+                ));
+            }
+        }
+    }
+    for w in &pre.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    Ok(out)
+}
+
+/// Commands a previous run of the daemon started and did not stop (it was
+/// killed with SIGKILL, or crashed) may still run: a command that ignores
+/// SIGHUP survives its daemon. Stop those that are still ours (same pid
+/// and start time, see [`crate::process`]) so a command never runs twice;
+/// forget the others.
+pub(crate) async fn stop_orphans(state: &mut State, cfg: &Config) {
+    let argvs: Vec<Vec<String>> = cfg
+        .disks
+        .iter()
+        .flat_map(|d| match &d.task {
+            TaskConfig::Command { argv, .. } => vec![argv.clone()],
+            TaskConfig::Jobs { jobs, .. } => jobs.iter().map(|j| j.argv.clone()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    for (key, st) in &mut state.disks {
+        let mut old: Vec<(String, u32, Option<u64>)> = std::mem::take(&mut st.job_pids)
+            .into_iter()
+            .map(|(job, p)| (format!("job {job}: command"), p.pid, p.start))
+            .collect();
+        if let Some(pid) = st.command_pid.take() {
+            old.push(("command".into(), pid, st.command_start.take()));
+        }
+        for (what, pid, start) in old {
+            if process::is_our_command(pid, start, &argvs) {
+                warn!(
+                    "disk {key}: {what} pid {pid} of a previous run still runs (the daemon was killed?); stopping it so it does not run twice"
+                );
+                let how = process::terminate_group(pid, start, Duration::from_secs(10)).await;
+                info!("disk {key}: old {what} pid {pid} {how}");
+                st.last_decision = format!("old {what} pid {pid} stopped at start ({how})");
+                st.last_decision_unix = crate::timer::unix_now();
+            } else {
+                info!("disk {key}: {what} pid {pid} of a previous run is gone");
+            }
+        }
+    }
+}
