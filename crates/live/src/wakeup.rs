@@ -144,8 +144,8 @@ pub fn suspects(grown: &[(u32, String, u64)], uses: impl Fn(u32) -> bool) -> Vec
 /// What [`attribute`] found woke a disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attribution {
-    /// For the log line: `", woken by smbd (pid 12, …)"`, or empty when
-    /// there was no snapshot to judge.
+    /// For the log line: `", woken by smbd (pid 12, …)"` (empty when there
+    /// was no snapshot to judge).
     pub text: String,
     /// For `LULL_WOKEN_BY`: `"smbd (pid 12, …)"`, the most likely first;
     /// `unknown` when they are gone.
@@ -157,11 +157,8 @@ pub struct Attribution {
 
 /// Names, best effort, what woke a disk whose users are `devs` (device
 /// numbers of the disk, its partitions and holders), from the snapshot
-/// taken when it went to sleep (`None`: none was taken, nothing to judge).
-pub fn attribute(before: Option<Snapshot>, devs: &[(u32, u32)]) -> Attribution {
-    let Some(before) = before else {
-        return Attribution::default();
-    };
+/// taken when it went to sleep.
+pub fn attribute(before: Snapshot, devs: &[(u32, u32)]) -> Attribution {
     let grown = grew(&before, &snapshot());
     let who = suspects(&grown, |pid| uses_devices(pid, devs));
     if who.is_empty() {

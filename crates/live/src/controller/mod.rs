@@ -19,10 +19,10 @@
 //!   with every input ([`Now`]): the daemon's monotonic clock and the wall
 //!   clock, read once by the caller.
 //! - **Outputs** ([`Output`]): orders for the disk's actor or a job's
-//!   actor (standby, flush, start, pause, power check, probe again), hooks
-//!   to run, the moments the shell must take or judge a "what woke my
-//!   disk" snapshot (the only facts the controller cannot know without
-//!   reading `/proc`). Changes to the disk's state-file entry are kept in
+//!   actor (standby, flush, start, pause, power check, probe again) and
+//!   hooks to run. Which process woke a drive is the one fact it cannot
+//!   know from its inputs: the caller lends it a [`WakeWitness`] that reads
+//!   `/proc` (the daemon's) or nothing (a test's, a replay's). Changes to the disk's state-file entry are kept in
 //!   the controller ([`DiskController::state`]) with a flag saying whether
 //!   they must reach the file at once ([`DiskController::take_changes`]);
 //!   metrics are read from it ([`DiskController::gauges`]). Log records go
@@ -39,7 +39,7 @@
 //! use lull_core::registry::Registry;
 //! use lull_core::time::Nanos;
 //! use lull_live::config::Config;
-//! use lull_live::controller::{DiskController, Now, Order, Output, Settings};
+//! use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
 //! use lull_live::diskstats::parse;
 //! use lull_live::source::{Family, Sample};
 //!
@@ -71,7 +71,8 @@
 //!     // The shell wakes at the next poll or the engine's deadline: here,
 //!     // every second is both.
 //!     out.clear();
-//!     disk.on_poll(now, &sample, false, &registry, &mut out);
+//!     let mut cx = Context { registry: &registry, witness: &mut NoWitness };
+//!     disk.on_poll(now, &sample, false, &mut cx, &mut out);
 //!     for o in &out {
 //!         if let Output::Order { job: None, order: Order::Start { .. } } = o {
 //!             standby_at.get_or_insert(s);
@@ -106,6 +107,7 @@ use crate::metrics::DiskGauges;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{DiskState, TransportMemo, Wake};
 use crate::task::{Intent, LiveTask};
+use crate::wakeup::{Attribution, Snapshot};
 
 /// The time of an input, read once by the caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,26 +221,65 @@ pub enum Output {
         /// event, in order.
         env: HookEnv,
     },
-    /// The drive just went to standby: the shell takes the snapshot of
-    /// every process's I/O counters that will tell what woke it.
-    SleepSnapshot,
-    /// The drive woke from standby: the shell names what woke it from the
-    /// snapshot (best effort, [`crate::wakeup`]), records it with
-    /// [`DiskController::record_wake`], logs `text` followed by it, and
-    /// runs `hooks` with `LULL_WOKEN_BY` added.
-    Woke {
-        /// [`Wake::SPINUP`] (I/O after lull's spin-down) or
-        /// [`Wake::FOREIGN`] (CHECK POWER MODE found it awake).
-        cause: &'static str,
-        /// Device numbers of the disk, its partitions and holders: whose
-        /// users are suspects.
-        devs: Vec<(u32, u32)>,
-        /// The log line, without the suspects.
-        text: String,
-        /// The hooks that tell of this wake (`on_spinup`, `on_wake`), with
-        /// their environment so far.
-        hooks: Vec<(HookEvent, HookEnv)>,
-    },
+}
+
+/// The one question about a disk the controller cannot answer from its
+/// inputs: which process woke it. The answer needs every process's I/O
+/// counters when the drive went to sleep and again when it woke
+/// ([`crate::wakeup`]), and it is needed at once, in the same log line as
+/// the wake. So the caller lends the controller a witness for the calls
+/// that may see a drive sleep or wake: the daemon's reads `/proc`
+/// ([`SystemWitness`]); a test or a replay passes [`NoWitness`].
+pub trait WakeWitness {
+    /// Every process's I/O counters now (a drive just went to sleep).
+    fn snapshot(&mut self) -> Snapshot;
+    /// Who woke a drive whose users are `devs` (device numbers of the disk,
+    /// its partitions and holders), from the counters taken when it went
+    /// to sleep.
+    fn attribute(&mut self, before: Snapshot, devs: &[(u32, u32)]) -> Attribution;
+}
+
+/// A witness that sees nothing: no snapshot, no suspects (what the
+/// daemon reports when it could not take one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoWitness;
+
+impl WakeWitness for NoWitness {
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::default()
+    }
+    fn attribute(&mut self, _before: Snapshot, _devs: &[(u32, u32)]) -> Attribution {
+        Attribution::default()
+    }
+}
+
+/// The daemon's witness: reads `/proc` ([`crate::wakeup`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemWitness;
+
+impl WakeWitness for SystemWitness {
+    fn snapshot(&mut self) -> Snapshot {
+        crate::wakeup::snapshot()
+    }
+    fn attribute(&mut self, before: Snapshot, devs: &[(u32, u32)]) -> Attribution {
+        crate::wakeup::attribute(before, devs)
+    }
+}
+
+/// What the decisions of one call depend on besides its inputs: the
+/// components to rebuild a network from after an engine error, and the
+/// witness of wakes.
+pub struct Context<'a> {
+    /// The registry networks are built from.
+    pub registry: &'a Registry,
+    /// Who woke a drive.
+    pub witness: &'a mut dyn WakeWitness,
+}
+
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context").finish_non_exhaustive()
+    }
 }
 
 /// The jobs of a `task = "jobs"` disk, as the controller sees them.
@@ -291,6 +332,9 @@ pub struct DiskController {
     /// Device numbers of the disk, its partitions and holders, as of the
     /// last wake-up or power check.
     devs: Vec<(u32, u32)>,
+    /// Every process's I/O counters when the drive went to sleep, to tell
+    /// what woke it.
+    sleep_snapshot: Option<Snapshot>,
     /// Standby failures in a row.
     failures: u32,
     /// No standby attempt before this (after repeated failures).
@@ -356,6 +400,7 @@ impl DiskController {
             not_running: false,
             last_power_check: now,
             devs: Vec::new(),
+            sleep_snapshot: None,
             failures: 0,
             retry_at: None,
             jobs,
@@ -537,34 +582,54 @@ impl DiskController {
         self.dirty = true;
     }
 
-    /// What the shell found woke the drive: `comm` (the most likely
-    /// process's name, `unknown` when the suspects are gone) and `by` (all
-    /// suspects' names), or nothing when there was no snapshot to judge.
-    pub fn record_wake(&mut self, now: Now, cause: &str, suspects: Option<(String, Vec<String>)>) {
+    /// The drive woke (`cause`: [`Wake::SPINUP`] or [`Wake::FOREIGN`]):
+    /// names what woke it, records it, logs `text` with it, and runs
+    /// `hooks` (the wake's, with their environment so far) with
+    /// `LULL_WOKEN_BY` added.
+    fn woke(
+        &mut self,
+        now: Now,
+        cause: &str,
+        text: String,
+        hooks: Vec<(HookEvent, HookEnv)>,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
+        let a = self
+            .sleep_snapshot
+            .take()
+            .map(|before| witness.attribute(before, &self.devs))
+            .unwrap_or_default();
         let mut wake = Wake {
             unix: now.unix,
             cause: cause.to_string(),
             by: Vec::new(),
         };
-        if let Some((comm, by)) = suspects {
+        if let Some((comm, by)) = a.suspects {
             *self.st.wakeups.entry(comm).or_default() += 1;
             wake.by = by;
         }
         self.st.last_wake = Some(wake);
         self.dirty = true;
+        info!("{text}{}", a.text);
+        for (event, mut env) in hooks {
+            if let Some(n) = &a.names {
+                env.push(("LULL_WOKEN_BY", n.clone()));
+            }
+            out.push(Output::Hook { event, env });
+        }
     }
 
     /// Handles the diskstats `sample` taken at `now` (`late`: much later
     /// than planned, [`crate::source`]): turns the disk's deltas into
     /// events, pushes them into the engine, advances it to `now`, and acts
-    /// on what it decided. `registry` rebuilds the network after an engine
-    /// error. Appends what the shell must do to `out`.
+    /// on what it decided. Appends what the shell must do to `out`.
     pub fn on_poll(
         &mut self,
         now: Now,
         sample: &Sample,
         late: bool,
-        registry: &Registry,
+        cx: &mut Context<'_>,
         out: &mut Vec<Output>,
     ) {
         let t = now.mono;
@@ -605,7 +670,7 @@ impl DiskController {
             self.idle_since = Some(t);
         }
         if o.active && !absorb {
-            self.on_busy(now, sample, out);
+            self.on_busy(now, sample, cx.witness, out);
         }
         if let TaskConfig::Standby { backend, .. } = self.cfg.task {
             let pc = self.settings.power_check;
@@ -641,7 +706,7 @@ impl DiskController {
             );
             self.st.errors += 1;
             self.dirty = true;
-            if let Ok(n) = build_network(registry, &self.cfg) {
+            if let Ok(n) = build_network(cx.registry, &self.cfg) {
                 self.engine = Self::engine(n, &self.cfg, self.settings.clock);
             }
             // The new engine starts outside any idle period: so do the
@@ -668,7 +733,13 @@ impl DiskController {
 
     /// The poll saw I/O that is not lull's own: an idle period (if any)
     /// ended; a drive in standby spun up.
-    fn on_busy(&mut self, now: Now, sample: &Sample, out: &mut Vec<Output>) {
+    fn on_busy(
+        &mut self,
+        now: Now,
+        sample: &Sample,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
         let t = now.mono;
         let idle = self.idle_since.map(|since| t - since);
         let env = || {
@@ -683,16 +754,12 @@ impl DiskController {
                 .into_iter()
                 .filter_map(|ev| self.hook_env(now, ev, env))
                 .collect();
-            out.push(Output::Woke {
-                cause: Wake::SPINUP,
-                devs: self.devs.clone(),
-                text: format!(
-                    "disk {}: busy again after {} in standby",
-                    self.key,
-                    t - since
-                ),
-                hooks,
-            });
+            let text = format!(
+                "disk {}: busy again after {} in standby",
+                self.key,
+                t - since
+            );
+            self.woke(now, Wake::SPINUP, text, hooks, witness, out);
             self.dirty = true;
             // Written at once, so `lull status` names the wakers (spin-ups
             // are rare: the wear budget bounds them).

@@ -5,7 +5,7 @@
 use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
-use super::{DiskController, Now, Outcome, Output};
+use super::{DiskController, Now, Outcome, Output, WakeWitness};
 use crate::config::TaskConfig;
 use crate::drive::PowerState;
 use crate::hooks::HookEvent;
@@ -17,7 +17,14 @@ impl DiskController {
     /// (an actor that outlived its configuration) still counts in the
     /// state entry, but changes nothing of the drive's live state and runs
     /// no hook.
-    pub fn on_outcome(&mut self, now: Now, outcome: Outcome, current: bool, out: &mut Vec<Output>) {
+    pub fn on_outcome(
+        &mut self,
+        now: Now,
+        outcome: Outcome,
+        current: bool,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
         let key = self.key.clone();
         let t = now.mono;
         self.dirty = true;
@@ -28,7 +35,7 @@ impl DiskController {
                     self.failures = 0;
                     self.retry_at = None;
                     self.standby_since = Some(t);
-                    out.push(Output::SleepSnapshot);
+                    self.sleep_snapshot = Some(witness.snapshot());
                     let env = || vec![("LULL_RESULT", "ok".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
                 }
@@ -40,7 +47,7 @@ impl DiskController {
                 if current {
                     if self.standby_since.is_none() {
                         self.standby_since = Some(t);
-                        out.push(Output::SleepSnapshot);
+                        self.sleep_snapshot = Some(witness.snapshot());
                     }
                     let env = || vec![("LULL_RESULT", "already".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
@@ -104,7 +111,7 @@ impl DiskController {
                 if !current {
                     return;
                 }
-                match self.on_power(now, ps, out) {
+                match self.on_power(now, ps, witness, out) {
                     Some(text) => text,
                     // Nothing new: no decision to record.
                     None => return,
@@ -137,7 +144,13 @@ impl DiskController {
     /// CHECK POWER MODE's answer: a drive awake although lull spun it down
     /// and diskstats saw nothing, or asleep although lull did not spin it
     /// down. The decision's text, or `None` when nothing changed.
-    fn on_power(&mut self, now: Now, ps: PowerState, out: &mut Vec<Output>) -> Option<String> {
+    fn on_power(
+        &mut self,
+        now: Now,
+        ps: PowerState,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) -> Option<String> {
         let t = now.mono;
         match (ps, self.standby_since) {
             (PowerState::Active, Some(since)) => {
@@ -155,21 +168,17 @@ impl DiskController {
                     .hook_env(now, HookEvent::Spinup, env)
                     .into_iter()
                     .collect();
-                out.push(Output::Woke {
-                    cause: Wake::FOREIGN,
-                    devs: self.devs.clone(),
-                    text: format!(
-                        "disk {}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted)",
-                        self.key,
-                        t - since
-                    ),
-                    hooks,
-                });
+                let text = format!(
+                    "disk {}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted)",
+                    self.key,
+                    t - since
+                );
+                self.woke(now, Wake::FOREIGN, text, hooks, witness, out);
                 Some("spun up by something else".into())
             }
             (PowerState::Standby, None) => {
                 self.standby_since = Some(t);
-                out.push(Output::SleepSnapshot);
+                self.sleep_snapshot = Some(witness.snapshot());
                 info!(
                     "disk {}: found in standby (spun down by something else)",
                     self.key

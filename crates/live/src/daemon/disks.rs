@@ -15,12 +15,10 @@ use tracing::{error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
-use crate::controller::{DiskController, HookEnv, Now, Order, Output};
+use crate::controller::{DiskController, HookEnv, Order, Output};
 use crate::devices::{Resolved, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::source::{Family, Sample};
-use crate::timer::unix_now;
-use crate::wakeup;
 
 /// How recently a directory of by-path entries must have changed for
 /// [`Daemon::path_signature`] to resolve them in full rather than trust the
@@ -28,27 +26,19 @@ use crate::wakeup;
 const RECENT_DIR_CHANGE: Duration = Duration::from_secs(2);
 
 /// A watched disk: its controller and the shell's side of it (the
-/// actors' channels and tasks, the "what woke it" snapshot).
+/// actors' channels and tasks).
 pub(super) struct Disk {
     pub(super) ctl: DiskController,
     pub(super) orders: mpsc::UnboundedSender<Order>,
     pub(super) actor: JoinHandle<()>,
     /// `task = "jobs"`: one actor per job.
     pub(super) jobs: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
-    /// Every process's I/O counters when the disk was found asleep, to
-    /// tell what woke it ([`crate::wakeup`]).
-    sleep_snapshot: Option<wakeup::Snapshot>,
 }
 
 impl Disk {
-    /// Carries out what the controller asked for at `now`; returns the
-    /// state changes to record (changed, urgent).
-    pub(super) fn carry_out(
-        &mut self,
-        hooks: &HookRunner,
-        now: Now,
-        out: &mut Vec<Output>,
-    ) -> (bool, bool) {
+    /// Carries out what the controller asked for; returns the state
+    /// changes to record (changed, urgent).
+    pub(super) fn carry_out(&mut self, hooks: &HookRunner, out: &mut Vec<Output>) -> (bool, bool) {
         for o in out.drain(..) {
             match o {
                 Output::Order { job: None, order } => {
@@ -63,23 +53,6 @@ impl Disk {
                     }
                 }
                 Output::Hook { event, env } => self.fire(hooks, event, env),
-                Output::SleepSnapshot => self.sleep_snapshot = Some(wakeup::snapshot()),
-                Output::Woke {
-                    cause,
-                    devs,
-                    text,
-                    hooks: wake_hooks,
-                } => {
-                    let a = wakeup::attribute(self.sleep_snapshot.take(), &devs);
-                    self.ctl.record_wake(now, cause, a.suspects);
-                    info!("{text}{}", a.text);
-                    for (event, mut env) in wake_hooks {
-                        if let Some(n) = &a.names {
-                            env.push(("LULL_WOKEN_BY", n.clone()));
-                        }
-                        self.fire(hooks, event, env);
-                    }
-                }
             }
         }
         self.ctl.take_changes()
@@ -189,7 +162,6 @@ impl Daemon {
             orders,
             actor: handle,
             jobs,
-            sleep_snapshot: None,
         })
     }
 
@@ -220,11 +192,7 @@ impl Daemon {
                     if d.ctl.kernel() != r.kernel {
                         let mut out = std::mem::take(&mut self.out);
                         d.ctl.replugged(&r.kernel, family, &mut out);
-                        let now = Now {
-                            mono: self.last_poll,
-                            unix: unix_now(),
-                        };
-                        let (dirty, urgent) = d.carry_out(&self.hooks, now, &mut out);
+                        let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
                         self.persist.mark(dirty, urgent);
                         self.out = out;
                     } else {

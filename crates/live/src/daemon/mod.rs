@@ -43,7 +43,7 @@ use tracing::{error, info, warn};
 
 use crate::actor::Report;
 use crate::config::{Config, ConfigError};
-use crate::controller::{Now, Output, Settings};
+use crate::controller::{Context, Now, Output, Settings, SystemWitness};
 use crate::diskstats::read_diskstats;
 use crate::hooks::HookRunner;
 use crate::metrics;
@@ -491,9 +491,12 @@ impl Daemon {
         let mut out = std::mem::take(&mut self.out);
         for d in &mut self.disks {
             out.clear();
-            d.ctl
-                .on_poll(stamp, &sample, late, &self.opts.registry, &mut out);
-            let (dirty, urgent) = d.carry_out(&self.hooks, stamp, &mut out);
+            let mut cx = Context {
+                registry: &self.opts.registry,
+                witness: &mut SystemWitness,
+            };
+            d.ctl.on_poll(stamp, &sample, late, &mut cx, &mut out);
+            let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
             self.persist.mark(dirty, urgent);
         }
         self.out = out;
@@ -538,8 +541,9 @@ impl Daemon {
             None => {
                 let mut out = std::mem::take(&mut self.out);
                 out.clear();
-                d.ctl.on_outcome(now, r.outcome, current, &mut out);
-                let changes = d.carry_out(&self.hooks, now, &mut out);
+                d.ctl
+                    .on_outcome(now, r.outcome, current, &mut SystemWitness, &mut out);
+                let changes = d.carry_out(&self.hooks, &mut out);
                 self.out = out;
                 changes
             }
