@@ -11,7 +11,8 @@
 //!   interval is cut into `n` slots and request `i` ends at the end of slot
 //!   `i`, lasting `io_ticks delta / n` (the kernel's own busy time, at least
 //!   1 ns, at most the slot; the whole slot when the kernel reports no busy
-//!   time). The last request therefore completes at the poll: an idle period
+//!   time), and arriving after `t0` (the first one a nanosecond after it,
+//!   so a deadline the daemon acted on at `t0` came first). The last request therefore completes at the poll: an idle period
 //!   is only ever seen to start at a poll that found no new work, so idle
 //!   time is under-estimated by at most one poll interval and the daemon
 //!   errs on the side of not acting.
@@ -593,14 +594,18 @@ impl DiskTracker {
         let Some(t0) = t0.filter(|_| self.present) else {
             // First sight, or back after being absent: a baseline, and the
             // disk counts as having just finished a request, so a disk that
-            // stays quiet from now on is seen to be idle from now on.
+            // stays quiet from now on is seen to be idle from now on. The
+            // request lasts a nanosecond, as every request does in the
+            // engine (`Request::effective_completion`): a replay of it is
+            // then the same to the nanosecond (`tests/controller_replay.rs`).
             o.appeared = self.seen;
             self.present = true;
             self.seen = true;
             self.held = false;
             self.rebase(sample);
-            out.push(event(now, EventKind::Arrival, Op::Read, 0, now));
-            out.push(event(now, EventKind::Completion, Op::Read, 0, now));
+            let start = Nanos(now.0.saturating_sub(1));
+            out.push(event(start, EventKind::Arrival, Op::Read, 0, now));
+            out.push(event(now, EventKind::Completion, Op::Read, 0, start));
             return o;
         };
         if late {
@@ -750,7 +755,10 @@ fn spread(t0: Nanos, t: Nanos, d: &Delta, out: &mut Vec<Event>) {
         } else {
             Nanos(t0.0.saturating_add(slot.saturating_mul(i + 1)).min(t.0))
         };
-        let start = Nanos(end.0.saturating_sub(len).max(t0.0));
+        // Strictly after the last poll: a decision taken then (a deadline
+        // at that poll) came before any of this I/O, as a replay of these
+        // requests sees it (`tests/controller_replay.rs`).
+        let start = Nanos(end.0.saturating_sub(len).max(t0.0 + 1).min(end.0));
         out.push(event(start, EventKind::Arrival, op, bytes, end));
         out.push(event(end, EventKind::Completion, op, bytes, start));
     }
@@ -1152,7 +1160,7 @@ mod tests {
         );
         assert!(o.appeared && o.present);
         assert_eq!(out.len(), 2);
-        assert_eq!((out[0].time, out[1].time), (ms(400), ms(400)));
+        assert_eq!((out[0].time, out[1].time), (ms(400) - Nanos::NANO, ms(400)));
         let o = t.poll(
             ms(500),
             &sample(&line("sdb", 501, 0, 0, 0)),

@@ -212,6 +212,11 @@ pub enum Output {
         /// The order.
         order: Order,
     },
+    /// The engine decided (a record: the shell has nothing to do for it;
+    /// what it decided is carried out by the orders that follow). Its
+    /// instant is the engine's: an arrival's, for a stop, which the shell
+    /// learns at the next poll.
+    Decided(Intent),
     /// Run the disk's hook for `event` with `env` (only given when the
     /// disk has that hook: a disk without one formats nothing).
     Hook {
@@ -719,6 +724,7 @@ impl DiskController {
         if self.engine.task().pending() {
             let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
             for intent in intents {
+                out.push(Output::Decided(intent));
                 self.on_intent(now, intent, sample, out);
             }
         }

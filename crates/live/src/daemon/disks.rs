@@ -53,6 +53,7 @@ impl Disk {
                     }
                 }
                 Output::Hook { event, env } => self.fire(hooks, event, env),
+                Output::Decided(_) => {}
             }
         }
         self.ctl.take_changes()

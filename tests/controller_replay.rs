@@ -1,0 +1,322 @@
+//! Live decides exactly like replay (issue 26, item 3).
+//!
+//! A disk's activity (completions at instants) is turned into what the
+//! daemon would read: `/proc/diskstats` counters at each of its wake-ups,
+//! which come at the next poll or the controller's next deadline, as in the
+//! daemon's loop. The per-disk controller is driven with those samples in
+//! simulated time. Independently, the test writes down the requests the
+//! counter deltas stand for, as `crate::source` documents the
+//! approximation (the `n` operations completed in `(t0, t]` become `n`
+//! back-to-back requests filling the interval, the first arriving just
+//! after `t0`; the first sample is a one-nanosecond baseline request ending
+//! at its instant), and replays them with `lull replay`'s
+//! library path. The controller's engine decisions (task starts and stops)
+//! must be those of the replay at the same instants, to the nanosecond, for
+//! `timer`, `share()` and `auto`; its standby orders leave at those
+//! instants, or at most a millisecond later (the daemon's least sleep).
+//!
+//! Against the activity itself (not its polled form), a timer's spin-downs
+//! come at most one poll later than a replay of the activity's own
+//! requests, and there is one per idle period longer than the timeout,
+//! when no idle period is within two polls of the timeout: a property.
+
+use lull_blktrace_replay::replay::{ReplayOptions, Timing, replay_spec};
+use lull_core::actuator::Command;
+use lull_core::engine::LogEntry;
+use lull_core::event::Timeline;
+use lull_core::registry::Registry;
+use lull_core::request::{Op, Request};
+use lull_core::spec::NetworkSpec;
+use lull_core::time::Nanos;
+use lull_live::config::Config;
+use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
+use lull_live::diskstats::parse;
+use lull_live::source::{Family, Sample};
+use lull_live::task::Intent;
+use proptest::prelude::*;
+
+/// The wall clock at time zero (2027-01-15 08:00 UTC): the daemon tells
+/// its engines, and the replay its timeline, so that `auto`'s time-of-day
+/// features see the same hours.
+const CLOCK: Nanos = Nanos(1_800_000_000_000_000_000);
+
+/// What the controller decided: engine starts and stops (at the engine's
+/// instants), and standby orders (at the wake-up that sent them).
+#[derive(Debug, Default, PartialEq)]
+struct Decisions {
+    starts: Vec<Nanos>,
+    stops: Vec<Nanos>,
+    standby_orders: Vec<Nanos>,
+}
+
+/// The live side: the controller over the counters of `completions`
+/// (sorted instants), polled every `poll` and at its deadlines until
+/// `end`. Returns its decisions and the requests its samples stand for.
+fn live(
+    network: &str,
+    completions: &[Nanos],
+    poll: Nanos,
+    end: Nanos,
+    registry: &Registry,
+) -> (Decisions, Vec<Request>) {
+    let text = format!(
+        "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
+         backend = \"sgio\"\nmax_spindowns_per_day = 1000000\n"
+    );
+    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, registry).expect("config");
+    let family = Family {
+        disk: "sdx".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    let settings = Settings {
+        power_check: Nanos::ZERO,
+        dry_run: false,
+        clock: CLOCK,
+    };
+    let mut ctl = DiskController::new(
+        registry,
+        &cfg.disks[0],
+        "sdx",
+        "sdx",
+        family,
+        1,
+        Default::default(),
+        settings,
+        Nanos::ZERO,
+    )
+    .expect("controller");
+    let done = |t: Nanos| completions.partition_point(|&c| c <= t) as u64;
+    let mut d = Decisions::default();
+    let mut requests = Vec::new();
+    let mut out = Vec::new();
+    let (mut last, mut last_ops) = (None::<Nanos>, 0u64);
+    // The daemon's first poll comes just after its start.
+    let mut t = Nanos::from_millis(1);
+    loop {
+        let ops = done(t);
+        let sample =
+            Sample::new(parse(&format!("8 0 sdx {ops} 0 {} 0 0 0 0 0 0 0 0\n", ops * 8)).unwrap());
+        out.clear();
+        let mut cx = Context {
+            registry,
+            witness: &mut NoWitness,
+        };
+        let now = Now {
+            mono: t,
+            unix: (CLOCK + t).as_secs_f64() as u64,
+        };
+        ctl.on_poll(now, &sample, false, &mut cx, &mut out);
+        for o in &out {
+            match o {
+                Output::Decided(Intent::Start { at, .. }) => d.starts.push(*at),
+                Output::Decided(Intent::Stop { at }) => d.stops.push(*at),
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. },
+                } => d.standby_orders.push(t),
+                _ => {}
+            }
+        }
+        // The requests these counters stand for (source.rs's spread, with
+        // no busy time reported: each fills its slot).
+        match last {
+            None => requests.push(Request::new(t - Nanos::NANO, t, Op::Read, 0, 0)),
+            Some(t0) => {
+                let n = ops - last_ops;
+                if let Some(slot) = (t - t0).0.checked_div(n) {
+                    let slot = slot.max(1);
+                    for i in 0..n {
+                        let end = if i + 1 == n {
+                            t
+                        } else {
+                            Nanos(t0.0 + slot * (i + 1))
+                        };
+                        let start = Nanos(end.0.saturating_sub(slot).max(t0.0 + 1));
+                        requests.push(Request::new(start, end, Op::Read, 0, 4096));
+                    }
+                }
+            }
+        }
+        last = Some(t);
+        last_ops = ops;
+        if t >= end {
+            break;
+        }
+        // The daemon's loop: the next poll or the earliest deadline, at
+        // least a millisecond on.
+        let next_poll = t + poll;
+        let wake = ctl
+            .next_deadline()
+            .map_or(next_poll, |dl| dl.min(next_poll))
+            .max(t + Nanos::from_millis(1));
+        t = wake.min(end);
+    }
+    (d, requests)
+}
+
+/// The replay side: `requests` through `lull replay`'s library path
+/// (spindown, the default device, trace timing), its commands' instants.
+fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions {
+    let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: None,
+        timing: Timing::Auto,
+        log: true,
+    };
+    // The wall clock the daemon's engines are told, so that time-of-day
+    // features see the same hours.
+    let timeline = Timeline::from_requests(requests).with_clock(Some(CLOCK));
+    let outcome = replay_spec(&timeline, &spec, registry, &opts).expect("replay");
+    let mut d = Decisions::default();
+    for e in &outcome.log {
+        if let LogEntry::Command { at, command } = e {
+            match command {
+                Command::Start { .. } => {
+                    d.starts.push(*at);
+                    d.standby_orders.push(*at);
+                }
+                Command::Stop => d.stops.push(*at),
+                _ => {}
+            }
+        }
+    }
+    d
+}
+
+/// Completions in bursts separated by idle gaps: `(gap_ms, burst)` pairs,
+/// a burst being `burst` completions 5 ms apart.
+fn activity(shape: &[(u64, u32)]) -> Vec<Nanos> {
+    let mut t = Nanos::from_millis(500);
+    let mut out = Vec::new();
+    for &(gap_ms, burst) in shape {
+        t += Nanos::from_millis(gap_ms);
+        for _ in 0..burst {
+            t += Nanos::from_millis(5);
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The controller and the replay of its samples' requests agree exactly.
+fn same_as_replay(network: &str, completions: &[Nanos], poll: Nanos) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let last = completions.last().copied().unwrap_or(Nanos::ZERO);
+    // The replay ends at its last event: compare up to there, so a
+    // decision the live side takes in the tail (after the last request)
+    // is not counted against it.
+    let end = last + poll;
+    let (mut live, requests) = live(network, completions, poll, end, &registry);
+    let horizon = requests.iter().map(|r| r.completion).max().unwrap_or(end);
+    for v in [&mut live.starts, &mut live.stops, &mut live.standby_orders] {
+        v.retain(|&t| t <= horizon);
+    }
+    let mut replayed = replay(network, &requests, &registry);
+    for v in [
+        &mut replayed.starts,
+        &mut replayed.stops,
+        &mut replayed.standby_orders,
+    ] {
+        v.retain(|&t| t <= horizon);
+    }
+    prop_assert_eq!(&live.starts, &replayed.starts, "network {}", network);
+    prop_assert_eq!(&live.stops, &replayed.stops, "network {}", network);
+    // An order leaves at the wake-up that ran the engine past the
+    // decision: at its instant, or up to a millisecond later when the
+    // deadline fell within the millisecond after a wake-up (the daemon
+    // never sleeps less than that).
+    prop_assert_eq!(live.standby_orders.len(), replayed.standby_orders.len());
+    for (l, r) in live.standby_orders.iter().zip(&replayed.standby_orders) {
+        prop_assert!(
+            *l >= *r && *l - *r <= Nanos::from_millis(1),
+            "network {}: order at {}, decided at {}",
+            network,
+            l,
+            r
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_timer_decides_at_the_same_instants_as_its_replay() {
+    // 1 s polls; idle gaps of 0.3 s to 40 s against a 4 s timer.
+    let shape = [
+        (300, 4),
+        (8_000, 10),
+        (2_000, 3),
+        (40_000, 1),
+        (4_500, 2),
+        (100, 20),
+    ];
+    let completions = activity(&shape);
+    same_as_replay("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
+    // The standbys are real: one per gap longer than the timeout plus the
+    // polls that see it.
+    let registry = lull_live::default_registry();
+    let end = *completions.last().unwrap();
+    let (d, _) = live(
+        "timer(4s)",
+        &completions,
+        Nanos::from_secs(1),
+        end,
+        &registry,
+    );
+    assert_eq!(d.standby_orders.len(), 3, "{d:?}");
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(64))]
+
+    /// Over generated activity and networks, the controller's decisions are
+    /// those of `lull replay` on the requests its samples stand for.
+    #[test]
+    fn live_decides_like_replay(
+        shape in prop::collection::vec((0u64..60_000, 1u32..30), 1..40),
+        network in prop::sample::select(vec!["timer(2s)", "timer(B)", "share()", "auto"]),
+        poll_ms in prop::sample::select(vec![250u64, 1000, 2000]),
+    ) {
+        let completions = activity(&shape);
+        same_as_replay(network, &completions, Nanos::from_millis(poll_ms))?;
+    }
+
+    /// Against the activity's own requests, a timer spins down once per
+    /// idle period longer than its timeout, at most one poll later, when no
+    /// idle period is within two polls of the timeout.
+    #[test]
+    fn a_timer_is_at_most_one_poll_late(
+        gaps in prop::collection::vec(
+            prop_oneof![100u64..2_000, 10_000u64..60_000],
+            1..30,
+        ),
+        poll_ms in prop::sample::select(vec![250u64, 500, 1000]),
+    ) {
+        let registry = lull_live::default_registry();
+        let timeout = Nanos::from_secs(6);
+        let poll = Nanos::from_millis(poll_ms);
+        let shape: Vec<(u64, u32)> = gaps.iter().map(|&g| (g, 1)).collect();
+        let completions = activity(&shape);
+        let end = *completions.last().unwrap();
+        let (d, _) = live("timer(6s)", &completions, poll, end, &registry);
+        // The activity's own requests: a nanosecond each (the engine's
+        // least), ending at the completions, after the one the daemon's
+        // first sample stands for.
+        let instants: Vec<Nanos> = std::iter::once(Nanos::from_millis(1))
+            .chain(completions.iter().copied())
+            .collect();
+        let own: Vec<Request> = instants
+            .iter()
+            .map(|&c| Request::new(c - Nanos::NANO, c, Op::Read, 0, 4096))
+            .collect();
+        let r = replay("timer(6s)", &own, &registry);
+        let long = instants.windows(2).filter(|w| w[1] - w[0] > timeout).count();
+        prop_assert_eq!(r.standby_orders.len(), long);
+        prop_assert_eq!(d.standby_orders.len(), long, "live {:?}, replay {:?}", d, r);
+        for (l, o) in d.standby_orders.iter().zip(&r.standby_orders) {
+            prop_assert!(*l >= *o && *l - *o <= poll, "live {l}, replay {o}, poll {poll}");
+        }
+    }
+}
