@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lulld side by side with hd-idle: CPU and memory on DISKS loop devices
-# (default 16) with a 10 s timeout, both polling /proc/diskstats every
-# second, for DURATION seconds (default 60) after a WARMUP s warm-up (default 15: the
+# (default 16) with a TIMEOUT s timeout (default 10), both polling
+# /proc/diskstats every tenth of it (hd-idle's rule, and lulld's derived
+# default poll, within 1 s and 60 s; POLL=1s pins lulld's), for DURATION seconds (default 60) after a WARMUP s warm-up (default 15: the
 # first spin-down attempts, at 10 s, are behind it). Both run
 # at once on the same disks and see the same traffic.
 #
@@ -34,6 +35,7 @@ DURATION=${DURATION:-60}
 QUIET=${QUIET:-0}
 WARMUP=${WARMUP:-15}
 RUNS=${RUNS:-1}
+TIMEOUT=${TIMEOUT:-10}
 LULLD=${LULLD:-target/release/lulld}
 [ -x "$LULLD" ] || { echo "no lulld at $LULLD (set LULLD=)" >&2; exit 2; }
 command -v hd-idle >/dev/null || { echo "hd-idle is not installed" >&2; exit 2; }
@@ -61,19 +63,21 @@ done
 
 {
     echo "state_file = \"$dir/state.json\""
-    echo 'poll = "1s"'
+    # No `poll`: lulld derives it as hd-idle does (a tenth of the timeout,
+    # within 1 s and 60 s); POLL= pins it.
+    [ -n "${POLL:-}" ] && echo "poll = \"$POLL\""
     for l in "${loops[@]}"; do
         echo '[[disk]]'
         echo "device = \"${l#/dev/}\""
-        echo 'network = "timer(10s)"'
+        echo "network = \"timer(${TIMEOUT}s)\""
         echo 'task = "standby"'
         echo 'max_spindowns_per_day = 100000'
     done
 } > "$dir/lull.toml"
-"$LULLD" --config "$dir/lull.toml" --check > /dev/null
+poll=$("$LULLD" --config "$dir/lull.toml" --check | sed -n 's/.*: ok; poll \([^ ,(]*\).*/\1/p')
 
 hd_args=(-i 0)
-for l in "${loops[@]}"; do hd_args+=(-a "${l#/dev/}" -i 10); done
+for l in "${loops[@]}"; do hd_args+=(-a "${l#/dev/}" -i "$TIMEOUT"); done
 
 LULL_LOG=warn "$LULLD" --config "$dir/lull.toml" 2> "$dir/lulld.log" &
 lpid=$!
@@ -124,7 +128,7 @@ report() { # name pid ticks0 ticks1 ns0 ns1
 }
 
 sleep "$WARMUP"
-echo "$DISKS loop devices, 10 s timeout, poll 1 s, ${RUNS} x ${DURATION} s measured, quiet=$QUIET"
+echo "$DISKS loop devices, ${TIMEOUT}s timeout, lulld poll $poll, ${RUNS} x ${DURATION} s measured, quiet=$QUIET"
 : > "$dir/runs"
 for run in $(seq "$RUNS"); do
     lt0=$(ticks "$lpid"); ht0=$(ticks "$hpid")

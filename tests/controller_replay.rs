@@ -294,29 +294,79 @@ proptest! {
         ),
         poll_ms in prop::sample::select(vec![250u64, 500, 1000]),
     ) {
-        let registry = lull_live::default_registry();
         let timeout = Nanos::from_secs(6);
-        let poll = Nanos::from_millis(poll_ms);
-        let shape: Vec<(u64, u32)> = gaps.iter().map(|&g| (g, 1)).collect();
-        let completions = activity(&shape);
-        let end = *completions.last().unwrap();
-        let (d, _) = live("timer(6s)", &completions, poll, end, &registry);
-        // The activity's own requests: a nanosecond each (the engine's
-        // least), ending at the completions, after the one the daemon's
-        // first sample stands for.
-        let instants: Vec<Nanos> = std::iter::once(Nanos::from_millis(1))
-            .chain(completions.iter().copied())
-            .collect();
-        let own: Vec<Request> = instants
-            .iter()
-            .map(|&c| Request::new(c - Nanos::NANO, c, Op::Read, 0, 4096))
-            .collect();
-        let r = replay("timer(6s)", &own, &registry);
-        let long = instants.windows(2).filter(|w| w[1] - w[0] > timeout).count();
-        prop_assert_eq!(r.standby_orders.len(), long);
-        prop_assert_eq!(d.standby_orders.len(), long, "live {:?}, replay {:?}", d, r);
-        for (l, o) in d.standby_orders.iter().zip(&r.standby_orders) {
-            prop_assert!(*l >= *o && *l - *o <= poll, "live {l}, replay {o}, poll {poll}");
-        }
+        check_timer_lateness("timer(6s)", timeout, &gaps, Nanos::from_millis(poll_ms))?;
     }
+
+    /// The same at the poll a configuration without `poll` derives from the
+    /// timer (issue 25: a tenth of its timeout, within 1 s and 60 s), so
+    /// the derived default changes no decision by more than one poll.
+    #[test]
+    fn a_timer_at_its_derived_poll_is_at_most_one_poll_late(
+        timeout_s in prop::sample::select(vec![10u64, 45, 120, 600, 1800]),
+        gaps in prop::collection::vec((any::<bool>(), 0.0f64..1.0), 1..25),
+    ) {
+        let registry = lull_live::default_registry();
+        let network = format!("timer({timeout_s}s)");
+        let cfg = Config::parse(
+            std::path::Path::new("lull.toml"),
+            &format!("[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\n"),
+            &registry,
+        )
+        .unwrap();
+        prop_assert!(cfg.poll_derived);
+        let (t, p) = (timeout_s * 1000, cfg.poll.0 / 1_000_000);
+        prop_assert_eq!(p, (t / 10).clamp(1000, 60_000));
+        // Idle periods away from the timeout by more than two polls: short
+        // ones below it, long ones above.
+        let gaps: Vec<u64> = gaps
+            .iter()
+            .map(|&(long, x)| {
+                let (lo, hi) = if long { (t + 2 * p + 1, 3 * t) } else { (10, t - 2 * p - 1) };
+                lo + ((hi - lo) as f64 * x) as u64
+            })
+            .collect();
+        check_timer_lateness(&network, Nanos::from_secs(timeout_s), &gaps, cfg.poll)?;
+    }
+}
+
+/// A timer of `timeout` over single completions separated by `gaps_ms`
+/// (each at least 5 ms): polled every `poll`, it spins down once per idle
+/// period longer than the timeout, as a replay of the activity's own
+/// requests does, each at most one poll later.
+fn check_timer_lateness(
+    network: &str,
+    timeout: Nanos,
+    gaps_ms: &[u64],
+    poll: Nanos,
+) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let shape: Vec<(u64, u32)> = gaps_ms.iter().map(|&g| (g, 1)).collect();
+    let completions = activity(&shape);
+    let end = *completions.last().unwrap();
+    let (d, _) = live(network, &completions, poll, end, &registry);
+    // The activity's own requests: a nanosecond each (the engine's least),
+    // ending at the completions, after the one the daemon's first sample
+    // stands for.
+    let instants: Vec<Nanos> = std::iter::once(Nanos::from_millis(1))
+        .chain(completions.iter().copied())
+        .collect();
+    let own: Vec<Request> = instants
+        .iter()
+        .map(|&c| Request::new(c - Nanos::NANO, c, Op::Read, 0, 4096))
+        .collect();
+    let r = replay(network, &own, &registry);
+    let long = instants
+        .windows(2)
+        .filter(|w| w[1] - w[0] > timeout)
+        .count();
+    prop_assert_eq!(r.standby_orders.len(), long);
+    prop_assert_eq!(d.standby_orders.len(), long, "live {:?}, replay {:?}", d, r);
+    for (l, o) in d.standby_orders.iter().zip(&r.standby_orders) {
+        prop_assert!(
+            *l >= *o && *l - *o <= poll,
+            "live {l}, replay {o}, poll {poll}"
+        );
+    }
+    Ok(())
 }

@@ -60,6 +60,9 @@
 //! reserve = "5m/hour"
 //! ```
 //!
+//! `poll` (SPEC §6.1) defaults to a tenth of the shortest time scale of
+//! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
+//!
 //! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
 //! never: how often the power state of standby disks is read, by CHECK
 //! POWER MODE or REQUEST SENSE, neither of which wakes a disk; not with
@@ -125,8 +128,11 @@ pub struct Config {
     pub path: PathBuf,
     /// Where the state is kept across restarts.
     pub state_file: PathBuf,
-    /// How often diskstats is read.
+    /// How often diskstats is read: `poll`, or [`derived_poll`] of the
+    /// disks when the file does not say.
     pub poll: Nanos,
+    /// `poll` was derived from the disks' networks ([`derived_poll`]).
+    pub poll_derived: bool,
     /// How often, at most, counters that changed are written to the state
     /// file (`state_interval`, default 1 min): what a crash may lose of
     /// them, against a write and two `fsync`s on the system disk each time.
@@ -182,6 +188,9 @@ pub struct DiskConfig {
     pub breakeven: Nanos,
     /// Its hooks, the global ones filling the events it leaves unset.
     pub hooks: Hooks,
+    /// The network's time scale ([`check_network`]): what a derived
+    /// default `poll` is a tenth of.
+    pub time_scale: Nanos,
 }
 
 /// The break-even time B of a disk's task: for `standby`, its power
@@ -429,7 +438,7 @@ impl Config {
                 }
                 d
             }
-            None => Nanos::from_secs(1),
+            None => Nanos::ZERO, // Derived from the disks' networks below.
         };
         let state_interval = match &raw.state_interval {
             Some(p) => {
@@ -504,10 +513,17 @@ impl Config {
                 });
             }
         }
+        let poll_derived = poll == Nanos::ZERO;
+        let poll = if poll_derived {
+            derived_poll(&disks)
+        } else {
+            poll
+        };
         Ok(Config {
             path: path.to_path_buf(),
             state_file,
             poll,
+            poll_derived,
             state_interval,
             power_check,
             diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),
@@ -730,21 +746,21 @@ fn disk(
     };
     let breakeven = task_breakeven(&task, power.as_ref());
     let registry = disk_registry(registry, &task, breakeven);
-    let network = match &d.network {
+    let (network, time_scale) = match &d.network {
         Some(n) => {
-            check_network(n.get_ref(), &registry)
+            let scale = check_network(n.get_ref(), &registry)
                 .map_err(|m| cx.err(Some(n.span()), &key("network"), m))?;
-            n.get_ref().trim().to_string()
+            (n.get_ref().trim().to_string(), scale)
         }
         None => {
-            check_network(DEFAULT_NETWORK, &registry).map_err(|m| {
+            let scale = check_network(DEFAULT_NETWORK, &registry).map_err(|m| {
                 cx.err(
                     Some(d.device.span()),
                     &key("network"),
                     format!("the default network: {m}"),
                 )
             })?;
-            DEFAULT_NETWORK.to_string()
+            (DEFAULT_NETWORK.to_string(), scale)
         }
     };
     let hooks = hooks(
@@ -768,6 +784,7 @@ fn disk(
         policy,
         task,
         power,
+        time_scale,
     })
 }
 
@@ -884,8 +901,12 @@ fn jobs(
     })
 }
 
-/// Parses and builds a network spec, refusing offline components.
-pub fn check_network(text: &str, registry: &Registry) -> Result<(), String> {
+/// Parses and builds a network spec, refusing offline components; returns
+/// the network's time scale: the idle length below which it decides
+/// nothing and learns nothing ([`Detector::quiet_below`] of the fresh
+/// network: a timer's timeout, `share`'s shortest expert, `auto`'s
+/// decision delay; zero when it watches every event).
+pub fn check_network(text: &str, registry: &Registry) -> Result<Nanos, String> {
     let spec = NetworkSpec::parse(text, Some(registry)).map_err(|e| e.to_string())?;
     for n in &spec.nodes {
         let names: Vec<&str> = match &n.kind {
@@ -902,8 +923,49 @@ pub fn check_network(text: &str, registry: &Registry) -> Result<(), String> {
             }
         }
     }
-    spec.build(registry).map_err(|e| e.to_string())?;
-    Ok(())
+    let network = spec.build(registry).map_err(|e| e.to_string())?;
+    Ok(lull_core::component::Detector::quiet_below(&network))
+}
+
+impl Config {
+    /// `poll` in words, saying where a derived one comes from.
+    pub fn poll_text(&self) -> String {
+        if self.poll_derived {
+            format!(
+                "{} (derived: a tenth of the shortest time scale of the disks' networks, within {MIN_DERIVED_POLL}..{MAX_DERIVED_POLL})",
+                self.poll
+            )
+        } else {
+            self.poll.to_string()
+        }
+    }
+}
+
+/// The least poll a derived default takes: what `poll` defaulted to
+/// before it was derived, so no network is watched more coarsely than
+/// then unless its time scale allows.
+pub const MIN_DERIVED_POLL: Nanos = Nanos::from_secs(1);
+
+/// The most a derived default takes (hd-idle's bound too).
+pub const MAX_DERIVED_POLL: Nanos = Nanos::from_secs(60);
+
+/// The default `poll` for `disks`: a tenth of the shortest time scale of
+/// their networks (hd-idle polls at a tenth of its shortest timeout), at
+/// least [`MIN_DERIVED_POLL`] and at most [`MAX_DERIVED_POLL`]. A network
+/// sees each idle period start at most one poll late and end at most one
+/// poll early, and ignores periods shorter than its time scale: with a
+/// tenth of it, a timer's spin-downs come at most one poll later than on
+/// the activity itself, none is added, and none is lost on an idle period
+/// that outlasts the timeout by two polls (`tests/controller_replay.rs`).
+/// A network that watches every event (time scale zero) is polled at the
+/// least.
+pub fn derived_poll(disks: &[DiskConfig]) -> Nanos {
+    disks
+        .iter()
+        .map(|d| Nanos(d.time_scale.0 / 10))
+        .min()
+        .unwrap_or(MIN_DERIVED_POLL)
+        .clamp(MIN_DERIVED_POLL, MAX_DERIVED_POLL)
 }
 
 fn check_command(argv: &[String]) -> Result<(), String> {
@@ -1013,6 +1075,43 @@ policy = "when-busy"
 
     fn err(text: &str) -> ConfigError {
         parse(text).unwrap_err()
+    }
+
+    /// Issue 25: without `poll`, a tenth of the shortest time scale of the
+    /// disks' networks, within 1 s and 60 s; the key wins.
+    #[test]
+    fn the_default_poll_follows_the_networks() {
+        let disk = |net: &str| {
+            format!(
+                "[[disk]]\ndevice = \"sd{}\"\nnetwork = \"{net}\"\n",
+                net.len()
+            )
+        };
+        let poll = |text: &str| {
+            let c = parse(text).unwrap();
+            (c.poll, c.poll_derived)
+        };
+        let s = Nanos::from_secs;
+        assert_eq!(poll(&disk("timer(10m)")), (s(60), true));
+        assert_eq!(poll(&disk("timer(2h)")), (s(60), true), "at most 60 s");
+        assert_eq!(poll(&disk("timer(30s)")), (s(3), true));
+        assert_eq!(poll(&disk("timer(5s)")), (s(1), true), "at least 1 s");
+        // auto's decision delay and share's shortest expert are B/32.
+        assert_eq!(poll(&disk("auto")), (s(1), true));
+        assert_eq!(poll(&disk("share()")), (s(1), true));
+        // The shortest of several disks.
+        let two = disk("timer(10m)") + &disk("timer(100s)");
+        assert_eq!(poll(&two), (s(10), true));
+        // No disk: the least.
+        assert_eq!(poll(""), (s(1), true));
+        let explicit = format!("poll = \"5s\"\n{}", disk("timer(10m)"));
+        assert_eq!(poll(&explicit), (s(5), false));
+        let c = parse(&disk("timer(10m)")).unwrap();
+        assert!(
+            c.poll_text().starts_with("1m (derived"),
+            "{}",
+            c.poll_text()
+        );
     }
 
     const JOBS: &str = r#"

@@ -129,7 +129,7 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     let mut out = format!(
         "{}: ok; poll {}, state file {}\n",
         path.display(),
-        cfg.poll,
+        cfg.poll_text(),
         cfg.state_file.display()
     );
     for (d, found) in cfg.disks.iter().zip(&pre.found) {

@@ -288,7 +288,7 @@ impl Daemon {
         info!(
             "lull daemon started: {} disk entries, poll {}{}",
             self.cfg.disks.len(),
-            self.cfg.poll,
+            self.cfg.poll_text(),
             if self.opts.dry_run {
                 ", dry run: no drive is touched, no command runs"
             } else {
