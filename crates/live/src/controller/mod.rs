@@ -837,3 +837,6 @@ impl DiskController {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+//! The controller's decisions, driven by hand: samples, reports and time
+//! in, orders, hooks and state out, with no daemon, clock or device.
+
+use lull_core::time::Nanos;
+
+use super::*;
+use crate::config::Config;
+use crate::diskstats::parse;
+
+const UNIX0: u64 = 1_800_000_000;
+
+/// A controller for the one `[[disk]]` of `disk` (TOML) named `sdb`, and
+/// its registry.
+fn controller(disk: &str) -> (DiskController, Registry) {
+    let registry = crate::default_registry();
+    let text = format!("[[disk]]\ndevice = \"sdb\"\n{disk}");
+    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &registry).unwrap();
+    let family = Family {
+        disk: "sdb".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    let settings = Settings {
+        power_check: Nanos::ZERO,
+        dry_run: false,
+        clock: Nanos::ZERO,
+    };
+    let c = DiskController::new(
+        &registry,
+        &cfg.disks[0],
+        "sdb",
+        "sdb",
+        family,
+        1,
+        DiskState::default(),
+        settings,
+        Nanos::ZERO,
+    )
+    .unwrap();
+    (c, registry)
+}
+
+fn at(s: u64) -> Now {
+    Now {
+        mono: Nanos::from_secs(s),
+        unix: UNIX0 + s,
+    }
+}
+
+/// Drives `c` second by second from `from` to `to` (exclusive) with
+/// `ios(s)` completed operations at second `s`; returns every output with
+/// its second.
+fn run(
+    c: &mut DiskController,
+    registry: &Registry,
+    from: u64,
+    to: u64,
+    ios: impl Fn(u64) -> u64,
+) -> Vec<(u64, Output)> {
+    let mut all = Vec::new();
+    for s in from..to {
+        let n = ios(s);
+        let sample =
+            Sample::new(parse(&format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 0 0\n", n * 8)).unwrap());
+        let mut out = Vec::new();
+        let mut cx = Context {
+            registry,
+            witness: &mut NoWitness,
+        };
+        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
+        all.extend(out.into_iter().map(|o| (s, o)));
+    }
+    all
+}
+
+fn standby_orders(outs: &[(u64, Output)]) -> Vec<u64> {
+    outs.iter()
+        .filter(|(_, o)| {
+            matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. }
+                }
+            )
+        })
+        .map(|(s, _)| *s)
+        .collect()
+}
+
+/// Busy until second 5 (20 operations a second), then quiet.
+fn busy_then_quiet(s: u64) -> u64 {
+    20 * s.min(5)
+}
+
+#[test]
+fn a_timer_orders_standby_after_its_timeout_and_counts_it() {
+    let (mut c, r) = controller("network = \"timer(10s)\"\nmax_spindowns_per_day = 1000\n");
+    let outs = run(&mut c, &r, 0, 30, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![15]);
+    let st = c.state();
+    assert_eq!((st.idle_starts, st.task_starts), (1, 1));
+    assert_eq!(st.spindown_attempts_unix, vec![UNIX0 + 15]);
+    assert!(
+        st.last_decision.starts_with("standby"),
+        "{}",
+        st.last_decision
+    );
+    let (changed, urgent) = c.take_changes();
+    assert!(changed && urgent, "a spin-down attempt is written at once");
+    assert_eq!(c.take_changes(), (false, false));
+}
+
+#[test]
+fn the_wear_budget_refuses_a_standby_and_says_when_the_next_comes() {
+    // One a day: a bucket of one token, refilled over 24 h.
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1\n");
+    let first = run(&mut c, &r, 0, 20, busy_then_quiet);
+    assert_eq!(standby_orders(&first), vec![10]);
+    // The drive went down; I/O wakes it, then it is idle again.
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(11),
+        Outcome::SpunDown("test".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    let second = run(&mut c, &r, 20, 40, |s| 100 + 20 * s.min(25));
+    assert!(standby_orders(&second).is_empty(), "{second:?}");
+    let st = c.state();
+    assert_eq!(st.spinups, 1);
+    assert_eq!(st.task_starts, 2);
+    assert!(
+        st.last_decision
+            .starts_with("skip standby: wear budget (1 spin-downs a day"),
+        "{}",
+        st.last_decision
+    );
+}
+
+#[test]
+fn repeated_failures_back_off_and_success_resets() {
+    let (mut c, r) = controller("network = \"timer(2s)\"\nmax_spindowns_per_day = 1000\n");
+    let mut t = 0;
+    let mut orders = 0;
+    // Three idle periods, each standby failing.
+    for _ in 0..3 {
+        let outs = run(
+            &mut c,
+            &r,
+            t,
+            t + 10,
+            |s| if s < t + 3 { 10 * s } else { 10 * (t + 3) } + 1000 * orders,
+        );
+        let sent = standby_orders(&outs);
+        assert_eq!(sent.len(), 1, "{outs:?}");
+        orders += 1;
+        let mut out = Vec::new();
+        c.on_outcome(
+            at(sent[0]),
+            Outcome::Failed("refused".into()),
+            true,
+            &mut NoWitness,
+            &mut out,
+        );
+        t += 10;
+    }
+    assert_eq!(c.state().errors, 3);
+    // The fourth idle period: refused, next try in a minute.
+    let outs = run(
+        &mut c,
+        &r,
+        t,
+        t + 10,
+        |s| if s < t + 3 { 10 * s } else { 10 * (t + 3) } + 1000 * orders,
+    );
+    assert!(standby_orders(&outs).is_empty());
+    assert!(
+        c.state().last_decision.contains("failed 3 times in a row"),
+        "{}",
+        c.state().last_decision
+    );
+    // After the back-off, a success resets the count.
+    t += 70;
+    let outs = run(
+        &mut c,
+        &r,
+        t,
+        t + 10,
+        |s| if s < t + 3 { 10 * s } else { 10 * (t + 3) } + 5000,
+    );
+    let sent = standby_orders(&outs);
+    assert_eq!(sent.len(), 1);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(sent[0]),
+        Outcome::SpunDown("ok".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert!(c.in_standby());
+    assert_eq!(c.failures, 0);
+}
+
+#[test]
+fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
+    let (mut c, r) = controller(
+        "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\non_spinup = [\"/bin/true\"]\n",
+    );
+    run(&mut c, &r, 0, 12, busy_then_quiet);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(11),
+        Outcome::SpunDown("ok".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    out.clear();
+    c.on_outcome(
+        at(41),
+        Outcome::Power(PowerState::Active),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    let st = c.state();
+    assert_eq!((st.spinups, st.foreign_spinups), (1, 1));
+    assert!((st.standby_s - 30.0).abs() < 1e-9, "{}", st.standby_s);
+    assert_eq!(st.last_wake.as_ref().unwrap().cause, Wake::FOREIGN);
+    let hooks: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Hook { event, env } => Some((*event, env.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].0, HookEvent::Spinup);
+    assert!(
+        hooks[0]
+            .1
+            .contains(&("LULL_STANDBY_S", "30.000".to_string())),
+        "{hooks:?}"
+    );
+    assert!(!c.in_standby());
+}
+
+#[test]
+fn a_report_of_an_older_actor_counts_but_changes_no_live_state() {
+    let (mut c, _) = controller("network = \"timer(5s)\"\non_spindown = [\"/bin/true\"]\n");
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(3),
+        Outcome::SpunDown("ok".into()),
+        false,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert_eq!(c.state().spindowns, 1);
+    assert!(!c.in_standby());
+    assert!(out.is_empty(), "no hook for a retired actor: {out:?}");
+}
+
+#[test]
+fn the_break_even_check_refuses_a_prediction_too_short_for_the_drive() {
+    // wd-red-plus: B of about a minute; the network predicts 5 s of idle.
+    let (mut c, r) = controller(
+        "network = \"timer(2s) + fixed(5s)\"\npreset = \"wd-red-plus\"\nmax_spindowns_per_day = 1000\n",
+    );
+    // Idle from 5 s, the timer fires at 7 s (the prediction runs to 12 s).
+    let outs = run(&mut c, &r, 0, 10, busy_then_quiet);
+    assert!(standby_orders(&outs).is_empty());
+    assert!(
+        c.state().last_decision.contains("below the break-even"),
+        "{}",
+        c.state().last_decision
+    );
+    // The engine did decide: the decision is reported, the order is not.
+    assert!(
+        outs.iter()
+            .any(|(_, o)| matches!(o, Output::Decided(Intent::Start { .. })))
+    );
+}
+
+#[test]
+fn a_flush_orders_its_devices_and_absorbs_its_own_writes() {
+    let (mut c, r) = controller("task = \"flush\"\nnetwork = \"timer(3s)\"\n");
+    let outs = run(&mut c, &r, 0, 10, busy_then_quiet);
+    let flush: Vec<_> = outs
+        .iter()
+        .filter_map(|(s, o)| match o {
+            Output::Order {
+                job: None,
+                order: Order::Start { devs, .. },
+            } => Some((*s, devs.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flush, vec![(8, vec![(8, 16)])]);
+    // The flush's own writes (second 9) are not foreground I/O, nor are
+    // those the poll after it finished sees.
+    let outs = run(&mut c, &r, 9, 10, |_| 500);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(10),
+        Outcome::Flushed(vec![]),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    let later = run(&mut c, &r, 10, 12, |_| 600);
+    let stops = outs
+        .iter()
+        .chain(&later)
+        .filter(|(_, o)| matches!(o, Output::Decided(Intent::Stop { .. })))
+        .count();
+    assert_eq!(stops, 0, "{outs:?} {later:?}");
+    assert_eq!(c.state().task_stops, 0);
+}
