@@ -6,6 +6,8 @@ use lull_core::time::Nanos;
 use super::*;
 use crate::config::Config;
 use crate::diskstats::parse;
+use crate::drive::PowerState;
+use crate::task::Intent;
 
 const UNIX0: u64 = 1_800_000_000;
 

@@ -43,10 +43,9 @@ use tracing::{error, info, warn};
 
 use crate::actor::Report;
 use crate::config::{Config, ConfigError};
-use crate::controller::{Context, Now, Output, Settings, SystemWitness};
+use crate::controller::{Context, Now, Output, Settings};
 use crate::diskstats::read_diskstats;
 use crate::hooks::HookRunner;
-use crate::metrics;
 use crate::persist::{Persist, Snapshot};
 use crate::preflight::{preflight, stop_orphans};
 use crate::resident::{RELEASE_DELAY, release_code_pages};
@@ -55,6 +54,7 @@ use crate::state::State;
 use crate::timer::{PollTimer, boottime};
 use crate::timer::{unix_now, unix_now_ns};
 
+mod admin;
 mod disks;
 use disks::Disk;
 
@@ -96,6 +96,23 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         let mut d = Daemon::new(opts, cfg).await?;
         d.run().await
     })
+}
+
+/// The daemon's witness: reads `/proc` ([`crate::wakeup`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SystemWitness;
+
+impl crate::controller::WakeWitness for SystemWitness {
+    fn snapshot(&mut self) -> crate::wakeup::Snapshot {
+        crate::wakeup::snapshot()
+    }
+    fn attribute(
+        &mut self,
+        before: crate::wakeup::Snapshot,
+        devs: &[(u32, u32)],
+    ) -> crate::wakeup::Attribution {
+        crate::wakeup::attribute(before, devs)
+    }
 }
 
 /// The shell: see the [module docs](self).
@@ -237,29 +254,6 @@ impl Daemon {
         }
     }
 
-    async fn start_metrics_server(&mut self) -> Result<(), DaemonError> {
-        let want = self.cfg.metrics.listen;
-        if self.metrics_server.as_ref().map(|(a, _)| *a) == want {
-            return Ok(());
-        }
-        if let Some((_, h)) = self.metrics_server.take() {
-            h.abort();
-        }
-        if let Some(addr) = want {
-            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                DaemonError::Runtime(format!("metrics endpoint {addr}: cannot listen: {e}"))
-            })?;
-            if !addr.ip().is_loopback() {
-                warn!("metrics endpoint {addr} is reachable from other hosts");
-            }
-            info!("metrics at http://{addr}/metrics");
-            let h = tokio::spawn(metrics::serve(l, self.persist.metrics.subscribe()));
-            self.metrics_server = Some((addr, h));
-        }
-        self.persist.serving = self.metrics_server.is_some();
-        Ok(())
-    }
-
     async fn run(&mut self) -> Result<(), DaemonError> {
         let sig = |k| signal(k).map_err(|e| DaemonError::Runtime(format!("signals: {e}")));
         let mut hup = sig(SignalKind::hangup())?;
@@ -350,61 +344,6 @@ impl Daemon {
         self.save(true);
         info!("stopped");
         Ok(())
-    }
-
-    async fn reload(&mut self) {
-        let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
-        let loaded = Config::load(&self.opts.config, &self.opts.registry)
-            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
-        match loaded {
-            Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
-            Ok(new) => {
-                let old_listen = self.cfg.metrics.listen;
-                let state_moved = new.state_file != self.cfg.state_file;
-                self.cfg = new;
-                self.hooks.set_timeout(self.cfg.hook_timeout);
-                let mut gone = Vec::new();
-                for mut d in std::mem::take(&mut self.disks) {
-                    match self
-                        .cfg
-                        .disks
-                        .iter()
-                        .find(|c| c.same_settings(d.ctl.config()))
-                    {
-                        Some(c) => {
-                            // Same settings, maybe another line: keep its
-                            // engine, its command and what it learned.
-                            d.ctl.set_config(c);
-                            self.disks.push(d);
-                        }
-                        None => {
-                            info!("disk {}: configuration changed or removed", d.ctl.key());
-                            gone.push(d);
-                        }
-                    }
-                }
-                self.retire_all(gone).await;
-                self.resolve_now = true; // Re-resolve at the next poll.
-                self.diskstats_file = None; // Its path may have changed.
-                self.path_sig = 0;
-                self.missing.clear();
-                if old_listen != self.cfg.metrics.listen {
-                    if let Err(e) = self.start_metrics_server().await {
-                        error!("{e}");
-                    }
-                }
-                if state_moved {
-                    self.persist.mark(true, false);
-                }
-                info!(
-                    "configuration reloaded: {} disk entries",
-                    self.cfg.disks.len()
-                );
-            }
-        }
-        // The config code ran again: out of the resident set again.
-        self.release_code_soon();
-        let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     }
 
     /// Rare work ran (start-up, a reload, an actor's report, disks

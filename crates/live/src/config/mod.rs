@@ -1,0 +1,587 @@
+//! The daemon's TOML configuration (SPEC §6.1), validated up front.
+//!
+//! Every error names the file, the line and the key (`disk[1].network`),
+//! because an admin reads it in `systemctl status` and must find the typo
+//! without reading code. Semantic checks (network specs, task names,
+//! devices, command paths, file permissions) run at load time, so
+//! `lull daemon --check` and a SIGHUP reload catch exactly what a start
+//! would.
+//!
+//! ```toml
+//! state_file = "/var/lib/lull/state.json"
+//! poll = "1s"
+//! state_interval = "1m"
+//! [metrics]
+//! textfile = "/var/lib/node_exporter/lull.prom"
+//! listen = "127.0.0.1:9733"
+//! [[disk]]
+//! device = "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX"
+//! network = "adapt-timer-arith-geom(step=100ms) + fixed(10s)"
+//! task = "standby"
+//! backend = "hdparm"
+//! max_spindowns_per_day = 48
+//! preset = "wd-red-plus"
+//! ```
+//!
+//! Keys of a `[[disk]]`: `device` (required: kernel name, `/dev/…` path,
+//! `/dev/disk/by-id/…` link, or a glob of either), `network` (default
+//! `timer(10m)`, hd-idle's default timeout), `task` (`standby` | `flush` |
+//! `command`, default `standby`), `policy` (stop policy, default
+//! `earlier-of`), `preset` (power model of `lull-tasks`: standby is skipped
+//! when the predicted idle time is below its break-even, and the energy
+//! saved is estimated in the metrics), `backend` (`auto` | `sgio` |
+//! `ata16` | `ata12` | `scsi` | `hdparm`, see [`crate::transport`]),
+//! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
+//! down), `command` (argv, absolute program path, no shell) and `interval`
+//! (least time between two runs of a command that exited, default `0s`).
+//!
+//! **Several jobs on one disk** (issue 19): `task = "jobs"` with one
+//! `[[disk.job]]` table per job, each with `name`, `command` (as above) and
+//! `reserve`, the job's ranked requests in `lull plan --job` syntax
+//! (`"2h/day:step=60s,1h/day"`, `"5m/hour"`, `:extra` to take unreserved
+//! idle time too; see `lull_detectors::plan`), and on the disk
+//! `best_effort` (share of idle time kept for unreserved work, default
+//! 0.1) and `assume_idle` (the usable idle time per hour admission control
+//! plans on, default `30m`: the daemon has no history of the disk when it
+//! starts, see `crate::daemon`). The jobs are admitted in file order.
+//!
+//! ```toml
+//! [[disk]]
+//! device = "sdb"
+//! task = "jobs"
+//! assume_idle = "40m"
+//! [[disk.job]]
+//! name = "scrub"
+//! command = ["/usr/local/bin/scrub", "/dev/sdb"]
+//! reserve = "2h/day:step=60s,1h/day:step=60s"
+//! [[disk.job]]
+//! name = "trim"
+//! command = ["/sbin/fstrim", "/srv"]
+//! reserve = "5m/hour"
+//! ```
+//!
+//! `poll` (SPEC §6.1) defaults to a tenth of the shortest time scale of
+//! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
+//!
+//! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
+//! never: how often the power state of standby disks is read, by CHECK
+//! POWER MODE or REQUEST SENSE, neither of which wakes a disk; not with
+//! `hdparm`), `diskstats` (default
+//! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
+//! containers.
+//!
+//! **Event hooks** (issue 20): `on_spindown`, `on_spinup`, `on_wake`,
+//! `on_task_start`, `on_task_stop`, each an argv checked like `command`,
+//! at the top level (every disk's default) or in a `[[disk]]` (replacing
+//! the default for that event), and `hook_timeout` (top level, default
+//! `10s`). See [`crate::hooks`] and docs/daemon.md for the events and
+//! their environment.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::Range;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::hooks::{HookEvent, Hooks};
+use lull_core::actuator::StopPolicy;
+use lull_core::registry::Registry;
+use lull_core::spec::{NetworkSpec, NodeKind};
+use lull_core::time::{Nanos, parse_duration};
+use lull_detectors::plan::{JobSpec, parse_job};
+use lull_tasks::PowerModel;
+use serde::Deserialize;
+use toml::Spanned;
+
+mod checks;
+mod disk;
+#[cfg(test)]
+mod tests;
+
+pub use checks::{check_network, check_not_writable_by_others, running_as_root};
+use checks::{parse_listen, toml_error};
+use disk::{disk, hooks};
+
+/// A configuration error: where and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// The key (`poll`, `disk[0].network`), when known.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if let Some(k) = &self.key {
+            write!(f, ": key `{k}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The validated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Where the state is kept across restarts.
+    pub state_file: PathBuf,
+    /// How often diskstats is read: `poll`, or [`derived_poll`] of the
+    /// disks when the file does not say.
+    pub poll: Nanos,
+    /// `poll` was derived from the disks' networks ([`derived_poll`]).
+    pub poll_derived: bool,
+    /// How often, at most, counters that changed are written to the state
+    /// file (`state_interval`, default 1 min): what a crash may lose of
+    /// them, against a write and two `fsync`s on the system disk each time.
+    /// Spin-downs, spin-ups, wakes and commands' pids are written at once.
+    pub state_interval: Nanos,
+    /// How often the power state of standby disks is read with CHECK POWER
+    /// MODE over SG_IO (never wakes a disk; zero: never), to see spin-ups
+    /// and spin-downs the daemon did not cause.
+    pub power_check: Nanos,
+    /// The diskstats file.
+    pub diskstats: PathBuf,
+    /// The sysfs root (partitions and holders).
+    pub sysfs: PathBuf,
+    /// Metrics outputs.
+    pub metrics: MetricsConfig,
+    /// The disks, in file order.
+    pub disks: Vec<DiskConfig>,
+    /// The global hooks (`on_spindown`… at the top level): the defaults
+    /// of every disk.
+    pub hooks: Hooks,
+    /// How long a hook may run before it is killed (`hook_timeout`).
+    pub hook_timeout: Nanos,
+}
+
+/// Where metrics go.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// A node_exporter textfile, rewritten atomically.
+    pub textfile: Option<PathBuf>,
+    /// An HTTP endpoint (`GET /metrics`).
+    pub listen: Option<SocketAddr>,
+}
+
+/// One `[[disk]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskConfig {
+    /// Its position among the `[[disk]]` tables.
+    pub index: usize,
+    /// The line of its `device` key.
+    pub line: usize,
+    /// The device as written.
+    pub device: String,
+    /// The network spec (one line).
+    pub network: String,
+    /// The stop policy.
+    pub policy: StopPolicy,
+    /// The idle task.
+    pub task: TaskConfig,
+    /// The power model, if one was named.
+    pub power: Option<PowerModel>,
+    /// The break-even time B the network is built with (`timer(2B)`, the
+    /// B-scaled defaults): see [`task_breakeven`].
+    pub breakeven: Nanos,
+    /// Its hooks, the global ones filling the events it leaves unset.
+    pub hooks: Hooks,
+    /// The network's time scale ([`check_network`]): what a derived
+    /// default `poll` is a tenth of.
+    pub time_scale: Nanos,
+}
+
+/// The break-even time B of a disk's task: for `standby`, its power
+/// model's (`preset`, or lull-tasks' default preset) spin-up energy over
+/// the power saved asleep; for `flush` and `command`, the default service
+/// model's random 8 KiB access time, the time scale of the work they do in
+/// idle periods.
+pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
+    match task {
+        TaskConfig::Standby { .. } => {
+            let p = power.cloned().unwrap_or_else(PowerModel::paper);
+            Nanos::from_secs_f64(p.break_even())
+        }
+        TaskConfig::Flush | TaskConfig::Command { .. } | TaskConfig::Jobs { .. } => {
+            lull_tasks::device::ServiceModel::preset(lull_tasks::device::DEFAULT_PRESET)
+                .map_or(Nanos::from_millis(10), |m| m.breakeven())
+        }
+    }
+}
+
+/// `registry` set up for a disk whose task is `task` with break-even
+/// `breakeven`: durations relative to B resolve against it, and for the
+/// tasks that only compete with the foreground for the disk (`flush`,
+/// `command`, `jobs`) the named network `auto` is the background one
+/// ([`lull_detectors::AUTO_BACKGROUND_SPEC`]), as in a replay of
+/// writeback or cleaning.
+pub fn disk_registry(registry: &Registry, task: &TaskConfig, breakeven: Nanos) -> Registry {
+    let mut r = registry.clone().with_breakeven(breakeven);
+    if !matches!(task, TaskConfig::Standby { .. }) {
+        lull_detectors::use_background_auto(&mut r);
+    }
+    r
+}
+
+impl DiskConfig {
+    /// Whether `other` configures the disk the same way, wherever in the
+    /// file it is written (a reload keeps such a disk running; its hooks
+    /// are then taken from `other`, they are not part of the comparison).
+    pub fn same_settings(&self, other: &DiskConfig) -> bool {
+        self.device == other.device
+            && self.network == other.network
+            && self.policy == other.policy
+            && self.task == other.task
+            && self.power == other.power
+            && self.breakeven == other.breakeven
+    }
+}
+
+pub use crate::drive::Backend;
+
+/// The live idle task of a disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskConfig {
+    /// Spin the drive down.
+    Standby {
+        /// How.
+        backend: Backend,
+        /// Rolling 24 h budget of spin-downs.
+        max_spindowns_per_day: u32,
+    },
+    /// `syncfs` the disk's mounted file systems.
+    Flush,
+    /// Run a program; SIGSTOP when busy, SIGCONT when idle again.
+    Command {
+        /// Program and arguments (no shell).
+        argv: Vec<String>,
+        /// Least time between a run's exit and the next start.
+        interval: Nanos,
+    },
+    /// Several commands sharing the disk's idle time by reservation.
+    Jobs {
+        /// The jobs, in file order (their admission order).
+        jobs: Vec<JobConfig>,
+        /// Share of the idle time kept for unreserved work.
+        best_effort: f64,
+        /// Usable idle time per hour assumed by admission control.
+        assume_idle: Nanos,
+    },
+}
+
+/// One `[[disk.job]]` of a `jobs` disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobConfig {
+    /// Its name (unique on the disk).
+    pub name: String,
+    /// Program and arguments (no shell).
+    pub argv: Vec<String>,
+    /// The ranked requests and whether it takes unreserved time.
+    pub spec: JobSpec,
+}
+
+/// The default share of idle time kept for unreserved work.
+pub const DEFAULT_BEST_EFFORT: f64 = 0.1;
+/// The usable idle time per hour admission control assumes by default.
+pub const DEFAULT_ASSUME_IDLE: Nanos = Nanos::from_secs(1800);
+
+impl TaskConfig {
+    /// The task's name as configured.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskConfig::Standby { .. } => "standby",
+            TaskConfig::Flush => "flush",
+            TaskConfig::Command { .. } => "command",
+            TaskConfig::Jobs { .. } => "jobs",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    state_file: Option<Spanned<String>>,
+    poll: Option<Spanned<String>>,
+    state_interval: Option<Spanned<String>>,
+    power_check: Option<Spanned<String>>,
+    diskstats: Option<String>,
+    sysfs: Option<String>,
+    metrics: Option<RawMetrics>,
+    hook_timeout: Option<Spanned<String>>,
+    on_spindown: Option<Spanned<Vec<String>>>,
+    on_spinup: Option<Spanned<Vec<String>>>,
+    on_wake: Option<Spanned<Vec<String>>>,
+    on_task_start: Option<Spanned<Vec<String>>>,
+    on_task_stop: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    disk: Vec<RawDisk>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    textfile: Option<Spanned<String>>,
+    listen: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisk {
+    device: Spanned<String>,
+    network: Option<Spanned<String>>,
+    task: Option<Spanned<String>>,
+    policy: Option<Spanned<String>>,
+    preset: Option<Spanned<String>>,
+    backend: Option<Spanned<String>>,
+    max_spindowns_per_day: Option<Spanned<i64>>,
+    command: Option<Spanned<Vec<String>>>,
+    interval: Option<Spanned<String>>,
+    job: Option<Spanned<Vec<RawJob>>>,
+    best_effort: Option<Spanned<f64>>,
+    assume_idle: Option<Spanned<String>>,
+    on_spindown: Option<Spanned<Vec<String>>>,
+    on_spinup: Option<Spanned<Vec<String>>>,
+    on_wake: Option<Spanned<Vec<String>>>,
+    on_task_start: Option<Spanned<Vec<String>>>,
+    on_task_stop: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    name: Spanned<String>,
+    command: Option<Spanned<Vec<String>>>,
+    reserve: Option<Spanned<String>>,
+}
+
+/// The default network: `auto`, lull's learning network for the disk's
+/// break-even time B (Helmbold et al.'s `share` timeout, acting at once on
+/// idle periods it has learned will be long; see `lull_detectors`). On the
+/// built-in workloads it spends less energy above the optimum than the
+/// best fixed timeout chosen in hindsight wherever idle periods have
+/// structure (docs/results.md). `timer(4B)` is the simplest fixed
+/// alternative with a bounded cost.
+pub const DEFAULT_NETWORK: &str = "auto";
+/// How long a hook may run by default before it is killed.
+pub const DEFAULT_HOOK_TIMEOUT: Nanos = Nanos::from_secs(10);
+/// How often standby disks' power state is read by default.
+pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
+
+/// `state_interval` when not set: counters reach the state file at most a
+/// minute late, so the daemon of a quiet NAS does not write to its system
+/// disk every few seconds (an `fsync` every ten polls kept that disk, and
+/// a fifth of the daemon's CPU time, busy under steady I/O).
+pub const DEFAULT_STATE_INTERVAL: Nanos = Nanos::from_secs(60);
+/// The default wear budget.
+pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
+
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: &Range<usize>) -> usize {
+        self.text[..span.start.min(self.text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+            + 1
+    }
+    fn err(&self, span: Option<Range<usize>>, key: &str, msg: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.path.to_path_buf(),
+            line: span.map(|s| self.line(&s)),
+            key: Some(key.to_string()),
+            message: msg.into(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates `path`. `registry` knows the network components.
+    pub fn load(path: &Path, registry: &Registry) -> Result<Config, ConfigError> {
+        let plain = |msg: String| ConfigError {
+            file: path.to_path_buf(),
+            line: None,
+            key: None,
+            message: msg,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| plain(format!("cannot read: {e}")))?;
+        if running_as_root() {
+            check_not_writable_by_others(path)
+                .map_err(|m| plain(format!("refusing the config file: {m}")))?;
+        }
+        Config::parse(path, &text, registry)
+    }
+
+    /// Validates `text` as if read from `path` (no permission checks on the
+    /// file itself).
+    pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Config, ConfigError> {
+        let cx = Ctx { path, text };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_error(&cx, &e))?;
+        let state_file = match &raw.state_file {
+            Some(s) if s.get_ref().trim().is_empty() => {
+                return Err(cx.err(Some(s.span()), "state_file", "must not be empty"));
+            }
+            Some(s) => PathBuf::from(s.get_ref()),
+            None => PathBuf::from("/var/lib/lull/state.json"),
+        };
+        let poll = match &raw.poll {
+            Some(p) => {
+                let d = parse_duration(p.get_ref())
+                    .map_err(|e| cx.err(Some(p.span()), "poll", e.to_string()))?;
+                if d < Nanos::from_millis(10) || d > Nanos::from_secs(3600) {
+                    return Err(cx.err(Some(p.span()), "poll", "must be between 10ms and 1h"));
+                }
+                d
+            }
+            None => Nanos::ZERO, // Derived from the disks' networks below.
+        };
+        let state_interval = match &raw.state_interval {
+            Some(p) => {
+                let d = parse_duration(p.get_ref())
+                    .map_err(|e| cx.err(Some(p.span()), "state_interval", e.to_string()))?;
+                if d < Nanos::from_secs(1) || d > Nanos::from_secs(3600) {
+                    return Err(cx.err(
+                        Some(p.span()),
+                        "state_interval",
+                        "must be between 1s and 1h",
+                    ));
+                }
+                d
+            }
+            None => DEFAULT_STATE_INTERVAL,
+        };
+        let power_check = match &raw.power_check {
+            Some(p) => parse_duration(p.get_ref())
+                .map_err(|e| cx.err(Some(p.span()), "power_check", e.to_string()))?,
+            None => DEFAULT_POWER_CHECK,
+        };
+        let mut metrics = MetricsConfig::default();
+        if let Some(m) = &raw.metrics {
+            if let Some(t) = &m.textfile {
+                metrics.textfile = Some(PathBuf::from(t.get_ref()));
+            }
+            if let Some(l) = &m.listen {
+                metrics.listen = Some(
+                    parse_listen(l.get_ref())
+                        .map_err(|msg| cx.err(Some(l.span()), "metrics.listen", msg))?,
+                );
+            }
+        }
+        let hook_timeout = match &raw.hook_timeout {
+            Some(t) => {
+                let d = parse_duration(t.get_ref())
+                    .map_err(|e| cx.err(Some(t.span()), "hook_timeout", e.to_string()))?;
+                if d < Nanos::from_millis(10) {
+                    return Err(cx.err(Some(t.span()), "hook_timeout", "must be at least 10ms"));
+                }
+                d
+            }
+            None => DEFAULT_HOOK_TIMEOUT,
+        };
+        let global_hooks = hooks(
+            &cx,
+            "",
+            [
+                &raw.on_spindown,
+                &raw.on_spinup,
+                &raw.on_wake,
+                &raw.on_task_start,
+                &raw.on_task_stop,
+            ],
+        )?;
+        let mut disks = Vec::with_capacity(raw.disk.len());
+        for (i, d) in raw.disk.iter().enumerate() {
+            let mut dc = disk(&cx, i, d, registry)?;
+            dc.hooks = dc.hooks.or(&global_hooks);
+            disks.push(dc);
+        }
+        for (i, d) in disks.iter().enumerate() {
+            if let Some(prev) = disks[..i].iter().find(|p| p.device == d.device) {
+                return Err(ConfigError {
+                    file: path.to_path_buf(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: format!(
+                        "`{}` is already configured by disk[{}] (line {})",
+                        d.device, prev.index, prev.line
+                    ),
+                });
+            }
+        }
+        let poll_derived = poll == Nanos::ZERO;
+        let poll = if poll_derived {
+            derived_poll(&disks)
+        } else {
+            poll
+        };
+        Ok(Config {
+            path: path.to_path_buf(),
+            state_file,
+            poll,
+            poll_derived,
+            state_interval,
+            power_check,
+            diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),
+            sysfs: PathBuf::from(raw.sysfs.as_deref().unwrap_or("/sys")),
+            metrics,
+            disks,
+            hooks: global_hooks,
+            hook_timeout,
+        })
+    }
+}
+
+impl Config {
+    /// `poll` in words, saying where a derived one comes from.
+    pub fn poll_text(&self) -> String {
+        if self.poll_derived {
+            format!(
+                "{} (derived: a tenth of the shortest time scale of the disks' networks, within {MIN_DERIVED_POLL}..{MAX_DERIVED_POLL})",
+                self.poll
+            )
+        } else {
+            self.poll.to_string()
+        }
+    }
+}
+
+/// The least poll a derived default takes: what `poll` defaulted to
+/// before it was derived, so no network is watched more coarsely than
+/// then unless its time scale allows.
+pub const MIN_DERIVED_POLL: Nanos = Nanos::from_secs(1);
+
+/// The most a derived default takes (hd-idle's bound too).
+pub const MAX_DERIVED_POLL: Nanos = Nanos::from_secs(60);
+
+/// The default `poll` for `disks`: a tenth of the shortest time scale of
+/// their networks (hd-idle polls at a tenth of its shortest timeout), at
+/// least [`MIN_DERIVED_POLL`] and at most [`MAX_DERIVED_POLL`]. A network
+/// sees each idle period start at most one poll late and end at most one
+/// poll early, and ignores periods shorter than its time scale: with a
+/// tenth of it, a timer's spin-downs come at most one poll later than on
+/// the activity itself, none is added, and none is lost on an idle period
+/// that outlasts the timeout by two polls (`tests/controller_replay.rs`).
+/// A network that watches every event (time scale zero) is polled at the
+/// least.
+pub fn derived_poll(disks: &[DiskConfig]) -> Nanos {
+    disks
+        .iter()
+        .map(|d| Nanos(d.time_scale.0 / 10))
+        .min()
+        .unwrap_or(MIN_DERIVED_POLL)
+        .clamp(MIN_DERIVED_POLL, MAX_DERIVED_POLL)
+}

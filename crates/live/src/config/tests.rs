@@ -1,0 +1,412 @@
+//! The configuration's tests: every error names its line and key.
+
+use super::checks::check_command;
+use super::*;
+
+fn registry() -> Registry {
+    crate::default_registry()
+}
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(Path::new("lull.toml"), text, &registry())
+}
+
+#[test]
+fn a_full_config_parses() {
+    let c = parse(
+        r#"
+state_file = "/tmp/s.json"
+poll = "100ms"
+[metrics]
+textfile = "/tmp/lull.prom"
+listen = "9733"
+[[disk]]
+device = "sda"
+network = "timer(2s) + fixed(10s)"
+task = "standby"
+backend = "sgio"
+max_spindowns_per_day = 10
+preset = "paper-2.5in"
+[[disk]]
+device = "/dev/disk/by-id/ata-*"
+task = "command"
+command = ["/bin/sleep", "1000"]
+policy = "when-busy"
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.poll, Nanos::from_millis(100));
+    assert_eq!(c.metrics.listen.unwrap().to_string(), "127.0.0.1:9733");
+    assert_eq!(c.disks.len(), 2);
+    assert_eq!(c.disks[0].line, 8);
+    assert_eq!(
+        c.disks[0].task,
+        TaskConfig::Standby {
+            backend: Backend::Sgio,
+            max_spindowns_per_day: 10
+        }
+    );
+    assert_eq!(c.disks[1].network, DEFAULT_NETWORK);
+    assert_eq!(c.disks[1].policy, StopPolicy::WhenBusy);
+}
+
+fn err(text: &str) -> ConfigError {
+    parse(text).unwrap_err()
+}
+
+/// Issue 25: without `poll`, a tenth of the shortest time scale of the
+/// disks' networks, within 1 s and 60 s; the key wins.
+#[test]
+fn the_default_poll_follows_the_networks() {
+    let disk = |net: &str| {
+        format!(
+            "[[disk]]\ndevice = \"sd{}\"\nnetwork = \"{net}\"\n",
+            net.len()
+        )
+    };
+    let poll = |text: &str| {
+        let c = parse(text).unwrap();
+        (c.poll, c.poll_derived)
+    };
+    let s = Nanos::from_secs;
+    assert_eq!(poll(&disk("timer(10m)")), (s(60), true));
+    assert_eq!(poll(&disk("timer(2h)")), (s(60), true), "at most 60 s");
+    assert_eq!(poll(&disk("timer(30s)")), (s(3), true));
+    assert_eq!(poll(&disk("timer(5s)")), (s(1), true), "at least 1 s");
+    // auto's decision delay and share's shortest expert are B/32.
+    assert_eq!(poll(&disk("auto")), (s(1), true));
+    assert_eq!(poll(&disk("share()")), (s(1), true));
+    // The shortest of several disks.
+    let two = disk("timer(10m)") + &disk("timer(100s)");
+    assert_eq!(poll(&two), (s(10), true));
+    // No disk: the least.
+    assert_eq!(poll(""), (s(1), true));
+    let explicit = format!("poll = \"5s\"\n{}", disk("timer(10m)"));
+    assert_eq!(poll(&explicit), (s(5), false));
+    let c = parse(&disk("timer(10m)")).unwrap();
+    assert!(
+        c.poll_text().starts_with("1m (derived"),
+        "{}",
+        c.poll_text()
+    );
+}
+
+const JOBS: &str = r#"
+[[disk]]
+device = "sda"
+task = "standby"
+[[disk]]
+device = "sdb"
+task = "jobs"
+assume_idle = "40m"
+[[disk.job]]
+name = "scrub"
+command = ["/bin/sleep", "1000"]
+reserve = "2h/day:step=60s,1h/day:step=60s"
+[[disk.job]]
+name = "trim"
+command = ["/bin/sleep", "1001"]
+reserve = "5m/hour:extra"
+"#;
+
+#[test]
+fn a_jobs_disk_parses() {
+    let c = parse(JOBS).unwrap();
+    let TaskConfig::Jobs {
+        jobs,
+        best_effort,
+        assume_idle,
+    } = &c.disks[1].task
+    else {
+        panic!("{:?}", c.disks[1].task)
+    };
+    assert_eq!(*best_effort, DEFAULT_BEST_EFFORT);
+    assert_eq!(*assume_idle, Nanos::from_secs(2400));
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].name, "scrub");
+    assert_eq!(jobs[0].spec.ranked.len(), 2);
+    assert_eq!(jobs[0].spec.ranked[1].amount, Nanos::from_secs(3600));
+    assert_eq!(jobs[0].spec.ranked[1].step, Nanos::from_secs(60));
+    assert_eq!(jobs[1].argv, ["/bin/sleep", "1001"]);
+    assert!(jobs[1].spec.extra);
+    assert_eq!(jobs[1].spec.ranked[0].period_hours, 1);
+    assert_eq!(c.disks[1].task.name(), "jobs");
+}
+
+#[test]
+fn jobs_errors_name_the_job_table_and_key() {
+    let bad = |from: &str, to: &str| err(&JOBS.replacen(from, to, 1));
+    let e = bad("reserve = \"5m/hour:extra\"", "reserve = \"5m/week\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserve"), "{e}");
+    assert_eq!(e.line, Some(16), "{e}");
+    let e = bad("reserve = \"5m/hour:extra\"", "reserve = \"2h/hour\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserve"), "{e}");
+    assert!(e.message.contains("at most the period"), "{e}");
+    let e = bad("reserve = \"5m/hour:extra\"", "reserv = \"5m/hour\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].job[1].reserv"), "{e}");
+    assert!(e.message.contains("reserv"), "{e}");
+    let e = bad("name = \"trim\"", "name = \"scrub\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].job[1].name"), "{e}");
+    assert!(e.message.contains("job[0]"), "{e}");
+    let e = bad(
+        "command = [\"/bin/sleep\", \"1000\"]",
+        "command = [\"sleep\"]",
+    );
+    assert_eq!(e.key.as_deref(), Some("disk[1].job[0].command"), "{e}");
+    let e = bad("assume_idle = \"40m\"", "assume_idle = \"2h\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].assume_idle"), "{e}");
+    let e = bad("assume_idle = \"40m\"", "best_effort = 1.5");
+    assert_eq!(e.key.as_deref(), Some("disk[1].best_effort"), "{e}");
+    let e = bad("task = \"jobs\"", "task = \"command\"");
+    assert_eq!(e.key.as_deref(), Some("disk[1].job"), "{e}");
+    assert!(e.message.contains("only applies to task = \"jobs\""), "{e}");
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"jobs\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].job"), "{e}");
+}
+
+#[test]
+fn errors_name_line_and_key() {
+    let e =
+        err("poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(1s) + nonsense(3)\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(4), Some("disk[0].network")),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("lull.toml:4: key `disk[0].network`"),
+        "{e}"
+    );
+
+    let e = err("poll = 5\n");
+    assert_eq!((e.line, e.key.as_deref()), (Some(1), Some("poll")), "{e}");
+
+    let e =
+        err("poll = \"1s\"\n\n[[disk]]\ndevice = \"sda\"\ntask = \"standby\"\nbakend = \"x\"\n");
+    assert_eq!(e.line, Some(6), "{e}");
+    assert!(e.message.contains("bakend"), "{e}");
+
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"nap\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(3), Some("disk[0].task")),
+        "{e}"
+    );
+
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].command"), "{e}");
+
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"command\"\ncommand = [\"sleep\", \"1\"]\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(4), Some("disk[0].command")),
+        "{e}"
+    );
+    assert!(e.message.contains("absolute"), "{e}");
+
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"flush\"\nbackend = \"sgio\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(4), Some("disk[0].backend")),
+        "{e}"
+    );
+
+    let e = err("[[disk]]\ndevice = \"sda\"\n[[disk]]\ndevice = \"sda\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(4), Some("disk[1].device")),
+        "{e}"
+    );
+
+    let e = err("poll = \"1ms\"\n");
+    assert_eq!(e.key.as_deref(), Some("poll"));
+
+    let e = err("poll = \"1s\"\nstate_interval = \"100ms\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(2), Some("state_interval")),
+        "{e}"
+    );
+    assert!(e.message.contains("between 1s and 1h"), "{e}");
+    assert_eq!(parse("").unwrap().state_interval, DEFAULT_STATE_INTERVAL);
+    assert_eq!(
+        parse("state_interval = \"5m\"\n").unwrap().state_interval,
+        Nanos::from_secs(300)
+    );
+
+    let e = err("[metrics]\nlisten = \"localhost\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(2), Some("metrics.listen")),
+        "{e}"
+    );
+
+    let e = err("[[disk]]\nnetwork = \"timer(1s)\"\n");
+    assert!(e.message.contains("device"), "{e}");
+    assert_eq!(e.line, Some(1), "{e}");
+
+    let e = err("[[disk]]\ndevice = \"sda\"\npreset = \"floppy\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].preset"), "{e}");
+}
+
+#[test]
+fn the_shipped_config_parses_with_the_drives_break_even() {
+    let c = parse(include_str!("../../../../contrib/lull.toml")).unwrap();
+    assert_eq!(c.disks.len(), 1);
+    let d = &c.disks[0];
+    let red = PowerModel::preset("wd-red-plus").unwrap();
+    assert_eq!(d.breakeven, Nanos::from_secs_f64(red.break_even()));
+    assert!(d.breakeven > Nanos::from_secs(60), "{}", d.breakeven);
+    assert_eq!(
+        d.task,
+        TaskConfig::Standby {
+            backend: Backend::Auto,
+            max_spindowns_per_day: 24
+        }
+    );
+}
+
+#[test]
+fn the_default_network_scales_with_the_drive() {
+    let c = parse(
+        "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdb\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+    )
+    .unwrap();
+    assert!(c.disks.iter().all(|d| d.network == DEFAULT_NETWORK));
+    let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven).collect();
+    assert_eq!(
+        b[1],
+        Nanos::from_secs_f64(PowerModel::paper().break_even()),
+        "standby without a preset: the default preset"
+    );
+    assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
+    // `2B` is accepted because each disk knows its B.
+    parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(8B)\"\n").unwrap();
+}
+
+#[test]
+fn auto_follows_the_disks_task() {
+    let c = parse(
+        "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+    )
+    .unwrap();
+    let expand = |d: &DiskConfig| {
+        disk_registry(&registry(), &d.task, d.breakeven)
+            .expand_network(&d.network)
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(expand(&c.disks[0]), lull_detectors::AUTO_SPEC);
+    assert_eq!(expand(&c.disks[1]), lull_detectors::AUTO_BACKGROUND_SPEC);
+}
+
+#[test]
+fn unknown_keys_name_their_table() {
+    let e =
+        err("poll = \"1s\"\n[[disk]]\ndevice = \"a\"\n[[disk]]\ndevice = \"b\"\nnetwrok = \"x\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(6), Some("disk[1].netwrok")),
+        "{e}"
+    );
+    let e = err("[metrics]\ntextfil = \"x\"\n");
+    assert_eq!(e.key.as_deref(), Some("metrics.textfil"), "{e}");
+    let e = err("pol = \"1s\"\n");
+    assert_eq!(e.key.as_deref(), Some("pol"), "{e}");
+}
+
+#[test]
+fn offline_components_are_refused() {
+    let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(3), Some("disk[0].network")),
+        "{e}"
+    );
+    assert!(e.message.contains("offline"), "{e}");
+}
+
+#[test]
+fn writable_files_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        eprintln!("skipping: needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("lull.toml");
+    std::fs::write(&f, "poll = \"1s\"\n").unwrap();
+    assert!(check_not_writable_by_others(&f).is_ok());
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let e = Config::load(&f, &registry()).unwrap_err();
+    assert!(e.message.contains("writable"), "{e}");
+    let prog = dir.path().join("job.sh");
+    std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = check_command(&[prog.to_string_lossy().into_owned()]).unwrap_err();
+    assert!(e.contains("writable"), "{e}");
+}
+
+#[test]
+fn hooks_are_argv_lists_with_global_defaults() {
+    let c = parse(
+        "hook_timeout = \"3s\"\non_spindown = [\"/bin/true\", \"global\"]\non_wake = [\"/bin/true\", \"w\"]\n\
+         [[disk]]\ndevice = \"sda\"\non_spindown = [\"/bin/true\", \"own\"]\n\
+         [[disk]]\ndevice = \"sdb\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.hook_timeout, Nanos::from_secs(3));
+    let v = |s: &[&str]| Some(s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    let a = &c.disks[0].hooks;
+    assert_eq!(
+        a.get(HookEvent::Spindown).cloned(),
+        v(&["/bin/true", "own"])
+    );
+    assert_eq!(a.get(HookEvent::Wake).cloned(), v(&["/bin/true", "w"]));
+    assert_eq!(a.get(HookEvent::TaskStart), None);
+    let b = &c.disks[1].hooks;
+    assert_eq!(
+        b.get(HookEvent::Spindown).cloned(),
+        v(&["/bin/true", "global"])
+    );
+    assert_eq!(
+        parse("[[disk]]\ndevice = \"sda\"\n").unwrap().hook_timeout,
+        DEFAULT_HOOK_TIMEOUT
+    );
+}
+
+#[test]
+fn hook_errors_name_their_key() {
+    let e = err("[[disk]]\ndevice = \"sda\"\non_wake = [\"true\"]\n");
+    assert_eq!(
+        (e.line, e.key.as_deref()),
+        (Some(3), Some("disk[0].on_wake")),
+        "{e}"
+    );
+    assert!(e.message.contains("absolute"), "{e}");
+    let e = err("on_task_stop = []\n");
+    assert_eq!(e.key.as_deref(), Some("on_task_stop"), "{e}");
+    let e = err("hook_timeout = \"1ms\"\n");
+    assert_eq!(e.key.as_deref(), Some("hook_timeout"), "{e}");
+    let e = err("[[disk]]\ndevice = \"sda\"\non_spindwn = [\"/bin/true\"]\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].on_spindwn"), "{e}");
+}
+
+#[test]
+fn a_hook_writable_by_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        eprintln!("skipping: needs root (only root refuses files others can change)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("hook.sh");
+    std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o757)).unwrap();
+    let e = err(&format!(
+        "[[disk]]\ndevice = \"sda\"\non_spinup = [{prog:?}]\n"
+    ));
+    assert_eq!(e.key.as_deref(), Some("disk[0].on_spinup"), "{e}");
+    assert!(e.message.contains("writable"), "{e}");
+}

@@ -1,0 +1,204 @@
+//! What the controller does with a diskstats sample: the disk's deltas
+//! become events, the engine runs on them, an idle period begins or ends,
+//! a drive in standby wakes, and the jobs of a `jobs` disk switch.
+
+use lull_core::time::Nanos;
+use tracing::{error, info, warn};
+
+use super::{Context, DiskController, Now, Order, Output, WakeWitness, build_network};
+use crate::config::{Backend, TaskConfig};
+use crate::hooks::HookEvent;
+use crate::jobs::Switch;
+use crate::source::Sample;
+use crate::state::Wake;
+use crate::task::Intent;
+
+impl DiskController {
+    /// Handles the diskstats `sample` taken at `now` (`late`: much later
+    /// than planned, [`crate::source`]): turns the disk's deltas into
+    /// events, pushes them into the engine, advances it to `now`, and acts
+    /// on what it decided. Appends what the shell must do to `out`.
+    pub fn on_poll(
+        &mut self,
+        now: Now,
+        sample: &Sample,
+        late: bool,
+        cx: &mut Context<'_>,
+        out: &mut Vec<Output>,
+    ) {
+        let t = now.mono;
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let absorb = self.flushing || std::mem::take(&mut self.absorb_next);
+        let absorbed = if absorb && !late {
+            self.tracker.absorb(t, sample)
+        } else {
+            None
+        };
+        let o = match absorbed {
+            Some(o) => o,
+            None => self.tracker.poll(t, sample, late, &mut events),
+        };
+        if self.recorded != Some(o.present) {
+            if self.st.present != o.present || self.st.kernel_name != self.kernel {
+                self.st.present = o.present;
+                self.st.kernel_name = self.kernel.clone();
+                self.dirty = true;
+            }
+            self.recorded = Some(o.present);
+        }
+        if o.vanished {
+            warn!("disk {} ({}) vanished", self.key, self.kernel);
+            self.standby_since = None;
+        }
+        if o.appeared {
+            info!("disk {} ({}) is back", self.key, self.kernel);
+            out.push(Output::Order {
+                job: None,
+                order: Order::Replugged { dev: self.dev() },
+            });
+        }
+        if o.idle_started {
+            self.st.idle_starts += 1;
+            self.dirty = true;
+            self.idle_since = Some(t);
+        }
+        if o.active && !absorb {
+            self.on_busy(now, sample, cx.witness, out);
+        }
+        if let TaskConfig::Standby { backend, .. } = self.cfg.task {
+            let pc = self.settings.power_check;
+            if pc > Nanos::ZERO
+                && backend != Backend::Hdparm
+                && !self.settings.dry_run
+                && o.present
+                && t - self.last_power_check >= pc
+            {
+                self.last_power_check = t;
+                self.devs = self.sample_devs(sample);
+                out.push(Output::Order {
+                    job: None,
+                    order: Order::CheckPower { dev: self.dev() },
+                });
+            }
+        }
+        let mut failed = None;
+        for ev in events.iter() {
+            if let Err(e) = self.engine.push(ev) {
+                failed = Some(e);
+                break;
+            }
+        }
+        self.events = events;
+        if failed.is_none() {
+            failed = self.engine.advance(t).err();
+        }
+        if let Some(e) = failed {
+            error!(
+                "disk {}: engine error, restarting its detectors: {e}",
+                self.key
+            );
+            self.st.errors += 1;
+            self.dirty = true;
+            if let Ok(n) = build_network(cx.registry, &self.cfg) {
+                self.engine = Self::engine(n, &self.cfg, self.settings.clock);
+            }
+            // The new engine starts outside any idle period: so do the
+            // jobs, until it sees the next one.
+            if let Some(j) = self.jobs.as_mut() {
+                let switches = j.run.on_idle_end(t);
+                self.switch_jobs(switches, out);
+            }
+        }
+        if self.engine.task().pending() {
+            let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
+            for intent in intents {
+                out.push(Output::Decided(intent));
+                self.on_intent(now, intent, sample, out);
+            }
+        }
+        if let Some(j) = self.jobs.as_mut() {
+            let switches = j.run.advance(t);
+            // A running job's idle seconds grow: keep its metric current
+            // (the metrics follow changes, once a second).
+            self.dirty |= j.run.running() || !switches.is_empty();
+            self.switch_jobs(switches, out);
+        }
+    }
+
+    /// The poll saw I/O that is not lull's own: an idle period (if any)
+    /// ended; a drive in standby spun up.
+    fn on_busy(
+        &mut self,
+        now: Now,
+        sample: &Sample,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
+        let t = now.mono;
+        let idle = self.idle_since.map(|since| t - since);
+        let env = || {
+            idle.map(|idle| vec![("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64()))])
+                .unwrap_or_default()
+        };
+        if let Some(since) = self.standby_since {
+            self.st.spinups += 1;
+            self.st.standby_s += (t - since).as_secs_f64();
+            self.devs = self.sample_devs(sample);
+            let hooks = [HookEvent::Spinup, HookEvent::Wake]
+                .into_iter()
+                .filter_map(|ev| self.hook_env(now, ev, env))
+                .collect();
+            let text = format!(
+                "disk {}: busy again after {} in standby",
+                self.key,
+                t - since
+            );
+            self.woke(now, Wake::SPINUP, text, hooks, witness, out);
+            self.dirty = true;
+            // Written at once, so `lull status` names the wakers (spin-ups
+            // are rare: the wear budget bounds them).
+            self.urgent = true;
+        } else if self.acted {
+            self.st.last_wake = Some(Wake {
+                unix: now.unix,
+                cause: Wake::IO.to_string(),
+                by: Vec::new(),
+            });
+            self.dirty = true;
+            self.hook(now, HookEvent::Wake, env, out);
+        }
+        self.acted = false;
+        self.last_idle = self.idle_since.take().map(|since| t - since);
+        self.standby_since = None;
+    }
+
+    /// Orders for the jobs' actors that `switches` calls for.
+    pub(super) fn switch_jobs(&self, switches: Vec<Switch>, out: &mut Vec<Output>) {
+        let Some(j) = self.jobs.as_ref() else {
+            return;
+        };
+        for s in switches {
+            let (job, order) = match s {
+                Switch::Start(job) => {
+                    info!("disk {}: job {} runs", self.key, j.run.name(job));
+                    (
+                        job,
+                        Order::Start {
+                            dev: self.dev(),
+                            devs: Vec::new(),
+                        },
+                    )
+                }
+                Switch::Stop(job) => {
+                    info!("disk {}: job {} pauses", self.key, j.run.name(job));
+                    (job, Order::Stop)
+                }
+            };
+            out.push(Output::Order {
+                job: Some(job),
+                order,
+            });
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The admin surface: a reload on SIGHUP (a file that fails any check is
+//! rejected and the running configuration kept) and the metrics endpoint.
+
+use tracing::{error, info, warn};
+
+use super::{Daemon, DaemonError};
+use crate::config::Config;
+use crate::metrics;
+use crate::preflight::preflight;
+
+impl Daemon {
+    /// Listens on `metrics.listen` (or stops listening) as the
+    /// configuration says.
+    pub(super) async fn start_metrics_server(&mut self) -> Result<(), DaemonError> {
+        let want = self.cfg.metrics.listen;
+        if self.metrics_server.as_ref().map(|(a, _)| *a) == want {
+            return Ok(());
+        }
+        if let Some((_, h)) = self.metrics_server.take() {
+            h.abort();
+        }
+        if let Some(addr) = want {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                DaemonError::Runtime(format!("metrics endpoint {addr}: cannot listen: {e}"))
+            })?;
+            if !addr.ip().is_loopback() {
+                warn!("metrics endpoint {addr} is reachable from other hosts");
+            }
+            info!("metrics at http://{addr}/metrics");
+            let h = tokio::spawn(metrics::serve(l, self.persist.metrics.subscribe()));
+            self.metrics_server = Some((addr, h));
+        }
+        self.persist.serving = self.metrics_server.is_some();
+        Ok(())
+    }
+
+    /// Loads the configuration again (SIGHUP).
+    pub(super) async fn reload(&mut self) {
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
+        let loaded = Config::load(&self.opts.config, &self.opts.registry)
+            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
+        match loaded {
+            Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
+            Ok(new) => {
+                let old_listen = self.cfg.metrics.listen;
+                let state_moved = new.state_file != self.cfg.state_file;
+                self.cfg = new;
+                self.hooks.set_timeout(self.cfg.hook_timeout);
+                let mut gone = Vec::new();
+                for mut d in std::mem::take(&mut self.disks) {
+                    match self
+                        .cfg
+                        .disks
+                        .iter()
+                        .find(|c| c.same_settings(d.ctl.config()))
+                    {
+                        Some(c) => {
+                            // Same settings, maybe another line: keep its
+                            // engine, its command and what it learned.
+                            d.ctl.set_config(c);
+                            self.disks.push(d);
+                        }
+                        None => {
+                            info!("disk {}: configuration changed or removed", d.ctl.key());
+                            gone.push(d);
+                        }
+                    }
+                }
+                self.retire_all(gone).await;
+                self.resolve_now = true; // Re-resolve at the next poll.
+                self.diskstats_file = None; // Its path may have changed.
+                self.path_sig = 0;
+                self.missing.clear();
+                if old_listen != self.cfg.metrics.listen {
+                    if let Err(e) = self.start_metrics_server().await {
+                        error!("{e}");
+                    }
+                }
+                if state_moved {
+                    self.persist.mark(true, false);
+                }
+                info!(
+                    "configuration reloaded: {} disk entries",
+                    self.cfg.disks.len()
+                );
+            }
+        }
+        // The config code ran again: out of the resident set again.
+        self.release_code_soon();
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+    }
+}

@@ -1,0 +1,314 @@
+//! Tests of the hd-idle's options read and translated.
+
+use super::*;
+use crate::config::{Backend, Config, TaskConfig};
+use crate::devices::resolve;
+use lull_core::time::Nanos;
+use proptest::prelude::*;
+
+fn no_links(_: &str) -> Option<String> {
+    None
+}
+
+fn config_of(opts: &str) -> (Conversion, Config) {
+    let c = convert_with(opts, &no_links).unwrap();
+    let cfg = Config::parse(
+        Path::new("converted.toml"),
+        &c.toml,
+        &crate::default_registry(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    (c, cfg)
+}
+
+/// Which entry (device, timeout) covers each of `names`, as the
+/// daemon's resolver sees it; panics if two entries cover one disk.
+fn coverage(cfg: &Config, names: &[&str]) -> BTreeMap<String, (String, String)> {
+    let mut m = BTreeMap::new();
+    for d in &cfg.disks {
+        for r in resolve(&d.device, names.iter().copied()) {
+            let prev = m.insert(r.kernel.clone(), (d.device.clone(), d.network.clone()));
+            assert!(
+                prev.is_none(),
+                "{} covered twice: {prev:?} and {}",
+                r.kernel,
+                d.device
+            );
+        }
+    }
+    m
+}
+
+// The examples of hd-idle's README and man page (github.com/adelolmo/
+// hd-idle, README.md "Regarding the parameter -a" and debian/hd-idle.8
+// EXAMPLE; the last is debian/hd-idle.default's commented example).
+const README_1: &str = "";
+const README_2: &str = "-i 0 -a sda -i 300 -a sdb -i 1200";
+const README_3: &str = "-i 0 -c ata -a sda -i 300 -a sdb -i 1200 -c scsi";
+const DEFAULT_FILE: &str = "HD_IDLE_OPTS=\"-i 180 -l /var/log/hd-idle.log\"";
+
+const NAMES: &[&str] = &["sda", "sdb", "sdc", "sdz", "sdaa", "sdba", "nvme0n1"];
+
+#[test]
+fn readme_no_options_spins_every_sd_disk_down_after_ten_minutes() {
+    let (_, cfg) = config_of(README_1);
+    assert_eq!(cfg.disks.len(), 1);
+    assert_eq!(cfg.disks[0].device, "sd*");
+    assert_eq!(cfg.disks[0].network, "timer(600s)");
+    let cov = coverage(&cfg, NAMES);
+    assert_eq!(cov.len(), 6, "{cov:?}");
+    assert!(!cov.contains_key("nvme0n1"));
+}
+
+#[test]
+fn readme_per_disk_idle_times() {
+    let (c, cfg) = config_of(README_2);
+    let devs: Vec<&str> = cfg.disks.iter().map(|d| d.device.as_str()).collect();
+    assert_eq!(devs, ["sda", "sdb"], "{}", c.toml);
+    assert_eq!(cfg.disks[0].network, "timer(300s)");
+    assert_eq!(cfg.disks[1].network, "timer(1200s)");
+    let cov = coverage(&cfg, NAMES);
+    assert_eq!(cov.keys().collect::<Vec<_>>(), ["sda", "sdb"]);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn readme_command_types_per_disk() {
+    let (c, cfg) = config_of(README_3);
+    assert_eq!(cfg.disks.len(), 2);
+    for d in &cfg.disks {
+        assert_eq!(
+            d.task,
+            TaskConfig::Standby {
+                backend: Backend::Sgio,
+                max_spindowns_per_day: crate::config::DEFAULT_SPINDOWNS_PER_DAY
+            }
+        );
+    }
+    // sda inherits the default -c ata; sdb's own -c scsi follows it.
+    let sda = c.toml.split("\n[[disk]]\n").nth(1).unwrap();
+    let sdb = c.toml.split("\n[[disk]]\n").nth(2).unwrap();
+    assert!(
+        sda.contains("# -c ata") && !sda.contains("# -c scsi"),
+        "{sda}"
+    );
+    assert!(sdb.contains("# -c scsi"), "{sdb}");
+}
+
+#[test]
+fn the_default_file_example_with_a_log_file() {
+    let (c, cfg) = config_of(DEFAULT_FILE);
+    assert_eq!(cfg.disks.len(), 1);
+    assert_eq!(cfg.disks[0].network, "timer(180s)");
+    assert!(
+        c.toml
+            .contains("-l /var/log/hd-idle.log: lull writes no log file")
+    );
+}
+
+#[test]
+fn the_readme_examples_pass_check() {
+    // `--check` runs the parser (networks built with each disk's B)
+    // and the preflight: the state file's directory and which present
+    // disks each entry names, refusing a disk named twice.
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("diskstats");
+    let mut text = String::new();
+    for (i, n) in NAMES.iter().enumerate() {
+        text.push_str(&format!("8 {i} {n} 1 0 8 0 1 0 8 0 0 0 0 0 0 0 0 0 0\n"));
+    }
+    std::fs::write(&ds, text).unwrap();
+    for (i, ex) in [README_1, README_2, README_3, DEFAULT_FILE]
+        .iter()
+        .enumerate()
+    {
+        let c = convert_with(ex, &no_links).unwrap();
+        let toml = c.toml.replace(
+            "state_file = \"/var/lib/lull/state.json\"",
+            &format!(
+                "state_file = {}\ndiskstats = {}",
+                quote(&dir.path().join("state.json").to_string_lossy()),
+                quote(&ds.to_string_lossy())
+            ),
+        );
+        let f = dir.path().join(format!("ex{i}.toml"));
+        std::fs::write(&f, &toml).unwrap();
+        let out = crate::check(&f, &crate::default_registry())
+            .unwrap_or_else(|e| panic!("example {ex:?}: {e}\n{toml}"));
+        assert!(out.contains(": ok;"), "{out}");
+    }
+}
+
+#[test]
+fn every_other_disk_leaves_the_named_ones_out() {
+    let (c, cfg) = config_of("-i 600 -a sda -i 300 -a sdaa -i 0");
+    let cov = coverage(&cfg, NAMES);
+    assert_eq!(
+        cov["sda"],
+        ("sda".into(), "timer(300s)".into()),
+        "{}",
+        c.toml
+    );
+    assert!(!cov.contains_key("sdaa"), "-i 0: no entry\n{}", c.toml);
+    for n in ["sdb", "sdc", "sdz", "sdba"] {
+        assert_eq!(cov[n].1, "timer(600s)", "{n}");
+        assert!(cov[n].0.contains(['*', '?', '[']), "{n}: {:?}", cov[n]);
+    }
+}
+
+#[test]
+fn each_flag() {
+    // -i: the timeout, whole seconds.
+    assert_eq!(config_of("-i 42").1.disks[0].network, "timer(42s)");
+    // -a with a link: kept as written; its kernel name is left out of
+    // the default's globs.
+    let link = "/dev/disk/by-id/usb-WD_My_Book_1140_0000";
+    let c = convert_with(&format!("-i 300 -a {link} -i 900"), &|p| {
+        (p == link).then(|| "sdb".to_string())
+    })
+    .unwrap();
+    let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+    assert_eq!(cfg.disks[0].device, link);
+    let globs: Vec<&str> = cfg.disks[1..].iter().map(|d| d.device.as_str()).collect();
+    assert!(!globs.is_empty());
+    for n in ["sda", "sdc", "sdbb"] {
+        assert_eq!(
+            globs
+                .iter()
+                .filter(|g| crate::devices::glob_match(g, n))
+                .count(),
+            1,
+            "{n}: {globs:?}"
+        );
+    }
+    assert!(!globs.iter().any(|g| crate::devices::glob_match(g, "sdb")));
+    // An unresolvable link: the default entries are commented out.
+    let c = convert_with(&format!("-i 300 -a {link} -i 900"), &no_links).unwrap();
+    let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+    assert_eq!(cfg.disks.len(), 1, "{}", c.toml);
+    assert!(c.warnings.iter().any(|w| w.contains("did not resolve")));
+    // A link to a partition: warned about.
+    let c = convert_with("-i 0 -a /dev/disk/by-label/DATA -i 540", &|_| {
+        Some("sdc1".into())
+    })
+    .unwrap();
+    assert!(
+        c.warnings.iter().any(|w| w.contains("partition")),
+        "{:?}",
+        c.warnings
+    );
+    // -c.
+    let ata = convert_with("-c ata", &no_links).unwrap().toml;
+    assert!(ata.contains("backend = \"sgio\"") && ata.contains("for -c ata,"));
+    let scsi = convert_with("-c scsi", &no_links).unwrap().toml;
+    assert!(scsi.contains("START STOP UNIT with power condition 0"));
+    // -p 0 is what lull sends; another power condition is not.
+    assert_eq!(config_of("-c scsi -p 0").1.disks.len(), 1);
+    let (c, cfg) = config_of("-i 0 -a sdb -i 600 -c scsi -p 3");
+    assert!(cfg.disks.is_empty(), "{}", c.toml);
+    assert!(c.toml.contains("# device = \"sdb\""), "{}", c.toml);
+    assert!(c.warnings.iter().any(|w| w.contains("power condition")));
+    // With -c ata, hd-idle ignores -p.
+    let (c, cfg) = config_of("-i 0 -c ata -p 3 -a sdb -i 600");
+    assert_eq!(cfg.disks.len(), 1, "{}", c.toml);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // -s: a comment, no key.
+    let (c, cfg) = config_of("-s 1");
+    assert!(c.toml.contains("-s 1: lull always follows links"));
+    assert_eq!(cfg.disks.len(), 1);
+    // -l and -d: comments.
+    assert!(config_of("-l /tmp/x.log").0.toml.contains("-l /tmp/x.log:"));
+    assert!(config_of("-d").0.toml.contains("LULL_LOG=debug"));
+    // -I: power_check, and a warning.
+    let (c, cfg) = config_of("-I");
+    assert_eq!(cfg.power_check, Nanos::from_secs(60));
+    assert!(
+        c.toml
+            .contains("-I: hd-idle sends the spin-down command again")
+    );
+    assert_eq!(c.warnings.len(), 1);
+}
+
+#[test]
+fn bad_options_name_the_option() {
+    let e = |s: &str| parse(s).unwrap_err();
+    assert_eq!(e("-x").flag(), Some("-x"));
+    assert_eq!(e("-i 0 --frobnicate").flag(), Some("--frobnicate"));
+    assert!(matches!(e("-i"), HdIdleError::MissingValue { .. }));
+    assert!(matches!(e("-i -a sda"), HdIdleError::MissingValue { .. }));
+    assert!(matches!(e("-i ten"), HdIdleError::BadValue { .. }));
+    assert!(matches!(e("-c nvme"), HdIdleError::BadValue { .. }));
+    assert!(matches!(e("-p 16"), HdIdleError::BadValue { .. }));
+    assert!(matches!(e("-s 2"), HdIdleError::BadValue { .. }));
+    assert!(matches!(e("-a disk/by-id/x"), HdIdleError::BadValue { .. }));
+    assert_eq!(e("-t sda").flag(), Some("-t"));
+    assert_eq!(e("-spindownscript /x.sh").flag(), Some("-spindownscript"));
+    assert_eq!(e("-a 'sda"), HdIdleError::Quote('\''));
+    assert!(e("-x").to_string().contains("\"-x\""));
+}
+
+#[test]
+fn options_as_written_in_files() {
+    let a = parse("HD_IDLE_OPTS=\"-i 0 -a sda -i 300\"").unwrap();
+    let b = parse("/usr/sbin/hd-idle -i 0 -a 'sda' -i 300").unwrap();
+    let c = parse("  -i 0\t-a sda   -i 300 ").unwrap();
+    assert_eq!(a.disks, c.disks);
+    assert_eq!(b.disks, c.disks);
+    assert_eq!(c.default.idle_s, 0);
+    assert_eq!(c.disks[0].settings.idle_s, 300);
+    // -p 0x3 is hex, as hd-idle's strconv.ParseUint(s, 0, 4) reads it.
+    assert_eq!(parse("-p 0x3").unwrap().default.power_condition, 3);
+}
+
+#[test]
+fn complement_globs() {
+    assert_eq!(other_disk_globs([]), ["sd*"]);
+    assert_eq!(other_disk_globs(["sda", "sdb"]), ["sd[!ab]*", "sd[ab]?*"]);
+    assert_eq!(other_disk_globs(["nvme0n1"]), ["sd*"]);
+}
+
+/// hd-idle's rule: a named disk's own settings, else the default; and
+/// the default entry covers SCSI disks only.
+fn hd_idle_timeout(o: &HdIdleOptions, name: &str) -> u64 {
+    match o.disks.iter().find(|d| d.name == name) {
+        Some(d) => d.settings.idle_s,
+        None if sd_suffix(name).is_some() => o.default.idle_s,
+        None => 0,
+    }
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+    /// Whatever the options, every disk gets exactly hd-idle's timeout
+    /// from exactly one entry, or no entry when hd-idle never spins it
+    /// down.
+    #[test]
+    fn each_disk_gets_hd_idles_timeout(
+        default in prop_oneof![Just(None), Just(Some(0u64)), (1u64..5000).prop_map(Some)],
+        named in proptest::collection::vec(
+            (prop::sample::select(vec!["sda", "sdb", "sdc", "sdaa", "sdab", "sdba", "sdz", "nvme0n1"]),
+             prop_oneof![Just(0u64), 1u64..5000]),
+            0..5),
+    ) {
+        let mut opts = String::new();
+        if let Some(d) = default {
+            opts.push_str(&format!("-i {d} "));
+        }
+        for (n, i) in &named {
+            opts.push_str(&format!("-a {n} -i {i} "));
+        }
+        let o = parse(&opts).unwrap();
+        let (c, cfg) = config_of(&opts);
+        let universe = ["sda", "sdb", "sdc", "sdd", "sdz", "sdaa", "sdab", "sdac", "sdba", "sdbb", "sdzz", "sdaaa", "nvme0n1", "nvme1n1"];
+        let cov = coverage(&cfg, &universe);
+        for n in universe {
+            let want = hd_idle_timeout(&o, n);
+            let got = cov.get(n).map(|(_, net)| net.clone());
+            if want == 0 {
+                prop_assert_eq!(got, None, "{} {}", n, c.toml);
+            } else {
+                prop_assert_eq!(got, Some(format!("timer({want}s)")), "{} {}", n, c.toml);
+            }
+        }
+    }
+}
