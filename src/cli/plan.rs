@@ -1,5 +1,5 @@
 //! `lull plan`: idle-time reservations for background jobs on one trace
-//! (issue 19). The work is `lull_detectors::plan`; this file parses flags
+//! (issue 19). The work is `lull_reserve::plan`; this file parses flags
 //! and prints.
 
 use std::io::Write;
@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use lull_core::event::Timeline;
 use lull_core::time::{Nanos, parse_duration_in};
-use lull_detectors::plan::{JobSpec, PlanOptions, PlanReport, parse_job, plan};
-use lull_detectors::reserve::{Decision, Request};
 use lull_rank::plan_plot::PlanPlot;
+use lull_reserve::plan::{JobSpec, PlanOptions, PlanReport, parse_job, plan};
+use lull_reserve::reserve::{Decision, Request};
 
 use super::replay::{load_trace, select_device};
 use super::{CliError, Format};

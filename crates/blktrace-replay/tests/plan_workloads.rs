@@ -7,9 +7,9 @@ use lull_blktrace_replay::replay::task_breakeven;
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
 use lull_core::time::Nanos;
-use lull_detectors::forecast::HOURS_PER_DAY;
-use lull_detectors::plan::{JobSpec, PlanOptions, PlanReport, measure, plan};
-use lull_detectors::reserve::{Decision, Request};
+use lull_reserve::forecast::HOURS_PER_DAY;
+use lull_reserve::plan::{JobSpec, PlanOptions, PlanReport, measure, plan};
+use lull_reserve::reserve::{Decision, Request};
 
 const DAY: Nanos = Nanos::from_secs(86_400);
 const STEP: Nanos = Nanos::from_secs(60);

@@ -61,15 +61,8 @@
 //! written relative to it (`timer(2B)`, `min=B/32`). Nothing in this crate
 //! assumes a time scale of its own.
 //!
-//! ## Idle-time reservations (issue 19)
-//!
-//! Beside the detectors, four modules let several background jobs share a
-//! disk's idle time, after Domjan and Gross's CPU reservations:
-//! [`forecast`] estimates usable idle time per hour of day for a job's
-//! step length, [`reserve`] admits a job's ranked requests against it
-//! (an exact max-flow test, keeping a share for unreserved work),
-//! [`schedule`] hands idle periods to the admitted jobs by deadline and
-//! lag, and [`plan`] runs all three over a trace (`lull plan`).
+//! Idle-time reservations (forecasts, admission, the scheduler of jobs)
+//! are in `lull-reserve`: they consume idle periods, they do not find them.
 //!
 //! ## `auto`
 //!
@@ -100,15 +93,11 @@ pub mod average;
 pub mod backoff;
 pub mod dpll;
 pub mod duration;
-pub mod forecast;
 pub mod long_idle;
 pub mod oracle;
-pub mod plan;
 pub mod random;
 pub mod rate;
 pub mod rate_change;
-pub mod reserve;
-pub mod schedule;
 pub mod share;
 pub mod timer;
 

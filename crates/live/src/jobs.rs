@@ -37,10 +37,10 @@
 //! interrupts (the command keeps running until the step ends).
 
 use lull_core::time::Nanos;
-use lull_detectors::forecast::{HOURS_PER_DAY, IdleForecast};
-use lull_detectors::plan::JobSpec;
-use lull_detectors::reserve::{Admission, Capacity, Decision, Request, ReserveError};
-use lull_detectors::schedule::{Job, Scheduler};
+use lull_reserve::forecast::{HOURS_PER_DAY, IdleForecast};
+use lull_reserve::plan::JobSpec;
+use lull_reserve::reserve::{Admission, Capacity, Decision, Request, ReserveError};
+use lull_reserve::schedule::{Job, Scheduler};
 use tracing::{info, warn};
 
 use crate::config::JobConfig;
@@ -95,7 +95,7 @@ pub struct JobsRun {
 }
 
 /// One line for a refusal: each request's shortfall.
-fn refusal_text(shortfalls: &[(Request, lull_detectors::reserve::Shortfall)]) -> String {
+fn refusal_text(shortfalls: &[(Request, lull_reserve::reserve::Shortfall)]) -> String {
     shortfalls
         .iter()
         .map(|(r, s)| {
@@ -372,7 +372,7 @@ impl JobsRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull_detectors::plan::parse_job;
+    use lull_reserve::plan::parse_job;
 
     fn job(text: &str) -> JobConfig {
         let spec = parse_job(text, None).unwrap();

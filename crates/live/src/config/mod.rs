@@ -39,7 +39,7 @@
 //! `[[disk.job]]` table per job, each with `name`, `command` (as above) and
 //! `reserve`, the job's ranked requests in `lull plan --job` syntax
 //! (`"2h/day:step=60s,1h/day"`, `"5m/hour"`, `:extra` to take unreserved
-//! idle time too; see `lull_detectors::plan`), and on the disk
+//! idle time too; see `lull_reserve::plan`), and on the disk
 //! `best_effort` (share of idle time kept for unreserved work, default
 //! 0.1) and `assume_idle` (the usable idle time per hour admission control
 //! plans on, default `30m`: the daemon has no history of the disk when it
@@ -88,7 +88,7 @@ use lull_core::actuator::StopPolicy;
 use lull_core::registry::Registry;
 use lull_core::spec::{NetworkSpec, NodeKind};
 use lull_core::time::{Nanos, parse_duration};
-use lull_detectors::plan::{JobSpec, parse_job};
+use lull_reserve::plan::{JobSpec, parse_job};
 use lull_tasks::PowerModel;
 use serde::Deserialize;
 use toml::Spanned;

@@ -46,17 +46,10 @@
 
 use lull_core::time::Nanos;
 
-use crate::forecast::{HOUR, HOURS_PER_DAY};
+use crate::hours::{HOUR, HOURS_PER_DAY};
 use crate::reserve::Request;
 
-/// How long a job of step `step` waits into an idle period before its
-/// first step: `wait`, or one step if that is longer. Idle periods are
-/// heavy-tailed, so one that has already lasted a step is likely to last
-/// another: a 60 s step started 3 s into a gap would mostly run into the
-/// next arrival. The [forecast](crate::forecast) counts with the same wait.
-pub fn start_wait(wait: Nanos, step: Nanos) -> Nanos {
-    wait.max(step)
-}
+pub use crate::hours::start_wait;
 
 /// An admitted job, as the scheduler sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -76,7 +76,7 @@ use std::fmt;
 
 use lull_core::time::Nanos;
 
-use crate::forecast::{HOUR, HOURS_PER_DAY};
+use crate::hours::{HOUR, HOURS_PER_DAY};
 
 /// Usable idle time per hour of day for each step length: what admission
 /// control plans on.

@@ -46,12 +46,8 @@ use lull_core::component::{Context, Detector, Prediction};
 use lull_core::event::Event;
 use lull_core::time::Nanos;
 
-use crate::schedule::start_wait;
-
-/// One hour.
-pub const HOUR: Nanos = Nanos::from_secs(3600);
-/// Hour-of-day slots.
-pub const HOURS_PER_DAY: usize = 24;
+use crate::hours::start_wait;
+pub use crate::hours::{HOUR, HOURS_PER_DAY};
 
 /// Running mean and variance (Welford), O(1) memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -482,7 +478,7 @@ mod tests {
 
     #[test]
     fn the_wrapper_feeds_the_forecast_and_shows_it_in_gauges() {
-        let reg = crate::registry();
+        let reg = lull_detectors::registry();
         let net = build_network("timer(1s) + no-duration", &reg).unwrap();
         let f = IdleForecast::new(Nanos::ZERO, &[Nanos::ZERO, s(10)]);
         let mut engine =
