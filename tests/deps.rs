@@ -34,7 +34,12 @@ fn normal_deps(krate: &str) -> Vec<String> {
 
 #[test]
 fn embedder_crates_pull_in_nothing_heavy() {
-    for krate in ["lull-core", "lull-detectors", "lull-skeptics", "lull-reserve"] {
+    for krate in [
+        "lull-core",
+        "lull-detectors",
+        "lull-skeptics",
+        "lull-reserve",
+    ] {
         let deps = normal_deps(krate);
         assert!(
             deps.iter().any(|d| d == krate),

@@ -99,6 +99,29 @@ impl fmt::Display for Format {
 /// A count is a key that names things in the plural (ends in `s` but not
 /// in the seconds suffix `_s`) holding a whole number; a fractional value
 /// always keeps its decimals, so nothing is lost if a key is misjudged.
+/// The trace-source flags `lull replay`, `lull rank` and `lull plan`
+/// share: which device of a trace, how much of a built-in workload and
+/// with which seed, and whether bad records are skipped. Each command
+/// keeps its own positional traces and `--workload` (one default each, or
+/// several for `rank`), the only source flags whose defaults differ.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SourceArgs {
+    /// Which device of a multi-device trace (default: the busiest; for
+    /// `lull rank`, `all` ranks every device as a trace of its own).
+    #[arg(long)]
+    pub(crate) disk: Option<String>,
+    /// Length of the built-in workload(s) used without a trace.
+    #[arg(long, default_value = "24h")]
+    pub(crate) duration: String,
+    /// Seed of the built-in workload(s).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Skip malformed trace records (and report how many) instead of
+    /// failing.
+    #[arg(long)]
+    pub(crate) lenient: bool,
+}
+
 pub(crate) fn text_value(key: &str, v: f64) -> String {
     let plural = key.ends_with('s') && !key.ends_with("_s");
     if plural && v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {

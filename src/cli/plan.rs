@@ -41,21 +41,11 @@ pub(crate) struct Args {
     /// Plan on mean − K·sd of each hour's usable idle time.
     #[arg(long, default_value_t = 0.0)]
     sigmas: f64,
-    /// Which device of a multi-device trace (default: the busiest).
-    #[arg(long)]
-    disk: Option<String>,
     /// Built-in workload used without a TRACE.
     #[arg(long, default_value = "office")]
     workload: String,
-    /// Length of the built-in workload.
-    #[arg(long, default_value = "24h")]
-    duration: String,
-    /// Seed of the built-in workload.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Skip malformed trace records instead of failing.
-    #[arg(long)]
-    lenient: bool,
+    #[command(flatten)]
+    source: super::SourceArgs,
     /// Write the plot (plan.svg, plan.png) into this directory.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -96,11 +86,11 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let trace = load_trace(
         args.trace.as_ref(),
         &args.workload,
-        &args.duration,
-        args.seed,
-        args.lenient,
+        &args.source.duration,
+        args.source.seed,
+        args.source.lenient,
     )?;
-    let requests = select_device(&trace, args.disk.as_deref())?;
+    let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));
     }
@@ -108,7 +98,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     // A built-in workload lasts exactly --duration.
     let end = match &args.trace {
         None => Some(
-            lull_core::time::parse_duration(&args.duration)
+            lull_core::time::parse_duration(&args.source.duration)
                 .map_err(|e| CliError::input(anyhow!("--duration: {e}")))?,
         ),
         Some(_) => None,
@@ -128,7 +118,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
     let name = match &args.trace {
         Some(p) => p.display().to_string(),
-        None => format!("{} (built-in, {})", args.workload, args.duration),
+        None => format!("{} (built-in, {})", args.workload, args.source.duration),
     };
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)

@@ -144,22 +144,11 @@ struct RunArgs {
     /// (model for writeback and cleaning, trace otherwise).
     #[arg(long)]
     timing: Option<String>,
-    /// Which device of multi-device traces (default: the busiest); `all`
-    /// ranks every device as a trace of its own.
-    #[arg(long)]
-    disk: Option<String>,
     /// Built-in workloads to rank without TRACE (repeatable; default: all).
     #[arg(long)]
     workload: Vec<String>,
-    /// Length of each built-in workload.
-    #[arg(long, default_value = "24h")]
-    duration: String,
-    /// Seed of the built-in workloads.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Skip malformed trace records instead of failing.
-    #[arg(long)]
-    lenient: bool,
+    #[command(flatten)]
+    source: super::SourceArgs,
     /// Rows of the ranking printed on stdout.
     #[arg(long, default_value_t = 20)]
     top: usize,
@@ -235,9 +224,9 @@ fn run_rank(a: RunArgs) -> Result<(), CliError> {
         return Err(CliError::input(anyhow!("--jobs must be at least 1")));
     }
     let sources = if a.traces.is_empty() {
-        let d: Nanos =
-            parse_duration(&a.duration).map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
-        let all = Source::all_builtin(d, a.seed);
+        let d: Nanos = parse_duration(&a.source.duration)
+            .map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
+        let all = Source::all_builtin(d, a.source.seed);
         if a.workload.is_empty() {
             all
         } else {
@@ -266,8 +255,8 @@ fn run_rank(a: RunArgs) -> Result<(), CliError> {
         },
         jobs: a.jobs,
         shard,
-        disk: a.disk.clone(),
-        lenient: a.lenient,
+        disk: a.source.disk.clone(),
+        lenient: a.source.lenient,
         progress: std::io::stderr().is_terminal(),
         out: out.clone(),
         score,

@@ -44,21 +44,11 @@ pub(crate) struct Args {
     /// for writeback and cleaning).
     #[arg(long, default_value = "auto")]
     timing: String,
-    /// Which device of a multi-device trace (default: the busiest).
-    #[arg(long)]
-    disk: Option<String>,
     /// Built-in workload used without a TRACE.
     #[arg(long, default_value = "workstation")]
     workload: String,
-    /// Length of the built-in workload.
-    #[arg(long, default_value = "24h")]
-    duration: String,
-    /// Seed of the built-in workload.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Skip malformed trace records (and report how many) instead of failing.
-    #[arg(long)]
-    lenient: bool,
+    #[command(flatten)]
+    source: super::SourceArgs,
     /// Replay under model timing even if the device model cannot serve the
     /// trace (utilization ≥ 1 over a minute, or a minute of queueing);
     /// the measures are then mostly queueing noise.
@@ -142,14 +132,14 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let trace = load_trace(
         args.trace.as_ref(),
         &args.workload,
-        &args.duration,
-        args.seed,
-        args.lenient,
+        &args.source.duration,
+        args.source.seed,
+        args.source.lenient,
     )?;
     if trace.skipped > 0 {
         eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
     }
-    let requests = select_device(&trace, args.disk.as_deref())?;
+    let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));
     }
