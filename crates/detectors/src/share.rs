@@ -47,8 +47,11 @@
 //! for every `j`, in particular the best expert in hindsight. The detector
 //! acts on the weighted *average* timeout, whose loss is not the mixture's
 //! (the loss is not convex in the timeout: it drops when the timeout passes
-//! the period's length); [`ShareExperts::decision_loss`] tracks it too, and
-//! the property tests check it against the same bound on random workloads.
+//! the period's length), and the bound does not hold for it: a soak found
+//! workloads where [`ShareExperts::decision_loss`] exceeds it (pinned in
+//! `tests/scaled.rs`). The property tests check the mixture's bound; the
+//! decisions' loss is measured against the best fixed timeout on traces
+//! (`docs/results.md`).
 //!
 //! **Where this deviates from the paper, and why.**
 //! - The experts are log-spaced over `[min, max]` rather than spread

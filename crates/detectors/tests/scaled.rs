@@ -136,8 +136,8 @@ proptest! {
     #![proptest_config(lull_testkit::cases(64))]
 
     /// Over a long random sequence of idle periods (regimes of short and
-    /// long gaps), the mixture's loss and the loss of the timeouts acted on
-    /// stay within the stated bound of the best expert in hindsight.
+    /// long gaps), the mixture's loss stays within the stated bound of the
+    /// best expert in hindsight.
     #[test]
     fn share_stays_within_its_regret_bound(
         regimes in prop::collection::vec((0.05f64..50.0, 0.1f64..3.0, 20usize..120), 4..12),
@@ -167,6 +167,64 @@ proptest! {
             .fold(f64::INFINITY, f64::min);
         let limit = bound(eta, alpha, n, best);
         prop_assert!(e.mix_loss() <= limit + 1e-9, "mixture {} > bound {limit} (best {best})", e.mix_loss());
-        prop_assert!(e.decision_loss() <= limit + 1e-9, "decisions {} > bound {limit} (best {best})", e.decision_loss());
+        // The timeouts acted on have no such bound (the loss is not convex
+        // in the timeout: `the_decisions_can_exceed_the_mixture_bound`);
+        // each period costs them at most the normalized maximum, 1.
+        prop_assert!(
+            (0.0..=periods.len() as f64 + 1e-9).contains(&e.decision_loss()),
+            "decisions {} over {} periods", e.decision_loss(), periods.len()
+        );
     }
+}
+
+/// The soak (issue 25) found that the loss of the weighted-mean timeouts
+/// `share` acts on can exceed the mixture's regret bound: the bound is a
+/// theorem for the mixture only, the loss not being convex in the timeout.
+/// This pins the case (4 regimes, η = 1.445, α = 0) so the docs do not
+/// claim more again.
+#[test]
+fn the_decisions_can_exceed_the_mixture_bound() {
+    let regimes = [
+        (3.0718543015497364, 0.34333432440808, 48),
+        (33.41365178276499, 0.1, 20),
+        (32.15034178281777, 0.1, 20),
+        (39.373548874295125, 0.1, 20),
+    ];
+    let (eta, alpha, n, b) = (1.4453039802606633, 0.0, 24, 3.0);
+    let mut e = ShareExperts::new(n, secs(b / 32.0), secs(4.0 * b), secs(b), eta, alpha, 0.0);
+    let mut periods = Vec::new();
+    let mut x = 3541364942927755756u64 | 1;
+    for (scale, spread, len) in regimes {
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            periods.push(scale * (spread * (2.0 * u - 1.0)).exp());
+        }
+    }
+    for &p in &periods {
+        e.observe(secs(p));
+    }
+    let best = e
+        .timeouts()
+        .iter()
+        .map(|t| {
+            periods
+                .iter()
+                .map(|&p| e.loss(t.as_secs_f64(), p))
+                .sum::<f64>()
+        })
+        .fold(f64::INFINITY, f64::min);
+    let limit = bound(eta, alpha, n, best);
+    assert!(
+        e.mix_loss() <= limit,
+        "the theorem: {} > {limit}",
+        e.mix_loss()
+    );
+    assert!(
+        e.decision_loss() > limit,
+        "decisions {} within {limit}: the counterexample is gone",
+        e.decision_loss()
+    );
 }
