@@ -42,7 +42,7 @@ use lull_core::time::Nanos;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::text::Devices;
-use crate::trace::Trace;
+use crate::trace::{Trace, radix_sort};
 
 /// The longest a request may wait for its completion before a later
 /// completion of the same sector is taken not to be its own (the default
@@ -427,9 +427,13 @@ impl Pairing {
         mut self,
         trace: &mut Trace,
     ) -> Result<BTreeMap<String, DeviceCounts>, String> {
-        let mut left: Vec<((u32, u64), u32)> =
-            self.pending.drain().map(|(k, c)| (k, c.head)).collect();
-        left.sort_unstable();
+        // In (device, sector) order: by sector, then stably by device (a
+        // pass that costs nothing for a trace of one device). A comparison
+        // sort of these keys was a ninth of the reader's instructions on
+        // the Hadoop set, whose 57,635 requests never completed.
+        let left: Vec<((u32, u64), u32)> = self.pending.drain().map(|(k, c)| (k, c.head)).collect();
+        let left = radix_sort(left, |&((_, sector), _)| sector);
+        let left = radix_sort(left, |&((dev, _), _)| u64::from(dev));
         for ((dev, _), head) in left {
             let mut at = head;
             while at != NIL {
