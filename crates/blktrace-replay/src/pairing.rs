@@ -153,7 +153,13 @@ pub(crate) struct Pairing {
     free_groups: Vec<usize>,
     names: HashMap<u32, DeviceId>,
     devices: Devices,
-    counts: HashMap<u32, DeviceCounts>,
+    /// Event counts per device, in the order first seen.
+    counts: Vec<(u32, DeviceCounts)>,
+    /// Each device's index in `counts`.
+    count_index: HashMap<u32, usize>,
+    /// The device of the last event and its index in `counts`: events of
+    /// one device come in long runs, so the map is rarely asked.
+    last_counts: Option<(u32, usize)>,
     /// The place of every request emitted so far, in the order emitted.
     emitted: Vec<u32>,
 }
@@ -186,6 +192,24 @@ impl Pairing {
             .requests
             .push(Request::new(Nanos(time), Nanos(time), Op::Read, 0, 0));
         slot
+    }
+
+    /// The event counts of device `dev`.
+    #[inline(always)]
+    fn counts_of(&mut self, dev: u32) -> &mut DeviceCounts {
+        let i = match self.last_counts {
+            Some((d, i)) if d == dev => i,
+            _ => {
+                let counts = &mut self.counts;
+                let i = *self.count_index.entry(dev).or_insert_with(|| {
+                    counts.push((dev, DeviceCounts::default()));
+                    counts.len() - 1
+                });
+                self.last_counts = Some((dev, i));
+                i
+            }
+        };
+        &mut self.counts[i].1
     }
 
     fn device(&mut self, trace: &mut Trace, dev: u32) -> Result<DeviceId, String> {
@@ -222,7 +246,7 @@ impl Pairing {
     }
 
     fn never_completed(&mut self, trace: &mut Trace, dev: u32, p: Pending) -> Result<(), String> {
-        self.counts.entry(dev).or_default().never_completed += 1;
+        self.counts_of(dev).never_completed += 1;
         let last = p.last_seen;
         self.emit(trace, dev, p, last)
     }
@@ -293,8 +317,13 @@ impl Pairing {
 
     /// Feeds one event.
     pub(crate) fn event(&mut self, trace: &mut Trace, ev: BlockEvent) -> Result<(), String> {
-        let counts = self.counts.entry(ev.device).or_default();
-        let key = (ev.device, ev.sector);
+        let counts = self.counts_of(ev.device);
+        match ev.action {
+            Action::Queue => counts.queued += 1,
+            Action::Issue => counts.issued += 1,
+            Action::Complete => counts.completed += 1,
+            Action::BackMerge | Action::FrontMerge => {}
+        }
         match ev.action {
             Action::Queue | Action::Issue | Action::Complete => {
                 counts.first_ns = Some(counts.first_ns.map_or(ev.time, |t| t.min(ev.time)));
@@ -302,6 +331,7 @@ impl Pairing {
             }
             Action::BackMerge | Action::FrontMerge => {}
         }
+        let key = (ev.device, ev.sector);
         // Built where it is used: one built up front and copied into the
         // slab stalled on store forwarding, a tenth of the reader's time.
         let fresh = |issued: bool, slot: u32| Pending {
@@ -317,14 +347,12 @@ impl Pairing {
         };
         match ev.action {
             Action::Queue => {
-                counts.queued += 1;
                 let slot = Self::reserve(trace, ev.time);
                 self.push(key, fresh(false, slot));
                 self.ends
                     .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
             }
             Action::Issue => {
-                counts.issued += 1;
                 let mut at = self.pending.get(&key).map_or(NIL, |c| c.head);
                 while at != NIL && self.slab[at as usize].p.issued {
                     at = self.slab[at as usize].next;
@@ -334,7 +362,7 @@ impl Pairing {
                     p.issued = true;
                     p.last_seen = p.last_seen.max(ev.time);
                 } else {
-                    counts.issue_only += 1;
+                    self.counts_of(ev.device).issue_only += 1;
                     let slot = Self::reserve(trace, ev.time);
                     self.push(key, fresh(true, slot));
                     self.ends
@@ -342,7 +370,6 @@ impl Pairing {
                 }
             }
             Action::Complete => {
-                counts.completed += 1;
                 let mut stale = Vec::new();
                 let mut found = None;
                 if let Entry::Occupied(mut e) = self.pending.entry(key) {
@@ -378,7 +405,7 @@ impl Pairing {
                         self.emit(trace, ev.device, p, ev.time)?;
                     }
                     None => {
-                        self.counts.entry(ev.device).or_default().completion_only += 1;
+                        self.counts_of(ev.device).completion_only += 1;
                         let slot = Self::reserve(trace, ev.time);
                         self.emit(trace, ev.device, fresh(false, slot), ev.time)?;
                     }
@@ -402,7 +429,7 @@ impl Pairing {
                     self.attach(&mut host, bio);
                     host.end = host.end.max(ev.sector + sectors(ev.bytes));
                     self.ends.insert((ev.device, host.end), host_start);
-                    self.counts.entry(ev.device).or_default().merged += 1;
+                    self.counts_of(ev.device).merged += 1;
                 }
                 self.push(host_key, host);
             }
@@ -423,7 +450,7 @@ impl Pairing {
                         host.sector = ev.sector;
                         self.ends.insert((ev.device, host.end), ev.sector);
                         self.push(key, host);
-                        self.counts.entry(ev.device).or_default().merged += 1;
+                        self.counts_of(ev.device).merged += 1;
                     }
                     None => self.push(host_key, host),
                 }
@@ -480,13 +507,13 @@ impl Pairing {
             ));
         }
         trace.rebase();
-        let never: u64 = self.counts.values().map(|c| c.never_completed).sum();
+        let never: u64 = self.counts.iter().map(|(_, c)| c.never_completed).sum();
         if never > 0 {
             trace.notes.push(format!(
                 "{never} request(s) never completed; each is taken to end when it was last seen (its D, or else its Q)"
             ));
         }
-        let orphans: u64 = self.counts.values().map(|c| c.completion_only).sum();
+        let orphans: u64 = self.counts.iter().map(|(_, c)| c.completion_only).sum();
         if orphans > 0 {
             trace.notes.push(format!(
                 "{orphans} completion(s) had no Q or D; each is a request of its own lasting 1 ns"
