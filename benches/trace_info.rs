@@ -24,13 +24,13 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use lull_blktrace_replay::{ReadOptions, TraceInfo, open};
 
 /// The reader's floor, MB/s (10^6 bytes of the set's files a second).
-const READ_FLOOR_MB_S: f64 = 250.0;
+const READ_FLOOR_MB_S: f64 = 200.0;
 
 /// The analysis' floor, requests a second (millions).
 const INFO_FLOOR_M_REQUESTS_S: f64 = 25.0;
 
 /// The whole `lull trace info` process' floor, MB/s of the set's files.
-const PROCESS_FLOOR_MB_S: f64 = 250.0;
+const PROCESS_FLOOR_MB_S: f64 = 200.0;
 
 /// Criterion's group for both benchmarks.
 const GROUP: &str = "hadoop-blktrace";
