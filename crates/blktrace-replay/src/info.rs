@@ -181,50 +181,13 @@ impl TraceInfo {
     /// (the periods of [`Timeline::idle_periods`], found without building
     /// the timeline).
     pub fn of(trace: &Trace) -> TraceInfo {
-        let mut info = TraceInfo {
-            format: trace.format,
-            devices: trace.devices.len(),
-            requests: trace.requests.len(),
-            reads: 0,
-            writes: 0,
-            flushes: 0,
-            discards: 0,
-            bytes: 0,
-            read_bytes: 0,
-            write_bytes: 0,
-            skipped: trace.skipped,
-            span_s: 0.0,
-            start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
-            idle_device: String::new(),
-            idle_device_requests: 0,
-            idle_device_span_s: 0.0,
-            idle_periods: 0,
-            idle_s: 0.0,
-            idle_share: 0.0,
-            longest_idle_s: 0.0,
-            mean_idle_s: 0.0,
-            long: Vec::new(),
-            autocorrelation: vec![0.0; LAGS],
-        };
+        let mut info = TraceInfo::blank(trace);
         // Requests per device id, indexed by it (a request may name an id
         // beyond the device table; `Trace::busiest_device` counts it too).
         let mut per_device = vec![0usize; trace.devices.len()];
         let (mut first, mut last) = (Nanos::MAX, Nanos::ZERO);
         for r in &trace.requests {
-            let b = u64::from(r.bytes);
-            info.bytes += b;
-            match r.op {
-                Op::Read => {
-                    info.reads += 1;
-                    info.read_bytes += b;
-                }
-                Op::Write => {
-                    info.writes += 1;
-                    info.write_bytes += b;
-                }
-                Op::Flush => info.flushes += 1,
-                Op::Discard => info.discards += 1,
-            }
+            info.count(r);
             let d = usize::from(r.device.0);
             if d >= per_device.len() {
                 per_device.resize(d + 1, 0);
@@ -254,20 +217,74 @@ impl TraceInfo {
             }
             None => IdleSweep::default(),
         };
-        info.idle_device_requests = idle.requests;
-        info.idle_device_span_s = idle.span.as_secs_f64();
-        let lengths = idle.lengths;
+        info.set_idle(idle.requests, idle.span, &idle.lengths);
+        info
+    }
+
+    /// The report of `trace` before anything is counted: its format and
+    /// its numbers of devices, requests and skipped records.
+    fn blank(trace: &Trace) -> TraceInfo {
+        TraceInfo {
+            format: trace.format,
+            devices: trace.devices.len(),
+            requests: trace.requests.len(),
+            reads: 0,
+            writes: 0,
+            flushes: 0,
+            discards: 0,
+            bytes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            skipped: trace.skipped,
+            span_s: 0.0,
+            start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
+            idle_device: String::new(),
+            idle_device_requests: 0,
+            idle_device_span_s: 0.0,
+            idle_periods: 0,
+            idle_s: 0.0,
+            idle_share: 0.0,
+            longest_idle_s: 0.0,
+            mean_idle_s: 0.0,
+            long: Vec::new(),
+            autocorrelation: vec![0.0; LAGS],
+        }
+    }
+
+    /// Counts `r` by kind, and its bytes.
+    fn count(&mut self, r: &Request) {
+        let b = u64::from(r.bytes);
+        self.bytes += b;
+        match r.op {
+            Op::Read => {
+                self.reads += 1;
+                self.read_bytes += b;
+            }
+            Op::Write => {
+                self.writes += 1;
+                self.write_bytes += b;
+            }
+            Op::Flush => self.flushes += 1,
+            Op::Discard => self.discards += 1,
+        }
+    }
+
+    /// The idle picture of the idle device: its number of requests, its
+    /// span, and the lengths of its idle periods (seconds, in order).
+    fn set_idle(&mut self, requests: usize, span: Nanos, lengths: &[f64]) {
+        self.idle_device_requests = requests;
+        self.idle_device_span_s = span.as_secs_f64();
         let total: f64 = lengths.iter().sum();
-        info.idle_periods = lengths.len();
-        info.idle_s = total;
-        if info.idle_device_span_s > 0.0 {
-            info.idle_share = total / info.idle_device_span_s;
+        self.idle_periods = lengths.len();
+        self.idle_s = total;
+        if self.idle_device_span_s > 0.0 {
+            self.idle_share = total / self.idle_device_span_s;
         }
-        info.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
+        self.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
         if !lengths.is_empty() {
-            info.mean_idle_s = total / lengths.len() as f64;
+            self.mean_idle_s = total / lengths.len() as f64;
         }
-        info.long = THRESHOLDS_S
+        self.long = THRESHOLDS_S
             .iter()
             .map(|&threshold_s| {
                 let (periods, time) = lengths
@@ -281,8 +298,7 @@ impl TraceInfo {
                 }
             })
             .collect();
-        info.autocorrelation = autocorrelation(&lengths, LAGS);
-        info
+        self.autocorrelation = autocorrelation(lengths, LAGS);
     }
 
     /// The numbers, flat, in a stable order: the keys of the JSON object
@@ -360,49 +376,15 @@ mod tests {
     use proptest::prelude::*;
 
     /// `TraceInfo::of` as first written, the reference for the one-pass
-    /// version: the busiest device's requests copied out, a `Timeline`
-    /// built of them, its idle periods collected.
+    /// version: the span and the busiest device found by `Trace`'s own
+    /// methods, that device's requests copied out, a `Timeline` built of
+    /// them, its idle periods collected (the counting and the statistics
+    /// of the lengths are shared).
     fn reference(trace: &Trace) -> TraceInfo {
-        let mut info = TraceInfo {
-            format: trace.format,
-            devices: trace.devices.len(),
-            requests: trace.requests.len(),
-            reads: 0,
-            writes: 0,
-            flushes: 0,
-            discards: 0,
-            bytes: 0,
-            read_bytes: 0,
-            write_bytes: 0,
-            skipped: trace.skipped,
-            span_s: trace.span().as_secs_f64(),
-            start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
-            idle_device: String::new(),
-            idle_device_requests: 0,
-            idle_device_span_s: 0.0,
-            idle_periods: 0,
-            idle_s: 0.0,
-            idle_share: 0.0,
-            longest_idle_s: 0.0,
-            mean_idle_s: 0.0,
-            long: Vec::new(),
-            autocorrelation: vec![0.0; LAGS],
-        };
+        let mut info = TraceInfo::blank(trace);
+        info.span_s = trace.span().as_secs_f64();
         for r in &trace.requests {
-            let b = u64::from(r.bytes);
-            info.bytes += b;
-            match r.op {
-                Op::Read => {
-                    info.reads += 1;
-                    info.read_bytes += b;
-                }
-                Op::Write => {
-                    info.writes += 1;
-                    info.write_bytes += b;
-                }
-                Op::Flush => info.flushes += 1,
-                Op::Discard => info.discards += 1,
-            }
+            info.count(r);
         }
         let requests = match trace.busiest_device() {
             Some(id) if trace.devices.len() > 1 => {
@@ -415,38 +397,12 @@ mod tests {
             }
             None => Vec::new(),
         };
-        info.idle_device_requests = requests.len();
         let timeline = Timeline::from_requests(&requests);
-        info.idle_device_span_s = timeline.span().as_secs_f64();
         let lengths: Vec<f64> = timeline
             .idle_periods()
             .map(|p| p.len().as_secs_f64())
             .collect();
-        let total: f64 = lengths.iter().sum();
-        info.idle_periods = lengths.len();
-        info.idle_s = total;
-        if info.idle_device_span_s > 0.0 {
-            info.idle_share = total / info.idle_device_span_s;
-        }
-        info.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
-        if !lengths.is_empty() {
-            info.mean_idle_s = total / lengths.len() as f64;
-        }
-        info.long = THRESHOLDS_S
-            .iter()
-            .map(|&threshold_s| {
-                let (periods, time) = lengths
-                    .iter()
-                    .filter(|&&l| l > threshold_s)
-                    .fold((0, 0.0), |(n, s), l| (n + 1, s + l));
-                LongIdle {
-                    threshold_s,
-                    periods,
-                    share: if total > 0.0 { time / total } else { 0.0 },
-                }
-            })
-            .collect();
-        info.autocorrelation = autocorrelation(&lengths, LAGS);
+        info.set_idle(requests.len(), timeline.span(), &lengths);
         info
     }
 

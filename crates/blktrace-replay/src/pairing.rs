@@ -721,6 +721,23 @@ mod tests {
             })
     }
 
+    /// Feeds `events` to the pairing and to the reference: the same
+    /// requests in the same order, the same counts.
+    fn same_as_reference(events: &[BlockEvent]) -> Result<(), TestCaseError> {
+        let (mut t1, mut t2) = (Trace::new("test"), Trace::new("test"));
+        let mut fast = Pairing::default();
+        let mut plain = reference::Pairing::default();
+        for e in events {
+            fast.event(&mut t1, *e).unwrap();
+            plain.event(&mut t2, *e).unwrap();
+        }
+        let c1 = fast.finish(&mut t1).unwrap();
+        let c2 = plain.finish(&mut t2).unwrap();
+        prop_assert_eq!(t1, t2);
+        prop_assert_eq!(c1, c2);
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(lull_testkit::cases(512))]
         /// The pairing gives exactly what the first, plainer implementation
@@ -740,17 +757,7 @@ mod tests {
                     BlockEvent { time: now, ..*e }
                 })
                 .collect();
-            let (mut t1, mut t2) = (Trace::new("test"), Trace::new("test"));
-            let mut fast = Pairing::default();
-            let mut plain = reference::Pairing::default();
-            for e in &events {
-                fast.event(&mut t1, *e).unwrap();
-                plain.event(&mut t2, *e).unwrap();
-            }
-            let c1 = fast.finish(&mut t1).unwrap();
-            let c2 = plain.finish(&mut t2).unwrap();
-            prop_assert_eq!(t1, t2);
-            prop_assert_eq!(c1, c2);
+            same_as_reference(&events)?;
         }
 
         /// The same in time order with many ties, as blktrace files come:
@@ -768,17 +775,7 @@ mod tests {
                     BlockEvent { time: now, ..*e }
                 })
                 .collect();
-            let (mut t1, mut t2) = (Trace::new("test"), Trace::new("test"));
-            let mut fast = Pairing::default();
-            let mut plain = reference::Pairing::default();
-            for e in &events {
-                fast.event(&mut t1, *e).unwrap();
-                plain.event(&mut t2, *e).unwrap();
-            }
-            let c1 = fast.finish(&mut t1).unwrap();
-            let c2 = plain.finish(&mut t2).unwrap();
-            prop_assert_eq!(t1, t2);
-            prop_assert_eq!(c1, c2);
+            same_as_reference(&events)?;
         }
     }
 }
