@@ -18,8 +18,10 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+#[cfg(doc)]
 use lull_core::event::Timeline;
-use lull_core::request::Op;
+use lull_core::request::{DeviceId, Op, Request};
+use lull_core::time::Nanos;
 
 use crate::trace::Trace;
 
@@ -109,10 +111,120 @@ pub fn autocorrelation(x: &[f64], lags: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The idle periods of one device's requests, found in one pass over
+/// them in arrival order: every gap of non-zero length between the first
+/// arrival and the last completion in which none of them is outstanding.
+///
+/// These are exactly the periods of [`Timeline::idle_periods`] on a
+/// timeline of the same requests (SPEC §2: each lasts at least 1 ns, see
+/// [`Request::effective_completion`]), in the same order, without building
+/// the timeline: that meant two index sorts and two arrays of events, most
+/// of the work of `lull trace info` after reading, and the requests of a
+/// [`Trace`] are sorted by arrival already. A request that arrives after
+/// every earlier one has completed opens a period that began at the latest
+/// of those completions.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct IdleSweep {
+    /// The requests swept.
+    requests: usize,
+    /// First arrival to last completion.
+    span: Nanos,
+    /// The idle periods' lengths, seconds, in order.
+    lengths: Vec<f64>,
+}
+
+impl IdleSweep {
+    /// The idle periods of `requests` (those of device `only`, or all of
+    /// them when `None`). Requests out of arrival order (a [`Trace`] put
+    /// together by hand) are copied and sorted first.
+    fn of(requests: &[Request], only: Option<DeviceId>) -> IdleSweep {
+        let mine = |r: &&Request| only.is_none_or(|d| r.device == d);
+        if let Some(sweep) = Self::in_order(requests.iter().filter(mine)) {
+            return sweep;
+        }
+        let mut sorted: Vec<Request> = requests.iter().filter(mine).copied().collect();
+        sorted.sort_by_key(|r| r.arrival);
+        Self::in_order(sorted.iter()).expect("sorted by arrival")
+    }
+
+    /// The sweep, or `None` at the first request that arrives before the
+    /// one before it.
+    fn in_order<'a>(mut requests: impl Iterator<Item = &'a Request>) -> Option<IdleSweep> {
+        let Some(r) = requests.next() else {
+            return Some(IdleSweep::default());
+        };
+        let (start, mut arrival, mut end) = (r.arrival, r.arrival, r.effective_completion());
+        let mut sweep = IdleSweep {
+            requests: 1,
+            ..IdleSweep::default()
+        };
+        for r in requests {
+            if r.arrival < arrival {
+                return None;
+            }
+            arrival = r.arrival;
+            if arrival > end {
+                sweep.lengths.push((arrival - end).as_secs_f64());
+            }
+            end = end.max(r.effective_completion());
+            sweep.requests += 1;
+        }
+        sweep.span = end - start;
+        Some(sweep)
+    }
+}
+
 impl TraceInfo {
-    /// Measures `trace`.
+    /// Measures `trace`, in two passes over its requests and no copy of
+    /// them: one for the counts, the bytes, the span and the requests per
+    /// device, one over the busiest device's requests for its idle periods
+    /// (the periods of [`Timeline::idle_periods`], found without building
+    /// the timeline).
     pub fn of(trace: &Trace) -> TraceInfo {
-        let mut info = TraceInfo {
+        let mut info = TraceInfo::blank(trace);
+        // Requests per device id, indexed by it (a request may name an id
+        // beyond the device table; `Trace::busiest_device` counts it too).
+        let mut per_device = vec![0usize; trace.devices.len()];
+        let (mut first, mut last) = (Nanos::MAX, Nanos::ZERO);
+        for r in &trace.requests {
+            info.count(r);
+            let d = usize::from(r.device.0);
+            if d >= per_device.len() {
+                per_device.resize(d + 1, 0);
+            }
+            per_device[d] += 1;
+            first = first.min(r.arrival);
+            last = last.max(r.effective_completion());
+        }
+        if !trace.requests.is_empty() {
+            info.span_s = (last - first).as_secs_f64();
+        }
+        // The busiest device, the first such on a tie (as
+        // `Trace::busiest_device`).
+        let (mut busiest, mut most) = (None, 0);
+        for (d, &n) in per_device.iter().enumerate() {
+            if n > most {
+                (busiest, most) = (Some(DeviceId(d as u16)), n);
+            }
+        }
+        let idle = match busiest {
+            Some(id) => {
+                info.idle_device = trace.device_name(id).to_string();
+                // A trace of one device is all of it, whatever ids its
+                // requests name.
+                let only = (trace.devices.len() > 1).then_some(id);
+                IdleSweep::of(&trace.requests, only)
+            }
+            None => IdleSweep::default(),
+        };
+        info.set_idle(idle.requests, idle.span, &idle.lengths);
+        info
+    }
+
+    /// The report of `trace` before anything is counted: its format and
+    /// its numbers of devices, requests and skipped records.
+    fn blank(trace: &Trace) -> TraceInfo {
+        TraceInfo {
             format: trace.format,
             devices: trace.devices.len(),
             requests: trace.requests.len(),
@@ -124,7 +236,7 @@ impl TraceInfo {
             read_bytes: 0,
             write_bytes: 0,
             skipped: trace.skipped,
-            span_s: trace.span().as_secs_f64(),
+            span_s: 0.0,
             start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
             idle_device: String::new(),
             idle_device_requests: 0,
@@ -136,53 +248,43 @@ impl TraceInfo {
             mean_idle_s: 0.0,
             long: Vec::new(),
             autocorrelation: vec![0.0; LAGS],
-        };
-        for r in &trace.requests {
-            let b = u64::from(r.bytes);
-            info.bytes += b;
-            match r.op {
-                Op::Read => {
-                    info.reads += 1;
-                    info.read_bytes += b;
-                }
-                Op::Write => {
-                    info.writes += 1;
-                    info.write_bytes += b;
-                }
-                Op::Flush => info.flushes += 1,
-                Op::Discard => info.discards += 1,
-            }
         }
-        let requests = match trace.busiest_device() {
-            Some(id) if trace.devices.len() > 1 => {
-                info.idle_device = trace.device_name(id).to_string();
-                trace.device_requests(id)
+    }
+
+    /// Counts `r` by kind, and its bytes.
+    fn count(&mut self, r: &Request) {
+        let b = u64::from(r.bytes);
+        self.bytes += b;
+        match r.op {
+            Op::Read => {
+                self.reads += 1;
+                self.read_bytes += b;
             }
-            Some(id) => {
-                info.idle_device = trace.device_name(id).to_string();
-                trace.requests.clone()
+            Op::Write => {
+                self.writes += 1;
+                self.write_bytes += b;
             }
-            None => Vec::new(),
-        };
-        info.idle_device_requests = requests.len();
-        let timeline = Timeline::from_requests(&requests);
-        drop(requests);
-        info.idle_device_span_s = timeline.span().as_secs_f64();
-        let lengths: Vec<f64> = timeline
-            .idle_periods()
-            .map(|p| p.len().as_secs_f64())
-            .collect();
+            Op::Flush => self.flushes += 1,
+            Op::Discard => self.discards += 1,
+        }
+    }
+
+    /// The idle picture of the idle device: its number of requests, its
+    /// span, and the lengths of its idle periods (seconds, in order).
+    fn set_idle(&mut self, requests: usize, span: Nanos, lengths: &[f64]) {
+        self.idle_device_requests = requests;
+        self.idle_device_span_s = span.as_secs_f64();
         let total: f64 = lengths.iter().sum();
-        info.idle_periods = lengths.len();
-        info.idle_s = total;
-        if info.idle_device_span_s > 0.0 {
-            info.idle_share = total / info.idle_device_span_s;
+        self.idle_periods = lengths.len();
+        self.idle_s = total;
+        if self.idle_device_span_s > 0.0 {
+            self.idle_share = total / self.idle_device_span_s;
         }
-        info.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
+        self.longest_idle_s = lengths.iter().copied().fold(0.0, f64::max);
         if !lengths.is_empty() {
-            info.mean_idle_s = total / lengths.len() as f64;
+            self.mean_idle_s = total / lengths.len() as f64;
         }
-        info.long = THRESHOLDS_S
+        self.long = THRESHOLDS_S
             .iter()
             .map(|&threshold_s| {
                 let (periods, time) = lengths
@@ -196,8 +298,7 @@ impl TraceInfo {
                 }
             })
             .collect();
-        info.autocorrelation = autocorrelation(&lengths, LAGS);
-        info
+        self.autocorrelation = autocorrelation(lengths, LAGS);
     }
 
     /// The numbers, flat, in a stable order: the keys of the JSON object
@@ -271,8 +372,76 @@ impl Serialize for TraceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull_core::request::Request;
-    use lull_core::time::Nanos;
+    use lull_core::event::Timeline;
+    use proptest::prelude::*;
+
+    /// `TraceInfo::of` as first written, the reference for the one-pass
+    /// version: the span and the busiest device found by `Trace`'s own
+    /// methods, that device's requests copied out, a `Timeline` built of
+    /// them, its idle periods collected (the counting and the statistics
+    /// of the lengths are shared).
+    fn reference(trace: &Trace) -> TraceInfo {
+        let mut info = TraceInfo::blank(trace);
+        info.span_s = trace.span().as_secs_f64();
+        for r in &trace.requests {
+            info.count(r);
+        }
+        let requests = match trace.busiest_device() {
+            Some(id) if trace.devices.len() > 1 => {
+                info.idle_device = trace.device_name(id).to_string();
+                trace.device_requests(id)
+            }
+            Some(id) => {
+                info.idle_device = trace.device_name(id).to_string();
+                trace.requests.clone()
+            }
+            None => Vec::new(),
+        };
+        let timeline = Timeline::from_requests(&requests);
+        let lengths: Vec<f64> = timeline
+            .idle_periods()
+            .map(|p| p.len().as_secs_f64())
+            .collect();
+        info.set_idle(requests.len(), timeline.span(), &lengths);
+        info
+    }
+
+    proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
+        /// The one-pass analysis gives exactly what the timeline gave, to
+        /// the last bit of every float: requests with ties, zero and
+        /// negative lengths, several devices (and ids beyond the device
+        /// table), sorted as a reader leaves them or not.
+        #[test]
+        fn matches_the_timeline(
+            requests in proptest::collection::vec(
+                (0u64..60, 0u64..40, 0u16..4, 0u8..4, 0u32..9000),
+                0..120,
+            ),
+            devices in 0usize..4,
+            sorted in any::<bool>(),
+            scale in prop_oneof![Just(1u64), Just(1_000_000), Just(250_000_000)],
+        ) {
+            let mut t = Trace::new("test");
+            for d in 0..devices {
+                t.device_id(&format!("d{d}"));
+            }
+            let ops = [Op::Read, Op::Write, Op::Flush, Op::Discard];
+            t.requests = requests
+                .iter()
+                .map(|&(a, len, dev, op, bytes)| {
+                    // Some completions before their arrival (read as 1 ns).
+                    let c = (a + len).saturating_sub(5);
+                    Request::new(Nanos(a * scale), Nanos(c * scale), ops[op as usize], 0, bytes)
+                        .on_device(DeviceId(dev))
+                })
+                .collect();
+            if sorted {
+                t.sort();
+            }
+            prop_assert_eq!(TraceInfo::of(&t), reference(&t));
+        }
+    }
 
     #[test]
     fn autocorrelation_of_known_series() {
