@@ -127,6 +127,23 @@ fn an_adaptive_timer_stuck_at_its_ceiling_comes_back_after_missed_periods() {
     assert!(stuck >= 32.0, "without the missed-period rule: {stuck} s");
 }
 
+/// Idle periods in regimes `(scale, spread, count)`: log-uniform around
+/// each scale, from a xorshift seeded with `seed`.
+fn periods(regimes: &[(f64, f64, usize)], seed: u64) -> Vec<f64> {
+    let mut periods = Vec::new();
+    let mut x = seed | 1;
+    for &(scale, spread, len) in regimes {
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            periods.push(scale * (spread * (2.0 * u - 1.0)).exp());
+        }
+    }
+    periods
+}
+
 /// The regret bound of `share` (module docs of `lull_detectors::share`).
 fn bound(eta: f64, alpha: f64, n: usize, best: f64) -> f64 {
     ((eta + (1.0 / (1.0 - alpha)).ln()) * best + (n as f64).ln()) / (1.0 - (-eta).exp())
@@ -148,15 +165,7 @@ proptest! {
         let b = 3.0;
         let n = 24;
         let mut e = ShareExperts::new(n, secs(b / 32.0), secs(4.0 * b), secs(b), eta, alpha, 0.0);
-        let mut periods = Vec::new();
-        let mut x = seed | 1;
-        for (scale, spread, len) in regimes {
-            for _ in 0..len {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                let u = (x >> 11) as f64 / (1u64 << 53) as f64;
-                periods.push(scale * (spread * (2.0 * u - 1.0)).exp());
-            }
-        }
+        let periods = periods(&regimes, seed);
         for &p in &periods {
             e.observe(secs(p));
         }
@@ -192,17 +201,7 @@ fn the_decisions_can_exceed_the_mixture_bound() {
     ];
     let (eta, alpha, n, b) = (1.4453039802606633, 0.0, 24, 3.0);
     let mut e = ShareExperts::new(n, secs(b / 32.0), secs(4.0 * b), secs(b), eta, alpha, 0.0);
-    let mut periods = Vec::new();
-    let mut x = 3541364942927755756u64 | 1;
-    for (scale, spread, len) in regimes {
-        for _ in 0..len {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
-            periods.push(scale * (spread * (2.0 * u - 1.0)).exp());
-        }
-    }
+    let periods = periods(&regimes, 3541364942927755756);
     for &p in &periods {
         e.observe(secs(p));
     }
