@@ -520,14 +520,10 @@ impl Pairing {
         // pass that costs nothing for a trace of one device). A comparison
         // sort of these keys was a ninth of the reader's instructions on
         // the Hadoop set, whose 57,635 requests never completed.
-        let left: Vec<((u32, u64), u32)> = self
-            .pending
-            .drain()
-            .map(|(k, c)| ((k.dev, k.sector), c.head))
-            .collect();
-        let left = radix_sort(left, |&((_, sector), _)| sector);
-        let left = radix_sort(left, |&((dev, _), _)| u64::from(dev));
-        for ((dev, _), head) in left {
+        let left: Vec<(Key, u32)> = self.pending.drain().map(|(k, c)| (k, c.head)).collect();
+        let left = radix_sort(left, |&(k, _)| k.sector);
+        let left = radix_sort(left, |&(k, _)| u64::from(k.dev));
+        for (Key { dev, .. }, head) in left {
             let mut at = head;
             while at != NIL {
                 let Slot { p, next } = self.slab[at as usize];
