@@ -140,15 +140,42 @@ struct Slot {
 /// The end of a [`Chain`].
 const NIL: u32 = u32::MAX;
 
+/// A `(device, sector)` key of the pairing's maps, in 12 bytes aligned to
+/// 4 (a `(u32, u64)` takes 16): the maps' entries shrink from 24 bytes to
+/// 20, and they are the reader's largest tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C, packed(4))]
+struct Key {
+    sector: u64,
+    dev: u32,
+}
+
+impl Key {
+    fn new(dev: u32, sector: u64) -> Key {
+        Key { sector, dev }
+    }
+}
+
+/// A sector as a value of the `ends` map, aligned to 4 like [`Key`].
+#[derive(Clone, Copy, Debug)]
+#[repr(C, packed(4))]
+struct Sector(u64);
+
+impl Sector {
+    fn get(self) -> u64 {
+        self.0
+    }
+}
+
 /// The pairing state machine (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Pairing {
-    pending: HashMap<(u32, u64), Chain>,
+    pending: HashMap<Key, Chain>,
     /// The waiting requests, by index; free slots are listed in `free`.
     slab: Vec<Slot>,
     free: Vec<u32>,
     /// `(device, end sector)` to the start sector of the request ending there.
-    ends: HashMap<(u32, u64), u64>,
+    ends: HashMap<Key, Sector>,
     groups: Vec<Vec<Pending>>,
     free_groups: Vec<usize>,
     names: HashMap<u32, DeviceId>,
@@ -252,8 +279,8 @@ impl Pairing {
     }
 
     fn forget_end(&mut self, dev: u32, p: &Pending) {
-        if let Entry::Occupied(e) = self.ends.entry((dev, p.end)) {
-            if *e.get() == p.sector {
+        if let Entry::Occupied(e) = self.ends.entry(Key::new(dev, p.end)) {
+            if e.get().get() == p.sector {
                 e.remove();
             }
         }
@@ -287,7 +314,7 @@ impl Pairing {
 
     /// Appends `p` to the requests waiting on `key`.
     #[inline(always)]
-    fn push(&mut self, key: (u32, u64), p: Pending) {
+    fn push(&mut self, key: Key, p: Pending) {
         let i = self.alloc(p);
         match self.pending.entry(key) {
             Entry::Occupied(mut e) => {
@@ -331,7 +358,7 @@ impl Pairing {
             }
             Action::BackMerge | Action::FrontMerge => {}
         }
-        let key = (ev.device, ev.sector);
+        let key = Key::new(ev.device, ev.sector);
         // Built where it is used: one built up front and copied into the
         // slab stalled on store forwarding, a tenth of the reader's time.
         let fresh = |issued: bool, slot: u32| Pending {
@@ -349,8 +376,10 @@ impl Pairing {
             Action::Queue => {
                 let slot = Self::reserve(trace, ev.time);
                 self.push(key, fresh(false, slot));
-                self.ends
-                    .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
+                self.ends.insert(
+                    Key::new(ev.device, ev.sector + sectors(ev.bytes)),
+                    Sector(ev.sector),
+                );
             }
             Action::Issue => {
                 let mut at = self.pending.get(&key).map_or(NIL, |c| c.head);
@@ -365,8 +394,10 @@ impl Pairing {
                     self.counts_of(ev.device).issue_only += 1;
                     let slot = Self::reserve(trace, ev.time);
                     self.push(key, fresh(true, slot));
-                    self.ends
-                        .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
+                    self.ends.insert(
+                        Key::new(ev.device, ev.sector + sectors(ev.bytes)),
+                        Sector(ev.sector),
+                    );
                 }
             }
             Action::Complete => {
@@ -413,10 +444,10 @@ impl Pairing {
             }
             Action::BackMerge => {
                 // The bio at `sector` was appended to the request ending there.
-                let Some(&host_start) = self.ends.get(&key) else {
+                let Some(host_start) = self.ends.get(&key).map(|s| s.get()) else {
                     return Ok(());
                 };
-                let host_key = (ev.device, host_start);
+                let host_key = Key::new(ev.device, host_start);
                 if host_key == key {
                     return Ok(());
                 }
@@ -428,7 +459,8 @@ impl Pairing {
                     self.forget_end(ev.device, &bio);
                     self.attach(&mut host, bio);
                     host.end = host.end.max(ev.sector + sectors(ev.bytes));
-                    self.ends.insert((ev.device, host.end), host_start);
+                    self.ends
+                        .insert(Key::new(ev.device, host.end), Sector(host_start));
                     self.counts_of(ev.device).merged += 1;
                 }
                 self.push(host_key, host);
@@ -436,7 +468,7 @@ impl Pairing {
             Action::FrontMerge => {
                 // The bio at `sector` was prepended to the request starting
                 // right after it; the host now completes at `sector`.
-                let host_key = (ev.device, ev.sector + sectors(ev.bytes));
+                let host_key = Key::new(ev.device, ev.sector + sectors(ev.bytes));
                 if host_key == key {
                     return Ok(());
                 }
@@ -448,7 +480,8 @@ impl Pairing {
                         self.forget_end(ev.device, &bio);
                         self.attach(&mut host, bio);
                         host.sector = ev.sector;
-                        self.ends.insert((ev.device, host.end), ev.sector);
+                        self.ends
+                            .insert(Key::new(ev.device, host.end), Sector(ev.sector));
                         self.push(key, host);
                         self.counts_of(ev.device).merged += 1;
                     }
@@ -459,7 +492,7 @@ impl Pairing {
         Ok(())
     }
 
-    fn take_last_queued(&mut self, key: (u32, u64)) -> Option<Pending> {
+    fn take_last_queued(&mut self, key: Key) -> Option<Pending> {
         let Entry::Occupied(mut e) = self.pending.entry(key) else {
             return None;
         };
@@ -487,10 +520,10 @@ impl Pairing {
         // pass that costs nothing for a trace of one device). A comparison
         // sort of these keys was a ninth of the reader's instructions on
         // the Hadoop set, whose 57,635 requests never completed.
-        let left: Vec<((u32, u64), u32)> = self.pending.drain().map(|(k, c)| (k, c.head)).collect();
-        let left = radix_sort(left, |&((_, sector), _)| sector);
-        let left = radix_sort(left, |&((dev, _), _)| u64::from(dev));
-        for ((dev, _), head) in left {
+        let left: Vec<(Key, u32)> = self.pending.drain().map(|(k, c)| (k, c.head)).collect();
+        let left = radix_sort(left, |&(k, _)| k.sector);
+        let left = radix_sort(left, |&(k, _)| u64::from(k.dev));
+        for (Key { dev, .. }, head) in left {
             let mut at = head;
             while at != NIL {
                 let Slot { p, next } = self.slab[at as usize];
