@@ -31,6 +31,7 @@
 //! | `hp97560` | 1.37 GB | 4002 | 3.64 ms | 23.7 ms | 2.46 MB/s | 2.2 ms | Ruemmler & Wilkes 1994 |
 //! | `wd-red-plus` (default) | 4 TB | 5400 | 1 ms | 20 ms | 150 MB/s | 0.1 ms | WD40EFRX identify data (capacity, rpm); the rest assumed |
 //! | `seagate-ultrathin` | 320 GB | 5400 | 1.5 ms | 25 ms | 100 MB/s | 0.1 ms | ST320LT030 capacity (IDEMA); the rest assumed |
+//! | `constellation-es2` | 2 TB | 7200 | 0.8 ms | 18 ms | 150 MB/s | 0.1 ms | ST32000645NS capacity (IDEMA) and rpm; the rest assumed |
 //!
 //! `hp97560` is the disk of the HP traces the paper used (1962 cylinders,
 //! 19 heads, 72 sectors of 512 bytes a track; seek `3.24 + 0.4·√d` ms short,
@@ -58,6 +59,15 @@
 //!   full-stroke 20 ms read seeks, and third-party listings of the sibling
 //!   Laptop Thin ST500LT012 give 1.5 ms track-to-track, 12 ms average and
 //!   an 800 Mbit/s (100 MB/s) media rate.
+//! - **`constellation-es2`** (Seagate Constellation ES.2, 2 TB,
+//!   ST32000645NS): 3 907 029 168 sectors is the IDEMA count of a 2 TB
+//!   drive (`97 696 368 + 1 953 504 × (2000 − 50)`) and 7200 rpm its
+//!   nominal speed; 0.8 ms / 18 ms seeks and 150 MB/s are assumed, as for
+//!   the custom-model example below.
+//!
+//! The power presets `paper-2.5in` and `kittyhawk` have no service model
+//! of their own: a drive named by them ([`crate::drive::Drive`]) takes
+//! `hp97560`'s, the disk model of the paper's time.
 //!
 //! The default is `wd-red-plus`:
 //! traces recorded today come from disks like it, and on the 1993
@@ -94,7 +104,12 @@ pub struct ServiceModel {
 
 /// The service-model preset names, in the order of the table in the module
 /// docs.
-pub const PRESETS: &[&str] = &["hp97560", "wd-red-plus", "seagate-ultrathin"];
+pub const PRESETS: &[&str] = &[
+    "hp97560",
+    "wd-red-plus",
+    "seagate-ultrathin",
+    "constellation-es2",
+];
 
 /// The default service-model preset.
 pub const DEFAULT_PRESET: &str = "wd-red-plus";
@@ -115,6 +130,7 @@ impl ServiceModel {
             "hp97560" => (1962 * 19 * 72, 4002.0, 3.64, 23.7, 2.46, 2.2),
             "wd-red-plus" => (7_814_037_168, 5400.0, 1.0, 20.0, 150.0, 0.1),
             "seagate-ultrathin" => (625_142_448, 5400.0, 1.5, 25.0, 100.0, 0.1),
+            "constellation-es2" => (3_907_029_168, 7200.0, 0.8, 18.0, 150.0, 0.1),
             _ => return None,
         };
         Some(ServiceModel {

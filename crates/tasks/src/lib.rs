@@ -77,6 +77,7 @@
 pub mod background;
 pub mod cleaning;
 pub mod device;
+pub mod drive;
 pub mod manners;
 pub mod power;
 pub mod spindown;
@@ -85,6 +86,7 @@ pub mod writeback;
 pub use background::{Admission, BackgroundTask, Baseline, DeviceIo, IoClass};
 pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};
+pub use drive::{Drive, PresetSource, Work};
 pub use power::PowerModel;
 pub use spindown::Spindown;
 pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};

@@ -10,6 +10,7 @@
 //! | `kittyhawk` | 1.6 W | 0.1 W | 2.2 W | 1.5 s | 1 s | 2.2 s | the paper, Table 1 and §2.5.1 |
 //! | `wd-red-plus` | 3.3 W | 0.4 W | 21 W | 10 s | 5 s | ≈ 72 s | WD Red (WD40EFRX) spec sheet, powers **not verified**, times assumed (below) |
 //! | `seagate-ultrathin` | 1.1 W | 0.18 W | 5 W | 3 s | 1 s | ≈ 16 s | Seagate Laptop Ultrathin HDD SATA Product Manual, Rev. C, §2.7.1 Table 3 (powers, checked); times assumed |
+//! | `constellation-es2` | 6.98 W | 1.47 W | 23.64 W | 13.5 s | 20 s | ≈ 58 s | Seagate Constellation ES.2 product manuals (2 TB): SAS Rev. G Table 3 (currents), SATA Rev. H §2.7 (times) |
 //!
 //! Where the figures come from, preset by preset. "Sourced" means read in
 //! the named document; everything else is said to be an assumption or
@@ -69,6 +70,21 @@
 //!   "spin-up time 3 s" of third-party spec listings of the sibling Laptop
 //!   Thin ST500LT012, not a Seagate document). Spin-up energy
 //!   `5 W × 3 s = 15 J`, break-even `15 J / 0.92 W ≈ 16.3 s`.
+//! - **`constellation-es2`**: a 3.5" 7200 rpm drive, Seagate Constellation
+//!   ES.2, 2 TB (ST32000645NS). Currents from the *Constellation ES.2 SAS
+//!   Product Manual*, Rev. G, Table 3 "2TB drive DC power requirements"
+//!   (the SAS and SATA models share the mechanics; 6 Gb mode): average
+//!   idle 0.46 A at 5 V and 0.39 A at 12 V (`p_active = 2.30 + 4.68 =
+//!   6.98 W`), Standby_Z 0.27 A and 0.01 A (`p_sleep = 1.35 + 0.12 =
+//!   1.47 W`), maximum starting current (peak DC) 0.60 A and 1.72 A
+//!   (`p_spinup = 3.00 + 20.64 = 23.64 W`, an upper bound as above).
+//!   Times from the *Constellation ES.2 Serial ATA Product Manual*,
+//!   Rev. H, §2.7 "Start/stop times", 2 TB models: standby to ready
+//!   13.5 s (max), ready to spindle stop 20 s (max); both maxima.
+//!   Spin-up energy `23.64 W × 13.5 s ≈ 319 J`, break-even
+//!   `319 J / 5.51 W ≈ 57.9 s`. It stands for the class of 3.5" drives
+//!   at 7200 rpm and more when a drive is identified by its rotation rate
+//!   only ([`crate::drive`]).
 //!
 //! Custom values: `p_active=1.6,p_sleep=0.4,p_spinup=2.4,t_spinup=1.5s,t_spindown=1s`
 //! (powers in watts, times with a unit or as bare seconds), or a preset
@@ -102,6 +118,7 @@ pub const PRESETS: &[&str] = &[
     "kittyhawk",
     "wd-red-plus",
     "seagate-ultrathin",
+    "constellation-es2",
 ];
 
 /// The default preset: the paper's 2.5" disk.
@@ -134,6 +151,7 @@ impl PowerModel {
             "kittyhawk" => [1.6, 0.1, 2.2, 1.5, 1.0],
             "wd-red-plus" => [3.3, 0.4, 21.0, 10.0, 5.0],
             "seagate-ultrathin" => [1.1, 0.18, 5.0, 3.0, 1.0],
+            "constellation-es2" => [6.98, 1.47, 23.64, 13.5, 20.0],
             _ => return None,
         };
         Some(PowerModel::named(name, p))
@@ -329,6 +347,18 @@ mod tests {
         // Assumed 3 s spin-up: 5 W · 3 s = 15 J; 15 J / 0.92 W ≈ 16.3 s.
         assert!((m.spinup_energy() - 15.0).abs() < 1e-12);
         assert!((m.break_even() - 15.0 / 0.92).abs() < 1e-12);
+    }
+
+    #[test]
+    fn constellation_es2_from_its_manuals() {
+        let m = PowerModel::preset("constellation-es2").unwrap();
+        // Table 3: idle 0.46 A·5 V + 0.39 A·12 V; Standby_Z 0.27 A·5 V +
+        // 0.01 A·12 V; peak start 0.60 A·5 V + 1.72 A·12 V.
+        assert!((m.p_active - (0.46 * 5.0 + 0.39 * 12.0)).abs() < 1e-9);
+        assert!((m.p_sleep - (0.27 * 5.0 + 0.01 * 12.0)).abs() < 1e-9);
+        assert!((m.p_spinup - (0.60 * 5.0 + 1.72 * 12.0)).abs() < 1e-9);
+        // 23.64 W · 13.5 s / 5.51 W ≈ 57.9 s.
+        assert!((m.break_even() - 23.64 * 13.5 / 5.51).abs() < 1e-9);
     }
 
     #[test]
