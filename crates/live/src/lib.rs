@@ -75,6 +75,7 @@ pub mod diskstats;
 pub mod drive;
 pub mod hd_idle;
 pub mod hooks;
+pub mod identify;
 pub mod jobs;
 pub mod log;
 pub mod metrics;

@@ -1,0 +1,376 @@
+//! Asking a drive what it is: its model, serial number, rotation rate and
+//! form factor, through the transports the daemon already has.
+//!
+//! The answers choose the drive's preset and so its break-even time B
+//! ([`lull_tasks::drive`]), tell a solid-state disk (never spun down)
+//! from a rotating one, and give the serial number that the state file
+//! keys a drive by, whatever kernel name it comes back under.
+//!
+//! # What is asked, in order
+//!
+//! | step | command | fields |
+//! |---|---|---|
+//! | 1 | SCSI INQUIRY (SPC-4 6.6), standard data | vendor (bytes 8–15), product (16–31) |
+//! | 2 | INQUIRY, VPD page 80h Unit Serial Number (SPC-4 7.8.15) | serial (bytes 4…) |
+//! | 3 | INQUIRY, VPD page B1h Block Device Characteristics (SBC-4 6.6.2) | MEDIUM ROTATION RATE (bytes 4–5), NOMINAL FORM FACTOR (byte 7, bits 3:0) |
+//! | 4 | INQUIRY, VPD page 89h ATA Information (SAT-4 12.4.2) | the drive's IDENTIFY DEVICE data (bytes 60–571) |
+//! | 5 | ATA IDENTIFY DEVICE (ACS-3 7.12) in ATA PASS-THROUGH (16), then (12), PIO data-in | model (words 27–46), serial (10–19), form factor (168), rotation rate (217) |
+//! | 6 | `/sys/block/NAME/queue/rotational` | the kernel's rotational flag |
+//!
+//! Steps 1 to 4 are answered by the SCSI layer between host and drive
+//! (libata answers them from the IDENTIFY data it read at probe time), so
+//! they never reach the medium. Step 5 goes to the drive and is sent only
+//! when steps 1–4 left the rotation rate or the model unknown (a USB
+//! bridge that implements no VPD pages); ACS lets a drive in standby
+//! answer IDENTIFY DEVICE, but some spin up for it, so the daemon asks once
+//! per appearance of a drive and keeps the answer in the state file.
+//! Every step that fails (an illegal request, SG_IO not supported on a
+//! loop or NVMe device) is skipped; what was learnt is merged, ATA's answer
+//! first.
+//!
+//! The parsers take byte slices and never panic on any input; the tests
+//! pin them on fixtures laid out as the standards define them.
+
+use std::path::Path;
+
+use lull_tasks::drive::{DriveFacts, FormFactor, Rotation};
+use serde::{Deserialize, Serialize};
+
+use crate::transport::Link;
+
+/// Operation code of INQUIRY (SPC-4 6.6).
+pub const OP_INQUIRY: u8 = 0x12;
+/// ATA IDENTIFY DEVICE (ACS-3 7.12).
+pub const ATA_IDENTIFY_DEVICE: u8 = 0xEC;
+/// The PROTOCOL field value PIO Data-In (SAT: 4h).
+const PROTOCOL_PIO_DATA_IN: u8 = 4;
+/// Byte 2 of an ATA PASS-THROUGH reading one 512-byte block: T_DIR (bit
+/// 3, from the device), BYTE_BLOCK (bit 2, lengths in blocks), T_LENGTH
+/// (bits 1:0 = 2h, the length is in the COUNT field).
+const DATA_IN_ONE_BLOCK: u8 = (1 << 3) | (1 << 2) | 2;
+
+/// INQUIRY (SPC-4 6.6) for `alloc` bytes: the standard data (`page` =
+/// `None`) or the vital product data page `page` (EVPD = 1).
+///
+/// Byte 0 operation code 12h; byte 1 bit 0 EVPD; byte 2 PAGE CODE; bytes
+/// 3–4 ALLOCATION LENGTH (big-endian); byte 5 CONTROL (0).
+pub fn inquiry(page: Option<u8>, alloc: u16) -> [u8; 6] {
+    let [hi, lo] = alloc.to_be_bytes();
+    [
+        OP_INQUIRY,
+        u8::from(page.is_some()),
+        page.unwrap_or(0),
+        hi,
+        lo,
+        0,
+    ]
+}
+
+/// ATA IDENTIFY DEVICE in ATA PASS-THROUGH (16) (SAT 13.2.3): PROTOCOL
+/// PIO Data-In (byte 1 = 4h << 1), T_DIR, BYTE_BLOCK and T_LENGTH = 2h
+/// (byte 2), COUNT 1 (byte 6), COMMAND ECh (byte 14).
+pub fn identify_16() -> [u8; 16] {
+    let mut c = [0u8; 16];
+    c[0] = crate::sgio::OP_ATA_PASS_THROUGH_16;
+    c[1] = PROTOCOL_PIO_DATA_IN << 1;
+    c[2] = DATA_IN_ONE_BLOCK;
+    c[6] = 1;
+    c[14] = ATA_IDENTIFY_DEVICE;
+    c
+}
+
+/// ATA IDENTIFY DEVICE in ATA PASS-THROUGH (12) (SAT 13.2.2): the same
+/// fields, COUNT in byte 4 and COMMAND in byte 9.
+pub fn identify_12() -> [u8; 12] {
+    let mut c = [0u8; 12];
+    c[0] = crate::sgio::OP_ATA_PASS_THROUGH_12;
+    c[1] = PROTOCOL_PIO_DATA_IN << 1;
+    c[2] = DATA_IN_ONE_BLOCK;
+    c[4] = 1;
+    c[9] = ATA_IDENTIFY_DEVICE;
+    c
+}
+
+/// What ATA IDENTIFY DEVICE data says (ACS-3 7.12.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtaIdentity {
+    /// Words 27–46, trimmed.
+    pub model: String,
+    /// Words 10–19, trimmed.
+    pub serial: String,
+    /// Word 217.
+    pub rotation: Rotation,
+    /// Word 168, bits 3:0.
+    pub form_factor: Option<FormFactor>,
+}
+
+/// An ATA string: `words` 16-bit words, the first character in the high
+/// byte of each (ACS-3 3.4.9), trimmed of spaces and NULs; `None` when
+/// empty or not printable ASCII.
+fn ata_string(data: &[u8], first_word: usize, words: usize) -> Option<String> {
+    let bytes = data.get(2 * first_word..2 * (first_word + words))?;
+    let mut s = String::with_capacity(2 * words);
+    for pair in bytes.chunks_exact(2) {
+        s.push(char::from(pair[1]));
+        s.push(char::from(pair[0]));
+    }
+    printable(&s)
+}
+
+/// `s` trimmed, if it is non-empty printable ASCII.
+fn printable(s: &str) -> Option<String> {
+    let t = s.trim_matches(|c: char| c == ' ' || c == '\0');
+    (!t.is_empty() && t.chars().all(|c| c.is_ascii_graphic() || c == ' ')).then(|| t.to_string())
+}
+
+fn word(data: &[u8], w: usize) -> u16 {
+    data.get(2 * w..2 * w + 2)
+        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+}
+
+/// Parses 512 bytes of IDENTIFY DEVICE data (16-bit words, little-endian,
+/// as SG_IO returns them). `None` when the data is not a usable answer:
+/// shorter than 512 bytes, an ATAPI device (word 0 bit 15), a failed
+/// integrity word (word 255: signature A5h in bits 7:0, and the checksum
+/// in bits 15:8 making all 512 bytes sum to 0 modulo 256), or no model.
+pub fn parse_identify(data: &[u8]) -> Option<AtaIdentity> {
+    let data = data.get(..512)?;
+    if word(data, 0) & 0x8000 != 0 {
+        return None;
+    }
+    if data[510] == 0xA5 && data.iter().fold(0u8, |a, &b| a.wrapping_add(b)) != 0 {
+        return None;
+    }
+    Some(AtaIdentity {
+        model: ata_string(data, 27, 20)?,
+        serial: ata_string(data, 10, 10).unwrap_or_default(),
+        rotation: Rotation::from_code(word(data, 217)),
+        form_factor: FormFactor::from_code((word(data, 168) & 0x0f) as u8),
+    })
+}
+
+/// What standard INQUIRY data says (SPC-4 6.6.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inquiry {
+    /// PERIPHERAL DEVICE TYPE (byte 0, bits 4:0): 0 a direct-access
+    /// block device.
+    pub device_type: u8,
+    /// T10 VENDOR IDENTIFICATION (bytes 8–15), trimmed.
+    pub vendor: String,
+    /// PRODUCT IDENTIFICATION (bytes 16–31), trimmed.
+    pub product: String,
+}
+
+/// Parses standard INQUIRY data; `None` when shorter than 32 bytes or the
+/// product is not printable.
+pub fn parse_inquiry(data: &[u8]) -> Option<Inquiry> {
+    let d = data.get(..32)?;
+    let text = |r: std::ops::Range<usize>| String::from_utf8_lossy(&d[r]).into_owned();
+    Some(Inquiry {
+        device_type: d[0] & 0x1f,
+        vendor: printable(&text(8..16)).unwrap_or_default(),
+        product: printable(&text(16..32))?,
+    })
+}
+
+/// The payload of VPD page `page`: bytes 4 to 4 + PAGE LENGTH (bytes 2–3),
+/// if byte 1 is `page` and the length fits.
+fn vpd(data: &[u8], page: u8) -> Option<&[u8]> {
+    if data.len() < 4 || data[1] != page {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([data[2], data[3]]));
+    data.get(4..4 + len)
+}
+
+/// The PRODUCT SERIAL NUMBER of a Unit Serial Number VPD page (80h),
+/// trimmed; `None` when absent or blank.
+pub fn parse_vpd_serial(data: &[u8]) -> Option<String> {
+    printable(&String::from_utf8_lossy(vpd(data, 0x80)?))
+}
+
+/// MEDIUM ROTATION RATE and NOMINAL FORM FACTOR of a Block Device
+/// Characteristics VPD page (B1h).
+pub fn parse_vpd_characteristics(data: &[u8]) -> Option<(Rotation, Option<FormFactor>)> {
+    let p = vpd(data, 0xB1)?;
+    let rate = u16::from_be_bytes([*p.first()?, *p.get(1)?]);
+    Some((
+        Rotation::from_code(rate),
+        p.get(3).and_then(|&b| FormFactor::from_code(b & 0x0f)),
+    ))
+}
+
+/// The IDENTIFY DEVICE data inside an ATA Information VPD page (89h),
+/// bytes 60–571.
+pub fn parse_vpd_ata_information(data: &[u8]) -> Option<AtaIdentity> {
+    vpd(data, 0x89)?;
+    parse_identify(data.get(60..572)?)
+}
+
+/// What identification found out about a drive, as the state file keeps
+/// it (so a restart does not ask again).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Identity {
+    /// The model string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The serial number: what the state follows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// The rotation-rate field as reported (0 none, 1 non-rotating, else rpm).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotation_code: Option<u16>,
+    /// The form-factor code as reported (bits 3:0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form_factor_code: Option<u8>,
+    /// The kernel's `queue/rotational`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    /// Which commands answered (`INQUIRY, VPD 80h, VPD B1h`).
+    pub via: String,
+    /// The device numbers it was asked on (`major:minor`).
+    pub device: String,
+    /// The kernel name it was asked on.
+    pub kernel: String,
+}
+
+impl Identity {
+    /// The facts the preset resolution uses.
+    pub fn facts(&self) -> DriveFacts {
+        DriveFacts {
+            model: self.model.clone(),
+            rotation: self.rotation_code.map(Rotation::from_code),
+            form_factor: self.form_factor_code.and_then(FormFactor::from_code),
+            rotational: self.rotational,
+        }
+    }
+
+    /// The key the state file follows the drive by: `serial:…` when the
+    /// drive has a serial number.
+    pub fn key(&self) -> Option<String> {
+        self.serial.as_ref().map(|s| format!("serial:{s}"))
+    }
+
+    fn take_ata(&mut self, a: AtaIdentity, via: &str) {
+        self.model = Some(a.model);
+        if !a.serial.is_empty() {
+            self.serial = Some(a.serial);
+        }
+        let code = match a.rotation {
+            Rotation::Unknown => None,
+            Rotation::NonRotating => Some(1),
+            Rotation::Rpm(r) => Some(r),
+        };
+        self.rotation_code = code.or(self.rotation_code);
+        self.form_factor_code = a
+            .form_factor
+            .map(form_factor_code)
+            .or(self.form_factor_code);
+        self.note(via);
+    }
+
+    fn note(&mut self, via: &str) {
+        if !self.via.is_empty() {
+            self.via.push_str(", ");
+        }
+        self.via.push_str(via);
+    }
+
+    fn knows_enough(&self) -> bool {
+        let model_known = self
+            .model
+            .as_deref()
+            .is_some_and(|m| lull_tasks::drive::preset_for_model(m).is_some());
+        model_known || self.rotation_code.is_some_and(|c| c == 1 || c >= 0x0401)
+    }
+}
+
+fn form_factor_code(f: FormFactor) -> u8 {
+    match f {
+        FormFactor::In5_25 => 1,
+        FormFactor::In3_5 => 2,
+        FormFactor::In2_5 => 3,
+        FormFactor::In1_8 => 4,
+        FormFactor::Below1_8 => 5,
+    }
+}
+
+/// Asks the drive behind `link` what it is (the steps of the module docs)
+/// and reads `rotational` (the contents of `queue/rotational`, if the
+/// caller could read it). Never fails: what could not be learnt stays
+/// unknown.
+pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
+    let mut id = Identity {
+        rotational,
+        ..Identity::default()
+    };
+    let mut ask = |page: Option<u8>, alloc: u16| -> Option<Vec<u8>> {
+        let r = link.send(&inquiry(page, alloc), usize::from(alloc)).ok()?;
+        r.ok.then_some(r.data)
+    };
+    if let Some(q) = ask(None, 96).as_deref().and_then(parse_inquiry) {
+        let model = if q.vendor.is_empty() || q.vendor == "ATA" {
+            q.product
+        } else {
+            format!("{} {}", q.vendor, q.product)
+        };
+        id.model = Some(model);
+        id.note("INQUIRY");
+    }
+    if let Some(s) = ask(Some(0x80), 252).as_deref().and_then(parse_vpd_serial) {
+        id.serial = Some(s);
+        id.note("VPD 80h");
+    }
+    if let Some((rot, ff)) = ask(Some(0xB1), 64)
+        .as_deref()
+        .and_then(parse_vpd_characteristics)
+    {
+        if rot != Rotation::Unknown {
+            id.rotation_code = Some(match rot {
+                Rotation::NonRotating => 1,
+                Rotation::Rpm(r) => r,
+                Rotation::Unknown => 0,
+            });
+        }
+        id.form_factor_code = ff.map(form_factor_code);
+        id.note("VPD B1h");
+    }
+    if let Some(a) = ask(Some(0x89), 572)
+        .as_deref()
+        .and_then(parse_vpd_ata_information)
+    {
+        id.take_ata(a, "VPD 89h");
+    }
+    if !id.knows_enough() {
+        for (cdb, via) in [
+            (&identify_16()[..], "IDENTIFY (PASS-THROUGH 16)"),
+            (&identify_12()[..], "IDENTIFY (PASS-THROUGH 12)"),
+        ] {
+            let answer = link.send(cdb, 512).ok().filter(|r| r.ok);
+            if let Some(a) = answer.as_ref().and_then(|r| parse_identify(&r.data)) {
+                id.take_ata(a, via);
+                break;
+            }
+        }
+    }
+    if id.rotational.is_some() {
+        id.note("queue/rotational");
+    }
+    id
+}
+
+/// The kernel's rotational flag of disk `kernel` under the sysfs root
+/// `sysfs` (`/sys`): `Some(false)` for `0`, `Some(true)` for `1`.
+pub fn sysfs_rotational(sysfs: &Path, kernel: &str) -> Option<bool> {
+    let text =
+        std::fs::read_to_string(sysfs.join("block").join(kernel).join("queue/rotational")).ok()?;
+    match text.trim() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

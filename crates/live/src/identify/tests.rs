@@ -1,0 +1,269 @@
+//! The identification parsers over byte fixtures laid out as ATA/ACS, SPC
+//! and SBC define them, and the order of questions over a fake link.
+
+use super::*;
+use crate::sgio::{Reply, SendError};
+use crate::transport::HdparmAnswer;
+use lull_tasks::drive::{Drive, PresetSource};
+use proptest::prelude::*;
+
+/// IDENTIFY DEVICE data: `model` in words 27–46 and `serial` in 10–19
+/// (ATA strings: first character in each word's high byte), `form` in
+/// word 168, `rpm` in word 217, and the integrity word 255 (signature
+/// A5h, checksum) when `checksum`.
+fn identify_data(model: &str, serial: &str, form: u16, rpm: u16, checksum: bool) -> Vec<u8> {
+    let mut d = vec![0u8; 512];
+    let mut put_string = |first: usize, words: usize, s: &str| {
+        let mut padded = s.as_bytes().to_vec();
+        padded.resize(2 * words, b' ');
+        for (w, pair) in padded.chunks_exact(2).enumerate() {
+            d[2 * (first + w)] = pair[1];
+            d[2 * (first + w) + 1] = pair[0];
+        }
+    };
+    put_string(27, 20, model);
+    put_string(10, 10, serial);
+    d[2 * 168..2 * 168 + 2].copy_from_slice(&form.to_le_bytes());
+    d[2 * 217..2 * 217 + 2].copy_from_slice(&rpm.to_le_bytes());
+    if checksum {
+        d[510] = 0xA5;
+        let sum = d[..511].iter().fold(0u8, |a, &b| a.wrapping_add(b));
+        d[511] = 0u8.wrapping_sub(sum);
+    }
+    d
+}
+
+/// Standard INQUIRY data (SPC-4 table 148): device type 0, vendor,
+/// product, revision.
+fn inquiry_data(vendor: &str, product: &str) -> Vec<u8> {
+    let mut d = vec![0u8; 36];
+    d[2] = 6; // VERSION: SPC-4
+    d[4] = 31; // ADDITIONAL LENGTH
+    let mut field = |at: usize, len: usize, s: &str| {
+        let mut b = s.as_bytes().to_vec();
+        b.resize(len, b' ');
+        d[at..at + len].copy_from_slice(&b);
+    };
+    field(8, 8, vendor);
+    field(16, 16, product);
+    field(32, 4, "0001");
+    d
+}
+
+fn vpd_page(page: u8, payload: &[u8]) -> Vec<u8> {
+    let mut d = vec![0, page];
+    d.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+    d.extend_from_slice(payload);
+    d
+}
+
+/// Block Device Characteristics (SBC-4 table 236): rotation rate in bytes
+/// 4–5, form factor in byte 7, page length 3Ch.
+fn bdc_page(rate: u16, form: u8) -> Vec<u8> {
+    let mut p = vec![0u8; 0x3c];
+    p[..2].copy_from_slice(&rate.to_be_bytes());
+    p[3] = form;
+    vpd_page(0xB1, &p)
+}
+
+#[test]
+fn identify_device_fields_are_where_acs_puts_them() {
+    let d = identify_data("WDC WD40EFRX-68N32N0", "WD-WCC7K1234567", 2, 5400, true);
+    let a = parse_identify(&d).unwrap();
+    assert_eq!(a.model, "WDC WD40EFRX-68N32N0");
+    assert_eq!(a.serial, "WD-WCC7K1234567");
+    assert_eq!(a.rotation, Rotation::Rpm(5400));
+    assert_eq!(a.form_factor, Some(FormFactor::In3_5));
+    // The preset follows the model.
+    let drive = Drive::identified(&Identity {
+        model: Some(a.model),
+        ..Identity::default()
+    }
+    .facts());
+    assert_eq!((drive.preset.as_str(), drive.source), ("wd-red-plus", PresetSource::Identified));
+}
+
+#[test]
+fn a_bad_integrity_word_or_an_atapi_device_is_no_answer() {
+    let mut d = identify_data("ST32000645NS", "Z1234", 2, 7200, true);
+    assert!(parse_identify(&d).is_some());
+    d[100] ^= 1;
+    assert!(parse_identify(&d).is_none(), "the checksum no longer adds up");
+    let mut atapi = identify_data("QEMU DVD-ROM", "1", 0, 0, false);
+    atapi[1] |= 0x80;
+    assert!(parse_identify(&atapi).is_none());
+    assert!(parse_identify(&[0u8; 511]).is_none());
+    assert!(parse_identify(&[0u8; 512]).is_none(), "no model");
+}
+
+#[test]
+fn a_solid_state_drive_reports_rotation_one() {
+    let d = identify_data("Samsung SSD 870 EVO 1TB", "S6P", 3, 1, true);
+    let a = parse_identify(&d).unwrap();
+    assert_eq!(a.rotation, Rotation::NonRotating);
+    let id = Identity {
+        model: Some(a.model),
+        rotation_code: Some(1),
+        ..Identity::default()
+    };
+    assert_eq!(id.facts().spins(), Some(false));
+}
+
+#[test]
+fn inquiry_and_vpd_pages_follow_spc_and_sbc() {
+    let q = parse_inquiry(&inquiry_data("SEAGATE", "ST2000NM0001")).unwrap();
+    assert_eq!((q.device_type, q.vendor.as_str(), q.product.as_str()), (0, "SEAGATE", "ST2000NM0001"));
+    assert_eq!(parse_vpd_serial(&vpd_page(0x80, b"  Z1P2Q3R4  ")).as_deref(), Some("Z1P2Q3R4"));
+    assert_eq!(parse_vpd_serial(&vpd_page(0x83, b"Z1")), None, "another page");
+    assert_eq!(parse_vpd_serial(&vpd_page(0x80, b"    ")), None, "blank");
+    assert_eq!(
+        parse_vpd_characteristics(&bdc_page(7200, 0x22)),
+        Some((Rotation::Rpm(7200), Some(FormFactor::In3_5))),
+        "bits 7:4 of byte 7 (WABEREQ, WACEREQ) are not the form factor"
+    );
+    assert_eq!(
+        parse_vpd_characteristics(&bdc_page(1, 3)),
+        Some((Rotation::NonRotating, Some(FormFactor::In2_5)))
+    );
+    let mut ata_info = vec![0u8; 568];
+    ata_info[56..568].copy_from_slice(&identify_data("WDC WD60EFZX-68B3FN0", "WD-C80", 2, 5640, true));
+    let page = vpd_page(0x89, &ata_info);
+    assert_eq!(page.len(), 572);
+    assert_eq!(parse_vpd_ata_information(&page).unwrap().model, "WDC WD60EFZX-68B3FN0");
+}
+
+#[test]
+fn command_blocks_follow_the_standards() {
+    assert_eq!(inquiry(None, 96), [0x12, 0, 0, 0, 96, 0]);
+    assert_eq!(inquiry(Some(0xB1), 64), [0x12, 1, 0xB1, 0, 64, 0]);
+    assert_eq!(inquiry(Some(0x89), 572), [0x12, 1, 0x89, 0x02, 0x3c, 0]);
+    let c = identify_16();
+    assert_eq!((c[0], c[1], c[2], c[6], c[14]), (0x85, 0x08, 0x0e, 1, 0xec));
+    assert!(c.iter().enumerate().all(|(i, &b)| [0, 1, 2, 6, 14].contains(&i) || b == 0));
+    let c = identify_12();
+    assert_eq!((c[0], c[1], c[2], c[4], c[9]), (0xa1, 0x08, 0x0e, 1, 0xec));
+}
+
+/// A drive behind a link: answers the INQUIRY pages in `pages` (by page
+/// code, `None` the standard data) and ATA IDENTIFY with `ata`; refuses
+/// the rest.
+struct Fake {
+    pages: Vec<(Option<u8>, Vec<u8>)>,
+    ata: Option<Vec<u8>>,
+    sent: Vec<Vec<u8>>,
+}
+
+impl Link for Fake {
+    fn send(&mut self, cdb: &[u8], _data_in: usize) -> Result<Reply, SendError> {
+        self.sent.push(cdb.to_vec());
+        let data = if cdb[0] == OP_INQUIRY {
+            let page = (cdb[1] & 1 == 1).then_some(cdb[2]);
+            self.pages.iter().find(|p| p.0 == page).map(|p| p.1.clone())
+        } else {
+            self.ata.clone()
+        };
+        Ok(match data {
+            Some(data) => Reply {
+                ok: true,
+                data,
+                ..Reply::default()
+            },
+            None => Reply {
+                status: 2,
+                // Fixed sense: ILLEGAL REQUEST, INVALID FIELD IN CDB.
+                sense: vec![0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x24, 0],
+                ..Reply::default()
+            },
+        })
+    }
+    fn hdparm_check(&mut self) -> HdparmAnswer {
+        HdparmAnswer::Missing
+    }
+    fn hdparm_standby(&mut self) -> Result<(), String> {
+        Err("no".into())
+    }
+}
+
+#[test]
+fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
+    let ata = identify_data("WDC WD40EFRX-68N32N0", "WD-WCC7K1234567", 2, 5400, true);
+    let mut info = vec![0u8; 568];
+    info[56..].copy_from_slice(&ata);
+    let mut fake = Fake {
+        pages: vec![
+            (None, inquiry_data("ATA", "WDC WD40EFRX-68N")),
+            (Some(0x80), vpd_page(0x80, b"WD-WCC7K1234567")),
+            (Some(0xB1), bdc_page(5400, 2)),
+            (Some(0x89), vpd_page(0x89, &info)),
+        ],
+        ata: Some(ata),
+        sent: Vec::new(),
+    };
+    let id = identify(&mut fake, Some(true));
+    assert_eq!(id.model.as_deref(), Some("WDC WD40EFRX-68N32N0"), "VPD 89h's full model wins");
+    assert_eq!(id.serial.as_deref(), Some("WD-WCC7K1234567"));
+    assert_eq!((id.rotation_code, id.form_factor_code), (Some(5400), Some(2)));
+    assert!(fake.sent.iter().all(|c| c[0] == OP_INQUIRY), "nothing reached the drive itself");
+    assert_eq!(id.via, "INQUIRY, VPD 80h, VPD B1h, VPD 89h, queue/rotational");
+}
+
+#[test]
+fn a_bridge_without_vpd_pages_is_asked_identify() {
+    let mut fake = Fake {
+        pages: vec![(None, inquiry_data("JMicron", "Generic"))],
+        ata: Some(identify_data("ST32000645NS", "Z1P0ABCD", 2, 7200, true)),
+        sent: Vec::new(),
+    };
+    let id = identify(&mut fake, None);
+    assert_eq!(id.model.as_deref(), Some("ST32000645NS"));
+    assert_eq!(id.key().as_deref(), Some("serial:Z1P0ABCD"));
+    assert_eq!(Drive::identified(&id.facts()).preset, "constellation-es2");
+    assert_eq!(fake.sent.last().unwrap()[0], 0x85);
+}
+
+#[test]
+fn nothing_answers_a_loop_device() {
+    struct NotSg;
+    impl Link for NotSg {
+        fn send(&mut self, _: &[u8], _: usize) -> Result<Reply, SendError> {
+            Err(SendError::NotSg("loop0: not a SCSI device".into()))
+        }
+        fn hdparm_check(&mut self) -> HdparmAnswer {
+            HdparmAnswer::Missing
+        }
+        fn hdparm_standby(&mut self) -> Result<(), String> {
+            Err("no".into())
+        }
+    }
+    let id = identify(&mut NotSg, Some(false));
+    assert_eq!((id.model.as_ref(), id.serial.as_ref()), (None, None));
+    assert_eq!(id.facts().spins(), Some(false));
+    assert_eq!(id.via, "queue/rotational");
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(512))]
+
+    /// The parsers never panic, whatever bytes a device returns.
+    #[test]
+    fn parsers_never_panic(data in prop::collection::vec(any::<u8>(), 0..700)) {
+        let _ = parse_identify(&data);
+        let _ = parse_inquiry(&data);
+        let _ = parse_vpd_serial(&data);
+        let _ = parse_vpd_characteristics(&data);
+        let _ = parse_vpd_ata_information(&data);
+    }
+
+    /// Any model and serial written into IDENTIFY data read back as written.
+    #[test]
+    fn identify_strings_round_trip(
+        model in "[A-Z0-9][A-Z0-9 -]{0,38}[A-Z0-9]",
+        serial in "[A-Z0-9-]{1,20}",
+        rpm in 0x0401u16..0xfffe,
+    ) {
+        let a = parse_identify(&identify_data(&model, &serial, 2, rpm, true)).unwrap();
+        prop_assert_eq!(a.model, model);
+        prop_assert_eq!(a.serial, serial);
+        prop_assert_eq!(a.rotation, Rotation::Rpm(rpm));
+    }
+}
