@@ -16,9 +16,13 @@ pub(crate) struct Args {
     /// state file.
     #[arg(long, conflicts_with = "check")]
     dry_run: bool,
-    /// Validate the configuration, show which disks it names, and exit.
+    /// Validate the configuration, show which disks it names (with the
+    /// drive each was identified as and its break-even time B), and exit.
     #[arg(long)]
     check: bool,
+    /// Output format of `--check`.
+    #[arg(long, value_enum, default_value_t, requires = "check")]
+    format: super::Format,
     /// Print the lull configuration equivalent to hd-idle's options (the
     /// value of HD_IDLE_OPTS, quoted as one argument) and exit; see
     /// docs/coming-from-hd-idle.md.
@@ -43,8 +47,14 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         )));
     };
     if args.check {
-        let summary = lull_live::check(&config, &registry).map_err(CliError::input)?;
-        print!("{summary}");
+        let report = lull_live::check_report(&config, &registry).map_err(CliError::input)?;
+        match args.format {
+            super::Format::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&report).map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
+            ),
+            super::Format::Text => print!("{}", report.text()),
+        }
         return Ok(());
     }
     lull_live::init_logging().map_err(|e| CliError::input(anyhow::anyhow!(e)))?;

@@ -27,8 +27,10 @@ pub(crate) struct Args {
     /// hour, day or whole hours dividing a day; S may be relative to B.
     #[arg(long = "job", required = true)]
     jobs: Vec<String>,
-    /// Device preset: its break-even time B scales `--wait` and `B` in
-    /// job specs.
+    /// The drive (a preset, with optional overrides): its break-even time
+    /// B for work that moves I/O (the service model's random access time,
+    /// as for a daemon disk with `task = "jobs"` and the same `preset`)
+    /// scales `--wait` and `B` in job specs.
     #[arg(long)]
     device: Option<String>,
     /// How long the device must be idle before a job starts (may be
@@ -63,7 +65,11 @@ fn request_text(r: &Request) -> String {
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
-    let b = lull_blktrace_replay::replay::task_breakeven("spindown", args.device.as_deref())?;
+    // The B of a daemon disk's `jobs` task on the same drive: one
+    // resolution, so `step=2B` means the same here and in the daemon.
+    let b = lull_blktrace_replay::replay::drive(args.device.as_deref())?
+        .breakeven(lull_tasks::drive::Work::Io)
+        .map_err(|e| CliError::input(anyhow!("--device: {e}")))?;
     let wait = parse_duration_in(&args.wait, Some(b))
         .map_err(|e| CliError::input(anyhow!("--wait: {e}")))?;
     if !(0.0..1.0).contains(&args.best_effort) {
@@ -177,9 +183,9 @@ fn text(
     )?;
     writeln!(
         out,
-        "plan     wait {} (B = {:.3} s)   best-effort share {:.0} %   planning on mean - {}·sd per hour",
-        opts.wait,
-        b.as_secs_f64(),
+        "plan     wait {} (B = {})   best-effort share {:.0} %   planning on mean - {}·sd per hour",
+        opts.wait.approx(),
+        b.approx(),
         opts.best_effort * 100.0,
         opts.sigmas
     )?;
@@ -189,7 +195,7 @@ fn text(
             let what = if s == Nanos::ZERO {
                 "interruptible".to_string()
             } else {
-                format!("step {s}")
+                format!("step {}", s.approx())
             };
             writeln!(
                 out,

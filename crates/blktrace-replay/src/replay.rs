@@ -26,6 +26,7 @@ use lull_core::time::Nanos;
 use lull_tasks::background::BackgroundTask;
 use lull_tasks::cleaning::{Cleaning, CleaningConfig};
 use lull_tasks::device::ServiceModel;
+use lull_tasks::drive::{Drive, PresetSource, Work};
 use lull_tasks::power::PowerModel;
 use lull_tasks::spindown::{BestFixed, Spindown};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
@@ -184,40 +185,60 @@ pub fn resolve_timing(name: &str, timing: Timing) -> Result<Timing, ReplayError>
     }
 }
 
+/// The drive `--device` names ([`Drive::from_spec`]: a preset of either
+/// table with overrides of either model's keys), or without it the lab's
+/// default ([`Drive::lab_default`]: the paper's 2.5" drive for spin-down,
+/// `wd-red-plus` for service times). The daemon resolves a disk's drive
+/// with the same [`lull_tasks::drive`] functions.
+pub fn drive(device: Option<&str>) -> Result<Drive, ReplayError> {
+    match device {
+        Some(d) => Drive::from_spec(d, PresetSource::Config)
+            .map_err(|e| ReplayError::Option(format!("--device: {e}"))),
+        None => Ok(Drive::lab_default()),
+    }
+}
+
 /// The power model for `spindown` from `--device` (default `paper-2.5in`).
 pub fn power_model(device: Option<&str>) -> Result<PowerModel, ReplayError> {
-    device
-        .unwrap_or(lull_tasks::power::DEFAULT_PRESET)
-        .parse()
-        .map_err(|e: lull_tasks::power::PowerModelError| {
-            ReplayError::Option(format!("--device: {e}"))
-        })
+    let d = drive(device)?;
+    d.power.ok_or_else(|| {
+        ReplayError::Option(format!(
+            "--device: drive {} has no power model (power presets: {})",
+            d.preset,
+            lull_tasks::power::PRESETS.join(", ")
+        ))
+    })
 }
 
 /// The service-time model for model timing from `--device` (default
 /// `wd-red-plus`).
 pub fn service_model(device: Option<&str>) -> Result<ServiceModel, ReplayError> {
-    device
-        .unwrap_or(lull_tasks::device::DEFAULT_PRESET)
-        .parse()
-        .map_err(|e: lull_tasks::device::ServiceModelError| {
-            ReplayError::Option(format!("--device: {e}"))
-        })
+    Ok(drive(device)?.service)
 }
 
-/// The break-even time `B` of task `name` on the `--device` preset: what
-/// networks built for it resolve `2B` and their B-scaled defaults against
-/// ([`Registry::with_breakeven`]).
+/// The kind of work task `name` does: spin-down (`spindown`, and `none`,
+/// which is measured for the same drive) or I/O (`writeback`, `cleaning`
+/// and their `+manners` forms).
+pub fn task_work(name: &str) -> Result<Work, ReplayError> {
+    Ok(match natural_timing(name)? {
+        Timing::Model => Work::Io,
+        _ => Work::Standby,
+    })
+}
+
+/// The break-even time `B` of task `name` on the `--device` drive
+/// ([`Drive::breakeven`]): what networks built for it resolve `2B` and
+/// their B-scaled defaults against ([`Registry::with_breakeven`]).
 ///
-/// - `spindown` (and `none`, which is measured for the same drive): the
-///   power model's `p_spinup·t_spinup/(p_active − p_sleep)`;
+/// - `spindown` (and `none`): the power model's
+///   `p_spinup·t_spinup/(p_active − p_sleep)`;
 /// - `writeback`, `cleaning` (and their `+manners` forms): the service
 ///   model's random-access time ([`ServiceModel::breakeven`]).
 pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayError> {
-    match natural_timing(name)? {
-        Timing::Model => Ok(service_model(device)?.breakeven()),
-        _ => Ok(Nanos::from_secs_f64(power_model(device)?.break_even())),
-    }
+    let work = task_work(name)?;
+    drive(device)?
+        .breakeven(work)
+        .map_err(|e| ReplayError::Option(format!("--device: {e}")))
 }
 
 /// `registry` set up for task `name` on the `--device` preset

@@ -146,6 +146,66 @@ impl fmt::Display for Nanos {
     }
 }
 
+impl Nanos {
+    /// The duration as a person reads it, rounded ([`Approx`]): `17.7ms`,
+    /// `72.4s`, `2m25s`, `1h5m`. [`fmt::Display`] of `Nanos` itself is
+    /// exact, for text that is parsed again.
+    pub fn approx(self) -> Approx {
+        Approx(self)
+    }
+}
+
+/// A duration shown to three significant digits below a minute, to the
+/// second below an hour and to the minute above: what status lines,
+/// `--check` and plans print for people. Text that is parsed again uses
+/// the exact [`fmt::Display`] of [`Nanos`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Approx(pub Nanos);
+
+impl fmt::Display for Approx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.0;
+        /// `x` to three significant digits, without trailing zeros.
+        fn sig3(x: f64) -> String {
+            let decimals = if x >= 100.0 {
+                0
+            } else if x >= 10.0 {
+                1
+            } else {
+                2
+            };
+            let t = format!("{x:.decimals$}");
+            if t.contains('.') {
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                t
+            }
+        }
+        const S: u64 = 1_000_000_000;
+        if n < 1_000 {
+            write!(f, "{n}ns")
+        } else if n < 999_500 {
+            write!(f, "{}us", sig3(n as f64 / 1e3))
+        } else if n < 999_500_000 {
+            write!(f, "{}ms", sig3(n as f64 / 1e6))
+        } else if n < 59_950_000_000 {
+            write!(f, "{}s", sig3(n as f64 / 1e9))
+        } else if n < 3_599_500_000_000 {
+            let s = (n + S / 2) / S;
+            match s % 60 {
+                0 => write!(f, "{}m", s / 60),
+                r => write!(f, "{}m{r}s", s / 60),
+            }
+        } else {
+            let m = (n + 30 * S) / (60 * S);
+            match m % 60 {
+                0 => write!(f, "{}h", m / 60),
+                r => write!(f, "{}h{r}m", m / 60),
+            }
+        }
+    }
+}
+
 /// Why a duration string was not understood.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DurationError {
@@ -280,6 +340,29 @@ pub fn parse_duration_in(text: &str, breakeven: Option<Nanos>) -> Result<Nanos, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn approx_reads_as_people_write_durations() {
+        use super::Nanos;
+        let cases = [
+            (Nanos(17_679_824), "17.7ms"),
+            (Nanos(144_827_586_206), "2m25s"),
+            (Nanos::from_secs_f64(210.0 / 2.9), "1m12s"),
+            (Nanos::from_secs_f64(16.304), "16.3s"),
+            (Nanos::from_secs(3), "3s"),
+            (Nanos::from_millis(1500), "1.5s"),
+            (Nanos::from_secs(600), "10m"),
+            (Nanos::from_secs(3600 + 5 * 60 + 10), "1h5m"),
+            (Nanos::from_secs(2 * 3600), "2h"),
+            (Nanos(999), "999ns"),
+            (Nanos(1_500), "1.5us"),
+            (Nanos(999_999), "1ms"),
+            (Nanos(59_999_000_000), "1m"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(n.approx().to_string(), want, "{}", n.0);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -372,5 +372,39 @@ pub fn sysfs_rotational(sysfs: &Path, kernel: &str) -> Option<bool> {
     }
 }
 
+/// SG_IO to a device node with a short timeout: identification answers
+/// from the SCSI layer in microseconds, and a bridge that does not answer
+/// in 5 s is not worth waiting longer for.
+struct Quick(Result<crate::sgio::Device, crate::sgio::SendError>);
+
+impl Link for Quick {
+    fn send(
+        &mut self,
+        cdb: &[u8],
+        data_in: usize,
+    ) -> Result<crate::sgio::Reply, crate::sgio::SendError> {
+        self.0.as_ref().map_err(Clone::clone)?.send(cdb, data_in, 5_000)
+    }
+    fn hdparm_check(&mut self) -> crate::transport::HdparmAnswer {
+        crate::transport::HdparmAnswer::Missing
+    }
+    fn hdparm_standby(&mut self) -> Result<(), String> {
+        Err("identification never spins a drive down".into())
+    }
+}
+
+/// Identifies the disk `kernel` at its device node under `/dev`, with
+/// `queue/rotational` read under the sysfs root `sysfs`, and records
+/// the device it was asked on.
+pub fn identify_disk(kernel: &str, sysfs: &Path) -> Identity {
+    let dev = Path::new("/dev").join(kernel);
+    let mut link = Quick(crate::sgio::Device::open(&dev));
+    let mut id = identify(&mut link, sysfs_rotational(sysfs, kernel));
+    let (device, kernel) = crate::transport::identity(&dev);
+    id.device = device;
+    id.kernel = kernel;
+    id
+}
+
 #[cfg(test)]
 mod tests;

@@ -94,7 +94,7 @@ pub mod wakeup;
 
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, run};
-pub use preflight::{check, preflight};
+pub use preflight::{CheckReport, check, check_report, preflight};
 
 use lull_core::registry::Registry;
 

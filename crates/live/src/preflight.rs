@@ -9,7 +9,9 @@ use std::time::Duration;
 use lull_core::registry::Registry;
 use tracing::{info, warn};
 
-use crate::config::{Config, ConfigError, TaskConfig};
+use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
+use lull_tasks::drive::Drive;
+use serde::Serialize;
 use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::process;
@@ -120,58 +122,190 @@ fn dir_writable(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Validates `path` as a start would ([`Config::load`], then
-/// [`preflight`]) and describes what the daemon would watch, without
-/// starting it.
-pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
-    let cfg = Config::load(path, registry)?;
-    let pre = preflight(&cfg, false)?;
-    let mut out = format!(
-        "{}: ok; poll {}, state file {}\n",
-        path.display(),
-        cfg.poll_text(),
-        cfg.state_file.display()
-    );
-    for (d, found) in cfg.disks.iter().zip(&pre.found) {
-        let now = if found.is_empty() {
-            "not present now (the daemon waits for it)".to_string()
-        } else {
-            found
-                .iter()
-                .map(|r| r.kernel.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        out.push_str(&format!(
-            "disk[{}] {} (line {}): {}; task {}, network {}, policy {}, break-even {}\n",
-            d.index,
-            d.device,
-            d.line,
-            now,
-            d.task.name(),
-            d.network,
-            d.policy,
-            d.breakeven
-        ));
-        if let TaskConfig::Jobs {
+/// What `lulld --check` found: the configuration as a start would see it
+/// and, for each disk present now, the drive it was identified as and the
+/// B its task gets. `--format json` prints it as it is (keys documented in
+/// `docs/daemon.md`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    /// The configuration file.
+    pub config: String,
+    /// The poll interval, and whether it was derived.
+    pub poll: String,
+    /// The state file.
+    pub state_file: String,
+    /// One item per disk present now (a glob's every match), and one per
+    /// `[[disk]]` that matches nothing now.
+    pub disks: Vec<CheckDisk>,
+    /// Things a start tolerates but an admin should know.
+    pub warnings: Vec<String>,
+}
+
+/// One disk of a [`CheckReport`].
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckDisk {
+    /// The kernel name it has now, or the entry's `device` when absent.
+    pub device: String,
+    /// The `[[disk]]` entry's `device` as written.
+    pub entry: String,
+    /// The entry's position and line.
+    pub index: usize,
+    /// The line of its `device` key.
+    pub line: usize,
+    /// Whether it is present now.
+    pub present: bool,
+    /// The task, network and stop policy.
+    pub task: &'static str,
+    /// The network spec.
+    pub network: String,
+    /// The stop policy.
+    pub policy: String,
+    /// The drive's preset.
+    pub preset: String,
+    /// Where it came from: `config`, `identified`, `class` or `default`.
+    pub preset_source: &'static str,
+    /// Why, in words.
+    pub preset_why: String,
+    /// What the drive said of itself, when asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identified: Option<String>,
+    /// The break-even time B of its task, in seconds.
+    pub breakeven_s: f64,
+    /// Why the daemon would never spin it down, if it would not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_alone: Option<String>,
+    /// `task = "jobs"`: the admission decisions, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<String>,
+}
+
+impl CheckReport {
+    /// The report as `--check` prints it.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "{}: ok; poll {}, state file {}\n",
+            self.config, self.poll, self.state_file
+        );
+        for d in &self.disks {
+            let now = if d.present {
+                d.device.clone()
+            } else {
+                "not present now (the daemon waits for it)".to_string()
+            };
+            out.push_str(&format!(
+                "disk[{}] {} (line {}): {}; task {}, network {}, policy {}\n  drive {} ({}: {}), break-even {}\n",
+                d.index,
+                d.entry,
+                d.line,
+                now,
+                d.task,
+                d.network,
+                d.policy,
+                d.preset,
+                d.preset_source,
+                d.preset_why,
+                lull_core::time::Nanos::from_secs_f64(d.breakeven_s).approx()
+            ));
+            if let Some(why) = &d.left_alone {
+                out.push_str(&format!("  left alone: {why}\n"));
+            }
+            for j in &d.jobs {
+                out.push_str(&format!("  {j}\n"));
+            }
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+}
+
+/// One [`CheckDisk`] for `d` as resolved for its drive.
+fn check_disk(d: &DiskConfig, device: &str, present: bool, identified: Option<String>) -> CheckDisk {
+    let jobs = match &d.task {
+        TaskConfig::Jobs {
             jobs,
             best_effort,
             assume_idle,
-        } = &d.task
-        {
+        } => {
             let decisions = crate::jobs::admission(jobs, *best_effort, *assume_idle);
-            for (j, dec) in jobs.iter().zip(&decisions) {
-                out.push_str(&format!(
-                    "  {} (planning on {assume_idle} of idle time per hour)\n",
-                    crate::jobs::decision_text(j, dec)
-                ));
-            }
+            jobs.iter()
+                .zip(&decisions)
+                .map(|(j, dec)| {
+                    format!(
+                        "{} (planning on {} of idle time per hour)",
+                        crate::jobs::decision_text(j, dec),
+                        assume_idle.approx()
+                    )
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    CheckDisk {
+        device: device.to_string(),
+        entry: d.device.clone(),
+        index: d.index,
+        line: d.line,
+        present,
+        task: d.task.name(),
+        network: d.network.clone(),
+        policy: d.policy.to_string(),
+        preset: d.drive.preset.clone(),
+        preset_source: d.drive.source.name(),
+        preset_why: d.drive.why.clone(),
+        identified,
+        breakeven_s: d.breakeven.as_secs_f64(),
+        left_alone: d.left_alone.clone(),
+        jobs,
+    }
+}
+
+/// Validates `path` as a start would ([`Config::load`], then
+/// [`preflight`]), identifies the disks present now as the daemon would
+/// (read-only questions, see [`crate::identify`]), and describes what the
+/// daemon would watch, without starting it.
+pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, ConfigError> {
+    let cfg = Config::load(path, registry)?;
+    let pre = preflight(&cfg, false)?;
+    let mut disks = Vec::new();
+    let mut warnings = pre.warnings;
+    for (d, found) in cfg.disks.iter().zip(&pre.found) {
+        if found.is_empty() {
+            disks.push(check_disk(d, &d.device, false, None));
+        }
+        for r in found {
+            let id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
+            let facts = id.facts();
+            let resolved = Drive::resolve(d.preset.as_deref(), Some(&facts))
+                .map_err(|e| e.to_string())
+                .and_then(|drive| d.for_drive(drive, Some(&facts), registry));
+            let resolved = match resolved {
+                Ok(c) => c,
+                Err(m) => {
+                    warnings.push(format!(
+                        "disk[{}] {}: the configuration does not fit the identified drive ({m}); the daemon would use {}",
+                        d.index, r.kernel, d.drive.preset
+                    ));
+                    d.clone()
+                }
+            };
+            let said = format!("{} (via {})", facts.describe(), if id.via.is_empty() { "nothing" } else { &id.via });
+            disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
         }
     }
-    for w in &pre.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    Ok(out)
+    Ok(CheckReport {
+        config: path.display().to_string(),
+        poll: cfg.poll_text(),
+        state_file: cfg.state_file.display().to_string(),
+        disks,
+        warnings,
+    })
+}
+
+/// [`check_report`] as text.
+pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
+    check_report(path, registry).map(|r| r.text())
 }
 
 /// Commands a previous run of the daemon started and did not stop (it was

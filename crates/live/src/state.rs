@@ -68,6 +68,33 @@ pub struct DiskState {
     /// probed yet, as in state files older than the field).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportMemo>,
+    /// What the drive said it is ([`crate::identify`]): asked once per
+    /// appearance, and the serial number the entry follows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// The drive the daemon resolved for the disk: what `lull status`
+    /// shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drive: Option<DriveRecord>,
+}
+
+pub use crate::identify::Identity;
+
+/// The drive a disk was resolved to, as the state file records it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DriveRecord {
+    /// The preset.
+    pub preset: String,
+    /// Where it came from: `config`, `identified`, `class` or `default`.
+    pub preset_source: String,
+    /// Why, in words.
+    pub why: String,
+    /// The break-even time B of the disk's task, in seconds.
+    pub breakeven_s: f64,
+    /// Why the daemon never spins it down, if it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_alone: Option<String>,
 }
 
 pub use crate::transport::TransportMemo;
@@ -215,6 +242,54 @@ impl State {
         let mut json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         json.push(b'\n');
         write_atomically(path, &json, true)
+    }
+
+    /// The entry for the disk `key` whose drive is `identity`, taken out
+    /// of the map, and a note when it is not simply the entry of `key`:
+    ///
+    /// - an entry of `key` that belongs to another drive (another serial
+    ///   number) is moved aside to `serial:SERIAL`, where it waits for its
+    ///   drive;
+    /// - the entry with the drive's serial number is taken wherever it is
+    ///   (the drive came back under another kernel name);
+    /// - else the entry of `key` if it names no drive (a state file older
+    ///   than identification), else a fresh one.
+    pub fn take_for(&mut self, key: &str, identity: Option<&Identity>) -> (DiskState, Option<String>) {
+        let Some(serial) = identity.and_then(|i| i.serial.as_deref()) else {
+            return (self.disks.remove(key).unwrap_or_default(), None);
+        };
+        let serial_of = |d: &DiskState| d.identity.as_ref().and_then(|i| i.serial.clone());
+        let mut note = None;
+        if let Some(other) = self.disks.get(key).and_then(serial_of) {
+            if other != serial {
+                let aside = format!("serial:{other}");
+                if let Some(d) = self.disks.remove(key) {
+                    note = Some(format!(
+                        "{key} is now drive {serial}; the state of drive {other} is kept as {aside:?} until it is back"
+                    ));
+                    self.disks.insert(aside, d);
+                }
+            }
+        }
+        let found = self
+            .disks
+            .iter()
+            .find(|(_, d)| serial_of(d).as_deref() == Some(serial))
+            .map(|(k, _)| k.clone());
+        match found {
+            Some(k) => {
+                let d = self.disks.remove(&k).unwrap_or_default();
+                if k != key {
+                    let moved = format!("drive {serial} was {k:?}: its state follows it to {key}");
+                    note = Some(match note {
+                        Some(n) => format!("{n}; {moved}"),
+                        None => moved,
+                    });
+                }
+                (d, note)
+            }
+            None => (self.disks.remove(key).unwrap_or_default(), note),
+        }
     }
 
     /// The entry of `key`, created if needed.

@@ -163,9 +163,11 @@ impl fmt::Display for Request {
             24 => "day".to_string(),
             h => format!("{h}h"),
         };
-        write!(f, "{}/{per}", self.amount)?;
+        // Rounded for people (`step=2m25s`, not `144827586206ns`): a step
+        // of `2B` is rarely a whole unit.
+        write!(f, "{}/{per}", self.amount.approx())?;
         if self.step > Nanos::ZERO {
-            write!(f, ":step={}", self.step)?;
+            write!(f, ":step={}", self.step.approx())?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! plotters. Arguments:
 //!
 //! ```text
-//! lulld [daemon] --config FILE [--dry-run | --check]
+//! lulld [daemon] --config FILE [--dry-run | --check [--format json]]
 //! lulld --from-hd-idle "HD_IDLE_OPTS"
 //! lulld status [--config FILE] [--format json]
 //! ```
@@ -16,14 +16,16 @@ use std::process::ExitCode;
 const HELP: &str = "\
 lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
-usage: lulld [daemon] --config FILE [--dry-run | --check]
+usage: lulld [daemon] --config FILE [--dry-run | --check [--format json]]
        lulld --from-hd-idle HD_IDLE_OPTS
        lulld status [--config FILE] [--format json]
 
   --config FILE  the TOML configuration (/etc/lull.toml; documented in
                  /usr/share/doc/lull/lull.toml.example)
   --check        validate the configuration as a start would, list the
-                 disks it names, and exit (0: ok, 2: invalid)
+                 disks it names with the drive each was identified as and
+                 its break-even time B, and exit (0: ok, 2: invalid;
+                 --format json for scripts)
   --dry-run      decide and log, but touch no drive, run no command and
                  write no state file
   --from-hd-idle OPTS
@@ -135,8 +137,15 @@ fn main() -> ExitCode {
     }
     let registry = lull_live::default_registry();
     if check {
-        return match lull_live::check(config.as_ref(), &registry) {
-            Ok(s) => {
+        return match lull_live::check_report(config.as_ref(), &registry) {
+            Ok(r) => {
+                let s = if json {
+                    let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
+                    s.push('\n');
+                    s
+                } else {
+                    r.text()
+                };
                 let _ = std::io::stdout().write_all(s.as_bytes());
                 ExitCode::SUCCESS
             }

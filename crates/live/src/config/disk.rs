@@ -49,14 +49,9 @@ pub(super) fn disk(
             .map_err(|e| cx.err(Some(p.span()), &key("policy"), e.to_string()))?,
         None => StopPolicy::EarlierOf,
     };
-    let power = match &d.preset {
-        Some(p) => Some(
-            p.get_ref()
-                .parse::<PowerModel>()
-                .map_err(|e| cx.err(Some(p.span()), &key("preset"), e.to_string()))?,
-        ),
-        None => None,
-    };
+    let preset = d.preset.as_ref().map(|p| p.get_ref().trim().to_string());
+    let drive = Drive::resolve(preset.as_deref(), None)
+        .map_err(|e| cx.err(d.preset.as_ref().map(|p| p.span()), &key("preset"), e.to_string()))?;
     let task_name = d.task.as_ref().map_or("standby", |t| t.get_ref().as_str());
     let task_span = d.task.as_ref().map(|t| t.span());
     let only_for = |name: &str, span: Range<usize>, for_task: &str| {
@@ -148,7 +143,7 @@ pub(super) fn disk(
             };
             TaskConfig::Command { argv, interval }
         }
-        "jobs" => jobs(cx, i, d, task_span)?,
+        "jobs" => jobs(cx, i, d, task_span, &drive)?,
         other => {
             return Err(cx.err(
                 task_span,
@@ -157,7 +152,13 @@ pub(super) fn disk(
             ));
         }
     };
-    let breakeven = task_breakeven(&task, power.as_ref());
+    let breakeven = task_breakeven(&task, &drive).map_err(|e| {
+        cx.err(
+            d.preset.as_ref().map(|p| p.span()),
+            &key("preset"),
+            format!("task = \"{task_name}\": {e}"),
+        )
+    })?;
     let registry = disk_registry(registry, &task, breakeven);
     let (network, time_scale) = match &d.network {
         Some(n) => {
@@ -196,7 +197,10 @@ pub(super) fn disk(
         network,
         policy,
         task,
-        power,
+        power: drive.power.clone(),
+        preset,
+        drive,
+        left_alone: None,
         time_scale,
     })
 }
@@ -208,6 +212,7 @@ fn jobs(
     i: usize,
     d: &RawDisk,
     task_span: Option<Range<usize>>,
+    drive: &Drive,
 ) -> Result<TaskConfig, ConfigError> {
     let key = |k: &str| format!("disk[{i}].{k}");
     let raw = match &d.job {
@@ -221,14 +226,10 @@ fn jobs(
         }
     };
     // Reservations are in the units of the disk's work, so `B` is the
-    // command task's break-even.
-    let b = task_breakeven(
-        &TaskConfig::Command {
-            argv: Vec::new(),
-            interval: Nanos::ZERO,
-        },
-        None,
-    );
+    // drive's break-even for I/O, as in `lull plan` on the same drive.
+    let b = drive
+        .breakeven(Work::Io)
+        .map_err(|e| cx.err(task_span.clone(), &key("preset"), e.to_string()))?;
     let mut jobs: Vec<JobConfig> = Vec::with_capacity(raw.len());
     for (k, j) in raw.iter().enumerate() {
         let jkey = |f: &str| key(&format!("job[{k}].{f}"));
@@ -279,7 +280,12 @@ fn jobs(
                 ));
             }
         }
-        jobs.push(JobConfig { name, argv, spec });
+        jobs.push(JobConfig {
+            name,
+            argv,
+            reserve: r.get_ref().trim().to_string(),
+            spec,
+        });
     }
     let best_effort = match &d.best_effort {
         Some(b) if (0.0..1.0).contains(b.get_ref()) => *b.get_ref(),

@@ -25,11 +25,15 @@
 //!
 //! Keys of a `[[disk]]`: `device` (required: kernel name, `/dev/…` path,
 //! `/dev/disk/by-id/…` link, or a glob of either), `network` (default
-//! `timer(10m)`, hd-idle's default timeout), `task` (`standby` | `flush` |
-//! `command`, default `standby`), `policy` (stop policy, default
-//! `earlier-of`), `preset` (power model of `lull-tasks`: standby is skipped
-//! when the predicted idle time is below its break-even, and the energy
-//! saved is estimated in the metrics), `backend` (`auto` | `sgio` |
+//! `auto`, see [`DEFAULT_NETWORK`]), `task` (`standby` | `flush` |
+//! `command` | `jobs`, default `standby`), `policy` (stop policy, default
+//! `earlier-of`), `preset` (the drive, a preset of
+//! [`lull_tasks::drive`] with optional overrides: its power model for
+//! standby, its service model for flush, command and jobs, and so the
+//! break-even time B that `2B` and the B-scaled defaults mean; without it
+//! the daemon identifies the drive when it appears, see
+//! [`crate::identify`], and a drive that reports no rotation is left
+//! alone), `backend` (`auto` | `sgio` |
 //! `ata16` | `ata12` | `scsi` | `hdparm`, see [`crate::transport`]),
 //! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
 //! down), `command` (argv, absolute program path, no shell) and `interval`
@@ -90,6 +94,7 @@ use lull_core::spec::{NetworkSpec, NodeKind};
 use lull_core::time::{Nanos, parse_duration};
 use lull_reserve::plan::{JobSpec, parse_job};
 use lull_tasks::PowerModel;
+use lull_tasks::drive::{Drive, DriveFacts, PresetSource, Work};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -190,11 +195,22 @@ pub struct DiskConfig {
     pub policy: StopPolicy,
     /// The idle task.
     pub task: TaskConfig,
-    /// The power model, if one was named.
+    /// The `preset` as written, if the table has one.
+    pub preset: Option<String>,
+    /// The drive: the one `preset` names, or, until the daemon has
+    /// identified the disk ([`DiskConfig::for_drive`]), the default drive
+    /// ([`Drive::fallback`]).
+    pub drive: Drive,
+    /// The drive's power model (`drive.power`).
     pub power: Option<PowerModel>,
     /// The break-even time B the network is built with (`timer(2B)`, the
-    /// B-scaled defaults): see [`task_breakeven`].
+    /// B-scaled defaults): the drive's, for the task's kind of work
+    /// ([`task_breakeven`]).
     pub breakeven: Nanos,
+    /// Why the daemon never spins this disk down, if it does not: a
+    /// `standby` disk without a `preset` whose drive reports that it does
+    /// not rotate.
+    pub left_alone: Option<String>,
     /// Its hooks, the global ones filling the events it leaves unset.
     pub hooks: Hooks,
     /// The network's time scale ([`check_network`]): what a derived
@@ -202,22 +218,23 @@ pub struct DiskConfig {
     pub time_scale: Nanos,
 }
 
-/// The break-even time B of a disk's task: for `standby`, its power
-/// model's (`preset`, or lull-tasks' default preset) spin-up energy over
-/// the power saved asleep; for `flush` and `command`, the default service
-/// model's random 8 KiB access time, the time scale of the work they do in
-/// idle periods.
-pub fn task_breakeven(task: &TaskConfig, power: Option<&PowerModel>) -> Nanos {
+/// The kind of work a task does: spinning the drive down (`standby`), or
+/// I/O that competes with the foreground (`flush`, `command`, `jobs`).
+pub fn task_work(task: &TaskConfig) -> Work {
     match task {
-        TaskConfig::Standby { .. } => {
-            let p = power.cloned().unwrap_or_else(PowerModel::paper);
-            Nanos::from_secs_f64(p.break_even())
-        }
-        TaskConfig::Flush | TaskConfig::Command { .. } | TaskConfig::Jobs { .. } => {
-            lull_tasks::device::ServiceModel::preset(lull_tasks::device::DEFAULT_PRESET)
-                .map_or(Nanos::from_millis(10), |m| m.breakeven())
-        }
+        TaskConfig::Standby { .. } => Work::Standby,
+        TaskConfig::Flush | TaskConfig::Command { .. } | TaskConfig::Jobs { .. } => Work::Io,
     }
+}
+
+/// The break-even time B of a disk's task on `drive` ([`Drive::breakeven`]
+/// for [`task_work`]): for `standby`, the power model's spin-up energy
+/// over the power saved asleep; for `flush`, `command` and `jobs`, the
+/// service model's random 8 KiB access time, the time scale of the work
+/// they do in idle periods. The same function gives `lull plan`,
+/// `lull replay` and `lull rank` their B.
+pub fn task_breakeven(task: &TaskConfig, drive: &Drive) -> Result<Nanos, String> {
+    drive.breakeven(task_work(task)).map_err(|e| e.to_string())
 }
 
 /// `registry` set up for a disk whose task is `task` with break-even
@@ -242,9 +259,64 @@ impl DiskConfig {
         self.device == other.device
             && self.network == other.network
             && self.policy == other.policy
-            && self.task == other.task
-            && self.power == other.power
-            && self.breakeven == other.breakeven
+            && self.task.same_settings(&other.task)
+            && self.preset == other.preset
+    }
+
+    /// Whether this disk comes from the `[[disk]]` table `entry` (same
+    /// position and settings), whatever drive it was resolved for since.
+    pub fn is_entry(&self, entry: &DiskConfig) -> bool {
+        self.index == entry.index && self.same_settings(entry)
+    }
+
+    /// This disk configured for `drive` (what identification found, or
+    /// the `preset`): its B, the network's time scale and the jobs'
+    /// reservations are worked out again, and a `standby` disk without a
+    /// `preset` whose drive does not rotate (`facts`) is left alone. An
+    /// error when the network or a reservation does not fit the new B.
+    pub fn for_drive(
+        &self,
+        drive: Drive,
+        facts: Option<&DriveFacts>,
+        registry: &Registry,
+    ) -> Result<DiskConfig, String> {
+        let mut c = self.clone();
+        c.breakeven = task_breakeven(&c.task, &drive)?;
+        c.power = drive.power.clone();
+        let r = disk_registry(registry, &c.task, c.breakeven);
+        c.time_scale = check_network(&c.network, &r)?;
+        if let TaskConfig::Jobs { jobs, .. } = &mut c.task {
+            for j in jobs {
+                j.spec = parse_job(&format!("{}:{}", j.name, j.reserve), Some(c.breakeven))
+                    .map_err(|e| format!("job {}: reserve: {e}", j.name))?;
+            }
+        }
+        c.left_alone = match (&c.task, &c.preset, facts.and_then(DriveFacts::spins)) {
+            (TaskConfig::Standby { .. }, None, Some(false)) => Some(format!(
+                "the drive does not rotate ({}): a solid-state disk is never spun down; name a preset to spin it down anyway",
+                facts.map(DriveFacts::describe).unwrap_or_default()
+            )),
+            _ => None,
+        };
+        c.drive = drive;
+        Ok(c)
+    }
+
+    /// Takes from `resolved` (this disk's running configuration) what the
+    /// daemon worked out for its drive, keeping this table's hooks and
+    /// position: a reload of an unchanged disk keeps its drive.
+    pub fn keep_drive(&mut self, resolved: &DiskConfig) {
+        self.drive = resolved.drive.clone();
+        self.power = resolved.power.clone();
+        self.breakeven = resolved.breakeven;
+        self.time_scale = resolved.time_scale;
+        self.task = resolved.task.clone();
+        self.left_alone = resolved.left_alone.clone();
+    }
+
+    /// Where the drive's preset came from.
+    pub fn preset_source(&self) -> PresetSource {
+        self.drive.source
     }
 }
 
@@ -287,6 +359,8 @@ pub struct JobConfig {
     pub name: String,
     /// Program and arguments (no shell).
     pub argv: Vec<String>,
+    /// `reserve` as written (its `B` is worked out again for the drive).
+    pub reserve: String,
     /// The ranked requests and whether it takes unreserved time.
     pub spec: JobSpec,
 }
@@ -297,6 +371,34 @@ pub const DEFAULT_BEST_EFFORT: f64 = 0.1;
 pub const DEFAULT_ASSUME_IDLE: Nanos = Nanos::from_secs(1800);
 
 impl TaskConfig {
+    /// Whether `other` is the same task as written: jobs compare by name,
+    /// command and `reserve` text, not by the reservations worked out for
+    /// a drive's B.
+    pub fn same_settings(&self, other: &TaskConfig) -> bool {
+        match (self, other) {
+            (
+                TaskConfig::Jobs {
+                    jobs: a,
+                    best_effort: ba,
+                    assume_idle: ia,
+                },
+                TaskConfig::Jobs {
+                    jobs: b,
+                    best_effort: bb,
+                    assume_idle: ib,
+                },
+            ) => {
+                ba == bb
+                    && ia == ib
+                    && a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| {
+                        x.name == y.name && x.argv == y.argv && x.reserve == y.reserve
+                    })
+            }
+            _ => self == other,
+        }
+    }
+
     /// The task's name as configured.
     pub fn name(&self) -> &'static str {
         match self {

@@ -165,6 +165,11 @@ impl DiskController {
         budget: Option<Nanos>,
     ) -> Option<String> {
         let key = &self.key;
+        if let Some(why) = &self.cfg.left_alone {
+            // Reported once, when the disk was found.
+            debug!("disk {key}: skip standby: {why}");
+            return Some(format!("skip standby: left alone: {why}"));
+        }
         if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
             // Reported once, at the probe.
             let why = "skip standby: no transport reaches the drive".to_string();

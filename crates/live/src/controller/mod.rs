@@ -326,7 +326,9 @@ impl DiskController {
     /// learned.
     pub fn set_config(&mut self, cfg: &DiskConfig) {
         debug_assert!(cfg.same_settings(&self.cfg));
-        self.cfg = cfg.clone();
+        let mut c = cfg.clone();
+        c.keep_drive(&self.cfg);
+        self.cfg = c;
     }
 
     /// The disk is now `kernel` (a by-id link moved after a replug): the

@@ -15,6 +15,9 @@ use tracing::{error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
+use crate::identify::Identity;
+use crate::state::DriveRecord;
+use lull_tasks::drive::Drive;
 use crate::controller::{DiskController, HookEnv, Order, Output};
 use crate::devices::{Resolved, resolve};
 use crate::hooks::{HookEvent, HookRunner};
@@ -100,8 +103,81 @@ impl Daemon {
         }
     }
 
-    fn new_disk(&mut self, cfg: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
-        let st = self.state.disks.remove(&r.key).unwrap_or_default();
+    /// What the drive at `r` is: asked through its device node, or at
+    /// the daemon's first poll taken from the state file when it was
+    /// asked on the same device (numbers and kernel name) before, so a
+    /// restart sends the drive nothing.
+    fn identity(&mut self, r: &Resolved) -> Identity {
+        if let Some(i) = self.fresh_identity.take() {
+            return i;
+        }
+        let dev = PathBuf::from("/dev").join(&r.kernel);
+        let (numbers, kernel) = crate::transport::identity(&dev);
+        if self.polls == 0 {
+            let remembered = self
+                .state
+                .disks
+                .get(&r.key)
+                .and_then(|d| d.identity.as_ref())
+                .filter(|i| i.device == numbers && i.kernel == kernel && !numbers.is_empty());
+            if let Some(i) = remembered {
+                return i.clone();
+            }
+        }
+        crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs)
+    }
+
+    /// `cfg` resolved for the drive `identity` says it is (see
+    /// [`DiskConfig::for_drive`]), logged; the configuration as parsed
+    /// when the network or a job does not fit that drive's B.
+    fn for_drive(&self, cfg: &DiskConfig, r: &Resolved, identity: &Identity) -> DiskConfig {
+        let facts = identity.facts();
+        let drive = match Drive::resolve(cfg.preset.as_deref(), Some(&facts)) {
+            Ok(d) => d,
+            Err(e) => {
+                error!("disk {}: {e}", r.key);
+                return cfg.clone();
+            }
+        };
+        if cfg.preset.is_some() && facts.spins() == Some(false) {
+            warn!(
+                "disk {}: preset {} is obeyed, but the drive reports that it does not rotate ({})",
+                r.key,
+                drive.preset,
+                facts.describe()
+            );
+        }
+        match cfg.for_drive(drive, Some(&facts), &self.opts.registry) {
+            Ok(c) => c,
+            Err(e) => {
+                error!(
+                    "disk {}: the configuration does not fit the identified drive ({e}); using {}",
+                    r.key, cfg.drive.preset
+                );
+                cfg.clone()
+            }
+        }
+    }
+
+    fn new_disk(&mut self, entry: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
+        let identity = self.identity(r);
+        let cfg = &self.for_drive(entry, r, &identity);
+        let (mut st, note) = self.state.take_for(&r.key, Some(&identity));
+        if let Some(n) = note {
+            info!("disk {}: {n}", r.key);
+        }
+        st.drive = Some(DriveRecord {
+            preset: cfg.drive.preset.clone(),
+            preset_source: cfg.drive.source.to_string(),
+            why: cfg.drive.why.clone(),
+            breakeven_s: cfg.breakeven.as_secs_f64(),
+            left_alone: cfg.left_alone.clone(),
+        });
+        if let Some(why) = &cfg.left_alone {
+            warn!("disk {} ({}): left alone: {why}", r.key, r.kernel);
+        }
+        st.identity = Some(identity);
+        self.persist.mark(true, false);
         self.generation += 1;
         let now = self.now();
         let ctl = match DiskController::new(
@@ -166,13 +242,59 @@ impl Daemon {
         })
     }
 
+    /// Whether disk `i`, now found at `r`, is another drive than the one
+    /// its controller was set up for: its device node is not the one it
+    /// was identified on (it vanished and something appeared under the
+    /// name, or a link moved), and asking it gives another serial number.
+    /// The new identity is kept for [`Daemon::swap_drive`].
+    fn another_drive(&mut self, i: usize, r: &Resolved) -> bool {
+        let known = self.disks[i].ctl.state().identity.clone().unwrap_or_default();
+        let (numbers, kernel) = crate::transport::identity(&PathBuf::from("/dev").join(&r.kernel));
+        if numbers.is_empty() || (known.device == numbers && known.kernel == kernel) {
+            return false;
+        }
+        let now = crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs);
+        let other = now.serial.is_some() && now.serial != known.serial;
+        self.fresh_identity = other.then_some(now);
+        other
+    }
+
+    /// Disk `i` is now another drive: its controller's state goes back to
+    /// the state file (under the old drive's serial number, where it
+    /// waits for that drive), and a controller for the new drive starts,
+    /// with that drive's own state if it was seen before.
+    fn swap_drive(&mut self, i: usize, entry: &DiskConfig, r: &Resolved, family: Family) {
+        let old = self.disks.remove(i);
+        let key = old.ctl.key().to_string();
+        let st = old.ctl.state().clone();
+        let serial = st.identity.as_ref().and_then(|i| i.serial.clone());
+        info!(
+            "disk {key}: {} is another drive now (serial {}, was {}): each keeps its own state",
+            r.kernel,
+            self.fresh_identity
+                .as_ref()
+                .and_then(|i| i.serial.as_deref())
+                .unwrap_or("?"),
+            serial.as_deref().unwrap_or("unknown")
+        );
+        let aside = serial.map_or_else(|| format!("{key}~{}", self.generation), |s| format!("serial:{s}"));
+        self.state.disks.insert(aside, st);
+        let _ = old.orders.send(Order::Shutdown);
+        for (tx, _) in &old.jobs {
+            let _ = tx.send(Order::Shutdown);
+        }
+        if let Some(d) = self.new_disk(entry, r, family) {
+            self.disks.push(d);
+        }
+    }
+
     pub(super) fn resolve_all(&mut self, sample: &Sample) {
         self.release_code_soon();
         let cfgs = self.cfg.disks.clone();
         for c in &cfgs {
             let found = resolve(&c.device, sample.names());
             if found.is_empty()
-                && !self.disks.iter().any(|d| d.ctl.config() == c)
+                && !self.disks.iter().any(|d| d.ctl.config().is_entry(c))
                 && self.missing.insert(c.device.clone())
             {
                 warn!(
@@ -185,11 +307,16 @@ impl Daemon {
             }
             for r in found {
                 let family = Family::discover(&r.kernel, &self.cfg.sysfs, sample.names());
-                if let Some(d) = self
+                if let Some(i) = self
                     .disks
-                    .iter_mut()
-                    .find(|d| d.ctl.key() == r.key && d.ctl.config() == c)
+                    .iter()
+                    .position(|d| d.ctl.key() == r.key && d.ctl.config().is_entry(c))
                 {
+                    if self.another_drive(i, &r) {
+                        self.swap_drive(i, c, &r, family);
+                        continue;
+                    }
+                    let d = &mut self.disks[i];
                     if d.ctl.kernel() != r.kernel {
                         let mut out = std::mem::take(&mut self.out);
                         d.ctl.replugged(&r.kernel, family, &mut out);
@@ -213,14 +340,18 @@ impl Daemon {
                 }
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family) {
+                    let dc = d.ctl.config();
                     info!(
-                        "disk {} ({}): task {}, network {}, policy {}, break-even {}",
+                        "disk {} ({}): task {}, network {}, policy {}, drive {} ({}: {}), break-even {}",
                         d.ctl.key(),
                         d.ctl.kernel(),
-                        c.task.name(),
-                        c.network,
-                        c.policy,
-                        c.breakeven
+                        dc.task.name(),
+                        dc.network,
+                        dc.policy,
+                        dc.drive.preset,
+                        dc.drive.source,
+                        dc.drive.why,
+                        dc.breakeven
                     );
                     self.disks.push(d);
                 }

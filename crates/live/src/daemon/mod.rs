@@ -145,6 +145,9 @@ pub(crate) struct Daemon {
     /// opened afresh at each poll, since it may be replaced).
     diskstats_file: Option<std::fs::File>,
     polls: u64,
+    /// A drive just identified by [`Daemon::another_drive`], for the
+    /// controller that replaces the old one.
+    fresh_identity: Option<crate::identify::Identity>,
     generation: u64,
     reports_tx: mpsc::UnboundedSender<Report>,
     reports_rx: mpsc::UnboundedReceiver<Report>,
@@ -220,6 +223,7 @@ impl Daemon {
             sample: Sample::default(),
             diskstats_file: None,
             polls: 0,
+            fresh_identity: None,
             generation: 0,
             reports_tx,
             reports_rx,
