@@ -379,6 +379,7 @@ mod tests {
         JobConfig {
             name: spec.name.clone(),
             argv: vec!["/bin/true".into()],
+            reserve: text.split_once(':').map_or("", |(_, r)| r).to_string(),
             spec,
         }
     }

@@ -242,6 +242,17 @@ pub struct DiskStatus {
     /// (`unknown`: gone; `NAME?`: did I/O but holds no file on the disk);
     /// empty when no attribution was made (an `io` wake: no snapshot).
     pub last_wake_by: Vec<String>,
+    /// The drive's preset (from the state file, once the daemon found the
+    /// disk).
+    pub preset: Option<String>,
+    /// Where the preset came from: `config`, `identified`, `class` or
+    /// `default`.
+    pub preset_source: Option<String>,
+    /// The break-even time B of the disk's task, in seconds.
+    pub breakeven_s: Option<f64>,
+    /// Why the daemon never spins the disk down, if it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_alone: Option<String>,
 }
 
 /// What `lull status` reports.
@@ -520,6 +531,10 @@ pub fn combine(
                 last_wake_unix,
                 last_wake_cause,
                 last_wake_by,
+                preset: st.drive.as_ref().map(|d| d.preset.clone()),
+                preset_source: st.drive.as_ref().map(|d| d.preset_source.clone()),
+                breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
+                left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
             }
         })
         .collect()
@@ -564,6 +579,13 @@ pub fn render_text(st: &Status) -> String {
             if d.task_running == Some(true) {
                 out.push_str(" (running)");
             }
+        }
+        if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
+            let b = lull_core::time::Nanos::from_secs_f64(b).approx();
+            let _ = write!(out, "; drive {p} ({src}), break-even {b}");
+        }
+        if let Some(why) = &d.left_alone {
+            let _ = write!(out, "; left alone: {why}");
         }
         let _ = write!(out, "; spin-downs {}", d.spindowns);
         if let Some(w) = &d.wear {

@@ -2,6 +2,7 @@
 
 use super::checks::check_command;
 use super::*;
+use lull_tasks::drive::{FormFactor, Rotation};
 
 fn registry() -> Registry {
     crate::default_registry()
@@ -270,19 +271,113 @@ fn the_shipped_config_parses_with_the_drives_break_even() {
 #[test]
 fn the_default_network_scales_with_the_drive() {
     let c = parse(
-        "[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\n[[disk]]\ndevice = \"sdb\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
+        "[[disk]]\ndevice = \"sda\"\npreset = \"seagate-ultrathin\"\n[[disk]]\ndevice = \"sdb\"\n[[disk]]\ndevice = \"sdc\"\ntask = \"flush\"\n",
     )
     .unwrap();
     assert!(c.disks.iter().all(|d| d.network == DEFAULT_NETWORK));
     let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven).collect();
+    let red = PowerModel::preset("wd-red-plus").unwrap();
     assert_eq!(
         b[1],
-        Nanos::from_secs_f64(PowerModel::paper().break_even()),
-        "standby without a preset: the default preset"
+        Nanos::from_secs_f64(red.break_even()),
+        "standby without a preset: the default drive until the daemon identifies it"
     );
-    assert!(b[0] > b[1] && b[1] > b[2], "{b:?}");
+    assert!(b[1] > b[0] && b[0] > b[2], "{b:?}");
     // `2B` is accepted because each disk knows its B.
     parse("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B) + fixed(8B)\"\n").unwrap();
+}
+
+#[test]
+fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
+    let c = parse("[[disk]]\ndevice = \"sdb\"\n").unwrap();
+    let d = &c.disks[0];
+    assert_eq!(d.drive.source, PresetSource::Default);
+    assert_ne!(d.drive.preset, "paper-2.5in");
+    assert!(d.breakeven > Nanos::from_secs(30), "B = {}", d.breakeven);
+    // Identified as a 2.5-inch drive: the class preset, its own B.
+    let facts = DriveFacts {
+        rotation: Some(Rotation::Rpm(5400)),
+        form_factor: Some(FormFactor::In2_5),
+        ..DriveFacts::default()
+    };
+    let r = d
+        .for_drive(Drive::resolve(None, Some(&facts)).unwrap(), Some(&facts), &registry())
+        .unwrap();
+    assert_eq!((r.drive.preset.as_str(), r.drive.source), ("seagate-ultrathin", PresetSource::Class));
+    let ultrathin = PowerModel::preset("seagate-ultrathin").unwrap();
+    assert_eq!(r.breakeven, Nanos::from_secs_f64(ultrathin.break_even()));
+    assert!(r.left_alone.is_none());
+    assert!(r.same_settings(d), "a reload still knows it for the same disk");
+}
+
+#[test]
+fn a_disk_that_does_not_rotate_is_left_alone_unless_a_preset_is_named() {
+    let ssd = DriveFacts {
+        model: Some("Samsung SSD 870 EVO 1TB".into()),
+        rotation: Some(Rotation::NonRotating),
+        ..DriveFacts::default()
+    };
+    let c = parse(
+        "[[disk]]\ndevice = \"sd*\"\n[[disk]]\ndevice = \"loop0\"\npreset = \"paper-2.5in\"\n[[disk]]\ndevice = \"nvme0n1\"\ntask = \"flush\"\n",
+    )
+    .unwrap();
+    let resolved: Vec<DiskConfig> = c
+        .disks
+        .iter()
+        .map(|d| {
+            let drive = Drive::resolve(d.preset.as_deref(), Some(&ssd)).unwrap();
+            d.for_drive(drive, Some(&ssd), &registry()).unwrap()
+        })
+        .collect();
+    let why = resolved[0].left_alone.as_deref().expect("a glob's SSD is left alone");
+    assert!(why.contains("does not rotate") && why.contains("preset"), "{why}");
+    assert_eq!(resolved[1].left_alone, None, "an explicit preset is obeyed");
+    assert_eq!(resolved[1].drive.source, PresetSource::Config);
+    assert_eq!(resolved[2].left_alone, None, "flushing an SSD is fine");
+}
+
+#[test]
+fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
+    let c = parse(
+        "[[disk]]\ndevice = \"sdb\"\npreset = \"wd-red-plus\"\ntask = \"jobs\"\n[[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"1h/day:step=2B\"\n",
+    )
+    .unwrap();
+    let d = &c.disks[0];
+    let b = lull_tasks::ServiceModel::preset("wd-red-plus").unwrap().breakeven();
+    assert_eq!(d.breakeven, b);
+    let TaskConfig::Jobs { jobs, .. } = &d.task else {
+        panic!("a jobs task")
+    };
+    assert_eq!(jobs[0].spec.ranked[0].step, lull_core::time::parse_duration_in("2B", Some(b)).unwrap());
+    // The same spec as `lull plan --device wd-red-plus` parses it.
+    let plan_b = lull_tasks::drive::Drive::from_spec("wd-red-plus", PresetSource::Config)
+        .unwrap()
+        .breakeven(lull_tasks::drive::Work::Io)
+        .unwrap();
+    assert_eq!(
+        jobs[0].spec,
+        lull_reserve::plan::parse_job("scrub:1h/day:step=2B", Some(plan_b)).unwrap()
+    );
+    // Identified as another drive, the step follows its B.
+    let es2 = Drive::from_spec("constellation-es2", PresetSource::Identified).unwrap();
+    let mut unnamed = d.clone();
+    unnamed.preset = None;
+    let r = unnamed.for_drive(es2.clone(), None, &registry()).unwrap();
+    let TaskConfig::Jobs { jobs, .. } = &r.task else {
+        panic!("a jobs task")
+    };
+    let es2_b = es2.breakeven(lull_tasks::drive::Work::Io).unwrap();
+    assert_ne!(es2_b, b);
+    assert_eq!(jobs[0].spec.ranked[0].step, lull_core::time::parse_duration_in("2B", Some(es2_b)).unwrap());
+}
+
+#[test]
+fn an_unknown_preset_names_the_key_and_the_known_ones() {
+    let e = parse("[[disk]]\ndevice = \"sdb\"\npreset = \"wd-red\"\n").unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("disk[0].preset") && m.contains("wd-red-plus"), "{m}");
+    let e = parse("[[disk]]\ndevice = \"sdb\"\npreset = \"hp97560\"\n").unwrap_err();
+    assert!(e.to_string().contains("no power model"), "{e}");
 }
 
 #[test]

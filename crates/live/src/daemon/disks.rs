@@ -351,7 +351,7 @@ impl Daemon {
                         dc.drive.preset,
                         dc.drive.source,
                         dc.drive.why,
-                        dc.breakeven
+                        dc.breakeven.approx()
                     );
                     self.disks.push(d);
                 }
