@@ -61,7 +61,7 @@ fn live(
 ) -> (Decisions, Vec<Request>) {
     let text = format!(
         "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
-         backend = \"sgio\"\nmax_spindowns_per_day = 1000000\n"
+         backend = \"sgio\"\nmax_spindowns_per_day = 1000000\npreset = \"{DRIVE}\"\n"
     );
     let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, registry).expect("config");
     let family = Family {
@@ -155,14 +155,17 @@ fn live(
     (d, requests)
 }
 
+/// The drive both sides are told: the same preset, so the same B.
+const DRIVE: &str = "paper-2.5in";
+
 /// The replay side: `requests` through `lull replay`'s library path
-/// (spindown, the default device, trace timing), its commands' instants.
+/// (spindown, `--device DRIVE`, trace timing), its commands' instants.
 fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions {
     let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
     let opts = ReplayOptions {
         task: "spindown".into(),
         policy: None,
-        device: None,
+        device: Some(DRIVE.into()),
         timing: Timing::Auto,
         log: true,
     };

@@ -100,3 +100,60 @@ fn bad_jobs_and_flags_are_usage_errors() {
         assert!(!o.stderr.is_empty());
     }
 }
+
+/// Issue 34: `2B` means one thing for one drive and task. `lull plan
+/// --device wd-red-plus` and a daemon disk with `preset = "wd-red-plus"`
+/// and `task = "jobs"` give the same B (the drive's service time for
+/// I/O work), the same step and the same request; the text shows the
+/// step as a person writes it.
+#[test]
+fn two_b_means_the_same_in_lull_plan_and_in_the_daemon() {
+    let job = "scrub:1h/day:step=2B";
+    let v = json(&[
+        "plan",
+        "--device",
+        "wd-red-plus",
+        "--job",
+        job,
+        "--format",
+        "json",
+    ]);
+    let registry = lull::registry();
+    let cfg = lull_live::config::Config::parse(
+        std::path::Path::new("lull.toml"),
+        "[[disk]]\ndevice = \"sdb\"\npreset = \"wd-red-plus\"\ntask = \"jobs\"\n\
+         [[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"1h/day:step=2B\"\n",
+        &registry,
+    )
+    .unwrap();
+    let d = &cfg.disks[0];
+    assert_eq!(
+        v["breakeven_s"].as_f64().unwrap(),
+        d.breakeven.as_secs_f64()
+    );
+    let lull_live::config::TaskConfig::Jobs { jobs, .. } = &d.task else {
+        panic!("a jobs disk")
+    };
+    let daemon_request = &jobs[0].spec.ranked[0];
+    let plan_job = &v["jobs"][0];
+    assert_eq!(
+        plan_job["step_s"].as_f64().unwrap(),
+        daemon_request.step.as_secs_f64()
+    );
+    assert_eq!(
+        plan_job["request"].as_str().unwrap(),
+        daemon_request.to_string()
+    );
+    // 2 × 17.7 ms, not the spin-down B of the same drive (72 s).
+    assert!(
+        daemon_request.step.as_secs_f64() < 0.1,
+        "{}",
+        daemon_request.step
+    );
+    let text = lull(&["plan", "--device", "wd-red-plus", "--job", job]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("step=35.4ms") && text.contains("B = 17.7ms"),
+        "{text}"
+    );
+}

@@ -51,7 +51,8 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         match args.format {
             super::Format::Json => println!(
                 "{}",
-                serde_json::to_string_pretty(&report).map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
             ),
             super::Format::Text => print!("{}", report.text()),
         }

@@ -305,6 +305,7 @@ fn json(r: &PlanReport, opts: &PlanOptions, b: Nanos) -> String {
         .map(|(j, d)| {
             json!({
                 "job": j.name, "request": request_text(&j.request),
+                "step_s": j.request.step.as_secs_f64(),
                 "obtained_s": j.obtained.as_secs_f64(), "requested_s": j.requested().as_secs_f64(),
                 "windows": j.windows, "deadlines_met": j.met,
                 "worst_shortfall_s": j.worst_shortfall.as_secs_f64(),

@@ -383,7 +383,10 @@ impl Link for Quick {
         cdb: &[u8],
         data_in: usize,
     ) -> Result<crate::sgio::Reply, crate::sgio::SendError> {
-        self.0.as_ref().map_err(Clone::clone)?.send(cdb, data_in, 5_000)
+        self.0
+            .as_ref()
+            .map_err(Clone::clone)?
+            .send(cdb, data_in, 5_000)
     }
     fn hdparm_check(&mut self) -> crate::transport::HdparmAnswer {
         crate::transport::HdparmAnswer::Missing

@@ -10,13 +10,13 @@ use lull_core::registry::Registry;
 use tracing::{info, warn};
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
-use lull_tasks::drive::Drive;
-use serde::Serialize;
 use crate::devices::{Resolved, resolve};
 use crate::diskstats::parse;
 use crate::process;
 use crate::source::Sample;
 use crate::state::State;
+use lull_tasks::drive::Drive;
+use serde::Serialize;
 
 /// What [`preflight`] found: where each disk entry resolves now, and
 /// warnings that do not stop a start.
@@ -221,7 +221,12 @@ impl CheckReport {
 }
 
 /// One [`CheckDisk`] for `d` as resolved for its drive.
-fn check_disk(d: &DiskConfig, device: &str, present: bool, identified: Option<String>) -> CheckDisk {
+fn check_disk(
+    d: &DiskConfig,
+    device: &str,
+    present: bool,
+    identified: Option<String>,
+) -> CheckDisk {
     let jobs = match &d.task {
         TaskConfig::Jobs {
             jobs,
@@ -290,7 +295,15 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                     d.clone()
                 }
             };
-            let said = format!("{} (via {})", facts.describe(), if id.via.is_empty() { "nothing" } else { &id.via });
+            let said = format!(
+                "{} (via {})",
+                facts.describe(),
+                if id.via.is_empty() {
+                    "nothing"
+                } else {
+                    &id.via
+                }
+            );
             disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
         }
     }

@@ -254,7 +254,11 @@ impl State {
     ///   (the drive came back under another kernel name);
     /// - else the entry of `key` if it names no drive (a state file older
     ///   than identification), else a fresh one.
-    pub fn take_for(&mut self, key: &str, identity: Option<&Identity>) -> (DiskState, Option<String>) {
+    pub fn take_for(
+        &mut self,
+        key: &str,
+        identity: Option<&Identity>,
+    ) -> (DiskState, Option<String>) {
         let Some(serial) = identity.and_then(|i| i.serial.as_deref()) else {
             return (self.disks.remove(key).unwrap_or_default(), None);
         };
@@ -348,6 +352,60 @@ pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> std::io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn drive(serial: &str, spindowns: u64) -> DiskState {
+        DiskState {
+            spindowns,
+            identity: Some(Identity {
+                serial: Some(serial.into()),
+                ..Identity::default()
+            }),
+            ..DiskState::default()
+        }
+    }
+
+    fn id(serial: &str) -> Identity {
+        Identity {
+            serial: Some(serial.into()),
+            ..Identity::default()
+        }
+    }
+
+    /// Issue 34: two drives come back under each other's kernel names;
+    /// each takes its own counters, wherever they were kept.
+    #[test]
+    fn state_follows_the_serial_number_not_the_kernel_name() {
+        let mut st = State::default();
+        st.disks.insert("sdb".into(), drive("USB-A", 7));
+        st.disks.insert("sdc".into(), drive("SCSI-B", 3));
+        // Drive B is now sdb: A's entry is moved aside, B's follows it.
+        let (b, note) = st.take_for("sdb", Some(&id("SCSI-B")));
+        assert_eq!(b.spindowns, 3);
+        let note = note.unwrap();
+        assert!(note.contains("USB-A") && note.contains("\"sdc\""), "{note}");
+        assert_eq!(st.disks["serial:USB-A"].spindowns, 7);
+        // Drive A is now sdc: its entry is found by its serial number.
+        let (a, _) = st.take_for("sdc", Some(&id("USB-A")));
+        assert_eq!(a.spindowns, 7);
+        assert!(st.disks.is_empty(), "{:?}", st.disks.keys());
+        // A new drive under a known name does not take another's state.
+        st.disks.insert("sdd".into(), drive("OLD", 5));
+        let (fresh, _) = st.take_for("sdd", Some(&id("NEW")));
+        assert_eq!(fresh.spindowns, 0);
+        assert_eq!(st.disks["serial:OLD"].spindowns, 5);
+        // An entry from before identification is the drive's own.
+        st.disks.insert(
+            "sde".into(),
+            DiskState {
+                spindowns: 9,
+                ..DiskState::default()
+            },
+        );
+        assert_eq!(st.take_for("sde", Some(&id("X"))).0.spindowns, 9);
+        // Without a serial number, the kernel name is all there is.
+        st.disks.insert("loop0".into(), drive("L", 2));
+        assert_eq!(st.take_for("loop0", None).0.spindowns, 2);
+    }
 
     #[test]
     fn round_trips_atomically() {

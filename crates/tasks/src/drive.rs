@@ -325,7 +325,10 @@ impl Drive {
         let first = parts.next().unwrap_or("");
         let (base, mut rest): (Option<&str>, Vec<&str>) = if first.contains('=') || first.is_empty()
         {
-            (None, std::iter::once(first).filter(|f| !f.is_empty()).collect())
+            (
+                None,
+                std::iter::once(first).filter(|f| !f.is_empty()).collect(),
+            )
         } else {
             (Some(first), Vec::new())
         };
@@ -354,7 +357,10 @@ impl Drive {
             None if !power_kv.is_empty() => Some(join(None, &power_kv)),
             None => None,
         }
-        .map(|s| s.parse::<PowerModel>().map_err(|e| DriveError(e.to_string())))
+        .map(|s| {
+            s.parse::<PowerModel>()
+                .map_err(|e| DriveError(e.to_string()))
+        })
         .transpose()?;
         let service_base = match base {
             Some(b) if ServiceModel::preset(b).is_some() => b,
@@ -455,7 +461,10 @@ impl Drive {
 
     /// The drive of a disk: `explicit` (a preset the user wrote) if given,
     /// else from `facts` if any, else [`Drive::fallback`].
-    pub fn resolve(explicit: Option<&str>, facts: Option<&DriveFacts>) -> Result<Drive, DriveError> {
+    pub fn resolve(
+        explicit: Option<&str>,
+        facts: Option<&DriveFacts>,
+    ) -> Result<Drive, DriveError> {
         match (explicit, facts) {
             (Some(spec), _) => {
                 let mut d = Drive::from_spec(spec, PresetSource::Config)?;
@@ -526,18 +535,31 @@ mod tests {
 
     #[test]
     fn unknown_presets_and_keys_are_named() {
-        let e = Drive::from_spec("wd-red", PresetSource::Config).unwrap_err().0;
+        let e = Drive::from_spec("wd-red", PresetSource::Config)
+            .unwrap_err()
+            .0;
         assert!(e.contains("`wd-red`") && e.contains("wd-red-plus"), "{e}");
-        let e = Drive::from_spec("wd-red-plus,rpn=5", PresetSource::Config).unwrap_err().0;
+        let e = Drive::from_spec("wd-red-plus,rpn=5", PresetSource::Config)
+            .unwrap_err()
+            .0;
         assert!(e.contains("rpn"), "{e}");
     }
 
     #[test]
     fn models_match_their_presets() {
-        assert_eq!(preset_for_model("WDC WD40EFRX-68N32N0"), Some("wd-red-plus"));
-        assert_eq!(preset_for_model("wdc  wd60efzx-68b3fn0"), Some("wd-red-plus"));
+        assert_eq!(
+            preset_for_model("WDC WD40EFRX-68N32N0"),
+            Some("wd-red-plus")
+        );
+        assert_eq!(
+            preset_for_model("wdc  wd60efzx-68b3fn0"),
+            Some("wd-red-plus")
+        );
         assert_eq!(preset_for_model("ST32000645NS"), Some("constellation-es2"));
-        assert_eq!(preset_for_model("ST320LT030-9YG142"), Some("seagate-ultrathin"));
+        assert_eq!(
+            preset_for_model("ST320LT030-9YG142"),
+            Some("seagate-ultrathin")
+        );
         assert_eq!(preset_for_model("Samsung SSD 870 EVO 1TB"), None);
     }
 
@@ -553,9 +575,18 @@ mod tests {
             (d.preset, d.source)
         };
         use PresetSource::*;
-        assert_eq!(p(f(7200, Some(FormFactor::In3_5))), ("constellation-es2".into(), Class));
-        assert_eq!(p(f(5400, Some(FormFactor::In3_5))), ("wd-red-plus".into(), Class));
-        assert_eq!(p(f(5400, Some(FormFactor::In2_5))), ("seagate-ultrathin".into(), Class));
+        assert_eq!(
+            p(f(7200, Some(FormFactor::In3_5))),
+            ("constellation-es2".into(), Class)
+        );
+        assert_eq!(
+            p(f(5400, Some(FormFactor::In3_5))),
+            ("wd-red-plus".into(), Class)
+        );
+        assert_eq!(
+            p(f(5400, Some(FormFactor::In2_5))),
+            ("seagate-ultrathin".into(), Class)
+        );
         assert_eq!(p(f(7200, None)), ("constellation-es2".into(), Class));
         assert_eq!(p(f(0, None)), ("wd-red-plus".into(), Default));
         // A known model wins over the class.

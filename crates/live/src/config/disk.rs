@@ -50,8 +50,13 @@ pub(super) fn disk(
         None => StopPolicy::EarlierOf,
     };
     let preset = d.preset.as_ref().map(|p| p.get_ref().trim().to_string());
-    let drive = Drive::resolve(preset.as_deref(), None)
-        .map_err(|e| cx.err(d.preset.as_ref().map(|p| p.span()), &key("preset"), e.to_string()))?;
+    let drive = Drive::resolve(preset.as_deref(), None).map_err(|e| {
+        cx.err(
+            d.preset.as_ref().map(|p| p.span()),
+            &key("preset"),
+            e.to_string(),
+        )
+    })?;
     let task_name = d.task.as_ref().map_or("standby", |t| t.get_ref().as_str());
     let task_span = d.task.as_ref().map(|t| t.span());
     let only_for = |name: &str, span: Range<usize>, for_task: &str| {

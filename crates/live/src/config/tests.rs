@@ -301,13 +301,23 @@ fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
         ..DriveFacts::default()
     };
     let r = d
-        .for_drive(Drive::resolve(None, Some(&facts)).unwrap(), Some(&facts), &registry())
+        .for_drive(
+            Drive::resolve(None, Some(&facts)).unwrap(),
+            Some(&facts),
+            &registry(),
+        )
         .unwrap();
-    assert_eq!((r.drive.preset.as_str(), r.drive.source), ("seagate-ultrathin", PresetSource::Class));
+    assert_eq!(
+        (r.drive.preset.as_str(), r.drive.source),
+        ("seagate-ultrathin", PresetSource::Class)
+    );
     let ultrathin = PowerModel::preset("seagate-ultrathin").unwrap();
     assert_eq!(r.breakeven, Nanos::from_secs_f64(ultrathin.break_even()));
     assert!(r.left_alone.is_none());
-    assert!(r.same_settings(d), "a reload still knows it for the same disk");
+    assert!(
+        r.same_settings(d),
+        "a reload still knows it for the same disk"
+    );
 }
 
 #[test]
@@ -329,8 +339,14 @@ fn a_disk_that_does_not_rotate_is_left_alone_unless_a_preset_is_named() {
             d.for_drive(drive, Some(&ssd), &registry()).unwrap()
         })
         .collect();
-    let why = resolved[0].left_alone.as_deref().expect("a glob's SSD is left alone");
-    assert!(why.contains("does not rotate") && why.contains("preset"), "{why}");
+    let why = resolved[0]
+        .left_alone
+        .as_deref()
+        .expect("a glob's SSD is left alone");
+    assert!(
+        why.contains("does not rotate") && why.contains("preset"),
+        "{why}"
+    );
     assert_eq!(resolved[1].left_alone, None, "an explicit preset is obeyed");
     assert_eq!(resolved[1].drive.source, PresetSource::Config);
     assert_eq!(resolved[2].left_alone, None, "flushing an SSD is fine");
@@ -343,12 +359,17 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     )
     .unwrap();
     let d = &c.disks[0];
-    let b = lull_tasks::ServiceModel::preset("wd-red-plus").unwrap().breakeven();
+    let b = lull_tasks::ServiceModel::preset("wd-red-plus")
+        .unwrap()
+        .breakeven();
     assert_eq!(d.breakeven, b);
     let TaskConfig::Jobs { jobs, .. } = &d.task else {
         panic!("a jobs task")
     };
-    assert_eq!(jobs[0].spec.ranked[0].step, lull_core::time::parse_duration_in("2B", Some(b)).unwrap());
+    assert_eq!(
+        jobs[0].spec.ranked[0].step,
+        lull_core::time::parse_duration_in("2B", Some(b)).unwrap()
+    );
     // The same spec as `lull plan --device wd-red-plus` parses it.
     let plan_b = lull_tasks::drive::Drive::from_spec("wd-red-plus", PresetSource::Config)
         .unwrap()
@@ -368,14 +389,20 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     };
     let es2_b = es2.breakeven(lull_tasks::drive::Work::Io).unwrap();
     assert_ne!(es2_b, b);
-    assert_eq!(jobs[0].spec.ranked[0].step, lull_core::time::parse_duration_in("2B", Some(es2_b)).unwrap());
+    assert_eq!(
+        jobs[0].spec.ranked[0].step,
+        lull_core::time::parse_duration_in("2B", Some(es2_b)).unwrap()
+    );
 }
 
 #[test]
 fn an_unknown_preset_names_the_key_and_the_known_ones() {
     let e = parse("[[disk]]\ndevice = \"sdb\"\npreset = \"wd-red\"\n").unwrap_err();
     let m = e.to_string();
-    assert!(m.contains("disk[0].preset") && m.contains("wd-red-plus"), "{m}");
+    assert!(
+        m.contains("disk[0].preset") && m.contains("wd-red-plus"),
+        "{m}"
+    );
     let e = parse("[[disk]]\ndevice = \"sdb\"\npreset = \"hp97560\"\n").unwrap_err();
     assert!(e.to_string().contains("no power model"), "{e}");
 }

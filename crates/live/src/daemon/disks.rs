@@ -15,13 +15,13 @@ use tracing::{error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
-use crate::identify::Identity;
-use crate::state::DriveRecord;
-use lull_tasks::drive::Drive;
 use crate::controller::{DiskController, HookEnv, Order, Output};
 use crate::devices::{Resolved, resolve};
 use crate::hooks::{HookEvent, HookRunner};
+use crate::identify::Identity;
 use crate::source::{Family, Sample};
+use crate::state::DriveRecord;
+use lull_tasks::drive::Drive;
 
 /// How recently a directory of by-path entries must have changed for
 /// [`Daemon::path_signature`] to resolve them in full rather than trust the
@@ -248,7 +248,12 @@ impl Daemon {
     /// name, or a link moved), and asking it gives another serial number.
     /// The new identity is kept for [`Daemon::swap_drive`].
     fn another_drive(&mut self, i: usize, r: &Resolved) -> bool {
-        let known = self.disks[i].ctl.state().identity.clone().unwrap_or_default();
+        let known = self.disks[i]
+            .ctl
+            .state()
+            .identity
+            .clone()
+            .unwrap_or_default();
         let (numbers, kernel) = crate::transport::identity(&PathBuf::from("/dev").join(&r.kernel));
         if numbers.is_empty() || (known.device == numbers && known.kernel == kernel) {
             return false;
@@ -277,7 +282,10 @@ impl Daemon {
                 .unwrap_or("?"),
             serial.as_deref().unwrap_or("unknown")
         );
-        let aside = serial.map_or_else(|| format!("{key}~{}", self.generation), |s| format!("serial:{s}"));
+        let aside = serial.map_or_else(
+            || format!("{key}~{}", self.generation),
+            |s| format!("serial:{s}"),
+        );
         self.state.disks.insert(aside, st);
         let _ = old.orders.send(Order::Shutdown);
         for (tx, _) in &old.jobs {

@@ -75,12 +75,17 @@ fn identify_device_fields_are_where_acs_puts_them() {
     assert_eq!(a.rotation, Rotation::Rpm(5400));
     assert_eq!(a.form_factor, Some(FormFactor::In3_5));
     // The preset follows the model.
-    let drive = Drive::identified(&Identity {
-        model: Some(a.model),
-        ..Identity::default()
-    }
-    .facts());
-    assert_eq!((drive.preset.as_str(), drive.source), ("wd-red-plus", PresetSource::Identified));
+    let drive = Drive::identified(
+        &Identity {
+            model: Some(a.model),
+            ..Identity::default()
+        }
+        .facts(),
+    );
+    assert_eq!(
+        (drive.preset.as_str(), drive.source),
+        ("wd-red-plus", PresetSource::Identified)
+    );
 }
 
 #[test]
@@ -88,7 +93,10 @@ fn a_bad_integrity_word_or_an_atapi_device_is_no_answer() {
     let mut d = identify_data("ST32000645NS", "Z1234", 2, 7200, true);
     assert!(parse_identify(&d).is_some());
     d[100] ^= 1;
-    assert!(parse_identify(&d).is_none(), "the checksum no longer adds up");
+    assert!(
+        parse_identify(&d).is_none(),
+        "the checksum no longer adds up"
+    );
     let mut atapi = identify_data("QEMU DVD-ROM", "1", 0, 0, false);
     atapi[1] |= 0x80;
     assert!(parse_identify(&atapi).is_none());
@@ -112,9 +120,19 @@ fn a_solid_state_drive_reports_rotation_one() {
 #[test]
 fn inquiry_and_vpd_pages_follow_spc_and_sbc() {
     let q = parse_inquiry(&inquiry_data("SEAGATE", "ST2000NM0001")).unwrap();
-    assert_eq!((q.device_type, q.vendor.as_str(), q.product.as_str()), (0, "SEAGATE", "ST2000NM0001"));
-    assert_eq!(parse_vpd_serial(&vpd_page(0x80, b"  Z1P2Q3R4  ")).as_deref(), Some("Z1P2Q3R4"));
-    assert_eq!(parse_vpd_serial(&vpd_page(0x83, b"Z1")), None, "another page");
+    assert_eq!(
+        (q.device_type, q.vendor.as_str(), q.product.as_str()),
+        (0, "SEAGATE", "ST2000NM0001")
+    );
+    assert_eq!(
+        parse_vpd_serial(&vpd_page(0x80, b"  Z1P2Q3R4  ")).as_deref(),
+        Some("Z1P2Q3R4")
+    );
+    assert_eq!(
+        parse_vpd_serial(&vpd_page(0x83, b"Z1")),
+        None,
+        "another page"
+    );
     assert_eq!(parse_vpd_serial(&vpd_page(0x80, b"    ")), None, "blank");
     assert_eq!(
         parse_vpd_characteristics(&bdc_page(7200, 0x22)),
@@ -126,10 +144,19 @@ fn inquiry_and_vpd_pages_follow_spc_and_sbc() {
         Some((Rotation::NonRotating, Some(FormFactor::In2_5)))
     );
     let mut ata_info = vec![0u8; 568];
-    ata_info[56..568].copy_from_slice(&identify_data("WDC WD60EFZX-68B3FN0", "WD-C80", 2, 5640, true));
+    ata_info[56..568].copy_from_slice(&identify_data(
+        "WDC WD60EFZX-68B3FN0",
+        "WD-C80",
+        2,
+        5640,
+        true,
+    ));
     let page = vpd_page(0x89, &ata_info);
     assert_eq!(page.len(), 572);
-    assert_eq!(parse_vpd_ata_information(&page).unwrap().model, "WDC WD60EFZX-68B3FN0");
+    assert_eq!(
+        parse_vpd_ata_information(&page).unwrap().model,
+        "WDC WD60EFZX-68B3FN0"
+    );
 }
 
 #[test]
@@ -139,7 +166,11 @@ fn command_blocks_follow_the_standards() {
     assert_eq!(inquiry(Some(0x89), 572), [0x12, 1, 0x89, 0x02, 0x3c, 0]);
     let c = identify_16();
     assert_eq!((c[0], c[1], c[2], c[6], c[14]), (0x85, 0x08, 0x0e, 1, 0xec));
-    assert!(c.iter().enumerate().all(|(i, &b)| [0, 1, 2, 6, 14].contains(&i) || b == 0));
+    assert!(
+        c.iter()
+            .enumerate()
+            .all(|(i, &b)| [0, 1, 2, 6, 14].contains(&i) || b == 0)
+    );
     let c = identify_12();
     assert_eq!((c[0], c[1], c[2], c[4], c[9]), (0xa1, 0x08, 0x0e, 1, 0xec));
 }
@@ -200,11 +231,24 @@ fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
         sent: Vec::new(),
     };
     let id = identify(&mut fake, Some(true));
-    assert_eq!(id.model.as_deref(), Some("WDC WD40EFRX-68N32N0"), "VPD 89h's full model wins");
+    assert_eq!(
+        id.model.as_deref(),
+        Some("WDC WD40EFRX-68N32N0"),
+        "VPD 89h's full model wins"
+    );
     assert_eq!(id.serial.as_deref(), Some("WD-WCC7K1234567"));
-    assert_eq!((id.rotation_code, id.form_factor_code), (Some(5400), Some(2)));
-    assert!(fake.sent.iter().all(|c| c[0] == OP_INQUIRY), "nothing reached the drive itself");
-    assert_eq!(id.via, "INQUIRY, VPD 80h, VPD B1h, VPD 89h, queue/rotational");
+    assert_eq!(
+        (id.rotation_code, id.form_factor_code),
+        (Some(5400), Some(2))
+    );
+    assert!(
+        fake.sent.iter().all(|c| c[0] == OP_INQUIRY),
+        "nothing reached the drive itself"
+    );
+    assert_eq!(
+        id.via,
+        "INQUIRY, VPD 80h, VPD B1h, VPD 89h, queue/rotational"
+    );
 }
 
 #[test]
