@@ -1,0 +1,187 @@
+//! From a poll record to requests and events: the one place where counter
+//! deltas become the engine's arrivals and completions, for the daemon
+//! (which pushes the events into its engine as it polls) and for the lab
+//! (which rebuilds requests from a recorded log). Both go through
+//! [`Poll::pieces`], so a replay of a log sees what the daemon saw.
+//!
+//! # The approximation
+//!
+//! diskstats has counters, not requests:
+//!
+//! - The `n` operations completed in `(t0, t]` become `n` requests spread
+//!   evenly over the interval: it is cut into `n` slots and request `i`
+//!   ends at the end of slot `i`, lasting `io_ms / n` (the kernel's own busy
+//!   time, at least 1 ns, at most the slot; the whole slot when the kernel
+//!   reports no busy time), and arriving after `t0` (the first a nanosecond
+//!   after it, so a deadline the daemon acted on at `t0` came first). The
+//!   last one completes at the poll: an idle period is only seen to start
+//!   at a poll that found no new work.
+//! - I/O in flight at a poll holds one request open from that poll until
+//!   the first poll that finds none.
+//! - At most [`MAX_EVENTS_PER_POLL`] requests per poll (the counts are
+//!   sampled beyond that).
+//! - A baseline (the first sample) is a one-nanosecond request ending at
+//!   the poll; a late poll (after a suspend) is one busy request from the
+//!   previous poll to this one.
+
+use lull_core::event::{Event, EventKind};
+use lull_core::request::{DeviceId, Op};
+use lull_core::time::Nanos;
+
+use crate::record::{Poll, PollKind};
+
+/// The most requests one poll turns into.
+pub const MAX_EVENTS_PER_POLL: u64 = 1024;
+
+/// A part of what a poll stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// A whole request.
+    Request {
+        /// Arrival.
+        start: Nanos,
+        /// Completion.
+        end: Nanos,
+        /// What it did.
+        op: Op,
+        /// Its length in bytes.
+        bytes: u32,
+    },
+    /// A request held open for I/O in flight arrives.
+    Open {
+        /// Its arrival.
+        at: Nanos,
+    },
+    /// The held request completes.
+    Close {
+        /// Its completion.
+        at: Nanos,
+        /// Its arrival.
+        since: Nanos,
+    },
+}
+
+impl Poll {
+    /// Calls `f` with each piece of the poll, in the order the daemon
+    /// pushes their events.
+    pub fn pieces(&self, mut f: impl FnMut(Piece)) {
+        let (t0, t) = (self.t0, self.t);
+        match self.kind {
+            PollKind::Vanished => {
+                if let Some(since) = self.held_since {
+                    f(Piece::Close { at: t, since });
+                }
+            }
+            PollKind::Baseline => f(Piece::Request {
+                start: Nanos(t.0.saturating_sub(1)),
+                end: t,
+                op: Op::Read,
+                bytes: 0,
+            }),
+            PollKind::Late => {
+                if self.held_since.is_none() {
+                    f(Piece::Open { at: t0 });
+                }
+                if !self.held_after {
+                    f(Piece::Close {
+                        at: t,
+                        since: self.held_since.unwrap_or(t0),
+                    });
+                }
+            }
+            PollKind::Normal => {
+                spread(self, &mut f);
+                match (self.held_since, self.held_after) {
+                    (Some(since), false) => f(Piece::Close { at: t, since }),
+                    (None, true) => f(Piece::Open { at: t }),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Appends the poll's events to `out`, in time order.
+    pub fn events(&self, out: &mut Vec<Event>) {
+        self.pieces(|p| match p {
+            Piece::Request {
+                start,
+                end,
+                op,
+                bytes,
+            } => {
+                out.push(event(start, EventKind::Arrival, op, bytes, end));
+                out.push(event(end, EventKind::Completion, op, bytes, start));
+            }
+            Piece::Open { at } => out.push(event(at, EventKind::Arrival, Op::Read, 0, Nanos::MAX)),
+            Piece::Close { at, since } => {
+                out.push(event(at, EventKind::Completion, Op::Read, 0, since))
+            }
+        });
+    }
+}
+
+fn event(time: Nanos, kind: EventKind, op: Op, bytes: u32, pair: Nanos) -> Event {
+    Event {
+        time,
+        pair,
+        sector: 0,
+        bytes,
+        kind,
+        op,
+        device: DeviceId(0),
+    }
+}
+
+/// The operations completed in `(t0, t]` as requests (module docs).
+fn spread(p: &Poll, f: &mut impl FnMut(Piece)) {
+    let d = &p.counts;
+    let ops = d.ops();
+    if ops == 0 {
+        return;
+    }
+    let (t0, t) = (p.t0, p.t);
+    let n = ops.min(MAX_EVENTS_PER_POLL);
+    let dt = (t - t0).0;
+    let slot = (dt / n).max(1);
+    let busy = if d.io_ms > 0 {
+        d.io_ms.saturating_mul(1_000_000).min(dt)
+    } else {
+        dt
+    };
+    let len = (busy / n).clamp(1, slot);
+    let bytes = u32::try_from(d.sectors.saturating_mul(512) / ops).unwrap_or(u32::MAX);
+    let kinds = [
+        (Op::Read, d.reads),
+        (Op::Write, d.writes),
+        (Op::Discard, d.discards),
+        (Op::Flush, d.flushes),
+    ];
+    for i in 0..n {
+        // The i-th of n evenly sampled positions in the op sequence
+        // R…R W…W D…D F…F.
+        let mut pos = (i as u128 * ops as u128 / n as u128) as u64;
+        let mut op = Op::Read;
+        for (k, c) in kinds {
+            if pos < c {
+                op = k;
+                break;
+            }
+            pos -= c;
+        }
+        let end = if i + 1 == n {
+            t
+        } else {
+            Nanos(t0.0.saturating_add(slot.saturating_mul(i + 1)).min(t.0))
+        };
+        // Strictly after the last poll: a decision taken then (a deadline
+        // at that poll) came before any of this I/O, as a replay of these
+        // requests sees it.
+        let start = Nanos(end.0.saturating_sub(len).max(t0.0 + 1).min(end.0));
+        f(Piece::Request {
+            start,
+            end,
+            op,
+            bytes,
+        });
+    }
+}

@@ -1,0 +1,350 @@
+//! Reading activity logs: bytes, a segment file or a disk's directory of
+//! segments, back into records, and records into a trace.
+//!
+//! # Damage
+//!
+//! The daemon appends whole polls with one `write(2)` each, so a crash
+//! (`kill -9`, a power cut) can leave the last frame of a segment cut
+//! short, or followed by zeros where the file system extended the file but
+//! never wrote the data. A segment whose *last* frame is incomplete, fails
+//! its CRC, or is followed only by zeros is read up to it, with a warning
+//! ([`Log::warnings`]). A bad frame with good data after it is not a torn
+//! tail: it is an error naming the file and the byte offset
+//! ([`ReadError::Corrupt`]).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use lull_core::request::{Op, Request};
+use lull_core::time::Nanos;
+
+use crate::poll::Piece;
+use crate::record::{decode, FrameError, Record, Session, HEADER_LEN, MAGIC};
+
+/// The extension of segment files.
+pub const EXTENSION: &str = "lact";
+
+/// Why a log could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file or directory could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file does not start with the activity log's magic bytes.
+    #[error("{path}: not a lull activity log (no \\x89LULLACT header at offset 0)")]
+    NotALog {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A frame is damaged and more data follows it.
+    #[error("{path}: at byte offset {offset}: {what}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Where the damaged frame starts.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// A directory without segments.
+    #[error("{path}: no activity log segments (*.{EXTENSION}) in this directory")]
+    Empty {
+        /// The directory.
+        path: PathBuf,
+    },
+}
+
+/// Whether `bytes` start like an activity log segment.
+pub fn sniff(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+/// The records of one segment's bytes (`path` names it in errors and
+/// warnings), and a warning when its tail was torn.
+pub fn parse_segment(bytes: &[u8], path: &Path) -> Result<(Vec<Record>, Option<String>), ReadError> {
+    if !sniff(bytes) {
+        return Err(ReadError::NotALog {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut records = Vec::new();
+    if bytes.len() < HEADER_LEN {
+        return Ok((
+            records,
+            Some(format!(
+                "{}: the header is cut short at {} bytes (an empty segment)",
+                path.display(),
+                bytes.len()
+            )),
+        ));
+    }
+    let mut at = HEADER_LEN;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        match decode(rest) {
+            Ok((rec, len)) => {
+                if let Some(rec) = rec {
+                    if records.is_empty() && !matches!(rec, Record::Session(_)) {
+                        return Err(ReadError::Corrupt {
+                            path: path.to_path_buf(),
+                            offset: at as u64,
+                            what: "the segment does not start with a session record".into(),
+                        });
+                    }
+                    records.push(rec);
+                }
+                at += len;
+            }
+            Err(e) => {
+                let torn = match &e {
+                    FrameError::Truncated => true,
+                    FrameError::Bad(_) => rest.iter().all(|&b| b == 0) || reaches_end(rest),
+                };
+                let what = match e {
+                    FrameError::Truncated => "cut short".to_string(),
+                    FrameError::Bad(w) => w,
+                };
+                if torn {
+                    return Ok((
+                        records,
+                        Some(format!(
+                            "{}: the last record, at byte offset {at}, is torn ({what}); \
+                             {} bytes skipped",
+                            path.display(),
+                            rest.len()
+                        )),
+                    ));
+                }
+                return Err(ReadError::Corrupt {
+                    path: path.to_path_buf(),
+                    offset: at as u64,
+                    what,
+                });
+            }
+        }
+    }
+    Ok((records, None))
+}
+
+/// Whether the damaged frame at the start of `rest` claims to run to the
+/// end of the bytes (or past it): then it was the last one written.
+fn reaches_end(rest: &[u8]) -> bool {
+    let mut len: u64 = 0;
+    let mut at = 1;
+    for shift in (0..35).step_by(7) {
+        let Some(&b) = rest.get(at) else { return true };
+        at += 1;
+        len |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return (at as u64).saturating_add(len).saturating_add(4) >= rest.len() as u64;
+        }
+    }
+    false
+}
+
+/// One daemon run's records of a disk (possibly spread over segments).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Its session.
+    pub session: Session,
+    /// Its records after the session, in order.
+    pub records: Vec<Record>,
+}
+
+impl Run {
+    /// Its last instant (`None` when it has no timed record).
+    pub fn last(&self) -> Option<Nanos> {
+        self.records.iter().filter_map(Record::time).max()
+    }
+}
+
+/// A disk's activity log, read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Log {
+    /// The daemon runs, in order.
+    pub runs: Vec<Run>,
+    /// Torn tails that were skipped, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl Log {
+    /// Reads a segment file, or every `*.lact` segment of a directory in
+    /// the order of their names (which the daemon makes the order they
+    /// were written in).
+    pub fn open(path: &Path) -> Result<Log, ReadError> {
+        let io = |source| ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = fs::metadata(path).map_err(io)?;
+        let files = if meta.is_dir() {
+            let files = segments(path).map_err(io)?;
+            if files.is_empty() {
+                return Err(ReadError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            files
+        } else {
+            vec![path.to_path_buf()]
+        };
+        let mut log = Log::default();
+        for f in files {
+            let bytes = fs::read(&f).map_err(|source| ReadError::Io {
+                path: f.clone(),
+                source,
+            })?;
+            log.push_segment(&bytes, &f)?;
+        }
+        Ok(log)
+    }
+
+    /// Adds a segment's bytes (`path` names it in errors).
+    pub fn push_segment(&mut self, bytes: &[u8], path: &Path) -> Result<(), ReadError> {
+        let (records, warning) = parse_segment(bytes, path)?;
+        self.warnings.extend(warning);
+        self.extend(records);
+        Ok(())
+    }
+
+    /// Adds records in order: a session starts a run unless it repeats the
+    /// current one's (a new segment of the same run); records before any
+    /// session are dropped.
+    pub fn extend(&mut self, records: impl IntoIterator<Item = Record>) {
+        for rec in records {
+            match rec {
+                Record::Session(s) => {
+                    if self.runs.last().is_some_and(|r| r.session == s) {
+                        continue;
+                    }
+                    self.runs.push(Run {
+                        session: s,
+                        records: Vec::new(),
+                    });
+                }
+                rec => {
+                    if let Some(run) = self.runs.last_mut() {
+                        run.records.push(rec);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every record, sessions included, in order.
+    pub fn records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.runs.iter().flat_map(|r| {
+            std::iter::once(Record::Session(r.session.clone())).chain(r.records.iter().cloned())
+        })
+    }
+
+    /// The requests the daemon's engine saw, on one timeline
+    /// ([`Rebuilt`]).
+    pub fn rebuild(&self) -> Rebuilt {
+        let mut out = Rebuilt::default();
+        let Some(first) = self.runs.first() else {
+            return out;
+        };
+        out.clock = first.session.clock;
+        out.session = self.runs.last().map(|r| r.session.clone()).unwrap_or_default();
+        // Where the previous run ended, on the log's timeline.
+        let mut prev_end: Option<Nanos> = None;
+        for run in &self.runs {
+            let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
+            let first_t = run.records.iter().filter_map(Record::time).min();
+            if let (Some(end), Some(t)) = (prev_end, first_t) {
+                // Never overlap the previous run (a clock set back).
+                if offset + t < end {
+                    offset = end - t;
+                }
+                // The daemon was not watching: one busy request.
+                if offset + t > end {
+                    out.requests
+                        .push(Request::new(end, offset + t, Op::Read, 0, 0));
+                }
+            }
+            let mut open: Option<Nanos> = None;
+            for rec in &run.records {
+                match rec {
+                    Record::Poll(p) => {
+                        let mut shifted = *p;
+                        shifted.t0 = offset + p.t0;
+                        shifted.t = offset + p.t;
+                        shifted.held_since = p.held_since.map(|h| offset + h);
+                        shifted.pieces(|piece| match piece {
+                            Piece::Request {
+                                start,
+                                end,
+                                op,
+                                bytes,
+                            } => out.requests.push(Request::new(start, end, op, 0, bytes)),
+                            Piece::Open { at } => open = Some(at),
+                            Piece::Close { at, since } => {
+                                out.requests.push(Request::new(
+                                    open.take().unwrap_or(since),
+                                    at,
+                                    Op::Read,
+                                    0,
+                                    0,
+                                ));
+                            }
+                        });
+                    }
+                    Record::Standby(t) => out.standbys.push(offset + *t),
+                    Record::StandbyFailed(t) => out.failed.push(offset + *t),
+                    _ => {}
+                }
+            }
+            let end = run.last().map(|t| offset + t);
+            if let (Some(since), Some(end)) = (open, end) {
+                out.requests.push(Request::new(since, end, Op::Read, 0, 0));
+            }
+            if end.is_some() {
+                prev_end = end;
+            }
+        }
+        out.end = prev_end.unwrap_or(Nanos::ZERO);
+        // Pieces come in time order within a poll, and a held request's
+        // arrival precedes the requests after it: sort by arrival, stable.
+        out.requests.sort_by_key(|r| r.arrival);
+        out
+    }
+}
+
+/// The segment files of a directory, sorted by name.
+pub fn segments(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == EXTENSION) && p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// A log as a trace: what the daemon's engine saw.
+///
+/// Times are nanoseconds since the first run's time zero; `clock` is the
+/// wall clock then. Between two runs (the daemon was stopped) the disk
+/// counts as busy: nothing is known of it, and no policy may be credited
+/// with sleep it did not see. A request held open when a run ends closes
+/// at that run's last record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rebuilt {
+    /// The requests, sorted by arrival.
+    pub requests: Vec<Request>,
+    /// The wall clock at time 0, Unix nanoseconds.
+    pub clock: Nanos,
+    /// When lull ordered a standby.
+    pub standbys: Vec<Nanos>,
+    /// When an ordered standby failed.
+    pub failed: Vec<Nanos>,
+    /// The last instant the log speaks of.
+    pub end: Nanos,
+    /// The last run's session (the disk's current configuration).
+    pub session: Session,
+}

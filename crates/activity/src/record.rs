@@ -1,0 +1,418 @@
+//! The records of an activity log and their encoding.
+//!
+//! # Layout
+//!
+//! A segment file is a 16-byte header followed by frames:
+//!
+//! | bytes | what |
+//! |---|---|
+//! | 0..8 | magic `\x89LULLACT` (the high first byte catches text-mode transfers) |
+//! | 8..10 | format version, little-endian `u16` ([`VERSION`]) |
+//! | 10..16 | zero |
+//!
+//! Each frame is `kind: u8`, `len`: LEB128 `u32`, `len` bytes of payload,
+//! then a CRC-32 (IEEE, little-endian) of everything before it in the frame.
+//! Integers inside payloads are LEB128 (a quiet disk's poll record is about
+//! 30 bytes); strings are a LEB128 length and UTF-8 bytes.
+//!
+//! # Compatibility
+//!
+//! A reader skips frames of a kind it does not know (their CRC still
+//! checked), and ignores payload bytes past the fields it knows, so a
+//! newer writer can add record kinds and trailing fields without breaking
+//! older readers; a field is never removed or reordered. A reader of
+//! version `n` reads every version up to `n`; a file of a later version is
+//! read too when its frames parse (`tests/data/v1.lact` pins version 1).
+
+use lull_core::time::Nanos;
+
+/// The first 8 bytes of every segment.
+pub const MAGIC: &[u8; 8] = b"\x89LULLACT";
+/// The version this crate writes.
+pub const VERSION: u16 = 1;
+/// Bytes before the first frame.
+pub const HEADER_LEN: usize = 16;
+
+/// The segment header this crate writes.
+pub fn header() -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    h
+}
+
+/// One daemon run's view of a disk: written when a controller starts and
+/// again at the start of every segment, so each segment reads alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Session {
+    /// The wall clock at the session's time zero (Unix nanoseconds): times
+    /// in the session's records are nanoseconds since then, on the
+    /// daemon's monotonic clock. It also tells sessions apart.
+    pub clock: Nanos,
+    /// The daemon's poll interval.
+    pub poll: Nanos,
+    /// The disk's key in the configuration (its entry or resolved path).
+    pub key: String,
+    /// Its kernel name when the session started.
+    pub kernel: String,
+    /// The drive preset its break-even time came from (`wd-red-plus`,
+    /// possibly with overrides), empty when none applies.
+    pub drive: String,
+    /// The task (`standby`, `flush`, `command`, `jobs`).
+    pub task: String,
+    /// The detector network, as configured.
+    pub network: String,
+}
+
+/// How a poll's events were made (see [`crate::poll`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PollKind {
+    /// Counter deltas since the previous poll.
+    #[default]
+    Normal,
+    /// The disk's first sample, or its first after it was absent: a
+    /// one-nanosecond request ending at the poll.
+    Baseline,
+    /// The poll came much later than planned: the gap is one busy request.
+    Late,
+    /// The disk left diskstats at this poll.
+    Vanished,
+}
+
+impl PollKind {
+    fn code(self) -> u8 {
+        match self {
+            PollKind::Normal => 0,
+            PollKind::Baseline => 1,
+            PollKind::Late => 2,
+            PollKind::Vanished => 3,
+        }
+    }
+    fn from_code(c: u8) -> Option<PollKind> {
+        Some(match c {
+            0 => PollKind::Normal,
+            1 => PollKind::Baseline,
+            2 => PollKind::Late,
+            3 => PollKind::Vanished,
+            _ => return None,
+        })
+    }
+}
+
+/// Operations completed between two polls (the merged delta the daemon
+/// takes from a disk's counters, its partitions' or its holders').
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Counts {
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Discards completed.
+    pub discards: u64,
+    /// Flushes completed.
+    pub flushes: u64,
+    /// Sectors moved (read, written and discarded).
+    pub sectors: u64,
+    /// Milliseconds the device was busy (`io_ticks`).
+    pub io_ms: u64,
+}
+
+impl Counts {
+    /// Completed operations of every kind.
+    pub fn ops(&self) -> u64 {
+        self.reads
+            .saturating_add(self.writes)
+            .saturating_add(self.discards)
+            .saturating_add(self.flushes)
+    }
+}
+
+/// One poll that changed what the daemon knows of the disk. Quiet polls
+/// (no completion, nothing in flight, nothing held) are not recorded: they
+/// add no event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Poll {
+    /// The previous poll (equal to `t` for a baseline).
+    pub t0: Nanos,
+    /// This poll.
+    pub t: Nanos,
+    /// How its events are made.
+    pub kind: PollKind,
+    /// What completed in `(t0, t]`.
+    pub counts: Counts,
+    /// A request held open for I/O in flight since this instant, before
+    /// the poll.
+    pub held_since: Option<Nanos>,
+    /// Whether one is held open after it.
+    pub held_after: bool,
+}
+
+/// One record of an activity log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A daemon run starts watching the disk (or a new segment begins).
+    Session(Session),
+    /// A poll with something to say.
+    Poll(Poll),
+    /// Still watching at this instant, with nothing to record: written
+    /// after a stretch of quiet polls, so that a log cut short by a crash
+    /// still shows how long the disk stayed quiet.
+    Mark(Nanos),
+    /// lull ordered a standby at this instant (the engine's decision).
+    Standby(Nanos),
+    /// The standby ordered at this instant failed: the drive did not sleep.
+    StandbyFailed(Nanos),
+    /// The drive's power state at this instant, when lull learned it
+    /// (`true`: in standby).
+    Power {
+        /// When.
+        t: Nanos,
+        /// In standby.
+        standby: bool,
+    },
+    /// The daemon stopped watching the disk at this instant (a clean stop).
+    End(Nanos),
+}
+
+impl Record {
+    /// The instant it speaks of (`None` for a session).
+    pub fn time(&self) -> Option<Nanos> {
+        match *self {
+            Record::Session(_) => None,
+            Record::Poll(p) => Some(p.t),
+            Record::Mark(t)
+            | Record::Standby(t)
+            | Record::StandbyFailed(t)
+            | Record::Power { t, .. }
+            | Record::End(t) => Some(t),
+        }
+    }
+
+    fn kind(&self) -> u8 {
+        match self {
+            Record::Session(_) => 1,
+            Record::Poll(_) => 2,
+            Record::Mark(_) => 3,
+            Record::Standby(_) => 4,
+            Record::StandbyFailed(_) => 5,
+            Record::Power { .. } => 6,
+            Record::End(_) => 7,
+        }
+    }
+
+    /// Appends the record as one frame to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut p = Vec::with_capacity(48);
+        match self {
+            Record::Session(s) => {
+                put(&mut p, s.clock.0);
+                put(&mut p, s.poll.0);
+                for text in [&s.key, &s.kernel, &s.drive, &s.task, &s.network] {
+                    put(&mut p, text.len() as u64);
+                    p.extend_from_slice(text.as_bytes());
+                }
+            }
+            Record::Poll(r) => {
+                put(&mut p, r.t0.0);
+                put(&mut p, r.t.0.saturating_sub(r.t0.0));
+                let flags = r.kind.code()
+                    | if r.held_since.is_some() { 0x10 } else { 0 }
+                    | if r.held_after { 0x20 } else { 0 };
+                p.push(flags);
+                let c = &r.counts;
+                for v in [c.reads, c.writes, c.discards, c.flushes, c.sectors, c.io_ms] {
+                    put(&mut p, v);
+                }
+                if let Some(h) = r.held_since {
+                    put(&mut p, h.0);
+                }
+            }
+            Record::Mark(t) | Record::Standby(t) | Record::StandbyFailed(t) | Record::End(t) => {
+                put(&mut p, t.0)
+            }
+            Record::Power { t, standby } => {
+                put(&mut p, t.0);
+                p.push(u8::from(*standby));
+            }
+        }
+        let start = out.len();
+        out.push(self.kind());
+        put(out, p.len() as u64);
+        out.extend_from_slice(&p);
+        let crc = crc32fast::hash(&out[start..]);
+        out.extend_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// Appends `v` as LEB128.
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// Why a frame could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FrameError {
+    /// The bytes end inside the frame.
+    Truncated,
+    /// The frame is whole but wrong (its CRC, a length, a field).
+    Bad(String),
+}
+
+/// A cursor over a payload.
+struct Fields<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Fields<'_> {
+    fn int(&mut self, what: &str) -> Result<u64, FrameError> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let Some(&byte) = self.b.get(self.at) else {
+                return Err(FrameError::Bad(format!("{what}: the record ends inside it")));
+            };
+            self.at += 1;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                return Err(FrameError::Bad(format!("{what}: more than 64 bits")));
+            }
+            v |= bits << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(FrameError::Bad(format!("{what}: more than 64 bits")))
+    }
+    fn nanos(&mut self, what: &str) -> Result<Nanos, FrameError> {
+        self.int(what).map(Nanos)
+    }
+    fn byte(&mut self, what: &str) -> Result<u8, FrameError> {
+        let b = self
+            .b
+            .get(self.at)
+            .copied()
+            .ok_or_else(|| FrameError::Bad(format!("{what}: the record ends inside it")))?;
+        self.at += 1;
+        Ok(b)
+    }
+    fn text(&mut self, what: &str) -> Result<String, FrameError> {
+        let len = self.int(what)?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| self.at.checked_add(l))
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| FrameError::Bad(format!("{what}: longer than its record")))?;
+        let s = std::str::from_utf8(&self.b[self.at..end])
+            .map_err(|_| FrameError::Bad(format!("{what}: not UTF-8")))?;
+        self.at = end;
+        Ok(s.to_string())
+    }
+}
+
+/// The longest payload a frame may claim (a session's strings are short;
+/// anything longer is damage, not data).
+const MAX_PAYLOAD: u64 = 1 << 20;
+
+/// Decodes the frame at the start of `b`: the record (`None` for a kind
+/// this version does not know) and the frame's length.
+pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
+    let Some(&kind) = b.first() else {
+        return Err(FrameError::Truncated);
+    };
+    if kind == 0 {
+        return Err(FrameError::Bad("record kind 0".into()));
+    }
+    let mut head = Fields { b, at: 1 };
+    let len = match head.int("record length") {
+        Ok(l) => l,
+        Err(_) if b.len() < 11 => return Err(FrameError::Truncated),
+        Err(e) => return Err(e),
+    };
+    if len > MAX_PAYLOAD {
+        return Err(FrameError::Bad(format!(
+            "record length {len} is over {MAX_PAYLOAD}"
+        )));
+    }
+    let start = head.at;
+    let end = start + len as usize;
+    if b.len() < end + 4 {
+        return Err(FrameError::Truncated);
+    }
+    let crc = u32::from_le_bytes(b[end..end + 4].try_into().expect("four bytes"));
+    if crc32fast::hash(&b[..end]) != crc {
+        return Err(FrameError::Bad("CRC mismatch".into()));
+    }
+    let mut f = Fields {
+        b: &b[start..end],
+        at: 0,
+    };
+    let rec = match kind {
+        1 => Record::Session(Session {
+            clock: f.nanos("session clock")?,
+            poll: f.nanos("poll interval")?,
+            key: f.text("disk key")?,
+            kernel: f.text("kernel name")?,
+            drive: f.text("drive")?,
+            task: f.text("task")?,
+            network: f.text("network")?,
+        }),
+        2 => {
+            let t0 = f.nanos("poll t0")?;
+            let dt = f.nanos("poll interval")?;
+            let flags = f.byte("poll flags")?;
+            let kind = PollKind::from_code(flags & 0x0f)
+                .ok_or_else(|| FrameError::Bad(format!("poll kind {}", flags & 0x0f)))?;
+            let mut c = [0u64; 6];
+            for (v, what) in c.iter_mut().zip([
+                "reads", "writes", "discards", "flushes", "sectors", "io_ms",
+            ]) {
+                *v = f.int(what)?;
+            }
+            let held_since = if flags & 0x10 != 0 {
+                Some(f.nanos("held since")?)
+            } else {
+                None
+            };
+            let t = Nanos(
+                t0.0.checked_add(dt.0)
+                    .ok_or_else(|| FrameError::Bad("poll time overflows".into()))?,
+            );
+            if held_since.is_some_and(|h| h > t0) {
+                return Err(FrameError::Bad("held since after the previous poll".into()));
+            }
+            Record::Poll(Poll {
+                t0,
+                t,
+                kind,
+                counts: Counts {
+                    reads: c[0],
+                    writes: c[1],
+                    discards: c[2],
+                    flushes: c[3],
+                    sectors: c[4],
+                    io_ms: c[5],
+                },
+                held_since,
+                held_after: flags & 0x20 != 0,
+            })
+        }
+        3 => Record::Mark(f.nanos("mark")?),
+        4 => Record::Standby(f.nanos("standby")?),
+        5 => Record::StandbyFailed(f.nanos("standby failed")?),
+        6 => Record::Power {
+            t: f.nanos("power time")?,
+            standby: f.byte("power state")? != 0,
+        },
+        7 => Record::End(f.nanos("end")?),
+        _ => return Ok((None, end + 4)),
+    };
+    Ok((Some(rec), end + 4))
+}

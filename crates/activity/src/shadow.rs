@@ -1,0 +1,506 @@
+//! Shadow evaluation: what fixed timeouts, the best of them and the oracle
+//! would have done on the disk, next to what lull did, over rolling
+//! windows.
+//!
+//! # What is exact
+//!
+//! For spinning a disk down, a fixed timeout `c` is a function of the idle
+//! periods alone: it sleeps `L − c` in every period `L ≥ c` and spins up
+//! once at its end (`lull-tasks`' `spindown`, whose semantics this
+//! follows). The oracle sleeps through every period longer than the
+//! break-even time B. So per hour the shadow keeps, for every candidate
+//! timeout of a fixed grid, the number of periods it fires in and the
+//! exact sum of its sleep; for the oracle the same; for lull, the sleep
+//! and spin-ups of its actual standby orders (from the moment it ordered
+//! one to the next arrival, as a replay books them). Windows are sums of
+//! the last 24 or 168 hours: memory is that of 168 buckets, whatever the
+//! uptime (about 60 KB per disk, plus one poll's worth of pending pieces).
+//!
+//! The idle periods are those a replay of the activity log sees
+//! ([`crate::read::Log::rebuild`]): the shadow follows the same pieces
+//! ([`crate::poll`]), and a gap between two daemon runs counts as busy.
+//! A period is booked in the hour it ends (the arrival that ends it); the
+//! period in progress is not booked yet.
+//!
+//! # What is approximate
+//!
+//! The best fixed timeout in hindsight is the best of the grid, not of
+//! every real number: the grid is B × {0, ⅛, ¼, ½, ¾, 1, 1¼, 1½, 2, 3, 4,
+//! 6, 8, 12, 16, 24, 32, 64, 128} plus the references (1, 5, 10, 20, 30
+//! and 60 minutes). Its energy is never below the exact best fixed
+//! timeout's (`BestFixed::from_idle_periods`), and it is the exact best
+//! whenever that lies on the grid (a test bounds the gap).
+
+use std::collections::VecDeque;
+
+use lull_core::time::Nanos;
+use lull_tasks::spindown::BestFixed;
+use lull_tasks::PowerModel;
+
+use crate::poll::Piece;
+use crate::record::{Poll, Record};
+
+/// Multiples of B in the grid of candidate timeouts.
+pub const GRID: [f64; 19] = [
+    0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0,
+    32.0, 64.0, 128.0,
+];
+
+/// The fixed timeouts reported by name: hd-idle's default and common
+/// `hdparm -S` values (`-S 12`: 1 min, `-S 60`: 5 min, `-S 241`: 30 min,
+/// `-S 242`: 1 h), in seconds.
+pub const REFERENCES: [(&str, u64); 5] = [
+    ("hd-idle-10min", 600),
+    ("hdparm-S12", 60),
+    ("hdparm-S60", 300),
+    ("hdparm-S241", 1800),
+    ("hdparm-S242", 3600),
+];
+
+/// Extra grid points in seconds (the references and 20 minutes).
+const EXTRA_S: [u64; 6] = [60, 300, 600, 1200, 1800, 3600];
+
+/// The windows reported: name and length in hours.
+pub const WINDOWS: [(&str, u64); 2] = [("24h", 24), ("7d", 168)];
+
+const HOUR: u64 = 3_600_000_000_000;
+
+/// One hour's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Bucket {
+    /// Unix hour.
+    hour: u64,
+    /// Nanoseconds the daemon watched the disk in it.
+    observed: u64,
+    /// Idle periods that ended in it.
+    periods: u64,
+    /// Per candidate: periods it fired in, and its sleep (ns).
+    fired: Vec<u64>,
+    slept: Vec<u64>,
+    oracle_slept: u64,
+    oracle_spinups: u64,
+    lull_slept: u64,
+    lull_spinups: u64,
+}
+
+/// The shadow evaluation of one disk's spin-down task (module docs).
+#[derive(Clone, Debug)]
+pub struct Shadow {
+    model: PowerModel,
+    breakeven: Nanos,
+    /// Candidate timeouts, ascending, distinct.
+    candidates: Vec<Nanos>,
+    buckets: VecDeque<Bucket>,
+    /// The current run's wall clock at its time zero.
+    clock: Option<Nanos>,
+    /// The current run's last instant.
+    last: Option<Nanos>,
+    /// The current run's pieces not yet booked (the last poll's).
+    pending: Vec<Piece>,
+    /// Where booking stands: the end of the busy time so far (`None`
+    /// before the run's first request), and a held request open.
+    busy_until: Option<Nanos>,
+    open: bool,
+    /// lull's standby: asleep since, or ordered while busy.
+    asleep_since: Option<Nanos>,
+    armed: bool,
+    /// The newest Unix hour seen: windows end with it.
+    newest_hour: u64,
+}
+
+impl Shadow {
+    /// A shadow for a drive with `model` whose break-even time is
+    /// `breakeven` (the disk's B, which scales the grid).
+    pub fn new(model: PowerModel, breakeven: Nanos) -> Shadow {
+        let mut candidates: Vec<Nanos> = GRID
+            .iter()
+            .map(|k| Nanos::from_secs_f64(breakeven.as_secs_f64() * k))
+            .chain(EXTRA_S.iter().map(|&s| Nanos::from_secs(s)))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        Shadow {
+            model,
+            breakeven,
+            candidates,
+            buckets: VecDeque::new(),
+            clock: None,
+            last: None,
+            pending: Vec::new(),
+            busy_until: None,
+            open: false,
+            asleep_since: None,
+            armed: false,
+            newest_hour: 0,
+        }
+    }
+
+    /// The candidate timeouts.
+    pub fn candidates(&self) -> &[Nanos] {
+        &self.candidates
+    }
+
+    /// The power model.
+    pub fn model(&self) -> &PowerModel {
+        &self.model
+    }
+
+    /// Takes one record, in log order.
+    pub fn feed(&mut self, rec: &Record) {
+        match rec {
+            Record::Session(s) => {
+                self.end_run();
+                self.clock = Some(s.clock);
+            }
+            Record::Poll(p) => {
+                self.settle();
+                self.observe(p.t);
+                self.queue(p);
+            }
+            Record::Mark(t) | Record::End(t) => {
+                self.settle();
+                self.observe(*t);
+            }
+            Record::Standby(t) => {
+                self.observe(*t);
+                self.standby(*t);
+            }
+            Record::StandbyFailed(t) => {
+                self.observe(*t);
+                self.asleep_since = None;
+                self.armed = false;
+            }
+            Record::Power { t, .. } => self.observe(*t),
+        }
+    }
+
+    /// Books the pending pieces (the next poll, mark or session would):
+    /// call it after a poll's records, before reading a report.
+    pub fn settle(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for p in &pending {
+            self.piece(*p);
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    fn queue(&mut self, p: &Poll) {
+        let mut pending = std::mem::take(&mut self.pending);
+        p.pieces(|piece| pending.push(piece));
+        self.pending = pending;
+    }
+
+    /// Time the daemon watched, up to `t`, booked hour by hour.
+    fn observe(&mut self, t: Nanos) {
+        let Some(clock) = self.clock else { return };
+        let from = self.last.map_or(t, |l| l.min(t));
+        self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        let (mut a, b) = (clock.0.saturating_add(from.0), clock.0.saturating_add(t.0));
+        if b == a {
+            self.bucket(b / HOUR);
+            return;
+        }
+        while a < b {
+            let hour = a / HOUR;
+            let cut = ((hour + 1) * HOUR).min(b);
+            self.bucket(hour).observed += cut - a;
+            a = cut;
+        }
+    }
+
+    /// The bucket of Unix hour `hour`, dropping those older than a week.
+    fn bucket(&mut self, hour: u64) -> &mut Bucket {
+        let k = self.candidates.len();
+        if hour > self.newest_hour || self.buckets.is_empty() {
+            self.newest_hour = self.newest_hour.max(hour);
+            while self
+                .buckets
+                .front()
+                .is_some_and(|b| b.hour + WINDOWS[1].1 <= self.newest_hour)
+            {
+                self.buckets.pop_front();
+            }
+        }
+        // Buckets stay sorted by hour; a clock set back books into the
+        // newest bucket rather than reorder the past.
+        let hour = hour.max(self.buckets.back().map_or(0, |b| b.hour));
+        if self.buckets.back().is_none_or(|b| b.hour != hour) {
+            self.buckets.push_back(Bucket {
+                hour,
+                fired: vec![0; k],
+                slept: vec![0; k],
+                ..Bucket::default()
+            });
+        }
+        self.buckets.back_mut().expect("just pushed")
+    }
+
+    fn unix_hour(&self, t: Nanos) -> u64 {
+        self.clock.unwrap_or(Nanos::ZERO).0.saturating_add(t.0) / HOUR
+    }
+
+    /// lull ordered a standby at `t`: the pending pieces that arrived
+    /// before it go first (a deadline due at an arrival's instant fires
+    /// before it, as in the engine).
+    fn standby(&mut self, t: Nanos) {
+        let pending = std::mem::take(&mut self.pending);
+        let split = pending
+            .iter()
+            .position(|p| piece_time(p) >= t)
+            .unwrap_or(pending.len());
+        for p in &pending[..split] {
+            self.piece(*p);
+        }
+        self.pending = pending[split..].to_vec();
+        if self.asleep_since.is_some() {
+            return;
+        }
+        let idle = !self.open && self.busy_until.is_some_and(|b| b <= t);
+        if idle {
+            // Ordered earlier while busy: asleep since the disk emptied.
+            let since = if self.armed { self.busy_until } else { None };
+            self.armed = false;
+            self.asleep_since = Some(since.unwrap_or(t));
+        } else {
+            self.armed = true;
+        }
+    }
+
+    fn piece(&mut self, p: Piece) {
+        match p {
+            Piece::Request { start, end, .. } => {
+                self.arrival(start);
+                self.busy_until = Some(self.busy_until.map_or(end, |b| b.max(end)));
+            }
+            Piece::Open { at } => {
+                self.arrival(at);
+                self.open = true;
+            }
+            Piece::Close { at, .. } => {
+                self.open = false;
+                self.busy_until = Some(self.busy_until.map_or(at, |b| b.max(at)));
+            }
+        }
+    }
+
+    /// An arrival at `t`: the idle period before it (if any) ends.
+    fn arrival(&mut self, t: Nanos) {
+        if self.open {
+            return;
+        }
+        let Some(from) = self.busy_until else {
+            return;
+        };
+        if t <= from {
+            return;
+        }
+        if self.armed {
+            self.armed = false;
+            self.asleep_since.get_or_insert(from);
+        }
+        let lull = self.asleep_since.take().map(|a| t - a.max(from));
+        self.book(t, t - from, lull);
+    }
+
+    /// Books an idle period of length `len` ended at `t`, of which lull
+    /// slept `lull`.
+    fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
+        let hour = self.unix_hour(t);
+        let oracle = len.as_secs_f64() > self.model.break_even();
+        let candidates = std::mem::take(&mut self.candidates);
+        let b = self.bucket(hour);
+        b.periods += 1;
+        for (i, &c) in candidates.iter().enumerate() {
+            if len < c {
+                break;
+            }
+            b.fired[i] += 1;
+            b.slept[i] += (len - c).0;
+        }
+        if oracle {
+            b.oracle_slept += len.0;
+            b.oracle_spinups += 1;
+        }
+        if let Some(s) = lull {
+            b.lull_slept += s.0;
+            b.lull_spinups += 1;
+        }
+        self.candidates = candidates;
+    }
+
+    /// A run ends: what it left pending is booked, and the period in
+    /// progress ends unbooked (the gap to the next run is busy).
+    fn end_run(&mut self) {
+        self.settle();
+        if let (Some(t), false) = (self.last, self.open) {
+            // The gap between runs is one busy request: its arrival ends
+            // the period in progress at the run's last instant.
+            self.arrival(t);
+        }
+        self.last = None;
+        self.busy_until = None;
+        self.open = false;
+        self.asleep_since = None;
+        self.armed = false;
+    }
+
+    /// The figures over the windows, as of the newest hour seen.
+    pub fn report(&self) -> ShadowReport {
+        let windows = WINDOWS
+            .iter()
+            .map(|&(name, hours)| self.window(name, hours))
+            .collect();
+        ShadowReport {
+            drive: self.model.name.clone(),
+            breakeven_s: self.breakeven.as_secs_f64(),
+            windows,
+        }
+    }
+
+    fn window(&self, name: &str, hours: u64) -> WindowReport {
+        let k = self.candidates.len();
+        let (mut observed, mut periods) = (0u64, 0u64);
+        let (mut fired, mut slept) = (vec![0u64; k], vec![0u64; k]);
+        let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
+        for b in self
+            .buckets
+            .iter()
+            .filter(|b| b.hour + hours > self.newest_hour)
+        {
+            observed += b.observed;
+            periods += b.periods;
+            for i in 0..k {
+                fired[i] += b.fired[i];
+                slept[i] += b.slept[i];
+            }
+            o_slept += b.oracle_slept;
+            o_up += b.oracle_spinups;
+            l_slept += b.lull_slept;
+            l_up += b.lull_spinups;
+        }
+        let span = Nanos(observed).as_secs_f64();
+        let m = &self.model;
+        let figures = |policy: &str, timeout: Option<Nanos>, sleep: u64, spinups: u64| {
+            // Sleep never exceeds the watched time (a clock set back).
+            let sleep = Nanos(sleep).as_secs_f64().min(span);
+            let energy = m.energy(span, sleep, spinups);
+            PolicyFigures {
+                policy: policy.to_string(),
+                timeout_s: timeout.map(Nanos::as_secs_f64),
+                saved_wh: (m.energy(span, 0.0, 0) - energy) / 3600.0,
+                energy_j: energy,
+                spinups,
+            }
+        };
+        let mut best = 0;
+        let mut best_energy = f64::INFINITY;
+        for i in 0..k {
+            let e = m.energy(span, Nanos(slept[i]).as_secs_f64().min(span), fired[i]);
+            if e < best_energy {
+                best_energy = e;
+                best = i;
+            }
+        }
+        let at = |secs: u64| {
+            let c = Nanos::from_secs(secs);
+            self.candidates.iter().position(|&x| x == c).expect("on the grid")
+        };
+        let mut policies = vec![figures("lull", None, l_slept, l_up)];
+        for (name, secs) in REFERENCES {
+            let i = at(secs);
+            policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
+        }
+        let best_fixed = figures("best-fixed", Some(self.candidates[best]), slept[best], fired[best]);
+        let oracle = figures("oracle", None, o_slept, o_up);
+        let excess = BestFixed {
+            timeout_s: self.candidates[best].as_secs_f64(),
+            energy_j: best_fixed.energy_j,
+            spinups: best_fixed.spinups,
+        }
+        .excess_ratio(policies[0].energy_j, oracle.energy_j);
+        policies.push(best_fixed);
+        policies.push(oracle);
+        WindowReport {
+            window: name.to_string(),
+            observed_s: span,
+            idle_periods: periods,
+            baseline_energy_j: m.energy(span, 0.0, 0),
+            policies,
+            excess_vs_best_fixed: excess.is_finite().then_some(excess),
+        }
+    }
+
+    /// Bytes of memory it holds (for the documented bound).
+    pub fn footprint(&self) -> usize {
+        let k = self.candidates.len();
+        std::mem::size_of::<Self>()
+            + self.buckets.capacity() * (std::mem::size_of::<Bucket>() + 2 * k * 8)
+            + self.pending.capacity() * std::mem::size_of::<Piece>()
+            + k * 8
+    }
+
+    /// The newest Unix hour it has seen.
+    pub fn newest_hour(&self) -> u64 {
+        self.newest_hour
+    }
+}
+
+fn piece_time(p: &Piece) -> Nanos {
+    match *p {
+        Piece::Request { start, .. } => start,
+        Piece::Open { at } | Piece::Close { at, .. } => at,
+    }
+}
+
+/// The shadow's figures for every window.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShadowReport {
+    /// The power model's name.
+    pub drive: String,
+    /// The break-even time B, seconds.
+    pub breakeven_s: f64,
+    /// One entry per window (`24h`, `7d`).
+    pub windows: Vec<WindowReport>,
+}
+
+/// One window's figures.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WindowReport {
+    /// `24h` or `7d`.
+    pub window: String,
+    /// Seconds the daemon watched the disk in it.
+    pub observed_s: f64,
+    /// Idle periods that ended in it.
+    pub idle_periods: u64,
+    /// Energy of a disk that never sleeps, joules.
+    pub baseline_energy_j: f64,
+    /// `lull`, the references ([`REFERENCES`]), `best-fixed`, `oracle`.
+    pub policies: Vec<PolicyFigures>,
+    /// `(lull − oracle) / (best fixed − oracle)` in energy (below 1: lull
+    /// beat every fixed timeout); `None` when the best fixed timeout is
+    /// already optimal and lull is not.
+    pub excess_vs_best_fixed: Option<f64>,
+}
+
+impl WindowReport {
+    /// The figures of `policy`.
+    pub fn policy(&self, policy: &str) -> Option<&PolicyFigures> {
+        self.policies.iter().find(|p| p.policy == policy)
+    }
+}
+
+/// One policy's figures over a window.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyFigures {
+    /// `lull`, `hd-idle-10min`, `hdparm-S12`, …, `best-fixed`, `oracle`.
+    pub policy: String,
+    /// Its timeout, for a fixed one.
+    pub timeout_s: Option<f64>,
+    /// Energy saved against a disk that never sleeps, watt-hours.
+    pub saved_wh: f64,
+    /// Energy over the window, joules.
+    pub energy_j: f64,
+    /// Spin-ups.
+    pub spinups: u64,
+}

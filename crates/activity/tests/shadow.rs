@@ -1,0 +1,184 @@
+//! The shadow's figures against an independent computation from the
+//! requests a replay of the same log sees.
+
+mod common;
+
+use lull_activity::{Log, Record, Shadow};
+use lull_core::event::Timeline;
+use lull_core::time::Nanos;
+use lull_tasks::spindown::BestFixed;
+use lull_tasks::PowerModel;
+use proptest::prelude::*;
+
+use common::{records, steps};
+
+const CLOCK: Nanos = Nanos(1_700_000_000_000_000_000);
+
+/// Figures computed the slow, obvious way: idle periods from the rebuilt
+/// requests' timeline; every candidate timeout `c` sleeps `L − c` in
+/// every period `L ≥ c`; the oracle sleeps through periods longer than B;
+/// lull sleeps from its first standby order after the previous period
+/// ended (or from the period's start, if ordered while busy) to the
+/// period's end.
+struct Independent {
+    periods: Vec<(Nanos, Nanos)>,
+    fixed: Vec<(u64, Nanos)>,
+    oracle: (u64, Nanos),
+    lull: (u64, Nanos),
+}
+
+fn independent(recs: &[Record], model: &PowerModel, candidates: &[Nanos]) -> Independent {
+    let mut log = Log::default();
+    log.extend(recs.iter().cloned());
+    let rebuilt = log.rebuild();
+    let tl = Timeline::from_requests(&rebuilt.requests);
+    let periods: Vec<(Nanos, Nanos)> = tl.idle_periods().map(|p| (p.start, p.end)).collect();
+    let fixed = candidates
+        .iter()
+        .map(|&c| {
+            periods
+                .iter()
+                .filter(|(a, b)| *b - *a >= c)
+                .fold((0, Nanos::ZERO), |(n, s), (a, b)| (n + 1, s + (*b - *a - c)))
+        })
+        .collect();
+    let oracle = periods
+        .iter()
+        .filter(|(a, b)| (*b - *a).as_secs_f64() > model.break_even())
+        .fold((0, Nanos::ZERO), |(n, s), (a, b)| (n + 1, s + (*b - *a)));
+    let mut lull = (0u64, Nanos::ZERO);
+    let mut prev_end = Nanos::ZERO;
+    for &(a, b) in &periods {
+        let first = rebuilt
+            .standbys
+            .iter()
+            .filter(|&&s| (s > prev_end || (prev_end == Nanos::ZERO && s >= prev_end)) && s <= b)
+            .min();
+        if let Some(&s) = first {
+            lull.0 += 1;
+            lull.1 += b - s.max(a);
+        }
+        prev_end = b;
+    }
+    Independent {
+        periods,
+        fixed,
+        oracle,
+        lull,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn shadow_matches_an_independent_computation(
+        steps in steps(),
+        preset in prop::sample::select(vec!["wd-red-plus", "paper-2.5in", "seagate-ultrathin"]),
+    ) {
+        let model = PowerModel::preset(preset).unwrap();
+        let b = Nanos::from_secs_f64(model.break_even());
+        let recs = records(CLOCK, &steps);
+        let mut shadow = Shadow::new(model.clone(), b);
+        for r in &recs {
+            shadow.feed(r);
+        }
+        shadow.settle();
+        // The log spans less than a day only sometimes: take the 7-day
+        // window, which holds everything when the log is under 6 days.
+        let span = recs.iter().filter_map(Record::time).max().unwrap();
+        prop_assume!(span < Nanos::from_secs(6 * 86_400));
+        let report = shadow.report();
+        let w = &report.windows[1];
+        let ind = independent(&recs, &model, shadow.candidates());
+        prop_assert_eq!(w.idle_periods, ind.periods.len() as u64);
+        let watched = span - Nanos::from_secs(1);
+        prop_assert!(close(w.observed_s, watched.as_secs_f64()), "{} vs {:?}", w.observed_s, watched);
+        let energy = |sleep: Nanos, n: u64| {
+            model.energy(w.observed_s, sleep.as_secs_f64().min(w.observed_s), n)
+        };
+        let oracle = w.policy("oracle").unwrap();
+        prop_assert_eq!(oracle.spinups, ind.oracle.0);
+        prop_assert!(close(oracle.energy_j, energy(ind.oracle.1, ind.oracle.0)));
+        let lull = w.policy("lull").unwrap();
+        prop_assert_eq!(lull.spinups, ind.lull.0);
+        prop_assert!(close(lull.energy_j, energy(ind.lull.1, ind.lull.0)));
+        for (name, secs) in lull_activity::shadow::REFERENCES {
+            let i = shadow.candidates().iter().position(|&c| c == Nanos::from_secs(secs)).unwrap();
+            let p = w.policy(name).unwrap();
+            prop_assert_eq!(p.spinups, ind.fixed[i].0, "{}", name);
+            prop_assert!(close(p.energy_j, energy(ind.fixed[i].1, ind.fixed[i].0)), "{}", name);
+        }
+        // The best of the grid is the least energy of the grid, never below
+        // the exact best fixed timeout, and the oracle beats everything.
+        let best = w.policy("best-fixed").unwrap();
+        let grid_min = ind.fixed.iter().map(|&(n, s)| energy(s, n)).fold(f64::INFINITY, f64::min);
+        prop_assert!(close(best.energy_j, grid_min));
+        let exact = BestFixed::from_idle_periods(
+            ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model);
+        prop_assert!(best.energy_j >= exact.energy_j - 1e-6 * exact.energy_j.abs().max(1.0));
+        for p in &w.policies {
+            prop_assert!(p.energy_j >= oracle.energy_j - 1e-6 * oracle.energy_j.abs().max(1.0),
+                "{} beat the oracle", p.policy);
+            prop_assert!(p.energy_j <= w.baseline_energy_j + model.spinup_energy() * p.spinups as f64 + 1e-6);
+        }
+    }
+
+    /// Restoring from the log gives the shadow the daemon had: feeding the
+    /// same records in one go or poll by poll with settles in between is
+    /// the same.
+    #[test]
+    fn settling_early_changes_nothing(steps in steps()) {
+        let model = PowerModel::preset("wd-red-plus").unwrap();
+        let b = Nanos::from_secs_f64(model.break_even());
+        let recs = records(CLOCK, &steps);
+        let mut a = Shadow::new(model.clone(), b);
+        let mut c = Shadow::new(model, b);
+        for r in &recs {
+            a.feed(r);
+            c.feed(r);
+            if !matches!(r, Record::Poll(_)) {
+                c.settle();
+            }
+        }
+        a.settle();
+        c.settle();
+        prop_assert_eq!(a.report(), c.report());
+    }
+}
+
+#[test]
+fn old_hours_leave_the_windows() {
+    let model = PowerModel::preset("wd-red-plus").unwrap();
+    let mut s = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    // A day of hourly 2-hour gaps, then eight days later one more poll.
+    let mut recs = records(CLOCK, &[(3600, 5, false, false); 30]);
+    let last = recs.iter().filter_map(Record::time).max().unwrap();
+    recs.push(Record::Session(lull_activity::Session {
+        clock: CLOCK + last + Nanos::from_secs(8 * 86_400),
+        ..lull_activity::Session::default()
+    }));
+    recs.push(Record::Mark(Nanos::from_secs(10)));
+    let mut before = None;
+    for r in &recs {
+        if matches!(r, Record::Session(x) if x.key.is_empty()) {
+            s.settle();
+            before = Some(s.report());
+        }
+        s.feed(r);
+    }
+    s.settle();
+    let before = before.unwrap();
+    // Five requests an hour, a gap after each: the week holds the 30
+    // hours, the day only the last 24 (or 25: the current hour is partial).
+    let (day, week) = (before.windows[0].idle_periods, before.windows[1].idle_periods);
+    assert!(week >= 5 * 29, "{week}");
+    assert!(day <= 5 * 25 && day < week, "{day} {week}");
+    let after = s.report();
+    assert_eq!(after.windows[1].idle_periods, 0);
+    assert!(s.footprint() < 128 * 1024, "{}", s.footprint());
+}
