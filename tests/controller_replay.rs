@@ -20,6 +20,7 @@
 //! requests, and there is one per idle period longer than the timeout,
 //! when no idle period is within two polls of the timeout: a property.
 
+use lull_activity::{Log, Record, ShadowReport};
 use lull_blktrace_replay::replay::{ReplayOptions, Timing, replay_spec};
 use lull_core::actuator::Command;
 use lull_core::engine::LogEntry;
@@ -47,6 +48,10 @@ struct Decisions {
     starts: Vec<Nanos>,
     stops: Vec<Nanos>,
     standby_orders: Vec<Nanos>,
+    /// The live side's activity-log records (issue 27).
+    records: Vec<Record>,
+    /// Its shadow evaluation at the end.
+    shadow: Option<ShadowReport>,
 }
 
 /// The live side: the controller over the counters of `completions`
@@ -73,6 +78,7 @@ fn live(
         power_check: Nanos::ZERO,
         dry_run: false,
         clock: CLOCK,
+        poll: Nanos::from_secs(1),
     };
     let mut ctl = DiskController::new(
         registry,
@@ -115,6 +121,7 @@ fn live(
                     job: None,
                     order: Order::Start { .. },
                 } => d.standby_orders.push(t),
+                Output::Activity(r) => d.records.push(r.clone()),
                 _ => {}
             }
         }
@@ -152,6 +159,7 @@ fn live(
             .max(t + Nanos::from_millis(1));
         t = wake.min(end);
     }
+    d.shadow = ctl.shadow();
     (d, requests)
 }
 
@@ -372,4 +380,114 @@ fn check_timer_lateness(
         );
     }
     Ok(())
+}
+
+/// Replays the activity log the live side recorded: (decisions, measures).
+fn replay_measures(
+    network: &str,
+    requests: &[Request],
+    registry: &Registry,
+) -> (Decisions, Vec<(&'static str, f64)>) {
+    let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: Some(DRIVE.into()),
+        timing: Timing::Auto,
+        log: true,
+    };
+    let timeline = Timeline::from_requests(requests).with_clock(Some(CLOCK));
+    let outcome = replay_spec(&timeline, &spec, registry, &opts).expect("replay");
+    let mut d = Decisions::default();
+    for e in &outcome.log {
+        if let LogEntry::Command {
+            at,
+            command: Command::Start { .. },
+        } = e
+        {
+            d.starts.push(*at);
+        }
+    }
+    (d, outcome.report.task.clone())
+}
+
+/// Issue 27, item 5: the daemon's activity log, written as bytes and read
+/// back, rebuilds exactly the requests its samples stand for (computed
+/// independently above); `lull replay` of it orders standby where the
+/// daemon did; the shadow's figures for lull and the oracle are the
+/// replay's spin-down measures.
+fn log_replays_like_live(
+    network: &str,
+    completions: &[Nanos],
+    poll: Nanos,
+) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let last = completions.last().copied().unwrap_or(Nanos::ZERO);
+    let end = last + poll;
+    let (live, requests) = live(network, completions, poll, end, &registry);
+    let mut bytes = lull_activity::record::header().to_vec();
+    for r in &live.records {
+        r.encode(&mut bytes);
+    }
+    let mut log = Log::default();
+    log.push_segment(&bytes, std::path::Path::new("sdx.lact"))
+        .expect("the log reads back");
+    prop_assert!(log.warnings.is_empty());
+    prop_assert_eq!(log.runs.len(), 1);
+    prop_assert_eq!(&log.runs[0].session.network, network);
+    let rebuilt = log.rebuild();
+    prop_assert_eq!(rebuilt.clock, CLOCK);
+    prop_assert_eq!(&rebuilt.requests, &requests);
+    let horizon = requests.iter().map(|r| r.completion).max().unwrap_or(end);
+    let (replayed, measures) = replay_measures(network, &rebuilt.requests, &registry);
+    let within = |v: &[Nanos]| v.iter().copied().filter(|&t| t <= horizon).collect::<Vec<_>>();
+    prop_assert_eq!(within(&rebuilt.standbys), within(&replayed.starts));
+    prop_assert_eq!(within(&live.starts), within(&replayed.starts));
+    // The shadow (7-day window: the whole log) against the replay.
+    let m = |name: &str| measures.iter().find(|(n, _)| *n == name).map(|p| p.1).unwrap();
+    let w = live.shadow.as_ref().expect("a standby disk has a shadow").windows[1].clone();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let lull = w.policy("lull").unwrap();
+    let oracle = w.policy("oracle").unwrap();
+    let saved = m("baseline_energy_j") - m("energy_j");
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    prop_assert_eq!(lull.spinups as f64, m("spinups"));
+    prop_assert!(close(lull.saved_wh * 3600.0, saved), "lull {} J vs replay {} J", lull.saved_wh * 3600.0, saved);
+    prop_assert!(close(oracle.saved_wh * 3600.0, oracle_saved), "oracle {} J vs replay {} J", oracle.saved_wh * 3600.0, oracle_saved);
+    Ok(())
+}
+
+#[test]
+fn the_activity_log_replays_to_the_daemons_spin_downs() {
+    let shape = [
+        (300, 4),
+        (8_000, 10),
+        (2_000, 3),
+        (40_000, 1),
+        (4_500, 2),
+        (100, 20),
+    ];
+    let completions = activity(&shape);
+    log_replays_like_live("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
+    // And the log is not empty of decisions: three standbys.
+    let registry = lull_live::default_registry();
+    let (d, _) = live("timer(4s)", &completions, Nanos::from_secs(1), *completions.last().unwrap(), &registry);
+    let standbys = d.records.iter().filter(|r| matches!(r, Record::Standby(_))).count();
+    assert_eq!(standbys, 3);
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(48))]
+
+    /// Over generated activity and networks: the recorded log replays to
+    /// the daemon's decisions and shadow figures.
+    #[test]
+    fn activity_log_replays_like_live(
+        shape in prop::collection::vec((0u64..60_000, 1u32..30), 1..30),
+        network in prop::sample::select(vec!["timer(2s)", "timer(B)", "auto"]),
+        poll_ms in prop::sample::select(vec![250u64, 1000]),
+    ) {
+        let completions = activity(&shape);
+        log_replays_like_live(network, &completions, Nanos::from_millis(poll_ms))?;
+    }
 }

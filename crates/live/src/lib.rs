@@ -66,6 +66,7 @@
 //!   or `/bin`; the others need nothing but SCSI/ATA pass-through
 //!   ([`transport`]).
 
+pub mod activity;
 mod actor;
 pub mod config;
 pub mod controller;

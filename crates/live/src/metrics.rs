@@ -34,6 +34,9 @@ pub struct DiskGauges {
     pub in_standby: bool,
     /// Energy saved so far by its spin-downs, if it has a power model.
     pub energy_saved_j: Option<f64>,
+    /// The shadow evaluation's figures (`standby` disks with a power
+    /// model).
+    pub shadow: Option<lull_activity::ShadowReport>,
     /// What the network's nodes have learned: `(node, name, value)` from
     /// [`lull_core::network::Network::node_gauges`].
     pub nodes: Vec<(String, String, f64)>,
@@ -52,6 +55,54 @@ pub(crate) fn label(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+/// The shadow evaluation's metrics: per disk, policy and window.
+fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
+    let rows = || {
+        gauges.iter().filter_map(|g| g.shadow.as_ref().map(|r| (g, r))).flat_map(|(g, r)| {
+            r.windows.iter().map(move |w| (label(&g.key), w))
+        })
+    };
+    let _ = writeln!(
+        out,
+        "# HELP lull_shadow_energy_joules Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the oracle would have spent (shadow evaluation).\n# TYPE lull_shadow_energy_joules gauge"
+    );
+    for (disk, w) in rows() {
+        for p in &w.policies {
+            let _ = writeln!(
+                out,
+                "lull_shadow_energy_joules{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
+                p.policy, w.window, p.energy_j
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP lull_shadow_spinups_total Spin-ups over the window, per policy (shadow evaluation; a windowed count, so a gauge).\n# TYPE lull_shadow_spinups_total gauge"
+    );
+    for (disk, w) in rows() {
+        for p in &w.policies {
+            let _ = writeln!(
+                out,
+                "lull_shadow_spinups_total{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
+                p.policy, w.window, p.spinups
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP lull_shadow_excess_vs_best_fixed (lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.\n# TYPE lull_shadow_excess_vs_best_fixed gauge"
+    );
+    for (disk, w) in rows() {
+        if let Some(x) = w.excess_vs_best_fixed {
+            let _ = writeln!(
+                out,
+                "lull_shadow_excess_vs_best_fixed{{disk=\"{disk}\",window=\"{}\"}} {x}",
+                w.window
+            );
+        }
+    }
 }
 
 /// Renders every metric.
@@ -181,6 +232,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             );
         }
     }
+    shadow_metrics(&mut out, gauges);
     let _ = writeln!(
         out,
         "# HELP lull_node_gauge What a detector network node has learned (a share node's weights, an adaptive timeout).\n# TYPE lull_node_gauge gauge"

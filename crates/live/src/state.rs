@@ -76,6 +76,12 @@ pub struct DiskState {
     /// shows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drive: Option<DriveRecord>,
+    /// The shadow evaluation of the last 24 hours and 7 days (`standby`
+    /// disks with a power model): what lull saved against fixed timeouts,
+    /// the best fixed timeout and the oracle. Recomputed at each save from
+    /// the activity log's records; what `lull status` shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<lull_activity::ShadowReport>,
 }
 
 pub use crate::identify::Identity;

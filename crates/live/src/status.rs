@@ -253,6 +253,12 @@ pub struct DiskStatus {
     /// Why the daemon never spins the disk down, if it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<String>,
+    /// The shadow evaluation (`standby` disks with a power model, from the
+    /// state file): per window, what lull saved against hd-idle's 10
+    /// minutes, common `hdparm -S` values, the best fixed timeout and the
+    /// oracle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<lull_activity::ShadowReport>,
 }
 
 /// What `lull status` reports.
@@ -535,6 +541,7 @@ pub fn combine(
                 preset_source: st.drive.as_ref().map(|d| d.preset_source.clone()),
                 breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
                 left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
+                shadow: st.shadow.clone(),
             }
         })
         .collect()
@@ -636,8 +643,52 @@ pub fn render_text(st: &Status) -> String {
             let _ = write!(out, "; last: {}", d.last_decision);
         }
         out.push('\n');
+        if let Some(r) = &d.shadow {
+            shadow_text(&mut out, r);
+        }
     }
     out
+}
+
+/// The shadow evaluation under a disk's line: one line per window.
+fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
+    use std::fmt::Write as _;
+    for w in &r.windows {
+        let _ = write!(out, "  {:>3}: ", w.window);
+        if w.idle_periods == 0 {
+            let _ = writeln!(
+                out,
+                "no idle period ended yet ({} watched)",
+                secs(w.observed_s)
+            );
+            continue;
+        }
+        let mut first = true;
+        for (policy, label) in [
+            ("lull", "lull saved"),
+            ("hd-idle-10min", "hd-idle 10 min"),
+            ("best-fixed", "best fixed"),
+            ("oracle", "oracle"),
+        ] {
+            let Some(p) = w.policy(policy) else { continue };
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            let _ = write!(out, "{label}");
+            if policy == "best-fixed" {
+                let _ = write!(out, " ({})", secs(p.timeout_s.unwrap_or(0.0)));
+            }
+            let _ = write!(out, " {:.2} Wh/{} spin-ups", p.saved_wh, p.spinups);
+        }
+        match w.excess_vs_best_fixed {
+            Some(x) => {
+                let _ = write!(out, "; excess vs best fixed {x:.2}");
+            }
+            None => out.push_str("; excess vs best fixed n/a (a fixed timeout was optimal)"),
+        }
+        let _ = writeln!(out, " ({} idle periods in {} watched)", w.idle_periods, secs(w.observed_s));
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,13 @@
 //! reserve = "5m/hour"
 //! ```
 //!
+//! **Activity log** (issue 27): `activity_log` (default `true`; `false`
+//! records nothing and the shadow evaluation starts empty at each start),
+//! `activity_dir` (default `activity` next to the state file),
+//! `activity_retention` (default `7d`, between `1h` and `366d`) and
+//! `activity_max_mb` (default 64 per disk, between 1 and 100000). See
+//! [`crate::activity`].
+//!
 //! `poll` (SPEC §6.1) defaults to a tenth of the shortest time scale of
 //! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
 //!
@@ -169,7 +176,30 @@ pub struct Config {
     pub hooks: Hooks,
     /// How long a hook may run before it is killed (`hook_timeout`).
     pub hook_timeout: Nanos,
+    /// The activity log.
+    pub activity: ActivityConfig,
 }
+
+/// Where and how much the daemon records of each disk's activity
+/// ([`crate::activity`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActivityConfig {
+    /// Record at all (`activity_log`).
+    pub enabled: bool,
+    /// The directory holding one directory per disk (`activity_dir`).
+    pub dir: PathBuf,
+    /// Segments older than this are deleted (`activity_retention`).
+    pub retention: Nanos,
+    /// At most this many bytes per disk (`activity_max_mb`): the oldest
+    /// segments go first.
+    pub max_bytes: u64,
+}
+
+/// The default `activity_retention`: a week, the shadow's longest window.
+pub const DEFAULT_ACTIVITY_RETENTION: Nanos = Nanos::from_secs(7 * 86_400);
+/// The default `activity_max_mb`: a disk busy every second of a week
+/// writes about 20 MB (a recorded poll is about 30 bytes).
+pub const DEFAULT_ACTIVITY_MAX_MB: u64 = 64;
 
 /// Where metrics go.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -421,6 +451,10 @@ struct RawConfig {
     sysfs: Option<String>,
     metrics: Option<RawMetrics>,
     hook_timeout: Option<Spanned<String>>,
+    activity_log: Option<bool>,
+    activity_dir: Option<Spanned<String>>,
+    activity_retention: Option<Spanned<String>>,
+    activity_max_mb: Option<Spanned<i64>>,
     on_spindown: Option<Spanned<Vec<String>>>,
     on_spinup: Option<Spanned<Vec<String>>>,
     on_wake: Option<Spanned<Vec<String>>>,
@@ -624,6 +658,45 @@ impl Config {
                 });
             }
         }
+        let activity = ActivityConfig {
+            enabled: raw.activity_log.unwrap_or(true),
+            dir: match &raw.activity_dir {
+                Some(d) if d.get_ref().trim().is_empty() => {
+                    return Err(cx.err(Some(d.span()), "activity_dir", "must not be empty"));
+                }
+                Some(d) => PathBuf::from(d.get_ref()),
+                None => state_file
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join("activity"),
+            },
+            retention: match &raw.activity_retention {
+                Some(r) => {
+                    let d = parse_duration(r.get_ref())
+                        .map_err(|e| cx.err(Some(r.span()), "activity_retention", e.to_string()))?;
+                    if d < Nanos::from_secs(3600) || d > Nanos::from_secs(366 * 86_400) {
+                        return Err(cx.err(
+                            Some(r.span()),
+                            "activity_retention",
+                            "must be between 1h and 366d",
+                        ));
+                    }
+                    d
+                }
+                None => DEFAULT_ACTIVITY_RETENTION,
+            },
+            max_bytes: match &raw.activity_max_mb {
+                Some(m) if !(1..=100_000).contains(m.get_ref()) => {
+                    return Err(cx.err(
+                        Some(m.span()),
+                        "activity_max_mb",
+                        "must be between 1 and 100000",
+                    ));
+                }
+                Some(m) => *m.get_ref() as u64 * 1_000_000,
+                None => DEFAULT_ACTIVITY_MAX_MB * 1_000_000,
+            },
+        };
         let poll_derived = poll == Nanos::ZERO;
         let poll = if poll_derived {
             derived_poll(&disks)
@@ -643,6 +716,7 @@ impl Config {
             disks,
             hooks: global_hooks,
             hook_timeout,
+            activity,
         })
     }
 }

@@ -4,6 +4,7 @@
 //! a command or a jobs disk starts at once.
 
 use lull_core::time::Nanos;
+use lull_activity::Record;
 use tracing::{debug, info};
 
 use super::{DiskController, Now, Order, Output};
@@ -103,6 +104,8 @@ impl DiskController {
                 let budget_text = budget_text();
                 info!("disk {key}: idle, standby (predicted idle {budget_text})");
                 self.decide(now, format!("standby (predicted idle {budget_text})"));
+                // At the engine's instant, as a replay of the log has it.
+                self.activity(Record::Standby(at), out);
             }
             TaskConfig::Flush => {
                 let devs = self.sample_devs(sample);

@@ -53,7 +53,9 @@
 //! )
 //! .unwrap();
 //! let family = Family { disk: "sdb".into(), partitions: vec![], holders: vec![] };
-//! let settings = Settings { power_check: Nanos::ZERO, dry_run: false, clock: Nanos::ZERO };
+//! let settings = Settings {
+//!     power_check: Nanos::ZERO, dry_run: false, clock: Nanos::ZERO, poll: Nanos::from_secs(1),
+//! };
 //! let mut disk = DiskController::new(
 //!     &registry, &cfg.disks[0], "sdb", "sdb", family, 1, Default::default(), settings,
 //!     Nanos::ZERO,
@@ -96,6 +98,7 @@ pub use protocol::{
 
 use std::path::PathBuf;
 
+use lull_activity::{PollKind, Record, Session, Shadow, ShadowReport};
 use lull_core::actuator::PolicyActuator;
 use lull_core::engine::Engine;
 use lull_core::event::Event;
@@ -183,7 +186,21 @@ pub struct DiskController {
     last_idle: Option<Nanos>,
     /// Reused for each poll's events.
     events: Vec<Event>,
+    /// `standby` with a power model: the shadow evaluation
+    /// ([`lull_activity::shadow`]), fed every activity record.
+    shadow: Option<Shadow>,
+    /// The session record was given (at the first poll that saw the disk).
+    session_sent: bool,
+    /// The instant of the last activity record.
+    last_record: Option<Nanos>,
+    /// The Unix day of the last poll (a new one logs the shadow's
+    /// summary of the day before).
+    day: Option<u64>,
 }
+
+/// The longest stretch of quiet polls without an activity record: a log
+/// cut short still tells how long the disk was watched to within this.
+pub const MARK_EVERY: Nanos = Nanos::from_secs(60);
 
 impl DiskController {
     /// A controller for the disk `key` (its config entry or resolved path)
@@ -240,7 +257,110 @@ impl DiskController {
             acted: false,
             last_idle: None,
             events: Vec::with_capacity(64),
+            shadow: Self::shadow_for(cfg),
+            session_sent: false,
+            last_record: None,
+            day: None,
         })
+    }
+
+    fn shadow_for(cfg: &DiskConfig) -> Option<Shadow> {
+        match (&cfg.task, &cfg.power) {
+            (TaskConfig::Standby { .. }, Some(model)) => {
+                Some(Shadow::new(model.clone(), cfg.breakeven))
+            }
+            _ => None,
+        }
+    }
+
+    /// The session record of this controller's activity log: what a
+    /// segment starts with.
+    pub fn session(&self) -> Session {
+        Session {
+            clock: self.settings.clock,
+            poll: self.settings.poll,
+            key: self.key.clone(),
+            kernel: self.kernel.clone(),
+            drive: self
+                .cfg
+                .power
+                .as_ref()
+                .map(|p| p.name.clone())
+                .unwrap_or_default(),
+            task: self.cfg.task.name().to_string(),
+            network: self.cfg.network.clone(),
+        }
+    }
+
+    /// Gives the shadow evaluation the records of earlier runs (the disk's
+    /// activity log, read by the shell at start), so its windows span
+    /// restarts. Call it before the first poll.
+    pub fn restore(&mut self, records: impl IntoIterator<Item = Record>) {
+        if let Some(s) = self.shadow.as_mut() {
+            for r in records {
+                s.feed(&r);
+            }
+            s.settle();
+        }
+    }
+
+    /// The shadow evaluation's figures (`standby` disks with a power
+    /// model).
+    pub fn shadow(&self) -> Option<ShadowReport> {
+        self.shadow.as_ref().map(Shadow::report)
+    }
+
+    /// Gives an activity record: the shadow sees it, the shell logs it.
+    fn activity(&mut self, rec: Record, out: &mut Vec<Output>) {
+        if let Some(t) = rec.time() {
+            self.last_record = Some(t);
+        }
+        if let Some(s) = self.shadow.as_mut() {
+            s.feed(&rec);
+        }
+        out.push(Output::Activity(rec));
+    }
+
+    /// The daemon stops watching the disk at `now` (a clean stop, a
+    /// configuration change that replaces the controller): the log's last
+    /// record says so.
+    pub fn finish(&mut self, now: Nanos, out: &mut Vec<Output>) {
+        if self.session_sent {
+            self.activity(Record::End(now), out);
+        }
+    }
+
+    /// The poll's record, a mark, or nothing (a quiet poll).
+    fn record_poll(&mut self, t: Nanos, poll: Option<lull_activity::Poll>, out: &mut Vec<Output>) {
+        let Some(p) = poll else { return };
+        if !self.session_sent {
+            self.session_sent = true;
+            let s = self.session();
+            self.activity(Record::Session(s), out);
+        }
+        let quiet = p.kind == PollKind::Normal
+            && p.counts.ops() == 0
+            && p.held_since.is_none()
+            && !p.held_after;
+        if !quiet {
+            self.activity(Record::Poll(p), out);
+        } else if self.last_record.is_none_or(|l| t - l >= MARK_EVERY) {
+            self.activity(Record::Mark(t), out);
+        }
+    }
+
+    /// Ends a poll for the shadow: books what it saw, and at the first
+    /// poll of a new UTC day logs the last 24 hours in one line.
+    fn settle_shadow(&mut self, now: Now) {
+        let Some(s) = self.shadow.as_mut() else { return };
+        s.settle();
+        let day = now.unix / 86_400;
+        if self.day.replace(day).is_some_and(|d| d != day) {
+            let r = s.report();
+            if let Some(line) = summary_line(&r) {
+                info!("disk {}: {line}", self.key);
+            }
+        }
     }
 
     fn engine(
@@ -287,6 +407,7 @@ impl DiskController {
         if let Some(since) = self.standby_since {
             st.standby_s += (now - since).as_secs_f64();
         }
+        st.shadow = self.shadow();
         st
     }
     /// Gives up the state-file entry (the disk is retired).
@@ -470,6 +591,7 @@ impl DiskController {
             },
             in_standby: self.standby_since.is_some(),
             energy_saved_j,
+            shadow: self.shadow(),
             nodes: self.engine.detector().node_gauges(),
             jobs: self
                 .jobs
@@ -477,6 +599,30 @@ impl DiskController {
                 .map_or_else(Vec::<JobGauge>::new, |j| j.run.gauges(now)),
         }
     }
+}
+
+/// The shadow's last 24 hours in one line (the daily log summary), or
+/// `None` before any idle period ended.
+pub fn summary_line(r: &ShadowReport) -> Option<String> {
+    let w = r.windows.first()?;
+    if w.idle_periods == 0 {
+        return None;
+    }
+    let p = |name: &str| w.policy(name);
+    let (lull, hd, best, oracle) = (p("lull")?, p("hd-idle-10min")?, p("best-fixed")?, p("oracle")?);
+    Some(format!(
+        "last 24 h: lull saved {:.1} Wh with {} spin-ups; hd-idle's 10 min would have saved {:.1} Wh ({}), \
+         the best fixed timeout ({}) {:.1} Wh ({}), the oracle {:.1} Wh ({})",
+        lull.saved_wh,
+        lull.spinups,
+        hd.saved_wh,
+        hd.spinups,
+        Nanos::from_secs_f64(best.timeout_s.unwrap_or(0.0)),
+        best.saved_wh,
+        best.spinups,
+        oracle.saved_wh,
+        oracle.spinups
+    ))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! back-off of a standby that keeps failing.
 
 use lull_core::time::Nanos;
+use lull_activity::Record;
 use tracing::{error, info, warn};
 
 use super::{DiskController, Now, Outcome, Output, WakeWitness};
@@ -32,6 +33,7 @@ impl DiskController {
             Outcome::SpunDown(how) => {
                 self.st.spindowns += 1;
                 if current {
+                    self.activity(Record::Power { t, standby: true }, out);
                     self.failures = 0;
                     self.retry_at = None;
                     self.standby_since = Some(t);
@@ -163,6 +165,7 @@ impl DiskController {
                 self.urgent = true;
                 let standby = (t - since).as_secs_f64();
                 self.standby_since = None;
+                self.activity(Record::Power { t, standby: false }, out);
                 let env = || vec![("LULL_STANDBY_S", format!("{standby:.3}"))];
                 let hooks = self
                     .hook_env(now, HookEvent::Spinup, env)
@@ -177,6 +180,7 @@ impl DiskController {
                 Some("spun up by something else".into())
             }
             (PowerState::Standby, None) => {
+                self.activity(Record::Power { t, standby: true }, out);
                 self.standby_since = Some(t);
                 self.sleep_snapshot = Some(witness.snapshot());
                 info!(
@@ -204,6 +208,7 @@ impl DiskController {
             ]
         };
         self.hook(now, HookEvent::Spindown, env, out);
+        self.activity(Record::StandbyFailed(now.mono), out);
         // A disk that cannot spin down (a virtual disk, an NVMe drive
         // caught by a glob) is not retried at every idle period: after 3
         // failures in a row, 1 min, doubling to at most 1 h.

@@ -39,6 +39,7 @@ impl DiskController {
             Some(o) => o,
             None => self.tracker.poll(t, sample, late, &mut events),
         };
+        self.record_poll(t, o.record, out);
         if self.recorded != Some(o.present) {
             if self.st.present != o.present || self.st.kernel_name != self.kernel {
                 self.st.present = o.present;
@@ -124,6 +125,7 @@ impl DiskController {
             self.dirty |= j.run.running() || !switches.is_empty();
             self.switch_jobs(switches, out);
         }
+        self.settle_shadow(now);
     }
 
     /// The poll saw I/O that is not lull's own: an idle period (if any)

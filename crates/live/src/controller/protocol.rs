@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use lull_activity::Record;
 use lull_core::registry::Registry;
 use lull_core::time::Nanos;
 
@@ -35,6 +36,8 @@ pub struct Settings {
     /// The wall clock at the daemon's time zero (Unix nanoseconds): engines
     /// are told it, so time-of-day skeptics see real hours.
     pub clock: Nanos,
+    /// The poll interval (written in the activity log's sessions).
+    pub poll: Nanos,
 }
 
 /// An order for an actor.
@@ -130,6 +133,13 @@ pub enum Output {
         /// event, in order.
         env: HookEnv,
     },
+    /// A record for the disk's activity log ([`lull_activity`]): a session
+    /// when the controller first sees the disk, each poll that changed
+    /// what it knows, a mark after a minute of quiet polls, and what lull
+    /// did (standby orders, their failures, power states). The shadow
+    /// evaluation has already seen it; the shell appends it to the log
+    /// (or drops it: a dry run records nothing).
+    Activity(Record),
 }
 
 /// The one question about a disk the controller cannot answer from its

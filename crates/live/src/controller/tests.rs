@@ -26,6 +26,7 @@ fn controller(disk: &str) -> (DiskController, Registry) {
         power_check: Nanos::ZERO,
         dry_run: false,
         clock: Nanos::ZERO,
+        poll: Nanos::from_secs(1),
     };
     let c = DiskController::new(
         &registry,

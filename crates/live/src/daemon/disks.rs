@@ -36,6 +36,8 @@ pub(super) struct Disk {
     pub(super) actor: JoinHandle<()>,
     /// `task = "jobs"`: one actor per job.
     pub(super) jobs: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
+    /// Its activity log (`None`: `activity_log = false` or a dry run).
+    pub(super) log: Option<crate::activity::Writer>,
 }
 
 impl Disk {
@@ -57,9 +59,31 @@ impl Disk {
                 }
                 Output::Hook { event, env } => self.fire(hooks, event, env),
                 Output::Decided(_) => {}
+                Output::Activity(rec) => {
+                    if let Some(log) = self.log.as_mut() {
+                        log.push(&rec);
+                    }
+                }
             }
         }
+        if let Some(log) = self.log.as_mut() {
+            log.flush();
+        }
         self.ctl.take_changes()
+    }
+
+    /// The daemon stops watching the disk at `now`: the log says so.
+    pub(super) fn end(&mut self, now: Nanos) {
+        let mut out = Vec::new();
+        self.ctl.finish(now, &mut out);
+        if let Some(log) = self.log.as_mut() {
+            for o in &out {
+                if let Output::Activity(rec) = o {
+                    log.push(rec);
+                }
+            }
+            log.flush();
+        }
     }
 
     /// Runs the disk's hook for `event`, if it has one.
@@ -75,7 +99,9 @@ impl Daemon {
     /// what they report, and keeps their state entries.
     pub(super) async fn retire_all(&mut self, disks: Vec<Disk>) {
         let mut actors = Vec::new();
+        let now = self.now();
         for mut d in disks {
+            d.end(now);
             let _ = d.orders.send(Order::Shutdown);
             for (tx, _) in &d.jobs {
                 let _ = tx.send(Order::Shutdown);
@@ -180,7 +206,7 @@ impl Daemon {
         self.persist.mark(true, false);
         self.generation += 1;
         let now = self.now();
-        let ctl = match DiskController::new(
+        let mut ctl = match DiskController::new(
             &self.opts.registry,
             cfg,
             &r.key,
@@ -198,6 +224,17 @@ impl Daemon {
                 return None;
             }
         };
+        let activity = &self.cfg.activity;
+        if activity.enabled {
+            let mut past = Vec::new();
+            let n = crate::activity::read_back(activity, &r.key, |rec| past.push(rec));
+            if n > 0 {
+                ctl.restore(past);
+                info!("disk {}: shadow evaluation resumed from {n} activity records", r.key);
+            }
+        }
+        let log = (activity.enabled && !self.opts.dry_run)
+            .then(|| crate::activity::Writer::new(activity, &r.key));
         let actor = |job: Option<&crate::config::JobConfig>| {
             let (tx, rx) = mpsc::unbounded_channel();
             let transport = match (job, &cfg.task) {
@@ -239,6 +276,7 @@ impl Daemon {
             orders,
             actor: handle,
             jobs,
+            log,
         })
     }
 

@@ -255,6 +255,7 @@ impl Daemon {
             power_check: self.cfg.power_check,
             dry_run: self.opts.dry_run,
             clock: self.clock,
+            poll: self.cfg.poll,
         }
     }
 

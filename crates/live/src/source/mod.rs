@@ -55,14 +55,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lull_core::event::{Event, EventKind};
-use lull_core::request::{DeviceId, Op};
+use lull_activity::{Counts, Poll, PollKind};
+use lull_core::event::Event;
 use lull_core::time::Nanos;
 
 use crate::diskstats::{Counters, Delta, DiskStat};
 
 /// The most requests one disk turns into per poll.
-pub const MAX_EVENTS_PER_POLL: u64 = 1024;
+pub use lull_activity::poll::MAX_EVENTS_PER_POLL;
 
 /// A disk and the block devices whose activity is its activity.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -459,6 +459,9 @@ pub struct PollOutcome {
     pub reset: bool,
     /// Completed operations seen (before the per-poll cap).
     pub ops: u64,
+    /// The poll as an activity-log record, whose events are those
+    /// appended ([`Poll::events`]); `None` while the disk is absent.
+    pub record: Option<Poll>,
 }
 
 /// Turns one disk's counter samples into events.
@@ -468,7 +471,8 @@ pub struct DiskTracker {
     /// The counters of each member at the last poll, in
     /// [`Family::members`] order (`None`: absent then, a baseline next).
     prev: Vec<Option<Counters>>,
-    held: bool,
+    /// A request held open for I/O in flight, since this poll.
+    held: Option<Nanos>,
     was_active: bool,
     present: bool,
     seen: bool,
@@ -491,7 +495,7 @@ impl DiskTracker {
         DiskTracker {
             family,
             prev: Vec::new(),
-            held: false,
+            held: None,
             was_active: false,
             present: false,
             seen: false,
@@ -544,7 +548,7 @@ impl DiskTracker {
 
     /// Whether it holds a synthetic request open (I/O in flight).
     pub fn holding(&self) -> bool {
-        self.held
+        self.held.is_some()
     }
 
     /// Processes the sample taken at `now` and appends the events it
@@ -573,16 +577,15 @@ impl DiskTracker {
         let Some(disk) = self.slots[0].and_then(|p| sample.at(p)) else {
             if self.present {
                 o.vanished = true;
-                if self.held {
-                    out.push(event(
-                        now,
-                        EventKind::Completion,
-                        Op::Read,
-                        0,
-                        t0.unwrap_or(now),
-                    ));
-                    self.held = false;
-                }
+                let p = Poll {
+                    t0: t0.unwrap_or(now),
+                    t: now,
+                    kind: PollKind::Vanished,
+                    held_since: self.held.take(),
+                    ..Poll::default()
+                };
+                p.events(out);
+                o.record = Some(p);
             }
             self.present = false;
             self.was_active = false;
@@ -601,24 +604,35 @@ impl DiskTracker {
             o.appeared = self.seen;
             self.present = true;
             self.seen = true;
-            self.held = false;
+            self.held = None;
             self.rebase(sample);
-            let start = Nanos(now.0.saturating_sub(1));
-            out.push(event(start, EventKind::Arrival, Op::Read, 0, now));
-            out.push(event(now, EventKind::Completion, Op::Read, 0, start));
+            let p = Poll {
+                t0: now,
+                t: now,
+                kind: PollKind::Baseline,
+                ..Poll::default()
+            };
+            p.events(out);
+            o.record = Some(p);
             return o;
         };
         if late {
             self.rebase(sample);
             o.reset = true;
             o.active = true;
-            if !self.held {
-                out.push(event(t0, EventKind::Arrival, Op::Read, 0, Nanos::MAX));
-            }
-            self.held = in_flight_disk > 0;
-            if !self.held {
-                out.push(event(now, EventKind::Completion, Op::Read, 0, t0));
-            }
+            let p = Poll {
+                t0,
+                t: now,
+                kind: PollKind::Late,
+                held_since: self.held,
+                held_after: in_flight_disk > 0,
+                ..Poll::default()
+            };
+            p.events(out);
+            // Still in flight: the request held since `t0` (or before)
+            // stays open.
+            self.held = p.held_after.then(|| self.held.unwrap_or(t0));
+            o.record = Some(p);
             self.was_active = true;
             return o;
         }
@@ -661,18 +675,32 @@ impl DiskTracker {
         self.steady = true;
         let d = *groups.iter().max_by_key(|d| d.ops()).expect("three groups");
         o.ops = d.ops();
-        o.active = o.ops > 0 || flying > 0 || self.held;
+        o.active = o.ops > 0 || flying > 0 || self.held.is_some();
         o.idle_started = self.was_active && !o.active;
         self.was_active = o.active;
 
-        spread(t0, now, &d, out);
-        if self.held && flying == 0 {
-            out.push(event(now, EventKind::Completion, Op::Read, 0, t0));
-            self.held = false;
-        } else if !self.held && flying > 0 {
-            out.push(event(now, EventKind::Arrival, Op::Read, 0, Nanos::MAX));
-            self.held = true;
-        }
+        let p = Poll {
+            t0,
+            t: now,
+            kind: PollKind::Normal,
+            counts: Counts {
+                reads: d.reads,
+                writes: d.writes,
+                discards: d.discards,
+                flushes: d.flushes,
+                sectors: d.sectors,
+                io_ms: d.io_ms,
+            },
+            held_since: self.held,
+            held_after: flying > 0,
+        };
+        p.events(out);
+        self.held = match (self.held, flying > 0) {
+            (_, false) => None,
+            (Some(since), true) => Some(since),
+            (None, true) => Some(now),
+        };
+        o.record = Some(p);
         o
     }
 
@@ -689,7 +717,7 @@ impl DiskTracker {
         self.rebase(sample);
         Some(PollOutcome {
             present: true,
-            active: self.held,
+            active: self.held.is_some(),
             ..PollOutcome::default()
         })
     }
@@ -700,67 +728,6 @@ impl DiskTracker {
         for (name, _) in self.family.members() {
             self.prev.push(sample.get(name).copied());
         }
-    }
-}
-
-fn event(time: Nanos, kind: EventKind, op: Op, bytes: u32, pair: Nanos) -> Event {
-    Event {
-        time,
-        pair,
-        sector: 0,
-        bytes,
-        kind,
-        op,
-        device: DeviceId(0),
-    }
-}
-
-/// The `d.ops()` completed operations of `(t0, t]` as request pairs
-/// (module docs).
-fn spread(t0: Nanos, t: Nanos, d: &Delta, out: &mut Vec<Event>) {
-    let ops = d.ops();
-    if ops == 0 {
-        return;
-    }
-    let n = ops.min(MAX_EVENTS_PER_POLL);
-    let dt = (t - t0).0;
-    let slot = (dt / n).max(1);
-    let busy = if d.io_ms > 0 {
-        d.io_ms.saturating_mul(1_000_000).min(dt)
-    } else {
-        dt
-    };
-    let len = (busy / n).clamp(1, slot);
-    let bytes = u32::try_from(d.sectors.saturating_mul(512) / ops).unwrap_or(u32::MAX);
-    let kinds = [
-        (Op::Read, d.reads),
-        (Op::Write, d.writes),
-        (Op::Discard, d.discards),
-        (Op::Flush, d.flushes),
-    ];
-    for i in 0..n {
-        // The i-th of n evenly sampled positions in the op sequence
-        // R…R W…W D…D F…F.
-        let mut pos = (i as u128 * ops as u128 / n as u128) as u64;
-        let mut op = Op::Read;
-        for (k, c) in kinds {
-            if pos < c {
-                op = k;
-                break;
-            }
-            pos -= c;
-        }
-        let end = if i + 1 == n {
-            t
-        } else {
-            Nanos(t0.0.saturating_add(slot.saturating_mul(i + 1)).min(t.0))
-        };
-        // Strictly after the last poll: a decision taken then (a deadline
-        // at that poll) came before any of this I/O, as a replay of these
-        // requests sees it (`tests/controller_replay.rs`).
-        let start = Nanos(end.0.saturating_sub(len).max(t0.0 + 1).min(end.0));
-        out.push(event(start, EventKind::Arrival, op, bytes, end));
-        out.push(event(end, EventKind::Completion, op, bytes, start));
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::diskstats::parse;
+use lull_core::request::Op;
 
 fn line(name: &str, reads: u64, writes: u64, in_flight: u64, io_ms: u64) -> String {
     format!(

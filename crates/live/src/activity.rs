@@ -1,0 +1,269 @@
+//! The shell's side of the activity log: one directory of segments per
+//! disk, appended to as the controller gives records
+//! ([`crate::controller::Output::Activity`]), rotated and pruned.
+//!
+//! # Files
+//!
+//! `<activity_dir>/<disk>/<start>.lact`, where `<disk>` is the disk's key
+//! with every character outside `[A-Za-z0-9._-]` replaced by `_`
+//! ([`disk_dir`]) and `<start>` the segment's creation time in Unix
+//! nanoseconds, 20 digits, so names sort in the order they were written.
+//! The format is [`lull_activity::record`]'s.
+//!
+//! # Crash safety
+//!
+//! A segment is only ever appended to, and each poll's records go out in
+//! one `write(2)` at the end of the poll: a `kill -9` or a power cut loses
+//! at most that poll's records, and a write cut short leaves a torn last
+//! frame the reader skips with a warning. Rotation never renames or
+//! rewrites: a new segment starts with the header and the session record
+//! in its first write, and the old one is simply no longer written. A
+//! daemon that starts again always starts a new segment, so it never
+//! appends after a torn tail. There is no `fsync`: the log is evidence,
+//! not state, and a lost second of it costs nothing.
+//!
+//! # Bounds
+//!
+//! A segment is rotated after a day or an eighth of `activity_max_mb`;
+//! segments whose last write is older than `activity_retention`, and the
+//! oldest while the disk's segments take more than `activity_max_mb`, are
+//! deleted (the current one never). Pruning runs at each rotation and at
+//! start.
+//!
+//! # Faults
+//!
+//! A directory that cannot be made or a write that fails (a full file
+//! system, a read-only mount) is logged once per disk; the disk's log
+//! stops until the next rotation, when it tries again, and the daemon
+//! keeps deciding: the log is never a reason to miss a spin-down.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use lull_activity::record::header;
+use lull_activity::Record;
+use lull_activity::read::{EXTENSION, parse_segment, segments};
+use tracing::warn;
+
+use crate::config::ActivityConfig;
+
+/// The directory of disk `key`'s segments under `base`.
+pub fn disk_dir(base: &Path, key: &str) -> PathBuf {
+    let mut name: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // Never `.` or `..`, never hidden.
+    if name.starts_with('.') || name.is_empty() {
+        name.insert(0, '_');
+    }
+    base.join(name)
+}
+
+/// A segment is rotated after this long.
+pub const SEGMENT_AGE: Duration = Duration::from_secs(86_400);
+
+/// One disk's log writer.
+#[derive(Debug)]
+pub struct Writer {
+    dir: PathBuf,
+    key: String,
+    cfg: ActivityConfig,
+    file: Option<File>,
+    /// When the current segment started, and its size.
+    started: SystemTime,
+    size: u64,
+    /// The current run's session record: every segment starts with it.
+    session: Option<Record>,
+    /// Encoded records not yet written.
+    buf: Vec<u8>,
+    /// A fault was logged and not yet cleared by a good write.
+    faulted: bool,
+}
+
+impl Writer {
+    /// A writer for disk `key` (nothing is created before its first
+    /// records).
+    pub fn new(cfg: &ActivityConfig, key: &str) -> Writer {
+        Writer {
+            dir: disk_dir(&cfg.dir, key),
+            key: key.to_string(),
+            cfg: cfg.clone(),
+            file: None,
+            started: SystemTime::UNIX_EPOCH,
+            size: 0,
+            session: None,
+            buf: Vec::with_capacity(256),
+            faulted: false,
+        }
+    }
+
+    /// The disk's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Adds a record to the next write. A session record starts a new
+    /// segment.
+    pub fn push(&mut self, rec: &Record) {
+        if let Record::Session(_) = rec {
+            self.session = Some(rec.clone());
+            self.file = None;
+            self.buf.clear();
+            return;
+        }
+        if self.session.is_some() {
+            rec.encode(&mut self.buf);
+        }
+    }
+
+    /// Writes what was pushed since the last call, in one `write(2)`;
+    /// rotates and prunes when the segment is due.
+    pub fn flush(&mut self) {
+        if self.buf.is_empty() && self.file.is_some() {
+            return;
+        }
+        let Some(session) = self.session.clone() else {
+            return;
+        };
+        let due = self.file.is_some()
+            && (self.size >= self.cfg.max_bytes / 8
+                || self.started.elapsed().unwrap_or_default() >= SEGMENT_AGE);
+        if self.file.is_none() || due {
+            self.file = None;
+            let mut first = header().to_vec();
+            session.encode(&mut first);
+            first.append(&mut self.buf);
+            self.buf = first;
+            match self.create() {
+                Ok(f) => self.file = Some(f),
+                Err(e) => {
+                    self.fault(&format!("cannot start a segment in {}: {e}", self.dir.display()));
+                    self.buf.clear();
+                    return;
+                }
+            }
+            self.prune();
+        }
+        let Some(f) = self.file.as_mut() else { return };
+        match f.write_all(&self.buf) {
+            Ok(()) => {
+                self.size += self.buf.len() as u64;
+                self.faulted = false;
+            }
+            Err(e) => {
+                let what = format!("cannot write its activity log in {}: {e}", self.dir.display());
+                self.fault(&what);
+                // Try again with a new segment at the next records.
+                self.file = None;
+            }
+        }
+        self.buf.clear();
+    }
+
+    fn fault(&mut self, what: &str) {
+        if !self.faulted {
+            warn!(
+                "disk {}: {what}; the daemon goes on without it (logged once until it works again)",
+                self.key
+            );
+            self.faulted = true;
+        }
+    }
+
+    fn create(&mut self) -> std::io::Result<File> {
+        fs::create_dir_all(&self.dir)?;
+        let now = SystemTime::now();
+        let mut ns = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        loop {
+            let path = self.dir.join(format!("{ns:020}.{EXTENSION}"));
+            match OpenOptions::new().append(true).create_new(true).open(&path) {
+                Ok(f) => {
+                    self.started = now;
+                    self.size = 0;
+                    return Ok(f);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ns += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Deletes segments past the retention time or the size cap, oldest
+    /// first, never the newest.
+    pub fn prune(&self) {
+        prune(&self.dir, &self.cfg);
+    }
+}
+
+/// Deletes `dir`'s segments past `cfg`'s retention time or size cap,
+/// oldest first, never the newest; returns how many.
+pub fn prune(dir: &Path, cfg: &ActivityConfig) -> usize {
+    let Ok(files) = segments(dir) else { return 0 };
+    let Some((_, older)) = files.split_last() else {
+        return 0;
+    };
+    let retention = Duration::from_nanos(cfg.retention.0);
+    let sizes: Vec<(u64, Option<SystemTime>)> = files
+        .iter()
+        .map(|f| {
+            fs::metadata(f).map_or((0, None), |m| (m.len(), m.modified().ok()))
+        })
+        .collect();
+    let mut total: u64 = sizes.iter().map(|s| s.0).sum();
+    let mut gone = 0;
+    for (f, (size, modified)) in older.iter().zip(&sizes) {
+        let old = modified
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > retention);
+        if (old || total > cfg.max_bytes) && fs::remove_file(f).is_ok() {
+            total -= size;
+            gone += 1;
+        }
+    }
+    gone
+}
+
+/// Feeds the records of disk `key`'s log to `feed`, segment by segment,
+/// for the controller's shadow to resume from; a session repeated at the
+/// start of a segment of the same run is given once. Damage is logged and
+/// the damaged segment skipped (its records before the damage are kept
+/// only when the damage is a torn tail). Returns the records given.
+pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) -> usize {
+    let dir = disk_dir(&cfg.dir, key);
+    let Ok(files) = segments(&dir) else { return 0 };
+    let mut session: Option<Record> = None;
+    let mut n = 0;
+    for f in files {
+        let Ok(bytes) = fs::read(&f) else { continue };
+        match parse_segment(&bytes, &f) {
+            Ok((records, warning)) => {
+                if let Some(w) = warning {
+                    warn!("disk {key}: activity log: {w}");
+                }
+                for r in records {
+                    if let Record::Session(_) = r {
+                        if session.as_ref() == Some(&r) {
+                            continue;
+                        }
+                        session = Some(r.clone());
+                    }
+                    n += 1;
+                    feed(r);
+                }
+            }
+            Err(e) => warn!("disk {key}: activity log: {e}; the segment is skipped"),
+        }
+    }
+    n
+}
