@@ -440,20 +440,46 @@ fn log_replays_like_live(
     prop_assert_eq!(&rebuilt.requests, &requests);
     let horizon = requests.iter().map(|r| r.completion).max().unwrap_or(end);
     let (replayed, measures) = replay_measures(network, &rebuilt.requests, &registry);
-    let within = |v: &[Nanos]| v.iter().copied().filter(|&t| t <= horizon).collect::<Vec<_>>();
+    let within = |v: &[Nanos]| {
+        v.iter()
+            .copied()
+            .filter(|&t| t <= horizon)
+            .collect::<Vec<_>>()
+    };
     prop_assert_eq!(within(&rebuilt.standbys), within(&replayed.starts));
     prop_assert_eq!(within(&live.starts), within(&replayed.starts));
     // The shadow (7-day window: the whole log) against the replay.
-    let m = |name: &str| measures.iter().find(|(n, _)| *n == name).map(|p| p.1).unwrap();
-    let w = live.shadow.as_ref().expect("a standby disk has a shadow").windows[1].clone();
+    let m = |name: &str| {
+        measures
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|p| p.1)
+            .unwrap()
+    };
+    let w = live
+        .shadow
+        .as_ref()
+        .expect("a standby disk has a shadow")
+        .windows[1]
+        .clone();
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
     let lull = w.policy("lull").unwrap();
     let oracle = w.policy("oracle").unwrap();
     let saved = m("baseline_energy_j") - m("energy_j");
     let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
     prop_assert_eq!(lull.spinups as f64, m("spinups"));
-    prop_assert!(close(lull.saved_wh * 3600.0, saved), "lull {} J vs replay {} J", lull.saved_wh * 3600.0, saved);
-    prop_assert!(close(oracle.saved_wh * 3600.0, oracle_saved), "oracle {} J vs replay {} J", oracle.saved_wh * 3600.0, oracle_saved);
+    prop_assert!(
+        close(lull.saved_wh * 3600.0, saved),
+        "lull {} J vs replay {} J",
+        lull.saved_wh * 3600.0,
+        saved
+    );
+    prop_assert!(
+        close(oracle.saved_wh * 3600.0, oracle_saved),
+        "oracle {} J vs replay {} J",
+        oracle.saved_wh * 3600.0,
+        oracle_saved
+    );
     Ok(())
 }
 
@@ -471,8 +497,18 @@ fn the_activity_log_replays_to_the_daemons_spin_downs() {
     log_replays_like_live("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
     // And the log is not empty of decisions: three standbys.
     let registry = lull_live::default_registry();
-    let (d, _) = live("timer(4s)", &completions, Nanos::from_secs(1), *completions.last().unwrap(), &registry);
-    let standbys = d.records.iter().filter(|r| matches!(r, Record::Standby(_))).count();
+    let (d, _) = live(
+        "timer(4s)",
+        &completions,
+        Nanos::from_secs(1),
+        *completions.last().unwrap(),
+        &registry,
+    );
+    let standbys = d
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Standby(_)))
+        .count();
     assert_eq!(standbys, 3);
 }
 

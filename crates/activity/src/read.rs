@@ -19,7 +19,7 @@ use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
 
 use crate::poll::Piece;
-use crate::record::{decode, FrameError, Record, Session, HEADER_LEN, MAGIC};
+use crate::record::{FrameError, HEADER_LEN, MAGIC, Record, Session, decode};
 
 /// The extension of segment files.
 pub const EXTENSION: &str = "lact";
@@ -66,7 +66,10 @@ pub fn sniff(bytes: &[u8]) -> bool {
 
 /// The records of one segment's bytes (`path` names it in errors and
 /// warnings), and a warning when its tail was torn.
-pub fn parse_segment(bytes: &[u8], path: &Path) -> Result<(Vec<Record>, Option<String>), ReadError> {
+pub fn parse_segment(
+    bytes: &[u8],
+    path: &Path,
+) -> Result<(Vec<Record>, Option<String>), ReadError> {
     if !sniff(bytes) {
         return Err(ReadError::NotALog {
             path: path.to_path_buf(),
@@ -251,7 +254,11 @@ impl Log {
             return out;
         };
         out.clock = first.session.clock;
-        out.session = self.runs.last().map(|r| r.session.clone()).unwrap_or_default();
+        out.session = self
+            .runs
+            .last()
+            .map(|r| r.session.clone())
+            .unwrap_or_default();
         // Where the previous run ended, on the log's timeline.
         let mut prev_end: Option<Nanos> = None;
         for run in &self.runs {

@@ -277,7 +277,9 @@ impl Fields<'_> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let Some(&byte) = self.b.get(self.at) else {
-                return Err(FrameError::Bad(format!("{what}: the record ends inside it")));
+                return Err(FrameError::Bad(format!(
+                    "{what}: the record ends inside it"
+                )));
             };
             self.at += 1;
             let bits = u64::from(byte & 0x7f);
@@ -371,9 +373,10 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
             let kind = PollKind::from_code(flags & 0x0f)
                 .ok_or_else(|| FrameError::Bad(format!("poll kind {}", flags & 0x0f)))?;
             let mut c = [0u64; 6];
-            for (v, what) in c.iter_mut().zip([
-                "reads", "writes", "discards", "flushes", "sectors", "io_ms",
-            ]) {
+            for (v, what) in c
+                .iter_mut()
+                .zip(["reads", "writes", "discards", "flushes", "sectors", "io_ms"])
+            {
                 *v = f.int(what)?;
             }
             let held_since = if flags & 0x10 != 0 {

@@ -34,16 +34,16 @@
 use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
-use lull_tasks::spindown::BestFixed;
 use lull_tasks::PowerModel;
+use lull_tasks::spindown::BestFixed;
 
 use crate::poll::Piece;
 use crate::record::{Poll, Record};
 
 /// Multiples of B in the grid of candidate timeouts.
 pub const GRID: [f64; 19] = [
-    0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0,
-    32.0, 64.0, 128.0,
+    0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0,
+    64.0, 128.0,
 ];
 
 /// The fixed timeouts reported by name: hd-idle's default and common
@@ -404,14 +404,22 @@ impl Shadow {
         }
         let at = |secs: u64| {
             let c = Nanos::from_secs(secs);
-            self.candidates.iter().position(|&x| x == c).expect("on the grid")
+            self.candidates
+                .iter()
+                .position(|&x| x == c)
+                .expect("on the grid")
         };
         let mut policies = vec![figures("lull", None, l_slept, l_up)];
         for (name, secs) in REFERENCES {
             let i = at(secs);
             policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
         }
-        let best_fixed = figures("best-fixed", Some(self.candidates[best]), slept[best], fired[best]);
+        let best_fixed = figures(
+            "best-fixed",
+            Some(self.candidates[best]),
+            slept[best],
+            fired[best],
+        );
         let oracle = figures("oracle", None, o_slept, o_up);
         let excess = BestFixed {
             timeout_s: self.candidates[best].as_secs_f64(),

@@ -104,8 +104,16 @@ fn version_1_fixture_still_reads() {
     let run = &log.runs[0];
     assert_eq!(run.session.key, "sdb");
     assert_eq!(run.session.drive, "wd-red-plus");
-    let polls = run.records.iter().filter(|r| matches!(r, Record::Poll(_))).count();
-    let standbys = run.records.iter().filter(|r| matches!(r, Record::Standby(_))).count();
+    let polls = run
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Poll(_)))
+        .count();
+    let standbys = run
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Standby(_)))
+        .count();
     assert_eq!((polls, standbys), (4, 1));
     let rebuilt = log.rebuild();
     assert_eq!(rebuilt.standbys, vec![Nanos::from_secs(700)]);
@@ -131,26 +139,47 @@ fn write_v1_fixture() {
             task: "standby".into(),
             network: "timer(2B)".into(),
         }),
-        Record::Poll(Poll { t0: s(0), t: s(0), kind: PollKind::Baseline, ..Poll::default() }),
+        Record::Poll(Poll {
+            t0: s(0),
+            t: s(0),
+            kind: PollKind::Baseline,
+            ..Poll::default()
+        }),
         Record::Poll(Poll {
             t0: s(0),
             t: s(10),
-            counts: Counts { reads: 10, sectors: 80, io_ms: 40, ..Counts::default() },
+            counts: Counts {
+                reads: 10,
+                sectors: 80,
+                io_ms: 40,
+                ..Counts::default()
+            },
             ..Poll::default()
         }),
         Record::Mark(s(400)),
         Record::Standby(s(700)),
-        Record::Power { t: s(701), standby: true },
+        Record::Power {
+            t: s(701),
+            standby: true,
+        },
         Record::Poll(Poll {
             t0: s(990),
             t: s(1000),
-            counts: Counts { writes: 4, sectors: 64, io_ms: 12, ..Counts::default() },
+            counts: Counts {
+                writes: 4,
+                sectors: 64,
+                io_ms: 12,
+                ..Counts::default()
+            },
             ..Poll::default()
         }),
         Record::Poll(Poll {
             t0: s(1000),
             t: s(1010),
-            counts: Counts { flushes: 1, ..Counts::default() },
+            counts: Counts {
+                flushes: 1,
+                ..Counts::default()
+            },
             ..Poll::default()
         }),
         Record::End(s(1010)),
@@ -165,14 +194,19 @@ fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
     let a = records(CLOCK, &[(5, 3, false, false), (100, 2, false, false)]);
     // The same run continues in a second segment (its session repeated).
     let mut b = vec![a[0].clone()];
-    b.extend(records(CLOCK, &[(300, 1, false, false)]).into_iter().skip(2).map(|r| match r {
-        Record::Poll(mut p) => {
-            p.t0 = p.t0 + Nanos::from_secs(105);
-            p.t = p.t + Nanos::from_secs(105);
-            Record::Poll(p)
-        }
-        r => r,
-    }));
+    b.extend(
+        records(CLOCK, &[(300, 1, false, false)])
+            .into_iter()
+            .skip(2)
+            .map(|r| match r {
+                Record::Poll(mut p) => {
+                    p.t0 = p.t0 + Nanos::from_secs(105);
+                    p.t = p.t + Nanos::from_secs(105);
+                    Record::Poll(p)
+                }
+                r => r,
+            }),
+    );
     // A second daemon run an hour later.
     let c = records(CLOCK + Nanos::from_secs(3600), &[(5, 1, false, false)]);
     std::fs::write(dir.path().join("0001.lact"), segment(&a)).unwrap();
@@ -194,5 +228,8 @@ fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
     let e = Log::open(&dir.path().join("none")).unwrap_err();
     assert!(e.to_string().contains("none"));
     let empty = tempfile::tempdir().unwrap();
-    assert!(matches!(Log::open(empty.path()), Err(ReadError::Empty { .. })));
+    assert!(matches!(
+        Log::open(empty.path()),
+        Err(ReadError::Empty { .. })
+    ));
 }

@@ -6,8 +6,8 @@ mod common;
 use lull_activity::{Log, Record, Shadow};
 use lull_core::event::Timeline;
 use lull_core::time::Nanos;
-use lull_tasks::spindown::BestFixed;
 use lull_tasks::PowerModel;
+use lull_tasks::spindown::BestFixed;
 use proptest::prelude::*;
 
 use common::{records, steps};
@@ -39,7 +39,9 @@ fn independent(recs: &[Record], model: &PowerModel, candidates: &[Nanos]) -> Ind
             periods
                 .iter()
                 .filter(|(a, b)| *b - *a >= c)
-                .fold((0, Nanos::ZERO), |(n, s), (a, b)| (n + 1, s + (*b - *a - c)))
+                .fold((0, Nanos::ZERO), |(n, s), (a, b)| {
+                    (n + 1, s + (*b - *a - c))
+                })
         })
         .collect();
     let oracle = periods
@@ -175,7 +177,10 @@ fn old_hours_leave_the_windows() {
     let before = before.unwrap();
     // Five requests an hour, a gap after each: the week holds the 30
     // hours, the day only the last 24 (or 25: the current hour is partial).
-    let (day, week) = (before.windows[0].idle_periods, before.windows[1].idle_periods);
+    let (day, week) = (
+        before.windows[0].idle_periods,
+        before.windows[1].idle_periods,
+    );
     assert!(week >= 5 * 29, "{week}");
     assert!(day <= 5 * 25 && day < week, "{day} {week}");
     let after = s.report();

@@ -42,9 +42,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use lull_activity::record::header;
 use lull_activity::Record;
 use lull_activity::read::{EXTENSION, parse_segment, segments};
+use lull_activity::record::header;
 use tracing::warn;
 
 use crate::config::ActivityConfig;
@@ -146,7 +146,10 @@ impl Writer {
             match self.create() {
                 Ok(f) => self.file = Some(f),
                 Err(e) => {
-                    self.fault(&format!("cannot start a segment in {}: {e}", self.dir.display()));
+                    self.fault(&format!(
+                        "cannot start a segment in {}: {e}",
+                        self.dir.display()
+                    ));
                     self.buf.clear();
                     return;
                 }
@@ -160,7 +163,10 @@ impl Writer {
                 self.faulted = false;
             }
             Err(e) => {
-                let what = format!("cannot write its activity log in {}: {e}", self.dir.display());
+                let what = format!(
+                    "cannot write its activity log in {}: {e}",
+                    self.dir.display()
+                );
                 self.fault(&what);
                 // Try again with a new segment at the next records.
                 self.file = None;
@@ -216,9 +222,7 @@ pub fn prune(dir: &Path, cfg: &ActivityConfig) -> usize {
     let retention = Duration::from_nanos(cfg.retention.0);
     let sizes: Vec<(u64, Option<SystemTime>)> = files
         .iter()
-        .map(|f| {
-            fs::metadata(f).map_or((0, None), |m| (m.len(), m.modified().ok()))
-        })
+        .map(|f| fs::metadata(f).map_or((0, None), |m| (m.len(), m.modified().ok())))
         .collect();
     let mut total: u64 = sizes.iter().map(|s| s.0).sum();
     let mut gone = 0;

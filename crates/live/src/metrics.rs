@@ -60,9 +60,10 @@ pub(crate) fn label(s: &str) -> String {
 /// The shadow evaluation's metrics: per disk, policy and window.
 fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     let rows = || {
-        gauges.iter().filter_map(|g| g.shadow.as_ref().map(|r| (g, r))).flat_map(|(g, r)| {
-            r.windows.iter().map(move |w| (label(&g.key), w))
-        })
+        gauges
+            .iter()
+            .filter_map(|g| g.shadow.as_ref().map(|r| (g, r)))
+            .flat_map(|(g, r)| r.windows.iter().map(move |w| (label(&g.key), w)))
     };
     let _ = writeln!(
         out,
@@ -440,8 +441,27 @@ mod tests {
             energy_saved_j: Some(1.5),
             nodes: vec![("share".into(), "weight_0".into(), 0.25)],
             jobs: Vec::new(),
+            shadow: Some(shadow_of_one_hour_gap()),
         }];
         let text = render(&s, &g, 7, false);
+        // The shadow: a one-hour idle period on a wd-red-plus.
+        for (policy, spinups) in [("lull", 0), ("hd-idle-10min", 1), ("oracle", 1)] {
+            for window in ["24h", "7d"] {
+                let line = format!(
+                    "lull_shadow_spinups_total{{disk=\"/dev/disk/by-id/x\\\"y\",policy=\"{policy}\",window=\"{window}\"}} {spinups}\n"
+                );
+                assert!(text.contains(&line), "{line} in {text}");
+            }
+        }
+        let energy = |policy: &str| {
+            let key = format!(
+                "lull_shadow_energy_joules{{disk=\"/dev/disk/by-id/x\\\"y\",policy=\"{policy}\",window=\"24h\"}} "
+            );
+            let at = text.find(&key).unwrap_or_else(|| panic!("{key} in {text}")) + key.len();
+            text[at..].lines().next().unwrap().parse::<f64>().unwrap()
+        };
+        assert!(energy("oracle") < energy("hd-idle-10min"));
+        assert!(energy("hd-idle-10min") < energy("lull"));
         assert!(!text.contains("lull_job_"), "no job metrics without jobs");
         assert!(
             text.contains("lull_spindowns_total{disk=\"/dev/disk/by-id/x\\\"y\"} 2\n"),
@@ -536,5 +556,40 @@ mod tests {
             assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
             drop(idle);
         });
+    }
+
+    /// The shadow of a disk that lull left spinning through a one-hour
+    /// idle period.
+    fn shadow_of_one_hour_gap() -> lull_activity::ShadowReport {
+        use lull_activity::{Poll, PollKind, Record, Session, Shadow};
+        use lull_core::time::Nanos;
+        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
+        let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        let s = Nanos::from_secs;
+        for r in [
+            Record::Session(Session {
+                clock: s(1_700_000_000),
+                ..Session::default()
+            }),
+            Record::Poll(Poll {
+                t0: s(1),
+                t: s(1),
+                kind: PollKind::Baseline,
+                ..Poll::default()
+            }),
+            Record::Poll(Poll {
+                t0: s(3600),
+                t: s(3601),
+                counts: lull_activity::Counts {
+                    reads: 1,
+                    ..Default::default()
+                },
+                ..Poll::default()
+            }),
+        ] {
+            sh.feed(&r);
+        }
+        sh.settle();
+        sh.report()
     }
 }

@@ -687,7 +687,12 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             }
             None => out.push_str("; excess vs best fixed n/a (a fixed timeout was optimal)"),
         }
-        let _ = writeln!(out, " ({} idle periods in {} watched)", w.idle_periods, secs(w.observed_s));
+        let _ = writeln!(
+            out,
+            " ({} idle periods in {} watched)",
+            w.idle_periods,
+            secs(w.observed_s)
+        );
     }
 }
 
@@ -758,6 +763,7 @@ lull_dry_run 0
             energy_saved_j: None,
             nodes: vec![("n".into(), "timeout_s".into(), 3.0)],
             jobs: Vec::new(),
+            shadow: None,
         }];
         let s = parse_metrics(&crate::metrics::render(&st, &g, 1, true)).unwrap();
         let sd = s.iter().find(|s| s.name == "lull_spindowns_total").unwrap();

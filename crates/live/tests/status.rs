@@ -174,7 +174,32 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
     let o = status(&config, &[]);
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(text.lines().count(), 2, "{text}");
+    // One line per disk, and under the standby disk its shadow evaluation
+    // (issue 27), one line per window.
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with("  ")).count(),
+        2,
+        "{text}"
+    );
+    let windows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(windows.len(), 2, "{text}");
+    assert!(
+        windows[0].trim_start().starts_with("24h:") && windows[1].trim_start().starts_with("7d:"),
+        "{text}"
+    );
+    let shadow = &da["shadow"];
+    assert_eq!(shadow["windows"].as_array().map(Vec::len), Some(2), "{s}");
+    assert_eq!(shadow["drive"], "wd-red-plus", "{s}");
+    let policies: Vec<&str> = shadow["windows"][0]["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["policy"].as_str().unwrap())
+        .collect();
+    for p in ["lull", "hd-idle-10min", "best-fixed", "oracle"] {
+        assert!(policies.contains(&p), "{p} in {s}");
+    }
+    assert!(db["shadow"].is_null(), "a flush disk has no shadow: {s}");
     let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
     assert!(la.contains(": active for at least "), "{la}");
     assert!(la.contains("spin-downs 0 (budget 24/day: "), "{la}");

@@ -3,8 +3,8 @@
 //! wear budget and the break-even check before an order leaves; a flush,
 //! a command or a jobs disk starts at once.
 
-use lull_core::time::Nanos;
 use lull_activity::Record;
+use lull_core::time::Nanos;
 use tracing::{debug, info};
 
 use super::{DiskController, Now, Order, Output};

@@ -304,6 +304,11 @@ impl DiskController {
         }
     }
 
+    /// Whether it keeps a shadow evaluation (`standby` with a power model).
+    pub fn has_shadow(&self) -> bool {
+        self.shadow.is_some()
+    }
+
     /// The shadow evaluation's figures (`standby` disks with a power
     /// model).
     pub fn shadow(&self) -> Option<ShadowReport> {
@@ -352,7 +357,9 @@ impl DiskController {
     /// Ends a poll for the shadow: books what it saw, and at the first
     /// poll of a new UTC day logs the last 24 hours in one line.
     fn settle_shadow(&mut self, now: Now) {
-        let Some(s) = self.shadow.as_mut() else { return };
+        let Some(s) = self.shadow.as_mut() else {
+            return;
+        };
         s.settle();
         let day = now.unix / 86_400;
         if self.day.replace(day).is_some_and(|d| d != day) {
@@ -412,7 +419,9 @@ impl DiskController {
     }
     /// Gives up the state-file entry (the disk is retired).
     pub fn into_state(self) -> DiskState {
-        self.st
+        let mut st = self.st;
+        st.shadow = self.shadow.as_ref().map(Shadow::report);
+        st
     }
     /// Whether the entry changed since the last call, and whether that
     /// change must be written at once (a command's pid, which a restart
@@ -609,7 +618,12 @@ pub fn summary_line(r: &ShadowReport) -> Option<String> {
         return None;
     }
     let p = |name: &str| w.policy(name);
-    let (lull, hd, best, oracle) = (p("lull")?, p("hd-idle-10min")?, p("best-fixed")?, p("oracle")?);
+    let (lull, hd, best, oracle) = (
+        p("lull")?,
+        p("hd-idle-10min")?,
+        p("best-fixed")?,
+        p("oracle")?,
+    );
     Some(format!(
         "last 24 h: lull saved {:.1} Wh with {} spin-ups; hd-idle's 10 min would have saved {:.1} Wh ({}), \
          the best fixed timeout ({}) {:.1} Wh ({}), the oracle {:.1} Wh ({})",

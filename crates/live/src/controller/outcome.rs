@@ -2,8 +2,8 @@
 //! decision in the state entry, the drive's standby state, hooks, and the
 //! back-off of a standby that keeps failing.
 
-use lull_core::time::Nanos;
 use lull_activity::Record;
+use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
 use super::{DiskController, Now, Outcome, Output, WakeWitness};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use lull_core::time::Nanos;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::Daemon;
 use crate::actor::Actor;
@@ -225,12 +225,15 @@ impl Daemon {
             }
         };
         let activity = &self.cfg.activity;
-        if activity.enabled {
+        if activity.enabled && ctl.has_shadow() {
             let mut past = Vec::new();
             let n = crate::activity::read_back(activity, &r.key, |rec| past.push(rec));
             if n > 0 {
                 ctl.restore(past);
-                info!("disk {}: shadow evaluation resumed from {n} activity records", r.key);
+                debug!(
+                    "disk {}: shadow evaluation resumed from {n} activity records",
+                    r.key
+                );
             }
         }
         let log = (activity.enabled && !self.opts.dry_run)

@@ -1,0 +1,222 @@
+//! Issue 27 end to end: the daemon records each disk's activity next to
+//! its state file; the log replays (`lull replay`'s library path) to the
+//! daemon's own spin-downs and to the shadow figures it saved, across a
+//! `kill -9` and a restart; damage, an unwritable directory and
+//! `activity_log = false` behave as documented.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use lull_activity::{Log, Record};
+use lull_blktrace_replay::replay::{ReplayOptions, Timing, replay_spec};
+use lull_core::actuator::Command as Act;
+use lull_core::engine::LogEntry;
+use lull_core::event::Timeline;
+use lull_core::spec::NetworkSpec;
+use lull_core::time::Nanos;
+
+#[path = "../crates/live/tests/support/mod.rs"]
+mod support;
+
+use support::{Daemon, Setup, line, state, wait_for, write};
+
+const LULL: &str = env!("CARGO_BIN_EXE_lull");
+const A: &str = "lullaa";
+
+fn start(s: &Setup, hdparm: &Path) -> Daemon {
+    let mut cmd = Command::new(LULL);
+    cmd.args(["daemon", "--config"]).arg(&s.config);
+    let n = std::fs::read_dir(s.dir.path()).unwrap().count();
+    Daemon::spawn(
+        cmd,
+        s.dir.path().join(format!("lulld-{n}.log")),
+        &[("LULL_TEST_HDPARM", hdparm.to_str().unwrap())],
+    )
+}
+
+/// A standby disk on a 1 s timer with an `hdparm` stand-in that succeeds.
+fn setup(top: &str) -> (Setup, std::path::PathBuf) {
+    let disks = format!(
+        "[[disk]]\ndevice = \"{A}\"\nnetwork = \"timer(1s)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
+         max_spindowns_per_day = 1000\npreset = \"paper-2.5in\"\n"
+    );
+    let s = Setup::with_top(&disks, &line(A, 0, 1), top);
+    let hdparm = s.dir.path().join("hdparm");
+    std::fs::write(&hdparm, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&hdparm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (s, hdparm)
+}
+
+/// `secs` of I/O, ten diskstats updates a second.
+fn busy(s: &Setup, ios: &mut u64, secs: u64) {
+    for _ in 0..secs * 10 {
+        *ios += 3;
+        write(&s.diskstats, &line(A, 0, *ios));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wait_standbys(d: &Daemon, n: usize) {
+    wait_for(
+        &format!("{n} standbys"),
+        Duration::from_secs(20),
+        || d.log().matches("in standby (").count() >= n,
+        || d.log(),
+    );
+}
+
+#[test]
+fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
+    let (s, hdparm) = setup("");
+    let mut ios = 1;
+    let mut d = start(&s, &hdparm);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 1);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 2);
+    // kill -9: at most the last poll's records are lost.
+    d.signal("-KILL");
+    let _ = d.child.wait();
+    let mut d = start(&s, &hdparm);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 1);
+    busy(&s, &mut ios, 1);
+    assert!(d.stop().success(), "{}", d.log());
+
+    let dir = s.dir.path().join("activity").join(A);
+    let log = Log::open(&dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    assert_eq!(log.runs.len(), 2, "two daemon runs: {:?}", log.runs.len());
+    let session = &log.runs[1].session;
+    assert_eq!(
+        (session.key.as_str(), session.task.as_str()),
+        (A, "standby")
+    );
+    assert_eq!(session.drive, "paper-2.5in");
+    assert_eq!(session.poll, Nanos::from_millis(100));
+    assert!(
+        matches!(log.runs[1].records.last(), Some(Record::End(_))),
+        "a clean stop ends the log"
+    );
+    let rebuilt = log.rebuild();
+    assert!(rebuilt.standbys.len() >= 3, "{:?}", rebuilt.standbys);
+    assert!(rebuilt.failed.is_empty());
+
+    // `lull replay --net <the disk's network>` on the log.
+    let registry = lull_live::default_registry();
+    let spec = NetworkSpec::parse(&session.network, Some(&registry)).unwrap();
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: Some(session.drive.clone()),
+        timing: Timing::Auto,
+        log: true,
+    };
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
+    let outcome = replay_spec(&timeline, &spec, &registry, &opts).unwrap();
+    let starts: Vec<Nanos> = outcome
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            LogEntry::Command {
+                at,
+                command: Act::Start { .. },
+            } => Some(*at),
+            _ => None,
+        })
+        .collect();
+    let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
+    let within = |v: &[Nanos]| {
+        v.iter()
+            .copied()
+            .filter(|&t| t <= horizon)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        within(&rebuilt.standbys),
+        within(&starts),
+        "the daemon's spin-downs are the replay's"
+    );
+
+    // The shadow the daemon saved at its stop (restored from the log after
+    // the crash) is the replay's accounting of the same log.
+    let st = state(&s.state);
+    let w = &st[A]["shadow"]["windows"][1];
+    assert_eq!(w["window"], "7d", "{st}");
+    let policy = |name: &str| {
+        w["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["policy"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let m = |name: &str| {
+        outcome
+            .report
+            .task
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|p| p.1)
+            .unwrap()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let (lull, oracle) = (policy("lull"), policy("oracle"));
+    assert_eq!(lull["spinups"].as_f64().unwrap(), m("spinups"), "{w}");
+    let saved = m("baseline_energy_j") - m("energy_j");
+    assert!(
+        close(lull["saved_wh"].as_f64().unwrap() * 3600.0, saved),
+        "{w} vs {saved} J"
+    );
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    assert!(
+        close(oracle["saved_wh"].as_f64().unwrap() * 3600.0, oracle_saved),
+        "{w} vs {oracle_saved} J"
+    );
+
+    // A torn last record (a write cut short) loses only that record.
+    let last = lull_activity::read::segments(&dir).unwrap().pop().unwrap();
+    let bytes = std::fs::read(&last).unwrap();
+    let torn = s.dir.path().join("torn.lact");
+    std::fs::write(&torn, &bytes[..bytes.len() - 3]).unwrap();
+    let t = Log::open(&torn).unwrap();
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    assert!(t.warnings[0].contains("torn.lact") && t.warnings[0].contains("offset"));
+    assert_eq!(
+        t.records().count() + 1,
+        Log::open(&last).unwrap().records().count()
+    );
+}
+
+#[test]
+fn an_unwritable_log_directory_is_reported_once_and_the_daemon_keeps_deciding() {
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let top = format!("activity_dir = {:?}\n", blocker.path().join("sub"));
+    let (s, hdparm) = setup(&top);
+    let mut ios = 1;
+    let mut d = start(&s, &hdparm);
+    for n in 1..=3 {
+        busy(&s, &mut ios, 1);
+        wait_standbys(&d, n);
+    }
+    assert!(d.stop().success(), "{}", d.log());
+    let log = d.log();
+    assert_eq!(log.matches("cannot start a segment").count(), 1, "{log}");
+    assert!(log.contains("the daemon goes on without it"), "{log}");
+}
+
+#[test]
+fn activity_log_false_records_nothing() {
+    let (s, hdparm) = setup("activity_log = false\n");
+    let mut ios = 1;
+    let mut d = start(&s, &hdparm);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 1);
+    assert!(d.stop().success(), "{}", d.log());
+    assert!(!s.dir.path().join("activity").exists());
+    // The shadow still runs, in memory, for status.
+    assert!(state(&s.state)[A]["shadow"]["windows"].is_array());
+}
