@@ -24,6 +24,9 @@
 # own threads' on-CPU nanoseconds from /proc/PID/task/*/schedstat. Memory:
 # VmRSS and VmHWM.
 #
+# EXTRA='key = value' adds top-level keys to lulld's configuration (e.g.
+# EXTRA='activity_log = false' to measure what the activity log costs).
+#
 # RUNS=N (default 1) measures N consecutive windows of DURATION s on the
 # same daemons and ends with the median, minimum and maximum of each
 # daemon's own-thread CPU per minute and of their ratio (the machine may
@@ -66,6 +69,7 @@ done
     # No `poll`: lulld derives it as hd-idle does (a tenth of the timeout,
     # within 1 s and 60 s); POLL= pins it.
     [ -n "${POLL:-}" ] && echo "poll = \"$POLL\""
+    [ -n "${EXTRA:-}" ] && echo "$EXTRA"
     for l in "${loops[@]}"; do
         echo '[[disk]]'
         echo "device = \"${l#/dev/}\""
@@ -154,3 +158,6 @@ if [ "$RUNS" -gt 1 ]; then
 fi
 ls -l "$LULLD" "$(command -v hd-idle)" | awk '{ printf "binary %s: %.2f MB\n", $NF, $5 / 1e6 }'
 echo "lulld log lines (warn and above): $(wc -l < "$dir/lulld.log")"
+if [ -d "$dir/activity" ]; then
+    echo "activity log: $(du -sk "$dir/activity" | cut -f1) KiB in $(find "$dir/activity" -name '*.lact' | wc -l) segments"
+fi
