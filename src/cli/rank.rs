@@ -1,9 +1,18 @@
 //! `lull rank`: sweep a grid of detector networks over traces for one idle
 //! task and rank them (§4.1.1), writing tables, plots and a report; `lull
 //! rank merge` combines shard outputs.
+//!
+//! `lull rank --from-daemon DISK|PATH` ranks on a disk's activity log, the
+//! daemon's own record of what it saw ([`lull_blktrace_replay::activity`]):
+//! task spindown, the drive the daemon used, the default grid unless
+//! `--grid`. With `--emit-config` the winner is printed on stdout as a
+//! `[[disk]]` table for the daemon's configuration, and the ranking goes to
+//! stderr, so `lull rank --from-daemon sdb --emit-config > sdb.toml` keeps
+//! only the TOML.
 
+use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use lull_blktrace_replay::replay::{ReplayOptions, Timing};
@@ -103,16 +112,38 @@ struct RunArgs {
     /// Trace files (any supported format, detected by content). Without
     /// any, every built-in synthetic workload is ranked.
     traces: Vec<PathBuf>,
+    /// Rank on what the daemon saw of a disk: its activity log, a `.lact`
+    /// segment or a directory of them (PATH), or the log of DISK (its key
+    /// in the daemon's config or its kernel name) in `activity/` next to
+    /// the daemon's state file. The task is spindown; the drive is the one
+    /// the daemon used (the log's preset) unless --device; --out is
+    /// optional (without it the tables go to a temporary directory).
+    #[arg(long, value_name = "DISK|PATH", conflicts_with_all = ["traces", "workload"])]
+    from_daemon: Option<String>,
+    /// With --from-daemon: print the winner on stdout as a `[[disk]]` table
+    /// of the daemon's config (device, task, network, preset); the ranking
+    /// is then printed on stderr.
+    #[arg(long, requires = "from_daemon")]
+    emit_config: bool,
+    /// With --from-daemon DISK: the daemon's state file, whose directory
+    /// holds `activity/` (default: `activity_dir` of --config).
+    #[arg(long, value_name = "FILE", requires = "from_daemon")]
+    state: Option<PathBuf>,
+    /// With --from-daemon DISK: the daemon's TOML configuration, read to
+    /// find its `activity_dir` [default: /etc/lull.toml; without it, the
+    /// daemon's default, /var/lib/lull/activity].
+    #[arg(long, value_name = "FILE", requires = "from_daemon")]
+    config: Option<PathBuf>,
     /// The idle task: none, spindown, writeback, cleaning (as built; see
-    /// `lull replay --help`).
-    #[arg(long, required = true)]
+    /// `lull replay --help`). With --from-daemon: spindown.
+    #[arg(long, required_unless_present = "from_daemon")]
     task: Option<String>,
     /// `default` (the paper's sweep derived from the device's break-even
     /// time B and each trace's mean rate R) or a grid TOML file.
     #[arg(long, default_value = "default")]
     grid: String,
     /// Output directory (created if needed).
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "from_daemon")]
     out: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long)]
@@ -173,15 +204,57 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                     meta.limits = limits;
                 }
             })?;
-            finish(&outcome, &m.out, m.top)
+            print!("{}", finish(&outcome, Some(&m.out), m.top));
+            Ok(())
         }
         None => run_rank(*args.run),
     }
 }
 
-fn run_rank(a: RunArgs) -> Result<(), CliError> {
+fn run_rank(mut a: RunArgs) -> Result<(), CliError> {
+    let daemon = match a.from_daemon.take() {
+        Some(arg) => Some(from_daemon(&arg, &mut a)?),
+        None => None,
+    };
+    // Without --out (only with --from-daemon): a temporary directory,
+    // removed at the end.
+    let keep = a.out.is_some();
+    let out = match a.out.clone() {
+        Some(o) => o,
+        None => scratch_dir()?,
+    };
+    let result = rank_into(&a, &out, keep, daemon.as_ref());
+    if !keep {
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    result
+}
+
+/// A new, empty directory of our own under the temporary directory
+/// (`mkdir` fails on anything already there, a symlink included).
+fn scratch_dir() -> Result<PathBuf, CliError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut last = None;
+    for i in 0..16u32 {
+        let t = std::env::temp_dir().join(format!(
+            "lull-rank-{}-{:08x}",
+            std::process::id(),
+            nanos.wrapping_add(i.wrapping_mul(0x9e37_79b9))
+        ));
+        match std::fs::create_dir(&t) {
+            Ok(()) => return Ok(t),
+            Err(e) => last = Some((t, e)),
+        }
+    }
+    let (t, e) = last.expect("tried at least once");
+    Err(CliError::runtime(anyhow!("{}: {e}", t.display())))
+}
+
+fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Result<(), CliError> {
     let task = a.task.clone().unwrap_or_default();
-    let out = a.out.clone().unwrap_or_default();
+    let out = out.to_path_buf();
     let grid = if a.grid == lull_rank::grid::DEFAULT {
         let policy = match &a.policy {
             Some(p) => p
@@ -264,15 +337,231 @@ fn run_rank(a: RunArgs) -> Result<(), CliError> {
         validate: a.validate,
     };
     let outcome = lull_rank::rank(&cfg, &lull::registry())?;
-    finish(&outcome, &out, a.top)
+    let table = finish(&outcome, keep.then_some(out.as_path()), a.top);
+    match daemon {
+        Some(d) if a.emit_config => {
+            // stdout is the TOML alone; the ranking is for people.
+            eprint!("{table}");
+            print!("{}", emit_config(&outcome, d, policy)?);
+        }
+        _ => print!("{table}"),
+    }
+    Ok(())
 }
 
-fn finish(outcome: &lull_rank::Outcome, out: &std::path::Path, top: usize) -> Result<(), CliError> {
+/// What `--from-daemon` found: the disk's session and the drive ranked on.
+#[derive(Debug)]
+struct Daemon {
+    /// The last run's session in the log.
+    session: lull_blktrace_replay::activity::Session,
+    /// The drive preset, when known (the log's, or --device).
+    drive: Option<String>,
+}
+
+/// Resolves `--from-daemon ARG` into a trace for `a` (task spindown, the
+/// log's drive) and returns what `--emit-config` needs.
+fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
+    match a.task.as_deref() {
+        None | Some("spindown") => a.task = Some("spindown".into()),
+        Some(t) => {
+            return Err(CliError::input(anyhow!(
+                "--from-daemon ranks task spindown (the daemon's `standby`), not `{t}`"
+            )));
+        }
+    }
+    let path = daemon_log(arg, a.state.as_deref(), a.config.as_deref())?;
+    let log = lull_blktrace_replay::activity::open_log(&path)?;
+    for n in &log.trace.notes {
+        eprintln!("lull: note: {n}");
+    }
+    let session = log.session;
+    let usable = |d: &str| lull_blktrace_replay::replay::power_model(Some(d));
+    let drive = if let Some(d) = &a.device {
+        Some(d.clone())
+    } else if session.drive.is_empty() {
+        None
+    } else {
+        match usable(&session.drive) {
+            Ok(_) => Some(session.drive.clone()),
+            Err(e) => {
+                eprintln!(
+                    "lull: note: the log's drive preset `{}` cannot model spin-down ({e})",
+                    session.drive
+                );
+                None
+            }
+        }
+    };
+    if drive.is_none() {
+        // What the daemon falls back to for a drive it cannot identify.
+        let fallback = lull_tasks::drive::DEFAULT_PRESET;
+        eprintln!(
+            "lull: note: the activity log names no drive preset; ranking for `{fallback}` (choose with --device)"
+        );
+        a.device = Some(fallback.into());
+    } else {
+        a.device.clone_from(&drive);
+    }
+    a.traces = vec![path];
+    Ok(Daemon { session, drive })
+}
+
+/// The daemon's default configuration file.
+const DEFAULT_CONFIG: &str = "/etc/lull.toml";
+
+/// The activity log `--from-daemon ARG` names: ARG itself when it is a
+/// file or directory, else the log directory of the disk ARG (its key or
+/// kernel name) next to the daemon's state file.
+fn daemon_log(arg: &str, state: Option<&Path>, config: Option<&Path>) -> Result<PathBuf, CliError> {
+    let p = Path::new(arg);
+    // A block device (`/dev/sdb`, a by-id link) is a disk, not a file.
+    if std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()) {
+        return Ok(p.to_path_buf());
+    }
+    if arg.ends_with(".lact") {
+        return Err(CliError::input(anyhow!("{arg}: no such activity log")));
+    }
+    // The daemon's activity directory: `activity/` next to --state, else
+    // `activity_dir` of the config (by default `activity/` next to its
+    // state file).
+    let root = match state {
+        Some(s) => s.parent().unwrap_or(Path::new(".")).join("activity"),
+        None => {
+            let registry = lull::registry();
+            let path = config.unwrap_or(Path::new(DEFAULT_CONFIG));
+            let cfg = if config.is_some() || path.exists() {
+                lull_live::Config::load(path, &registry).map_err(CliError::input)?
+            } else {
+                // No config: the daemon's defaults.
+                lull_live::Config::parse(path, "", &registry).map_err(CliError::input)?
+            };
+            cfg.activity.dir
+        }
+    };
+    let dir = lull_live::activity::disk_dir(&root, arg);
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    // A kernel name (`sdb`, `/dev/sdb`) of a disk configured by another
+    // key: the log whose session names it.
+    let kernel = arg.strip_prefix("/dev/").unwrap_or(arg);
+    let mut known = Vec::new();
+    let mut found = Vec::new();
+    for d in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let d = d.path();
+        let Some(s) = last_session(&d) else { continue };
+        if s.key == arg || s.kernel == kernel {
+            found.push(d);
+        } else {
+            known.push(s.key);
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(CliError::input(anyhow!(
+            "no activity log of disk `{arg}` in {} ({}); name a disk key or kernel name, \
+             or a `.lact` file or directory",
+            root.display(),
+            if known.is_empty() {
+                "it holds none".to_string()
+            } else {
+                format!("it has logs of: {}", known.join(", "))
+            }
+        ))),
+        _ => Err(CliError::input(anyhow!(
+            "several activity logs in {} name disk `{arg}`: {}; give the directory",
+            root.display(),
+            found
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// The session of a log directory's last segment, if it reads.
+fn last_session(dir: &Path) -> Option<lull_blktrace_replay::activity::Session> {
+    use lull_blktrace_replay::activity::lull_activity::{Record, read};
+    let last = read::segments(dir).ok()?.pop()?;
+    let bytes = std::fs::read(&last).ok()?;
+    let (records, _) = read::parse_segment(&bytes, &last).ok()?;
+    records.into_iter().find_map(|r| match r {
+        Record::Session(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// The winner of a `--from-daemon` run as a `[[disk]]` table of the
+/// daemon's config, checked to parse as one.
+fn emit_config(
+    outcome: &lull_rank::Outcome,
+    d: &Daemon,
+    policy: Option<StopPolicy>,
+) -> Result<String, CliError> {
+    use lull_rank::analysis::{Choice, choose};
+    let best = match choose(&outcome.summaries, &outcome.rows, &outcome.meta.limits) {
+        Choice::Meets(p) | Choice::Closest(p, _) => p,
+        Choice::Nothing => {
+            return Err(CliError::runtime(anyhow!(
+                "no network finished: there is no winner to emit"
+            )));
+        }
+    };
+    let row = outcome
+        .rows
+        .iter()
+        .find(|r| r.network_index == best && !r.reference)
+        .ok_or_else(|| CliError::runtime(anyhow!("the winner has no results")))?;
+    // Rates relative to the trace's mean rate R become numbers: the daemon
+    // knows B (from the preset) but not R.
+    let trace = outcome.meta.traces.first();
+    let rate = trace.map_or(0.0, |t| t.mean_rate);
+    let network = lull_rank::grid::with_rate(&row.spec, rate).unwrap_or_else(|| row.spec.clone());
+    let s = &d.session;
+    let device = [&s.key, &s.kernel]
+        .into_iter()
+        .find(|k| !k.is_empty())
+        .ok_or_else(|| CliError::input(anyhow!("the activity log names no disk")))?;
+    let q = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# lull rank --from-daemon: the winner on {} requests over {:.0} s of this disk's activity log",
+        trace.map_or(0, |t| t.requests),
+        trace.map_or(0.0, |t| t.span_s)
+    );
+    if network != row.spec {
+        let _ = writeln!(t, "# as ranked: {}", row.spec);
+    }
+    let _ = writeln!(t, "[[disk]]");
+    let _ = writeln!(t, "device = {}", q(device));
+    let _ = writeln!(t, "task = \"standby\"");
+    let _ = writeln!(t, "network = {}", q(&network));
+    if let Some(p) = policy.filter(|p| *p != StopPolicy::EarlierOf) {
+        let _ = writeln!(t, "policy = {}", q(&p.to_string()));
+    }
+    if let Some(drive) = &d.drive {
+        let _ = writeln!(t, "preset = {}", q(drive));
+    }
+    lull_live::Config::parse(Path::new("<--emit-config>"), &t, &lull::registry()).map_err(|e| {
+        CliError::runtime(anyhow!(
+            "the emitted [[disk]] table does not parse: {e}\n{t}"
+        ))
+    })?;
+    Ok(t)
+}
+
+/// The ranking's text: header, table, where the files went (`out`, when
+/// they are kept). Notes go to stderr.
+fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> String {
     for n in &outcome.meta.notes {
         eprintln!("lull: note: {n}");
     }
+    let mut text = String::new();
     let ranked = outcome.summaries.iter().filter(|s| !s.reference).count();
-    println!(
+    let _ = writeln!(
+        text,
         "task {}: {} networks × {} traces, {} runs ranked on {} and {}{}",
         outcome.meta.task,
         ranked,
@@ -288,22 +577,49 @@ fn finish(outcome: &lull_rank::Outcome, out: &std::path::Path, top: usize) -> Re
             .unwrap_or_default()
     );
     if let Some(b) = outcome.meta.breakeven_s {
-        println!(
+        let _ = writeln!(
+            text,
             "B = {b} s (the device's break-even time), R = each trace's mean request rate; scores: {}",
             outcome.meta.score
         );
     }
-    print!("{}", outcome.table(top));
-    if outcome.meta.shard.is_some() {
-        println!(
-            "wrote {}/{{results.csv, results.parquet, ranking.csv, run.toml}}; `lull rank merge` the shards for plots and report.md",
-            out.display()
-        );
-    } else {
-        println!(
-            "wrote {}/{{results.csv, results.parquet, ranking.csv, report.md, plots/}}",
-            out.display()
-        );
+    text.push_str(&outcome.table(top));
+    match out {
+        None => {}
+        Some(out) if outcome.meta.shard.is_some() => {
+            let _ = writeln!(
+                text,
+                "wrote {}/{{results.csv, results.parquet, ranking.csv, run.toml}}; `lull rank merge` the shards for plots and report.md",
+                out.display()
+            );
+        }
+        Some(out) => {
+            let _ = writeln!(
+                text,
+                "wrote {}/{{results.csv, results.parquet, ranking.csv, report.md, plots/}}",
+                out.display()
+            );
+        }
     }
-    Ok(())
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_become_directory_names() {
+        let dir = |k| lull_live::activity::disk_dir(Path::new("/a"), k);
+        assert_eq!(
+            dir("/dev/disk/by-id/ata-X"),
+            Path::new("/a/_dev_disk_by-id_ata-X")
+        );
+        assert_eq!(dir("sdb"), Path::new("/a/sdb"));
+        assert_eq!(
+            dir("wwn-0x5000c500:a b"),
+            Path::new("/a/wwn-0x5000c500_a_b")
+        );
+        assert_eq!(dir(".."), Path::new("/a/_.."));
+    }
 }

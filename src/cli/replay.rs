@@ -139,6 +139,12 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if trace.skipped > 0 {
         eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
     }
+    if trace.format == lull_blktrace_replay::activity::NAME {
+        // A torn tail of the daemon's activity log: read up to it.
+        for n in &trace.notes {
+            eprintln!("lull: note: {n}");
+        }
+    }
     let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));

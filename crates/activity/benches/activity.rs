@@ -10,7 +10,9 @@
 //! - `report`: both windows over a full week of hourly buckets (each
 //!   state-file save and metrics render).
 
-use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
 use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
 use lull_core::time::Nanos;
 use lull_tasks::PowerModel;
@@ -66,7 +68,10 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("shadow_quiet_poll", |b| {
         let mut s = shadow();
-        s.feed(&Record::Poll(busy(Nanos::from_secs(1), Nanos::from_secs(2))));
+        s.feed(&Record::Poll(busy(
+            Nanos::from_secs(1),
+            Nanos::from_secs(2),
+        )));
         b.iter(|| black_box(&mut s).settle())
     });
     g.bench_function("report_full_week", |b| {

@@ -200,8 +200,8 @@ fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
             .skip(2)
             .map(|r| match r {
                 Record::Poll(mut p) => {
-                    p.t0 = p.t0 + Nanos::from_secs(105);
-                    p.t = p.t + Nanos::from_secs(105);
+                    p.t0 += Nanos::from_secs(105);
+                    p.t += Nanos::from_secs(105);
                     Record::Poll(p)
                 }
                 r => r,

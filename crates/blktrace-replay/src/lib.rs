@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod activity;
 pub mod alibaba;
 pub mod blkparse;
 pub mod blktrace;

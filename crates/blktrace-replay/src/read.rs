@@ -4,19 +4,21 @@
 //! The format is found from the first 64 KiB of the decoded content, never
 //! from the file name, in this order (the first match wins):
 //!
-//! 1. the normalized CSV (its header line),
-//! 2. blktrace binary (the `blk_io_trace` magic, either byte order),
-//! 3. CloudPhysics VSCSI (plausible 32-byte version-1 records),
-//! 4. blkparse text (an event header line after comments),
-//! 5. MSR Cambridge CSV (7 columns, `Read`/`Write` in the fourth),
-//! 6. SYSTOR '17 CSV (6 columns, decimal seconds, `R`/`W` in the third),
-//! 7. SPC (5+ columns, `r`/`w` in the fourth, decimal seconds in the fifth),
-//! 8. Alibaba (5 columns, `R`/`W` in the second),
-//! 9. Tencent CBS (5 whole-number columns, 0/1 in the fourth).
+//! 1. lull's activity log (the `\x89LULLACT` magic, [`crate::activity`]),
+//! 2. the normalized CSV (its header line),
+//! 3. blktrace binary (the `blk_io_trace` magic, either byte order),
+//! 4. CloudPhysics VSCSI (plausible 32-byte version-1 records),
+//! 5. blkparse text (an event header line after comments),
+//! 6. MSR Cambridge CSV (7 columns, `Read`/`Write` in the fourth),
+//! 7. SYSTOR '17 CSV (6 columns, decimal seconds, `R`/`W` in the third),
+//! 8. SPC (5+ columns, `r`/`w` in the fourth, decimal seconds in the fifth),
+//! 9. Alibaba (5 columns, `R`/`W` in the second),
+//! 10. Tencent CBS (5 whole-number columns, 0/1 in the fourth).
 //!
-//! A directory is a blktrace capture: every `<name>.blktrace.<cpu>` file
-//! in it is read and merged by time (the names pick the files; their
-//! content must still be blktrace).
+//! A directory is either a disk's activity log, when it holds `*.lact`
+//! segments (read in name order as one log), or a blktrace capture: every
+//! `<name>.blktrace.<cpu>` file in it is read and merged by time (the
+//! names pick the files; their content must still be blktrace).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -24,7 +26,7 @@ use std::path::Path;
 use crate::error::TraceError;
 use crate::input::{self, Input};
 use crate::trace::Trace;
-use crate::{alibaba, blkparse, blktrace, msr, normalized, spc, systor, tencent, vscsi};
+use crate::{activity, alibaba, blkparse, blktrace, msr, normalized, spc, systor, tencent, vscsi};
 
 pub use crate::normalized::ReadOptions;
 
@@ -32,6 +34,8 @@ pub use crate::normalized::ReadOptions;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {
+    /// lull's activity log (the daemon's record of a disk).
+    Activity,
     /// lull's normalized CSV.
     Normalized,
     /// blktrace binary records.
@@ -54,7 +58,8 @@ pub enum Format {
 
 impl Format {
     /// Every format, in sniffing order.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
+        Format::Activity,
         Format::Normalized,
         Format::Blktrace,
         Format::Vscsi,
@@ -69,6 +74,7 @@ impl Format {
     /// The name [`Trace::format`] carries.
     pub const fn name(self) -> &'static str {
         match self {
+            Format::Activity => activity::NAME,
             Format::Normalized => "normalized-csv",
             Format::Blktrace => "blktrace",
             Format::Vscsi => "vscsi",
@@ -85,6 +91,7 @@ impl Format {
     /// stream) starts with.
     pub fn sniff(head: &[u8]) -> Option<Format> {
         Format::ALL.into_iter().find(|f| match f {
+            Format::Activity => activity::sniff(head),
             Format::Normalized => normalized::sniff(head),
             Format::Blktrace => blktrace::sniff(head),
             Format::Vscsi => vscsi::sniff(head),
@@ -100,6 +107,7 @@ impl Format {
     /// Reads a decoded stream in this format.
     pub fn read(self, input: Input, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
         match self {
+            Format::Activity => activity::read(input, path),
             Format::Normalized => normalized::read(input, path, opts),
             Format::Blktrace => blktrace::read_one(input, path, opts),
             Format::Vscsi => vscsi::read(input, path, opts),
@@ -114,14 +122,18 @@ impl Format {
 }
 
 const UNKNOWN: &str = "unrecognized trace format (lull reads blktrace binary, blkparse text, \
-MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS and Alibaba traces, and its \
-normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device`; gzip, bzip2 and zstd are \
-decoded)";
+MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS and Alibaba traces, its \
+normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device` and its daemon's activity logs \
+(`*.lact`); gzip, bzip2 and zstd are decoded)";
 
-/// Opens `path` (a file, or a directory of per-CPU blktrace files) and
-/// reads it with the reader its content calls for.
+/// Opens `path` (a file, a directory of activity log segments, or a
+/// directory of per-CPU blktrace files) and reads it with the reader its
+/// content calls for.
 pub fn open(path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     if path.is_dir() {
+        if activity::is_log_dir(path) {
+            return Ok(activity::open_log(path)?.trace);
+        }
         return open_dir(path, opts);
     }
     let (head, input) = input::open_decoded(path)?;
@@ -161,7 +173,8 @@ fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     if files.is_empty() {
         return Err(TraceError::format(
             dir,
-            "a directory must hold per-CPU blktrace files named `<device>.blktrace.<cpu>`",
+            "a directory must hold per-CPU blktrace files named `<device>.blktrace.<cpu>` \
+             or activity log segments (`*.lact`)",
         ));
     }
     let mut inputs = Vec::with_capacity(files.len());

@@ -138,7 +138,8 @@ pub enum Output {
     /// what it knows, a mark after a minute of quiet polls, and what lull
     /// did (standby orders, their failures, power states). The shadow
     /// evaluation has already seen it; the shell appends it to the log
-    /// (or drops it: a dry run records nothing).
+    /// (or drops it: `activity_log = false`). In a dry run the standby
+    /// records say what lull would have done.
     Activity(Record),
 }
 

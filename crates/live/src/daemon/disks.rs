@@ -36,7 +36,7 @@ pub(super) struct Disk {
     pub(super) actor: JoinHandle<()>,
     /// `task = "jobs"`: one actor per job.
     pub(super) jobs: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
-    /// Its activity log (`None`: `activity_log = false` or a dry run).
+    /// Its activity log (`None`: `activity_log = false`).
     pub(super) log: Option<crate::activity::Writer>,
 }
 
@@ -236,7 +236,10 @@ impl Daemon {
                 );
             }
         }
-        let log = (activity.enabled && !self.opts.dry_run)
+        // A dry run records too: what lull would have done, beside what
+        // hd-idle did, is the question a dry run asks.
+        let log = activity
+            .enabled
             .then(|| crate::activity::Writer::new(activity, &r.key));
         let actor = |job: Option<&crate::config::JobConfig>| {
             let (tx, rx) = mpsc::unbounded_channel();

@@ -1,0 +1,227 @@
+//! The `lull` binary on the daemon's activity logs: `lull replay` and
+//! `lull rank --from-daemon` read them, `--emit-config` prints a
+//! `[[disk]]` table the daemon accepts, damage is an input error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lull_blktrace_replay::activity::lull_activity::record::header;
+use lull_blktrace_replay::activity::lull_activity::{Counts, Poll, PollKind, Record, Session};
+use lull_core::time::Nanos;
+
+const S: u64 = 1_000_000_000;
+const KEY: &str = "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-TEST";
+
+fn lull(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(args)
+        .output()
+        .expect("run lull")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn session() -> Session {
+    Session {
+        clock: Nanos(1_700_000_000 * S),
+        poll: Nanos(S),
+        key: KEY.into(),
+        kernel: "sdb".into(),
+        drive: "wd-red-plus".into(),
+        task: "standby".into(),
+        network: "auto".into(),
+    }
+}
+
+fn poll(t0: u64, t: u64, kind: PollKind, reads: u64, writes: u64) -> Record {
+    Record::Poll(Poll {
+        t0: Nanos(t0 * S),
+        t: Nanos(t * S),
+        kind,
+        counts: Counts {
+            reads,
+            writes,
+            sectors: (reads + writes) * 8,
+            io_ms: 5,
+            ..Counts::default()
+        },
+        held_since: None,
+        held_after: false,
+    })
+}
+
+/// A segment: a session, a baseline, then bursts of a few busy seconds
+/// separated by idle gaps from 20 s to 40 min, over about 5 hours.
+fn segment() -> Vec<u8> {
+    let mut out = header().to_vec();
+    Record::Session(session()).encode(&mut out);
+    poll(1, 1, PollKind::Baseline, 0, 0).encode(&mut out);
+    let gaps = [20, 300, 45, 1200, 90, 2400, 30, 600, 150, 1800, 60, 900];
+    let mut t = 1;
+    for i in 0..24 {
+        for k in 0..3 {
+            poll(t + k, t + k + 1, PollKind::Normal, 3 + k, 2).encode(&mut out);
+        }
+        t += 3 + gaps[i % gaps.len()];
+    }
+    Record::Mark(Nanos(t * S)).encode(&mut out);
+    out
+}
+
+fn write(path: &Path, bytes: &[u8]) -> String {
+    std::fs::write(path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// The emitted snippet, parsed as the daemon parses its config.
+fn parse_config(text: &str) -> lull_live::Config {
+    lull_live::config::Config::parse(
+        Path::new("emitted.toml"),
+        text,
+        &lull_live::default_registry(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn replay_reads_a_segment_and_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir.path().join("0001.lact"), &segment());
+    for input in [file.as_str(), dir.path().to_str().unwrap()] {
+        let out = lull(&[
+            "replay",
+            input,
+            "--net",
+            "timer(10s)",
+            "--task",
+            "spindown",
+            "--device",
+            "wd-red-plus",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let spinups = v["spinups"].as_f64().expect("spinups");
+        // Every gap of at least 45 s is slept through (not the 20 and
+        // 30 s ones).
+        assert!(spinups >= 10.0, "{v}");
+    }
+    let out = lull(&["trace", "info", &file]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("activity-log"), "{}", stdout(&out));
+}
+
+#[test]
+fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    write(&logs.join("0001.lact"), &segment());
+    let out = lull(&[
+        "rank",
+        "--from-daemon",
+        logs.to_str().unwrap(),
+        "--emit-config",
+        "--jobs",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // The ranking goes to stderr, the TOML alone to stdout.
+    assert!(stderr(&out).contains("task spindown"), "{}", stderr(&out));
+    assert!(!text.contains("task spindown"), "{text}");
+    let cfg = parse_config(&text);
+    assert_eq!(cfg.disks.len(), 1);
+    let d = &cfg.disks[0];
+    assert_eq!(d.device, KEY);
+    assert_eq!(d.preset.as_deref(), Some("wd-red-plus"));
+    assert_eq!(d.task.name(), "standby");
+    assert!(!d.network.is_empty());
+    // No R left: the daemon does not know the trace's mean rate.
+    assert!(!writes_rate_relative(&d.network), "{}", d.network);
+}
+
+/// Whether a spec still writes a rate relative to `R` (`rate=R/4`).
+fn writes_rate_relative(spec: &str) -> bool {
+    spec.split(['=', ',', ')', ';'])
+        .any(|v| v.trim().ends_with('R') || v.contains("R/"))
+}
+
+#[test]
+fn rank_from_daemon_finds_a_disk_by_key_or_kernel_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let logs: PathBuf = dir
+        .path()
+        .join("activity")
+        .join("_dev_disk_by-id_ata-WDC_WD40EFRX-68N32N0_WD-TEST");
+    std::fs::create_dir_all(&logs).unwrap();
+    write(&logs.join("0001.lact"), &segment());
+    let keep = dir.path().join("out");
+    for disk in [KEY, "sdb", "/dev/sdb"] {
+        let out = lull(&[
+            "rank",
+            "--from-daemon",
+            disk,
+            "--state",
+            state.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--out",
+            keep.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{disk}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("task spindown"), "{text}");
+        assert!(text.contains("ranking.csv"), "{text}");
+    }
+    assert!(keep.join("ranking.csv").is_file());
+    let out = lull(&[
+        "rank",
+        "--from-daemon",
+        "sdz",
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(KEY), "{}", stderr(&out));
+}
+
+#[test]
+fn a_torn_tail_is_a_note_and_damage_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut torn = segment();
+    let n = torn.len();
+    poll(100_000, 100_001, PollKind::Normal, 1, 0).encode(&mut torn);
+    torn.truncate(n + 4);
+    let torn = write(&dir.path().join("torn.lact"), &torn);
+    let out = lull(&["replay", &torn, "--net", "timer(10s)", "--task", "spindown"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("torn"), "{}", stderr(&out));
+
+    // Flip a byte inside the first poll's frame: good frames follow.
+    let mut bad = header().to_vec();
+    Record::Session(session()).encode(&mut bad);
+    let at = bad.len();
+    bad.extend_from_slice(&segment()[at..]);
+    bad[at + 2] ^= 0x55;
+    let bad = write(&dir.path().join("bad.lact"), &bad);
+    for args in [
+        vec!["replay", bad.as_str(), "--net", "timer(10s)"],
+        vec!["rank", "--from-daemon", bad.as_str()],
+        vec!["trace", "info", bad.as_str()],
+    ] {
+        let out = lull(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let e = stderr(&out);
+        assert!(e.contains("bad.lact"), "{e}");
+        assert!(e.contains(&format!("byte offset {at}")), "{e}");
+    }
+}
