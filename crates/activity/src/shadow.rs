@@ -14,7 +14,8 @@
 //! and spin-ups of its actual standby orders (from the moment it ordered
 //! one to the next arrival, as a replay books them). Windows are sums of
 //! the last 24 or 168 hours: memory is that of 168 buckets, whatever the
-//! uptime (about 60 KB per disk, plus one poll's worth of pending pieces).
+//! uptime (about 70 KB per disk with a week of buckets, plus one busy
+//! poll's pending pieces, at most 33 KB; [`Shadow::footprint`]).
 //!
 //! The idle periods are those a replay of the activity log sees
 //! ([`crate::read::Log::rebuild`]): the shadow follows the same pieces
@@ -75,7 +76,7 @@ struct Bucket {
     /// Idle periods that ended in it.
     periods: u64,
     /// Per candidate: periods it fired in, and its sleep (ns).
-    fired: Vec<u64>,
+    fired: Vec<u32>,
     slept: Vec<u64>,
     oracle_slept: u64,
     oracle_spinups: u64,
@@ -123,7 +124,7 @@ impl Shadow {
             model,
             breakeven,
             candidates,
-            buckets: VecDeque::new(),
+            buckets: VecDeque::with_capacity(WINDOWS[1].1 as usize + 1),
             clock: None,
             last: None,
             pending: Vec::new(),
@@ -315,7 +316,7 @@ impl Shadow {
             if len < c {
                 break;
             }
-            b.fired[i] += 1;
+            b.fired[i] = b.fired[i].saturating_add(1);
             b.slept[i] += (len - c).0;
         }
         if oracle {
@@ -371,7 +372,7 @@ impl Shadow {
             observed += b.observed;
             periods += b.periods;
             for i in 0..k {
-                fired[i] += b.fired[i];
+                fired[i] += u64::from(b.fired[i]);
                 slept[i] += b.slept[i];
             }
             o_slept += b.oracle_slept;
@@ -443,7 +444,8 @@ impl Shadow {
     pub fn footprint(&self) -> usize {
         let k = self.candidates.len();
         std::mem::size_of::<Self>()
-            + self.buckets.capacity() * (std::mem::size_of::<Bucket>() + 2 * k * 8)
+            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
+            + self.buckets.len() * k * (4 + 8)
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
     }

@@ -14,7 +14,7 @@ use common::{records, segment, steps};
 const CLOCK: Nanos = Nanos(1_700_000_000_000_000_000);
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(lull_testkit::cases(256))]
 
     #[test]
     fn records_round_trip(steps in steps()) {

@@ -75,7 +75,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(lull_testkit::cases(256))]
 
     #[test]
     fn shadow_matches_an_independent_computation(
@@ -186,4 +186,23 @@ fn old_hours_leave_the_windows() {
     let after = s.report();
     assert_eq!(after.windows[1].idle_periods, 0);
     assert!(s.footprint() < 128 * 1024, "{}", s.footprint());
+}
+
+/// The documented bound: a week of hourly buckets, each with every
+/// candidate booked, stays under 80 KB besides one poll's pieces.
+#[test]
+fn a_full_week_is_bounded() {
+    let model = PowerModel::preset("wd-red-plus").unwrap();
+    let mut s = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    // An hour-long gap every hour for two weeks, then a week more.
+    let recs = records(CLOCK, &[(3600, 1, false, false); 24 * 21]);
+    for r in &recs {
+        s.feed(r);
+    }
+    s.settle();
+    let week = s.report().windows[1].idle_periods;
+    assert!((160..=170).contains(&week), "{week}");
+    let bytes = s.footprint();
+    eprintln!("shadow footprint after three weeks: {bytes} bytes");
+    assert!(bytes < 80 * 1024 + 1026 * 32, "{bytes}");
 }

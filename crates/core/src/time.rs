@@ -219,7 +219,7 @@ impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h; e.g. 100ms)",
+            "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h, d; e.g. 100ms)",
             self.input, self.reason
         )
     }
@@ -227,7 +227,7 @@ impl fmt::Display for DurationError {
 
 impl std::error::Error for DurationError {}
 
-/// Parses a duration such as `10s`, `100ms`, `1.5s`, `2m`, `250us`, `0`.
+/// Parses a duration such as `10s`, `100ms`, `1.5s`, `2m`, `250us`, `7d`, `0`.
 ///
 /// A unit is required unless the value is zero: `timer(5)` is far more
 /// likely a mistake than a request for five nanoseconds. Fractions are
@@ -264,6 +264,8 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
         "" if value == 0.0 => 1,
         "" => return Err(err("missing unit")),
         "µs" => 1_000,
+        // Days parse (a retention of `7d`); durations print in hours.
+        "d" => 86_400_000_000_000,
         u => UNITS
             .iter()
             .find(|(name, _)| *name == u)

@@ -271,3 +271,139 @@ pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) 
     }
     n
 }
+
+/// The shadow evaluation of disk `key`, recomputed from its log with the
+/// drive its last session names (`None` without a log, or when the log
+/// is not of a `standby` disk with a power model). The daemon's own shadow
+/// is fed the same records, so the figures are the same (`lull status`
+/// uses this when the state file has none: a dry run writes none).
+pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::ShadowReport> {
+    let mut records = Vec::new();
+    read_back(cfg, key, |r| records.push(r));
+    let session = records.iter().rev().find_map(|r| match r {
+        Record::Session(s) => Some(s),
+        _ => None,
+    })?;
+    if session.task != "standby" {
+        return None;
+    }
+    let model: lull_tasks::PowerModel = session.drive.parse().ok()?;
+    let b = lull_core::time::Nanos::from_secs_f64(model.break_even());
+    let mut shadow = lull_activity::Shadow::new(model, b);
+    for r in &records {
+        shadow.feed(r);
+    }
+    shadow.settle();
+    Some(shadow.report())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lull_activity::{Counts, Poll, PollKind, Session, Shadow};
+    use lull_core::time::Nanos;
+
+    fn cfg(dir: &Path) -> ActivityConfig {
+        ActivityConfig {
+            enabled: true,
+            dir: dir.to_path_buf(),
+            retention: crate::config::DEFAULT_ACTIVITY_RETENTION,
+            max_bytes: 1_000_000,
+        }
+    }
+
+    fn records(clock: u64) -> Vec<Record> {
+        let s = Nanos::from_secs;
+        let mut v = vec![
+            Record::Session(Session {
+                clock: s(clock),
+                poll: s(1),
+                key: "/dev/disk/by-id/ata-X".into(),
+                kernel: "sdb".into(),
+                drive: "wd-red-plus".into(),
+                task: "standby".into(),
+                network: "auto".into(),
+            }),
+            Record::Poll(Poll {
+                t0: s(1),
+                t: s(1),
+                kind: PollKind::Baseline,
+                ..Poll::default()
+            }),
+        ];
+        for i in 1..20u64 {
+            v.push(Record::Poll(Poll {
+                t0: s(i * 300 - 1),
+                t: s(i * 300),
+                counts: Counts {
+                    reads: 3,
+                    sectors: 24,
+                    io_ms: 5,
+                    ..Counts::default()
+                },
+                ..Poll::default()
+            }));
+            v.push(Record::Standby(s(i * 300 + 150)));
+        }
+        v
+    }
+
+    /// What the writer writes reads back as the records given, across a
+    /// restart (a new session, a new segment); `lull status`'s shadow from
+    /// the log is the daemon's.
+    #[test]
+    fn written_records_read_back_and_give_the_daemons_shadow() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(dir.path());
+        let (a, b) = (records(1_700_000_000), records(1_700_010_000));
+        for run in [&a, &b] {
+            let mut w = Writer::new(&cfg, "/dev/disk/by-id/ata-X");
+            for r in run.iter() {
+                w.push(r);
+                w.flush();
+            }
+        }
+        let disk = disk_dir(dir.path(), "/dev/disk/by-id/ata-X");
+        assert_eq!(disk, dir.path().join("_dev_disk_by-id_ata-X"));
+        assert_eq!(segments(&disk).unwrap().len(), 2);
+        let mut back = Vec::new();
+        read_back(&cfg, "/dev/disk/by-id/ata-X", |r| back.push(r));
+        let all: Vec<Record> = a.iter().chain(&b).cloned().collect();
+        assert_eq!(back, all);
+        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
+        let mut live = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        for r in &all {
+            live.feed(r);
+        }
+        live.settle();
+        let report = shadow_from_log(&cfg, "/dev/disk/by-id/ata-X").unwrap();
+        assert_eq!(report, live.report());
+        assert!(report.windows[1].idle_periods >= 30, "{report:?}");
+        assert!(shadow_from_log(&cfg, "sdz").is_none());
+    }
+
+    /// Segments beyond the size cap go, oldest first; the newest stays.
+    #[test]
+    fn pruning_keeps_the_cap_and_the_newest_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = cfg(dir.path());
+        cfg.max_bytes = 8 * 1024;
+        let mut w = Writer::new(&cfg, "sdb");
+        let recs = records(1_700_000_000);
+        w.push(&recs[0]);
+        // Many polls: segments rotate every max_bytes / 8.
+        for i in 0..2000u64 {
+            w.push(&Record::Mark(Nanos::from_secs(i)));
+            w.flush();
+        }
+        let files = segments(w.dir()).unwrap();
+        let total: u64 = files.iter().map(|f| fs::metadata(f).unwrap().len()).sum();
+        assert!(files.len() > 1, "{files:?}");
+        assert!(total <= cfg.max_bytes + cfg.max_bytes / 8 + 64, "{total}");
+        // Every segment reads alone: it starts with the session.
+        for f in &files {
+            let (recs, warning) = parse_segment(&fs::read(f).unwrap(), f).unwrap();
+            assert!(matches!(recs.first(), Some(Record::Session(_))) && warning.is_none());
+        }
+    }
+}

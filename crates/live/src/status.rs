@@ -378,8 +378,28 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             .find(|s| s.name == "lull_dry_run")
             .map(|s| s.value != 0.0),
         now_unix,
-        disks: combine(&cfg, &state, &samples, text.is_some(), now_unix),
+        disks: with_logged_shadows(
+            &cfg,
+            combine(&cfg, &state, &samples, text.is_some(), now_unix),
+        ),
     })
+}
+
+/// Fills in the shadow evaluation of `standby` disks whose state entry
+/// has none (a dry run writes no state file; a daemon that has not saved
+/// yet) from their activity logs: the same records give the same figures
+/// as the daemon's ([`crate::activity::shadow_from_log`]).
+fn with_logged_shadows(cfg: &Config, mut disks: Vec<DiskStatus>) -> Vec<DiskStatus> {
+    if !cfg.activity.enabled {
+        return disks;
+    }
+    for d in disks
+        .iter_mut()
+        .filter(|d| d.shadow.is_none() && d.task.as_deref() == Some("standby"))
+    {
+        d.shadow = crate::activity::shadow_from_log(&cfg.activity, &d.disk);
+    }
+    disks
 }
 
 /// Whether `decision` is itself the change into the power state

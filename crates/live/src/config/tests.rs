@@ -532,3 +532,34 @@ fn a_hook_writable_by_others_is_refused() {
     assert_eq!(e.key.as_deref(), Some("disk[0].on_spinup"), "{e}");
     assert!(e.message.contains("writable"), "{e}");
 }
+
+#[test]
+fn activity_keys_default_next_to_the_state_file_and_errors_name_the_key() {
+    let c = parse("state_file = \"/srv/lull/state.json\"\n").unwrap();
+    assert!(c.activity.enabled);
+    assert_eq!(c.activity.dir, Path::new("/srv/lull/activity"));
+    assert_eq!(c.activity.retention, DEFAULT_ACTIVITY_RETENTION);
+    assert_eq!(c.activity.max_bytes, DEFAULT_ACTIVITY_MAX_MB * 1_000_000);
+    let c = parse(
+        "activity_log = false\nactivity_dir = \"/var/log/lull\"\nactivity_retention = \"2d\"\nactivity_max_mb = 5\n",
+    )
+    .unwrap();
+    assert!(!c.activity.enabled);
+    assert_eq!(c.activity.dir, Path::new("/var/log/lull"));
+    assert_eq!(c.activity.retention, Nanos::from_secs(2 * 86_400));
+    assert_eq!(c.activity.max_bytes, 5_000_000);
+    for (text, key, line) in [
+        ("activity_retention = \"5m\"\n", "activity_retention", 1),
+        ("poll = \"1s\"\nactivity_max_mb = 0\n", "activity_max_mb", 2),
+        ("activity_max_mb = -3\n", "activity_max_mb", 1),
+        ("activity_dir = \" \"\n", "activity_dir", 1),
+        ("activity_retention = \"a week\"\n", "activity_retention", 1),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
+        assert_eq!(e.line, Some(line), "{text}: {e}");
+    }
+    // A typo is an unknown key, named.
+    let e = err("activity_logs = true\n");
+    assert!(e.to_string().contains("activity_logs"), "{e}");
+}
