@@ -169,6 +169,15 @@ const DRIVE: &str = "paper-2.5in";
 /// The replay side: `requests` through `lull replay`'s library path
 /// (spindown, `--device DRIVE`, trace timing), its commands' instants.
 fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions {
+    replay_measures(network, requests, registry).0
+}
+
+/// [`replay`], with the spin-down task's measures.
+fn replay_measures(
+    network: &str,
+    requests: &[Request],
+    registry: &Registry,
+) -> (Decisions, Vec<(&'static str, f64)>) {
     let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
     let opts = ReplayOptions {
         task: "spindown".into(),
@@ -194,7 +203,7 @@ fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions
             }
         }
     }
-    d
+    (d, outcome.report.task.clone())
 }
 
 /// Completions in bursts separated by idle gaps: `(gap_ms, burst)` pairs,
@@ -380,35 +389,6 @@ fn check_timer_lateness(
         );
     }
     Ok(())
-}
-
-/// Replays the activity log the live side recorded: (decisions, measures).
-fn replay_measures(
-    network: &str,
-    requests: &[Request],
-    registry: &Registry,
-) -> (Decisions, Vec<(&'static str, f64)>) {
-    let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        policy: None,
-        device: Some(DRIVE.into()),
-        timing: Timing::Auto,
-        log: true,
-    };
-    let timeline = Timeline::from_requests(requests).with_clock(Some(CLOCK));
-    let outcome = replay_spec(&timeline, &spec, registry, &opts).expect("replay");
-    let mut d = Decisions::default();
-    for e in &outcome.log {
-        if let LogEntry::Command {
-            at,
-            command: Command::Start { .. },
-        } = e
-        {
-            d.starts.push(*at);
-        }
-    }
-    (d, outcome.report.task.clone())
 }
 
 /// Issue 27, item 5: the daemon's activity log, written as bytes and read

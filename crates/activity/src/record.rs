@@ -125,6 +125,16 @@ impl Counts {
             .saturating_add(self.discards)
             .saturating_add(self.flushes)
     }
+    /// Adds another member's counts (a partition's or a holder's): the
+    /// operations and sectors add up, the busy time is the longest.
+    pub fn add(&mut self, o: &Counts) {
+        self.reads = self.reads.saturating_add(o.reads);
+        self.writes = self.writes.saturating_add(o.writes);
+        self.discards = self.discards.saturating_add(o.discards);
+        self.flushes = self.flushes.saturating_add(o.flushes);
+        self.sectors = self.sectors.saturating_add(o.sectors);
+        self.io_ms = self.io_ms.max(o.io_ms);
+    }
 }
 
 /// One poll that changed what the daemon knows of the disk. Quiet polls

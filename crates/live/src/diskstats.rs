@@ -58,41 +58,9 @@ pub struct Counters {
     pub flushes: u64,
 }
 
-/// How much happened between two samples of [`Counters`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Delta {
-    /// Reads completed.
-    pub reads: u64,
-    /// Writes completed.
-    pub writes: u64,
-    /// Discards completed.
-    pub discards: u64,
-    /// Flushes completed.
-    pub flushes: u64,
-    /// Sectors moved (read + written + discarded).
-    pub sectors: u64,
-    /// Milliseconds of `io_ticks`.
-    pub io_ms: u64,
-}
-
-impl Delta {
-    /// Completed foreground operations of every kind.
-    pub fn ops(&self) -> u64 {
-        self.reads
-            .saturating_add(self.writes)
-            .saturating_add(self.discards)
-            .saturating_add(self.flushes)
-    }
-    /// Adds another delta (a partition's or a holder's).
-    pub fn add(&mut self, o: &Delta) {
-        self.reads = self.reads.saturating_add(o.reads);
-        self.writes = self.writes.saturating_add(o.writes);
-        self.discards = self.discards.saturating_add(o.discards);
-        self.flushes = self.flushes.saturating_add(o.flushes);
-        self.sectors = self.sectors.saturating_add(o.sectors);
-        self.io_ms = self.io_ms.max(o.io_ms);
-    }
-}
+/// How much happened between two samples of [`Counters`]: the counts an
+/// activity-log poll record carries ([`lull_activity::Counts`]).
+pub use lull_activity::Counts as Delta;
 
 /// The increase of a counter from `old` to `new`.
 ///

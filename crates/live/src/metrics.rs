@@ -65,30 +65,35 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
             .filter_map(|g| g.shadow.as_ref().map(|r| (g, r)))
             .flat_map(|(g, r)| r.windows.iter().map(move |w| (label(&g.key), w)))
     };
-    let _ = writeln!(
-        out,
-        "# HELP lull_shadow_energy_joules Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the oracle would have spent (shadow evaluation).\n# TYPE lull_shadow_energy_joules gauge"
+    type PerPolicy = (
+        &'static str,
+        &'static str,
+        fn(&lull_activity::shadow::PolicyFigures) -> f64,
     );
-    for (disk, w) in rows() {
-        for p in &w.policies {
-            let _ = writeln!(
-                out,
-                "lull_shadow_energy_joules{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
-                p.policy, w.window, p.energy_j
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "# HELP lull_shadow_spinups_total Spin-ups over the window, per policy (shadow evaluation; a windowed count, so a gauge).\n# TYPE lull_shadow_spinups_total gauge"
-    );
-    for (disk, w) in rows() {
-        for p in &w.policies {
-            let _ = writeln!(
-                out,
-                "lull_shadow_spinups_total{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
-                p.policy, w.window, p.spinups
-            );
+    let per_policy: [PerPolicy; 2] = [
+        (
+            "lull_shadow_energy_joules",
+            "Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the oracle would have spent (shadow evaluation).",
+            |p| p.energy_j,
+        ),
+        (
+            "lull_shadow_spinups_total",
+            "Spin-ups over the window, per policy (shadow evaluation; a windowed count, so a gauge).",
+            |p| p.spinups as f64,
+        ),
+    ];
+    for (name, help, value) in per_policy {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (disk, w) in rows() {
+            for p in &w.policies {
+                let _ = writeln!(
+                    out,
+                    "{name}{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
+                    p.policy,
+                    w.window,
+                    value(p)
+                );
+            }
         }
     }
     let _ = writeln!(

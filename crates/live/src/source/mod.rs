@@ -55,7 +55,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lull_activity::{Counts, Poll, PollKind};
+use lull_activity::{Poll, PollKind};
 use lull_core::event::Event;
 use lull_core::time::Nanos;
 
@@ -683,14 +683,7 @@ impl DiskTracker {
             t0,
             t: now,
             kind: PollKind::Normal,
-            counts: Counts {
-                reads: d.reads,
-                writes: d.writes,
-                discards: d.discards,
-                flushes: d.flushes,
-                sectors: d.sectors,
-                io_ms: d.io_ms,
-            },
+            counts: d,
             held_since: self.held,
             held_after: flying > 0,
         };
