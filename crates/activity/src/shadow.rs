@@ -14,7 +14,7 @@
 //! and spin-ups of its actual standby orders (from the moment it ordered
 //! one to the next arrival, as a replay books them). Windows are sums of
 //! the last 24 or 168 hours: memory is that of 168 buckets, whatever the
-//! uptime (about 70 KB per disk with a week of buckets, plus one busy
+//! uptime (about 85 KB per disk with a week of buckets, plus one busy
 //! poll's pending pieces, at most 33 KB; [`Shadow::footprint`]).
 //!
 //! The idle periods are those a replay of the activity log sees
@@ -26,11 +26,14 @@
 //! # What is approximate
 //!
 //! The best fixed timeout in hindsight is the best of the grid, not of
-//! every real number: the grid is B × {0, ⅛, ¼, ½, ¾, 1, 1¼, 1½, 2, 3, 4,
-//! 6, 8, 12, 16, 24, 32, 64, 128} plus the references (1, 5, 10, 20, 30
-//! and 60 minutes). Its energy is never below the exact best fixed
-//! timeout's (`BestFixed::from_idle_periods`), and it is the exact best
-//! whenever that lies on the grid (a test bounds the gap).
+//! every real number: the grid is 0 and B·2^(k/2) for k = −12…14 (B/64 to
+//! 128·B in steps of √2, [`grid`]) plus the references (1, 5, 10, 20, 30
+//! and 60 minutes), 34 candidates. Its energy is never below the exact
+//! best fixed timeout's (`BestFixed::from_idle_periods`, which `lull
+//! replay` reports), and equal when that lies on the grid; the exact one
+//! sits just above some idle period's length, and the grid's nearest
+//! point above it loses what the periods between the two would have
+//! slept (tested against the exact one in `tests/shadow.rs`).
 
 use std::collections::VecDeque;
 
@@ -41,11 +44,13 @@ use lull_tasks::spindown::BestFixed;
 use crate::poll::Piece;
 use crate::record::{Poll, Record};
 
-/// Multiples of B in the grid of candidate timeouts.
-pub const GRID: [f64; 19] = [
-    0.0, 0.125, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0,
-    64.0, 128.0,
-];
+/// The grid of candidate timeouts, as multiples of B: 0, and B·2^(k/2)
+/// for k = −12…14 (B/64 to 128·B in steps of √2). Dense at the short end,
+/// where a disk's bursts put many idle periods a poll or two long, so the
+/// best of the grid is within a factor √2 of any timeout in that range.
+pub fn grid() -> impl Iterator<Item = f64> {
+    std::iter::once(0.0).chain((-12..=14).map(|k| 2f64.powf(f64::from(k) / 2.0)))
+}
 
 /// The fixed timeouts reported by name: hd-idle's default and common
 /// `hdparm -S` values (`-S 12`: 1 min, `-S 60`: 5 min, `-S 241`: 30 min,
@@ -113,8 +118,7 @@ impl Shadow {
     /// A shadow for a drive with `model` whose break-even time is
     /// `breakeven` (the disk's B, which scales the grid).
     pub fn new(model: PowerModel, breakeven: Nanos) -> Shadow {
-        let mut candidates: Vec<Nanos> = GRID
-            .iter()
+        let mut candidates: Vec<Nanos> = grid()
             .map(|k| Nanos::from_secs_f64(breakeven.as_secs_f64() * k))
             .chain(EXTRA_S.iter().map(|&s| Nanos::from_secs(s)))
             .collect();

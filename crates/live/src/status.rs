@@ -637,6 +637,9 @@ pub fn render_text(st: &Status) -> String {
         for g in &d.nodes {
             if g.name.ends_with("_s") {
                 let _ = write!(out, "; {} {} {}", g.node, g.name, secs(g.value));
+            } else if g.value.abs() >= 1e9 {
+                // A node's "none yet" (`f64::MAX`) is not 309 digits long.
+                let _ = write!(out, "; {} {} {:.3e}", g.node, g.name, g.value);
             } else {
                 let _ = write!(out, "; {} {} {}", g.node, g.name, g.value);
             }
