@@ -86,96 +86,7 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
     assert!(d.stop().success(), "{}", d.log());
 
     let dir = s.dir.path().join("activity").join(A);
-    let log = Log::open(&dir).unwrap_or_else(|e| panic!("{e}"));
-    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
-    assert_eq!(log.runs.len(), 2, "two daemon runs: {:?}", log.runs.len());
-    let session = &log.runs[1].session;
-    assert_eq!(
-        (session.key.as_str(), session.task.as_str()),
-        (A, "standby")
-    );
-    assert_eq!(session.drive, "paper-2.5in");
-    assert_eq!(session.poll, Nanos::from_millis(100));
-    assert!(
-        matches!(log.runs[1].records.last(), Some(Record::End(_))),
-        "a clean stop ends the log"
-    );
-    let rebuilt = log.rebuild();
-    assert!(rebuilt.standbys.len() >= 3, "{:?}", rebuilt.standbys);
-    assert!(rebuilt.failed.is_empty());
-
-    // `lull replay --net <the disk's network>` on the log.
-    let registry = lull_live::default_registry();
-    let spec = NetworkSpec::parse(&session.network, Some(&registry)).unwrap();
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        policy: None,
-        device: Some(session.drive.clone()),
-        timing: Timing::Auto,
-        log: true,
-    };
-    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
-    let outcome = replay_spec(&timeline, &spec, &registry, &opts).unwrap();
-    let starts: Vec<Nanos> = outcome
-        .log
-        .iter()
-        .filter_map(|e| match e {
-            LogEntry::Command {
-                at,
-                command: Act::Start { .. },
-            } => Some(*at),
-            _ => None,
-        })
-        .collect();
-    let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
-    let within = |v: &[Nanos]| {
-        v.iter()
-            .copied()
-            .filter(|&t| t <= horizon)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        within(&rebuilt.standbys),
-        within(&starts),
-        "the daemon's spin-downs are the replay's"
-    );
-
-    // The shadow the daemon saved at its stop (restored from the log after
-    // the crash) is the replay's accounting of the same log.
-    let st = state(&s.state);
-    let w = &st[A]["shadow"]["windows"][1];
-    assert_eq!(w["window"], "7d", "{st}");
-    let policy = |name: &str| {
-        w["policies"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["policy"] == name)
-            .cloned()
-            .unwrap()
-    };
-    let m = |name: &str| {
-        outcome
-            .report
-            .task
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|p| p.1)
-            .unwrap()
-    };
-    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
-    let (lull, oracle) = (policy("lull"), policy("oracle"));
-    assert_eq!(lull["spinups"].as_f64().unwrap(), m("spinups"), "{w}");
-    let saved = m("baseline_energy_j") - m("energy_j");
-    assert!(
-        close(lull["saved_wh"].as_f64().unwrap() * 3600.0, saved),
-        "{w} vs {saved} J"
-    );
-    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
-    assert!(
-        close(oracle["saved_wh"].as_f64().unwrap() * 3600.0, oracle_saved),
-        "{w} vs {oracle_saved} J"
-    );
+    check_log_against_replay(&dir, &s.state, A, 2);
 
     // A torn last record (a write cut short) loses only that record.
     let last = lull_activity::read::segments(&dir).unwrap().pop().unwrap();
@@ -219,4 +130,154 @@ fn activity_log_false_records_nothing() {
     assert!(!s.dir.path().join("activity").exists());
     // The shadow still runs, in memory, for status.
     assert!(state(&s.state)[A]["shadow"]["windows"].is_array());
+}
+
+/// The log in `dir` (of disk `key`, `runs` daemon runs, the last stopped
+/// cleanly) replays with `lull replay`'s library path to the daemon's
+/// standbys, and to the shadow figures saved in `state_file`.
+fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usize) {
+    let log = Log::open(dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    assert_eq!(log.runs.len(), runs, "daemon runs: {:?}", log.runs.len());
+    let session = &log.runs[runs - 1].session;
+    assert_eq!(
+        (session.key.as_str(), session.task.as_str()),
+        (key, "standby")
+    );
+    assert_eq!(session.drive, "paper-2.5in");
+    assert_eq!(session.poll, Nanos::from_millis(100));
+    assert!(
+        matches!(log.runs[runs - 1].records.last(), Some(Record::End(_))),
+        "a clean stop ends the log"
+    );
+    let rebuilt = log.rebuild();
+    assert!(rebuilt.standbys.len() >= runs, "{:?}", rebuilt.standbys);
+    assert!(rebuilt.failed.is_empty());
+
+    // `lull replay --net <the disk's network>` on the log.
+    let registry = lull_live::default_registry();
+    let spec = NetworkSpec::parse(&session.network, Some(&registry)).unwrap();
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: Some(session.drive.clone()),
+        timing: Timing::Auto,
+        log: true,
+    };
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
+    let outcome = replay_spec(&timeline, &spec, &registry, &opts).unwrap();
+    let starts: Vec<Nanos> = outcome
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            LogEntry::Command {
+                at,
+                command: Act::Start { .. },
+            } => Some(*at),
+            _ => None,
+        })
+        .collect();
+    let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
+    let within = |v: &[Nanos]| {
+        v.iter()
+            .copied()
+            .filter(|&t| t <= horizon)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        within(&rebuilt.standbys),
+        within(&starts),
+        "the daemon's spin-downs are the replay's"
+    );
+
+    // The shadow the daemon saved at its stop (restored from the log after
+    // the crash) is the replay's accounting of the same log.
+    let st = state(state_file);
+    let w = &st[key]["shadow"]["windows"][1];
+    assert_eq!(w["window"], "7d", "{st}");
+    let policy = |name: &str| {
+        w["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["policy"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let m = |name: &str| {
+        outcome
+            .report
+            .task
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|p| p.1)
+            .unwrap()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let (lull, oracle) = (policy("lull"), policy("oracle"));
+    assert_eq!(lull["spinups"].as_f64().unwrap(), m("spinups"), "{w}");
+    let saved = m("baseline_energy_j") - m("energy_j");
+    assert!(
+        close(lull["saved_wh"].as_f64().unwrap() * 3600.0, saved),
+        "{w} vs {saved} J"
+    );
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    assert!(
+        close(oracle["saved_wh"].as_f64().unwrap() * 3600.0, oracle_saved),
+        "{w} vs {oracle_saved} J"
+    );
+}
+
+/// The same on a loop device: real kernel diskstats, real writes (root;
+/// skipped, saying so, otherwise).
+#[test]
+fn on_a_loop_device_the_log_replays_to_the_daemons_standbys_and_shadow() {
+    if !support::is_root() {
+        eprintln!("skipped: needs root for a loop device");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lo) = support::Loop::new(dir.path(), "img") else {
+        eprintln!("skipped: no free loop device");
+        return;
+    };
+    let hdparm = dir.path().join("hdparm");
+    std::fs::write(&hdparm, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&hdparm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state_file = dir.path().join("state.json");
+    let config = dir.path().join("lull.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "state_file = {state_file:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n\
+             [[disk]]\ndevice = \"{}\"\nnetwork = \"timer(1s)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
+             max_spindowns_per_day = 1000\npreset = \"paper-2.5in\"\n",
+            lo.name()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(LULL);
+    cmd.args(["daemon", "--config"]).arg(&config);
+    let mut d = Daemon::spawn(
+        cmd,
+        dir.path().join("lulld.log"),
+        &[("LULL_TEST_HDPARM", hdparm.to_str().unwrap())],
+    );
+    let traffic = support::Traffic::new(&lo.dev);
+    for n in 1..=2 {
+        traffic.set(true);
+        std::thread::sleep(Duration::from_millis(800));
+        traffic.set(false);
+        wait_standbys(&d, n);
+    }
+    traffic.set(true);
+    std::thread::sleep(Duration::from_millis(300));
+    traffic.set(false);
+    assert!(d.stop().success(), "{}", d.log());
+    check_log_against_replay(
+        &dir.path().join("activity").join(lo.name()),
+        &state_file,
+        lo.name(),
+        1,
+    );
 }

@@ -323,3 +323,47 @@ fn a_flush_orders_its_devices_and_absorbs_its_own_writes() {
     assert_eq!(stops, 0, "{outs:?} {later:?}");
     assert_eq!(c.state().task_stops, 0);
 }
+
+/// The daily summary line: what lull saved against hd-idle's 10 minutes,
+/// the best fixed timeout and the oracle; nothing before an idle period
+/// ended.
+#[test]
+fn the_daily_summary_names_every_reference() {
+    use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
+    let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
+    let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    let s = Nanos::from_secs;
+    sh.feed(&Record::Session(Session {
+        clock: s(1_700_000_000),
+        ..Session::default()
+    }));
+    sh.feed(&Record::Poll(Poll {
+        t0: s(1),
+        t: s(1),
+        kind: PollKind::Baseline,
+        ..Poll::default()
+    }));
+    sh.settle();
+    assert_eq!(super::summary_line(&sh.report()), None);
+    sh.feed(&Record::Standby(s(300)));
+    sh.feed(&Record::Poll(Poll {
+        t0: s(1999),
+        t: s(2000),
+        counts: Counts {
+            reads: 1,
+            ..Counts::default()
+        },
+        ..Poll::default()
+    }));
+    sh.settle();
+    let line = super::summary_line(&sh.report()).unwrap();
+    for part in [
+        "last 24 h: lull saved ",
+        "with 1 spin-ups",
+        "hd-idle's 10 min would have saved ",
+        "the best fixed timeout (0s) 1.6 Wh (1)",
+        "the oracle ",
+    ] {
+        assert!(line.contains(part), "{part} in {line}");
+    }
+}
