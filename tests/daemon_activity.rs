@@ -25,28 +25,22 @@ use support::{Daemon, Setup, line, state, wait_for, write};
 const LULL: &str = env!("CARGO_BIN_EXE_lull");
 const A: &str = "lullaa";
 
-fn start(s: &Setup, hdparm: &Path) -> Daemon {
+fn start(s: &Setup) -> Daemon {
     let mut cmd = Command::new(LULL);
     cmd.args(["daemon", "--config"]).arg(&s.config);
     let n = std::fs::read_dir(s.dir.path()).unwrap().count();
-    Daemon::spawn(
-        cmd,
-        s.dir.path().join(format!("lulld-{n}.log")),
-        &[("LULL_TEST_HDPARM", hdparm.to_str().unwrap())],
-    )
+    Daemon::spawn(cmd, s.dir.path().join(format!("lulld-{n}.log")), &[])
 }
 
 /// A standby disk on a 1 s timer with an `hdparm` stand-in that succeeds.
-fn setup(top: &str) -> (Setup, std::path::PathBuf) {
+fn setup(top: &str) -> Setup {
     let disks = format!(
         "[[disk]]\ndevice = \"{A}\"\nnetwork = \"timer(1s)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
          max_spindowns_per_day = 1000\npreset = \"paper-2.5in\"\n"
     );
     let s = Setup::with_top(&disks, &line(A, 0, 1), top);
-    let hdparm = s.dir.path().join("hdparm");
-    std::fs::write(&hdparm, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&hdparm, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (s, hdparm)
+    s.hdparm_stand_in();
+    s
 }
 
 /// `secs` of I/O, ten diskstats updates a second.
@@ -69,9 +63,9 @@ fn wait_standbys(d: &Daemon, n: usize) {
 
 #[test]
 fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
-    let (s, hdparm) = setup("");
+    let s = setup("");
     let mut ios = 1;
-    let mut d = start(&s, &hdparm);
+    let mut d = start(&s);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 1);
     busy(&s, &mut ios, 1);
@@ -79,7 +73,7 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
     // kill -9: at most the last poll's records are lost.
     d.signal("-KILL");
     let _ = d.child.wait();
-    let mut d = start(&s, &hdparm);
+    let mut d = start(&s);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 1);
     busy(&s, &mut ios, 1);
@@ -106,9 +100,9 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
 fn an_unwritable_log_directory_is_reported_once_and_the_daemon_keeps_deciding() {
     let blocker = tempfile::NamedTempFile::new().unwrap();
     let top = format!("activity_dir = {:?}\n", blocker.path().join("sub"));
-    let (s, hdparm) = setup(&top);
+    let s = setup(&top);
     let mut ios = 1;
-    let mut d = start(&s, &hdparm);
+    let mut d = start(&s);
     for n in 1..=3 {
         busy(&s, &mut ios, 1);
         wait_standbys(&d, n);
@@ -121,9 +115,9 @@ fn an_unwritable_log_directory_is_reported_once_and_the_daemon_keeps_deciding() 
 
 #[test]
 fn activity_log_false_records_nothing() {
-    let (s, hdparm) = setup("activity_log = false\n");
+    let s = setup("activity_log = false\n");
     let mut ios = 1;
-    let mut d = start(&s, &hdparm);
+    let mut d = start(&s);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 1);
     assert!(d.stop().success(), "{}", d.log());
@@ -249,7 +243,7 @@ fn on_a_loop_device_the_log_replays_to_the_daemons_standbys_and_shadow() {
     std::fs::write(
         &config,
         format!(
-            "state_file = {state_file:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n\
+            "state_file = {state_file:?}\nhdparm = {hdparm:?}\npoll = \"100ms\"\nstate_interval = \"1s\"\n\
              [[disk]]\ndevice = \"{}\"\nnetwork = \"timer(1s)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
              max_spindowns_per_day = 1000\npreset = \"paper-2.5in\"\n",
             lo.name()
@@ -258,11 +252,7 @@ fn on_a_loop_device_the_log_replays_to_the_daemons_standbys_and_shadow() {
     .unwrap();
     let mut cmd = Command::new(LULL);
     cmd.args(["daemon", "--config"]).arg(&config);
-    let mut d = Daemon::spawn(
-        cmd,
-        dir.path().join("lulld.log"),
-        &[("LULL_TEST_HDPARM", hdparm.to_str().unwrap())],
-    );
+    let mut d = Daemon::spawn(cmd, dir.path().join("lulld.log"), &[]);
     let traffic = support::Traffic::new(&lo.dev);
     for n in 1..=2 {
         traffic.set(true);

@@ -23,15 +23,10 @@ pub enum PowerState {
 
 /// Where `hdparm` is: the usual system directories, in order (no `$PATH`
 /// search, so a root daemon never runs a program a user placed earlier in
-/// its path).
+/// its path). The configuration's `hdparm` key names another
+/// ([`hdparm_program`]); nothing else does: no environment variable
+/// chooses a program the daemon runs.
 pub fn hdparm_path() -> Option<PathBuf> {
-    // Debug builds only (the daemon the tests run): `LULL_TEST_HDPARM`
-    // names a stand-in, so that a loop device can "spin down" and the
-    // wake after a standby is tested. A release build never reads it.
-    #[cfg(debug_assertions)]
-    if let Some(p) = std::env::var_os("LULL_TEST_HDPARM") {
-        return Some(PathBuf::from(p));
-    }
     [
         "/usr/sbin/hdparm",
         "/sbin/hdparm",
@@ -41,6 +36,13 @@ pub fn hdparm_path() -> Option<PathBuf> {
     .into_iter()
     .map(PathBuf::from)
     .find(|p| p.is_file())
+}
+
+/// The `hdparm` the daemon runs: `configured` (the config's `hdparm`
+/// key, checked like a command when the file was read), else the one in
+/// the system directories ([`hdparm_path`]).
+pub fn hdparm_program(configured: Option<&Path>) -> Option<PathBuf> {
+    configured.map(Path::to_path_buf).or_else(hdparm_path)
 }
 
 /// The message when `hdparm` is missing.
@@ -82,10 +84,10 @@ fn hdparm_judge(
 /// Runs `hdparm FLAG DEV` (at most [`HDPARM_TIMEOUT`]) and returns its
 /// output. It blocks: the transport code calls it on tokio's blocking
 /// pool.
-pub(crate) fn hdparm(flag: &str, dev: &Path) -> Result<String, String> {
+pub(crate) fn hdparm(prog: Option<&Path>, flag: &str, dev: &Path) -> Result<String, String> {
     use std::io::Read;
-    let prog = hdparm_path().ok_or(NO_HDPARM)?;
-    let mut child = std::process::Command::new(&prog)
+    let prog = prog.ok_or(NO_HDPARM)?;
+    let mut child = std::process::Command::new(prog)
         .arg(flag)
         .arg(dev)
         .stdin(std::process::Stdio::null())

@@ -392,19 +392,23 @@ pub fn standby_any(link: &mut dyn Link) -> Result<&'static str, String> {
     Err(format!("the drive refused standby ({})", tried.join("; ")))
 }
 
-/// The real [`Link`]: SG_IO on the device node, `hdparm` from the system.
+/// The real [`Link`]: SG_IO on the device node, `hdparm` the program
+/// configured or found ([`crate::drive::hdparm_program`]).
 #[derive(Debug)]
 pub struct DeviceLink {
     dev: Result<sgio::Device, SendError>,
     path: PathBuf,
+    hdparm: Option<PathBuf>,
 }
 
 impl DeviceLink {
-    /// Opens `path` (an error is kept and returned by each command).
-    pub fn open(path: &Path) -> DeviceLink {
+    /// Opens `path` (an error is kept and returned by each command), with
+    /// `hdparm` as the program for the hdparm transport (`None`: missing).
+    pub fn open(path: &Path, hdparm: Option<PathBuf>) -> DeviceLink {
         DeviceLink {
             dev: sgio::Device::open(path),
             path: path.to_path_buf(),
+            hdparm,
         }
     }
 }
@@ -420,10 +424,10 @@ impl Link for DeviceLink {
     }
 
     fn hdparm_check(&mut self) -> HdparmAnswer {
-        if crate::drive::hdparm_path().is_none() {
+        if self.hdparm.is_none() {
             return HdparmAnswer::Missing;
         }
-        match crate::drive::hdparm("-C", &self.path) {
+        match crate::drive::hdparm(self.hdparm.as_deref(), "-C", &self.path) {
             Ok(text) => match crate::drive::hdparm_power_state(&text) {
                 PowerState::Unknown => HdparmAnswer::Unknown(format!(
                     "hdparm -C {}: no power state in its output",
@@ -436,7 +440,7 @@ impl Link for DeviceLink {
     }
 
     fn hdparm_standby(&mut self) -> Result<(), String> {
-        crate::drive::hdparm("-y", &self.path).map(|_| ())
+        crate::drive::hdparm(self.hdparm.as_deref(), "-y", &self.path).map(|_| ())
     }
 }
 
@@ -524,8 +528,10 @@ impl Chooser {
         backend: Backend,
         dev: PathBuf,
         remembered: Option<TransportMemo>,
+        hdparm: Option<PathBuf>,
     ) -> Chooser {
-        let open: Opener = std::sync::Arc::new(|p: &Path| Box::new(DeviceLink::open(p)) as _);
+        let open: Opener =
+            std::sync::Arc::new(move |p: &Path| Box::new(DeviceLink::open(p, hdparm.clone())) as _);
         Chooser::with_opener(key, backend, dev, remembered, open)
     }
 

@@ -357,10 +357,6 @@ fn check_names_a_bad_hook_key() {
 
 #[test]
 fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
-    if !cfg!(debug_assertions) {
-        println!("skipping: the hdparm stand-in is read by debug builds of lulld only");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
         println!("{SKIP}");
@@ -368,9 +364,9 @@ fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
     };
     let disk = &devs[0];
     let (out, argv) = recorder(dir.path());
-    // A loop device cannot sleep: a stand-in for hdparm (read by debug
-    // builds only, see `drive::hdparm_path`) says the standby worked, so
-    // the daemon believes the disk asleep until I/O reaches it.
+    // A loop device cannot sleep: a stand-in for hdparm (the config's
+    // `hdparm` key) says the standby worked, so the daemon believes the
+    // disk asleep until I/O reaches it.
     let fake = script(
         dir.path(),
         "hdparm",
@@ -379,7 +375,7 @@ fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
     let (cfg, _st, prom) = config(
         dir.path(),
         &format!(
-            "hook_timeout = \"5s\"\non_spindown = {argv}\non_spinup = {argv}\non_wake = {argv}\n"
+            "hdparm = {fake:?}\nhook_timeout = \"5s\"\non_spindown = {argv}\non_spinup = {argv}\non_wake = {argv}\n"
         ),
         &format!(
             "[[disk]]\ndevice = {:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n",
@@ -391,12 +387,7 @@ fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
     io.set(true);
     let mut cmd = Command::new(LULLD);
     cmd.arg("--config").arg(&cfg);
-    let fake = fake.to_string_lossy().into_owned();
-    let mut d = Daemon::spawn(
-        cmd,
-        cfg.with_extension("log"),
-        &[("LULL_TEST_HDPARM", fake.as_str())],
-    );
+    let mut d = Daemon::spawn(cmd, cfg.with_extension("log"), &[]);
     std::thread::sleep(Duration::from_secs(1));
     io.set(false);
     wait_for(

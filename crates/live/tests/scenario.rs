@@ -10,7 +10,6 @@
 //! a change of behaviour that is meant, said in the commit).
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -23,15 +22,11 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 const A: &str = "lullsa";
 const B: &str = "lullsb";
 
-fn start(s: &Setup, hdparm: &Path) -> Daemon {
+fn start(s: &Setup) -> Daemon {
     let mut cmd = Command::new(LULLD);
     cmd.arg("--config").arg(&s.config);
     let n = std::fs::read_dir(s.dir.path()).unwrap().count();
-    Daemon::spawn(
-        cmd,
-        s.dir.path().join(format!("lulld-{n}.log")),
-        &[("LULL_TEST_HDPARM", hdparm.to_str().unwrap())],
-    )
+    Daemon::spawn(cmd, s.dir.path().join(format!("lulld-{n}.log")), &[])
 }
 
 /// The disks' lines: `a`, `b` I/O counts (`None`: the disk is absent).
@@ -102,10 +97,8 @@ fn decisions_on_a_scripted_scenario_are_those_before_the_controller() {
          [[disk]]\ndevice = \"{B}\"\nnetwork = \"timer(1s)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1004.75\"]\n"
     );
     let s = Setup::new(&disks, &stats(Some(1), 1));
-    let hdparm = s.dir.path().join("hdparm");
-    std::fs::write(&hdparm, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&hdparm, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut d = start(&s, &hdparm);
+    s.hdparm_stand_in();
+    let mut d = start(&s);
     let (mut a, mut b) = (1u64, 1u64);
     // `secs` of I/O on both disks, ten writes of the file a second.
     let busy = |a: &mut u64, b: &mut u64, secs: u64| {
@@ -143,7 +136,7 @@ fn decisions_on_a_scripted_scenario_are_those_before_the_controller() {
     d.signal("-KILL");
     let _ = d.child.wait();
     let mut log = d.log();
-    let mut d = start(&s, &hdparm);
+    let mut d = start(&s);
     busy(&mut a, &mut b, 2);
     wait(&d, "a standby after the restart", &|l| {
         count(l, "in standby (") >= 1 && count(l, "command started") >= 1

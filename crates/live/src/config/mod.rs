@@ -64,6 +64,11 @@
 //! reserve = "5m/hour"
 //! ```
 //!
+//! `hdparm` (default: the system's, in `/usr/sbin`, `/sbin`, `/usr/bin`
+//! or `/bin`) names the `hdparm` program, an absolute path checked like a
+//! command's (an executable file; under root, owned by root and not
+//! writable by others, nor its directories).
+//!
 //! **Activity log** (issue 27): `activity_log` (default `true`; `false`
 //! records nothing and the shadow evaluation starts empty at each start),
 //! `activity_dir` (default `activity` next to the state file),
@@ -178,6 +183,10 @@ pub struct Config {
     pub hook_timeout: Nanos,
     /// The activity log.
     pub activity: ActivityConfig,
+    /// The `hdparm` program (`hdparm`, an absolute path checked like a
+    /// command's); `None`: the system's, found in `/usr/sbin`, `/sbin`,
+    /// `/usr/bin` or `/bin`.
+    pub hdparm: Option<PathBuf>,
 }
 
 /// Where and how much the daemon records of each disk's activity
@@ -455,6 +464,7 @@ struct RawConfig {
     activity_dir: Option<Spanned<String>>,
     activity_retention: Option<Spanned<String>>,
     activity_max_mb: Option<Spanned<i64>>,
+    hdparm: Option<Spanned<String>>,
     on_spindown: Option<Spanned<Vec<String>>>,
     on_spinup: Option<Spanned<Vec<String>>>,
     on_wake: Option<Spanned<Vec<String>>>,
@@ -697,6 +707,14 @@ impl Config {
                 None => DEFAULT_ACTIVITY_MAX_MB * 1_000_000,
             },
         };
+        let hdparm = match &raw.hdparm {
+            Some(h) => {
+                checks::check_command(std::slice::from_ref(h.get_ref()))
+                    .map_err(|m| cx.err(Some(h.span()), "hdparm", m))?;
+                Some(PathBuf::from(h.get_ref()))
+            }
+            None => None,
+        };
         let poll_derived = poll == Nanos::ZERO;
         let poll = if poll_derived {
             derived_poll(&disks)
@@ -717,6 +735,7 @@ impl Config {
             hooks: global_hooks,
             hook_timeout,
             activity,
+            hdparm,
         })
     }
 }

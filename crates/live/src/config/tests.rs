@@ -563,3 +563,29 @@ fn activity_keys_default_next_to_the_state_file_and_errors_name_the_key() {
     let e = err("activity_logs = true\n");
     assert!(e.to_string().contains("activity_logs"), "{e}");
 }
+
+/// Issue 35: the `hdparm` program is named in the configuration (no
+/// environment variable chooses a program the daemon runs), and checked
+/// like a command.
+#[test]
+fn the_hdparm_key_names_an_absolute_executable() {
+    assert_eq!(parse("").unwrap().hdparm, None);
+    let c = parse("hdparm = \"/bin/true\"\n").unwrap();
+    assert_eq!(c.hdparm.as_deref(), Some(Path::new("/bin/true")));
+    for (text, what) in [
+        ("hdparm = \"hdparm\"\n", "absolute path"),
+        (
+            "poll = \"1s\"\nhdparm = \"/nonexistent/hdparm\"\n",
+            "/nonexistent/hdparm",
+        ),
+        ("hdparm = \"/etc\"\n", "not an executable file"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key.as_deref(), Some("hdparm"), "{text}: {e}");
+        assert!(e.to_string().contains(what), "{what} in {e}");
+    }
+    assert_eq!(
+        err("poll = \"1s\"\nhdparm = \"/nonexistent/hdparm\"\n").line,
+        Some(2)
+    );
+}

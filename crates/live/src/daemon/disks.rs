@@ -250,6 +250,7 @@ impl Daemon {
                         *backend,
                         PathBuf::from("/dev").join(&r.kernel),
                         st.transport.clone(),
+                        crate::drive::hdparm_program(self.cfg.hdparm.as_deref()),
                     ))
                 }
                 _ => None,

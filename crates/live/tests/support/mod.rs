@@ -83,6 +83,19 @@ impl Setup {
         state(&self.state)
     }
 
+    /// Writes an `hdparm` stand-in that succeeds (a fake disk cannot
+    /// sleep) and names it in the configuration's `hdparm` key, as an
+    /// admin would name another hdparm; returns its path.
+    pub(crate) fn hdparm_stand_in(&self) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let hdparm = self.dir.path().join("hdparm");
+        std::fs::write(&hdparm, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&hdparm, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        std::fs::write(&self.config, format!("hdparm = {hdparm:?}\n{text}")).unwrap();
+        hdparm
+    }
+
     /// The metrics textfile `PROM` names.
     pub(crate) fn prom(&self) -> PathBuf {
         self.dir.path().join("lull.prom")
