@@ -23,6 +23,14 @@
 //! A period is booked in the hour it ends (the arrival that ends it); the
 //! period in progress is not booked yet.
 //!
+//! The **clairvoyant per-window timer** is the stronger reference: in
+//! hindsight, the best candidate of each 10-minute window of the wall
+//! clock, for the periods that end in it. The shadow keeps the open
+//! window's per-candidate sums and books its best when a period ends in a
+//! later window (the open one counts in reports as it stands).
+//! `gain_vs_clairvoyant` is the share of what it adds over the best fixed
+//! timeout that lull captured.
+//!
 //! # What is approximate
 //!
 //! The best fixed timeout in hindsight is the best of the grid, not of
@@ -39,7 +47,7 @@ use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
 use lull_tasks::PowerModel;
-use lull_tasks::spindown::BestFixed;
+use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 
 use crate::poll::Piece;
 use crate::record::{Poll, Record};
@@ -87,7 +95,15 @@ struct Bucket {
     oracle_spinups: u64,
     lull_slept: u64,
     lull_spinups: u64,
+    /// The clairvoyant per-window timer's sleep and spin-ups, for the
+    /// windows closed in this hour.
+    cv_slept: u64,
+    cv_spinups: u64,
 }
+
+/// The clairvoyant per-window timer's window: 10 minutes, on the wall
+/// clock (it divides an hour, so each window lies in one bucket).
+pub const CLAIRVOYANT_WINDOW: Nanos = Nanos::from_secs(600);
 
 /// The shadow evaluation of one disk's spin-down task (module docs).
 #[derive(Clone, Debug)]
@@ -112,6 +128,11 @@ pub struct Shadow {
     armed: bool,
     /// The newest Unix hour seen: windows end with it.
     newest_hour: u64,
+    /// The clairvoyant's open window (Unix window index) and, per
+    /// candidate, the periods it fires in and its sleep in that window.
+    cv_window: Option<u64>,
+    cv_fired: Vec<u64>,
+    cv_slept: Vec<u64>,
 }
 
 impl Shadow {
@@ -137,6 +158,9 @@ impl Shadow {
             asleep_since: None,
             armed: false,
             newest_hour: 0,
+            cv_window: None,
+            cv_fired: Vec::new(),
+            cv_slept: Vec::new(),
         }
     }
 
@@ -312,6 +336,7 @@ impl Shadow {
     /// slept `lull`.
     fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
         let hour = self.unix_hour(t);
+        self.clairvoyant(t, len);
         let oracle = len.as_secs_f64() > self.model.break_even();
         let candidates = std::mem::take(&mut self.candidates);
         let b = self.bucket(hour);
@@ -332,6 +357,58 @@ impl Shadow {
             b.lull_spinups += 1;
         }
         self.candidates = candidates;
+    }
+
+    /// The clairvoyant's share of a period of `len` ended at `t`: its
+    /// window closes when a period ends in a later one.
+    fn clairvoyant(&mut self, t: Nanos, len: Nanos) {
+        let k = self.candidates.len();
+        let w = self.clock.unwrap_or(Nanos::ZERO).0.saturating_add(t.0) / CLAIRVOYANT_WINDOW.0;
+        if self.cv_window.is_some_and(|c| c != w) {
+            self.close_window();
+        }
+        if self.cv_window.is_none() {
+            self.cv_window = Some(w);
+            self.cv_fired = vec![0; k];
+            self.cv_slept = vec![0; k];
+        }
+        for (i, &c) in self.candidates.iter().enumerate() {
+            if len < c {
+                break;
+            }
+            self.cv_fired[i] += 1;
+            self.cv_slept[i] += (len - c).0;
+        }
+    }
+
+    /// The open window's best candidate, in hindsight: (sleep, spin-ups),
+    /// `(0, 0)` when no candidate saves anything.
+    fn window_best(&self) -> (u64, u64) {
+        let save = self.model.p_active - self.model.p_sleep;
+        let up = self.model.spinup_energy();
+        let mut best = (0.0, (0, 0));
+        for (&n, &slept) in self.cv_fired.iter().zip(&self.cv_slept) {
+            let saved = save * Nanos(slept).as_secs_f64() - up * n as f64;
+            if saved > best.0 {
+                best = (saved, (slept, n));
+            }
+        }
+        best.1
+    }
+
+    /// Books the open window's best into the bucket of its hour.
+    fn close_window(&mut self) {
+        let Some(w) = self.cv_window.take() else {
+            return;
+        };
+        let (slept, n) = self.window_best();
+        let hour = w * CLAIRVOYANT_WINDOW.0 / HOUR;
+        let b = match self.buckets.iter_mut().rev().find(|b| b.hour == hour) {
+            Some(b) => b,
+            None => self.bucket(hour),
+        };
+        b.cv_slept += slept;
+        b.cv_spinups += n;
     }
 
     /// A run ends: what it left pending is booked, and the period in
@@ -368,6 +445,13 @@ impl Shadow {
         let (mut observed, mut periods) = (0u64, 0u64);
         let (mut fired, mut slept) = (vec![0u64; k], vec![0u64; k]);
         let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
+        let (mut cv_slept, mut cv_up) = (0u64, 0u64);
+        // The open window counts too.
+        if let Some(w) = self.cv_window
+            && w * CLAIRVOYANT_WINDOW.0 / HOUR + hours > self.newest_hour
+        {
+            (cv_slept, cv_up) = self.window_best();
+        }
         for b in self
             .buckets
             .iter()
@@ -383,6 +467,8 @@ impl Shadow {
             o_up += b.oracle_spinups;
             l_slept += b.lull_slept;
             l_up += b.lull_spinups;
+            cv_slept += b.cv_slept;
+            cv_up += b.cv_spinups;
         }
         let span = Nanos(observed).as_secs_f64();
         let m = &self.model;
@@ -419,20 +505,37 @@ impl Shadow {
             let i = at(secs);
             policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
         }
-        let best_fixed = figures(
-            "best-fixed",
-            Some(self.candidates[best]),
-            slept[best],
-            fired[best],
-        );
+        // Never spinning down is a fixed timeout too (one above every
+        // period).
+        let best_fixed = if best_energy > m.energy(span, 0.0, 0) {
+            figures("best-fixed", None, 0, 0)
+        } else {
+            figures(
+                "best-fixed",
+                Some(self.candidates[best]),
+                slept[best],
+                fired[best],
+            )
+        };
+        let clairvoyant = figures("clairvoyant-10min", None, cv_slept, cv_up);
         let oracle = figures("oracle", None, o_slept, o_up);
-        let excess = BestFixed {
-            timeout_s: self.candidates[best].as_secs_f64(),
+        let lull = policies[0].energy_j;
+        let reference = BestFixed {
+            timeout_s: best_fixed.timeout_s.unwrap_or(f64::INFINITY),
             energy_j: best_fixed.energy_j,
             spinups: best_fixed.spinups,
-        }
-        .excess_ratio(policies[0].energy_j, oracle.energy_j);
+            window_clairvoyant: Some(WindowClairvoyant {
+                window_s: CLAIRVOYANT_WINDOW.as_secs_f64(),
+                energy_j: clairvoyant.energy_j,
+                spinups: clairvoyant.spinups,
+            }),
+        };
+        let excess = reference.excess_ratio(lull, oracle.energy_j);
+        let gain = reference
+            .window_clairvoyant
+            .map_or(f64::NAN, |c| c.gain(best_fixed.energy_j, lull));
         policies.push(best_fixed);
+        policies.push(clairvoyant);
         policies.push(oracle);
         WindowReport {
             window: name.to_string(),
@@ -441,6 +544,7 @@ impl Shadow {
             baseline_energy_j: m.energy(span, 0.0, 0),
             policies,
             excess_vs_best_fixed: excess.is_finite().then_some(excess),
+            gain_vs_clairvoyant: gain.is_finite().then_some(gain),
         }
     }
 
@@ -452,6 +556,7 @@ impl Shadow {
             + self.buckets.len() * k * (4 + 8)
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
+            + (self.cv_fired.capacity() + self.cv_slept.capacity()) * 8
     }
 
     /// The newest Unix hour it has seen.
@@ -489,12 +594,19 @@ pub struct WindowReport {
     pub idle_periods: u64,
     /// Energy of a disk that never sleeps, joules.
     pub baseline_energy_j: f64,
-    /// `lull`, the references ([`REFERENCES`]), `best-fixed`, `oracle`.
+    /// `lull`, the references ([`REFERENCES`]), `best-fixed`,
+    /// `clairvoyant-10min`, `oracle`.
     pub policies: Vec<PolicyFigures>,
     /// `(lull − oracle) / (best fixed − oracle)` in energy (below 1: lull
     /// beat every fixed timeout); `None` when the best fixed timeout is
     /// already optimal and lull is not.
     pub excess_vs_best_fixed: Option<f64>,
+    /// `(best fixed − lull) / (best fixed − clairvoyant)` in energy: the
+    /// share of what the clairvoyant per-10-minute timer adds over the
+    /// best fixed timeout that lull captured; `None` when the clairvoyant
+    /// adds nothing and lull is worse than the best fixed timeout.
+    #[serde(default)]
+    pub gain_vs_clairvoyant: Option<f64>,
 }
 
 impl WindowReport {

@@ -118,7 +118,11 @@ proptest! {
         // The best of the grid is the least energy of the grid, never below
         // the exact best fixed timeout, and the oracle beats everything.
         let best = w.policy("best-fixed").unwrap();
-        let grid_min = ind.fixed.iter().map(|&(n, s)| energy(s, n)).fold(f64::INFINITY, f64::min);
+        let grid_min = ind
+            .fixed
+            .iter()
+            .map(|&(n, s)| energy(s, n))
+            .fold(w.baseline_energy_j, f64::min);
         prop_assert!(close(best.energy_j, grid_min));
         let exact = BestFixed::from_idle_periods(
             ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model);
@@ -134,6 +138,36 @@ proptest! {
                 "grid best {} J, exact {} J at {}s, next candidate {}, bound {} J",
                 best.energy_j, exact.energy_j, exact.timeout_s, g, bound);
         }
+        // The clairvoyant per-10-minute timer: per window of the periods'
+        // ends, the best candidate (or none); never better than the exact
+        // per-window clairvoyant, never worse than the best fixed timeout.
+        let cv = w.policy("clairvoyant-10min").unwrap();
+        let save = model.p_active - model.p_sleep;
+        let mut windows: std::collections::BTreeMap<u64, Vec<Nanos>> = Default::default();
+        for (a, b) in &ind.periods {
+            windows.entry((CLOCK + *b).0 / 600_000_000_000).or_default().push(*b - *a);
+        }
+        let (mut cv_sleep, mut cv_up) = (Nanos::ZERO, 0u64);
+        for lens in windows.values() {
+            let mut best = (0.0, Nanos::ZERO, 0u64);
+            for &c in shadow.candidates() {
+                let fired: Vec<&Nanos> = lens.iter().filter(|&&l| l >= c).collect();
+                let slept = fired.iter().fold(Nanos::ZERO, |s, &&l| s + (l - c));
+                let saved = save * slept.as_secs_f64() - model.spinup_energy() * fired.len() as f64;
+                if saved > best.0 {
+                    best = (saved, slept, fired.len() as u64);
+                }
+            }
+            cv_sleep += best.1;
+            cv_up += best.2;
+        }
+        prop_assert_eq!(cv.spinups, cv_up);
+        prop_assert!(close(cv.energy_j, energy(cv_sleep, cv_up)), "{} vs {}", cv.energy_j, energy(cv_sleep, cv_up));
+        let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_idle_periods(
+            ind.periods.iter().copied(), w.observed_s, &model,
+            Nanos::from_secs(600), CLOCK);
+        prop_assert!(cv.energy_j >= exact_cv.energy_j - 1e-6 * exact_cv.energy_j.abs().max(1.0));
+        prop_assert!(cv.energy_j <= best.energy_j + 1e-6 * best.energy_j.abs().max(1.0));
         for p in &w.policies {
             prop_assert!(p.energy_j >= oracle.energy_j - 1e-6 * oracle.energy_j.abs().max(1.0),
                 "{} beat the oracle", p.policy);

@@ -28,7 +28,7 @@ use lull_tasks::cleaning::{Cleaning, CleaningConfig};
 use lull_tasks::device::ServiceModel;
 use lull_tasks::drive::{Drive, PresetSource, Work};
 use lull_tasks::power::PowerModel;
-use lull_tasks::spindown::{BestFixed, Spindown};
+use lull_tasks::spindown::{BestFixed, Spindown, WindowClairvoyant};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
 use crate::error::ReplayError;
@@ -274,11 +274,17 @@ pub fn trace_reference(
         return Ok(None);
     }
     let model = power_model(opts.device.as_deref())?;
-    Ok(Some(BestFixed::from_idle_periods(
-        timeline.idle_periods().map(|p| p.len()),
-        timeline.span().as_secs_f64(),
+    let span = timeline.span().as_secs_f64();
+    let mut best =
+        BestFixed::from_idle_periods(timeline.idle_periods().map(|p| p.len()), span, &model);
+    best.window_clairvoyant = Some(WindowClairvoyant::from_idle_periods(
+        timeline.idle_periods().map(|p| (p.start, p.end)),
+        span,
         &model,
-    )))
+        WindowClairvoyant::WINDOW,
+        timeline.clock().unwrap_or(Nanos::ZERO),
+    ));
+    Ok(Some(best))
 }
 
 /// Builds the idle task named `name` for trace timing (`none`,

@@ -496,6 +496,9 @@ fn replay_spec_reports_every_spec_key() {
                 "best_fixed_timeout_s",
                 "best_fixed_energy_j",
                 "excess_vs_best_fixed",
+                // And the clairvoyant per-10-minute timer (issue 29).
+                "window_clairvoyant_energy_j",
+                "gain_vs_clairvoyant",
             ],
         ),
         (

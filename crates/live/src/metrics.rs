@@ -96,17 +96,29 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "# HELP lull_shadow_excess_vs_best_fixed (lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.\n# TYPE lull_shadow_excess_vs_best_fixed gauge"
+    type PerWindow = (
+        &'static str,
+        &'static str,
+        fn(&lull_activity::shadow::WindowReport) -> Option<f64>,
     );
-    for (disk, w) in rows() {
-        if let Some(x) = w.excess_vs_best_fixed {
-            let _ = writeln!(
-                out,
-                "lull_shadow_excess_vs_best_fixed{{disk=\"{disk}\",window=\"{}\"}} {x}",
-                w.window
-            );
+    let per_window: [PerWindow; 2] = [
+        (
+            "lull_shadow_excess_vs_best_fixed",
+            "(lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.",
+            |w| w.excess_vs_best_fixed,
+        ),
+        (
+            "lull_shadow_gain_vs_clairvoyant",
+            "(best fixed - lull) / (best fixed - clairvoyant per-10-minute timer) in energy over the window: the share of what the clairvoyant adds that lull captured.",
+            |w| w.gain_vs_clairvoyant,
+        ),
+    ];
+    for (name, help, value) in per_window {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (disk, w) in rows() {
+            if let Some(x) = value(w) {
+                let _ = writeln!(out, "{name}{{disk=\"{disk}\",window=\"{}\"}} {x}", w.window);
+            }
         }
     }
 }

@@ -691,6 +691,7 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             ("lull", "lull saved"),
             ("hd-idle-10min", "hd-idle 10 min"),
             ("best-fixed", "best fixed"),
+            ("clairvoyant-10min", "clairvoyant 10 min"),
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
@@ -700,7 +701,12 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             first = false;
             let _ = write!(out, "{label}");
             if policy == "best-fixed" {
-                let _ = write!(out, " ({})", secs(p.timeout_s.unwrap_or(0.0)));
+                match p.timeout_s {
+                    Some(t) => {
+                        let _ = write!(out, " ({})", secs(t));
+                    }
+                    None => out.push_str(" (never)"),
+                }
             }
             let _ = write!(out, " {:.2} Wh/{} spin-ups", p.saved_wh, p.spinups);
         }
@@ -709,6 +715,9 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
                 let _ = write!(out, "; excess vs best fixed {x:.2}");
             }
             None => out.push_str("; excess vs best fixed n/a (a fixed timeout was optimal)"),
+        }
+        if let Some(g) = w.gain_vs_clairvoyant {
+            let _ = write!(out, ", gain vs clairvoyant {g:.2}");
         }
         let _ = writeln!(
             out,

@@ -15,6 +15,9 @@ use crate::sweep::{DELAYED_PER_HOUR, Row, SPINUPS_PER_DAY};
 /// relative to the best fixed timer's: `(E − E_oracle) / (E_best_fixed −
 /// E_oracle)`; 1 = as good as the best fixed timeout in hindsight.
 pub const EXCESS: &str = "excess_vs_best_fixed";
+/// The share of what the clairvoyant per-10-minute timer adds over the
+/// best fixed timeout that a network captures (spindown; from the task).
+pub const GAIN: &str = "gain_vs_clairvoyant";
 
 /// Whether `name` is one of the internal measures (SPEC §4.1): a task
 /// that reports its own measures is told apart on those, not on these.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::analysis::{Choice, EXCESS, choose, limit_ratio, unchecked_limits};
+use crate::analysis::{Choice, EXCESS, GAIN, choose, limit_ratio, unchecked_limits};
 use crate::axes::{Axes, Form, label};
 use crate::output::RunMeta;
 use crate::plot::Figure;
@@ -50,6 +50,9 @@ pub fn raw_mean(rows: &[Row], policy: usize, m: &str) -> Option<f64> {
             return Some(p);
         }
     }
+    if m == GAIN {
+        return pooled_gain(rows, policy);
+    }
     let v: Vec<f64> = rows
         .iter()
         .filter(|r| r.network_index == policy)
@@ -77,6 +80,29 @@ pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
         }
     }
     (any && room > 0.0).then(|| excess / room)
+}
+
+/// `Σ (best fixed − energy) / Σ (best fixed − clairvoyant)` over the
+/// traces of network `policy` (spindown rows carrying
+/// `window_clairvoyant_energy_j`): pooled like [`pooled_excess`], so a
+/// trace where the clairvoyant per-window timer adds almost nothing does
+/// not blow the mean up. `None` when there are none or the clairvoyant
+/// adds nothing anywhere.
+pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
+    let (mut gained, mut room) = (0.0, 0.0);
+    let mut any = false;
+    for r in rows.iter().filter(|r| r.network_index == policy) {
+        if let (Some(e), Some(b), Some(c)) = (
+            r.measure("energy_j"),
+            r.measure("best_fixed_energy_j"),
+            r.measure("window_clairvoyant_energy_j"),
+        ) {
+            gained += b - e;
+            room += b - c;
+            any = true;
+        }
+    }
+    (any && room > 0.0).then(|| gained / room)
 }
 
 fn spec_of(rows: &[Row], policy: usize) -> Option<&Row> {
@@ -134,6 +160,10 @@ fn has_excess(rows: &[Row]) -> bool {
     rows.iter().any(|r| r.measure(EXCESS).is_some())
 }
 
+fn has_gain(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.measure(GAIN).is_some())
+}
+
 /// The ranking as a fixed-width text table: the `top` best networks and
 /// the reference rows.
 pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
@@ -148,6 +178,10 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
     if excess {
         header.push("excess/bf".into());
     }
+    let gain = has_gain(rows);
+    if gain {
+        header.push("gain/cv".into());
+    }
     header.push("flags".into());
     header.push("network".into());
     let mut lines: Vec<Vec<String>> = vec![header];
@@ -161,6 +195,9 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
         ];
         if excess {
             l.push(num(raw_mean(rows, s.policy, EXCESS)));
+        }
+        if gain {
+            l.push(num(raw_mean(rows, s.policy, GAIN)));
         }
         l.push(flags(s));
         l.push(network_label(s, rows));
@@ -192,8 +229,9 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
 /// The ranking's top rows as a Markdown table.
 pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
     let excess = has_excess(rows);
+    let gain = has_gain(rows);
     let mut out = format!(
-        "| rank | network | mean distance | sd | mean {} | mean {} |{} flags |\n|---:|---|---:|---:|---:|---:|{}---|\n",
+        "| rank | network | mean distance | sd | mean {} | mean {} |{}{} flags |\n|---:|---|---:|---:|---:|---:|{}{}---|\n",
         label(axes.x.measure),
         label(axes.y.measure),
         if excess {
@@ -201,13 +239,15 @@ pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usi
         } else {
             ""
         },
+        if gain { " gain vs clairvoyant |" } else { "" },
         if excess { "---:|" } else { "" },
+        if gain { "---:|" } else { "" },
     );
     for s in chosen(summaries, top) {
         let (name, suffix) = label_parts(s, rows);
         let _ = writeln!(
             out,
-            "| {} | `{name}`{suffix} | {} | {} | {} | {} |{} {} |",
+            "| {} | `{name}`{suffix} | {} | {} | {} | {} |{}{} {} |",
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
             num(Some(s.variance.sqrt())),
@@ -215,6 +255,11 @@ pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usi
             num(raw_mean(rows, s.policy, axes.y.measure)),
             if excess {
                 format!(" {} |", num(raw_mean(rows, s.policy, EXCESS)))
+            } else {
+                String::new()
+            },
+            if gain {
+                format!(" {} |", num(raw_mean(rows, s.policy, GAIN)))
             } else {
                 String::new()
             },

@@ -348,6 +348,7 @@ pub fn ranking_frame(
     for m in [
         "competitive_ratio",
         crate::analysis::EXCESS,
+        crate::analysis::GAIN,
         crate::sweep::SPINUPS_PER_DAY,
     ] {
         if rows.iter().any(|r| r.measure(m).is_some()) {

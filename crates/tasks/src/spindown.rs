@@ -44,6 +44,13 @@
 //!   reports it when handed one ([`Spindown::with_best_fixed`]), with
 //!   `excess_vs_best_fixed = (energy − oracle) / (best_fixed − oracle)`:
 //!   below 1, the network beat every fixed timeout on this trace.
+//! - **Clairvoyant per-window timer.** A stronger reference: in hindsight
+//!   the best fixed timeout of each 10-minute window, for the idle
+//!   periods that end in it ([`WindowClairvoyant`], exact per window).
+//!   It spends no more than the best fixed timeout and no less than the
+//!   oracle; `gain_vs_clairvoyant = (best_fixed − energy) / (best_fixed −
+//!   clairvoyant)` is the share of what it adds over the best fixed
+//!   timeout that the network captures.
 //!
 //! Granularity (§2.4): interruptible at any time (a sleeping disk can be
 //! woken whenever), no work lost; the cost of an interruption is the
@@ -91,6 +98,89 @@ pub struct BestFixed {
     pub energy_j: f64,
     /// Its spin-ups.
     pub spinups: u64,
+    /// The clairvoyant timer chosen per window, when computed
+    /// ([`WindowClairvoyant::from_idle_periods`]; `lull replay` and `lull
+    /// rank` compute it for every trace).
+    pub window_clairvoyant: Option<WindowClairvoyant>,
+}
+
+/// The clairvoyant per-window timer: in hindsight, the best fixed timeout
+/// of each window (10 minutes by default), each window's timeout applying
+/// to the idle periods that end in it. A stronger reference than one
+/// timeout for the whole trace: on persistent regimes a learner can
+/// approach it, a fixed timeout cannot. Exact, from the idle periods
+/// ([`BestFixed::from_idle_periods`] per window).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowClairvoyant {
+    /// The window, seconds.
+    pub window_s: f64,
+    /// Its energy over the span, joules.
+    pub energy_j: f64,
+    /// Its spin-ups.
+    pub spinups: u64,
+}
+
+impl WindowClairvoyant {
+    /// The default window: 10 minutes.
+    pub const WINDOW: Nanos = Nanos::from_secs(600);
+
+    /// The clairvoyant of the idle periods `periods` (`(start, end)` on
+    /// the trace's timeline, in order) within a span of `span_s` seconds
+    /// on a drive with `model`, with windows of `window` aligned to the
+    /// wall clock when the timeline's `clock` (Unix nanoseconds at its
+    /// time 0) is known, else to time 0.
+    pub fn from_idle_periods(
+        periods: impl IntoIterator<Item = (Nanos, Nanos)>,
+        span_s: f64,
+        model: &PowerModel,
+        window: Nanos,
+        clock: Nanos,
+    ) -> WindowClairvoyant {
+        let w = window.0.max(1);
+        let (mut saved, mut spinups) = (0.0, 0u64);
+        let mut lens: Vec<Nanos> = Vec::new();
+        let mut current: Option<u64> = None;
+        let mut close = |lens: &mut Vec<Nanos>| {
+            // Span 0: the energy is minus what the window's best saves.
+            let b = BestFixed::from_idle_periods(lens.drain(..), 0.0, model);
+            saved -= b.energy_j;
+            spinups += b.spinups;
+        };
+        for (start, end) in periods {
+            let k = clock.0.saturating_add(end.0) / w;
+            if current.is_some_and(|c| c != k) {
+                close(&mut lens);
+            }
+            current = Some(k);
+            lens.push(end - start);
+        }
+        close(&mut lens);
+        WindowClairvoyant {
+            window_s: window.as_secs_f64(),
+            energy_j: model.energy(span_s, 0.0, 0) - saved,
+            spinups,
+        }
+    }
+
+    /// `(best fixed − energy) / (best fixed − clairvoyant)`: the share of
+    /// what the clairvoyant per-window timer adds over the best fixed
+    /// timeout that a policy spending `energy_j` captures (1: all of it;
+    /// above 1: more; below 0: worse than the best fixed timeout). 1 when
+    /// the clairvoyant adds nothing (within [`BestFixed::OPTIMAL`]) and the
+    /// policy is as good as the best fixed timeout, not a number when it
+    /// adds nothing and the policy is worse.
+    pub fn gain(&self, best_fixed_energy_j: f64, energy_j: f64) -> f64 {
+        let room = best_fixed_energy_j - self.energy_j;
+        let gained = best_fixed_energy_j - energy_j;
+        let tol = BestFixed::OPTIMAL * self.energy_j.abs().max(1e-9);
+        if room > tol {
+            gained / room
+        } else if gained >= -tol {
+            1.0
+        } else {
+            f64::NAN
+        }
+    }
 }
 
 impl BestFixed {
@@ -122,6 +212,7 @@ impl BestFixed {
             timeout_s: l.last().map_or(0.0, |&m| (m + Nanos::NANO).as_secs_f64()),
             energy_j: base,
             spinups: 0,
+            window_clairvoyant: None,
         };
         // Walk from the longest down; at index i (first of a run of equal
         // lengths) the firing set is l[i..].
@@ -149,6 +240,7 @@ impl BestFixed {
                     timeout_s: ts,
                     energy_j: energy,
                     spinups: fire,
+                    window_clairvoyant: None,
                 };
             }
             debug_assert!(j > i, "each step consumes a run of equal lengths");
@@ -418,6 +510,10 @@ impl IdleTask for Spindown {
                 "excess_vs_best_fixed",
                 b.excess_ratio(r.energy_j, r.oracle_energy_j),
             ));
+            if let Some(c) = b.window_clairvoyant {
+                v.push(("window_clairvoyant_energy_j", c.energy_j));
+                v.push(("gain_vs_clairvoyant", c.gain(b.energy_j, r.energy_j)));
+            }
         }
         v
     }
