@@ -39,6 +39,7 @@ fn embedder_crates_pull_in_nothing_heavy() {
         "lull-detectors",
         "lull-skeptics",
         "lull-reserve",
+        "lull-activity",
     ] {
         let deps = normal_deps(krate);
         assert!(
