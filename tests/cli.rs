@@ -456,7 +456,7 @@ fn shared_traces() -> Option<std::path::PathBuf> {
 #[test]
 fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
     let Some(root) = shared_traces() else {
-        eprintln!("skipped: no ../shared/traces (set LULL_TRACES)");
+        lull_testkit::skip("no ../shared/traces (set LULL_TRACES)");
         return;
     };
     let mut seen = 0;

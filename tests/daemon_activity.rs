@@ -227,12 +227,12 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
 #[test]
 fn on_a_loop_device_the_log_replays_to_the_daemons_standbys_and_shadow() {
     if !support::is_root() {
-        eprintln!("skipped: needs root for a loop device");
+        lull_testkit::skip("needs root for a loop device");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let Some(lo) = support::Loop::new(dir.path(), "img") else {
-        eprintln!("skipped: no free loop device");
+        lull_testkit::skip("no free loop device");
         return;
     };
     let hdparm = dir.path().join("hdparm");

@@ -43,13 +43,13 @@ fn config(dir: &Path, disks: &str) -> (PathBuf, PathBuf) {
     (cfg, st)
 }
 
-const SKIP: &str = "skipping: needs root and loop devices";
+const SKIP: &str = "needs root and loop devices";
 
 #[test]
 fn the_command_runs_in_idle_time_and_pauses_on_io() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];
@@ -137,7 +137,7 @@ fn the_command_runs_in_idle_time_and_pauses_on_io() {
 fn standby_error_test(backend: &str, expect: &str) {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 2) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let (a, b) = (&devs[0], &devs[1]);
@@ -193,7 +193,7 @@ fn hdparm_standby_on_a_loop_device_is_a_per_disk_error() {
     .iter()
     .any(|p| Path::new(p).exists())
     {
-        println!("skipping: hdparm is not installed");
+        lull_testkit::skip("hdparm is not installed");
         return;
     }
     standby_error_test("hdparm", "hdparm -y");
@@ -217,7 +217,7 @@ impl Drop for Mount {
 fn flush_syncs_the_mounted_file_system_once_per_idle_period() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];
@@ -234,7 +234,7 @@ fn flush_syncs_the_mounted_file_system_once_per_idle_period() {
             .status()
             .is_ok_and(|s| s.success())
     {
-        println!("skipping: needs mkfs.ext4 and mount");
+        lull_testkit::skip("needs mkfs.ext4 and mount");
         return;
     }
     let _mount = Mount(mnt.clone());
@@ -285,7 +285,7 @@ fn size(path: &Path) -> u64 {
 fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];

@@ -24,7 +24,7 @@ fn have_blkparse() -> bool {
         .status()
         .is_ok();
     if !ok {
-        println!("skipping: blkparse not installed");
+        lull_testkit::skip("blkparse not installed");
     }
     ok
 }

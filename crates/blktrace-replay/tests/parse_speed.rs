@@ -17,7 +17,7 @@ fn hadoop_set() {
     };
     let dir = traces.join("blktrace/zzunny97_hadoop_eternity10_sdb");
     if !dir.is_dir() {
-        println!("skipping: {} not found", dir.display());
+        lull_testkit::skip(&format!("{} not found", dir.display()));
         return;
     }
     let bytes: u64 = std::fs::read_dir(&dir)

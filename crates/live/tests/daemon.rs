@@ -109,7 +109,7 @@ fn a_broken_log_pipe_does_not_stop_the_daemon() {
 #[test]
 fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
     if !is_root() {
-        println!("skipping: needs root (creates names under /dev)");
+        lull_testkit::skip("needs root (creates names under /dev)");
         return;
     }
     let names = DevNames::new("lullt");

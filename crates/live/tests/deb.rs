@@ -23,11 +23,11 @@ fn have_deb(cargo: &str) -> bool {
 fn the_package_holds_the_daemon_its_unit_and_a_conffile() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     if !have_deb(&cargo) {
-        println!("skipping: cargo-deb is not installed (cargo install cargo-deb)");
+        lull_testkit::skip("cargo-deb is not installed (cargo install cargo-deb)");
         return;
     }
     if !have("dpkg-deb", "--version") {
-        println!("skipping: dpkg-deb is not installed");
+        lull_testkit::skip("dpkg-deb is not installed");
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

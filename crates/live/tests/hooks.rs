@@ -18,7 +18,7 @@ mod support;
 
 use support::{Daemon, Traffic, loops, sample, state, wait_for};
 
-const SKIP: &str = "skipping: needs root and loop devices";
+const SKIP: &str = "needs root and loop devices";
 
 fn start(config: &Path) -> Daemon {
     let mut cmd = Command::new(LULLD);
@@ -94,7 +94,7 @@ fn count(out: &Path, event: &str) -> usize {
 fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];
@@ -197,7 +197,7 @@ fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
 fn a_hung_hook_is_killed_at_its_timeout_and_decisions_stay_on_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];
@@ -343,7 +343,7 @@ fn check_names_a_bad_hook_key() {
         "{err}"
     );
     if !support::is_root() {
-        println!("skipping the permission case: needs root");
+        lull_testkit::skip("the permission case needs root");
         return;
     }
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -359,7 +359,7 @@ fn check_names_a_bad_hook_key() {
 fn after_a_standby_a_write_runs_on_spinup_and_on_wake_with_the_standby_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("{SKIP}");
+        lull_testkit::skip(SKIP);
         return;
     };
     let disk = &devs[0];

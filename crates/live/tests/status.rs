@@ -83,12 +83,12 @@ impl Drop for Loop {
 #[test]
 fn status_shows_the_loop_disks_of_a_running_daemon() {
     if !nix::unistd::geteuid().is_root() {
-        println!("skipping: needs root (creates loop devices)");
+        lull_testkit::skip("needs root (creates loop devices)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let (Some(a), Some(b)) = (Loop::new(dir.path(), "a"), Loop::new(dir.path(), "b")) else {
-        println!("skipping: no loop devices (losetup -f failed)");
+        lull_testkit::skip("no loop devices (losetup -f failed)");
         return;
     };
     let port = free_port();

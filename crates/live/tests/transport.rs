@@ -996,7 +996,7 @@ fn choices(log: &str) -> Vec<&str> {
 fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
-        println!("skipping: needs root and loop devices");
+        lull_testkit::skip("needs root and loop devices");
         return;
     };
     let disk = &devs[0];
@@ -1086,7 +1086,7 @@ fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
 #[test]
 fn the_daemon_probes_again_when_the_disk_is_replugged() {
     if !support::is_root() {
-        println!("skipping: needs root (creates names under /dev)");
+        lull_testkit::skip("needs root (creates names under /dev)");
         return;
     }
     let names = support::DevNames::new("lulltp");

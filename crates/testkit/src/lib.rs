@@ -82,6 +82,76 @@ fn record(log: &std::ffi::OsStr, cases: u32) {
     }
 }
 
+/// The environment variable naming the file of skips a CI run allows
+/// (`.ci/skips`): set, a test that skips without being listed there fails.
+pub const SKIPS_VAR: &str = "LULL_CI_SKIPS";
+/// The environment variable naming the file where each skip is recorded
+/// (one line: the test's key, a tab, the reason), for `.ci/run` to count.
+pub const SKIP_LOG_VAR: &str = "LULL_SKIP_LOG";
+
+/// This test's key: `package::test-binary::test` (`lull-live::deb::
+/// the_package_holds_the_daemon_its_unit_and_a_conffile`), from what cargo
+/// and libtest tell a running test (`CARGO_PKG_NAME`, the executable's
+/// name without cargo's hash, and the thread libtest names after the test).
+pub fn test_key() -> String {
+    let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "?".into());
+    let bin = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|s| match s.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
+            _ => s,
+        })
+        .unwrap_or_else(|| "?".into());
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .to_string();
+    format!("{pkg}::{bin}::{test}")
+}
+
+/// The calling test skips, for `why` (a tool, a trace sample, root or a
+/// loop device it needs is missing). It says so, records it for the CI
+/// summary (`$LULL_SKIP_LOG`), and, in a CI run (`$LULL_CI_SKIPS` names
+/// the allowed skips), panics unless the test is listed there: CI
+/// installs what tests need, so a skip there is either known and
+/// explained, or a failure. The caller returns after it.
+///
+/// `.ci/skips` holds one test key per line ([`test_key`]; a trailing `*`
+/// matches a prefix), then whitespace and the reason; `#` starts a
+/// comment.
+pub fn skip(why: &str) {
+    let key = test_key();
+    println!("skipping {key}: {why}");
+    if let Some(log) = std::env::var_os(SKIP_LOG_VAR) {
+        use std::io::Write;
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| writeln!(f, "{key}\t{why}"));
+    }
+    if let Some(list) = std::env::var_os(SKIPS_VAR) {
+        let text = std::fs::read_to_string(&list).unwrap_or_default();
+        assert!(
+            allowed(&text, &key),
+            "{key} skipped in a CI run ({why}), and {} does not list it: install what it needs in .ci/run, or list it there with the reason",
+            list.to_string_lossy()
+        );
+    }
+}
+
+/// Whether the skips file `text` lists `key`.
+fn allowed(text: &str, key: &str) -> bool {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter_map(|l| l.split_whitespace().next())
+        .any(|k| match k.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix),
+            None => k == key,
+        })
+}
+
 /// The case count for `default` given the two variables' values. A value
 /// that does not parse is ignored, as proptest ignores a bad
 /// `PROPTEST_CASES` (with a warning of its own).
@@ -98,6 +168,17 @@ fn resolve(default: u32, absolute: Option<&str>, scale: Option<&str>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::resolve;
+
+    #[test]
+    fn skips_are_listed_by_key_or_prefix() {
+        let list = "# comment\nlull-live::deb::* cargo-deb is not installed\n\
+                    lull::cli::one   no traces  # why\n";
+        assert!(super::allowed(list, "lull-live::deb::the_package"));
+        assert!(super::allowed(list, "lull::cli::one"));
+        assert!(!super::allowed(list, "lull::cli::one_more"));
+        assert!(!super::allowed(list, "lull-live::debx::a"));
+        assert!(!super::allowed("", "x"));
+    }
 
     #[test]
     fn default_unless_asked() {

@@ -11,10 +11,10 @@ pub(crate) fn traces() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!(
-            "skipping: trace samples not found at {} (set LULL_TRACES)",
+        lull_testkit::skip(&format!(
+            "trace samples not found at {} (set LULL_TRACES)",
             dir.display()
-        );
+        ));
         None
     }
 }
