@@ -261,18 +261,20 @@ fn same_as_replay(network: &str, completions: &[Nanos], poll: Nanos) -> Result<(
     Ok(())
 }
 
+/// Bursts and gaps of 0.3 s to 40 s, against a 4 s timer polled every
+/// second.
+const SHAPE: [(u64, u32); 6] = [
+    (300, 4),
+    (8_000, 10),
+    (2_000, 3),
+    (40_000, 1),
+    (4_500, 2),
+    (100, 20),
+];
+
 #[test]
 fn a_timer_decides_at_the_same_instants_as_its_replay() {
-    // 1 s polls; idle gaps of 0.3 s to 40 s against a 4 s timer.
-    let shape = [
-        (300, 4),
-        (8_000, 10),
-        (2_000, 3),
-        (40_000, 1),
-        (4_500, 2),
-        (100, 20),
-    ];
-    let completions = activity(&shape);
+    let completions = activity(&SHAPE);
     same_as_replay("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
     // The standbys are real: one per gap longer than the timeout plus the
     // polls that see it.
@@ -465,15 +467,7 @@ fn log_replays_like_live(
 
 #[test]
 fn the_activity_log_replays_to_the_daemons_spin_downs() {
-    let shape = [
-        (300, 4),
-        (8_000, 10),
-        (2_000, 3),
-        (40_000, 1),
-        (4_500, 2),
-        (100, 20),
-    ];
-    let completions = activity(&shape);
+    let completions = activity(&SHAPE);
     log_replays_like_live("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
     // And the log is not empty of decisions: three standbys.
     let registry = lull_live::default_registry();
