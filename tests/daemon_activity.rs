@@ -101,6 +101,19 @@ fn an_unwritable_log_directory_is_reported_once_and_the_daemon_keeps_deciding() 
     let blocker = tempfile::NamedTempFile::new().unwrap();
     let top = format!("activity_dir = {:?}\n", blocker.path().join("sub"));
     let s = setup(&top);
+    // `--check` warns of it, and accepts the file.
+    let check = Command::new(LULL)
+        .args(["daemon", "--check", "--config"])
+        .arg(&s.config)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stderr).into_owned()
+        + &String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{said}");
+    assert!(
+        said.contains("activity_dir") && said.contains("without its activity logs"),
+        "{said}"
+    );
     let mut ios = 1;
     let mut d = start(&s);
     for n in 1..=3 {

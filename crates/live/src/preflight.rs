@@ -32,7 +32,8 @@ pub struct Preflight {
 /// validation, which `--check` runs too: the state file's directory exists
 /// and is writable (not in a dry run, which writes no state) and the
 /// state file is readable; the metrics textfile's directory exists and is
-/// writable; no two entries resolve to the same device now (`loop0` and
+/// writable; the activity log's directory can be made (a warning, not an
+/// error); no two entries resolve to the same device now (`loop0` and
 /// `/dev/loop0`: which task would it get?).
 pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
     let err = |key: &str, message: String| ConfigError {
@@ -60,6 +61,15 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
     }
     if let Some(tf) = &cfg.metrics.textfile {
         dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+    }
+    if cfg.activity.enabled
+        && let Err(m) = creatable_dir(&cfg.activity.dir)
+    {
+        // Not an error: the daemon decides without its log (and says so
+        // once per disk), but an admin checking the file should know.
+        out.warnings.push(format!(
+            "activity_dir: {m}; the daemon would run without its activity logs (`lull status` then has no shadow evaluation across restarts)"
+        ));
     }
     let sample = std::fs::read_to_string(&cfg.diskstats)
         .ok()
@@ -98,6 +108,22 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         out.found.push(found);
     }
     Ok(out)
+}
+
+/// `dir` exists and is a directory the daemon may create files in, or
+/// its nearest existing ancestor is one (the daemon creates the rest).
+fn creatable_dir(dir: &Path) -> Result<(), String> {
+    let mut at = dir;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(_) => return dir_writable(&at.join("x")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match at.parent() {
+                Some(p) if !p.as_os_str().is_empty() => at = p,
+                _ => return Ok(()),
+            },
+            Err(e) => return Err(format!("{}: {e}", at.display())),
+        }
+    }
 }
 
 /// The directory `path` is in exists and the daemon may create files in it.
