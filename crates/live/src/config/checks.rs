@@ -14,12 +14,101 @@ pub(super) fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
         (!k.is_empty() && !k.starts_with('[') && !k.starts_with('#'))
             .then(|| format!("{}{k}", table_prefix(cx.text, l)))
     });
+    let raw = e.message().trim();
+    let message = key
+        .as_deref()
+        .and_then(|k| wrong_type(k, raw))
+        .unwrap_or_else(|| raw.to_string());
     ConfigError {
         file: cx.path.to_path_buf(),
         line,
         key,
-        message: e.message().trim().to_string(),
+        message,
     }
+}
+
+/// What key `key` (`poll`, `disk[0].command`, `metrics.listen`) accepts,
+/// and an example: for a value of the wrong type, serde names Rust types
+/// (`expected struct RawMetrics`, `expected i64`); this says it in the
+/// file's terms instead.
+fn accepts(key: &str) -> Option<(&'static str, &'static str)> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let last = last.split('[').next().unwrap_or(last);
+    Some(match last {
+        "state_file" => ("a path", "state_file = \"/var/lib/lull/state.json\""),
+        "diskstats" => ("a path", "diskstats = \"/proc/diskstats\""),
+        "sysfs" => ("a path", "sysfs = \"/sys\""),
+        "activity_dir" => ("a path", "activity_dir = \"/var/lib/lull/activity\""),
+        "textfile" => (
+            "a path",
+            "textfile = \"/var/lib/prometheus/node-exporter/lull.prom\"",
+        ),
+        "hdparm" => ("an absolute path", "hdparm = \"/usr/sbin/hdparm\""),
+        "poll" | "state_interval" | "power_check" | "hook_timeout" | "activity_retention"
+        | "interval" | "assume_idle" => (
+            "a duration with its unit",
+            "\"1s\", \"500ms\", \"10m\" or \"7d\"",
+        ),
+        "metrics" => (
+            "a table",
+            "[metrics] on a line of its own, then listen = \"127.0.0.1:9733\" or textfile = \"/var/lib/prometheus/node-exporter/lull.prom\"",
+        ),
+        "listen" => ("an address or a port", "listen = \"127.0.0.1:9733\""),
+        "activity_log" => ("true or false", "activity_log = false"),
+        "activity_max_mb" => ("a whole number of megabytes", "activity_max_mb = 64"),
+        "max_spindowns_per_day" => ("a whole number", "max_spindowns_per_day = 24"),
+        "best_effort" => ("a number between 0 and 1", "best_effort = 0.5"),
+        "on_spindown" | "on_spinup" | "on_wake" | "on_task_start" | "on_task_stop" | "command" => (
+            "a program and its arguments, as a list of strings",
+            "command = [\"/usr/sbin/fstrim\", \"-v\", \"/srv\"]",
+        ),
+        "disk" => (
+            "tables, one per disk",
+            "[[disk]] on a line of its own, then device = \"sdb\"",
+        ),
+        "job" => (
+            "tables, one per job",
+            "[[disk.job]] on a line of its own, then name = \"scrub\"",
+        ),
+        "device" => (
+            "a kernel name, a /dev path or a glob",
+            "device = \"/dev/disk/by-id/ata-WDC_WD40EFRX-X\"",
+        ),
+        "network" => (
+            "a detector network spec",
+            "network = \"auto\" (or \"timer(2B)\")",
+        ),
+        "task" => ("one of standby, flush, command, jobs", "task = \"standby\""),
+        "policy" => ("a stop policy", "policy = \"earlier-of\""),
+        "preset" => (
+            "a drive preset, optionally with overrides",
+            "preset = \"wd-red-plus\"",
+        ),
+        "backend" => (
+            "one of auto, ata16, ata12, scsi, sgio, hdparm",
+            "backend = \"auto\"",
+        ),
+        "name" => ("a string", "name = \"scrub\""),
+        "reserve" => ("a reservation", "reserve = \"5m/hour\""),
+        _ => return None,
+    })
+}
+
+/// A wrong-type message in the file's terms (`None`: not a type error, or
+/// an unknown key, whose message is already about the key).
+fn wrong_type(key: &str, raw: &str) -> Option<String> {
+    let found = raw.strip_prefix("invalid type: ")?;
+    let found = found.split(", expected").next().unwrap_or(found);
+    let found = match found {
+        "sequence" => "a list".to_string(),
+        "map" => "a table".to_string(),
+        f => match f.split_once(' ') {
+            Some((kind, value)) => format!("a {kind} {value}"),
+            None => format!("a {f}"),
+        },
+    };
+    let (what, example) = accepts(key)?;
+    Some(format!("takes {what}, not {found}: e.g. {example}"))
 }
 
 /// The key prefix of the table line `line` (1-based) is in: `disk[2].`

@@ -589,3 +589,63 @@ fn the_hdparm_key_names_an_absolute_executable() {
         Some(2)
     );
 }
+
+/// Issue 31, item 3: a value of the wrong type is told in the file's
+/// terms, with an example, for every key; never a Rust type's name.
+#[test]
+fn wrong_types_name_what_the_key_takes() {
+    let top = [
+        ("state_file = 3", "a path"),
+        ("poll = 1", "a duration"),
+        ("state_interval = true", "a duration"),
+        ("power_check = 60", "a duration"),
+        ("diskstats = []", "a path"),
+        ("sysfs = 1", "a path"),
+        ("metrics = \"127.0.0.1:9977\"", "[metrics]"),
+        ("hook_timeout = 10", "a duration"),
+        ("activity_log = \"yes\"", "true or false"),
+        ("activity_dir = 1", "a path"),
+        ("activity_retention = 7", "a duration"),
+        ("activity_max_mb = \"64\"", "whole number"),
+        ("hdparm = 1", "absolute path"),
+        ("on_spindown = \"/bin/true\"", "list of strings"),
+        ("on_wake = 1", "list of strings"),
+        ("disk = \"sdb\"", "[[disk]]"),
+        ("[metrics]\nlisten = 9733", "an address"),
+        ("[metrics]\ntextfile = 1", "a path"),
+    ];
+    let disk = [
+        ("device = 1", "a kernel name"),
+        ("network = 2", "network spec"),
+        ("task = 1", "standby"),
+        ("policy = 1", "stop policy"),
+        ("preset = 1", "drive preset"),
+        ("backend = 1", "ata16"),
+        ("max_spindowns_per_day = \"24\"", "whole number"),
+        ("command = \"/bin/sleep 1\"", "list of strings"),
+        ("interval = 24", "a duration"),
+        ("best_effort = \"half\"", "between 0 and 1"),
+        ("assume_idle = 30", "a duration"),
+        ("on_spinup = \"x\"", "list of strings"),
+        ("job = 1", "[[disk.job]]"),
+    ];
+    let cases = top
+        .iter()
+        .map(|(t, w)| (t.to_string(), *w))
+        .chain(disk.iter().map(|(t, w)| {
+            (
+                format!("[[disk]]\ndevice = \"sdb\"\n{t}")
+                    .replace("device = \"sdb\"\ndevice = 1", "device = 1"),
+                *w,
+            )
+        }));
+    for (text, want) in cases {
+        let e = err(&text);
+        let m = e.to_string();
+        assert!(m.contains(want) && m.contains("e.g."), "{text}: {m}");
+        for internal in ["Raw", "struct", "i64", "f64", "sequence"] {
+            assert!(!m.contains(internal), "{text}: {m}");
+        }
+        assert!(e.key.is_some(), "{text}: {m}");
+    }
+}
