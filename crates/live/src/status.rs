@@ -189,8 +189,25 @@ pub struct NodeGauge {
     pub node: String,
     /// The gauge (`timeout_s`, a share node's weights, …).
     pub name: String,
-    /// Its value.
-    pub value: f64,
+    /// Its value; `null` when it is "never" or "none yet" (a node reports
+    /// those as an infinite or enormous number: `f64::MAX`), with `never`.
+    pub value: Option<f64>,
+    /// The value stands for "never" / "none yet" (only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub never: bool,
+}
+
+impl NodeGauge {
+    /// A gauge from a metric's value: beyond 1e300 or not finite is never.
+    pub fn new(node: &str, name: &str, value: f64) -> NodeGauge {
+        let never = !value.is_finite() || value.abs() >= 1e300;
+        NodeGauge {
+            node: node.to_string(),
+            name: name.to_string(),
+            value: (!never).then_some(value),
+            never,
+        }
+    }
 }
 
 /// One disk's status.
@@ -547,10 +564,12 @@ pub fn combine(
                 nodes: samples
                     .iter()
                     .filter(|s| s.name == "lull_node_gauge" && s.label("disk") == Some(key))
-                    .map(|s| NodeGauge {
-                        node: s.label("node").unwrap_or("").to_string(),
-                        name: s.label("name").unwrap_or("").to_string(),
-                        value: s.value,
+                    .map(|s| {
+                        NodeGauge::new(
+                            s.label("node").unwrap_or(""),
+                            s.label("name").unwrap_or(""),
+                            s.value,
+                        )
                     })
                     .collect(),
                 wakeups,
@@ -565,6 +584,22 @@ pub fn combine(
             }
         })
         .collect()
+}
+
+/// `v` with `digits` significant digits, without trailing zeros
+/// (`0.12191474762754606` → `0.1219`, `3` → `3`).
+fn significant(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 fn secs(s: f64) -> String {
@@ -635,13 +670,17 @@ pub fn render_text(st: &Status) -> String {
             let _ = write!(out, ", errors {}", d.errors);
         }
         for g in &d.nodes {
-            if g.name.ends_with("_s") {
-                let _ = write!(out, "; {} {} {}", g.node, g.name, secs(g.value));
-            } else if g.value.abs() >= 1e9 {
-                // A node's "none yet" (`f64::MAX`) is not 309 digits long.
-                let _ = write!(out, "; {} {} {:.3e}", g.node, g.name, g.value);
-            } else {
-                let _ = write!(out, "; {} {} {}", g.node, g.name, g.value);
+            match g.value {
+                None => {
+                    let _ = write!(out, "; {} {} never", g.node, g.name);
+                }
+                Some(v) if g.name.ends_with("_s") => {
+                    let _ = write!(out, "; {} {} {}", g.node, g.name, secs(v));
+                }
+                Some(v) => {
+                    // Rounded to what matters: four significant digits.
+                    let _ = write!(out, "; {} {} {}", g.node, g.name, significant(v, 4));
+                }
             }
         }
         if !d.wakeups.is_empty() {
@@ -862,7 +901,15 @@ lull_dry_run 0
         assert_eq!(a.last_wake_by, ["smbd", "rsync?"]);
         // Half a token short at 12 a day: 1 h.
         assert!((w.next_in_s.unwrap() - 3600.0).abs() < 1e-6, "{w:?}");
-        assert_eq!(a.nodes[0].value, 42.5);
+        assert_eq!(a.nodes[0].value, Some(42.5));
+        // "Never" is null in JSON and a word in the text.
+        let g = NodeGauge::new("n0", "margin", f64::MAX);
+        assert_eq!((g.value, g.never), (None, true));
+        let json = serde_json::to_value(&g).unwrap();
+        assert!(json["value"].is_null() && json["never"] == true, "{json}");
+        assert_eq!(significant(0.12191474762754606, 4), "0.1219");
+        assert_eq!(significant(3.0, 4), "3");
+        assert_eq!(significant(1234.5678, 4), "1235");
         assert_eq!(a.wakeups["smbd"], 3);
         let b = &disks[1];
         assert_eq!((b.disk.as_str(), b.power.as_str()), ("sdb", "absent"));
