@@ -18,6 +18,8 @@ fn num(v: Option<f64>) -> String {
         Some(v) if !v.is_finite() => format!("{v}"),
         Some(v) if v.abs() >= 1e5 => format!("{v:.3e}"),
         Some(v) if v.abs() >= 100.0 => format!("{v:.1}"),
+        // A value that rounds to zero prints as 0.000, not -0.000.
+        Some(v) if v.abs() < 0.0005 => format!("{:.3}", 0.0),
         Some(v) => format!("{v:.3}"),
     }
 }
