@@ -454,6 +454,19 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             }
         }
     }
+    if let Some(g) = raw_mean(rows, best.policy, GAIN) {
+        let _ = write!(
+            out,
+            " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, it captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
+        );
+        if let Some(auto) = summaries
+            .iter()
+            .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+            && let Some(a) = raw_mean(rows, auto.policy, GAIN)
+        {
+            let _ = write!(out, " `auto` captures {a:.2}.");
+        }
+    }
     let worse = ranked.iter().filter(|s| s.worse > 0).count();
     if worse > 0 {
         let _ = write!(
