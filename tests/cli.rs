@@ -520,3 +520,23 @@ fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
     }
     assert!(seen >= 5, "only {seen} blktrace samples");
 }
+
+/// A parameter out of its range says the range as a person reads it:
+/// "greater than 0", not `f64::MIN_POSITIVE` written out (issue 36).
+#[test]
+fn a_range_error_is_short_and_plain() {
+    let o = lull(&[
+        "replay",
+        "--net",
+        "share(eta=-1)",
+        "--workload",
+        "workstation",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("parameter `eta`: -1 must be greater than 0 and at most 1000"),
+        "{e}"
+    );
+    assert!(e.len() < 200, "{e}");
+}

@@ -463,15 +463,21 @@ impl Params {
             v => Err(ParamError::new(name, format!("{v} is not a number"))),
         }
     }
-    /// A real number in `[lo, hi]`.
+    /// A real number in `[lo, hi]` (`lo = f64::MIN_POSITIVE`: greater
+    /// than zero, said so in the error rather than as 300 digits).
     pub fn float_in(&self, name: &str, lo: f64, hi: f64) -> Result<f64, ParamError> {
         let x = self.float(name)?;
         if x >= lo && x <= hi {
             Ok(x)
+        } else if lo == f64::MIN_POSITIVE {
+            Err(ParamError::new(
+                name,
+                format!("{x} must be greater than 0 and at most {}", bound(hi)),
+            ))
         } else {
             Err(ParamError::new(
                 name,
-                format!("{x} is outside [{lo}, {hi}]"),
+                format!("{x} is outside [{}, {}]", bound(lo), bound(hi)),
             ))
         }
     }
@@ -708,5 +714,14 @@ impl Registry {
             .ok_or_else(|| ParamError::new("", format!("unknown component `{name}`")))?;
         let params = Params::resolve_in(&entry.info, args, inputs, self.breakeven)?;
         (entry.factory)(&params)
+    }
+}
+
+/// A range bound as a person reads it: `1000`, `0.5`, `1e-12`, `1e300`.
+fn bound(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() < 1e-4 || x.abs() >= 1e9) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
