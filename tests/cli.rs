@@ -540,3 +540,16 @@ fn a_range_error_is_short_and_plain() {
     );
     assert!(e.len() < 200, "{e}");
 }
+
+/// A network duration with a bad unit says that multiples of B are
+/// accepted too (issue 36).
+#[test]
+fn a_bad_network_duration_names_b_in_its_hint() {
+    let o = lull(&["replay", "--net", "timer(2b)", "--workload", "workstation"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad duration \"2b\"") && e.contains("B, 2B, B/16"),
+        "{e}"
+    );
+}

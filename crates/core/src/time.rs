@@ -213,15 +213,26 @@ pub struct DurationError {
     pub input: String,
     /// What is wrong with it.
     pub reason: &'static str,
+    /// Where it was read, durations relative to the break-even time B are
+    /// accepted too (a network's parameters): the hint says so.
+    pub relative: bool,
 }
 
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h, d; e.g. 100ms)",
-            self.input, self.reason
-        )
+        if self.relative {
+            write!(
+                f,
+                "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h, d, e.g. 100ms; or a multiple of the break-even time: B, 2B, B/16)",
+                self.input, self.reason
+            )
+        } else {
+            write!(
+                f,
+                "bad duration {:?}: {} (write a number and a unit: ns, us, ms, s, m, h, d; e.g. 100ms)",
+                self.input, self.reason
+            )
+        }
     }
 }
 
@@ -237,6 +248,7 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     let err = |reason| DurationError {
         input: text.to_string(),
         reason,
+        relative: false,
     };
     let s = text.trim();
     if s.is_empty() {
@@ -296,11 +308,15 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
 pub fn parse_duration_in(text: &str, breakeven: Option<Nanos>) -> Result<Nanos, DurationError> {
     let s = text.trim();
     let Some(at) = s.find('B') else {
-        return parse_duration(text);
+        return parse_duration(text).map_err(|e| DurationError {
+            relative: true,
+            ..e
+        });
     };
     let err = |reason| DurationError {
         input: text.to_string(),
         reason,
+        relative: true,
     };
     let factor = |t: &str| -> Result<f64, DurationError> {
         let t = t.trim();
