@@ -553,3 +553,22 @@ fn a_bad_network_duration_names_b_in_its_hint() {
         "{e}"
     );
 }
+
+/// A named network used as a part says what it is (issue 36).
+#[test]
+fn a_named_network_inside_a_composition_is_explained() {
+    let o = lull(&[
+        "replay",
+        "--net",
+        "auto + fixed(10s)",
+        "--workload",
+        "workstation",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("`auto`") && e.contains("is a whole network"),
+        "{e}"
+    );
+    assert!(!e.contains("unknown component"), "{e}");
+}

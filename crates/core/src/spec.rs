@@ -709,6 +709,19 @@ impl NetworkSpec {
             };
             let want = |c: &ComponentSpec, role: Role| -> Result<(), NetworkError> {
                 match registry.info(&c.name) {
+                    // A named network used as a part: say what it is and
+                    // how it is written.
+                    None if registry.expand_network(&c.name).is_some() => {
+                        Err(NetworkError::component(
+                            &n.name,
+                            c.pos,
+                            &c.name,
+                            format!(
+                                "is a whole network, not a {role}: write it alone (`{}`), or compose its parts",
+                                c.name
+                            ),
+                        ))
+                    }
                     None => Err(NetworkError::component(
                         &n.name,
                         c.pos,
