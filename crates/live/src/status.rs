@@ -651,17 +651,25 @@ pub fn render_text(st: &Status) -> String {
         }
         let _ = write!(out, "; spin-downs {}", d.spindowns);
         if let Some(w) = &d.wear {
+            // The daily budget and the burst the bucket allows, each named.
             let _ = write!(
                 out,
-                " (budget {}/day: {} in 24h, {:.1} of {} left",
-                w.per_day, w.spent_24h, w.tokens, w.capacity
+                " (wear budget {}/day: {} used in the last 24 h; ",
+                w.per_day, w.spent_24h
             );
+            let now = w.tokens.floor() as u64;
             match w.next_in_s {
-                Some(n) if n > 0.0 => {
-                    let _ = write!(out, ", next in {}", secs(n));
+                None => out.push_str("none allowed: the budget is 0"),
+                Some(_) if now >= 1 => {
+                    let _ = write!(
+                        out,
+                        "{now} more allowed now, bursts of up to {}",
+                        w.capacity
+                    );
                 }
-                None => out.push_str(", never"),
-                _ => {}
+                Some(n) => {
+                    let _ = write!(out, "none allowed now, the next in {}", secs(n));
+                }
             }
             out.push(')');
         }
@@ -942,5 +950,133 @@ lull_dry_run 0
         assert!(!is_change("spun up by something else", true));
         assert!(!is_change("standby done (sgio)", false));
         assert!(!is_change("skip standby: wear budget", true));
+    }
+
+    /// The text status of a scripted scene, pinned as a whole (issue 31,
+    /// item 4): a change of layout shows in review as a change of
+    /// `tests/data/status.txt` (`LULL_BLESS=1` writes it anew, for a
+    /// change that is meant).
+    #[test]
+    fn the_text_status_of_a_scripted_scene_is_pinned() {
+        use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
+        use lull_core::time::Nanos;
+        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
+        let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        let s = Nanos::from_secs;
+        sh.feed(&Record::Session(Session {
+            clock: s(1_800_000_000),
+            ..Session::default()
+        }));
+        let mut t = 1;
+        sh.feed(&Record::Poll(Poll {
+            t0: s(t),
+            t: s(t),
+            kind: PollKind::Baseline,
+            ..Poll::default()
+        }));
+        // Gaps of 30 s to 40 min, a standby in each long one.
+        for gap in [30, 600, 90, 2400, 45, 1200, 300] {
+            if gap > 200 {
+                sh.feed(&Record::Standby(s(t + 150)));
+            }
+            t += gap;
+            sh.feed(&Record::Poll(Poll {
+                t0: s(t - 1),
+                t: s(t),
+                counts: Counts {
+                    reads: 4,
+                    sectors: 32,
+                    io_ms: 8,
+                    ..Counts::default()
+                },
+                ..Poll::default()
+            }));
+        }
+        sh.settle();
+        let st = Status {
+            config: "/etc/lull.toml".into(),
+            metrics: Some("http://127.0.0.1:9733/metrics".into()),
+            state_file: "/var/lib/lull/state.json".into(),
+            dry_run: Some(false),
+            now_unix: 1_800_005_000,
+            disks: vec![
+                DiskStatus {
+                    disk: "/dev/disk/by-id/ata-WDC_WD40EFRX-X".into(),
+                    kernel_name: "sdb".into(),
+                    task: Some("standby".into()),
+                    power: "standby".into(),
+                    since_unix: Some(1_800_004_000),
+                    since_exact: true,
+                    task_running: Some(true),
+                    last_decision: "standby done (ATA PASS-THROUGH (16) STANDBY IMMEDIATE)".into(),
+                    spindowns: 4,
+                    spinups: 3,
+                    foreign_spinups: 0,
+                    errors: 0,
+                    task_starts: 5,
+                    standby_s: 3456.0,
+                    wear: Some(WearStatus {
+                        per_day: 24,
+                        spent_24h: 4,
+                        tokens: 3.25,
+                        capacity: 4.0,
+                        next_in_s: Some(0.0),
+                    }),
+                    nodes: vec![
+                        NodeGauge::new("n0", "p_long", 0.12191474762754606),
+                        NodeGauge::new("n0", "margin", f64::MAX),
+                        NodeGauge::new("n0", "fallback_timeout_s", 110.25),
+                    ],
+                    wakeups: [("smbd".to_string(), 2u64), ("unknown".to_string(), 1)]
+                        .into_iter()
+                        .collect(),
+                    last_wake_unix: Some(1_800_003_900),
+                    last_wake_cause: Some("spinup".into()),
+                    last_wake_by: vec!["smbd".into()],
+                    preset: Some("wd-red-plus".into()),
+                    preset_source: Some("identified".into()),
+                    breakeven_s: Some(72.413793103),
+                    left_alone: None,
+                    shadow: Some(sh.report()),
+                },
+                DiskStatus {
+                    disk: "nvme0n1".into(),
+                    kernel_name: "nvme0n1".into(),
+                    task: Some("flush".into()),
+                    power: "active".into(),
+                    since_unix: Some(1_800_004_990),
+                    since_exact: false,
+                    task_running: Some(false),
+                    last_decision: "flush done (1 file systems)".into(),
+                    spindowns: 0,
+                    spinups: 0,
+                    foreign_spinups: 0,
+                    errors: 1,
+                    task_starts: 12,
+                    standby_s: 0.0,
+                    wear: None,
+                    nodes: vec![NodeGauge::new("n0", "timeout_s", 5.0)],
+                    wakeups: BTreeMap::new(),
+                    last_wake_unix: None,
+                    last_wake_cause: None,
+                    last_wake_by: Vec::new(),
+                    preset: None,
+                    preset_source: None,
+                    breakeven_s: None,
+                    left_alone: None,
+                    shadow: None,
+                },
+            ],
+        };
+        let text = render_text(&st);
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/status.txt");
+        if std::env::var_os("LULL_BLESS").is_some() {
+            std::fs::write(&golden, &text).unwrap();
+        }
+        let want = std::fs::read_to_string(&golden).expect("tests/data/status.txt");
+        assert_eq!(
+            text, want,
+            "the text status changed; LULL_BLESS=1 to accept"
+        );
     }
 }

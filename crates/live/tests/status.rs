@@ -202,8 +202,12 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
     assert!(db["shadow"].is_null(), "a flush disk has no shadow: {s}");
     let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
     assert!(la.contains(": active for at least "), "{la}");
-    assert!(la.contains("spin-downs 0 (budget 24/day: "), "{la}");
-    assert!(la.contains(" of 4 left)"), "{la}");
+    assert!(la.contains("spin-downs 0 (wear budget 24/day: "), "{la}");
+    assert!(la.contains("used in the last 24 h; "), "{la}");
+    assert!(
+        la.contains("bursts of up to 4)") || la.contains("none allowed now, the next in "),
+        "{la}"
+    );
     assert!(la.contains("errors "), "{la}");
     let lb = text.lines().find(|l| l.starts_with(b.name())).unwrap();
     assert!(lb.contains("timeout_s"), "{lb}");
