@@ -586,6 +586,41 @@ pub fn combine(
         .collect()
 }
 
+/// A node's gauge in words (`p_long 0.1219` → "chance the idle period is
+/// long 12 %"; `fallback_timeout_s 110` → "fallback timeout 1m 50s"); a
+/// gauge lull has no words for keeps its name, its value rounded to what
+/// matters. `None` is "never" / "none yet".
+fn human_gauge(name: &str, value: Option<f64>) -> String {
+    let (prefix, base) = match name.strip_prefix("fallback_") {
+        Some(rest) => ("fallback ", rest),
+        None => ("", name),
+    };
+    let Some(v) = value else {
+        return format!(
+            "{prefix}{} none yet",
+            base.trim_end_matches("_s").replace('_', " ")
+        );
+    };
+    let pct = |v: f64| format!("{} %", significant(100.0 * v, 2));
+    let words = match base {
+        "p_long" => format!("chance the idle period is long {}", pct(v)),
+        "margin" => format!("learned margin {}", significant(v, 3)),
+        "at_once" => format!("acted at once {}×", v.round()),
+        "at_once_right" => format!("rightly {}×", v.round()),
+        "timeout_s" => format!("timeout {}", secs(v)),
+        "leader_timeout_s" => format!("leading expert's timeout {}", secs(v)),
+        "leader_weight" => format!("leading expert's weight {}", pct(v)),
+        "periods" => format!("learned from {} idle periods", v.round()),
+        "estimate_s" => format!("estimate {}", secs(v)),
+        "interval_s" => format!("interval {}", secs(v)),
+        b if b.ends_with("_s") => {
+            format!("{} {}", b.trim_end_matches("_s").replace('_', " "), secs(v))
+        }
+        b => format!("{} {}", b.replace('_', " "), significant(v, 4)),
+    };
+    format!("{prefix}{words}")
+}
+
 /// `v` with `digits` significant digits, without trailing zeros
 /// (`0.12191474762754606` → `0.1219`, `3` → `3`).
 fn significant(v: f64, digits: i32) -> String {
@@ -677,19 +712,16 @@ pub fn render_text(st: &Status) -> String {
         if d.errors > 0 {
             let _ = write!(out, ", errors {}", d.errors);
         }
+        // What the network has learned, in words, one group per node.
+        let mut node: Option<&str> = None;
         for g in &d.nodes {
-            match g.value {
-                None => {
-                    let _ = write!(out, "; {} {} never", g.node, g.name);
-                }
-                Some(v) if g.name.ends_with("_s") => {
-                    let _ = write!(out, "; {} {} {}", g.node, g.name, secs(v));
-                }
-                Some(v) => {
-                    // Rounded to what matters: four significant digits.
-                    let _ = write!(out, "; {} {} {}", g.node, g.name, significant(v, 4));
-                }
+            if node != Some(g.node.as_str()) {
+                let _ = write!(out, "; {}: ", g.node);
+                node = Some(g.node.as_str());
+            } else {
+                out.push_str(", ");
             }
+            out.push_str(&human_gauge(&g.name, g.value));
         }
         if !d.wakeups.is_empty() {
             let mut w: Vec<_> = d.wakeups.iter().collect();
