@@ -969,9 +969,9 @@ lull_dry_run 0
         for want in [
             "standby for 1m 30s",
             "(sda)",
-            "spin-downs 5 (budget 12/day: 2 in 24h, 0.5 of 2 left, next in 1h)",
+            "spin-downs 5 (wear budget 12/day: 2 used in the last 24 h; none allowed now, the next in 1h)",
             "last wake 30s ago (spinup: smbd, rsync?)",
-            "adaptive-timer timeout_s 42.5s",
+            "adaptive-timer: timeout 42.5s",
             "woken by smbd 3, unknown 1",
         ] {
             assert!(first.contains(want), "{want:?} in {first}");
@@ -988,8 +988,8 @@ lull_dry_run 0
     /// item 4): a change of layout shows in review as a change of
     /// `tests/data/status.txt` (`LULL_BLESS=1` writes it anew, for a
     /// change that is meant).
-    #[test]
-    fn the_text_status_of_a_scripted_scene_is_pinned() {
+    /// A scripted scene: a standby disk with a shadow, a flush disk.
+    fn scene() -> Status {
         use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
         use lull_core::time::Nanos;
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
@@ -1100,7 +1100,12 @@ lull_dry_run 0
                 },
             ],
         };
-        let text = render_text(&st);
+        st
+    }
+
+    #[test]
+    fn the_text_status_of_a_scripted_scene_is_pinned() {
+        let text = render_text(&scene());
         let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/status.txt");
         if std::env::var_os("LULL_BLESS").is_some() {
             std::fs::write(&golden, &text).unwrap();
@@ -1110,5 +1115,92 @@ lull_dry_run 0
             text, want,
             "the text status changed; LULL_BLESS=1 to accept"
         );
+    }
+
+    /// `lull status --format json` keeps to the schema in
+    /// `docs/status.schema.json` (issue 31, item 2): every key documented,
+    /// no key the schema does not know, each of its type.
+    #[test]
+    fn the_json_status_keeps_to_its_schema() {
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../docs/status.schema.json"),
+            )
+            .expect("docs/status.schema.json"),
+        )
+        .expect("the schema is JSON");
+        let json = serde_json::to_value(scene()).unwrap();
+        let mut errors = Vec::new();
+        validate(&schema, &json, "$", &mut errors);
+        assert!(errors.is_empty(), "{errors:#?}");
+        // And the check can fail: a key the schema does not know.
+        let mut bad = json.clone();
+        bad["disks"][0]["surprise"] = serde_json::json!(1);
+        bad["now_unix"] = serde_json::json!("soon");
+        let mut errors = Vec::new();
+        validate(&schema, &bad, "$", &mut errors);
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+    }
+
+    /// A JSON Schema subset: `type` (a name or a list), `properties`,
+    /// `required`, `additionalProperties: false`, `items`.
+    fn validate(
+        schema: &serde_json::Value,
+        v: &serde_json::Value,
+        at: &str,
+        errors: &mut Vec<String>,
+    ) {
+        use serde_json::Value;
+        if let Some(t) = schema.get("type") {
+            let types: Vec<&str> = match t {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            let ok = types.iter().any(|t| match *t {
+                "object" => v.is_object(),
+                "array" => v.is_array(),
+                "string" => v.is_string(),
+                "number" => v.is_number(),
+                "integer" => v.is_u64() || v.is_i64(),
+                "boolean" => v.is_boolean(),
+                "null" => v.is_null(),
+                _ => false,
+            });
+            if !ok {
+                errors.push(format!("{at}: {v} is not {types:?}"));
+                return;
+            }
+        }
+        if let (Some(props), Some(obj)) = (
+            schema.get("properties").and_then(Value::as_object),
+            v.as_object(),
+        ) {
+            for r in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(k) = r.as_str().filter(|k| !obj.contains_key(*k)) {
+                    errors.push(format!("{at}: `{k}` is missing"));
+                }
+            }
+            for (k, val) in obj {
+                match props.get(k) {
+                    Some(sub) => validate(sub, val, &format!("{at}.{k}"), errors),
+                    None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                        errors.push(format!("{at}: `{k}` is not in the schema"))
+                    }
+                    None => {}
+                }
+            }
+        }
+        if let (Some(items), Some(arr)) = (schema.get("items"), v.as_array()) {
+            for (i, x) in arr.iter().enumerate() {
+                validate(items, x, &format!("{at}[{i}]"), errors);
+            }
+        }
     }
 }
