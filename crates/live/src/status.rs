@@ -1025,7 +1025,7 @@ lull_dry_run 0
             }));
         }
         sh.settle();
-        let st = Status {
+        Status {
             config: "/etc/lull.toml".into(),
             metrics: Some("http://127.0.0.1:9733/metrics".into()),
             state_file: "/var/lib/lull/state.json".into(),
@@ -1099,8 +1099,7 @@ lull_dry_run 0
                     shadow: None,
                 },
             ],
-        };
-        st
+        }
     }
 
     #[test]
