@@ -1,18 +1,10 @@
 //! The `lull` binary on real files: output keys, exit codes and messages.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn lull(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .output()
-        .expect("run lull")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{lull, stderr};
 
 const HEADER: &str = "arrival_ns,completion_ns,op,sector,bytes,device\n";
 

@@ -3,29 +3,16 @@
 //! `[[disk]]` table the daemon accepts, damage is an input error.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use lull_blktrace_replay::activity::lull_activity::record::header;
 use lull_blktrace_replay::activity::lull_activity::{Counts, Poll, PollKind, Record, Session};
 use lull_core::time::Nanos;
 
+mod common;
+use common::{lull, stderr, stdout};
+
 const S: u64 = 1_000_000_000;
 const KEY: &str = "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-TEST";
-
-fn lull(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(args)
-        .output()
-        .expect("run lull")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn session() -> Session {
     Session {
