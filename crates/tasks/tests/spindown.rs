@@ -295,6 +295,16 @@ fn best_fixed(reqs: &[Request], model: &PowerModel) -> BestFixed {
     )
 }
 
+/// Requests leaving gaps of 1 s, 5 s and 20 s, 26.4 s in all.
+fn three_gaps() -> [Request; 4] {
+    [
+        req(0, 100),
+        req(1100, 1200),
+        req(6200, 6300),
+        req(26_300, 26_400),
+    ]
+}
+
 #[test]
 fn best_fixed_timeout_by_hand() {
     // Gaps of 1 s, 5 s and 20 s on the paper drive (B = 3 s, saving 1.2 W
@@ -302,12 +312,7 @@ fn best_fixed_timeout_by_hand() {
     // saves 1.2·26 − 3·3.6 = 20.4 J; t just above 1 s fires 5 s and 20 s:
     // 1.2·(25 − 2) − 7.2 = 20.4 J (a tie, minus 2.4 ns of sleep); just
     // above 5 s fires 20 s only: 1.2·15 − 3.6 = 14.4 J.
-    let reqs = [
-        req(0, 100),
-        req(1100, 1200),
-        req(6200, 6300),
-        req(26_300, 26_400),
-    ];
+    let reqs = three_gaps();
     let model = PowerModel::paper();
     let b = best_fixed(&reqs, &model);
     let base = 1.6 * 26.4;
@@ -375,12 +380,7 @@ fn the_clairvoyant_per_window_timer_by_hand() {
     // slept whole: 1.2·20 − 3.6 = 20.4 J. The best single timeout over
     // both is 0 or just above 1 s (20.4 J, by hand above): the
     // clairvoyant saves 21.6 J.
-    let reqs = [
-        req(0, 100),
-        req(1100, 1200),
-        req(6200, 6300),
-        req(26_300, 26_400),
-    ];
+    let reqs = three_gaps();
     let model = PowerModel::paper();
     let c = clairvoyant(&reqs, &model, Nanos::from_secs(10));
     let base = 1.6 * 26.4;
