@@ -291,11 +291,20 @@ impl DiskController {
     /// activity log, read by the shell at start), so its windows span
     /// restarts. Call it before the first poll.
     pub fn restore(&mut self, records: impl IntoIterator<Item = Record>) {
+        for r in records {
+            self.restore_record(&r);
+        }
         if let Some(s) = self.shadow.as_mut() {
-            for r in records {
-                s.feed(&r);
-            }
             s.settle();
+        }
+    }
+
+    /// [`DiskController::restore`] one record at a time, for a caller
+    /// that streams the log (call `restore` with nothing at the end, to
+    /// book what the last record left pending).
+    pub fn restore_record(&mut self, record: &Record) {
+        if let Some(s) = self.shadow.as_mut() {
+            s.feed(record);
         }
     }
 

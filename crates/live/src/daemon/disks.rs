@@ -226,10 +226,10 @@ impl Daemon {
         };
         let activity = &self.cfg.activity;
         if activity.enabled && ctl.has_shadow() {
-            let mut past = Vec::new();
-            let n = crate::activity::read_back(activity, &r.key, |rec| past.push(rec));
+            // Streamed: a segment at a time, never the whole log in memory.
+            let n = crate::activity::read_back(activity, &r.key, |rec| ctl.restore_record(&rec));
+            ctl.restore(std::iter::empty());
             if n > 0 {
-                ctl.restore(past);
                 debug!(
                     "disk {}: shadow evaluation resumed from {n} activity records",
                     r.key
