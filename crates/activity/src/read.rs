@@ -19,7 +19,7 @@ use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
 
 use crate::poll::Piece;
-use crate::record::{FrameError, HEADER_LEN, MAGIC, Record, Session, decode};
+use crate::record::{FrameError, HEADER_LEN, MAGIC, Record, Session, decode, frame_extent};
 
 /// The extension of segment files.
 pub const EXTENSION: &str = "lact";
@@ -137,17 +137,7 @@ pub fn parse_segment(
 /// Whether the damaged frame at the start of `rest` claims to run to the
 /// end of the bytes (or past it): then it was the last one written.
 fn reaches_end(rest: &[u8]) -> bool {
-    let mut len: u64 = 0;
-    let mut at = 1;
-    for shift in (0..35).step_by(7) {
-        let Some(&b) = rest.get(at) else { return true };
-        at += 1;
-        len |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return (at as u64).saturating_add(len).saturating_add(4) >= rest.len() as u64;
-        }
-    }
-    false
+    frame_extent(rest).is_none_or(|n| n >= rest.len() as u64)
 }
 
 /// One daemon run's records of a disk (possibly spread over segments).

@@ -333,6 +333,18 @@ impl Fields<'_> {
 /// anything longer is damage, not data).
 const MAX_PAYLOAD: u64 = 1 << 20;
 
+/// How many bytes the frame at the start of `b` claims to take (kind,
+/// length, payload and CRC), whatever its content; `None` when the bytes
+/// end inside its length field.
+pub(crate) fn frame_extent(b: &[u8]) -> Option<u64> {
+    let mut head = Fields { b, at: 1 };
+    match head.int("record length") {
+        Ok(len) => Some((head.at as u64).saturating_add(len).saturating_add(4)),
+        Err(_) if head.at >= b.len() => None,
+        Err(_) => Some(u64::MAX),
+    }
+}
+
 /// Decodes the frame at the start of `b`: the record (`None` for a kind
 /// this version does not know) and the frame's length.
 pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
