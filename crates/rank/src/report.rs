@@ -68,20 +68,12 @@ pub fn raw_mean(rows: &[Row], policy: usize, m: &str) -> Option<f64> {
 /// network `policy` (spindown rows carrying `best_fixed_energy_j`); `None`
 /// when there are none or the best fixed timer is optimal everywhere.
 pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
-    let (mut excess, mut room) = (0.0, 0.0);
-    let mut any = false;
-    for r in rows.iter().filter(|r| r.network_index == policy) {
-        if let (Some(e), Some(o), Some(b)) = (
-            r.measure("energy_j"),
-            r.measure("oracle_energy_j"),
-            r.measure("best_fixed_energy_j"),
-        ) {
-            excess += e - o;
-            room += b - o;
-            any = true;
-        }
-    }
-    (any && room > 0.0).then(|| excess / room)
+    pooled(
+        rows,
+        policy,
+        ["energy_j", "oracle_energy_j", "best_fixed_energy_j"],
+        |[e, o, b]| (e - o, b - o),
+    )
 }
 
 /// `Σ (best fixed − energy) / Σ (best fixed − clairvoyant)` over the
@@ -91,20 +83,42 @@ pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
 /// not blow the mean up. `None` when there are none or the clairvoyant
 /// adds nothing anywhere.
 pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
-    let (mut gained, mut room) = (0.0, 0.0);
+    pooled(
+        rows,
+        policy,
+        [
+            "energy_j",
+            "best_fixed_energy_j",
+            "window_clairvoyant_energy_j",
+        ],
+        |[e, b, c]| (b - e, b - c),
+    )
+}
+
+/// `Σ numerator / Σ room` over the rows of network `policy` that carry the
+/// three `measures`, `part` giving each row's (numerator, room); `None`
+/// when no row does or the room is not positive.
+fn pooled(
+    rows: &[Row],
+    policy: usize,
+    measures: [&str; 3],
+    part: impl Fn([f64; 3]) -> (f64, f64),
+) -> Option<f64> {
+    let (mut sum, mut room) = (0.0, 0.0);
     let mut any = false;
     for r in rows.iter().filter(|r| r.network_index == policy) {
-        if let (Some(e), Some(b), Some(c)) = (
-            r.measure("energy_j"),
-            r.measure("best_fixed_energy_j"),
-            r.measure("window_clairvoyant_energy_j"),
+        if let (Some(a), Some(b), Some(c)) = (
+            r.measure(measures[0]),
+            r.measure(measures[1]),
+            r.measure(measures[2]),
         ) {
-            gained += b - e;
-            room += b - c;
+            let (n, d) = part([a, b, c]);
+            sum += n;
+            room += d;
             any = true;
         }
     }
-    (any && room > 0.0).then(|| gained / room)
+    (any && room > 0.0).then(|| sum / room)
 }
 
 fn spec_of(rows: &[Row], policy: usize) -> Option<&Row> {
