@@ -167,6 +167,18 @@ impl PowerModel {
         self.p_spinup * self.t_spinup
     }
 
+    /// The spec that parses back to this model ([`FromStr`]): its preset's
+    /// name when it is that preset as is, else its five figures.
+    pub fn spec(&self) -> String {
+        if PowerModel::preset(&self.name).is_some_and(|q| q == *self) {
+            return self.name.clone();
+        }
+        format!(
+            "p_active={},p_sleep={},p_spinup={},t_spinup={},t_spindown={}",
+            self.p_active, self.p_sleep, self.p_spinup, self.t_spinup, self.t_spindown
+        )
+    }
+
     /// Break-even time in seconds: `p_spinup·t_spinup / (p_active − p_sleep)`.
     /// A sleep longer than this saves energy.
     pub fn break_even(&self) -> f64 {
@@ -322,6 +334,30 @@ impl FromStr for PowerModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spec_parses_back_to_the_model() {
+        let red = PowerModel::preset("wd-red-plus").unwrap();
+        assert_eq!(red.spec(), "wd-red-plus");
+        let custom: PowerModel = "wd-red-plus,p_sleep=0.5".parse().unwrap();
+        let back: PowerModel = custom.spec().parse().unwrap();
+        assert_eq!(
+            (
+                back.p_active,
+                back.p_sleep,
+                back.p_spinup,
+                back.t_spinup,
+                back.t_spindown
+            ),
+            (
+                custom.p_active,
+                0.5,
+                custom.p_spinup,
+                custom.t_spinup,
+                custom.t_spindown
+            )
+        );
+    }
 
     #[test]
     fn paper_break_even_is_three_seconds() {

@@ -281,7 +281,12 @@ impl DiskController {
             poll: self.settings.poll,
             key: self.key.clone(),
             kernel: self.kernel.clone(),
-            drive: self.cfg.power.as_ref().map(power_spec).unwrap_or_default(),
+            drive: self
+                .cfg
+                .power
+                .as_ref()
+                .map(lull_tasks::PowerModel::spec)
+                .unwrap_or_default(),
             task: self.cfg.task.name().to_string(),
             network: self.cfg.network.clone(),
         }
@@ -612,18 +617,6 @@ impl DiskController {
                 .map_or_else(Vec::<JobGauge>::new, |j| j.run.gauges(now)),
         }
     }
-}
-
-/// A drive spec (`preset` syntax) that gives back `p`: its preset's name
-/// when it is one as is, else its five figures.
-pub fn power_spec(p: &lull_tasks::PowerModel) -> String {
-    if lull_tasks::PowerModel::preset(&p.name).is_some_and(|q| q == *p) {
-        return p.name.clone();
-    }
-    format!(
-        "p_active={},p_sleep={},p_spinup={},t_spinup={},t_spindown={}",
-        p.p_active, p.p_sleep, p.p_spinup, p.t_spinup, p.t_spindown
-    )
 }
 
 /// The shadow's last 24 hours in one line (the daily log summary), or
