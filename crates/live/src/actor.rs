@@ -163,6 +163,9 @@ impl Actor {
                 self.report_transport();
                 self.report(match r {
                     Ok(Standby::SpunDown(how)) => Outcome::SpunDown(how),
+                    Ok(Standby::Unconfirmed(how)) => {
+                        Outcome::SpunDown(format!("{how}; the drive still reports itself active"))
+                    }
                     Ok(Standby::Already) => Outcome::AlreadyStandby,
                     Ok(Standby::LeftAlone) => {
                         Outcome::Skipped("standby skipped: no transport reaches the drive".into())

@@ -800,8 +800,9 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         }
         let _ = writeln!(
             out,
-            " ({} idle periods in {} watched)",
+            " ({} idle period{} in {} watched)",
             w.idle_periods,
+            if w.idle_periods == 1 { "" } else { "s" },
             secs(w.observed_s)
         );
     }

@@ -30,6 +30,18 @@
 //! the kernel may not see such a unit attention on a `scsi` disk (the
 //! power state then reads as unknown for that check).
 //!
+//! Every standby sent over SG_IO is read back at once with the same power
+//! check. A drive that accepted the command but still answers *active*
+//! either ignores standby or does not report it (a bridge that answers
+//! REQUEST SENSE with no sense whatever the power condition; QEMU's
+//! emulated ATA and SCSI disks do both, as the guest test shows,
+//! `scripts/guest-test.sh`). The spin-down still counts, as hd-idle would
+//! count it, but the disk's periodic power checks stop
+//! ([`Standby::Unconfirmed`]): each would otherwise read a sleeping disk
+//! as "spun up by something else" and count a spin-up that did not
+//! happen. They resume when a later standby is confirmed, or after a
+//! replug.
+//!
 //! The decision logic ([`probe`], [`check_power`], [`standby`]) talks to
 //! the disk through the [`Link`] trait, so tests drive it with a fake disk
 //! and check that a sleeping one is never sent a waking command.
@@ -488,8 +500,15 @@ pub fn left_alone(backend: Backend, memo: Option<&TransportMemo>) -> bool {
 /// What a standby order did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Standby {
-    /// Spun down, by this command.
+    /// Spun down, by this command (the power check right after it said
+    /// standby, or could not tell).
     SpunDown(String),
+    /// The drive accepted this command, but the power check right after
+    /// it still answers active: the drive or its bridge ignores standby,
+    /// or does not report it (QEMU's emulated disks do both). Counted as
+    /// a spin-down, as hd-idle would; power checks stop for the disk
+    /// ([`Chooser::power`]).
+    Unconfirmed(String),
     /// The power check found it in standby already.
     Already,
     /// No transport reaches it: nothing was sent.
@@ -518,6 +537,10 @@ pub struct Chooser {
     last_error: Option<String>,
     /// A new memo for the state file.
     fresh: Option<TransportMemo>,
+    /// The drive still answered active right after its last standby:
+    /// its power checks tell nothing, so none are sent (until a standby
+    /// is confirmed, or a replug).
+    blind: bool,
 }
 
 impl Chooser {
@@ -554,6 +577,7 @@ impl Chooser {
             refused: Vec::new(),
             last_error: None,
             fresh: None,
+            blind: false,
         }
     }
 
@@ -574,6 +598,7 @@ impl Chooser {
         self.memo = None;
         self.checked = false;
         self.refused.clear();
+        self.blind = false;
     }
 
     /// Runs `f` on a [`Link`] to `dev`, on tokio's blocking pool (an ioctl
@@ -708,8 +733,14 @@ impl Chooser {
     }
 
     /// The power state through the disk's transport, `None` when it gets
-    /// no checks (`hdparm`: a process per check; `none`: left alone).
+    /// no checks (`hdparm`: a process per check; `none`: left alone; a
+    /// drive that still answered active right after its last standby,
+    /// [`Standby::Unconfirmed`]: its answers would count spin-ups that
+    /// did not happen).
     pub async fn power(&mut self, dev: &Path) -> Option<Result<PowerState, String>> {
+        if self.blind {
+            return None;
+        }
         loop {
             let t = match self.transport(dev).await {
                 Err(e) => return Some(Err(e)),
@@ -741,14 +772,17 @@ impl Chooser {
         loop {
             let t = match self.transport(dev).await? {
                 None => {
-                    return self
+                    let r = self
                         .on_device(dev, |l| {
                             if check_power_any(l)? == PowerState::Standby {
-                                return Ok(Standby::Already);
+                                return Ok((Standby::Already, PowerState::Standby));
                             }
-                            standby_any(l).map(|how| Standby::SpunDown(how.to_string()))
+                            let how = standby_any(l)?;
+                            let after = check_power_any(l).unwrap_or(PowerState::Unknown);
+                            Ok((Standby::SpunDown(how.to_string()), after))
                         })
                         .await?;
+                    return r.map(|(s, after)| self.confirm(s, after, "a power check"));
                 }
                 Some(Transport::None) => return Ok(Standby::LeftAlone),
                 Some(Transport::Hdparm) => {
@@ -762,13 +796,17 @@ impl Chooser {
             let r = self
                 .on_device(dev, move |l| {
                     if check_power(t, l)? == PowerState::Standby {
-                        return Ok(Standby::Already);
+                        return Ok((Standby::Already, PowerState::Standby));
                     }
-                    standby(t, l).map(|()| Standby::SpunDown(t.standby_name().into()))
+                    standby(t, l)?;
+                    // Read back at once: STANDBY IMMEDIATE and START STOP
+                    // UNIT return once the spindle stopped.
+                    let after = check_power(t, l).unwrap_or(PowerState::Unknown);
+                    Ok((Standby::SpunDown(t.standby_name().into()), after))
                 })
                 .await?;
             match r {
-                Ok(s) => return Ok(s),
+                Ok((s, after)) => return Ok(self.confirm(s, after, t.check_name())),
                 Err(CmdError::Illegal(m) | CmdError::NotSg(m)) => {
                     if !self.refuse(t, &m) {
                         return Err(m);
@@ -780,6 +818,40 @@ impl Chooser {
     }
 }
 
+impl Chooser {
+    /// What the power check `check` right after a standby said (`after`)
+    /// makes of the standby `s`: a drive still active did not take it,
+    /// or does not say (logged when that starts, and when it ends).
+    fn confirm(&mut self, s: Standby, after: PowerState, check: &str) -> Standby {
+        let Standby::SpunDown(how) = s else {
+            return s;
+        };
+        match after {
+            PowerState::Active => {
+                if !self.blind {
+                    warn!(
+                        "disk {}: the drive accepted {how}, but {check} right after it still answers active: the drive or its bridge ignores standby, or does not report it; power checks are off for this disk until a standby is confirmed or it is replugged (they would count spin-ups that did not happen)",
+                        self.key
+                    );
+                    self.blind = true;
+                }
+                Standby::Unconfirmed(how)
+            }
+            PowerState::Standby => {
+                if self.blind {
+                    info!(
+                        "disk {}: {check} confirms standby now; power checks resume",
+                        self.key
+                    );
+                    self.blind = false;
+                }
+                Standby::SpunDown(how)
+            }
+            PowerState::Unknown => Standby::SpunDown(how),
+        }
+    }
+}
+
 impl std::fmt::Debug for Chooser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chooser")
@@ -787,6 +859,7 @@ impl std::fmt::Debug for Chooser {
             .field("backend", &self.backend)
             .field("memo", &self.memo)
             .field("refused", &self.refused)
+            .field("blind", &self.blind)
             .finish_non_exhaustive()
     }
 }

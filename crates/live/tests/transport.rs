@@ -385,6 +385,9 @@ struct Disk {
     /// The waking commands sent while asleep.
     woken_by: Vec<Vec<u8>>,
     hdparm_standbys: usize,
+    /// It accepts standby commands and stays awake (QEMU's emulated
+    /// disks: `scripts/guest-test.sh`).
+    ignores_standby: bool,
 }
 
 impl Disk {
@@ -400,6 +403,7 @@ impl Disk {
             sent: Vec::new(),
             woken_by: Vec::new(),
             hdparm_standbys: 0,
+            ignores_standby: false,
         }
     }
 }
@@ -486,7 +490,7 @@ impl Link for Fake {
                 ..Reply::default()
             },
             (Some(0xE0), _) => {
-                d.asleep = true;
+                d.asleep = !d.ignores_standby;
                 Reply {
                     ok: true,
                     ..Reply::default()
@@ -506,7 +510,7 @@ impl Link for Fake {
                 }
             }
             (None, 0x1B) if cdb[4] >> 4 == 3 => {
-                d.asleep = true;
+                d.asleep = !d.ignores_standby;
                 Reply {
                     ok: true,
                     ..Reply::default()
@@ -843,6 +847,52 @@ fn a_transport_that_turns_illegal_is_replaced() {
         assert!(e.contains("illegal request"), "{e}");
         assert_eq!(c.take_memo(), None);
     });
+}
+
+#[test]
+fn a_drive_still_active_after_standby_gets_no_more_power_checks() {
+    // QEMU's emulated disks (the guest test, issue 28): STANDBY accepted,
+    // and CHECK POWER MODE / REQUEST SENSE answer active right after.
+    // Periodic checks would count a spin-up for every one of them.
+    for (forms, t) in [
+        ((Works, Works, Works), Transport::Ata16),
+        ((Illegal, Illegal, Works), Transport::Scsi),
+    ] {
+        let mut d = Disk::new(forms.0, forms.1, forms.2);
+        d.ignores_standby = true;
+        let f = Fake::new(d);
+        let (mut c, dev) = chooser(&f, Backend::Auto, "fake-sds", Some((t, "fake-sds")));
+        runtime().block_on(async {
+            assert_eq!(c.power(&dev).await, Some(Ok(PowerState::Active)));
+            let n = f.disk().sent.len();
+            assert_eq!(
+                c.standby(&dev).await,
+                Ok(Standby::Unconfirmed(t.standby_name().into()))
+            );
+            // Check, standby, and the check that read it back.
+            let sent = f.disk().sent[n..].to_vec();
+            assert_eq!(sent.len(), 3, "{t}: {sent:x?}");
+            assert_eq!(sent[0], sent[2], "{t}: read back with the same check");
+            // No more power checks: none sent.
+            let n = f.disk().sent.len();
+            assert_eq!(c.power(&dev).await, None, "{t}");
+            assert_eq!(f.disk().sent.len(), n);
+            // A standby that takes: confirmed, checks resume.
+            f.disk().ignores_standby = false;
+            assert_eq!(
+                c.standby(&dev).await,
+                Ok(Standby::SpunDown(t.standby_name().into()))
+            );
+            assert_eq!(c.power(&dev).await, Some(Ok(PowerState::Standby)));
+            // Ignored again, then replugged: checks resume too.
+            f.disk().asleep = false;
+            f.disk().ignores_standby = true;
+            assert!(matches!(c.standby(&dev).await, Ok(Standby::Unconfirmed(_))));
+            assert_eq!(c.power(&dev).await, None);
+            c.forget();
+            assert_eq!(c.power(&dev).await, Some(Ok(PowerState::Active)));
+        });
+    }
 }
 
 #[test]

@@ -81,7 +81,7 @@ impl DiskController {
         // Refused until an order leaves below.
         self.not_running = true;
         // Formatted only for a decision that names it.
-        let budget_text = || budget.map_or("until busy".to_string(), |b| b.to_string());
+        let budget_text = || budget.map_or("until busy".to_string(), |b| b.approx().to_string());
         match &self.cfg.task {
             TaskConfig::Standby {
                 max_spindowns_per_day,
@@ -168,6 +168,13 @@ impl DiskController {
         budget: Option<Nanos>,
     ) -> Option<String> {
         let key = &self.key;
+        if !self.st.present {
+            // Unplugged: the device node is gone (or is another disk's
+            // soon); the engine's timer ran on while it was away.
+            let why = "skip standby: the disk is not present (unplugged)".to_string();
+            info!("disk {key}: {why}");
+            return Some(why);
+        }
         if let Some(why) = &self.cfg.left_alone {
             // Reported once, when the disk was found.
             debug!("disk {key}: skip standby: {why}");
@@ -183,7 +190,7 @@ impl DiskController {
             let why = format!(
                 "skip standby: it failed {} times in a row; next try in {}",
                 self.failures,
-                at - now.mono
+                (at - now.mono).approx()
             );
             debug!("disk {key}: {why}");
             return Some(why);
@@ -209,7 +216,8 @@ impl DiskController {
             let be = p.break_even();
             if b.as_secs_f64() < be {
                 let why = format!(
-                    "skip standby: predicted idle {b} is below the break-even {be:.1} s of {}",
+                    "skip standby: predicted idle {} is below the break-even {be:.1} s of {}",
+                    b.approx(),
                     p.name
                 );
                 info!("disk {key}: {why}");

@@ -174,7 +174,7 @@ impl DiskController {
                 let text = format!(
                     "disk {}: spun up by something else after {} in standby (CHECK POWER MODE: active, no I/O counted)",
                     self.key,
-                    t - since
+                    (t - since).approx()
                 );
                 self.woke(now, Wake::FOREIGN, text, hooks, witness, out);
                 Some("spun up by something else".into())

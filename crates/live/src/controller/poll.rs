@@ -50,7 +50,15 @@ impl DiskController {
         }
         if o.vanished {
             warn!("disk {} ({}) vanished", self.key, self.kernel);
-            self.standby_since = None;
+            // Whatever it was doing ended: its standby time so far counts,
+            // the idle period is over, and I/O after it comes back is not
+            // a wake from anything lull did.
+            if let Some(since) = self.standby_since.take() {
+                self.st.standby_s += (t - since).as_secs_f64();
+            }
+            self.idle_since = None;
+            self.acted = false;
+            self.dirty = true;
         }
         if o.appeared {
             info!("disk {} ({}) is back", self.key, self.kernel);
@@ -154,7 +162,7 @@ impl DiskController {
             let text = format!(
                 "disk {}: busy again after {} in standby",
                 self.key,
-                t - since
+                (t - since).approx()
             );
             self.woke(now, Wake::SPINUP, text, hooks, witness, out);
             self.dirty = true;

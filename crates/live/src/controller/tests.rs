@@ -367,3 +367,77 @@ fn the_daily_summary_names_every_reference() {
         assert!(line.contains(part), "{part} in {line}");
     }
 }
+
+/// The sample with `sdb` absent (unplugged) at second `s`: another disk's
+/// line only.
+fn run_absent(
+    c: &mut DiskController,
+    registry: &Registry,
+    from: u64,
+    to: u64,
+) -> Vec<(u64, Output)> {
+    let mut all = Vec::new();
+    for s in from..to {
+        let sample = Sample::new(parse("8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n").unwrap());
+        let mut out = Vec::new();
+        let mut cx = Context {
+            registry,
+            witness: &mut NoWitness,
+        };
+        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
+        all.extend(out.into_iter().map(|o| (s, o)));
+    }
+    all
+}
+
+#[test]
+fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
+    // Found by the guest test (issue 28): unplugged while busy, the timer
+    // ran out while it was away and a standby went to a device node that
+    // no longer existed; unplugged in standby, its first I/O after coming
+    // back ran the on_wake hook of an idle period that had ended.
+    let (mut c, r) = controller(
+        "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\non_wake = [\"/bin/true\"]\n",
+    );
+    // Busy until 5, unplugged from 6 to 20: the timer runs out at 10.
+    run(&mut c, &r, 0, 6, busy_then_quiet);
+    let away = run_absent(&mut c, &r, 6, 20);
+    assert_eq!(standby_orders(&away), Vec::<u64>::new());
+    assert!(
+        c.state().last_decision.contains("not present"),
+        "{}",
+        c.state().last_decision
+    );
+    assert!(c.state().spindown_attempts_unix.is_empty());
+    // Back and quiet: spun down after its timeout, as a new disk would be.
+    let back = run(&mut c, &r, 20, 40, |_| 100);
+    assert_eq!(standby_orders(&back), vec![25]);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(25),
+        Outcome::SpunDown("ok".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert!(c.in_standby());
+    // Unplugged in standby: the standby time so far counts, then nothing
+    // of that idle period is left.
+    run_absent(&mut c, &r, 40, 45);
+    assert!(!c.in_standby());
+    assert!(
+        (c.state().standby_s - 15.0).abs() < 1.5,
+        "{}",
+        c.state().standby_s
+    );
+    let spinups = c.state().spinups;
+    // Back, then I/O: no spin-up counted (lull did not know its state), and
+    // no on_wake hook for the idle period that ended when it left.
+    let outs = run(&mut c, &r, 45, 48, |s| if s < 47 { 100 } else { 120 });
+    assert_eq!(c.state().spinups, spinups);
+    let hooks = outs
+        .iter()
+        .filter(|(_, o)| matches!(o, Output::Hook { .. }))
+        .count();
+    assert_eq!(hooks, 0, "{outs:?}");
+}
