@@ -205,9 +205,13 @@ while kill -0 "$qemu_pid" 2>/dev/null; do
     unplugged=1
   fi
   if ((!replugged)) && grep -q '^@@ replug' "$console"; then
-    say "plugging them back"
-    device_add "${scsi_dev[0]}"
+    # The USB disk first: it takes the lowest free name, the SCSI disk's
+    # old one, so both come back under other kernel names and only their
+    # by-id links say which is which.
+    say "plugging them back, USB first"
     device_add "${usb_dev[0]}"
+    sleep 3
+    device_add "${scsi_dev[0]}"
     replugged=1
   fi
   sleep 0.5

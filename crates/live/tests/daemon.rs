@@ -153,6 +153,64 @@ fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
     drop(names);
 }
 
+// Found by the guest test (issue 28): a by-id link that is gone while its
+// old kernel name stays in diskstats (another disk replugged under it) was
+// still watched, and spun down, on the link's behalf.
+#[test]
+fn a_disk_whose_link_is_gone_is_absent_though_its_kernel_name_stays() {
+    if !is_root() {
+        lull_testkit::skip("needs root (creates names under /dev)");
+        return;
+    }
+    let names = DevNames::new("lullv");
+    let [a, b] = names.kernel.clone();
+    let link = names.link.clone();
+    std::os::unix::fs::symlink(format!("/dev/{a}"), &link).unwrap();
+    let key = link.to_str().unwrap();
+    let disk = format!(
+        "[[disk]]\ndevice = {key:?}\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\nmax_spindowns_per_day = 1000\n"
+    );
+    let s = Setup::new(&disk, &(line(&a, 0, 5) + &line(&b, 1, 5)));
+    s.hdparm_stand_in();
+    let mut d = start(&s.config, &[]);
+    let spindowns = |s: &Setup| s.state()[key]["spindowns"].as_u64().unwrap_or(0);
+    wait_for(
+        "a spin-down through the link",
+        Duration::from_secs(10),
+        || spindowns(&s) >= 1,
+        || d.log(),
+    );
+    // The link goes; its kernel name stays, and has I/O, then is quiet.
+    std::fs::remove_file(&link).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    write(&s.diskstats, &(line(&a, 0, 9) + &line(&b, 1, 5)));
+    wait_for(
+        "the disk to count as absent",
+        Duration::from_secs(10),
+        || s.state()[key]["present"] == false,
+        || d.log(),
+    );
+    let before = spindowns(&s);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        spindowns(&s),
+        before,
+        "spun down through a link that is gone:\n{}",
+        d.log()
+    );
+    // Back: watched and spun down again.
+    std::os::unix::fs::symlink(format!("/dev/{a}"), &link).unwrap();
+    wait_for(
+        "a spin-down after the link is back",
+        Duration::from_secs(10),
+        || s.state()[key]["present"] == true && spindowns(&s) > before,
+        || d.log(),
+    );
+    assert!(d.alive());
+    assert!(d.stop().success());
+    drop(names);
+}
+
 // Bug 3: `--check` passed configs a start refused.
 #[test]
 fn check_refuses_what_a_start_refuses() {

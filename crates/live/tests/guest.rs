@@ -216,7 +216,12 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
             gone,
         )
         .unwrap_or_else(|| panic!("{disk}: no skipped standby while away: {log:#?}"));
-        let back = find(&log, ") is back", skipped).expect("back");
+        // Back under its old name ("is back") or another ("is now").
+        let back = find(&log, ") is back", skipped)
+            .into_iter()
+            .chain(find(&log, " is now sd", skipped))
+            .min()
+            .unwrap_or_else(|| panic!("{disk}: not seen back: {log:#?}"));
         assert!(
             log[gone..back].iter().all(|l| !l.contains("in standby (")),
             "{disk}: a standby while away"
@@ -226,6 +231,31 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
         find(&log, "in standby (", reprobe).expect("spun down after the replug");
     }
     assert!(count(&sata_log, "busy again after") >= 2);
+    // The USB disk came back first, under the lowest free kernel name
+    // (the SCSI disk's old one): each disk is where its link leads now,
+    // and none claimed the other's node meanwhile.
+    let again: BTreeMap<&str, &str> = t
+        .step("byid-again")
+        .into_iter()
+        .filter_map(|l| {
+            let (name, target) = l.split_once(' ')?;
+            Some((name, target.rsplit('/').next()?))
+        })
+        .collect();
+    let state = t.json("state");
+    for disk in [SCSI, USB] {
+        let name = disk.rsplit('/').next().unwrap();
+        let now = again[name];
+        assert_eq!(state[disk]["kernel_name"], now, "{disk}");
+        for l in t.log_of(disk) {
+            if let Some(k) = l
+                .strip_suffix(") is back")
+                .and_then(|l| l.rsplit('(').next())
+            {
+                assert_eq!(k, now, "{disk} took another disk's node: {l}");
+            }
+        }
+    }
 
     // `lulld status` in the guest shows each disk; its JSON parses.
     assert_eq!(t.step("status-exit"), ["0"]);
@@ -241,7 +271,6 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
     // The state file lulld left: counters and the wear budget kept across
     // the replug, no errors.
     assert_eq!(t.step("lulld-exit"), ["0"]);
-    let state = t.json("state");
     for disk in [SATA, SCSI, USB] {
         let d = &state[disk];
         let spindowns = d["spindowns"].as_u64().unwrap();

@@ -181,6 +181,10 @@ pub struct DiskController {
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
+    /// Its path (a by-id link) leads to no device now, or to another
+    /// kernel name than its own: the disk counts as absent, whatever
+    /// disk holds its old kernel name now ([`DiskController::detach`]).
+    detached: bool,
     /// The length of the last idle period, once I/O ended it (for
     /// `on_task_stop`'s `LULL_IDLE_S`).
     last_idle: Option<Nanos>,
@@ -255,6 +259,7 @@ impl DiskController {
             jobs,
             idle_since: None,
             acted: false,
+            detached: false,
             last_idle: None,
             events: Vec::with_capacity(64),
             shadow: Self::shadow_for(cfg),
@@ -481,6 +486,16 @@ impl DiskController {
             order: Order::Replugged { dev: self.dev() },
         });
         self.tracker = DiskTracker::new(family);
+    }
+
+    /// Marks the disk detached (`true`: its path is gone or points to
+    /// another kernel name) or attached. A detached disk counts as
+    /// absent at the next polls, so that a disk replugged under its old
+    /// kernel name (another USB disk taking `sdb` while this one's link
+    /// is gone) is neither watched nor spun down on its behalf.
+    /// Returns whether it was attached before.
+    pub fn detach(&mut self, detached: bool) -> bool {
+        std::mem::replace(&mut self.detached, detached) != detached && detached
     }
 
     /// The disk's partitions or holders changed.

@@ -27,6 +27,14 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) {
         let t = now.mono;
+        // A detached disk is absent, whoever holds its kernel name now.
+        let none;
+        let sample = if self.detached {
+            none = Sample::new(Vec::new());
+            &none
+        } else {
+            sample
+        };
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         let absorb = self.flushing || std::mem::take(&mut self.absorb_next);

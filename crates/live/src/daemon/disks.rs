@@ -344,8 +344,13 @@ impl Daemon {
     pub(super) fn resolve_all(&mut self, sample: &Sample) {
         self.release_code_soon();
         let cfgs = self.cfg.disks.clone();
+        // Where the path entries lead now (key, kernel name).
+        let mut leads: Vec<(String, String)> = Vec::new();
         for c in &cfgs {
             let found = resolve(&c.device, sample.names());
+            if c.device.starts_with('/') {
+                leads.extend(found.iter().map(|r| (r.key.clone(), r.kernel.clone())));
+            }
             if found.is_empty()
                 && !self.disks.iter().any(|d| d.ctl.config().is_entry(c))
                 && self.missing.insert(c.device.clone())
@@ -407,6 +412,17 @@ impl Daemon {
                         dc.breakeven.approx()
                     );
                     self.disks.push(d);
+                }
+            }
+        }
+        for d in &mut self.disks {
+            if d.ctl.config().device.starts_with('/') {
+                let (key, kernel) = (d.ctl.key().to_string(), d.ctl.kernel().to_string());
+                let leads_to_it = leads.iter().any(|(k, n)| *k == key && *n == kernel);
+                if d.ctl.detach(!leads_to_it) {
+                    debug!(
+                        "disk {key}: its path no longer leads to {kernel}; absent until it does"
+                    );
                 }
             }
         }
