@@ -41,6 +41,9 @@ done
 for d in $sata $scsi $usb; do
   say "hdparm-C ${d##*/} $(hdparm -C "$d" 2>&1 | tr '\n' ' ')"
 done
+for d in $sata $scsi $usb; do
+  say "hdparm-y ${d##*/} $(hdparm -y "$d" 2>&1 | tr '\n' ' ')"
+done
 say "hdparm-I-model $(hdparm -I $sata 2>&1 | grep -E 'Model Number|Serial Number|Rotation' | tr -s ' \n' '  ')"
 
 cat > /etc/lull.toml <<TOML
@@ -115,3 +118,4 @@ sed 's/^/@@ hooks /' $hooks
 sed 's/^/@@ log /' $log
 sed 's/^/@@ state /' /var/lib/lull/state.json
 grep -E ' sd[a-z] ' /proc/diskstats | sed 's/^/@@ diskstats /'
+dmesg | sed 's/^/@@ dmesg /'

@@ -284,6 +284,24 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
         );
         assert!(d["wear"]["tokens"].as_f64().unwrap() < 167.0, "{disk}");
     }
+    // The kernel saw no failed command, no I/O error, no libata exception
+    // (lulld's and hdparm's commands alike).
+    for l in t.step("dmesg") {
+        for bad in [
+            "I/O error",
+            "FAILED Result",
+            "exception Emask",
+            "timing out command",
+        ] {
+            assert!(!l.contains(bad), "kernel: {l}");
+        }
+    }
+    assert!(
+        t.step("dmesg")
+            .iter()
+            .any(|l| l.contains("Attached SCSI disk")),
+        "no dmesg in the transcript"
+    );
     // The guest's own diskstats counted the reads.
     let reads: Vec<u64> = t
         .step("diskstats")
