@@ -69,6 +69,7 @@ const QUIET_WRITES: ComponentInfo = ComponentInfo {
     )],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 const CAP: ComponentInfo = ComponentInfo {
@@ -84,6 +85,7 @@ const CAP: ComponentInfo = ComponentInfo {
     )],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 /// The built-ins plus the two new kinds.

@@ -57,6 +57,18 @@ struct Preset {
     summary: String,
 }
 
+/// A gauge unit in words, for the listing.
+fn unit_name(u: lull_core::registry::GaugeUnit) -> &'static str {
+    use lull_core::registry::GaugeUnit;
+    match u {
+        GaugeUnit::Seconds => "seconds",
+        GaugeUnit::Ratio => "share, shown in %",
+        GaugeUnit::Times => "times",
+        GaugeUnit::Count => "count",
+        GaugeUnit::Number => "number",
+    }
+}
+
 fn presets() -> Vec<Preset> {
     let power = lull_tasks::power::PRESETS.iter().filter_map(|&name| {
         PowerModel::preset(name).map(|m| Preset {
@@ -105,6 +117,11 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                             "default": p.default,
                             "required": p.default.is_none(),
                             "description": p.doc,
+                        })).collect::<Vec<_>>(),
+                        "gauges": c.gauges.iter().map(|g| serde_json::json!({
+                            "name": g.name,
+                            "label": g.label,
+                            "unit": g.unit,
                         })).collect::<Vec<_>>(),
                     })
                 })
@@ -160,6 +177,14 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                         format!(" [{}]", p.unit)
                     };
                     writeln!(out, "      {}{unit}: {}", p.name, p.doc)?;
+                }
+                if !c.gauges.is_empty() {
+                    let shown: Vec<String> = c
+                        .gauges
+                        .iter()
+                        .map(|g| format!("{} ({}, {})", g.name, g.label, unit_name(g.unit)))
+                        .collect();
+                    writeln!(out, "      gauges: {}", shown.join("; "))?;
                 }
             }
             writeln!(out, "\nnamed networks (use the name as the whole spec):")?;

@@ -145,6 +145,86 @@ impl fmt::Display for Arity {
     }
 }
 
+/// What a gauge's number is, so it can be shown to people.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GaugeUnit {
+    /// A duration in seconds (shown as `1m 50s`, `3.2s`).
+    Seconds,
+    /// A probability or share in `[0, 1]` (shown as a percentage).
+    Ratio,
+    /// A count of times (shown as `3×`).
+    Times,
+    /// A count of things (shown as a whole number).
+    Count,
+    /// A plain number (shown to four significant digits).
+    Number,
+}
+
+/// One documented gauge of a component ([`crate::component::StartDetector::gauges`]).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct GaugeInfo {
+    /// Its name in `gauges()`; a trailing `*` matches any suffix
+    /// (`weight_*`: `weight_0`, `weight_1`, …).
+    pub name: &'static str,
+    /// What it is, in words (`chance the idle period is long`).
+    pub label: &'static str,
+    /// Its unit.
+    pub unit: GaugeUnit,
+}
+
+impl GaugeInfo {
+    /// A gauge named `name`, labelled `label`, in `unit`.
+    pub const fn new(name: &'static str, label: &'static str, unit: GaugeUnit) -> Self {
+        GaugeInfo { name, label, unit }
+    }
+
+    /// Whether this entry describes the gauge `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        match self.name.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => self.name == name,
+        }
+    }
+
+    /// The value as people read it, rounded to what matters: `1m 50s`,
+    /// `12 %`, `3×`; `None` (a value that does not exist yet, or is
+    /// infinite: "never") as `never`.
+    pub fn show(&self, value: Option<f64>) -> String {
+        let Some(v) = value.filter(|v| v.is_finite()) else {
+            return "never".to_string();
+        };
+        match self.unit {
+            GaugeUnit::Seconds if v >= 0.0 => Nanos::from_secs_f64(v).approx().to_string(),
+            GaugeUnit::Ratio => format!("{} %", significant(100.0 * v, 2)),
+            GaugeUnit::Times => format!("{}×", v.round()),
+            GaugeUnit::Count => format!("{}", v.round()),
+            GaugeUnit::Seconds | GaugeUnit::Number => significant(v, 4),
+        }
+    }
+
+    /// `label value` (`timeout 1m 50s`).
+    pub fn describe(&self, value: Option<f64>) -> String {
+        format!("{} {}", self.label, self.show(value))
+    }
+}
+
+/// `v` with `digits` significant digits, without trailing zeros
+/// (`0.12191474762754606` → `0.1219`, `3` → `3`).
+pub fn significant(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// The catalogue entry of a component kind.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct ComponentInfo {
@@ -162,6 +242,17 @@ pub struct ComponentInfo {
     pub inputs: Option<Arity>,
     /// Whether it needs lookahead (offline only: replay, never the daemon).
     pub offline: bool,
+    /// The gauges it reports while it runs (what it has learned), for
+    /// `lull status`, the metrics and `lull components`; empty for a
+    /// component that learns nothing.
+    pub gauges: &'static [GaugeInfo],
+}
+
+impl ComponentInfo {
+    /// The entry of its gauge `name`, if it documents one.
+    pub fn gauge(&self, name: &str) -> Option<&'static GaugeInfo> {
+        self.gauges.iter().find(|g| g.matches(name))
+    }
 }
 
 /// A parsed parameter value.

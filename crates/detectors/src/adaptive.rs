@@ -34,7 +34,9 @@
 //! is outstanding.
 
 use lull_core::component::{Context, Prediction, Start, StartDetector};
-use lull_core::registry::{Built, ComponentInfo, ParamError, Params, Registry, Role};
+use lull_core::registry::{
+    Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, Params, Registry, Role,
+};
 use lull_core::time::Nanos;
 
 use crate::adjust::{Bounded, STEP, T_CEILING, T_FLOOR, T_INITIAL, T_MISSED};
@@ -152,6 +154,7 @@ const fn info(
         params,
         inputs: None,
         offline: false,
+        gauges: TIMEOUT_GAUGES,
     }
 }
 
@@ -253,3 +256,6 @@ mod tests {
         assert_eq!(e.detector().start_detector().timeout(), s(0.5));
     }
 }
+
+/// The gauge of every adaptive timer: its current timeout.
+const TIMEOUT_GAUGES: &[GaugeInfo] = &[GaugeInfo::new("timeout_s", "timeout", GaugeUnit::Seconds)];

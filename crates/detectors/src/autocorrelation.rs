@@ -219,6 +219,7 @@ pub const AUTOCORRELATION: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

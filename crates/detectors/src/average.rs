@@ -163,6 +163,7 @@ pub const AVERAGE: ComponentInfo = ComponentInfo {
     params: &[N, KIND, INITIAL],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 /// Catalogue entry of `filtered-average`.
@@ -184,6 +185,7 @@ pub const FILTERED_AVERAGE: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 fn build(p: &Params, filtered: bool) -> Result<Built, ParamError> {

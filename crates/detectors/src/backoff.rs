@@ -34,7 +34,8 @@
 use lull_core::component::{Context, DurationPredictor};
 use lull_core::event::Event;
 use lull_core::registry::{
-    Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Params, Registry, Role,
+    Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params, Registry,
+    Role,
 };
 use lull_core::time::Nanos;
 
@@ -162,6 +163,7 @@ const fn info(
         params,
         inputs: None,
         offline: false,
+        gauges: ESTIMATE_GAUGES,
     }
 }
 
@@ -343,3 +345,10 @@ mod tests {
         assert_eq!(e.detector().duration_predictor().estimate(), s(3.0));
     }
 }
+
+/// The gauge of every backoff predictor: its current estimate.
+const ESTIMATE_GAUGES: &[GaugeInfo] = &[GaugeInfo::new(
+    "estimate_s",
+    "predicted idle time",
+    GaugeUnit::Seconds,
+)];

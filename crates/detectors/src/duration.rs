@@ -64,6 +64,7 @@ pub const NO_DURATION: ComponentInfo = ComponentInfo {
     params: &[],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 /// Catalogue entry of `fixed`.
@@ -89,6 +90,7 @@ pub const FIXED: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

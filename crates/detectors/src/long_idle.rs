@@ -74,7 +74,9 @@
 //! how often that was right, and the fallback's timeout and leader.
 
 use lull_core::component::{Context, Start, StartDetector};
-use lull_core::registry::{Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
+use lull_core::registry::{
+    Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Registry, Role,
+};
 use lull_core::time::Nanos;
 
 use crate::share::{EXPERT_PARAMS, ShareExperts};
@@ -496,6 +498,28 @@ pub const LONG_IDLE: ComponentInfo = ComponentInfo {
     params: &LONG_IDLE_PARAMS,
     inputs: None,
     offline: false,
+    gauges: &[
+        GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
+        GaugeInfo::new("margin", "learned margin", GaugeUnit::Number),
+        GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
+        GaugeInfo::new("at_once_right", "rightly", GaugeUnit::Times),
+        GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
+        GaugeInfo::new(
+            "fallback_leader_timeout_s",
+            "fallback's leading expert's timeout",
+            GaugeUnit::Seconds,
+        ),
+        GaugeInfo::new(
+            "fallback_leader_weight",
+            "fallback's leading expert's weight",
+            GaugeUnit::Ratio,
+        ),
+        GaugeInfo::new(
+            "fallback_periods",
+            "idle periods learned from",
+            GaugeUnit::Count,
+        ),
+    ],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -53,6 +53,7 @@ pub const ORACLE: ComponentInfo = ComponentInfo {
     )],
     inputs: None,
     offline: true,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

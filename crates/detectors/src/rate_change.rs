@@ -183,6 +183,7 @@ pub const RATE_CHANGE: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

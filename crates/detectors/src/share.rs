@@ -72,7 +72,8 @@
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::registry::{
-    Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Params, Registry, Role,
+    Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params, Registry,
+    Role,
 };
 use lull_core::time::Nanos;
 
@@ -485,6 +486,19 @@ pub(crate) const EXPERT_PARAMS: [ParamInfo; 7] = [
     ),
 ];
 
+/// The gauges of `share` (and, prefixed `fallback_`, of `long-idle`'s
+/// fallback).
+pub const SHARE_GAUGES: &[GaugeInfo] = &[
+    GaugeInfo::new("timeout_s", "timeout", GaugeUnit::Seconds),
+    GaugeInfo::new(
+        "leader_timeout_s",
+        "leading expert's timeout",
+        GaugeUnit::Seconds,
+    ),
+    GaugeInfo::new("leader_weight", "leading expert's weight", GaugeUnit::Ratio),
+    GaugeInfo::new("periods", "idle periods learned from", GaugeUnit::Count),
+];
+
 /// Catalogue entry of `share`.
 pub const SHARE: ComponentInfo = ComponentInfo {
     name: "share",
@@ -494,6 +508,7 @@ pub const SHARE: ComponentInfo = ComponentInfo {
     params: &EXPERT_PARAMS,
     inputs: None,
     offline: false,
+    gauges: SHARE_GAUGES,
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -104,6 +104,7 @@ pub const TIMER: ComponentInfo = ComponentInfo {
     )],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

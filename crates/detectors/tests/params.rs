@@ -187,6 +187,7 @@ fn the_catalogue_is_complete_documented_and_builds() {
         })
         .collect();
     let t = Timeline::from_requests(&reqs);
+    let mut gauges = 0;
     for (name, spec) in EXAMPLES {
         let net = build_network(spec, &r).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut e = Engine::with_policy(net, StopPolicy::EarlierOf, NoTask);
@@ -198,5 +199,21 @@ fn the_catalogue_is_complete_documented_and_builds() {
             m.predicted_s - m.overflow_s <= m.actual_s + 1e-9,
             "{name}: declared more idle time than there was"
         );
+        // Every gauge it reports has a label and a unit in the catalogue
+        // (`lull status` and `lull components` show them).
+        for (node, g, _) in e.detector().node_gauges() {
+            gauges += 1;
+            let documented = r
+                .list()
+                .iter()
+                .filter(|i| spec.contains(i.name))
+                .any(|i| i.gauge(&g).is_some());
+            assert!(
+                documented,
+                "{name} ({spec}): node {node}'s gauge {g} is not in its ComponentInfo::gauges"
+            );
+        }
     }
+    // share, long-idle, the adaptive timers, adaptive-rate and backoff.
+    assert!(gauges >= 12, "{gauges} gauges seen");
 }

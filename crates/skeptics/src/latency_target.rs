@@ -460,6 +460,7 @@ pub const LATENCY_TARGET: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -55,6 +55,7 @@ pub const LOW_PASS: ComponentInfo = ComponentInfo {
     )],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

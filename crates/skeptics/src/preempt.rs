@@ -95,7 +95,8 @@
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
 use lull_core::registry::{
-    Arity, Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Params, Registry, Role,
+    Arity, Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params,
+    Registry, Role,
 };
 use lull_core::time::Nanos;
 
@@ -523,6 +524,7 @@ pub const PREEMPT_GATE: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[GaugeInfo::new("interval_s", "interval", GaugeUnit::Seconds)],
 };
 
 /// Catalogue entry of `preempt-gate-auto`.
@@ -574,6 +576,7 @@ pub const PREEMPT_GATE_AUTO: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[GaugeInfo::new("interval_s", "interval", GaugeUnit::Seconds)],
 };
 
 fn bound_params(p: &Params) -> Result<(bool, f64), ParamError> {

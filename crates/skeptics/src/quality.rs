@@ -108,6 +108,7 @@ pub const QUALITY: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -9,7 +9,9 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
-use lull_core::registry::{Arity, Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
+use lull_core::registry::{
+    Arity, Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Registry, Role,
+};
 use lull_core::time::Nanos;
 
 use crate::track::{LiveSet, cover_vote, overlap};
@@ -333,6 +335,10 @@ pub const FOLLOW_SHARE: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::MANY),
     offline: false,
+    gauges: &[
+        GaugeInfo::new("weight_*", "weight of input", GaugeUnit::Ratio),
+        GaugeInfo::new("leader", "leading input", GaugeUnit::Count),
+    ],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -208,6 +208,7 @@ pub const TIME_OF_DAY: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -130,6 +130,7 @@ pub const VIOLATION_RATE: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::ONE),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

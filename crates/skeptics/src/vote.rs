@@ -155,6 +155,7 @@ pub const AND: ComponentInfo = ComponentInfo {
     params: &[],
     inputs: Some(Arity::MANY),
     offline: false,
+    gauges: &[],
 };
 
 /// Catalogue entry of `vote`.
@@ -171,6 +172,7 @@ pub const VOTE: ComponentInfo = ComponentInfo {
     )],
     inputs: Some(Arity::MANY),
     offline: false,
+    gauges: &[],
 };
 
 /// Catalogue entry of `weighted-vote`.
@@ -195,6 +197,7 @@ pub const WEIGHTED_VOTE: ComponentInfo = ComponentInfo {
     ],
     inputs: Some(Arity::MANY),
     offline: false,
+    gauges: &[],
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -3,7 +3,7 @@
 
 use lull_core::component::{Context, Prediction, Start, StartDetector};
 use lull_core::event::Event;
-use lull_core::registry::{ComponentInfo, ParamInfo, ParamKind, Role};
+use lull_core::registry::{ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Role};
 use lull_core::time::Nanos;
 
 use super::*;
@@ -177,6 +177,11 @@ pub const ADAPTIVE_RATE: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[GaugeInfo::new(
+        "threshold",
+        "rate threshold (IO/s)",
+        GaugeUnit::Number,
+    )],
 };
 
 #[cfg(test)]

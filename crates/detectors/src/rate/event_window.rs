@@ -189,6 +189,7 @@ pub const EVENT_WINDOW: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 #[cfg(test)]

@@ -176,6 +176,7 @@ pub const MOVING_AVERAGE: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 #[cfg(test)]

@@ -117,6 +117,7 @@ pub const TIME_WINDOW: ComponentInfo = ComponentInfo {
     ],
     inputs: None,
     offline: false,
+    gauges: &[],
 };
 
 #[cfg(test)]
