@@ -500,7 +500,7 @@ pub const LONG_IDLE: ComponentInfo = ComponentInfo {
     offline: false,
     gauges: &[
         GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
-        GaugeInfo::new("margin", "learned margin", GaugeUnit::Number),
+        GaugeInfo::new("margin", "at-once margin", GaugeUnit::Number),
         GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
         GaugeInfo::new("at_once_right", "rightly", GaugeUnit::Times),
         GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),

@@ -32,6 +32,15 @@ pub struct DiskState {
     pub last_decision: String,
     /// When it was taken (Unix seconds).
     pub last_decision_unix: u64,
+    /// When the current idle period began (Unix seconds), while the disk
+    /// is idle; as of the last write of the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_since_unix: Option<u64>,
+    /// When the network decides next without new I/O (its earliest
+    /// deadline, Unix seconds): a timer's spin-down, a prediction's end;
+    /// as of the last write of the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_decision_unix: Option<u64>,
     /// The kernel name the disk had last.
     pub kernel_name: String,
     /// Whether the disk was present at the last poll.

@@ -229,6 +229,15 @@ pub struct DiskStatus {
     pub task_running: Option<bool>,
     /// The last decision, in words.
     pub last_decision: String,
+    /// When the current idle period began (Unix seconds), while the disk
+    /// was idle when the daemon last wrote its state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_since_unix: Option<u64>,
+    /// When the network decides next without new I/O (Unix seconds): a
+    /// timer's spin-down, a prediction's end; as of the daemon's last
+    /// write of its state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_decision_unix: Option<u64>,
     /// Spin-downs by lull (all time, kept across restarts).
     pub spindowns: u64,
     /// Spin-ups of disks lull spun down.
@@ -554,6 +563,8 @@ pub fn combine(
                 since_exact: present && is_change(&st.last_decision, standby),
                 task_running: metric("lull_task_running").map(|s| s.value != 0.0),
                 last_decision: st.last_decision.clone(),
+                idle_since_unix: st.idle_since_unix.filter(|_| present),
+                next_decision_unix: st.next_decision_unix.filter(|_| present),
                 spindowns: counter("lull_spindowns_total", st.spindowns),
                 spinups: counter("lull_spinups_total", st.spinups),
                 foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
@@ -586,56 +597,32 @@ pub fn combine(
         .collect()
 }
 
-/// A node's gauge in words (`p_long 0.1219` → "chance the idle period is
-/// long 12 %"; `fallback_timeout_s 110` → "fallback timeout 1m 50s"); a
-/// gauge lull has no words for keeps its name, its value rounded to what
-/// matters. `None` is "never" / "none yet".
+/// A node's gauge in words, from its component's catalogue entry
+/// ([`lull_core::registry::GaugeInfo`]: `p_long 0.1219` → "chance the
+/// idle period is long 12 %", `fallback_timeout_s 110` → "fallback
+/// timeout 1m50s"); a gauge the catalogue does not describe keeps its
+/// name, its value rounded to what matters. `None` is "never".
 fn human_gauge(name: &str, value: Option<f64>) -> String {
-    let (prefix, base) = match name.strip_prefix("fallback_") {
-        Some(rest) => ("fallback ", rest),
-        None => ("", name),
-    };
-    let Some(v) = value else {
-        return format!(
-            "{prefix}{} none yet",
-            base.trim_end_matches("_s").replace('_', " ")
-        );
-    };
-    let pct = |v: f64| format!("{} %", significant(100.0 * v, 2));
-    let words = match base {
-        "p_long" => format!("chance the idle period is long {}", pct(v)),
-        "margin" => format!("learned margin {}", significant(v, 3)),
-        "at_once" => format!("acted at once {}×", v.round()),
-        "at_once_right" => format!("rightly {}×", v.round()),
-        "timeout_s" => format!("timeout {}", secs(v)),
-        "leader_timeout_s" => format!("leading expert's timeout {}", secs(v)),
-        "leader_weight" => format!("leading expert's weight {}", pct(v)),
-        "periods" => format!("learned from {} idle periods", v.round()),
-        "estimate_s" => format!("estimate {}", secs(v)),
-        "interval_s" => format!("interval {}", secs(v)),
-        b if b.ends_with("_s") => {
-            format!("{} {}", b.trim_end_matches("_s").replace('_', " "), secs(v))
-        }
-        b => format!("{} {}", b.replace('_', " "), significant(v, 4)),
-    };
-    format!("{prefix}{words}")
+    static GAUGES: std::sync::OnceLock<Vec<&'static lull_core::registry::GaugeInfo>> =
+        std::sync::OnceLock::new();
+    let gauges = GAUGES.get_or_init(|| {
+        crate::default_registry()
+            .list()
+            .iter()
+            .flat_map(|c| c.gauges.iter())
+            .collect()
+    });
+    match gauges.iter().find(|g| g.matches(name)) {
+        Some(g) => g.describe(value),
+        None => format!(
+            "{} {}",
+            name.replace('_', " "),
+            value.map_or_else(|| "never".to_string(), |v| significant(v, 4))
+        ),
+    }
 }
 
-/// `v` with `digits` significant digits, without trailing zeros
-/// (`0.12191474762754606` → `0.1219`, `3` → `3`).
-fn significant(v: f64, digits: i32) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    let decimals = (digits - 1 - magnitude).max(0) as usize;
-    let text = format!("{v:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
+use lull_core::registry::significant;
 
 fn secs(s: f64) -> String {
     if !s.is_finite() || s < 0.0 {
@@ -647,7 +634,18 @@ fn secs(s: f64) -> String {
     humantime::format_duration(Duration::from_secs(s.round() as u64)).to_string()
 }
 
-/// One line per disk, for people.
+/// One block per disk, for people: a header with the disk's name, then
+/// one field a line, labels aligned, numbers rounded to what matters.
+///
+/// ```text
+/// /dev/disk/by-id/ata-WDC_WD40EFRX-X (sdb)
+///   power       standby for 16m 40s
+///   task        standby (running)
+///   waiting     for I/O: asleep since lull spun it down
+///   drive       wd-red-plus (identified), break-even 1m12s
+///   spin-downs  4 (wear budget 24/day: 4 used in 24 h, 3 of 4 left now)
+///   …
+/// ```
 pub fn render_text(st: &Status) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -657,94 +655,105 @@ pub fn render_text(st: &Status) -> String {
     if st.disks.is_empty() {
         let _ = writeln!(out, "no disks in the daemon's state or metrics yet");
     }
-    for d in &st.disks {
+    let ago = |t: u64| secs(st.now_unix.saturating_sub(t) as f64);
+    for (n, d) in st.disks.iter().enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
         let _ = write!(out, "{}", d.disk);
         if !d.kernel_name.is_empty() && !d.disk.ends_with(&d.kernel_name) {
             let _ = write!(out, " ({})", d.kernel_name);
         }
-        let _ = write!(out, ": {}", d.power);
+        out.push('\n');
+        let mut field = |label: &str, text: String| {
+            let _ = writeln!(out, "  {label:<11} {text}");
+        };
+        let mut power = d.power.clone();
         if let Some(t) = d.since_unix {
-            let ago = secs(st.now_unix.saturating_sub(t) as f64);
             let _ = write!(
-                out,
-                " for {}{ago}",
-                if d.since_exact { "" } else { "at least " }
+                power,
+                " for {}{}",
+                if d.since_exact { "" } else { "at least " },
+                ago(t)
             );
         }
+        field("power", power);
         if let Some(task) = &d.task {
-            let _ = write!(out, "; task {task}");
-            if d.task_running == Some(true) {
-                out.push_str(" (running)");
-            }
+            let running = if d.task_running == Some(true) {
+                " (running)"
+            } else {
+                ""
+            };
+            field("task", format!("{task}{running}"));
+        }
+        if let Some(w) = waiting(d, st.now_unix) {
+            field("waiting", w);
         }
         if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
             let b = lull_core::time::Nanos::from_secs_f64(b).approx();
-            let _ = write!(out, "; drive {p} ({src}), break-even {b}");
+            field("drive", format!("{p} ({src}), break-even {b}"));
         }
         if let Some(why) = &d.left_alone {
-            let _ = write!(out, "; left alone: {why}");
+            field("left alone", why.clone());
         }
-        let _ = write!(out, "; spin-downs {}", d.spindowns);
+        let standby = d.task.as_deref() == Some("standby") || d.spindowns + d.spinups > 0;
+        let mut downs = d.spindowns.to_string();
         if let Some(w) = &d.wear {
-            // The daily budget and the burst the bucket allows, each named.
             let _ = write!(
-                out,
-                " (wear budget {}/day: {} used in the last 24 h; ",
-                w.per_day, w.spent_24h
+                downs,
+                " (wear budget {}/day: {} used in 24 h, {})",
+                w.per_day,
+                w.spent_24h,
+                budget_now(w)
             );
-            let now = w.tokens.floor() as u64;
-            match w.next_in_s {
-                None => out.push_str("none allowed: the budget is 0"),
-                Some(_) if now >= 1 => {
-                    let _ = write!(
-                        out,
-                        "{now} more allowed now, bursts of up to {}",
-                        w.capacity
-                    );
-                }
-                Some(n) => {
-                    let _ = write!(out, "none allowed now, the next in {}", secs(n));
-                }
-            }
-            out.push(')');
         }
-        let _ = write!(out, ", spin-ups {}", d.spinups);
-        if d.errors > 0 {
-            let _ = write!(out, ", errors {}", d.errors);
+        if standby {
+            field("spin-downs", downs);
         }
-        // What the network has learned, in words, one group per node.
-        let mut node: Option<&str> = None;
-        for g in &d.nodes {
-            if node != Some(g.node.as_str()) {
-                let _ = write!(out, "; {}: ", g.node);
-                node = Some(g.node.as_str());
-            } else {
-                out.push_str(", ");
-            }
-            out.push_str(&human_gauge(&g.name, g.value));
+        let mut ups = d.spinups.to_string();
+        if d.foreign_spinups > 0 {
+            let _ = write!(ups, " ({} not caused by lull)", d.foreign_spinups);
         }
         if !d.wakeups.is_empty() {
             let mut w: Vec<_> = d.wakeups.iter().collect();
             w.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             let list: Vec<String> = w.iter().map(|(c, n)| format!("{c} {n}")).collect();
-            let _ = write!(out, "; woken by {}", list.join(", "));
+            let _ = write!(ups, "; woken by {}", list.join(", "));
         }
         if let Some(t) = d.last_wake_unix {
-            let ago = secs(st.now_unix.saturating_sub(t) as f64);
             let _ = write!(
-                out,
-                "; last wake {ago} ago ({}",
+                ups,
+                "; last {} ago ({}",
+                ago(t),
                 d.last_wake_cause.as_deref().unwrap_or("?")
             );
             if !d.last_wake_by.is_empty() {
-                let _ = write!(out, ": {}", d.last_wake_by.join(", "));
+                let _ = write!(ups, ": {}", d.last_wake_by.join(", "));
             }
-            out.push(')');
+            ups.push(')');
+        }
+        if standby || !d.wakeups.is_empty() {
+            field("spin-ups", ups);
+        }
+        if d.errors > 0 {
+            field("errors", d.errors.to_string());
+        }
+        // What the network has learned, in words, a line per node.
+        let mut nodes: Vec<(&str, Vec<String>)> = Vec::new();
+        for g in &d.nodes {
+            let words = human_gauge(&g.name, g.value);
+            match nodes.last_mut() {
+                Some((node, list)) if *node == g.node => list.push(words),
+                _ => nodes.push((g.node.as_str(), vec![words])),
+            }
+        }
+        for (i, (node, list)) in nodes.iter().enumerate() {
+            let label = if i == 0 { "learned" } else { "" };
+            field(label, format!("{node}: {}", list.join(", ")));
         }
         if !d.last_decision.is_empty() {
-            let _ = write!(out, "; last: {}", d.last_decision);
+            field("last", d.last_decision.clone());
         }
-        out.push('\n');
         if let Some(r) = &d.shadow {
             shadow_text(&mut out, r);
         }
@@ -752,11 +761,57 @@ pub fn render_text(st: &Status) -> String {
     out
 }
 
-/// The shadow evaluation under a disk's line: one line per window.
+/// What the wear budget allows now: "3 of 4 left now", or when the next
+/// spin-down is allowed.
+fn budget_now(w: &WearStatus) -> String {
+    let now = w.tokens.floor() as u64;
+    match w.next_in_s {
+        None => "none allowed: the budget is 0".to_string(),
+        Some(_) if now >= 1 => format!("{now} of {} left now", w.capacity),
+        Some(n) => format!("none left now, the next in {}", secs(n)),
+    }
+}
+
+/// What the disk's network is waiting for, and why, from the daemon's
+/// last state: the I/O that wakes a disk lull spun down, the end of the
+/// task's run, the network's next decision in the current idle period,
+/// or the disk going idle.
+fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
+    if d.power == "absent" {
+        return Some("the disk to come back".into());
+    }
+    if d.left_alone.is_some() {
+        return None;
+    }
+    if d.power == "standby" {
+        return Some("I/O: the disk sleeps until something reads or writes it".into());
+    }
+    let idle = d
+        .idle_since_unix
+        .map(|t| format!("idle for {}", secs(now.saturating_sub(t) as f64)));
+    let next = d.next_decision_unix.filter(|&t| t > now).map(|t| {
+        format!(
+            "the network decides in {} unless I/O comes",
+            secs((t - now) as f64)
+        )
+    });
+    match (idle, next) {
+        (_, _) if d.task_running == Some(true) => {
+            Some("I/O, or the end of the predicted idle time: the task runs".into())
+        }
+        (Some(i), Some(n)) => Some(format!("{i}; {n}")),
+        (Some(i), None) => Some(format!("{i}; nothing decided until I/O comes")),
+        (None, Some(n)) => Some(n),
+        (None, None) => Some("an idle period: the disk is busy".into()),
+    }
+}
+
+/// The shadow evaluation in a disk's block: per window, what each policy
+/// saved on this disk's own activity, then how lull compares.
 fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
     use std::fmt::Write as _;
     for w in &r.windows {
-        let _ = write!(out, "  {:>3}: ", w.window);
+        let _ = write!(out, "  {:<11} ", format!("saved {}", w.window));
         if w.idle_periods == 0 {
             let _ = writeln!(
                 out,
@@ -767,7 +822,7 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         }
         let mut first = true;
         for (policy, label) in [
-            ("lull", "lull saved"),
+            ("lull", "lull"),
             ("hd-idle-10min", "hd-idle 10 min"),
             ("best-fixed", "best fixed"),
             ("clairvoyant-10min", "clairvoyant 10 min"),
@@ -775,9 +830,8 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         ] {
             let Some(p) = w.policy(policy) else { continue };
             if !first {
-                out.push_str(", ");
+                out.push_str("; ");
             }
-            first = false;
             let _ = write!(out, "{label}");
             if policy == "best-fixed" {
                 match p.timeout_s {
@@ -787,13 +841,21 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
                     None => out.push_str(" (never)"),
                 }
             }
-            let _ = write!(out, " {:.2} Wh/{} spin-ups", p.saved_wh, p.spinups);
+            let _ = write!(
+                out,
+                " {:.2} Wh, {} spin-up{}",
+                p.saved_wh,
+                p.spinups,
+                if p.spinups == 1 { "" } else { "s" }
+            );
+            first = false;
         }
+        let _ = write!(out, "\n  {:<11} ", "");
         match w.excess_vs_best_fixed {
             Some(x) => {
-                let _ = write!(out, "; excess vs best fixed {x:.2}");
+                let _ = write!(out, "excess vs best fixed {x:.2}");
             }
-            None => out.push_str("; excess vs best fixed n/a (a fixed timeout was optimal)"),
+            None => out.push_str("excess vs best fixed n/a (a fixed timeout was optimal)"),
         }
         if let Some(g) = w.gain_vs_clairvoyant {
             let _ = write!(out, ", gain vs clairvoyant {g:.2}");
@@ -966,18 +1028,18 @@ lull_dry_run 0
             now_unix: now,
             disks,
         });
-        let first = text.lines().next().unwrap();
+        let (first, second) = text.split_once("\n\n").unwrap();
+        assert!(first.lines().next().unwrap().ends_with("(sda)"), "{first}");
         for want in [
-            "standby for 1m 30s",
-            "(sda)",
-            "spin-downs 5 (wear budget 12/day: 2 used in the last 24 h; none allowed now, the next in 1h)",
-            "last wake 30s ago (spinup: smbd, rsync?)",
-            "adaptive-timer: timeout 42.5s",
+            "  power       standby for 1m 30s",
+            "  spin-downs  5 (wear budget 12/day: 2 used in 24 h, none left now, the next in 1h)",
+            "last 30s ago (spinup: smbd, rsync?)",
+            "  learned     adaptive-timer: timeout 42.5s",
             "woken by smbd 3, unknown 1",
         ] {
             assert!(first.contains(want), "{want:?} in {first}");
         }
-        assert!(text.lines().nth(1).unwrap().starts_with("sdb: absent"));
+        assert!(second.starts_with("sdb\n  power       absent"), "{second}");
         // Only a decision that is the change dates the state exactly.
         assert!(is_change("spun up by something else", false));
         assert!(!is_change("spun up by something else", true));
@@ -1042,6 +1104,8 @@ lull_dry_run 0
                     since_exact: true,
                     task_running: Some(true),
                     last_decision: "standby done (ATA PASS-THROUGH (16) STANDBY IMMEDIATE)".into(),
+                    idle_since_unix: None,
+                    next_decision_unix: None,
                     spindowns: 4,
                     spinups: 3,
                     foreign_spinups: 0,
@@ -1081,6 +1145,8 @@ lull_dry_run 0
                     since_exact: false,
                     task_running: Some(false),
                     last_decision: "flush done (1 file systems)".into(),
+                    idle_since_unix: Some(1_800_004_960),
+                    next_decision_unix: Some(1_800_005_035),
                     spindowns: 0,
                     spinups: 0,
                     foreign_spinups: 0,

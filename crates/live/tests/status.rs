@@ -170,23 +170,32 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
             .any(|n| n["name"] == "timeout_s" && n["value"].as_f64().unwrap() > 0.0),
         "{s}"
     );
-    // The text: one line per disk, with its state and counters.
+    // The text: a block per disk (a header, then fields), and in the
+    // standby disk's block its shadow evaluation (issue 27), a field per
+    // window.
     let o = status(&config, &[]);
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
-    // One line per disk, and under the standby disk its shadow evaluation
-    // (issue 27), one line per window.
-    assert_eq!(
-        text.lines().filter(|l| !l.starts_with("  ")).count(),
-        2,
-        "{text}"
-    );
-    let windows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    let headers: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("  "))
+        .collect();
+    assert_eq!(headers.len(), 2, "{text}");
+    let windows: Vec<&str> = text.lines().filter(|l| l.starts_with("  saved ")).collect();
     assert_eq!(windows.len(), 2, "{text}");
     assert!(
-        windows[0].trim_start().starts_with("24h:") && windows[1].trim_start().starts_with("7d:"),
+        windows[0].starts_with("  saved 24h ") && windows[1].starts_with("  saved 7d "),
         "{text}"
     );
+    for field in [
+        "  power ",
+        "  task ",
+        "  waiting ",
+        "  spin-downs ",
+        "  last ",
+    ] {
+        assert!(text.contains(field), "{field:?} in {text}");
+    }
     let shadow = &da["shadow"];
     assert_eq!(shadow["windows"].as_array().map(Vec::len), Some(2), "{s}");
     assert_eq!(shadow["drive"], "wd-red-plus", "{s}");
@@ -200,16 +209,22 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         assert!(policies.contains(&p), "{p} in {s}");
     }
     assert!(db["shadow"].is_null(), "a flush disk has no shadow: {s}");
-    let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
-    assert!(la.contains(": active for at least "), "{la}");
-    assert!(la.contains("spin-downs 0 (wear budget 24/day: "), "{la}");
-    assert!(la.contains("used in the last 24 h; "), "{la}");
+    let block = |name: &str| -> String {
+        text.split("\n\n")
+            .find(|b| b.starts_with(name))
+            .unwrap_or_else(|| panic!("no block for {name}: {text}"))
+            .to_string()
+    };
+    let la = block(a.name());
+    assert!(la.contains("  power       active for at least "), "{la}");
+    assert!(la.contains("  spin-downs  0 (wear budget 24/day: "), "{la}");
+    assert!(la.contains("used in 24 h, "), "{la}");
     assert!(
-        la.contains("bursts of up to 4)") || la.contains("none allowed now, the next in "),
+        la.contains(" of 4 left now)") || la.contains("none left now, the next in "),
         "{la}"
     );
-    assert!(la.contains("errors "), "{la}");
-    let lb = text.lines().find(|l| l.starts_with(b.name())).unwrap();
+    assert!(la.contains("  errors "), "{la}");
+    let lb = block(b.name());
     assert!(lb.contains(": timeout "), "{lb}");
     // A write after the failed spin-down attempt wakes the disk: the wake
     // is recorded with its time. A loop device is never in standby, so
@@ -253,9 +268,12 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
     );
     let o = status(&config, &[]);
     let text = String::from_utf8(o.stdout).unwrap();
-    let la = text.lines().find(|l| l.starts_with(a.name())).unwrap();
+    let la = text
+        .split("\n\n")
+        .find(|b| b.starts_with(a.name()))
+        .unwrap();
     assert!(
-        la.contains("; last wake ") && la.contains(" ago (io)"),
+        la.contains("  spin-ups    0; last ") && la.contains(" ago (io)"),
         "{la}"
     );
     // Stopped, the daemon is not reachable: exit 1, naming the address.

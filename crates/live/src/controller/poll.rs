@@ -142,6 +142,23 @@ impl DiskController {
             self.switch_jobs(switches, out);
         }
         self.settle_shadow(now);
+        self.note_timing(now);
+    }
+
+    /// Keeps when the idle period began and when the network decides
+    /// next, in Unix seconds, for `lull status` (written with the state,
+    /// never a reason to write it).
+    fn note_timing(&mut self, now: Now) {
+        let unix = |t: Nanos| {
+            let ahead = t.0 as i128 - now.mono.0 as i128;
+            u64::try_from(now.unix as i128 + ahead.div_euclid(1_000_000_000)).ok()
+        };
+        self.st.idle_since_unix = self.idle_since.and_then(unix);
+        self.st.next_decision_unix = self
+            .engine
+            .next_deadline()
+            .filter(|&d| d != Nanos::MAX)
+            .and_then(unix);
     }
 
     /// The poll saw I/O that is not lull's own: an idle period (if any)
