@@ -671,7 +671,16 @@ fn write_meta(dir: &Path, meta: &RunMeta) -> Result<(), RankError> {
 /// Reads `run.toml` of a run directory.
 pub fn read_meta(dir: &Path) -> Result<RunMeta, RankError> {
     let path = dir.join("run.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| RankError::io(&path, e))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound && dir.is_dir() {
+            RankError::Input(format!(
+                "{}: no run.toml, so no finished `lull rank` output (it is written last: a shard whose task failed or was killed has none)",
+                dir.display()
+            ))
+        } else {
+            RankError::io(&path, e)
+        }
+    })?;
     toml::from_str(&text).map_err(|e| RankError::Input(format!("{}: {e}", path.display())))
 }
 
@@ -706,8 +715,17 @@ pub fn merge_with(
     let mut cdfs: BTreeMap<String, IdleCdf> = BTreeMap::new();
     let mut traces: BTreeMap<usize, TraceMeta> = BTreeMap::new();
     let mut notes: Vec<String> = Vec::new();
+    let mut shards: Vec<(&Path, Option<Shard>)> = Vec::new();
     for dir in dirs {
         let m = read_meta(dir)?;
+        let shard = match &m.shard {
+            Some(s) => Some(
+                s.parse::<Shard>()
+                    .map_err(|e| RankError::Input(format!("{}: run.toml: {e}", dir.display())))?,
+            ),
+            None => None,
+        };
+        shards.push((dir, shard));
         for (what, a, b) in [
             ("task", &m.task, &meta.task),
             ("grid", &m.grid_fingerprint, &meta.grid_fingerprint),
@@ -748,13 +766,14 @@ pub fn merge_with(
             cdfs.entry(c.trace.clone()).or_insert(c);
         }
     }
+    complete(&shards).map_err(RankError::Input)?;
     meta.traces = traces.into_values().collect();
     meta.shard = None;
     meta.runs = rows.len();
     let expected = meta.networks * meta.traces.len();
     if rows.len() < expected {
         notes.push(format!(
-            "merged {} of {} runs: some shards are missing or had failures",
+            "merged {} of {} runs: some runs failed",
             rows.len(),
             expected
         ));
@@ -767,6 +786,73 @@ pub fn merge_with(
         .filter_map(|t| cdfs.remove(&t.name))
         .collect();
     write_outputs(out, meta, rows.into_values().collect(), cdfs)
+}
+
+/// Whether the directories given to [`merge`] hold every shard of one
+/// split: a merge of part of the shards would rank on part of the runs
+/// and look like a whole ranking, so it is refused, naming the shard that
+/// is missing (a scheduler's task that failed leaves no directory, or one
+/// without `run.toml`, which is written last). A whole run among them
+/// holds every run, and shards of different splits cannot be checked, so
+/// they are refused too.
+fn complete(shards: &[(&Path, Option<Shard>)]) -> Result<(), String> {
+    if shards.iter().any(|(_, s)| s.is_none()) {
+        return Ok(());
+    }
+    let Some(&(first, Some(split))) = shards.first() else {
+        return Ok(());
+    };
+    let mut have = vec![false; split.count];
+    for &(dir, shard) in shards {
+        let Some(shard) = shard else { continue };
+        if shard.count != split.count {
+            return Err(format!(
+                "{} holds shard {split} and {} shard {shard}: shards of different splits cannot be merged",
+                first.display(),
+                dir.display()
+            ));
+        }
+        have[shard.index - 1] = true;
+    }
+    let missing: Vec<usize> = (1..=split.count).filter(|k| !have[k - 1]).collect();
+    let Some(&k) = missing.first() else {
+        return Ok(());
+    };
+    let list = |ks: &[usize]| {
+        ks.iter()
+            .map(|k| format!("{k}/{}", split.count))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let present: Vec<usize> = (1..=split.count).filter(|k| have[k - 1]).collect();
+    let what = if missing.len() == 1 {
+        format!(
+            "shard {k}/{} is missing (scheduler index {}, counting from 0)",
+            split.count,
+            k - 1
+        )
+    } else {
+        format!(
+            "shards {} are missing (scheduler indices {}, counting from 0)",
+            list(&missing),
+            missing
+                .iter()
+                .map(|k| (k - 1).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let it = if missing.len() == 1 { "it" } else { "them" };
+    Err(format!(
+        "{what}: the merge was given {} {}, and without {it} would rank on part of the runs; rerun {it}, then merge all {}",
+        if present.len() == 1 {
+            "shard"
+        } else {
+            "shards"
+        },
+        list(&present),
+        split.count
+    ))
 }
 
 /// Redraws the plots (and `report.md`) of a run directory from its tables.
@@ -786,4 +872,46 @@ pub fn replot(dir: &Path) -> Result<Outcome, RankError> {
         axes,
         figures,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::complete;
+    use crate::sweep::Shard;
+
+    fn shard(index: usize, count: usize) -> Option<Shard> {
+        Some(Shard { index, count })
+    }
+
+    #[test]
+    fn a_merge_needs_every_shard_of_one_split() {
+        let (a, b, c) = (Path::new("out/a"), Path::new("out/b"), Path::new("out/c"));
+        assert_eq!(complete(&[(a, shard(2, 2)), (b, shard(1, 2))]), Ok(()));
+        // A whole run holds every run; duplicates are harmless.
+        assert_eq!(complete(&[(a, None), (b, shard(1, 4))]), Ok(()));
+        assert_eq!(
+            complete(&[(a, shard(1, 2)), (b, shard(2, 2)), (c, shard(2, 2))]),
+            Ok(())
+        );
+
+        let e = complete(&[(a, shard(1, 4)), (b, shard(2, 4)), (c, shard(4, 4))]).unwrap_err();
+        assert_eq!(
+            e,
+            "shard 3/4 is missing (scheduler index 2, counting from 0): the merge was given shards 1/4, 2/4, 4/4, and without it would rank on part of the runs; rerun it, then merge all 4"
+        );
+        let e = complete(&[(b, shard(2, 4))]).unwrap_err();
+        assert!(
+            e.starts_with(
+                "shards 1/4, 3/4, 4/4 are missing (scheduler indices 0, 2, 3, counting from 0): the merge was given shard 2/4, and without them"
+            ),
+            "{e}"
+        );
+        let e = complete(&[(a, shard(1, 2)), (b, shard(2, 3))]).unwrap_err();
+        assert_eq!(
+            e,
+            "out/a holds shard 1/2 and out/b shard 2/3: shards of different splits cannot be merged"
+        );
+    }
 }

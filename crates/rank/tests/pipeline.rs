@@ -107,6 +107,24 @@ fn sharded_and_merged_ranking_is_byte_identical() {
     lull_rank::merge(&shards, &merged2).unwrap();
     assert_eq!(a, fs::read(merged2.join("ranking.csv")).unwrap());
 
+    // A shard whose task failed left no directory (here 1/3): the merge
+    // refuses, naming it, and writes nothing.
+    let partial = tmp.path().join("partial");
+    let e = lull_rank::merge(&shards[..2], &partial).unwrap_err();
+    assert!(e.to_string().starts_with("shard 1/3 is missing"), "{e}");
+    assert!(!partial.exists());
+    // One killed before it finished has no run.toml (written last).
+    fs::remove_file(shards[2].join("run.toml")).unwrap();
+    let e = lull_rank::merge(&shards, &partial).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: no run.toml, so no finished `lull rank` output (it is written last: a shard whose task failed or was killed has none)",
+            shards[2].display()
+        )
+    );
+    assert!(!partial.exists());
+
     // Everything is there, and no temporary file is left.
     let mut files = Vec::new();
     walk(&whole, &mut files);
