@@ -13,6 +13,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
+use crate::learned::{Learned, LearnedError};
 use crate::time::Nanos;
 
 /// A prediction: the device will be idle from `start` for `duration`.
@@ -176,6 +177,20 @@ pub trait StartDetector: Send + fmt::Debug {
     /// Feedback: the prediction that was issued from this detector's last
     /// start (adaptive detectors judge it against what follows).
     fn on_prediction(&mut self, _p: &Prediction) {}
+    /// What it has learned about the device, to keep across restarts
+    /// ([`crate::learned`]): statistics that hold beyond the current idle
+    /// period, any time in them relative to `now`. `None`, the default,
+    /// for a component that learns nothing.
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        None
+    }
+    /// Takes back, at `now`, what [`save`](Self::save) returned (into a
+    /// fresh component built from the same spec). An error, leaving it
+    /// unusable, when the state does not fit; the default refuses any
+    /// state (it learns nothing).
+    fn restore(&mut self, learned: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        Err(stateless(learned))
+    }
 }
 
 /// Says *how long* an idle period will last (§3.1.2), with the interface of
@@ -206,6 +221,20 @@ pub trait DurationPredictor: Send + fmt::Debug {
     /// the start detector sits out. `false`, the default, promises nothing.
     fn ignores_idle_periods(&self) -> bool {
         false
+    }
+    /// What it has learned about the device, to keep across restarts
+    /// ([`crate::learned`]): statistics that hold beyond the current idle
+    /// period, any time in them relative to `now`. `None`, the default,
+    /// for a component that learns nothing.
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        None
+    }
+    /// Takes back, at `now`, what [`save`](Self::save) returned (into a
+    /// fresh component built from the same spec). An error, leaving it
+    /// unusable, when the state does not fit; the default refuses any
+    /// state (it learns nothing).
+    fn restore(&mut self, learned: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        Err(stateless(learned))
     }
     /// The predicted length of an idle period starting at `now`; `None` for
     /// no prediction ("until busy").
@@ -248,6 +277,20 @@ pub trait Skeptic: Send + fmt::Debug {
     fn gauges(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// What it has learned about the device, to keep across restarts
+    /// ([`crate::learned`]): statistics that hold beyond the current idle
+    /// period, any time in them relative to `now`. `None`, the default,
+    /// for a component that learns nothing.
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        None
+    }
+    /// Takes back, at `now`, what [`save`](Self::save) returned (into a
+    /// fresh component built from the same spec). An error, leaving it
+    /// unusable, when the state does not fit; the default refuses any
+    /// state (it learns nothing).
+    fn restore(&mut self, learned: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        Err(stateless(learned))
+    }
 }
 
 /// A whole detector: anything that turns events into one prediction
@@ -276,6 +319,20 @@ pub trait Detector: Send + fmt::Debug {
     fn quiet_below(&self) -> Nanos {
         Nanos::ZERO
     }
+    /// Appends what each of its components has learned ([`crate::learned`]),
+    /// in a fixed order, `None` for one that learns nothing; the default
+    /// appends nothing (a detector that keeps nothing).
+    fn save_parts(&self, _now: Nanos, _out: &mut Vec<Option<Learned>>) {}
+    /// Takes its components' states from the front of `parts`, in the
+    /// order [`save_parts`](Self::save_parts) wrote them, advancing
+    /// `parts` past them.
+    fn restore_parts(
+        &mut self,
+        _parts: &mut &[Option<Learned>],
+        _now: Nanos,
+    ) -> Result<(), LearnedError> {
+        Ok(())
+    }
     /// The device has just become idle.
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>);
     /// An idle period that began at `began` ended at `ctx.now`.
@@ -299,6 +356,8 @@ forward_box!(StartDetector {
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> { (**self).on_deadline(ctx) }
     fn on_prediction(&mut self, p: &Prediction) { (**self).on_prediction(p) }
+    fn save(&self, now: Nanos) -> Option<Learned> { (**self).save(now) }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> { (**self).restore(l, now) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
     fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
@@ -312,6 +371,8 @@ forward_box!(DurationPredictor {
     fn continuance(&mut self, now: Nanos, elapsed: Nanos) -> Option<Nanos> { (**self).continuance(now, elapsed) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn ignores_idle_periods(&self) -> bool { (**self).ignores_idle_periods() }
+    fn save(&self, now: Nanos) -> Option<Learned> { (**self).save(now) }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> { (**self).restore(l, now) }
     fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
 });
 
@@ -323,6 +384,8 @@ forward_box!(Skeptic {
     fn next_deadline(&self) -> Option<Nanos> { (**self).next_deadline() }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Prediction> { (**self).on_deadline(ctx) }
     fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
+    fn save(&self, now: Nanos) -> Option<Learned> { (**self).save(now) }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> { (**self).restore(l, now) }
 });
 
 forward_box!(Detector {
@@ -334,7 +397,34 @@ forward_box!(Detector {
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
     fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
+    fn save_parts(&self, now: Nanos, out: &mut Vec<Option<Learned>>) { (**self).save_parts(now, out) }
+    fn restore_parts(&mut self, parts: &mut &[Option<Learned>], now: Nanos) -> Result<(), LearnedError> { (**self).restore_parts(parts, now) }
 });
+
+/// The refusal of a component that learns nothing.
+fn stateless(l: &Learned) -> LearnedError {
+    LearnedError::new(format!(
+        "a {} state cannot go into a component that learns nothing",
+        l.kind
+    ))
+}
+
+/// Takes the next part from the front of `parts` and restores it into
+/// `c` with `restore`: `None` (the saver learned nothing) leaves `c` as
+/// built; running out of parts is an error.
+pub fn restore_next(
+    parts: &mut &[Option<Learned>],
+    restore: impl FnOnce(&Learned) -> Result<(), LearnedError>,
+) -> Result<(), LearnedError> {
+    let (first, rest) = parts
+        .split_first()
+        .ok_or_else(|| LearnedError::new("the state has fewer parts than the network"))?;
+    *parts = rest;
+    match first {
+        Some(l) => restore(l),
+        None => Ok(()),
+    }
+}
 
 /// The earlier of two optional deadlines.
 pub fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
@@ -434,6 +524,20 @@ impl<S: StartDetector, D: DurationPredictor> Detector for Predictor<S, D> {
         let mut g = self.start.gauges();
         g.extend(self.duration.gauges());
         g
+    }
+
+    fn save_parts(&self, now: Nanos, out: &mut Vec<Option<Learned>>) {
+        out.push(self.start.save(now));
+        out.push(self.duration.save(now));
+    }
+
+    fn restore_parts(
+        &mut self,
+        parts: &mut &[Option<Learned>],
+        now: Nanos,
+    ) -> Result<(), LearnedError> {
+        restore_next(parts, |l| self.start.restore(l, now))?;
+        restore_next(parts, |l| self.duration.restore(l, now))
     }
 
     fn quiet_below(&self) -> Nanos {

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::actuator::{Actuator, Command, PolicyActuator, StopPolicy};
 use crate::component::{Context, Detector, Prediction};
 use crate::event::{Event, EventKind, Timeline};
+use crate::learned::{Learned, LearnedError};
 use crate::measures::{InternalMeasures, MeasureAccumulator};
 use crate::task::{IdleTask, Measure};
 use crate::time::Nanos;
@@ -228,6 +229,34 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     pub fn now(&self) -> Nanos {
         self.now
     }
+    /// What the detector's components have learned, at the engine's time
+    /// ([`crate::learned`]).
+    pub fn save_learned(&self) -> Vec<Option<Learned>> {
+        let mut out = Vec::new();
+        self.detector.save_parts(self.now, &mut out);
+        out
+    }
+
+    /// Restores what [`Engine::save_learned`] returned (from an engine
+    /// built from the same spec) into this engine's detector, at its
+    /// time. An error when a part does not fit or the count differs: the
+    /// detector may then be half restored, and the caller builds a fresh
+    /// one.
+    pub fn restore_learned(&mut self, parts: &[Option<Learned>]) -> Result<(), LearnedError> {
+        let mut rest = parts;
+        self.detector.restore_parts(&mut rest, self.now)?;
+        if !rest.is_empty() {
+            return Err(LearnedError::new(format!(
+                "the state has {} parts, the network {}",
+                parts.len(),
+                parts.len() - rest.len()
+            )));
+        }
+        self.det_deadline = self.detector.next_deadline();
+        self.refresh_due();
+        Ok(())
+    }
+
     /// The detector.
     pub fn detector(&self) -> &D {
         &self.detector

@@ -144,6 +144,7 @@ pub mod actuator;
 pub mod component;
 pub mod engine;
 pub mod event;
+pub mod learned;
 pub mod measures;
 pub mod network;
 pub mod registry;

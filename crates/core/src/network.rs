@@ -12,8 +12,10 @@ use std::fmt;
 
 use crate::component::{
     Context, Detector, DurationPredictor, Prediction, Predictor, Skeptic, StartDetector,
+    restore_next,
 };
 use crate::event::Event;
+use crate::learned::{Learned, LearnedError};
 use crate::spec::SpecError;
 use crate::time::Nanos;
 
@@ -502,6 +504,37 @@ impl Detector for Network {
         match &mut self.inner {
             Inner::Single(_, d) => d.on_deadline(ctx, out),
             Inner::Dag(d) => d.step(Stimulus::Deadline, ctx, out),
+        }
+    }
+    fn save_parts(&self, now: Nanos, out: &mut Vec<Option<Learned>>) {
+        match &self.inner {
+            Inner::Single(_, d) => d.save_parts(now, out),
+            Inner::Dag(d) => {
+                for n in &d.nodes {
+                    match &n.imp {
+                        NodeImpl::Source(d) => d.save_parts(now, out),
+                        NodeImpl::Skeptic(s) => out.push(s.save(now)),
+                    }
+                }
+            }
+        }
+    }
+    fn restore_parts(
+        &mut self,
+        parts: &mut &[Option<Learned>],
+        now: Nanos,
+    ) -> Result<(), LearnedError> {
+        match &mut self.inner {
+            Inner::Single(_, d) => d.restore_parts(parts, now),
+            Inner::Dag(d) => {
+                for n in &mut d.nodes {
+                    match &mut n.imp {
+                        NodeImpl::Source(d) => d.restore_parts(parts, now)?,
+                        NodeImpl::Skeptic(s) => restore_next(parts, |l| s.restore(l, now))?,
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }

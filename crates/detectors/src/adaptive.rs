@@ -34,6 +34,7 @@
 //! is outstanding.
 
 use lull_core::component::{Context, Prediction, Start, StartDetector};
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, Params, Registry, Role,
 };
@@ -134,6 +135,17 @@ impl StartDetector for AdaptiveTimer {
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
         self.armed.fire(ctx.now)
     }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        Some(Learned::new(
+            "adaptive-timer",
+            1,
+            vec![self.timeout.value().0 as f64],
+        ))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect("adaptive-timer", 1, 1)?;
+        self.timeout.restore(v[0])
+    }
     fn on_prediction(&mut self, p: &Prediction) {
         // The timeout waited for: it changes only at idle ends, after this.
         self.issued = Some((*p, self.timeout.value()));
@@ -201,6 +213,9 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(ADAPT_TIMER_GEOM_GEOM, |p| build(p, true, true));
 }
 
+/// The gauge of every adaptive timer: its current timeout.
+const TIMEOUT_GAUGES: &[GaugeInfo] = &[GaugeInfo::new("timeout_s", "timeout", GaugeUnit::Seconds)];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +271,3 @@ mod tests {
         assert_eq!(e.detector().start_detector().timeout(), s(0.5));
     }
 }
-
-/// The gauge of every adaptive timer: its current timeout.
-const TIMEOUT_GAUGES: &[GaugeInfo] = &[GaugeInfo::new("timeout_s", "timeout", GaugeUnit::Seconds)];

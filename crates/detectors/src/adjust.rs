@@ -63,6 +63,20 @@ impl Bounded {
             down,
         }
     }
+    /// Sets the value to `v` (a restored state, [`lull_core::learned`]):
+    /// an error when it lies outside `[floor, ceiling]`.
+    pub fn restore(&mut self, v: f64) -> Result<(), lull_core::learned::LearnedError> {
+        if !(v >= self.floor.0 as f64 && v <= self.ceiling.0 as f64) {
+            return Err(lull_core::learned::LearnedError::new(format!(
+                "{} is outside the bounds [{}, {}]",
+                Nanos::from_secs_f64(v / 1e9).approx(),
+                self.floor.approx(),
+                self.ceiling.approx()
+            )));
+        }
+        self.value = Nanos(v as u64);
+        Ok(())
+    }
     /// The current value.
     pub fn value(&self) -> Nanos {
         self.value

@@ -33,6 +33,7 @@
 
 use lull_core::component::{Context, DurationPredictor};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError, ago, from_ago};
 use lull_core::registry::{
     Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params, Registry,
     Role,
@@ -85,6 +86,24 @@ impl Backoff {
 impl DurationPredictor for Backoff {
     fn gauges(&self) -> Vec<(String, f64)> {
         vec![("estimate_s".into(), self.est.value().as_secs_f64())]
+    }
+    fn save(&self, now: Nanos) -> Option<Learned> {
+        let (end, len) = self.last_idle.unzip();
+        Some(Learned::new(
+            "backoff",
+            1,
+            vec![
+                self.est.value().0 as f64,
+                ago(now, end),
+                len.map_or(-1.0, |l| l.0 as f64),
+            ],
+        ))
+    }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect("backoff", 1, 3)?;
+        self.est.restore(v[0])?;
+        self.last_idle = from_ago(now, v[1]).zip((v[2] >= 0.0).then(|| Nanos(v[2] as u64)));
+        Ok(())
     }
     fn on_idle_begin(&mut self, now: Nanos) {
         self.idle_start = Some(now);
@@ -254,6 +273,13 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(FILTERED_BACKOFF_GEOM_GEOM, |p| build(p, true, true, true));
 }
 
+/// The gauge of every backoff predictor: its current estimate.
+const ESTIMATE_GAUGES: &[GaugeInfo] = &[GaugeInfo::new(
+    "estimate_s",
+    "predicted idle time",
+    GaugeUnit::Seconds,
+)];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,10 +371,3 @@ mod tests {
         assert_eq!(e.detector().duration_predictor().estimate(), s(3.0));
     }
 }
-
-/// The gauge of every backoff predictor: its current estimate.
-const ESTIMATE_GAUGES: &[GaugeInfo] = &[GaugeInfo::new(
-    "estimate_s",
-    "predicted idle time",
-    GaugeUnit::Seconds,
-)];

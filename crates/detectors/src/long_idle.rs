@@ -74,6 +74,7 @@
 //! how often that was right, and the fallback's timeout and leader.
 
 use lull_core::component::{Context, Start, StartDetector};
+use lull_core::learned::{Learned, LearnedError, ago, from_ago};
 use lull_core::registry::{
     Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Registry, Role,
 };
@@ -165,6 +166,16 @@ impl Logistic {
     /// The weights: the dense features' (bias last), then the bins'.
     pub fn weights(&self) -> &[f64; FEATURES] {
         &self.w
+    }
+}
+
+/// The layout version of `long-idle`'s saved state.
+const STATE_VERSION: u32 = 1;
+
+impl LongIdle {
+    /// How many values its saved state has.
+    fn saved_len(&self) -> usize {
+        FEATURES + MARGINS.len() + 3 + 2 + 2 * BINS * BINS + 2 + 2 + 1 + self.fallback.saved_len()
     }
 }
 
@@ -462,6 +473,62 @@ impl StartDetector for LongIdle {
             return self.armed.fire(ctx.now);
         }
         None
+    }
+    fn save(&self, now: Nanos) -> Option<Learned> {
+        let mut v = Vec::with_capacity(self.saved_len());
+        v.extend_from_slice(&self.model.w);
+        v.extend_from_slice(&self.margin_gain);
+        v.extend_from_slice(&self.recent);
+        v.push(self.last_ratio);
+        v.push(self.long_share);
+        v.extend(self.cells.iter().flatten());
+        v.push(self.at_once as f64);
+        v.push(self.at_once_right as f64);
+        v.push(ago(now, self.last_end));
+        v.push(ago(now, self.last_long_end));
+        v.push(self.last_p);
+        self.fallback.save_values(&mut v);
+        Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
+    }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(LONG_IDLE.name, STATE_VERSION, self.saved_len())?;
+        let mut it = v.iter().copied();
+        let mut take = |n: usize| -> Vec<f64> { it.by_ref().take(n).collect() };
+        let w = take(FEATURES);
+        let gains = take(MARGINS.len());
+        let recent = take(3);
+        let ratios = take(2);
+        let cells = take(2 * BINS * BINS);
+        let counts = take(2);
+        let ends = take(2);
+        let last_p = take(1)[0];
+        let fallback = take(self.fallback.saved_len());
+        if w.iter()
+            .chain(&gains)
+            .chain(&recent)
+            .chain(&ratios)
+            .any(|x| !x.is_finite())
+            || cells.iter().any(|&c| !(c >= 0.0 && c.is_finite()))
+            || counts.iter().any(|&c| c < 0.0)
+            || !(0.0..=1.0).contains(&last_p)
+        {
+            return Err(LearnedError::new(
+                "long-idle: a weight, count or probability out of range",
+            ));
+        }
+        self.fallback.restore_values(&fallback)?;
+        self.model.w.copy_from_slice(&w);
+        self.margin_gain.copy_from_slice(&gains);
+        self.recent.copy_from_slice(&recent);
+        (self.last_ratio, self.long_share) = (ratios[0], ratios[1]);
+        for (cell, pair) in self.cells.iter_mut().zip(cells.chunks_exact(2)) {
+            *cell = [pair[0], pair[1]];
+        }
+        (self.at_once, self.at_once_right) = (counts[0] as u64, counts[1] as u64);
+        self.last_end = from_ago(now, ends[0]);
+        self.last_long_end = from_ago(now, ends[1]);
+        self.last_p = last_p;
+        Ok(())
     }
 }
 

@@ -71,6 +71,7 @@
 //!   both.
 
 use lull_core::component::{Context, Start, StartDetector};
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params, Registry,
     Role,
@@ -180,6 +181,45 @@ impl ShareExperts {
         };
         e.timeout = e.decide();
         e
+    }
+
+    /// What the experts learned, as values ([`lull_core::learned`]): the
+    /// weights, the timeout acted on, the periods seen and the two
+    /// cumulative losses.
+    pub fn save_values(&self, out: &mut Vec<f64>) {
+        out.extend_from_slice(&self.weights);
+        out.push(self.timeout.0 as f64);
+        out.push(self.periods as f64);
+        out.push(self.mix_loss);
+        out.push(self.decision_loss);
+    }
+
+    /// How many values [`ShareExperts::save_values`] writes.
+    pub fn saved_len(&self) -> usize {
+        self.weights.len() + 4
+    }
+
+    /// Takes back what [`ShareExperts::save_values`] wrote (`v` of
+    /// [`ShareExperts::saved_len`] values): weights must be a distribution
+    /// (non-negative, summing to 1 within rounding).
+    pub fn restore_values(&mut self, v: &[f64]) -> Result<(), LearnedError> {
+        let n = self.weights.len();
+        let (w, rest) = v.split_at(n);
+        let sum: f64 = w.iter().sum();
+        if w.iter().any(|&x| !(0.0..=1.0).contains(&x)) || (sum - 1.0).abs() > 1e-6 {
+            return Err(LearnedError::new(format!(
+                "share: weights that are not a distribution (sum {sum})"
+            )));
+        }
+        if !(rest[0] >= 0.0 && rest[0] < u64::MAX as f64 && rest[1] >= 0.0) {
+            return Err(LearnedError::new("share: a negative timeout or count"));
+        }
+        self.weights.copy_from_slice(w);
+        self.timeout = Nanos(rest[0] as u64);
+        self.periods = rest[1] as u64;
+        self.mix_loss = rest[2];
+        self.decision_loss = rest[3];
+        Ok(())
     }
 
     /// Combines the timeouts by `decision` instead of the weighted mean.
@@ -430,6 +470,15 @@ impl StartDetector for Share {
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
         self.armed.fire(ctx.now)
+    }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        let mut v = Vec::with_capacity(self.experts.saved_len());
+        self.experts.save_values(&mut v);
+        Some(Learned::new(SHARE.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(SHARE.name, 1, self.experts.saved_len())?;
+        self.experts.restore_values(v)
     }
 }
 

@@ -1,0 +1,176 @@
+//! What components have learned, kept across restarts.
+//!
+//! A learning component (`share`'s expert weights, `long-idle`'s model,
+//! an adaptive timer's timeout, a backoff's estimate) gets better the more
+//! idle periods it has seen. A daemon that restarts, reboots or is
+//! upgraded would otherwise start every learner from zero; so each
+//! component can [save](crate::component::StartDetector::save) what it
+//! learned as a [`Learned`] value and [restore](crate::component::StartDetector::restore)
+//! it into a fresh copy of itself.
+//!
+//! What is saved is what holds beyond the current idle period:
+//! statistics about the device (weights, estimates, a model), with any
+//! time in it written relative to the moment of the save, so that it is
+//! meaningful on another clock (the daemon's monotonic time starts again
+//! after a reboot). What belongs to the moment (an alarm armed, the idle
+//! period in progress) is not: a restored component starts outside any
+//! idle period, as a fresh one does.
+//!
+//! The format is a flat list of numbers per component, tagged with the
+//! component's name and a version of its layout, and a [`Snapshot`] of a
+//! whole network tagged with the network's spec and the break-even time
+//! it was built with. It is deliberately plain: serde writes it in any
+//! format (the daemon uses its JSON state file), a changed layout is a
+//! new version that the old reader rejects, and a restore checks every
+//! length before it touches anything, so a corrupted or foreign state is
+//! an error (the caller starts cold), never a panic or a wrong model.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::Nanos;
+
+/// The most numbers a component may save (bounded state: a corrupted file
+/// cannot make a restore allocate without limit).
+pub const MAX_VALUES: usize = 1 << 16;
+
+/// The layout version of [`Snapshot`] itself.
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// What one component has learned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Learned {
+    /// The component's name in the registry (`share`, `long-idle`).
+    pub kind: String,
+    /// The version of its layout.
+    pub version: u32,
+    /// The values, in the component's own order.
+    pub values: Vec<f64>,
+}
+
+impl Learned {
+    /// `kind`'s state in layout `version`.
+    pub fn new(kind: &str, version: u32, values: Vec<f64>) -> Self {
+        Learned {
+            kind: kind.to_string(),
+            version,
+            values,
+        }
+    }
+
+    /// The values, when this is `kind`'s state in `version` with exactly
+    /// `len` finite-or-infinite (never NaN) values; an error naming what
+    /// does not fit otherwise.
+    pub fn expect(&self, kind: &str, version: u32, len: usize) -> Result<&[f64], LearnedError> {
+        if self.kind != kind {
+            return Err(LearnedError::new(format!(
+                "a {} state cannot go into {kind}",
+                self.kind
+            )));
+        }
+        if self.version != version {
+            return Err(LearnedError::new(format!(
+                "{kind}: state version {} (this build reads version {version})",
+                self.version
+            )));
+        }
+        if self.values.len() != len {
+            return Err(LearnedError::new(format!(
+                "{kind}: {} values where its state has {len}",
+                self.values.len()
+            )));
+        }
+        if let Some(i) = self.values.iter().position(|v| v.is_nan()) {
+            return Err(LearnedError::new(format!(
+                "{kind}: value {i} is not a number"
+            )));
+        }
+        Ok(&self.values)
+    }
+}
+
+/// Why a learned state could not be restored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LearnedError(pub String);
+
+impl LearnedError {
+    /// An error saying `why`.
+    pub fn new(why: impl Into<String>) -> Self {
+        LearnedError(why.into())
+    }
+}
+
+impl fmt::Display for LearnedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LearnedError {}
+
+/// A whole network's learned state: one entry per component, in the
+/// network's order (`None` for a component that learns nothing).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// [`SNAPSHOT_FORMAT`] when written.
+    pub format: u32,
+    /// The network's spec, as the daemon or replay built it: a state only
+    /// goes back into the network it came from.
+    pub network: String,
+    /// The break-even time B the network was built with (nanoseconds): a
+    /// network built for another drive learned another scale.
+    pub breakeven_ns: u64,
+    /// Idle periods the network has learned from, over every run that
+    /// carried this state.
+    pub idle_periods: u64,
+    /// When learning began (Unix seconds; 0 unknown).
+    pub since_unix: u64,
+    /// The components' states.
+    pub parts: Vec<Option<Learned>>,
+}
+
+impl Snapshot {
+    /// Whether this state fits a network built from `network` with
+    /// break-even `breakeven`; the reason when it does not.
+    pub fn fits(&self, network: &str, breakeven: Option<Nanos>) -> Result<(), LearnedError> {
+        if self.format != SNAPSHOT_FORMAT {
+            return Err(LearnedError::new(format!(
+                "learned state format {} (this build reads {SNAPSHOT_FORMAT})",
+                self.format
+            )));
+        }
+        if self.network != network {
+            return Err(LearnedError::new(format!(
+                "it was learned by network {:?}, the disk now runs {network:?}",
+                self.network
+            )));
+        }
+        let b = breakeven.map_or(0, |b| b.0);
+        if self.breakeven_ns != b {
+            return Err(LearnedError::new(format!(
+                "it was learned with break-even {}, the disk's is now {}",
+                Nanos(self.breakeven_ns).approx(),
+                Nanos(b).approx()
+            )));
+        }
+        let total: usize = self.parts.iter().flatten().map(|l| l.values.len()).sum();
+        if total > MAX_VALUES {
+            return Err(LearnedError::new(format!(
+                "{total} values, more than the {MAX_VALUES} a network may keep"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Writes a time `t` relative to `now`: `now - t` in nanoseconds, exact
+/// as an `f64` below 2⁵³ ns (104 days); `None` as `-1`.
+pub fn ago(now: Nanos, t: Option<Nanos>) -> f64 {
+    t.map_or(-1.0, |t| now.saturating_sub(t).0 as f64)
+}
+
+/// The time [`ago`] wrote, back on the clock whose time is `now`.
+pub fn from_ago(now: Nanos, ago: f64) -> Option<Nanos> {
+    (ago >= 0.0 && ago.is_finite()).then(|| now.saturating_sub(Nanos(ago as u64)))
+}
