@@ -9,6 +9,7 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Arity, Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Registry, Role,
 };
@@ -238,6 +239,31 @@ impl Skeptic for Share {
             .collect();
         g.push(("leader".into(), self.leader() as f64));
         g
+    }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        let mut v = self.weights.clone();
+        v.extend_from_slice(&self.losses);
+        v.push(self.periods as f64);
+        Some(Learned::new(FOLLOW_SHARE.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let n = self.weights.len();
+        let v = l.expect(FOLLOW_SHARE.name, 1, 2 * n + 1)?;
+        let (w, rest) = v.split_at(n);
+        let sum: f64 = w.iter().sum();
+        if w.iter().any(|&x| !(0.0..=1.0).contains(&x))
+            || (sum - 1.0).abs() > 1e-6
+            || rest.iter().any(|&x| !(x >= 0.0 && x.is_finite()))
+        {
+            return Err(LearnedError::new(format!(
+                "{}: weights that are not a distribution, or a negative loss",
+                FOLLOW_SHARE.name
+            )));
+        }
+        self.weights.copy_from_slice(w);
+        self.losses.copy_from_slice(&rest[..n]);
+        self.periods = rest[n] as u64;
+        Ok(())
     }
     fn on_input(&mut self, input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let now = ctx.now;

@@ -3,6 +3,7 @@
 
 use lull_core::component::{Context, Prediction, Start, StartDetector};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, ParamKind, Role};
 use lull_core::time::Nanos;
 
@@ -78,6 +79,22 @@ impl AdaptiveRate {
 impl StartDetector for AdaptiveRate {
     fn gauges(&self) -> Vec<(String, f64)> {
         vec![("threshold".into(), self.threshold)]
+    }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        Some(Learned::new(ADAPTIVE_RATE.name, 1, vec![self.threshold]))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let t = l.expect(ADAPTIVE_RATE.name, 1, 1)?[0];
+        if !(t >= self.min && t <= self.max) {
+            return Err(LearnedError::new(format!(
+                "{}: threshold {t} outside [{}, {}]",
+                ADAPTIVE_RATE.name, self.min, self.max
+            )));
+        }
+        self.threshold = t;
+        self.inner
+            .set_thresholds(self.threshold, self.threshold * self.hysteresis);
+        Ok(())
     }
     fn on_event(&mut self, ev: &Event, ctx: &Context) -> Option<Start> {
         if ev.is_arrival() {

@@ -1,0 +1,222 @@
+//! Learned state across a restart (issue 32): for every learning
+//! component, a network run to an arrival, saved, rebuilt from its spec,
+//! restored and run on decides exactly as the network that never stopped;
+//! a state that does not fit (another network, truncated, random values)
+//! is refused with a message, never a panic.
+
+use lull_core::engine::{Engine, LogEntry};
+use lull_core::learned::{Learned, Snapshot};
+use lull_core::prelude::*;
+use lull_core::spec::build_network;
+use proptest::prelude::*;
+
+const B: Nanos = Nanos(10_000_000_000);
+
+/// The learning components, each in a network that lets it act.
+const LEARNERS: &[&str] = &[
+    "long-idle()",
+    "share()",
+    "adapt-timer-geom-geom()",
+    "adapt-timer-arith-geom(step=B/8)",
+    "timer(B) + backoff-geom-geom()",
+    "follow-share(timer(B/4), timer(B), timer(4B))",
+    "adaptive-rate() + backoff-arith-geom(step=B/8)",
+];
+
+/// How many of [`LEARNERS`] continue exactly: all but `adaptive-rate`,
+/// which keeps its learned threshold but not its window of the last `n`
+/// arrivals (a rate over events from before a restart would span the
+/// downtime), so its first `n` arrivals after a restore decide as a fresh
+/// window does.
+const EXACT: usize = LEARNERS.len() - 1;
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    lull_detectors::register(&mut r);
+    lull_skeptics::register(&mut r);
+    r.with_breakeven(B)
+}
+
+fn engine(spec: &str, r: &Registry) -> Engine<Network, PolicyActuator, NoTask> {
+    let net = build_network(spec, r).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    Engine::with_policy(net, StopPolicy::EarlierOf, NoTask)
+        .with_log()
+        .with_shortcuts(false)
+}
+
+/// One request per busy period, separated by `gaps` (milliseconds).
+fn trace(gaps: &[u64]) -> Timeline {
+    let mut reqs = Vec::new();
+    let mut t = Nanos::ZERO;
+    for &g in gaps {
+        reqs.push(Request::new(
+            t,
+            t + Nanos::from_millis(5),
+            Op::Read,
+            0,
+            4096,
+        ));
+        t = t + Nanos::from_millis(5) + Nanos::from_millis(g);
+    }
+    reqs.push(Request::new(
+        t,
+        t + Nanos::from_millis(5),
+        Op::Write,
+        8,
+        4096,
+    ));
+    Timeline::from_requests(&reqs)
+}
+
+/// The entries of `log` after `t`.
+fn after(log: &[LogEntry], t: Nanos) -> Vec<LogEntry> {
+    log.iter()
+        .filter(|e| match e {
+            LogEntry::Prediction { at, .. } | LogEntry::Command { at, .. } => *at > t,
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
+/// Runs `spec` on `tl` straight through, and again stopped at the
+/// arrival `events[cut]`: saved there, through JSON, into a fresh engine.
+/// Returns both runs' log entries after the cut.
+fn stop_and_go(spec: &str, tl: &Timeline, cut: usize) -> (Vec<LogEntry>, Vec<LogEntry>) {
+    let r = registry();
+    let ev = tl.events();
+    let mut a = engine(spec, &r);
+    for e in &ev[..=cut] {
+        a.push(e).unwrap();
+    }
+    let t = ev[cut].time;
+    let saved = Snapshot {
+        format: lull_core::learned::SNAPSHOT_FORMAT,
+        network: spec.to_string(),
+        breakeven_ns: B.0,
+        idle_periods: 0,
+        since_unix: 0,
+        parts: a.save_learned(),
+    };
+    let json = serde_json::to_string(&saved).unwrap();
+    let back: Snapshot = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, saved, "{spec}: the state survives JSON");
+    back.fits(spec, Some(B)).unwrap();
+    let mut b = engine(spec, &r);
+    b.advance(t).unwrap();
+    b.push(&ev[cut]).unwrap();
+    b.restore_learned(&back.parts)
+        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    for e in &ev[cut + 1..] {
+        a.push(e).unwrap();
+        b.push(e).unwrap();
+    }
+    let end = ev.last().unwrap().time + Nanos::from_secs(100);
+    a.finish(end).unwrap();
+    b.finish(end).unwrap();
+    (after(a.log(), t), after(b.log(), t))
+}
+
+/// Idle gaps from milliseconds to many break-evens, with runs of alike
+/// lengths (persistence the learners pick up).
+fn gaps() -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => 1u64..2_000,
+            2 => 2_000u64..30_000,
+            2 => 30_000u64..400_000,
+        ],
+        20..120,
+    )
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(48))]
+
+    #[test]
+    fn a_restored_learner_decides_as_one_that_never_stopped(
+        gaps in gaps(),
+        cut_at in 0.05f64..0.95,
+        which in 0usize..EXACT,
+    ) {
+        let tl = trace(&gaps);
+        let ev = tl.events();
+        // An arrival that ends an idle period, about `cut_at` through.
+        let want = (ev.len() as f64 * cut_at) as usize;
+        let cut = (want..ev.len())
+            .chain(0..want)
+            .find(|&i| i > 0 && ev[i].is_arrival() && tl.idle_after(i - 1))
+            .unwrap();
+        let spec = LEARNERS[which];
+        let (straight, restarted) = stop_and_go(spec, &tl, cut);
+        prop_assert!(!straight.is_empty() || gaps.iter().all(|&g| g < 1_000));
+        prop_assert_eq!(straight, restarted, "{}", spec);
+    }
+
+    #[test]
+    fn a_damaged_state_is_refused_never_a_panic(
+        gaps in gaps(),
+        which in 0usize..LEARNERS.len(),
+        garbage in prop::collection::vec(prop_oneof![any::<f64>(), -1e3f64..1e3], 0..80),
+        drop in 0usize..4,
+    ) {
+        let r = registry();
+        let spec = LEARNERS[which];
+        let tl = trace(&gaps);
+        let mut a = engine(spec, &r);
+        for e in tl.events() {
+            a.push(e).unwrap();
+        }
+        let parts = a.save_learned();
+        // Random values in place of each saved part's.
+        let damaged: Vec<Option<Learned>> = parts
+            .iter()
+            .map(|p| p.as_ref().map(|l| Learned::new(&l.kind, l.version, garbage.clone())))
+            .collect();
+        let mut b = engine(spec, &r);
+        let _ = b.restore_learned(&damaged);
+        // Truncated: fewer parts than the network has.
+        let mut c = engine(spec, &r);
+        if !parts.is_empty() {
+            let short = &parts[..parts.len().saturating_sub(drop.max(1))];
+            prop_assert!(c.restore_learned(short).is_err(), "{} took a truncated state", spec);
+        }
+        // Another network's state.
+        let other = LEARNERS[(which + 1) % LEARNERS.len()];
+        let mut d = engine(other, &r);
+        let foreign = d.restore_learned(&parts);
+        let theirs = engine(other, &r).save_learned();
+        let same_layout = theirs.len() == parts.len()
+            && theirs.iter().zip(&parts).all(|(x, y)| match (x, y) {
+                (Some(x), Some(y)) => x.kind == y.kind && x.values.len() == y.values.len(),
+                (None, None) => true,
+                _ => false,
+            });
+        prop_assert!(same_layout || foreign.is_err(), "{} took {}'s state", other, spec);
+    }
+}
+
+#[test]
+fn every_learner_saves_something_and_a_timer_nothing() {
+    let r = registry();
+    for spec in LEARNERS {
+        let parts = engine(spec, &r).save_learned();
+        assert!(parts.iter().any(Option::is_some), "{spec} saves nothing");
+    }
+    let parts = engine("timer(B)", &r).save_learned();
+    assert!(parts.iter().all(Option::is_none), "{parts:?}");
+    // A state for another drive or network does not fit.
+    let s = Snapshot {
+        format: lull_core::learned::SNAPSHOT_FORMAT,
+        network: "long-idle()".into(),
+        breakeven_ns: B.0,
+        idle_periods: 3,
+        since_unix: 1,
+        parts,
+    };
+    assert!(s.fits("long-idle()", Some(B)).is_ok());
+    let e = s.fits("share()", Some(B)).unwrap_err();
+    assert!(e.to_string().contains("\"long-idle()\""), "{e}");
+    let e = s.fits("long-idle()", Some(B + B)).unwrap_err();
+    assert!(e.to_string().contains("break-even 10s"), "{e}");
+}
