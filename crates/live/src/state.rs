@@ -91,6 +91,11 @@ pub struct DiskState {
     /// the activity log's records; what `lull status` shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<lull_activity::ShadowReport>,
+    /// What the disk's network has learned ([`lull_core::learned`]),
+    /// restored at the next start when the network and the drive's B are
+    /// the same; written at each idle period's end and at stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<lull_core::learned::Snapshot>,
 }
 
 pub use crate::identify::Identity;

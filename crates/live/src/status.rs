@@ -254,6 +254,14 @@ pub struct DiskStatus {
     pub wear: Option<WearStatus>,
     /// What the network has learned (its current timeouts, thresholds).
     pub nodes: Vec<NodeGauge>,
+    /// How many idle periods its learned state has seen, over every run
+    /// that kept it (from the state file; absent for a network that
+    /// learns nothing, or before its first idle period).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_idle_periods: Option<u64>,
+    /// Since when it has been learning (Unix seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_since_unix: Option<u64>,
     /// Wakes by the process that most likely caused them.
     pub wakeups: BTreeMap<String, u64>,
     /// When the disk last woke (Unix seconds): I/O after the idle task
@@ -583,6 +591,8 @@ pub fn combine(
                         )
                     })
                     .collect(),
+                learned_idle_periods: st.learned.as_ref().map(|l| l.idle_periods),
+                learned_since_unix: st.learned.as_ref().map(|l| l.since_unix).filter(|&t| t > 0),
                 wakeups,
                 last_wake_unix,
                 last_wake_cause,
@@ -623,6 +633,15 @@ fn human_gauge(name: &str, value: Option<f64>) -> String {
 }
 
 use lull_core::registry::significant;
+
+/// A long span for people: whole days from two days on, else as [`secs`].
+fn span(s: f64) -> String {
+    if s >= 2.0 * 86_400.0 {
+        format!("{} days", (s / 86_400.0).round())
+    } else {
+        secs(s)
+    }
+}
 
 fn secs(s: f64) -> String {
     if !s.is_finite() || s < 0.0 {
@@ -747,9 +766,24 @@ pub fn render_text(st: &Status) -> String {
                 _ => nodes.push((g.node.as_str(), vec![words])),
             }
         }
-        for (i, (node, list)) in nodes.iter().enumerate() {
-            let label = if i == 0 { "learned" } else { "" };
+        let mut label = "learned";
+        if let Some(n) = d.learned_idle_periods {
+            let over = d
+                .learned_since_unix
+                .map(|t| format!(" over {}", span(st.now_unix.saturating_sub(t) as f64)))
+                .unwrap_or_default();
+            field(
+                label,
+                format!(
+                    "from {n} idle period{}{over} (kept across restarts)",
+                    if n == 1 { "" } else { "s" }
+                ),
+            );
+            label = "";
+        }
+        for (node, list) in &nodes {
             field(label, format!("{node}: {}", list.join(", ")));
+            label = "";
         }
         if !d.last_decision.is_empty() {
             field("last", d.last_decision.clone());
@@ -1124,6 +1158,8 @@ lull_dry_run 0
                         NodeGauge::new("n0", "margin", f64::MAX),
                         NodeGauge::new("n0", "fallback_timeout_s", 110.25),
                     ],
+                    learned_idle_periods: Some(1234),
+                    learned_since_unix: Some(1_800_005_000 - 9 * 86_400),
                     wakeups: [("smbd".to_string(), 2u64), ("unknown".to_string(), 1)]
                         .into_iter()
                         .collect(),
@@ -1155,6 +1191,8 @@ lull_dry_run 0
                     standby_s: 0.0,
                     wear: None,
                     nodes: vec![NodeGauge::new("n0", "timeout_s", 5.0)],
+                    learned_idle_periods: None,
+                    learned_since_unix: None,
                     wakeups: BTreeMap::new(),
                     last_wake_unix: None,
                     last_wake_cause: None,

@@ -711,3 +711,70 @@ fn counters_wait_for_the_state_interval_and_are_saved_at_stop() {
     assert!(d.stop().success());
     assert_eq!(idle_starts(&s.state()), 1, "not saved at stop");
 }
+
+// Issue 32: what `auto` learned is kept in the state file at stop and
+// restored at the next start; a state file whose learned part is damaged
+// starts cold with a warning, never a crash.
+#[test]
+fn what_auto_learned_is_kept_across_a_restart() {
+    let disk = "[[disk]]\ndevice = \"fakel\"\nnetwork = \"auto\"\ntask = \"standby\"\nbackend = \"hdparm\"\n";
+    let s = Setup::new(disk, &line("fakel", 0, 1));
+    s.hdparm_stand_in();
+    let mut d = start(&s.config, &[]);
+    // Busy and quiet in turn: idle periods end.
+    for i in 2..8 {
+        std::thread::sleep(Duration::from_millis(350));
+        write(&s.diskstats, &line("fakel", 0, i));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(d.stop().success());
+    let learned = s.state()["fakel"]["learned"].clone();
+    let periods = learned["idle_periods"].as_u64().unwrap_or(0);
+    assert!(periods >= 3, "{}", s.state());
+    assert_eq!(learned["network"], "auto");
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the learned state to be restored",
+        Duration::from_secs(10),
+        || {
+            d.log().contains(&format!(
+                "what its network learned is restored ({periods} idle periods"
+            ))
+        },
+        || d.log(),
+    );
+    for i in 20..23 {
+        std::thread::sleep(Duration::from_millis(350));
+        write(&s.diskstats, &line("fakel", 0, i));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(d.stop().success());
+    let again = s.state()["fakel"]["learned"]["idle_periods"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        again > periods,
+        "{again} after {periods}: it went on counting"
+    );
+    // Damaged: truncated values. A warning, a cold start, no crash.
+    let mut st = s.state();
+    let parts = st["fakel"]["learned"]["parts"].as_array_mut().unwrap();
+    for p in parts.iter_mut().filter(|p| !p.is_null()) {
+        p["values"].as_array_mut().unwrap().truncate(5);
+    }
+    std::fs::write(&s.state, serde_json::to_vec(&st).unwrap()).unwrap();
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the damaged state to be refused",
+        Duration::from_secs(10),
+        || d.log().contains("its learned state is not used ("),
+        || d.log(),
+    );
+    assert!(
+        d.log().contains("its network learns from scratch"),
+        "{}",
+        d.log()
+    );
+    assert!(d.alive());
+    assert!(d.stop().success());
+}

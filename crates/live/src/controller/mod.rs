@@ -235,9 +235,30 @@ impl DiskController {
             }),
             _ => None,
         };
+        let mut st = st;
+        let mut engine = Self::engine(network, cfg, settings.clock);
+        if let Some(saved) = st.learned.take() {
+            match Self::restore_learned(&mut engine, &saved, cfg, now) {
+                Ok(()) => {
+                    info!(
+                        "disk {key}: what its network learned is restored ({} idle periods{})",
+                        saved.idle_periods,
+                        since_text(saved.since_unix)
+                    );
+                    st.learned = Some(saved);
+                }
+                Err(why) => {
+                    tracing::warn!(
+                        "disk {key}: its learned state is not used ({why}); its network learns from scratch"
+                    );
+                    // A half-restored network is never used.
+                    engine = Self::engine(build_network(registry, cfg)?, cfg, settings.clock);
+                }
+            }
+        }
         Ok(DiskController {
             key: key.to_string(),
-            engine: Self::engine(network, cfg, settings.clock),
+            engine,
             cfg: cfg.clone(),
             generation,
             kernel: kernel.to_string(),
@@ -267,6 +288,44 @@ impl DiskController {
             last_record: None,
             day: None,
         })
+    }
+
+    /// Restores `saved` into a fresh `engine` for `cfg`, at `now`.
+    fn restore_learned(
+        engine: &mut Engine<Network, PolicyActuator, LiveTask>,
+        saved: &lull_core::learned::Snapshot,
+        cfg: &DiskConfig,
+        now: Nanos,
+    ) -> Result<(), String> {
+        saved
+            .fits(&cfg.network, Some(cfg.breakeven))
+            .map_err(|e| e.to_string())?;
+        engine.advance(now).map_err(|e| e.to_string())?;
+        engine
+            .restore_learned(&saved.parts)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Keeps what the network has learned in the state (at an idle
+    /// period's end, `ended`, and at stop), counting the idle period.
+    fn keep_learned(&mut self, now: Now, ended: bool) {
+        let parts = self.engine.save_learned();
+        if parts.iter().all(Option::is_none) {
+            return;
+        }
+        let (periods, since) = self
+            .st
+            .learned
+            .as_ref()
+            .map_or((0, now.unix), |l| (l.idle_periods, l.since_unix));
+        self.st.learned = Some(lull_core::learned::Snapshot {
+            format: lull_core::learned::SNAPSHOT_FORMAT,
+            network: self.cfg.network.clone(),
+            breakeven_ns: self.cfg.breakeven.0,
+            idle_periods: periods + u64::from(ended),
+            since_unix: since,
+            parts,
+        });
     }
 
     fn shadow_for(cfg: &DiskConfig) -> Option<Shadow> {
@@ -347,6 +406,8 @@ impl DiskController {
         if self.session_sent {
             self.activity(Record::End(now), out);
         }
+        let unix = self.st.last_decision_unix;
+        self.keep_learned(Now { mono: now, unix }, false);
     }
 
     /// The poll's record, a mark, or nothing (a quiet poll).
@@ -665,3 +726,12 @@ pub fn summary_line(r: &ShadowReport) -> Option<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// `, learning since DATE` for a Unix time (nothing for 0).
+fn since_text(unix: u64) -> String {
+    if unix == 0 {
+        return String::new();
+    }
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix);
+    format!(", learning since {}", humantime::format_rfc3339_seconds(t))
+}

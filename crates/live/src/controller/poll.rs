@@ -206,6 +206,9 @@ impl DiskController {
         self.acted = false;
         self.last_idle = self.idle_since.take().map(|since| t - since);
         self.standby_since = None;
+        if self.last_idle.is_some() {
+            self.keep_learned(now, true);
+        }
     }
 
     /// Orders for the jobs' actors that `switches` calls for.

@@ -441,3 +441,77 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
         .count();
     assert_eq!(hooks, 0, "{outs:?}");
 }
+
+#[test]
+fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() {
+    // Issue 32: `long-idle` (what `auto` is) learns over idle periods; a
+    // controller built with the state the last one left continues with it.
+    let disk = "network = \"long-idle()\"\nmax_spindowns_per_day = 1000\n";
+    let (mut c, r) = controller(disk);
+    // Busy a second, then quiet for 3 s to 4 min, 40 times.
+    let mut starts = Vec::new();
+    let mut s = 0;
+    for i in 0..40u64 {
+        starts.push(s);
+        s += 1 + 3 + (i * 37) % 240;
+    }
+    run(&mut c, &r, 0, s, |t| {
+        10 * starts.iter().filter(|&&b| b <= t).count() as u64
+    });
+    let mut out = Vec::new();
+    c.finish(Nanos::from_secs(s), &mut out);
+    let st = c.state().clone();
+    let learned = st.learned.clone().expect("learned state kept");
+    assert!(learned.idle_periods >= 30, "{}", learned.idle_periods);
+    assert_eq!(learned.network, "long-idle()");
+    // Through the state file's JSON and back.
+    let json = serde_json::to_string(&st).unwrap();
+    let back: DiskState = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.learned, st.learned);
+    let text = "[[disk]]\ndevice = \"sdb\"\n".to_string() + disk;
+    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &r).unwrap();
+    let family = Family {
+        disk: "sdb".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    let settings = c.settings;
+    let now = Nanos::from_secs(s + 100);
+    let build = |st: DiskState, cfg: &DiskConfig| {
+        DiskController::new(&r, cfg, "sdb", "sdb", family.clone(), 2, st, settings, now).unwrap()
+    };
+    let d = build(back.clone(), &cfg.disks[0]);
+    assert_eq!(d.engine.save_learned(), learned.parts, "restored as saved");
+    assert_eq!(
+        d.state().learned.as_ref().map(|l| l.idle_periods),
+        Some(learned.idle_periods)
+    );
+    let fresh = build(DiskState::default(), &cfg.disks[0]);
+    assert_ne!(
+        fresh.engine.save_learned(),
+        learned.parts,
+        "it had learned something"
+    );
+    // Another network, or damaged values: a cold start, no panic.
+    let other = Config::parse(
+        std::path::Path::new("lull.toml"),
+        "[[disk]]\ndevice = \"sdb\"\nnetwork = \"share()\"\n",
+        &r,
+    )
+    .unwrap();
+    let e = build(back.clone(), &other.disks[0]);
+    assert!(e.state().learned.is_none());
+    let mut damaged = back.clone();
+    if let Some(l) = damaged.learned.as_mut() {
+        for p in l.parts.iter_mut().flatten() {
+            p.values.truncate(p.values.len() / 2);
+        }
+    }
+    let f = build(damaged, &cfg.disks[0]);
+    assert!(f.state().learned.is_none());
+    assert_eq!(
+        f.engine.save_learned(),
+        fresh.engine.save_learned(),
+        "a cold start"
+    );
+}
