@@ -68,7 +68,8 @@ impl From<lull_blktrace_replay::TraceError> for CliError {
 impl From<lull_blktrace_replay::ReplayError> for CliError {
     fn from(e: lull_blktrace_replay::ReplayError) -> Self {
         match e {
-            lull_blktrace_replay::ReplayError::Engine(_) => CliError::Runtime(e.into()),
+            lull_blktrace_replay::ReplayError::Engine(_)
+            | lull_blktrace_replay::ReplayError::Learned(_) => CliError::Runtime(e.into()),
             _ => CliError::Input(e.into()),
         }
     }

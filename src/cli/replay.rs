@@ -57,6 +57,16 @@ pub(crate) struct Args {
     /// Write the action log (every prediction and command) as JSON lines.
     #[arg(long)]
     log: Option<PathBuf>,
+    /// Rebuild the network every DURATION (at the first arrival that ends
+    /// an idle period after each multiple), as a daemon restarted that
+    /// often would: what forgetting costs (`24h`: a daily reboot). Trace-
+    /// timed tasks only (none, spindown).
+    #[arg(long, value_name = "DURATION")]
+    restart_every: Option<String>,
+    /// With --restart-every: the new network gets what the old one learned
+    /// (as the daemon keeps it in its state file).
+    #[arg(long, requires = "restart_every")]
+    keep_state: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -188,7 +198,21 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         }
         eprintln!("lull: warning: {what} (replaying anyway: --allow-saturated)");
     }
-    let outcome = replay_spec(&timeline, &spec, &registry, &opts)?;
+    let (outcome, restarts) = match &args.restart_every {
+        None => (replay_spec(&timeline, &spec, &registry, &opts)?, None),
+        Some(text) => {
+            let every = parse_duration(text)
+                .map_err(|e| CliError::input(anyhow!("--restart-every: {e}")))?;
+            let restart = lull_blktrace_replay::restart::Restart {
+                every,
+                keep: args.keep_state,
+            };
+            let (o, n) = lull_blktrace_replay::replay::replay_spec_restarting(
+                &timeline, &spec, &registry, &opts, restart,
+            )?;
+            (o, Some(n))
+        }
+    };
     if let Some(path) = &args.log {
         let mut text = String::new();
         for entry in &outcome.log {
@@ -198,7 +222,10 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         std::fs::write(path, text)
             .map_err(|e| CliError::runtime(anyhow!("{}: {e}", path.display())))?;
     }
-    let pairs = outcome.report.pairs();
+    let mut pairs = outcome.report.pairs();
+    if let Some(n) = restarts {
+        pairs.push(("restarts".into(), n as f64));
+    }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
         Format::Json => writeln!(out, "{}", json_numbers(&pairs)),

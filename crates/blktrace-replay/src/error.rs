@@ -114,6 +114,10 @@ pub enum ReplayError {
     /// component).
     #[error("engine: {0}")]
     Engine(lull_core::engine::EngineError),
+    /// A network's learned state did not go back into a network built
+    /// from the same spec (a bug in a component's save or restore).
+    #[error("learned state: {0}")]
+    Learned(lull_core::learned::LearnedError),
 }
 
 impl From<lull_core::network::NetworkError> for ReplayError {

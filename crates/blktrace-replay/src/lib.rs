@@ -30,6 +30,7 @@ pub mod normalized;
 pub mod pairing;
 pub mod read;
 pub mod replay;
+pub mod restart;
 pub mod spc;
 pub mod synth;
 pub mod systor;

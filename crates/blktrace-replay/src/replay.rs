@@ -421,6 +421,56 @@ pub fn replay_spec(
     replay_spec_with(timeline, spec, registry, opts, reference)
 }
 
+/// [`replay_spec`] with the network rebuilt as `restart` says
+/// ([`crate::restart`]): what a daemon restarted every so often, with or
+/// without its learned state, would have done on the trace. Only for
+/// trace-timed tasks (`none`, `spindown`). Also returns how many times
+/// it restarted.
+pub fn replay_spec_restarting(
+    timeline: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    restart: crate::restart::Restart,
+) -> Result<(ReplayOutcome, u64), ReplayError> {
+    if restart.every == Nanos::ZERO {
+        return Err(ReplayError::Option(
+            "--restart-every must be above 0".into(),
+        ));
+    }
+    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
+        return Err(ReplayError::Option(format!(
+            "--restart-every replays trace-timed tasks (none, spindown), not {}",
+            opts.task
+        )));
+    }
+    let reference = trace_reference(timeline, opts)?;
+    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    // Built once here to report a bad spec as such; then once per restart.
+    spec.build(&registry)?;
+    let spec = spec.clone();
+    let build = Box::new(move || spec.build(&registry).expect("built once already"));
+    let detector = crate::restart::Restarting::new(build, restart);
+    let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
+    let task = make_task_with(&opts.task, opts, reference)?;
+    let mut engine = Engine::with_policy(detector, policy, task);
+    if opts.log {
+        engine = engine.with_log();
+    }
+    let report = replay(timeline, &mut engine)?;
+    if let Some(e) = engine.detector().failure() {
+        return Err(ReplayError::Learned(e.clone()));
+    }
+    let restarts = engine.detector().restarts();
+    Ok((
+        ReplayOutcome {
+            report,
+            log: engine.log().to_vec(),
+        },
+        restarts,
+    ))
+}
+
 /// [`replay_spec`] with the trace's reference measures computed once
 /// beforehand ([`trace_reference`]), as a sweep over many networks does.
 pub fn replay_spec_with(
