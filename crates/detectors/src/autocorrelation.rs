@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 
 use lull_core::component::{Context, DurationPredictor};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError, ago, from_ago};
 use lull_core::registry::{Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Registry, Role};
 use lull_core::time::Nanos;
 
@@ -171,6 +172,38 @@ impl DurationPredictor for Autocorrelation {
     }
     fn continuance(&mut self, now: Nanos, _elapsed: Nanos) -> Option<Nanos> {
         self.predict(now)
+    }
+    fn save(&self, now: Nanos) -> Option<Learned> {
+        // Bin indices relative to the bin of `now`, so that they mean the
+        // same on another clock.
+        let now_bin = now.0 / self.bin.0;
+        let off = |b: Option<u64>| b.map_or(-1.0, |b| now_bin.saturating_sub(b) as f64);
+        let mut v = self.g.clone();
+        v.push(ago(now, self.computed_at));
+        v.push(off(self.cur));
+        v.push(off(self.last_arrival_bin));
+        v.push(self.bins.len() as f64);
+        v.extend(self.bins.iter().map(|&b| f64::from(u8::from(b))));
+        Some(Learned::new(AUTOCORRELATION.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
+        let lags = self.g.len();
+        let n = l.values.get(lags + 3).copied().unwrap_or(-1.0);
+        if !(n >= 0.0 && n <= self.hist as f64) {
+            return Err(LearnedError::new(format!(
+                "{}: a history of {n} bins where it keeps {}",
+                AUTOCORRELATION.name, self.hist
+            )));
+        }
+        let v = l.expect(AUTOCORRELATION.name, 1, lags + 4 + n as usize)?;
+        let now_bin = now.0 / self.bin.0;
+        let back = |x: f64| (x >= 0.0).then(|| now_bin.saturating_sub(x as u64));
+        self.g.copy_from_slice(&v[..lags]);
+        self.computed_at = from_ago(now, v[lags]);
+        self.cur = back(v[lags + 1]);
+        self.last_arrival_bin = back(v[lags + 2]);
+        self.bins = v[lags + 4..].iter().map(|&b| b != 0.0).collect();
+        Ok(())
     }
 }
 

@@ -24,6 +24,7 @@
 use std::collections::VecDeque;
 
 use lull_core::component::DurationPredictor;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Params, Registry, Role,
 };
@@ -129,6 +130,28 @@ impl DurationPredictor for Average {
     }
     fn continuance(&mut self, now: Nanos, _elapsed: Nanos) -> Option<Nanos> {
         self.residual(now)
+    }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        Some(Learned::new(
+            "average",
+            1,
+            self.window.iter().map(|l| l.0 as f64).collect(),
+        ))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let n = l.values.len();
+        if n > self.n {
+            return Err(LearnedError::new(format!(
+                "average: {n} idle lengths for a window of {}",
+                self.n
+            )));
+        }
+        let v = l.expect("average", 1, n)?;
+        if v.iter().any(|&x| !(x > 0.0 && x < u64::MAX as f64)) {
+            return Err(LearnedError::new("average: an idle length out of range"));
+        }
+        self.window = v.iter().map(|&x| Nanos(x as u64)).collect();
+        Ok(())
     }
 }
 

@@ -65,6 +65,7 @@ use std::collections::VecDeque;
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Arity, Built, ComponentInfo, ParamError, ParamInfo, ParamKind, Registry, Role,
 };
@@ -345,7 +346,50 @@ impl LatencyTarget {
     }
 }
 
+impl LatencyTarget {
+    /// How many values its saved state has.
+    fn saved_len(&self) -> usize {
+        self.learned.len() * 3 * (BINS + 1) + 2 + 4
+    }
+}
+
 impl Skeptic for LatencyTarget {
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        // What it learned of the disk: the latency histograms per load
+        // level and policy, the long-run arrival rate, the windows each
+        // policy ran. The window in progress starts again.
+        let mut v = Vec::with_capacity(self.saved_len());
+        for h in self.learned.iter().flatten() {
+            v.extend(h.counts.iter().map(|&c| c as f64));
+            v.push(h.total as f64);
+        }
+        v.push(f64::from(u8::from(self.long_rate.is_some())));
+        v.push(self.long_rate.unwrap_or(0.0));
+        v.extend(self.windows.iter().map(|&w| w as f64));
+        Some(Learned::new(LATENCY_TARGET.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(LATENCY_TARGET.name, 1, self.saved_len())?;
+        if v.iter().any(|&x| !(x >= 0.0 && x.is_finite())) {
+            return Err(LearnedError::new(format!(
+                "{}: a negative or infinite count or rate",
+                LATENCY_TARGET.name
+            )));
+        }
+        let mut it = v.iter().map(|&x| x as u64);
+        for h in self.learned.iter_mut().flatten() {
+            for c in h.counts.iter_mut() {
+                *c = it.next().unwrap_or(0);
+            }
+            h.total = it.next().unwrap_or(0);
+        }
+        let n = self.learned.len() * 3 * (BINS + 1);
+        self.long_rate = (v[n] != 0.0).then_some(v[n + 1]);
+        for (w, x) in self.windows.iter_mut().zip(&v[n + 2..]) {
+            *w = *x as u64;
+        }
+        Ok(())
+    }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let now = ctx.now;
         let stricter = self.tick(now);

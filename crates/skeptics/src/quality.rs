@@ -3,7 +3,9 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{Arity, Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
+use lull_core::time::Nanos;
 
 use crate::track::{Judge, Outcome};
 
@@ -60,6 +62,23 @@ impl Quality {
 }
 
 impl Skeptic for Quality {
+    fn save(&self, now: Nanos) -> Option<Learned> {
+        let mut v = vec![self.q];
+        self.judge.save(now, &mut v);
+        Some(Learned::new(QUALITY.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(QUALITY.name, 1, 1 + Judge::SAVED)?;
+        if !(0.0..=1.0).contains(&v[0]) {
+            return Err(LearnedError::new(format!(
+                "{}: accuracy {} outside [0, 1]",
+                QUALITY.name, v[0]
+            )));
+        }
+        self.judge.restore(&v[1..], now)?;
+        self.q = v[0];
+        Ok(())
+    }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let (q, gain) = (&mut self.q, self.gain);
         self.judge.on_input(p, ctx, |o| Self::learn(q, gain, o));

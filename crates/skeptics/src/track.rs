@@ -22,6 +22,7 @@
 
 use lull_core::component::{Context, Prediction};
 use lull_core::event::Event;
+use lull_core::learned::LearnedError;
 use lull_core::time::Nanos;
 
 /// The prediction `[start, end)`.
@@ -191,6 +192,46 @@ pub(crate) struct Judge {
 impl Judge {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// How many values [`Judge::save`] writes.
+    pub(crate) const SAVED: usize = 6;
+
+    /// The prediction being judged and the outstanding count, for a
+    /// learned state ([`lull_core::learned`]): its start relative to
+    /// `now` (signed nanoseconds), its duration (`-1`: until busy).
+    pub(crate) fn save(&self, now: Nanos, out: &mut Vec<f64>) {
+        out.push(f64::from(self.outstanding));
+        match &self.open {
+            Some(o) => {
+                out.push(1.0);
+                out.push((i128::from(o.p.start.0) - i128::from(now.0)) as f64);
+                out.push(o.p.duration.map_or(-1.0, |d| d.0 as f64));
+                out.push(f64::from(u8::from(o.started)));
+                out.push(f64::from(o.violations));
+            }
+            None => out.extend([0.0; 5]),
+        }
+    }
+
+    /// Takes back what [`Judge::save`] wrote, at `now`.
+    pub(crate) fn restore(&mut self, v: &[f64], now: Nanos) -> Result<(), LearnedError> {
+        let count = |x: f64| (x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32);
+        let bad = || LearnedError::new("a judged prediction out of range");
+        self.outstanding = count(v[0]).ok_or_else(bad)?;
+        self.open = if v[1] == 0.0 {
+            None
+        } else {
+            let start = i128::from(now.0) + v[2] as i128;
+            let start = u64::try_from(start).map_err(|_| bad())?;
+            let duration = (v[3] >= 0.0).then(|| Nanos(v[3] as u64));
+            Some(Open {
+                p: Prediction::new(Nanos(start), duration),
+                started: v[4] != 0.0,
+                violations: count(v[5]).ok_or_else(bad)?,
+            })
+        };
+        Ok(())
     }
 
     /// Marks the open prediction as begun if it began before `now` with

@@ -2,7 +2,9 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{Arity, Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
+use lull_core::time::Nanos;
 
 use crate::track::{Judge, Outcome};
 
@@ -89,6 +91,23 @@ impl ViolationRate {
 }
 
 impl Skeptic for ViolationRate {
+    fn save(&self, now: Nanos) -> Option<Learned> {
+        let mut v = vec![self.violations, self.declared_s];
+        self.judge.save(now, &mut v);
+        Some(Learned::new(VIOLATION_RATE.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(VIOLATION_RATE.name, 1, 2 + Judge::SAVED)?;
+        if v[..2].iter().any(|&x| !(x >= 0.0 && x.is_finite())) {
+            return Err(LearnedError::new(format!(
+                "{}: a negative or infinite rate",
+                VIOLATION_RATE.name
+            )));
+        }
+        self.judge.restore(&v[2..], now)?;
+        (self.violations, self.declared_s) = (v[0], v[1]);
+        Ok(())
+    }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let (judge, mut avg) = self.split();
         judge.on_input(p, ctx, |o| avg.learn(o));
