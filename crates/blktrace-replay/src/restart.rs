@@ -91,7 +91,7 @@ impl Restarting {
         self.inner = fresh;
         self.restarts += 1;
         while self.next <= ctx.now {
-            self.next = self.next + self.restart.every;
+            self.next += self.restart.every;
         }
     }
 }
