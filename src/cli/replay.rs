@@ -224,7 +224,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
     let mut pairs = outcome.report.pairs();
     if let Some(n) = restarts {
-        pairs.push(("restarts".into(), n as f64));
+        pairs.push(("restarts", n as f64));
     }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
