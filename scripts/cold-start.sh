@@ -8,12 +8,8 @@
 #   scripts/cold-start.sh          # seed 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-cargo build -q --release --bin lull
-lull="$CARGO_TARGET_DIR/release/lull"
+. scripts/lib/lull-release.sh
 seed="${SEED:-1}"
-workloads=$("$lull" components --format json |
-  python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin) if c.get("role") == "workload"))')
 run() { # workload device duration net -> "saved% spinups best%"
   "$lull" replay --workload "$1" --duration "$3" --seed "$seed" --task spindown \
     --device "$2" --net "$4" --format json |

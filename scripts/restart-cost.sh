@@ -9,14 +9,10 @@
 #   SEED=7 scripts/restart-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-cargo build -q --release --bin lull
-lull="$CARGO_TARGET_DIR/release/lull"
+. scripts/lib/lull-release.sh
 seed="${SEED:-1}"
 days="${DAYS:-3d}"
 every="${EVERY:-24h}"
-workloads=$("$lull" components --format json |
-  python3 -c 'import json,sys; print(" ".join(c["name"] for c in json.load(sys.stdin) if c.get("role") == "workload"))')
 run() { # workload device [flags...] -> "energy_j spinups"
   local w="$1" d="$2"
   shift 2

@@ -60,11 +60,24 @@ fn run(
     to: u64,
     ios: impl Fn(u64) -> u64,
 ) -> Vec<(u64, Output)> {
+    drive(c, registry, from, to, |s| {
+        let n = ios(s);
+        format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 0 0\n", n * 8)
+    })
+}
+
+/// Polls `c` second by second from `from` to `to` (exclusive) with the
+/// diskstats text `diskstats(s)`; returns every output with its second.
+fn drive(
+    c: &mut DiskController,
+    registry: &Registry,
+    from: u64,
+    to: u64,
+    diskstats: impl Fn(u64) -> String,
+) -> Vec<(u64, Output)> {
     let mut all = Vec::new();
     for s in from..to {
-        let n = ios(s);
-        let sample =
-            Sample::new(parse(&format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 0 0\n", n * 8)).unwrap());
+        let sample = Sample::new(parse(&diskstats(s)).unwrap());
         let mut out = Vec::new();
         let mut cx = Context {
             registry,
@@ -368,26 +381,16 @@ fn the_daily_summary_names_every_reference() {
     }
 }
 
-/// The sample with `sdb` absent (unplugged) at second `s`: another disk's
-/// line only.
+/// Polls `c` with `sdb` absent (unplugged): another disk's line only.
 fn run_absent(
     c: &mut DiskController,
     registry: &Registry,
     from: u64,
     to: u64,
 ) -> Vec<(u64, Output)> {
-    let mut all = Vec::new();
-    for s in from..to {
-        let sample = Sample::new(parse("8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n").unwrap());
-        let mut out = Vec::new();
-        let mut cx = Context {
-            registry,
-            witness: &mut NoWitness,
-        };
-        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
-        all.extend(out.into_iter().map(|o| (s, o)));
-    }
-    all
+    drive(c, registry, from, to, |_| {
+        "8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n".into()
+    })
 }
 
 #[test]
