@@ -770,12 +770,12 @@ pub fn render_text(st: &Status) -> String {
         if let Some(n) = d.learned_idle_periods {
             let over = d
                 .learned_since_unix
-                .map(|t| format!(" over {}", span(st.now_unix.saturating_sub(t) as f64)))
+                .map(|t| format!(" for {},", span(st.now_unix.saturating_sub(t) as f64)))
                 .unwrap_or_default();
             field(
                 label,
                 format!(
-                    "from {n} idle period{}{over} (kept across restarts)",
+                    "learning{over} {n} idle period{} seen (kept across restarts)",
                     if n == 1 { "" } else { "s" }
                 ),
             );

@@ -756,6 +756,11 @@ fn what_auto_learned_is_kept_across_a_restart() {
         again > periods,
         "{again} after {periods}: it went on counting"
     );
+    assert!(
+        !d.log().contains("engine error"),
+        "the restored network failed: {}",
+        d.log()
+    );
     // Damaged: truncated values. A warning, a cold start, no crash.
     let mut st = s.state();
     let parts = st["fakel"]["learned"]["parts"].as_array_mut().unwrap();

@@ -238,7 +238,7 @@ impl DiskController {
         let mut st = st;
         let mut engine = Self::engine(network, cfg, settings.clock);
         if let Some(saved) = st.learned.take() {
-            match Self::restore_learned(&mut engine, &saved, cfg, now) {
+            match Self::restore_learned(&mut engine, &saved, cfg) {
                 Ok(()) => {
                     info!(
                         "disk {key}: what its network learned is restored ({} idle periods{})",
@@ -290,17 +290,19 @@ impl DiskController {
         })
     }
 
-    /// Restores `saved` into a fresh `engine` for `cfg`, at `now`.
+    /// Restores `saved` into a fresh `engine` for `cfg`. At the engine's
+    /// time zero: the first poll's events come before the instant the
+    /// controller is built, and the engine must not have passed them;
+    /// times in the state (relative to its save) then count from the
+    /// daemon's start, as if the downtime had not been.
     fn restore_learned(
         engine: &mut Engine<Network, PolicyActuator, LiveTask>,
         saved: &lull_core::learned::Snapshot,
         cfg: &DiskConfig,
-        now: Nanos,
     ) -> Result<(), String> {
         saved
             .fits(&cfg.network, Some(cfg.breakeven))
             .map_err(|e| e.to_string())?;
-        engine.advance(now).map_err(|e| e.to_string())?;
         engine
             .restore_learned(&saved.parts)
             .map_err(|e| e.to_string())

@@ -483,8 +483,17 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
     let build = |st: DiskState, cfg: &DiskConfig| {
         DiskController::new(&r, cfg, "sdb", "sdb", family.clone(), 2, st, settings, now).unwrap()
     };
-    let d = build(back.clone(), &cfg.disks[0]);
-    assert_eq!(d.engine.save_learned(), learned.parts, "restored as saved");
+    let mut d = build(back.clone(), &cfg.disks[0]);
+    // Restored at the engine's time zero; its saved times count from there.
+    let restored = d.engine.save_learned();
+    let fresh_again = build(back.clone(), &cfg.disks[0]).engine.save_learned();
+    assert_eq!(restored, fresh_again);
+    assert_eq!(restored.len(), learned.parts.len());
+    // It runs on from the first poll (whose events come before the
+    // instant it was built) with no engine error.
+    let errors = d.state().errors;
+    run(&mut d, &r, 0, 30, |t| 10 * u64::from(t > 3));
+    assert_eq!(d.state().errors, errors, "{}", d.state().last_decision);
     assert_eq!(
         d.state().learned.as_ref().map(|l| l.idle_periods),
         Some(learned.idle_periods)
