@@ -86,6 +86,34 @@ impl Event {
             device: r.device,
         }
     }
+    /// The arrival of a request whose completion is not known yet, as a
+    /// live embedder sees it: `pair` is [`Nanos::MAX`] (only offline
+    /// components read it). Push [`Event::completion_at`] when it
+    /// completes.
+    pub fn arrival_at(time: Nanos, op: Op, sector: u64, bytes: u32) -> Event {
+        Event {
+            time,
+            pair: Nanos::MAX,
+            sector,
+            bytes,
+            kind: EventKind::Arrival,
+            op,
+            device: DeviceId::default(),
+        }
+    }
+    /// The completion, at `time`, of the request that arrived at `arrived`
+    /// ([`Event::arrival_at`]).
+    pub fn completion_at(time: Nanos, arrived: Nanos, op: Op, sector: u64, bytes: u32) -> Event {
+        Event {
+            time,
+            pair: arrived,
+            sector,
+            bytes,
+            kind: EventKind::Completion,
+            op,
+            device: DeviceId::default(),
+        }
+    }
     /// Whether this is an arrival.
     pub fn is_arrival(&self) -> bool {
         self.kind == EventKind::Arrival

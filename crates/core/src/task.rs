@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::actuator::Command;
 use crate::component::Context;
 use crate::event::Event;
 use crate::time::Nanos;
@@ -140,5 +141,106 @@ impl IdleTask for NoTask {
     fn stop(&mut self, _ctx: &Context) {}
     fn wants_events(&self) -> bool {
         false
+    }
+}
+
+/// A task whose commands can be pulled: wraps `T` (every call forwarded,
+/// so the task and its measures are exactly as without the wrapper) and
+/// records each command the actuator gave it, with its time, for the
+/// embedder to take with [`Recorded::drain`] after each
+/// [`crate::engine::Engine::push`] or [`crate::engine::Engine::advance`].
+/// `Recorded<NoTask>` (its [`Default`]) is for an embedder that has no
+/// task to model and only wants the decisions, as sans-IO protocol crates
+/// hand out theirs.
+///
+/// ```
+/// use lull_core::prelude::*;
+/// use lull_core::task::Recorded;
+///
+/// # #[derive(Debug)] struct After(Nanos, Option<Nanos>);
+/// # impl StartDetector for After {
+/// #     fn on_idle_begin(&mut self, c: &Context) -> Option<Start> { self.1 = Some(c.now + self.0); None }
+/// #     fn on_event(&mut self, e: &Event, _: &Context) -> Option<Start> { if e.is_arrival() { self.1 = None; } None }
+/// #     fn next_deadline(&self) -> Option<Nanos> { self.1 }
+/// #     fn on_deadline(&mut self, c: &Context) -> Option<Start> { self.1.take().map(|_| Start::now(c.now)) }
+/// # }
+/// # #[derive(Debug)] struct Until;
+/// # impl DurationPredictor for Until { fn duration(&mut self, _: Nanos) -> Option<Nanos> { None } }
+/// let s = Nanos::from_secs;
+/// let detector = Predictor::new(After(s(5), None), Until);
+/// let mut engine = Engine::with_policy(detector, StopPolicy::WhenBusy, Recorded::<NoTask>::default());
+/// // A request that arrives and completes; the application's clock moves on.
+/// engine.push(&Event::arrival_at(s(0), Op::Write, 0, 4096)).unwrap();
+/// engine.push(&Event::completion_at(s(1), s(0), Op::Write, 0, 4096)).unwrap();
+/// engine.advance(s(10)).unwrap();
+/// let commands: Vec<_> = engine.task_mut().drain().collect();
+/// assert_eq!(commands, [(s(6), Command::Start { budget: None })]);
+/// ```
+#[derive(Debug, Default)]
+pub struct Recorded<T = NoTask> {
+    inner: T,
+    commands: Vec<(Nanos, Command)>,
+}
+
+impl<T: IdleTask> Recorded<T> {
+    /// Records the commands given to `inner`.
+    pub fn new(inner: T) -> Self {
+        Recorded {
+            inner,
+            commands: Vec::new(),
+        }
+    }
+    /// Takes the commands recorded since the last call, oldest first.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, (Nanos, Command)> {
+        self.commands.drain(..)
+    }
+    /// The wrapped task.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T: IdleTask> IdleTask for Recorded<T> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn granularity(&self) -> Granularity {
+        self.inner.granularity()
+    }
+    fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        self.commands.push((ctx.now, Command::Start { budget }));
+        self.inner.start(ctx, budget);
+    }
+    fn renew(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        self.commands.push((ctx.now, Command::Renew { budget }));
+        self.inner.renew(ctx, budget);
+    }
+    fn stop(&mut self, ctx: &Context) {
+        self.commands.push((ctx.now, Command::Stop));
+        self.inner.stop(ctx);
+    }
+    fn on_event(&mut self, ev: &Event, ctx: &Context) {
+        self.inner.on_event(ev, ctx);
+    }
+    fn wants_events(&self) -> bool {
+        self.inner.wants_events()
+    }
+    fn skips_runs(&self, now: Nanos) -> bool {
+        self.inner.skips_runs(now)
+    }
+    fn skip_run(&mut self, start: Option<Nanos>, end: Nanos) {
+        self.inner.skip_run(start, end);
+    }
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.inner.next_deadline()
+    }
+    fn on_deadline(&mut self, ctx: &Context) {
+        self.inner.on_deadline(ctx);
+    }
+    fn finish(&mut self, end: Nanos) {
+        self.inner.finish(end);
+    }
+    fn measures(&self) -> Vec<Measure> {
+        self.inner.measures()
     }
 }

@@ -1,7 +1,7 @@
 //! Time: [`Nanos`], the one unit every component speaks, and duration strings.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +103,25 @@ impl Sub for Nanos {
     /// the other way round is zero.
     fn sub(self, rhs: Nanos) -> Nanos {
         self.saturating_sub(rhs)
+    }
+}
+
+impl Mul<u64> for Nanos {
+    type Output = Nanos;
+    /// `b * 4`: saturating at [`Nanos::MAX`].
+    fn mul(self, k: u64) -> Nanos {
+        Nanos(self.0.saturating_mul(k))
+    }
+}
+
+impl Div<u64> for Nanos {
+    type Output = Nanos;
+    /// `b / 2`: rounded down.
+    ///
+    /// # Panics
+    /// If `k` is 0, as integer division does.
+    fn div(self, k: u64) -> Nanos {
+        Nanos(self.0 / k)
     }
 }
 
@@ -465,5 +484,14 @@ mod tests {
         assert_eq!(Nanos::from_secs_f64(-1.0), Nanos::ZERO);
         assert_eq!(Nanos::from_secs_f64(f64::NAN), Nanos::ZERO);
         assert_eq!(Nanos::from_secs_f64(1.5), Nanos::from_millis(1500));
+    }
+
+    #[test]
+    fn integer_scaling() {
+        let b = Nanos::from_secs(72);
+        assert_eq!(b / 2, Nanos::from_secs(36));
+        assert_eq!(b * 4, Nanos::from_secs(288));
+        assert_eq!(Nanos(7) / 2, Nanos(3));
+        assert_eq!(Nanos::MAX * 2, Nanos::MAX);
     }
 }

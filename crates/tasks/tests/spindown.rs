@@ -418,3 +418,47 @@ proptest! {
         prop_assert!((one.energy_j - b.energy_j).abs() <= tol && one.spinups == b.spinups);
     }
 }
+
+#[test]
+fn a_recorded_task_measures_the_same_and_hands_out_its_commands() {
+    // Issue 36: an embedder pulls the commands instead of writing a task;
+    // wrapping changes nothing in the task's own results (every call is
+    // forwarded, `skip_run` and `renew` too: the replay's batch paths
+    // depend on them).
+    use lull_core::actuator::Command;
+    use lull_core::task::Recorded;
+    let mut reqs = Vec::new();
+    let mut t = 0;
+    for i in 0..200u64 {
+        reqs.push(req(t, t + 20));
+        t += 20 + [300, 4_000, 12_000, 700, 50_000][(i % 5) as usize];
+    }
+    let timeline = Timeline::from_requests(&reqs);
+    let plain = {
+        let mut e = Engine::with_policy(
+            Timer::new(ms(2000), None),
+            StopPolicy::EarlierOf,
+            Spindown::new(PowerModel::paper()),
+        );
+        replay(&timeline, &mut e).unwrap()
+    };
+    let mut e = Engine::with_policy(
+        Timer::new(ms(2000), None),
+        StopPolicy::EarlierOf,
+        Recorded::new(Spindown::new(PowerModel::paper())),
+    );
+    let recorded = replay(&timeline, &mut e).unwrap();
+    assert_eq!(recorded, plain);
+    let commands: Vec<_> = e.task_mut().drain().collect();
+    let starts = commands
+        .iter()
+        .filter(|(_, c)| matches!(c, Command::Start { .. }))
+        .count();
+    let stops = commands.iter().filter(|(_, c)| *c == Command::Stop).count();
+    assert!(starts > 0 && stops > 0, "{commands:?}");
+    assert!(
+        commands.windows(2).all(|w| w[0].0 <= w[1].0),
+        "in time order"
+    );
+    assert_eq!(e.task_mut().drain().count(), 0, "drained");
+}
