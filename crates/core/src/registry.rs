@@ -514,7 +514,7 @@ impl Params {
         self.breakeven.ok_or_else(|| {
             ParamError::new(
                 param,
-                "needs the break-even time B of the device: give the parameter, or build the network for a task's device (--device)",
+                "needs the break-even time B of the device: give the parameter, or build the network for a device (`--device` on the command line, `Registry::with_breakeven` in code)",
             )
         })
     }
