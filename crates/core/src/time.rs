@@ -210,13 +210,13 @@ impl fmt::Display for Approx {
         } else if n < 59_950_000_000 {
             write!(f, "{}s", sig3(n as f64 / 1e9))
         } else if n < 3_599_500_000_000 {
-            let s = (n + S / 2) / S;
+            let s = n.saturating_add(S / 2) / S;
             match s % 60 {
                 0 => write!(f, "{}m", s / 60),
                 r => write!(f, "{}m{r}s", s / 60),
             }
         } else {
-            let m = (n + 30 * S) / (60 * S);
+            let m = n.saturating_add(30 * S) / (60 * S);
             match m % 60 {
                 0 => write!(f, "{}h", m / 60),
                 r => write!(f, "{}h{r}m", m / 60),
@@ -484,6 +484,13 @@ mod tests {
         assert_eq!(Nanos::from_secs_f64(-1.0), Nanos::ZERO);
         assert_eq!(Nanos::from_secs_f64(f64::NAN), Nanos::ZERO);
         assert_eq!(Nanos::from_secs_f64(1.5), Nanos::from_millis(1500));
+    }
+
+    #[test]
+    fn approx_shows_the_longest_duration() {
+        // Found by the learned-state property: a damaged value made an
+        // error message format Nanos::MAX, and the rounding overflowed.
+        assert_eq!(Nanos::MAX.approx().to_string(), "5124095h34m");
     }
 
     #[test]
