@@ -698,6 +698,32 @@ impl NetworkSpec {
         Some(())
     }
 
+    /// [`NetworkSpec::build`] for an engine that runs live (a daemon, an
+    /// embedding): refuses an offline component (the oracle needs to know
+    /// when each idle period ends, which only a replay knows; live it would
+    /// build and never fire), naming the node and the component.
+    pub fn build_online(&self, registry: &Registry) -> Result<Network, NetworkError> {
+        for n in &self.nodes {
+            let parts: Vec<&ComponentSpec> = match &n.kind {
+                NodeKind::Predictor { start, duration } => {
+                    std::iter::once(start).chain(duration.iter()).collect()
+                }
+                NodeKind::Skeptic { skeptic, .. } => vec![skeptic],
+            };
+            for c in parts {
+                if registry.info(&c.name).is_some_and(|i| i.offline) {
+                    return Err(NetworkError::component(
+                        &n.name,
+                        c.pos,
+                        &c.name,
+                        "is an offline component (it needs to know the future) and cannot run live: replay it (`lull replay`), or run a network without it",
+                    ));
+                }
+            }
+        }
+        self.build(registry)
+    }
+
     /// Builds the running network: validates the graph (names, cycles,
     /// sinks, arities) and every component's parameters. Errors name the
     /// node and, for one-line specs, the column.

@@ -217,3 +217,16 @@ fn the_catalogue_is_complete_documented_and_builds() {
     // share, long-idle, the adaptive timers, adaptive-rate and backoff.
     assert!(gauges >= 12, "{gauges} gauges seen");
 }
+
+#[test]
+fn an_online_build_refuses_the_oracle_naming_it() {
+    // Issue 36: the oracle builds for a live engine and never fires; an
+    // embedder building for live use is told instead.
+    let r = lull_detectors::registry().with_breakeven(Nanos::from_secs(3));
+    let spec = lull_core::spec::NetworkSpec::parse("oracle()", Some(&r)).unwrap();
+    let e = spec.build_online(&r).unwrap_err().to_string();
+    assert!(e.contains("`oracle`") && e.contains("offline"), "{e}");
+    assert!(spec.build(&r).is_ok(), "a replay builds it");
+    let live = lull_core::spec::NetworkSpec::parse("timer(B) + fixed(2B)", Some(&r)).unwrap();
+    assert!(live.build_online(&r).is_ok());
+}

@@ -156,22 +156,7 @@ pub(super) fn parse_listen(s: &str) -> Result<SocketAddr, String> {
 /// decision delay; zero when it watches every event).
 pub fn check_network(text: &str, registry: &Registry) -> Result<Nanos, String> {
     let spec = NetworkSpec::parse(text, Some(registry)).map_err(|e| e.to_string())?;
-    for n in &spec.nodes {
-        let names: Vec<&str> = match &n.kind {
-            NodeKind::Predictor { start, duration } => std::iter::once(start.name.as_str())
-                .chain(duration.iter().map(|d| d.name.as_str()))
-                .collect(),
-            NodeKind::Skeptic { skeptic, .. } => vec![skeptic.name.as_str()],
-        };
-        for name in names {
-            if registry.info(name).is_some_and(|i| i.offline) {
-                return Err(format!(
-                    "`{name}` is an offline component (it needs to know the future) and cannot run live"
-                ));
-            }
-        }
-    }
-    let network = spec.build(registry).map_err(|e| e.to_string())?;
+    let network = spec.build_online(registry).map_err(|e| e.to_string())?;
     Ok(lull_core::component::Detector::quiet_below(&network))
 }
 

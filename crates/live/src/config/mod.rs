@@ -102,7 +102,7 @@ use std::path::{Path, PathBuf};
 use crate::hooks::{HookEvent, Hooks};
 use lull_core::actuator::StopPolicy;
 use lull_core::registry::Registry;
-use lull_core::spec::{NetworkSpec, NodeKind};
+use lull_core::spec::NetworkSpec;
 use lull_core::time::{Nanos, parse_duration};
 use lull_reserve::plan::{JobSpec, parse_job};
 use lull_tasks::PowerModel;

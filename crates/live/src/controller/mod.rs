@@ -132,7 +132,7 @@ pub fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, S
     let registry = crate::config::disk_registry(registry, &cfg.task, cfg.breakeven);
     NetworkSpec::parse(&cfg.network, Some(&registry))
         .map_err(|e| e.to_string())
-        .and_then(|s| s.build(&registry).map_err(|e| e.to_string()))
+        .and_then(|s| s.build_online(&registry).map_err(|e| e.to_string()))
 }
 
 /// One disk's decisions: see the [module docs](self).
