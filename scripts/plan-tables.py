@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """docs/results.md, issue 19: the `lull plan` tables on the 24 h structured
-workloads (seed 1, paper 2.5" drive, `--wait B`).
+workloads (seed 1, `--wait 3s`: the paper 2.5" drive's spin-down break-even).
 
     scripts/plan-tables.py capacity   # usable idle time per day
     scripts/plan-tables.py jobs       # two daily 60 s-step jobs at 80 % and 150 %
 
-`capacity` runs `lull plan --workload W --job probe:1m/day:step=60s`;
+`capacity` runs `lull plan --workload W --wait 3s --job probe:1m/day:step=60s`;
 `jobs` asks, for each workload, for two jobs (`scrub`, `backup`) of 40 %
 each, then 75 % each, of the measured 60 s-step capacity (whole seconds).
 The binary is $LULL, else target/release/lull.
@@ -20,7 +20,7 @@ WORKLOADS = ["office", "home-nas", "db-checkpoint"]
 
 
 def plan(workload, *jobs):
-    argv = [LULL, "plan", "--workload", workload, "--seed", "1", "--format", "json"]
+    argv = [LULL, "plan", "--workload", workload, "--seed", "1", "--wait", "3s", "--format", "json"]
     for j in jobs:
         argv += ["--job", j]
     p = subprocess.run(argv, capture_output=True, text=True)

@@ -119,7 +119,18 @@ def pct(x):
 
 
 def ms(x):
-    return "%.3g" % x if x < 100 else "%.1f" % x
+    """Milliseconds as the document writes them: 0.72, 3.3, 12.6, 136.8."""
+    return "%.2f" % x if x < 1 else "%.1f" % x
+
+
+def latency(x):
+    """A mean latency in ms: two decimals below 100 ms, one above."""
+    return "%.2f" % x if x < 100 else "%.1f" % x
+
+
+def mb(x):
+    """Megabytes: 0.05, 1.2, 63."""
+    return "%.2f" % x if x < 1 else "%.1f" % x if x < 100 else "%.0f" % x
 
 
 def writeback_target(lull):
@@ -132,7 +143,7 @@ def writeback_target(lull):
             m = replay_or_saturated(lull, ["--task", "writeback", "--device", dev], w, TARGET)
             row.append("saturated (refused)" if m is None else
                        f"**{pct(m['latency_improvement_pct'])} %** "
-                       f"({ms(m['baseline_read_latency_ms'])} \u2192 {ms(m['read_latency_ms'])} ms)")
+                       f"({latency(m['baseline_read_latency_ms'])} \u2192 {latency(m['read_latency_ms'])} ms)")
         lines.append(f"| `{dev}` | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -171,7 +182,7 @@ def cleaning_measures(lull):
                      for n in CLEANING_NETS]
             if any(c is None for c in cells):
                 continue
-            row = [f"{ms(c['mean_added_delay_ms'])} ms, {c['mean_unprocessed_bytes'] / 1e6:.2g} MB"
+            row = [f"{ms(c['mean_added_delay_ms'])} ms, {mb(c['mean_unprocessed_bytes'] / 1e6)} MB"
                    for c in cells]
             lines.append(f"| `{dev}`, {w} | " + " | ".join(row) + " |")
     return "\n".join(lines)

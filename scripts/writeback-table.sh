@@ -22,7 +22,9 @@ for dev in wd-red-plus hp97560; do
       out=$("$L" replay --workload "$wl" --duration "$d" --seed 1 --task "${TASK:-writeback}" \
         --device "$dev" --net "$n" --format json 2>"$err") || rc=$?
       if [ $rc -eq 0 ]; then
-        printf ' %+.1f %% |' "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["latency_improvement_pct"])' "$out")"
+        # One decimal, signed, with a real minus sign as in the prose.
+        v=$(python3 -c 'import json,sys; print("%+.1f" % json.loads(sys.argv[1])["latency_improvement_pct"])' "$out")
+        printf ' %s %% |' "${v/#-/−}"
       elif [ $rc -eq 2 ] && grep -q 'cannot serve' "$err"; then
         printf ' saturated |'
       else
