@@ -424,7 +424,10 @@ fn saturation_table() {
     println!("|---|{}", "---|".repeat(workloads.len()));
     let traces: Vec<Vec<Request>> = workloads.iter().map(|w| workload(w, 4 * 3600)).collect();
     for (device, label) in [
-        ("wd-red-plus", "`wd-red-plus`: peak utilization, longest wait"),
+        (
+            "wd-red-plus",
+            "`wd-red-plus`: peak utilization, longest wait",
+        ),
         ("hp97560", "`hp97560`"),
     ] {
         let model = lull_blktrace_replay::replay::service_model(Some(device)).unwrap();

@@ -15,7 +15,10 @@ fn the_readme_table_is_what_the_code_prints() {
     let readme_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("README.md");
     let marker = "<!-- generated: readme-rank -->\n";
-    let begin = readme.find(marker).expect("README.md has no readme-rank block") + marker.len();
+    let begin = readme
+        .find(marker)
+        .expect("README.md has no readme-rank block")
+        + marker.len();
     let end = begin
         + readme[begin..]
             .find("<!-- end generated -->")

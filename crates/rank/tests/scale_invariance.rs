@@ -261,11 +261,7 @@ fn networks() -> Vec<String> {
 /// Idle gaps before each request, log-uniform from 1 ms to ~17 min, and
 /// service times of 1–50 ms, in nanoseconds.
 fn gaps() -> impl Strategy<Value = Vec<(u64, u64)>> {
-    prop::collection::vec(
-        (0.0f64..20.0, 1_000_000u64..50_000_000),
-        20..120,
-    )
-    .prop_map(|v| {
+    prop::collection::vec((0.0f64..20.0, 1_000_000u64..50_000_000), 20..120).prop_map(|v| {
         v.into_iter()
             .map(|(e, s)| ((1e6 * e.exp2()) as u64, s))
             .collect()
@@ -311,7 +307,6 @@ fn instant_tolerance(t: u64, k: u64) -> u64 {
     4 * k + t / 1_000_000_000_000
 }
 
-
 /// The difference a dimensionless measure of run `r` can show when its
 /// commands move by `moved` nanoseconds in all, each by rounding (module
 /// docs): the drive spends at most `p_active − p_sleep` = 1 W more or less
@@ -335,7 +330,11 @@ fn rounding_allowance(r: &Decisions, key: &str, moved: u64, k: u64) -> f64 {
         "competitive_ratio" => joules / m("oracle_energy_j"),
         "excess_vs_best_fixed" => {
             let ns = POWER_GAP_W * (r.periods * k) as f64 * 1e-9;
-            let (e, bf, o) = (m("energy_j"), m("best_fixed_energy_j"), m("oracle_energy_j"));
+            let (e, bf, o) = (
+                m("energy_j"),
+                m("best_fixed_energy_j"),
+                m("oracle_energy_j"),
+            );
             // d/dE_bf of (E − E_o)/(E_bf − E_o), and d/dE.
             (joules + ns * (e - o).abs() / (bf - o)) / (bf - o)
         }
@@ -344,7 +343,11 @@ fn rounding_allowance(r: &Decisions, key: &str, moved: u64, k: u64) -> f64 {
         "violation_rate" => s / m("predicted_s"),
         _ => 0.0,
     };
-    if bound.is_finite() { bound } else { f64::INFINITY }
+    if bound.is_finite() {
+        bound
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// How run `b` (times `k`) differs from run `a`, if it does (module docs).
@@ -402,7 +405,9 @@ fn differences(a: &Decisions, b: &Decisions, k: u64) -> Option<String> {
             _ => false,
         };
         if !same {
-            return Some(format!("{key} is {x:?} unscaled, {y:?} scaled (want 1/{k} of it)"));
+            return Some(format!(
+                "{key} is {x:?} unscaled, {y:?} scaled (want 1/{k} of it)"
+            ));
         }
     }
     for key in COUNTS {
