@@ -35,6 +35,7 @@ cd "$repo"
 
 # name | file | kind | command
 BLOCKS=(
+  "readme-headline|README.md|check|python3 scripts/headline.py"
   "readme-rank|README.md|check|scripts/readme-rank.sh --png docs/img/rank-spindown-workstation.png"
   "auto-vs-fixed|docs/results.md|check|scripts/auto-vs-fixed.sh"
   "auto-robustness|docs/results.md|check|python3 scripts/auto-robustness.py"
