@@ -187,7 +187,7 @@ fn trace(gaps: &[(u64, u64)], k: u64) -> Timeline {
     let least = (t - first + 2_000_000) as f64 * 1e-9;
     let j = ((n as f64 / least).log2().floor() as i32).min(7);
     let span = if j >= 0 {
-        n * 1_000_000_000 >> j
+        (n * 1_000_000_000) >> j
     } else {
         (n * 1_000_000_000) << -j
     };
