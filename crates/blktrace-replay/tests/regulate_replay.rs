@@ -25,9 +25,13 @@ use lull_tasks::device::ServiceModel;
 use lull_tasks::manners::{MannersConfig, Regulated};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
+/// The components, with the default disk's break-even time for work that
+/// moves I/O (its random access), as `lull replay --task cleaning` has it:
+/// the adaptive timers' defaults are relative to it.
 fn registry() -> Registry {
     let mut r = lull_detectors::registry();
     lull_skeptics::register(&mut r);
+    r.set_breakeven(Some(ServiceModel::default_model().breakeven()));
     r
 }
 
