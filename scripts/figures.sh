@@ -52,6 +52,8 @@ BLOCKS=(
   "regulation-manners|docs/results.md|all|scripts/regulation-table.sh manners"
   "regulation-latency-target|docs/results.md|all|scripts/regulation-table.sh latency-target"
   "cleaning-measures|docs/results.md|check|python3 scripts/results-tables.py cleaning-measures"
+  "restart-cost|docs/results.md|check|scripts/restart-cost.sh"
+  "cold-start|docs/results.md|check|scripts/cold-start.sh"
   "plan-capacity|docs/results.md|check|python3 scripts/plan-tables.py capacity"
   "plan-jobs|docs/results.md|check|python3 scripts/plan-tables.py jobs"
   # Timings: the block's own `Measured on ...` line names machine, date and command.
