@@ -149,7 +149,10 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   adaptive rate, rate change) at thresholds relative to each trace's
 ///   mean request rate `R` (requests / span): `R/16`, `R/4`, `R`, `4R`;
 ///   for spin-down their sampling periods too are relative to `B`
-///   ([`scale_with_b`]); and `dpll` on the usual 30 s sync period (a
+///   (`moving-average` and `rate-change` sample every `B/4`,
+///   `adaptive-rate` judges over `4B`, so that the grid's decisions scale
+///   with `B`: `tests/scale_invariance.rs`); and `dpll` on the usual 30 s
+///   sync period (a
 ///   property of the host's sync daemon, wall-clock by nature);
 /// - each start detector × four duration predictors (`fixed(d=4B)`,
 ///   `backoff-arith-geom(step=B/4, initial=B)`,
