@@ -9,14 +9,15 @@ For every built-in workload and drive:
   2. on six other days (seeds 101-106, 24 h each), `excess_vs_best_fixed` of
      that timeout and of `auto`.
 
-Usage: scripts/auto-robustness.py [LULL_BINARY]   (default target/release/lull)
+Usage: scripts/auto-robustness.py [LULL_BINARY]   (default $LULL, then target/release/lull)
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
 
-LULL = sys.argv[1] if len(sys.argv) > 1 else "target/release/lull"
+LULL = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LULL", "target/release/lull")
 DEVICES = ["paper-2.5in", "wd-red-plus"]
 WORKLOADS = ["workstation", "news", "database", "sync30", "office", "home-nas", "db-checkpoint"]
 SEEDS = range(101, 107)

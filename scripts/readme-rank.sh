@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Regenerates README.md's ranking table and picture from the run they show
-# (issue 16): `lull rank --task spindown --duration 2h` over every built-in
-# workload. crates/rank/tests/readme.rs fails when the table differs from
-# what the current code prints.
+# README.md's ranking table and picture (issue 16), from the run they show:
+# `lull rank --task spindown --duration 2h --seed 1` over every built-in
+# workload. Prints the report's top-ten table; with --png PATH also writes
+# the workstation trade-off plot there (under $FIGURES_OUT when set) and
+# prints its caption and image link.
+# scripts/figures.sh puts the table between README.md's markers
+# (`scripts/figures.sh readme-rank`); crates/rank/tests/readme.rs and
+# `scripts/figures.sh --check` fail when it differs from what the code prints.
 #
-#   scripts/readme-rank.sh [LULL_BINARY]
+#   scripts/readme-rank.sh [--png PATH]      # lull: $LULL or target/release/lull
 set -euo pipefail
-lull=${1:-target/release/lull}
+lull=${LULL:-target/release/lull}
+png=
+if [[ ${1:-} == --png ]]; then png=$2; fi
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$lull" rank --task spindown --duration 2h --seed 1 --out "$out" >/dev/null
-# The report's "Ranking (top 10)" table, between the README's markers.
+# The report's "Ranking (top 10)" table.
 awk '/^## Ranking \(top 10\)/{on=1; next} on && /^\|/{print} on && /^$/ && seen{exit} on && /^\|/{seen=1}' \
-  "$out/report.md" >"$out/table.md"
-awk -v table="$out/table.md" '
-  /<!-- rank-table:begin -->/ { print; while ((getline l < table) > 0) print l; skip=1; next }
-  /<!-- rank-table:end -->/ { skip=0 }
-  !skip { print }' README.md >"$out/README.md"
-mv "$out/README.md" README.md
-cp "$out/plots/tradeoff-workstation.png" docs/img/rank-spindown-workstation.png
-echo "README.md table and docs/img/rank-spindown-workstation.png regenerated"
+  "$out/report.md"
+if [[ -n $png ]]; then
+  dest=${FIGURES_OUT:-.}/$png
+  mkdir -p "$(dirname "$dest")"
+  cp "$out/plots/tradeoff-workstation.png" "$dest"
+  cat <<EOT
+
+The trade-off on the \`workstation\` workload (one point per network, better
+is lower right, the frontier drawn; the paper's Figure 9):
+
+![spindown: energy saved vs delayed operations on workstation]($png)
+EOT
+fi

@@ -26,9 +26,20 @@
 //!   a few milliseconds of jitter) on top of sparse user I/O, the
 //!   periodic pattern the `dpll` detector locks onto.
 //!
-//! Their gap lengths are close to independent draws at the scale of a
-//! drive's break-even time, and on independent gaps no online policy
-//! beats the best fixed timeout. Hence the second family.
+//! None of the four has independent gap lengths: the regime persists from
+//! gap to gap (all four), `news` and `database` add a persistent load
+//! level, and `sync30` a period ([`Shape::gaps`] labels each; a test
+//! measures the lag-1 autocorrelation of idle lengths and the period
+//! against the label). Their structure is short-range, though, and weak at
+//! the scale of a NAS drive's break-even time. Hence the second family.
+//!
+//! **Workloads with independent gaps** (`iid-exp`, `iid-pareto`): one
+//! request at a time, each after an idle gap drawn independently of every
+//! other (exponential, or Pareto with a heavy tail). Only on these does
+//! the argument hold that no online policy beats the best fixed timeout
+//! in expectation (when idle lengths are i.i.d., the past says nothing
+//! about the present period, so the best online policy is a fixed
+//! timeout); they are the reference for that claim and for nothing else.
 //!
 //! **Workloads with structure** (`office`, `home-nas`, `db-checkpoint`;
 //! [`Shape::is_structured`]): a day built from the mechanisms that make
@@ -88,16 +99,63 @@ pub struct Bursty {
     pub persistence: f64,
 }
 
-/// A built-in workload: its name, a summary, and the generator with its
-/// parameters.
+/// A built-in workload: its name, a summary, the dependence of its idle
+/// lengths, and the generator with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shape {
     /// Canonical name.
     pub name: &'static str,
     /// One line for `--help` and docs.
     pub summary: &'static str,
+    /// How its idle lengths depend on each other (a test measures it).
+    pub gaps: Gaps,
     /// The generator and its parameters.
     pub model: Model,
+}
+
+/// How a workload's idle-period lengths depend on each other: its label,
+/// which `tests/workload_labels.rs` measures against the generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Gaps {
+    /// Independent and identically distributed: no online policy beats
+    /// the best fixed timeout in expectation.
+    Independent,
+    /// Correlated: successive lengths depend on each other (persistent
+    /// regimes, load levels, time of day); an online policy can learn it.
+    Correlated,
+    /// Correlated, with a period of this many seconds (a sync daemon).
+    Periodic {
+        /// The period, seconds.
+        period_s: u32,
+    },
+}
+
+/// The parameters of a workload with independent gaps: one request at a
+/// time, each after an idle gap drawn independently.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Iid {
+    /// Mean service time, seconds (exponential).
+    pub service_s: f64,
+    /// The gap distribution.
+    pub gap: IidGap,
+}
+
+/// The distribution of an [`Iid`] workload's idle gaps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IidGap {
+    /// Exponential with this mean, seconds.
+    Exponential {
+        /// Mean gap, seconds.
+        mean_s: f64,
+    },
+    /// Pareto with this scale (least gap, seconds) and shape.
+    Pareto {
+        /// Least gap, seconds.
+        scale_s: f64,
+        /// Shape (smaller: heavier tail; above 1 for a finite mean).
+        alpha: f64,
+    },
 }
 
 /// The generator of a workload.
@@ -112,13 +170,15 @@ pub enum Model {
     /// A database with checkpoints and busy/quiet regimes
     /// ([`structured::DbCheckpoint`]).
     DbCheckpoint(structured::DbCheckpoint),
+    /// Independent gaps ([`Iid`]).
+    Iid(Iid),
 }
 
 impl Shape {
-    /// Whether the workload has structure beyond i.i.d.-like gaps at the
-    /// scale of a break-even time (the second family above).
+    /// Whether the workload is one of the days with structure (the second
+    /// family above): neither bursty nor independent.
     pub fn is_structured(&self) -> bool {
-        !matches!(self.model, Model::Bursty(_))
+        !matches!(self.model, Model::Bursty(_) | Model::Iid(_))
     }
 }
 
@@ -127,6 +187,7 @@ pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "workstation",
         summary: "a quiet single-user workstation: short bursts, long heavy-tailed idle periods",
+        gaps: Gaps::Correlated,
         model: Model::Bursty(Bursty {
             burst_mean: 6.0,
             think_s: 0.004,
@@ -144,6 +205,7 @@ pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "news",
         summary: "a Usenet news disk (cello-disk6-like): busy, short gaps, correlation over the last few periods",
+        gaps: Gaps::Correlated,
         model: Model::Bursty(Bursty {
             burst_mean: 12.0,
             think_s: 0.003,
@@ -161,6 +223,7 @@ pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "database",
         summary: "a transaction-processing database disk: busy, very short gaps, long-term correlation",
+        gaps: Gaps::Correlated,
         model: Model::Bursty(Bursty {
             burst_mean: 20.0,
             think_s: 0.002,
@@ -178,6 +241,7 @@ pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "sync30",
         summary: "a quiet machine with a 30 s write-back daemon: periodic write bursts over sparse user I/O",
+        gaps: Gaps::Periodic { period_s: 30 },
         model: Model::Bursty(Bursty {
             burst_mean: 4.0,
             think_s: 0.004,
@@ -195,17 +259,41 @@ pub const WORKLOADS: &[Shape] = &[
     Shape {
         name: "office",
         summary: "an office PC: work sessions, away spells, lunch, quiet nights with a 5 min sync (structured)",
+        gaps: Gaps::Correlated,
         model: Model::Office(structured::OFFICE),
     },
     Shape {
         name: "home-nas",
         summary: "a home NAS: evening streaming, a nightly backup, hours of silence with SMART polls (structured)",
+        gaps: Gaps::Correlated,
         model: Model::HomeNas(structured::HOME_NAS),
     },
     Shape {
         name: "db-checkpoint",
         summary: "a database: busy/quiet regimes lasting an hour, a checkpoint every 5 min (structured)",
+        gaps: Gaps::Correlated,
         model: Model::DbCheckpoint(structured::DB_CHECKPOINT),
+    },
+    Shape {
+        name: "iid-exp",
+        summary: "independent exponential idle gaps (mean 10 s) between single requests: the reference where a fixed timeout is optimal",
+        gaps: Gaps::Independent,
+        model: Model::Iid(Iid {
+            service_s: 0.008,
+            gap: IidGap::Exponential { mean_s: 10.0 },
+        }),
+    },
+    Shape {
+        name: "iid-pareto",
+        summary: "independent Pareto idle gaps (least 1 s, shape 1.5) between single requests: heavy-tailed, still no history to learn",
+        gaps: Gaps::Independent,
+        model: Model::Iid(Iid {
+            service_s: 0.008,
+            gap: IidGap::Pareto {
+                scale_s: 1.0,
+                alpha: 1.5,
+            },
+        }),
     },
 ];
 
@@ -249,7 +337,47 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
         Model::Office(p) => structured::office(p, shape.name, end, seed),
         Model::HomeNas(p) => structured::home_nas(p, shape.name, end, seed),
         Model::DbCheckpoint(p) => structured::db_checkpoint(p, shape.name, end, seed),
+        Model::Iid(p) => iid(shape.name, p, end, seed),
     }
+}
+
+/// Generates `end` seconds of a workload with independent gaps: each
+/// request starts a gap after the previous one completed, so the idle
+/// periods are exactly the gaps drawn (capped at an hour, as the bursty
+/// workloads' are).
+fn iid(name: &str, shape: &Iid, end: f64, seed: u64) -> Trace {
+    let mut rng = Pcg64::seed_from_u64(seed ^ 0x6969_6400);
+    let mut trace = Trace::new("synthetic");
+    let dev = trace.device_id(&format!("synth:{name}"));
+    let draw = |rng: &mut Pcg64| match shape.gap {
+        IidGap::Exponential { mean_s } => exp(rng, mean_s),
+        IidGap::Pareto { scale_s, alpha } => {
+            let u: f64 = 1.0 - rng.random::<f64>();
+            scale_s / u.powf(1.0 / alpha)
+        }
+    };
+    let mut t = draw(&mut rng).min(3600.0);
+    while t < end {
+        let service = exp(&mut rng, shape.service_s).max(1e-4);
+        let op = if rng.random::<f64>() < 0.5 {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        let sector: u64 = rng.random_range(0..1 << 30);
+        trace.requests.push(
+            Request::new(
+                Nanos::from_secs_f64(t),
+                Nanos::from_secs_f64(t + service),
+                op,
+                sector,
+                4096,
+            )
+            .on_device(dev),
+        );
+        t += service + draw(&mut rng).min(3600.0);
+    }
+    trace
 }
 
 /// Generates `end` seconds of a bursty workload.
@@ -418,10 +546,14 @@ mod tests {
                 "sync30",
                 "office",
                 "home-nas",
-                "db-checkpoint"
+                "db-checkpoint",
+                "iid-exp",
+                "iid-pareto"
             ]
         );
-        let bursty = WORKLOADS.iter().filter(|w| !w.is_structured());
+        let bursty = WORKLOADS
+            .iter()
+            .filter(|w| matches!(w.model, Model::Bursty(_)));
         assert_eq!(bursty.clone().count(), 4);
         for name in bursty.map(|w| w.name) {
             let w = shape(name).unwrap();
@@ -480,6 +612,7 @@ mod tests {
         let base = Shape {
             name: "sync30",
             summary: "",
+            gaps: Gaps::Correlated,
             model: Model::Bursty(Bursty {
                 sync_period_s: 0.0,
                 ..b

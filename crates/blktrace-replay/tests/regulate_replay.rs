@@ -25,9 +25,13 @@ use lull_tasks::device::ServiceModel;
 use lull_tasks::manners::{MannersConfig, Regulated};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
+/// The components, with the default disk's break-even time for work that
+/// moves I/O (its random access), as `lull replay --task cleaning` has it:
+/// the adaptive timers' defaults are relative to it.
 fn registry() -> Registry {
     let mut r = lull_detectors::registry();
     lull_skeptics::register(&mut r);
+    r.set_breakeven(Some(ServiceModel::default_model().breakeven()));
     r
 }
 
@@ -254,7 +258,9 @@ fn latency_target_meets_the_target_free_running_misses() {
     assert!(hybrid.bg_mib > 0.0, "{hybrid:?}");
 }
 
-/// Prints the tables of docs/results.md, "Background regulation".
+/// Prints the tables of docs/results.md, "Background regulation": all three
+/// with headings, or only the one `LULL_REGULATION_TABLE` names (`gate`,
+/// `manners`, `latency-target`), bare, as `scripts/figures.sh` splices it.
 #[test]
 #[ignore = "prints the docs/results.md tables; run with --release --ignored --nocapture"]
 fn regulation_tables() {
@@ -266,8 +272,31 @@ fn regulation_tables() {
             r.p50, r.p95, r.p99, r.mean, r.bg_mib, r.backlog_kib, r.forced
         )
     };
-    println!("\n### Preemption-interval gate: cleaning, earlier-of\n\n{head}");
-    for w in ["workstation", "news", "database", "sync30"] {
+    let only = std::env::var("LULL_REGULATION_TABLE").ok();
+    if let Some(t) = &only {
+        assert!(
+            ["gate", "manners", "latency-target"].contains(&t.as_str()),
+            "LULL_REGULATION_TABLE={t}: expected gate, manners or latency-target"
+        );
+    }
+    let table = |name: &str, heading: &str| match &only {
+        None => {
+            println!("\n### {heading}\n\n{head}");
+            true
+        }
+        Some(t) if t == name => {
+            println!("{head}");
+            true
+        }
+        Some(_) => false,
+    };
+    let workloads: &[&str] = &["workstation", "news", "database", "sync30"];
+    let gate: &[&str] = if table("gate", "Preemption-interval gate: cleaning, earlier-of") {
+        workloads
+    } else {
+        &[]
+    };
+    for &w in gate {
         let reqs = workload(w, secs);
         let mut specs: Vec<String> = vec![
             "timer(t=100ms) + fixed(d=1s)".into(),
@@ -284,8 +313,12 @@ fn regulation_tables() {
             line(w, s, "cleaning", StopPolicy::EarlierOf, &r);
         }
     }
-    println!("\n### MS Manners: always-on task vs regulated\n\n{head}");
-    for w in ["workstation", "news", "database", "sync30"] {
+    let manners: &[&str] = if table("manners", "MS Manners: always-on task vs regulated") {
+        workloads
+    } else {
+        &[]
+    };
+    for &w in manners {
         let reqs = workload(w, secs);
         for (kind, tname) in [(Task::Cleaning, "cleaning"), (Task::Writeback, "writeback")] {
             let r = run(&reqs, "timer(t=0s)", StopPolicy::EarlierOf, kind, None);
@@ -323,10 +356,15 @@ fn regulation_tables() {
             );
         }
     }
-    println!(
-        "\n### Latency target: cleaning, predicted-end, target = ½ the free-running p95\n\n{head}"
-    );
-    for w in ["workstation", "news", "database", "sync30"] {
+    let latency: &[&str] = if table(
+        "latency-target",
+        "Latency target: cleaning, predicted-end, target = ½ the free-running p95",
+    ) {
+        workloads
+    } else {
+        &[]
+    };
+    for &w in latency {
         let reqs = workload(w, secs);
         let s = "timer(t=0s) + fixed(d=1h)";
         let free = run(&reqs, s, StopPolicy::PredictedEnd, Task::Cleaning, None);
@@ -373,5 +411,46 @@ fn manners_tasks_replay_from_spec_strings() {
         let names: Vec<&str> = out.report.task.iter().map(|m| m.0).collect();
         assert!(names.contains(&"manners_suspensions"), "{task}: {names:?}");
         assert!(names.contains(&"background_bytes"), "{task}: {names:?}");
+    }
+}
+
+/// Prints docs/results.md's saturation table ("Saturation (issue 17)"):
+/// peak utilization over the busiest 60 s window and the longest queueing
+/// delay of each paper-era built-in workload (4 h, seed 1) on the two
+/// drive presets, as `lull replay` computes them before a model-timing
+/// run. `scripts/regulation-table.sh saturation` runs it.
+#[test]
+#[ignore = "prints the docs/results.md saturation table; run with --release --ignored --nocapture"]
+fn saturation_table() {
+    use lull_blktrace_replay::model::{SATURATION_WINDOW, saturation};
+    let workloads = ["workstation", "news", "database", "sync30"];
+    println!("| device | {} |", workloads.join(" | "));
+    println!("|---|{}", "---|".repeat(workloads.len()));
+    let traces: Vec<Vec<Request>> = workloads.iter().map(|w| workload(w, 4 * 3600)).collect();
+    for (device, label) in [
+        (
+            "wd-red-plus",
+            "`wd-red-plus`: peak utilization, longest wait",
+        ),
+        ("hp97560", "`hp97560`"),
+    ] {
+        let model = lull_blktrace_replay::replay::service_model(Some(device)).unwrap();
+        let cells: Vec<String> = traces
+            .iter()
+            .map(|reqs| {
+                let s = saturation(reqs, &model, SATURATION_WINDOW);
+                let cell = format!(
+                    "{:.2}, {:.1} s",
+                    s.peak_utilization,
+                    s.max_wait.as_secs_f64()
+                );
+                if s.is_saturated() {
+                    format!("**{cell}**")
+                } else {
+                    cell
+                }
+            })
+            .collect();
+        println!("| {label} | {} |", cells.join(" | "));
     }
 }

@@ -148,7 +148,12 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// - the rate detectors (event windows, moving average, time window,
 ///   adaptive rate, rate change) at thresholds relative to each trace's
 ///   mean request rate `R` (requests / span): `R/16`, `R/4`, `R`, `4R`;
-///   and `dpll` on the usual 30 s sync period;
+///   for spin-down their sampling periods too are relative to `B`
+///   (`moving-average` and `rate-change` sample every `B/4`,
+///   `adaptive-rate` judges over `4B`, so that the grid's decisions scale
+///   with `B`: `tests/scale_invariance.rs`); and `dpll` on the usual 30 s
+///   sync period (a
+///   property of the host's sync daemon, wall-clock by nature);
 /// - each start detector × four duration predictors (`fixed(d=4B)`,
 ///   `backoff-arith-geom(step=B/4, initial=B)`,
 ///   `backoff-geom-geom(initial=B)`, `average(n=10)`; the fixed duration
@@ -242,11 +247,30 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
         specs.push("preempt-gate-auto(timer(t=0s))".into());
         specs.push("latency-target(target=50ms, percentile=95; timer(t=0s) + fixed(d=1s))".into());
     }
+    if crate::base_task(task) == "spindown" {
+        specs = specs.iter().map(|s| scale_with_b(s)).collect();
+    }
     Grid {
         specs,
         references: default_references(),
         lenient: true,
     }
+}
+
+/// The sampling periods of the rate detectors written relative to `B`, as
+/// the spin-down grid has them (issue 35): `moving-average` and
+/// `rate-change` sample every `B/4` instead of every second, and
+/// `adaptive-rate` judges a prediction without a duration over `4B`
+/// instead of 10 s, so that every network of the spin-down grid but
+/// `dpll(period=30s)` and `time-of-day` (wall-clock by nature) decides
+/// the same on a trace and drive scaled together
+/// (`crates/rank/tests/scale_invariance.rs`). The tasks that move I/O keep
+/// the defaults: their `B` is a disk access (milliseconds), and sampling
+/// that often would cost more than the detector learns.
+fn scale_with_b(spec: &str) -> String {
+    spec.replace("moving-average(rate=", "moving-average(period=B/4, rate=")
+        .replace("rate-change(rate=", "rate-change(period=B/4, rate=")
+        .replace("adaptive-rate(rate=", "adaptive-rate(horizon=4B, rate=")
 }
 
 /// The default grid of `task` under the task's default stop policy

@@ -42,7 +42,11 @@ use lull_rank::{Grid, RankConfig, Shard, Source, rank};
 ///   `window_clairvoyant_energy_j` and `gain_vs_clairvoyant` (the
 ///   clairvoyant per-10-minute timer); with those two columns dropped the
 ///   file hashes to the previous value: nothing else moved.
-const EXPECTED: u64 = 0xa098_73f5_b4af_eb78;
+/// - `0x3569_0298_d251_0cc5`: issue 35: the built-in workloads include
+///   `iid-exp` and `iid-pareto` (independent gaps, two more traces, last);
+///   with their rows dropped the file hashes to the previous value:
+///   nothing else moved.
+const EXPECTED: u64 = 0x3569_0298_d251_0cc5;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {

@@ -1,9 +1,10 @@
 //! The README's ranking table is what the code prints (issue 16): the run
 //! `scripts/readme-rank.sh` makes (`lull rank --task spindown --duration
 //! 2h`, every built-in workload) is repeated here and its top-ten table
-//! compared with the block between the README's `rank-table` markers.
-//! Regenerate with `scripts/readme-rank.sh` when an intended change moves
-//! it.
+//! compared with the table in the README's `readme-rank` block (issue 35:
+//! `<!-- generated: readme-rank -->`). Regenerate with
+//! `scripts/figures.sh readme-rank` when an intended change moves it;
+//! `scripts/figures.sh --check` compares the whole block, picture included.
 
 use lull_blktrace_replay::replay::ReplayOptions;
 use lull_core::time::Nanos;
@@ -13,11 +14,23 @@ use lull_rank::{Limits, Mode, RankConfig, Shard, Source};
 fn the_readme_table_is_what_the_code_prints() {
     let readme_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("README.md");
+    let marker = "<!-- generated: readme-rank -->\n";
     let begin = readme
-        .find("<!-- rank-table:begin -->\n")
-        .expect("begin marker");
-    let end = readme.find("<!-- rank-table:end -->").expect("end marker");
-    let shown = &readme[begin + "<!-- rank-table:begin -->\n".len()..end];
+        .find(marker)
+        .expect("README.md has no readme-rank block")
+        + marker.len();
+    let end = begin
+        + readme[begin..]
+            .find("<!-- end generated -->")
+            .expect("README.md's readme-rank block is never closed");
+    // The block: a line naming its command, then the table (the lines
+    // starting with `|`), then the picture.
+    let shown: String = readme[begin..end]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let out = tempfile::tempdir().unwrap();
     let cfg = RankConfig {
         sources: Source::all_builtin(Nanos::from_secs(2 * 3600), 1),
@@ -41,6 +54,6 @@ fn the_readme_table_is_what_the_code_prints() {
     let printed = lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10);
     assert_eq!(
         shown, printed,
-        "README.md's ranking table is stale: run scripts/readme-rank.sh"
+        "README.md's ranking table is stale: run scripts/figures.sh readme-rank"
     );
 }

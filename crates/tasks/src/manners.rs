@@ -78,9 +78,12 @@ pub struct MannersConfig {
     pub beta: f64,
     /// Largest sign-test sample (10).
     pub limit: usize,
-    /// First suspension (5 s).
+    /// First suspension (5 s). Wall-clock by nature, like `cap`: how long
+    /// a background task keeps out of a user's way after it was seen to
+    /// slow the foreground (MS Manners's own figures), not a multiple of
+    /// the drive's break-even time; it does not scale with `B`.
     pub base: Nanos,
-    /// Longest suspension (5 min).
+    /// Longest suspension (5 min; wall-clock by nature, see `base`).
     pub cap: Nanos,
     /// Steady-state effective sample size of the target, `n′` (5000).
     pub steady_samples: f64,
