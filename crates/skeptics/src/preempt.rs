@@ -94,6 +94,7 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{
     Arity, Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamError, ParamInfo, ParamKind, Params,
     Registry, Role,
@@ -399,6 +400,39 @@ impl PreemptGate {
 impl Skeptic for PreemptGate {
     fn gauges(&self) -> Vec<(String, f64)> {
         vec![("interval_s".into(), self.p().as_secs_f64())]
+    }
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        // What it learned of the device: the (auto-tuned) interval, the
+        // service and interarrival estimates, the transition counts. The
+        // tuner's window in progress starts again.
+        let opt = |x: Option<f64>| x.unwrap_or(-1.0);
+        let mut v = vec![
+            self.p.0 as f64,
+            opt(self.bounds.service_s),
+            opt(self.bounds.interarrival_s),
+        ];
+        v.extend(self.counts.iter().flatten().map(|&c| c as f64));
+        Some(Learned::new("preempt-gate", 1, v))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect("preempt-gate", 1, 3 + 16)?;
+        if !(v[0] >= 0.0 && v[0] < u64::MAX as f64) || v[3..].iter().any(|&c| c < 0.0) {
+            return Err(LearnedError::new(
+                "preempt-gate: a negative interval or count",
+            ));
+        }
+        let p = Nanos(v[0] as u64);
+        self.p = match self.auto {
+            Some(t) => p.clamp(t.min, t.max),
+            None => p,
+        };
+        let est = |x: f64| (x >= 0.0 && x.is_finite()).then_some(x);
+        self.bounds.service_s = est(v[1]);
+        self.bounds.interarrival_s = est(v[2]);
+        for (c, x) in self.counts.iter_mut().flatten().zip(&v[3..]) {
+            *c = *x as u64;
+        }
+        Ok(())
     }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         let now = ctx.now;

@@ -3,6 +3,7 @@
 
 use lull_core::component::{Context, Prediction, Skeptic};
 use lull_core::event::Event;
+use lull_core::learned::{Learned, LearnedError};
 use lull_core::registry::{Arity, Built, ComponentInfo, ParamInfo, ParamKind, Registry, Role};
 use lull_core::time::Nanos;
 
@@ -160,6 +161,34 @@ impl TimeOfDay {
 }
 
 impl Skeptic for TimeOfDay {
+    fn save(&self, _now: Nanos) -> Option<Learned> {
+        // The hours are wall-clock hours (the daemon knows the clock), so
+        // the hour being counted stays meaningful across a restart: the
+        // hours it was down fold as hours without I/O, which they were.
+        let mut v: Vec<f64> = self.avg.to_vec();
+        v.extend(self.seen.iter().map(|&b| f64::from(u8::from(b))));
+        v.extend(self.busy.iter().map(|&b| f64::from(u8::from(b))));
+        v.push(self.hour.map_or(-1.0, |h| h as f64));
+        v.push(self.count as f64);
+        Some(Learned::new(TIME_OF_DAY.name, 1, v))
+    }
+    fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
+        let v = l.expect(TIME_OF_DAY.name, 1, 3 * 24 + 2)?;
+        if v.iter().any(|&x| !(x >= -1.0 && x.is_finite())) || v[..24].iter().any(|&x| x < 0.0) {
+            return Err(LearnedError::new(format!(
+                "{}: a negative average or count",
+                TIME_OF_DAY.name
+            )));
+        }
+        self.avg.copy_from_slice(&v[..24]);
+        for h in 0..24 {
+            self.seen[h] = v[24 + h] != 0.0;
+            self.busy[h] = v[48 + h] != 0.0;
+        }
+        self.hour = (v[72] >= 0.0).then_some(v[72] as u64);
+        self.count = v[73].max(0.0) as u64;
+        Ok(())
+    }
     fn on_input(&mut self, _input: usize, p: &Prediction, ctx: &Context) -> Option<Prediction> {
         self.advance(ctx);
         (!self.busy[self.hour_of_day(p.start)]).then_some(*p)

@@ -24,6 +24,8 @@ const LEARNERS: &[&str] = &[
     "timer(B/4) + autocorrelation()",
     "quality(timer(B/4) + backoff-geom-geom())",
     "violation-rate(max=0.01; timer(B/4) + backoff-geom-geom())",
+    "time-of-day(busiest=7; timer(B/4) + fixed(B))",
+    "preempt-gate-auto(timer(B/4) + fixed(B))",
     "adaptive-rate() + backoff-arith-geom(step=B/8)",
 ];
 
