@@ -302,17 +302,23 @@ const RATE: char = 'R';
 /// Whether `text` writes a parameter relative to the trace's mean request
 /// rate `R`.
 pub fn rate_relative(text: &str) -> bool {
-    substitute_rate(text, 1.0).is_some_and(|s| s != text)
+    substitute_rate(text, 1.0, format_rate).is_some_and(|s| s != text)
 }
 
 /// `text` with every parameter value written relative to the trace's mean
 /// request rate (`R`, `4R`, `0.5R`, `R/16`, `3R/2`) replaced by the number
 /// of IO/s for `rate`; `None` when such a value is malformed.
 pub fn with_rate(text: &str, rate: f64) -> Option<String> {
-    substitute_rate(text, rate)
+    substitute_rate(text, rate, format_rate)
 }
 
-fn substitute_rate(text: &str, rate: f64) -> Option<String> {
+/// [`with_rate`] writing each value with `format` (every digit, say,
+/// where `with_rate` rounds for people).
+pub fn with_rate_as(text: &str, rate: f64, format: impl Fn(f64) -> String) -> Option<String> {
+    substitute_rate(text, rate, format)
+}
+
+fn substitute_rate(text: &str, rate: f64, format: impl Fn(f64) -> String) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     // A parameter value runs from `=` to the next `,`, `)` or `;`.
     let mut rest = text;
@@ -322,7 +328,7 @@ fn substitute_rate(text: &str, rate: f64) -> Option<String> {
         let end = rest.find([',', ')', ';']).unwrap_or(rest.len());
         let value = &rest[..end];
         if value.contains(RATE) {
-            out.push_str(&format_rate(rate * rate_factor(value.trim())?));
+            out.push_str(&format(rate * rate_factor(value.trim())?));
         } else {
             out.push_str(value);
         }

@@ -137,24 +137,8 @@ fn drive(m: u64, k: u64) -> String {
 /// its number of IO/s for mean rate `rate`, written with every digit
 /// (Rust's shortest representation that reads back to the same `f64`).
 fn with_exact_rate(text: &str, rate: f64) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(eq) = rest.find('=') {
-        out.push_str(&rest[..=eq]);
-        rest = &rest[eq + 1..];
-        let end = rest.find([',', ')', ';']).unwrap_or(rest.len());
-        let value = &rest[..end];
-        if value.contains('R') {
-            let f = lull_rank::grid::rate_factor(value.trim())
-                .unwrap_or_else(|| panic!("`{value}` in `{text}` is not a rate relative to R"));
-            out.push_str(&format!("{}", rate * f));
-        } else {
-            out.push_str(value);
-        }
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
+    lull_rank::grid::with_rate_as(text, rate, |x| format!("{x}"))
+        .unwrap_or_else(|| panic!("a value in `{text}` is not a rate relative to R"))
 }
 
 /// The trace: requests one after another, each `gap` after the previous
