@@ -29,12 +29,14 @@ const LEARNERS: &[&str] = &[
     "adaptive-rate() + backoff-arith-geom(step=B/8)",
 ];
 
-/// How many of [`LEARNERS`] continue exactly: all but `adaptive-rate`,
-/// which keeps its learned threshold but not its window of the last `n`
-/// arrivals (a rate over events from before a restart would span the
-/// downtime), so its first `n` arrivals after a restore decide as a fresh
-/// window does.
-const EXACT: usize = LEARNERS.len() - 1;
+/// How many of [`LEARNERS`] continue exactly: all but the last two, which
+/// keep what they learned but not what is about the moment:
+/// `preempt-gate-auto` keeps its tuned interval and estimates, not its
+/// tuning window in progress, which starts again; `adaptive-rate` keeps
+/// its threshold, not its window of the last `n` arrivals (a rate over
+/// events from before a restart would span the downtime). For a while
+/// after a restore they decide as those fresh windows do.
+const EXACT: usize = LEARNERS.len() - 2;
 
 fn registry() -> Registry {
     let mut r = Registry::new();
@@ -357,7 +359,7 @@ const ALL: &[(&str, &str, Option<&str>)] = &[
     (
         "preempt-gate-auto",
         "preempt-gate-auto(timer(B/4) + fixed(B))",
-        None,
+        Some("its tuning window in progress starts again (its interval and estimates are kept)"),
     ),
     ("quality", "quality(timer(B/4) + backoff-geom-geom())", None),
     ("time-of-day", "time-of-day(timer(B/4) + fixed(B))", None),
