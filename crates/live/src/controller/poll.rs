@@ -142,12 +142,15 @@ impl DiskController {
             self.switch_jobs(switches, out);
         }
         self.settle_shadow(now);
-        self.note_timing(now);
+        if self.dirty || self.urgent {
+            self.note_timing(now);
+        }
     }
 
     /// Keeps when the idle period began and when the network decides
-    /// next, in Unix seconds, for `lull status` (written with the state,
-    /// never a reason to write it).
+    /// next, in Unix seconds, for `lull status`: at a poll whose changes
+    /// will be written (never a reason to write the state, and both are
+    /// instants, so a quiet poll after it has nothing to add).
     fn note_timing(&mut self, now: Now) {
         let unix = |t: Nanos| {
             let ahead = t.0 as i128 - now.mono.0 as i128;

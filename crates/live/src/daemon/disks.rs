@@ -417,11 +417,14 @@ impl Daemon {
         }
         for d in &mut self.disks {
             if d.ctl.config().device.starts_with('/') {
-                let (key, kernel) = (d.ctl.key().to_string(), d.ctl.kernel().to_string());
-                let leads_to_it = leads.iter().any(|(k, n)| *k == key && *n == kernel);
+                let leads_to_it = leads
+                    .iter()
+                    .any(|(k, n)| k == d.ctl.key() && n == d.ctl.kernel());
                 if d.ctl.detach(!leads_to_it) {
                     debug!(
-                        "disk {key}: its path no longer leads to {kernel}; absent until it does"
+                        "disk {}: its path no longer leads to {}; absent until it does",
+                        d.ctl.key(),
+                        d.ctl.kernel()
                     );
                 }
             }
