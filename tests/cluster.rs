@@ -338,26 +338,26 @@ fn a_job_array_sweep_merges_into_the_single_process_ranking_on_slurm() {
     let logs = root.join("logs");
     std::fs::create_dir(&logs).unwrap();
     let limit = Duration::from_secs(100);
+    // As documented: the array of four shards writing under `out`, then
+    // a merge once every task succeeded. Returns both job ids.
+    let submit = |out: &str, env: &[(&str, &str)]| {
+        let mut args = vec![
+            "--array=0-3".to_string(),
+            sweep.to_string(),
+            out.to_string(),
+        ];
+        args.extend(rank_args(""));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let array = slurm.sbatch(&logs, env, &args);
+        let dep = format!("--dependency=afterok:{array}");
+        let merged = slurm.sbatch(&logs, env, &[&dep, "--kill-on-invalid-dep=yes", merge, out]);
+        (array, merged)
+    };
 
-    // As documented: the array, then a merge once every task succeeded.
     let t = Instant::now();
     let out = root.join("out");
     let out = out.to_str().unwrap();
-    let mut args = vec![
-        "--array=0-3".to_string(),
-        sweep.to_string(),
-        out.to_string(),
-    ];
-    args.extend(rank_args(""));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let env = [("PATH", path)];
-    let array = slurm.sbatch(&logs, &env, &args);
-    let dep = format!("--dependency=afterok:{array}");
-    let merged = slurm.sbatch(
-        &logs,
-        &env,
-        &[&dep, "--kill-on-invalid-dep=yes", merge, out],
-    );
+    let (array, merged) = submit(out, &[("PATH", path)]);
     slurm.wait(&[&array, &merged], limit);
     let on_slurm = t.elapsed();
     let states = slurm.states(&array);
@@ -399,21 +399,8 @@ fn a_job_array_sweep_merges_into_the_single_process_ranking_on_slurm() {
     .unwrap();
     let out = root.join("out-failed");
     let out = out.to_str().unwrap();
-    let mut args = vec![
-        "--array=0-3".to_string(),
-        sweep.to_string(),
-        out.to_string(),
-    ];
-    args.extend(rank_args(""));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let env = [("PATH", path), ("LULL_BIN", failing.to_str().unwrap())];
-    let array = slurm.sbatch(&logs, &env, &args);
-    let dep = format!("--dependency=afterok:{array}");
-    let merged = slurm.sbatch(
-        &logs,
-        &env,
-        &[&dep, "--kill-on-invalid-dep=yes", merge, out],
-    );
+    let (array, merged) = submit(out, &env);
     // Someone runs the merge anyway, once the array is over.
     let dep = format!("--dependency=afterany:{array}");
     let forced = slurm.sbatch(&logs, &env, &[&dep, merge, out]);
