@@ -86,4 +86,44 @@ fn the_package_holds_the_daemon_its_unit_and_a_conffile() {
         .and_then(|s| s.parse::<u64>().ok())
         .unwrap();
     assert!(size <= 10 << 20, "lulld is {size} bytes");
+    // README.md says how large the package is ("a 1.0 MB package, 3.2 MB
+    // installed"); hold both figures to what was built here, within a
+    // tenth either way (toolchains and dependency updates move them a
+    // little; a figure off by more is stale).
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let (package, installed) =
+        readme_package_mb(&readme).expect("README.md states the package's size");
+    let built = std::fs::metadata(&deb).unwrap().len() as f64 / 1e6;
+    let installed_built = size as f64 / 1e6;
+    for (what, claimed, measured) in [
+        ("package", package, built),
+        ("installed daemon", installed, installed_built),
+    ] {
+        assert!(
+            (measured - claimed).abs() <= 0.1 * claimed,
+            "README.md says the {what} is {claimed} MB; `cargo deb -p lull-live` built {measured:.2} MB: update README.md"
+        );
+    }
+}
+
+/// The sizes README.md gives for the daemon's package and the installed
+/// daemon: "a P MB package, I MB installed".
+fn readme_package_mb(readme: &str) -> Option<(f64, f64)> {
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = flat.find(" MB package, ")?;
+    let package = flat[..at].rsplit(' ').next()?.parse().ok()?;
+    let rest = &flat[at + " MB package, ".len()..];
+    let installed = rest.split(' ').next()?.parse().ok()?;
+    rest.split(' ').nth(1).filter(|w| *w == "MB")?;
+    Some((package, installed))
+}
+
+#[test]
+fn the_readme_package_size_is_read() {
+    assert_eq!(
+        readme_package_mb("no lab dependencies: a 1.0 MB package,\n3.2 MB installed, as built"),
+        Some((1.0, 3.2))
+    );
+    assert_eq!(readme_package_mb("a 1.0 MB package, 3.2 MiB installed"), None);
+    assert_eq!(readme_package_mb("2.6 MB on disk"), None);
 }
