@@ -11,6 +11,6 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for dev in paper-2.5in wd-red-plus; do
-  "$lull" rank --task spindown --device "$dev" --seed 1 --out "$out/rank-$dev" >/dev/null 2>&1
+  "$lull" rank --task spindown --device "$dev" --seed 1 --days 1 --out "$out/rank-$dev" >/dev/null 2>&1
 done
 python3 scripts/auto-vs-fixed.py "$out/rank-paper-2.5in" "$out/rank-wd-red-plus"

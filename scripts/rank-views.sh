@@ -15,10 +15,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 case ${1:-} in
   cleaning)
-    "$lull" rank --task cleaning --device wd-red-plus --duration 4h --seed 1 --out "$out/r" >/dev/null 2>&1
+    "$lull" rank --task cleaning --device wd-red-plus --duration 4h --days 1 --seed 1 --out "$out/r" >/dev/null 2>&1
     python3 scripts/rank-views.py views "$out/r" ;;
   cleaning-predicted-end)
-    "$lull" rank --task cleaning --device wd-red-plus --policy predicted-end --duration 4h --seed 1 \
+    "$lull" rank --task cleaning --device wd-red-plus --policy predicted-end --duration 4h --days 1 --seed 1 \
       --out "$out/r" >/dev/null 2>&1
     python3 scripts/rank-views.py views "$out/r" ;;
   shared-traces)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README.md's ranking table and picture (issue 16), from the run they show:
-# `lull rank --task spindown --duration 2h --seed 1` over every built-in
+# `lull rank --task spindown --duration 2h --days 1 --seed 1` over every built-in
 # workload. Prints the report's top-ten table; with --png PATH also writes
 # the workstation trade-off plot there (under $FIGURES_OUT when set) and
 # prints its caption and image link.
@@ -16,7 +16,7 @@ if [[ ${1:-} == --png ]]; then png=$2; fi
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$lull" rank --task spindown --duration 2h --seed 1 --out "$out" >/dev/null
+"$lull" rank --task spindown --duration 2h --days 1 --seed 1 --out "$out" >/dev/null
 # The report's "Ranking (top 10)" table.
 awk '/^## Ranking \(top 10\)/{on=1; next} on && /^\|/{print} on && /^$/ && seen{exit} on && /^\|/{seen=1}' \
   "$out/report.md"

@@ -178,6 +178,13 @@ struct RunArgs {
     /// Built-in workloads to rank without TRACE (repeatable; default: all).
     #[arg(long)]
     workload: Vec<String>,
+    /// Days of each built-in workload to rank [default: 3]: day 1 is the
+    /// workload with --seed, day k one with a seed derived from it
+    /// (`lull_rank::day_seed`), each a trace of its own (`office@2`); the
+    /// recommendation says how it varied across the days. `--days 1` ranks
+    /// the one day --seed names.
+    #[arg(long, value_name = "N", conflicts_with_all = ["traces", "from_daemon"])]
+    days: Option<u32>,
     #[command(flatten)]
     source: super::SourceArgs,
     /// Rows of the ranking printed on stdout.
@@ -299,16 +306,26 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
     let sources = if a.traces.is_empty() {
         let d: Nanos = parse_duration(&a.source.duration)
             .map_err(|e| CliError::input(anyhow!("--duration: {e}")))?;
-        let all = Source::all_builtin(d, a.source.seed);
+        let days = a.days.unwrap_or(DEFAULT_DAYS);
+        if days == 0 {
+            return Err(CliError::input(anyhow!("--days must be at least 1")));
+        }
+        let all = Source::all_builtin_days(d, a.source.seed, days);
         if a.workload.is_empty() {
             all
         } else {
             let mut chosen = Vec::new();
             for w in &a.workload {
-                let s = all.iter().find(|s| s.name() == *w).ok_or_else(|| {
-                    CliError::input(anyhow!(lull_blktrace_replay::synth::unknown(w)))
-                })?;
-                chosen.push(s.clone());
+                let mine: Vec<&Source> = all
+                    .iter()
+                    .filter(|s| matches!(s, Source::Builtin { name, .. } if name == w))
+                    .collect();
+                if mine.is_empty() {
+                    return Err(CliError::input(anyhow!(
+                        lull_blktrace_replay::synth::unknown(w)
+                    )));
+                }
+                chosen.extend(mine.into_iter().cloned());
             }
             chosen
         }
@@ -405,6 +422,11 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
     a.traces = vec![path];
     Ok(Daemon { session, drive })
 }
+
+/// Days of each built-in workload `lull rank` ranks without `--days`: one
+/// day per workload can flatter or wrong any policy (issue 29), three
+/// show how much they differ at three times the cost of one.
+const DEFAULT_DAYS: u32 = 3;
 
 /// The daemon's default configuration file.
 const DEFAULT_CONFIG: &str = "/etc/lull.toml";
@@ -584,6 +606,16 @@ fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> Strin
         );
     }
     text.push_str(&outcome.table(top));
+    if let Some(first) = outcome.summaries.iter().find(|s| s.rank == Some(1))
+        && let Some(spread) = lull_rank::report::day_spread(&outcome.meta, first, &outcome.rows)
+    {
+        let spec = outcome
+            .rows
+            .iter()
+            .find(|r| r.network_index == first.policy)
+            .map_or("", |r| r.spec.as_str());
+        let _ = writeln!(text, "rank 1, {spec}: {spread}");
+    }
     match out {
         None => {}
         Some(out) if outcome.meta.shard.is_some() => {

@@ -124,6 +124,9 @@ fn the_readme_package_size_is_read() {
         readme_package_mb("no lab dependencies: a 1.0 MB package,\n3.2 MB installed, as built"),
         Some((1.0, 3.2))
     );
-    assert_eq!(readme_package_mb("a 1.0 MB package, 3.2 MiB installed"), None);
+    assert_eq!(
+        readme_package_mb("a 1.0 MB package, 3.2 MiB installed"),
+        None
+    );
     assert_eq!(readme_package_mb("2.6 MB on disk"), None);
 }

@@ -337,6 +337,95 @@ pub fn nothing_gained(meta: &RunMeta, rows: &[Row], axes: &Axes) -> Vec<String> 
         .collect()
 }
 
+/// How a network fared across the days of each built-in workload, in a
+/// run of several days (`lull rank --days N`, traces named `office@1`,
+/// `office@2`, …): the range of its scaled distance and of its energy
+/// above the best fixed timer's (`excess_vs_best_fixed`) over every day,
+/// then per workload. One day can flatter or wrong any policy (on a NAS
+/// drive a day holds only tens of idle periods longer than B), so the
+/// recommendation says how much the days differ. `None` when no workload
+/// was run on more than one day.
+pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for t in &meta.traces {
+        let Some((base, day)) = t.name.rsplit_once('@') else {
+            continue;
+        };
+        if day.parse::<u32>().is_err() {
+            continue;
+        }
+        match groups.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, ix)) => ix.push(t.index),
+            None => groups.push((base, vec![t.index])),
+        }
+    }
+    groups.retain(|(_, ix)| ix.len() > 1);
+    if groups.is_empty() {
+        return None;
+    }
+    let range = |v: &[f64]| -> Option<(f64, f64)> {
+        let lo = v
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .reduce(f64::min)?;
+        let hi = v
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .reduce(f64::max)?;
+        Some((lo, hi))
+    };
+    let mut all_d = Vec::new();
+    let mut all_e = Vec::new();
+    let mut parts = Vec::new();
+    for (base, ix) in &groups {
+        let d: Vec<f64> = summary
+            .distances
+            .iter()
+            .filter(|(t, _)| ix.contains(t))
+            .map(|(_, d)| *d)
+            .collect();
+        let e: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.network_index == summary.policy && ix.contains(&r.trace_index))
+            .filter_map(|r| r.measure(EXCESS))
+            .collect();
+        all_d.extend_from_slice(&d);
+        all_e.extend_from_slice(&e);
+        let mut part = String::from(*base);
+        if let Some((lo, hi)) = range(&d) {
+            let _ = write!(part, " {lo:.3}–{hi:.3}");
+        }
+        if let Some((lo, hi)) = range(&e) {
+            let _ = write!(part, ", {lo:.2}–{hi:.2}×");
+        }
+        parts.push(part);
+    }
+    let days = groups.iter().map(|(_, ix)| ix.len()).max().unwrap_or(0);
+    let mut out = format!("Across the {days} days of each workload its scaled distance ranged");
+    if let Some((lo, hi)) = range(&all_d) {
+        let _ = write!(out, " from {lo:.3} to {hi:.3}");
+    }
+    if let Some((lo, hi)) = range(&all_e) {
+        let _ = write!(
+            out,
+            ", its energy above the best fixed timer's from {lo:.2}× to {hi:.2}×"
+        );
+    }
+    let _ = write!(
+        out,
+        " (per workload{}: {}).",
+        if all_e.is_empty() {
+            ""
+        } else {
+            ", distance then excess"
+        },
+        parts.join("; ")
+    );
+    Some(out)
+}
+
 /// A recommendation in plain words.
 pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes: &Axes) -> String {
     let ranked: Vec<&Summary> = summaries.iter().filter(|s| !s.reference).collect();
@@ -480,6 +569,9 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         {
             let _ = write!(out, " `auto` captures {a:.2}.");
         }
+    }
+    if let Some(spread) = day_spread(meta, best, rows) {
+        let _ = write!(out, " {spread}");
     }
     let worse = ranked.iter().filter(|s| s.worse > 0).count();
     if worse > 0 {

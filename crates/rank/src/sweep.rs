@@ -149,7 +149,29 @@ pub enum Source {
         duration: Nanos,
         /// Its seed.
         seed: u64,
+        /// Which day of a several-day run it is (`lull rank --days N`,
+        /// 1-based; its seed is [`day_seed`] of the run's), or `None`
+        /// for a run of one day. It names the trace `office@2`.
+        day: Option<u32>,
     },
+}
+
+/// The seed of day `day` (1-based) of a built-in workload in a run with
+/// seed `seed` (`lull rank --days N`): day 1 is the run's seed itself, so
+/// `--days 1` ranks the workload `--seed` names; day `k ≥ 2` is
+/// SplitMix64's mix of (the mix of `seed`) + `k`, so that no day repeats
+/// another and nearby run seeds do not share days.
+pub fn day_seed(seed: u64, day: u32) -> u64 {
+    fn mix(x: u64) -> u64 {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    if day <= 1 {
+        return seed;
+    }
+    mix(mix(seed).wrapping_add(u64::from(day)))
 }
 
 impl Source {
@@ -174,6 +196,9 @@ impl Source {
                 }
                 stem.to_string()
             }
+            Source::Builtin {
+                name, day: Some(d), ..
+            } => format!("{name}@{d}"),
             Source::Builtin { name, .. } => name.clone(),
         }
     }
@@ -187,9 +212,11 @@ impl Source {
                 name,
                 duration,
                 seed,
+                day,
             } => format!(
-                "built-in workload {name}, {} s, seed {seed}",
-                duration.as_secs_f64()
+                "built-in workload {name}, {} s, seed {seed}{}",
+                duration.as_secs_f64(),
+                day.map(|d| format!(" (day {d})")).unwrap_or_default()
             ),
         }
     }
@@ -235,14 +262,36 @@ impl Source {
 
     /// Every built-in workload, each `duration` long.
     pub fn all_builtin(duration: Nanos, seed: u64) -> Vec<Source> {
-        synth::names()
-            .into_iter()
-            .map(|name| Source::Builtin {
+        Source::all_builtin_days(duration, seed, 1)
+    }
+
+    /// Every built-in workload on `days` days, each `duration` long: one
+    /// day is the workload with `seed` (the names of [`all_builtin`]),
+    /// several are `days` traces per workload named `office@1`,
+    /// `office@2`, …, day `k` with seed [`day_seed`]`(seed, k)`, grouped
+    /// by workload.
+    ///
+    /// [`all_builtin`]: Source::all_builtin
+    pub fn all_builtin_days(duration: Nanos, seed: u64, days: u32) -> Vec<Source> {
+        let mut out = Vec::new();
+        for name in synth::names() {
+            if days <= 1 {
+                out.push(Source::Builtin {
+                    name: name.to_string(),
+                    duration,
+                    seed,
+                    day: None,
+                });
+                continue;
+            }
+            out.extend((1..=days).map(|d| Source::Builtin {
                 name: name.to_string(),
                 duration,
-                seed,
-            })
-            .collect()
+                seed: day_seed(seed, d),
+                day: Some(d),
+            }));
+        }
+        out
     }
 
     /// Reads (or generates) the workload. A multi-device trace is reduced
@@ -267,6 +316,7 @@ impl Source {
                 name,
                 duration,
                 seed,
+                ..
             } => {
                 let shape =
                     synth::shape(name).ok_or_else(|| RankError::Input(synth::unknown(name)))?;

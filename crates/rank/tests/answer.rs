@@ -45,6 +45,7 @@ fn workstation(secs: u64, seed: u64) -> Source {
         name: "workstation".into(),
         duration: Nanos::from_secs(secs),
         seed,
+        day: None,
     }
 }
 

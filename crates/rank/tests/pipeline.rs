@@ -31,11 +31,13 @@ fn sources() -> Vec<Source> {
             name: "workstation".into(),
             duration: Nanos::from_secs(900),
             seed: 1,
+            day: None,
         },
         Source::Builtin {
             name: "workstation".into(),
             duration: Nanos::from_secs(900),
             seed: 2,
+            day: None,
         },
     ]
 }
