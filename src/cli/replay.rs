@@ -247,8 +247,11 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
             if let Some(b) = registry.breakeven() {
                 writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
             }
+            // Names align however long the longest is
+            // (`window_clairvoyant_energy_j` is 27 characters).
+            let w = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
             for (k, v) in &pairs {
-                writeln!(out, "  {k:<24} {:>14}", super::text_value(k, *v))?;
+                writeln!(out, "  {k:<w$} {:>14}", super::text_value(k, *v))?;
             }
             Ok(())
         })(),
