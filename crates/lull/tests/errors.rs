@@ -32,10 +32,11 @@ fn a_named_network_in_a_composition_says_what_it_is() {
     assert!(e.contains("`auto`"), "{e}");
     assert!(e.contains("whole network"), "{e}");
     assert!(e.contains("write it alone"), "{e}");
-    // A misspelt name is answered with the named networks among the
+    // An unknown name is answered with the named networks among the
     // known names.
-    let e = error("autoo");
-    assert!(e.contains("auto"), "{e}");
+    let e = error("long-idel");
+    assert!(e.contains("unknown component"), "{e}");
+    assert!(e.contains("networks, written alone: auto"), "{e}");
 }
 
 #[test]
