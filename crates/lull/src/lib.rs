@@ -74,11 +74,11 @@ use lull_core::prelude::{
 };
 use lull_tasks::{PowerModel, ServiceModel};
 
-/// The names an embedder needs, in one import: lull-core's prelude, plus
-/// [`Setup`], [`Work`], [`Drive`], [`Snapshot`] and [`for_drive`].
+/// The names an embedder needs, in one import: lull-core's prelude (the
+/// engine, events, `Command`, `Recorded` …), plus [`Setup`], [`Work`],
+/// [`Drive`], [`Snapshot`] and [`for_drive`].
 pub mod prelude {
     pub use crate::{Drive, Setup, Snapshot, Work, for_drive};
-    pub use lull_core::actuator::Command;
     pub use lull_core::prelude::*;
 }
 
