@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
     ] {
         let b_secs = lull::tasks::power::PowerModel::preset(preset)
             .expect("preset")
-            .break_even();
+            .break_even_s();
         let scaled = lull::registry().with_breakeven(Nanos::from_secs_f64(b_secs));
         let spec = std::env::var("LULL_BENCH_AUTO").unwrap_or("auto".into());
         g.bench_function(name, |b| {

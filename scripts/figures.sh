@@ -28,7 +28,7 @@
 #   scripts/figures.sh --list
 #
 # BIN defaults to $LULL, then $CARGO_TARGET_DIR/release/lull, then
-# target/release/lull (build it with `cargo build --release -p lull`).
+# target/release/lull (build it with `cargo build --release -p lull-cli`).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -116,7 +116,7 @@ fi
 if [[ -z $lull ]]; then
   lull=${CARGO_TARGET_DIR:-$repo/target}/release/lull
 fi
-[[ -x $lull ]] || { echo "figures.sh: no lull binary at $lull (cargo build --release -p lull, or --lull BIN)" >&2; exit 2; }
+[[ -x $lull ]] || { echo "figures.sh: no lull binary at $lull (cargo build --release -p lull-cli, or --lull BIN)" >&2; exit 2; }
 lull=$(cd "$(dirname "$lull")" && pwd)/$(basename "$lull")
 
 work=$(mktemp -d)

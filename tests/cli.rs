@@ -422,18 +422,40 @@ fn replay_runs_a_structured_workload() {
     assert!(v["oracle_saved_pct"].as_f64().unwrap() > 20.0, "{v}");
 }
 
-/// The manifest names no placeholder repository.
+/// The manifest names no placeholder repository: the published crates'
+/// `repository` (issue 36) is stated once, for the workspace, as the
+/// project's GitHub address, and every package takes that one.
 #[test]
 fn the_manifest_names_no_placeholder_repository() {
-    let manifest =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
-    assert!(!manifest.contains("example.invalid"), "placeholder URL");
-    assert!(
-        !manifest
-            .lines()
-            .any(|l| l.trim_start().starts_with("repository")),
-        "a repository key without a real repository"
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    for placeholder in ["example.invalid", ".example", "localhost", "TODO"] {
+        assert!(!manifest.contains(placeholder), "placeholder {placeholder}");
+    }
+    let repos: Vec<&str> = manifest
+        .lines()
+        .filter(|l| l.trim_start().starts_with("repository ="))
+        .collect();
+    assert_eq!(
+        repos,
+        ["repository = \"https://github.com/lull-storage/lull\""],
+        "one repository, in [workspace.package]"
     );
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let path = entry.unwrap().path().join("Cargo.toml");
+        let m = std::fs::read_to_string(&path).unwrap();
+        for l in m
+            .lines()
+            .filter(|l| l.trim_start().starts_with("repository"))
+        {
+            assert_eq!(
+                l.trim(),
+                "repository.workspace = true",
+                "{}",
+                path.display()
+            );
+        }
+    }
 }
 
 /// The shared trace samples, if they are there (`../shared/traces` or

@@ -1,58 +1,12 @@
-//! The examples are run here so they never rot; each checks its outcome.
-
-#[path = "../examples/custom_detector.rs"]
-#[allow(unreachable_pub, dead_code)]
-mod custom_detector;
-#[path = "../examples/writeback_cache.rs"]
-#[allow(unreachable_pub, dead_code)]
-mod writeback_cache;
-
-use lull::core::prelude::*;
-
-#[test]
-fn custom_detector_and_skeptic_work_from_a_spec_string() {
-    let out = custom_detector::run();
-    let s = Nanos::from_secs;
-    // quiet-writes(2s) fires 2 s after each write; cap clamps fixed(60s)
-    // to 5 s. The read at 2.5 s stops the first run (earlier-of).
-    assert_eq!(
-        out.predictions,
-        vec![
-            Prediction::new(s(2), Some(s(5))),
-            Prediction::new(s(22), Some(s(5)))
-        ]
-    );
-    // Declared [2, 2.5) and [22, 27) = 5.5 s of 37.5 s idle.
-    assert_eq!(out.measures.predicted_s, 5.5);
-    assert_eq!(out.measures.actual_s, 37.5);
-    assert_eq!(out.measures.violations, 0);
-}
-
-#[test]
-fn writeback_cache_flushes_every_write_exactly_once() {
-    let out = writeback_cache::run().unwrap();
-    let s = &out.stats;
-    assert_eq!(
-        out.mismatched_blocks, 0,
-        "the file holds the last write of every block"
-    );
-    assert_eq!(out.stale_reads, 0, "reads see the latest data");
-    // Every dirty version reached the file exactly once: each write either
-    // replaced a still-dirty block or was flushed once.
-    assert_eq!(s.flushed_idle + s.flushed_shutdown + s.coalesced, s.writes);
-    assert!(s.flushed_idle > 0);
-    assert!(
-        s.flushed_idle * 10 >= (s.flushed_idle + s.flushed_shutdown) * 9,
-        "most flushing happens in idle time: {s:?}"
-    );
-    // Flushing never overlaps foreground requests: earlier-of with no
-    // duration stops at the next arrival.
-    assert_eq!(out.measures.violations, 0);
-}
+//! The example of this package (the tokio one: the light `lull` facade's
+//! examples, in crates/lull/examples, are run by its own tests) is run
+//! here so it never rots.
 
 #[path = "../examples/async_service.rs"]
 #[allow(unreachable_pub, dead_code)]
 mod async_service;
+
+use lull::core::prelude::*;
 
 /// The same network makes identical decisions driven by the replay driver
 /// and by a tokio service under the paused clock.

@@ -74,7 +74,7 @@ fn presets() -> Vec<Preset> {
         PowerModel::preset(name).map(|m| Preset {
             name,
             kind: "power",
-            breakeven_s: m.break_even(),
+            breakeven_s: m.break_even_s(),
             summary: format!(
                 "p_active={} W, p_sleep={} W, p_spinup={} W, t_spinup={} s, t_spindown={} s",
                 m.p_active, m.p_sleep, m.p_spinup, m.t_spinup, m.t_spindown
@@ -85,7 +85,7 @@ fn presets() -> Vec<Preset> {
         ServiceModel::preset(name).map(|m| Preset {
             name,
             kind: "service",
-            breakeven_s: m.breakeven().as_secs_f64(),
+            breakeven_s: m.break_even().as_secs_f64(),
             summary: m.to_string(),
         })
     });

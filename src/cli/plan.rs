@@ -68,7 +68,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     // The B of a daemon disk's `jobs` task on the same drive: one
     // resolution, so `step=2B` means the same here and in the daemon.
     let b = lull_blktrace_replay::replay::drive(args.device.as_deref())?
-        .breakeven(lull_tasks::drive::Work::Io)
+        .break_even(lull_tasks::drive::Work::Io)
         .map_err(|e| CliError::input(anyhow!("--device: {e}")))?;
     let wait = parse_duration_in(&args.wait, Some(b))
         .map_err(|e| CliError::input(anyhow!("--wait: {e}")))?;

@@ -36,7 +36,7 @@ fn busy(t0: Nanos, t: Nanos) -> Poll {
 
 fn shadow() -> Shadow {
     let model = PowerModel::preset("wd-red-plus").unwrap();
-    let mut s = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    let mut s = Shadow::new(model.clone(), model.break_even());
     s.feed(&Record::Session(Session {
         clock: Nanos::from_secs(1_700_000_000),
         ..Session::default()

@@ -337,7 +337,7 @@ impl Shadow {
     fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
         let hour = self.unix_hour(t);
         self.clairvoyant(t, len);
-        let oracle = len.as_secs_f64() > self.model.break_even();
+        let oracle = len.as_secs_f64() > self.model.break_even_s();
         let candidates = std::mem::take(&mut self.candidates);
         let b = self.bucket(hour);
         b.periods += 1;

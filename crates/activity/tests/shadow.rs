@@ -46,7 +46,7 @@ fn independent(recs: &[Record], model: &PowerModel, candidates: &[Nanos]) -> Ind
         .collect();
     let oracle = periods
         .iter()
-        .filter(|(a, b)| (*b - *a).as_secs_f64() > model.break_even())
+        .filter(|(a, b)| (*b - *a).as_secs_f64() > model.break_even_s())
         .fold((0, Nanos::ZERO), |(n, s), (a, b)| (n + 1, s + (*b - *a)));
     let mut lull = (0u64, Nanos::ZERO);
     let mut prev_end = Nanos::ZERO;
@@ -83,7 +83,7 @@ proptest! {
         preset in prop::sample::select(vec!["wd-red-plus", "paper-2.5in", "seagate-ultrathin"]),
     ) {
         let model = PowerModel::preset(preset).unwrap();
-        let b = Nanos::from_secs_f64(model.break_even());
+        let b = model.break_even();
         let recs = records(CLOCK, &steps);
         let mut shadow = Shadow::new(model.clone(), b);
         for r in &recs {
@@ -181,7 +181,7 @@ proptest! {
     #[test]
     fn settling_early_changes_nothing(steps in steps()) {
         let model = PowerModel::preset("wd-red-plus").unwrap();
-        let b = Nanos::from_secs_f64(model.break_even());
+        let b = model.break_even();
         let recs = records(CLOCK, &steps);
         let mut a = Shadow::new(model.clone(), b);
         let mut c = Shadow::new(model, b);
@@ -201,7 +201,7 @@ proptest! {
 #[test]
 fn old_hours_leave_the_windows() {
     let model = PowerModel::preset("wd-red-plus").unwrap();
-    let mut s = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    let mut s = Shadow::new(model.clone(), model.break_even());
     // A day of hourly 2-hour gaps, then eight days later one more poll.
     let mut recs = records(CLOCK, &[(3600, 5, false, false); 30]);
     let last = recs.iter().filter_map(Record::time).max().unwrap();
@@ -238,7 +238,7 @@ fn old_hours_leave_the_windows() {
 #[test]
 fn a_full_week_is_bounded() {
     let model = PowerModel::preset("wd-red-plus").unwrap();
-    let mut s = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    let mut s = Shadow::new(model.clone(), model.break_even());
     // An hour-long gap every hour for two weeks, then a week more.
     let recs = records(CLOCK, &[(3600, 1, false, false); 24 * 21]);
     for r in &recs {

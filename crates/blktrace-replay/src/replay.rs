@@ -227,17 +227,17 @@ pub fn task_work(name: &str) -> Result<Work, ReplayError> {
 }
 
 /// The break-even time `B` of task `name` on the `--device` drive
-/// ([`Drive::breakeven`]): what networks built for it resolve `2B` and
+/// ([`Drive::break_even`]): what networks built for it resolve `2B` and
 /// their B-scaled defaults against ([`Registry::with_breakeven`]).
 ///
 /// - `spindown` (and `none`): the power model's
 ///   `p_spinup·t_spinup/(p_active − p_sleep)`;
 /// - `writeback`, `cleaning` (and their `+manners` forms): the service
-///   model's random-access time ([`ServiceModel::breakeven`]).
+///   model's random-access time ([`ServiceModel::break_even`]).
 pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayError> {
     let work = task_work(name)?;
     drive(device)?
-        .breakeven(work)
+        .break_even(work)
         .map_err(|e| ReplayError::Option(format!("--device: {e}")))
 }
 

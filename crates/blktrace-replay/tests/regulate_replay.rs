@@ -31,7 +31,7 @@ use lull_tasks::writeback::{Writeback, WritebackConfig};
 fn registry() -> Registry {
     let mut r = lull_detectors::registry();
     lull_skeptics::register(&mut r);
-    r.set_breakeven(Some(ServiceModel::default_model().breakeven()));
+    r.set_breakeven(Some(ServiceModel::default_model().break_even()));
     r
 }
 

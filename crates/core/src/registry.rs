@@ -465,7 +465,19 @@ impl Params {
         for p in info.params {
             let text = match (given.get(p.name), p.default) {
                 (Some(t), _) => *t,
-                (None, Some(d)) => d,
+                (None, Some(d)) => {
+                    // A default relative to B that the user never wrote:
+                    // say what is missing and how to give it.
+                    if breakeven.is_none() && p.kind == ParamKind::Duration && d.contains('B') {
+                        return Err(ParamError::new(
+                            p.name,
+                            format!(
+                                "defaults to `{d}`, relative to the break-even time B of the device, which is not known here: give the parameter, or build the network for a device (`--device` on the command line, `Registry::with_breakeven` in code)"
+                            ),
+                        ));
+                    }
+                    d
+                }
                 (None, None) => return Err(ParamError::new(p.name, "required")),
             };
             let v = p

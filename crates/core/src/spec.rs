@@ -748,17 +748,37 @@ impl NetworkSpec {
                             ),
                         ))
                     }
-                    None => Err(NetworkError::component(
-                        &n.name,
-                        c.pos,
-                        &c.name,
-                        format!(
-                            "unknown component{} (known {}s: {})",
-                            crate::suggest::did_you_mean(&c.name, registry.names(role)),
-                            role,
-                            registry.names(role).join(", ")
-                        ),
-                    )),
+                    None => {
+                        // Where a whole spec may stand (a start detector's
+                        // place), the named networks are known names too.
+                        let networks: Vec<&str> = if role == Role::StartDetector {
+                            registry.networks().iter().map(|i| i.name).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        let also = if networks.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; networks, written alone: {}", networks.join(", "))
+                        };
+                        Err(NetworkError::component(
+                            &n.name,
+                            c.pos,
+                            &c.name,
+                            format!(
+                                "unknown component{} (known {}s: {}{also})",
+                                crate::suggest::did_you_mean(
+                                    &c.name,
+                                    registry
+                                        .names(role)
+                                        .into_iter()
+                                        .chain(networks.iter().copied())
+                                ),
+                                role,
+                                registry.names(role).join(", ")
+                            ),
+                        ))
+                    }
                     Some(i) if i.role != role => Err(NetworkError::component(
                         &n.name,
                         c.pos,

@@ -366,7 +366,7 @@ pub fn parse_duration_in(text: &str, breakeven: Option<Nanos>) -> Result<Nanos, 
         return Err(err("division by zero"));
     }
     let b = breakeven.ok_or_else(|| {
-        err("relative to the break-even time B, which is not known here (build the network for a task's device)")
+        err("relative to the break-even time B, which is not known here: build the network for a device (`--device` on the command line, `Registry::with_breakeven` in code)")
     })?;
     let ns = b.0 as f64 * mul / div;
     if ns >= u64::MAX as f64 {

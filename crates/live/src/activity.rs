@@ -288,7 +288,7 @@ pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity:
         return None;
     }
     let model: lull_tasks::PowerModel = session.drive.parse().ok()?;
-    let b = lull_core::time::Nanos::from_secs_f64(model.break_even());
+    let b = model.break_even();
     let mut shadow = lull_activity::Shadow::new(model, b);
     for r in &records {
         shadow.feed(r);
@@ -371,7 +371,7 @@ mod tests {
         let all: Vec<Record> = a.iter().chain(&b).cloned().collect();
         assert_eq!(back, all);
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut live = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        let mut live = Shadow::new(model.clone(), model.break_even());
         for r in &all {
             live.feed(r);
         }

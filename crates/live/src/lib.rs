@@ -100,7 +100,7 @@ pub use preflight::{CheckReport, check, check_report, preflight};
 use lull_core::registry::Registry;
 
 /// A registry with lull's built-in detectors and skeptics (the same set
-/// `lull::registry()` gives the binary).
+/// `lull::registry()` gives embedders and the binary).
 pub fn default_registry() -> Registry {
     let mut r = Registry::new();
     lull_detectors::register(&mut r);

@@ -581,7 +581,7 @@ mod tests {
         use lull_activity::{Poll, PollKind, Record, Session, Shadow};
         use lull_core::time::Nanos;
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        let mut sh = Shadow::new(model.clone(), model.break_even());
         let s = Nanos::from_secs;
         for r in [
             Record::Session(Session {

@@ -1090,7 +1090,7 @@ lull_dry_run 0
         use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
         use lull_core::time::Nanos;
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+        let mut sh = Shadow::new(model.clone(), model.break_even());
         let s = Nanos::from_secs;
         sh.feed(&Record::Session(Session {
             clock: s(1_800_000_000),

@@ -373,7 +373,7 @@ pub fn reference_for(opts: &ReplayOptions) -> Result<String, RankError> {
     if crate::base_task(&opts.task) == "spindown" {
         let model = lull_blktrace_replay::replay::power_model(opts.device.as_deref())
             .map_err(|e| RankError::Input(e.to_string()))?;
-        let ms = (model.break_even() * 1000.0).round();
+        let ms = (model.break_even_s() * 1000.0).round();
         return Ok(format!("oracle(min={ms}ms)"));
     }
     Ok("oracle()".to_string())

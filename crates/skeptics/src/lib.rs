@@ -98,6 +98,11 @@
 
 #![forbid(unsafe_code)]
 
+// The README's example (what a registry page shows), run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub mod latency_target;
 pub mod low_pass;
 pub mod preempt;

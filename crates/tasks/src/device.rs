@@ -156,7 +156,7 @@ impl ServiceModel {
     /// about this much, so it plays for `writeback` and `cleaning` the part
     /// that the break-even time plays for `spindown`: detectors written
     /// relative to `B` scale with it.
-    pub fn breakeven(&self) -> Nanos {
+    pub fn break_even(&self) -> Nanos {
         let third = self.capacity_sectors / 3;
         let ms =
             self.seek_ms(0, third) + self.rotation_ms() + self.transfer_ms(8192) + self.overhead_ms;

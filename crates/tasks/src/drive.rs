@@ -8,12 +8,12 @@
 //! factor, [`DriveFacts`]), and becomes a [`Drive`]: a power model for
 //! spin-down, a service model for the work that moves I/O (flush,
 //! commands, jobs, writeback, cleaning), and where the figures came from.
-//! [`Drive::breakeven`] then gives B for the kind of work ([`Work`]):
+//! [`Drive::break_even`] then gives B for the kind of work ([`Work`]):
 //!
 //! - [`Work::Standby`]: the power model's break-even,
 //!   `p_spinup·t_spinup / (p_active − p_sleep)` (72 s for `wd-red-plus`);
 //! - [`Work::Io`]: the service model's random 8 KiB access time
-//!   ([`ServiceModel::breakeven`], 17.7 ms for `wd-red-plus`): a step of
+//!   ([`ServiceModel::break_even`], 17.7 ms for `wd-red-plus`): a step of
 //!   background work delays a foreground request by about this much.
 //!
 //! # Resolution ([`Drive::resolve`])
@@ -478,17 +478,17 @@ impl Drive {
 
     /// The break-even time B for `work`: see the module docs. An error
     /// for spin-down on a drive without a power model.
-    pub fn breakeven(&self, work: Work) -> Result<Nanos, DriveError> {
+    pub fn break_even(&self, work: Work) -> Result<Nanos, DriveError> {
         match work {
             Work::Standby => match &self.power {
-                Some(p) => Ok(Nanos::from_secs_f64(p.break_even())),
+                Some(p) => Ok(p.break_even()),
                 None => Err(DriveError(format!(
                     "drive {} has no power model, so spin-down has no break-even time (name a power preset: {})",
                     self.preset,
                     crate::power::PRESETS.join(", ")
                 ))),
             },
-            Work::Io => Ok(self.service.breakeven()),
+            Work::Io => Ok(self.service.break_even()),
         }
     }
 }
@@ -507,10 +507,10 @@ mod tests {
     fn a_named_drive_has_both_models() {
         let d = Drive::from_spec("wd-red-plus", PresetSource::Config).unwrap();
         assert_eq!(d.preset, "wd-red-plus");
-        let b = d.breakeven(Work::Standby).unwrap().as_secs_f64();
+        let b = d.break_even(Work::Standby).unwrap().as_secs_f64();
         assert!((b - 210.0 / 2.9).abs() < 1e-6, "{b}");
-        let io = d.breakeven(Work::Io).unwrap();
-        assert_eq!(io, ServiceModel::default_model().breakeven());
+        let io = d.break_even(Work::Io).unwrap();
+        assert_eq!(io, ServiceModel::default_model().break_even());
     }
 
     #[test]
@@ -529,7 +529,7 @@ mod tests {
         }
         let hp = Drive::from_spec("hp97560", PresetSource::Config).unwrap();
         assert!(hp.power.is_none());
-        let e = hp.breakeven(Work::Standby).unwrap_err().to_string();
+        let e = hp.break_even(Work::Standby).unwrap_err().to_string();
         assert!(e.contains("no power model"), "{e}");
     }
 
@@ -598,7 +598,7 @@ mod tests {
     #[test]
     fn nothing_known_is_never_the_papers_laptop_drive() {
         for d in [Drive::fallback(), Drive::identified(&DriveFacts::default())] {
-            let b = d.breakeven(Work::Standby).unwrap();
+            let b = d.break_even(Work::Standby).unwrap();
             assert!(b > Nanos::from_secs(30), "{d}: B = {b}");
             assert_eq!(d.source, PresetSource::Default);
         }

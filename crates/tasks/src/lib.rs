@@ -74,6 +74,11 @@
 
 #![forbid(unsafe_code)]
 
+// The README's example (what a registry page shows), run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub mod background;
 pub mod cleaning;
 pub mod device;

@@ -179,9 +179,17 @@ impl PowerModel {
         )
     }
 
-    /// Break-even time in seconds: `p_spinup·t_spinup / (p_active − p_sleep)`.
-    /// A sleep longer than this saves energy.
-    pub fn break_even(&self) -> f64 {
+    /// The break-even time B: `p_spinup·t_spinup / (p_active − p_sleep)`.
+    /// A sleep longer than this saves energy. The same spelling and type
+    /// as [`ServiceModel::break_even`](crate::device::ServiceModel::break_even),
+    /// rounded to the nanosecond from [`PowerModel::break_even_s`].
+    pub fn break_even(&self) -> Nanos {
+        Nanos::from_secs_f64(self.break_even_s())
+    }
+
+    /// [`PowerModel::break_even`] in seconds, unrounded: for the energy
+    /// arithmetic, which is in seconds and joules.
+    pub fn break_even_s(&self) -> f64 {
         self.spinup_energy() / (self.p_active - self.p_sleep)
     }
 
@@ -235,7 +243,7 @@ impl fmt::Display for PowerModel {
             self.p_spinup,
             self.t_spinup,
             self.t_spindown,
-            self.break_even()
+            self.break_even_s()
         )
     }
 }
@@ -363,7 +371,7 @@ mod tests {
     fn paper_break_even_is_three_seconds() {
         let m = PowerModel::paper();
         // 2.4 W · 1.5 s / (1.6 W − 0.4 W) = 3.6 J / 1.2 W = 3 s.
-        assert!((m.break_even() - 3.0).abs() < 1e-12);
+        assert!((m.break_even_s() - 3.0).abs() < 1e-12);
     }
 
     #[test]
@@ -371,7 +379,7 @@ mod tests {
         let m = PowerModel::preset("kittyhawk").unwrap();
         // 2.2 W · 1.5 s = 3.3 J; 3.3 J / 1.5 W = 2.2 s, as §2.5.1 says.
         assert!((m.spinup_energy() - 3.3).abs() < 1e-12);
-        assert!((m.break_even() - 2.2).abs() < 1e-12);
+        assert!((m.break_even_s() - 2.2).abs() < 1e-12);
     }
 
     #[test]
@@ -382,7 +390,7 @@ mod tests {
         assert_eq!((m.p_active, m.p_sleep, m.p_spinup), (1.10, 0.18, 5.0));
         // Assumed 3 s spin-up: 5 W · 3 s = 15 J; 15 J / 0.92 W ≈ 16.3 s.
         assert!((m.spinup_energy() - 15.0).abs() < 1e-12);
-        assert!((m.break_even() - 15.0 / 0.92).abs() < 1e-12);
+        assert!((m.break_even_s() - 15.0 / 0.92).abs() < 1e-12);
     }
 
     #[test]
@@ -394,7 +402,7 @@ mod tests {
         assert!((m.p_sleep - (0.27 * 5.0 + 0.01 * 12.0)).abs() < 1e-9);
         assert!((m.p_spinup - (0.60 * 5.0 + 1.72 * 12.0)).abs() < 1e-9);
         // 23.64 W · 13.5 s / 5.51 W ≈ 57.9 s.
-        assert!((m.break_even() - 23.64 * 13.5 / 5.51).abs() < 1e-9);
+        assert!((m.break_even_s() - 23.64 * 13.5 / 5.51).abs() < 1e-9);
     }
 
     #[test]
@@ -402,7 +410,7 @@ mod tests {
         let m = PowerModel::preset("wd-red-plus").unwrap();
         // 12 V · 1.75 A = 21 W for 10 s = 210 J; 210 J / (3.3 − 0.4) W ≈ 72.4 s.
         assert!((m.spinup_energy() - 210.0).abs() < 1e-9);
-        assert!((m.break_even() - 210.0 / 2.9).abs() < 1e-9);
+        assert!((m.break_even_s() - 210.0 / 2.9).abs() < 1e-9);
     }
 
     #[test]
@@ -410,7 +418,7 @@ mod tests {
         for p in PRESETS {
             let m: PowerModel = p.parse().unwrap();
             assert_eq!(&m.name, p);
-            assert!(m.break_even() > 0.0);
+            assert!(m.break_even_s() > 0.0);
         }
     }
 

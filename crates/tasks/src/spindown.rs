@@ -324,7 +324,7 @@ impl Spindown {
     fn book_oracle_gap(&mut self, t: Nanos) {
         if let Some(s) = self.idle_since.take() {
             let gap = t - s;
-            if gap.as_secs_f64() > self.model.break_even() {
+            if gap.as_secs_f64() > self.model.break_even_s() {
                 self.oracle_sleep += gap;
                 self.oracle_spinups += 1;
             }

@@ -233,7 +233,7 @@ fn jobs(
     // Reservations are in the units of the disk's work, so `B` is the
     // drive's break-even for I/O, as in `lull plan` on the same drive.
     let b = drive
-        .breakeven(Work::Io)
+        .break_even(Work::Io)
         .map_err(|e| cx.err(task_span.clone(), &key("preset"), e.to_string()))?;
     let mut jobs: Vec<JobConfig> = Vec::with_capacity(raw.len());
     for (k, j) in raw.iter().enumerate() {

@@ -266,14 +266,14 @@ pub fn task_work(task: &TaskConfig) -> Work {
     }
 }
 
-/// The break-even time B of a disk's task on `drive` ([`Drive::breakeven`]
+/// The break-even time B of a disk's task on `drive` ([`Drive::break_even`]
 /// for [`task_work`]): for `standby`, the power model's spin-up energy
 /// over the power saved asleep; for `flush`, `command` and `jobs`, the
 /// service model's random 8 KiB access time, the time scale of the work
 /// they do in idle periods. The same function gives `lull plan`,
 /// `lull replay` and `lull rank` their B.
 pub fn task_breakeven(task: &TaskConfig, drive: &Drive) -> Result<Nanos, String> {
-    drive.breakeven(task_work(task)).map_err(|e| e.to_string())
+    drive.break_even(task_work(task)).map_err(|e| e.to_string())
 }
 
 /// `registry` set up for a disk whose task is `task` with break-even

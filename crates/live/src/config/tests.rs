@@ -257,7 +257,7 @@ fn the_shipped_config_parses_with_the_drives_break_even() {
     assert_eq!(c.disks.len(), 1);
     let d = &c.disks[0];
     let red = PowerModel::preset("wd-red-plus").unwrap();
-    assert_eq!(d.breakeven, Nanos::from_secs_f64(red.break_even()));
+    assert_eq!(d.breakeven, red.break_even());
     assert!(d.breakeven > Nanos::from_secs(60), "{}", d.breakeven);
     assert_eq!(
         d.task,
@@ -279,7 +279,7 @@ fn the_default_network_scales_with_the_drive() {
     let red = PowerModel::preset("wd-red-plus").unwrap();
     assert_eq!(
         b[1],
-        Nanos::from_secs_f64(red.break_even()),
+        red.break_even(),
         "standby without a preset: the default drive until the daemon identifies it"
     );
     assert!(b[1] > b[0] && b[0] > b[2], "{b:?}");
@@ -312,7 +312,7 @@ fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
         ("seagate-ultrathin", PresetSource::Class)
     );
     let ultrathin = PowerModel::preset("seagate-ultrathin").unwrap();
-    assert_eq!(r.breakeven, Nanos::from_secs_f64(ultrathin.break_even()));
+    assert_eq!(r.breakeven, ultrathin.break_even());
     assert!(r.left_alone.is_none());
     assert!(
         r.same_settings(d),
@@ -361,7 +361,7 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     let d = &c.disks[0];
     let b = lull_tasks::ServiceModel::preset("wd-red-plus")
         .unwrap()
-        .breakeven();
+        .break_even();
     assert_eq!(d.breakeven, b);
     let TaskConfig::Jobs { jobs, .. } = &d.task else {
         panic!("a jobs task")
@@ -373,7 +373,7 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     // The same spec as `lull plan --device wd-red-plus` parses it.
     let plan_b = lull_tasks::drive::Drive::from_spec("wd-red-plus", PresetSource::Config)
         .unwrap()
-        .breakeven(lull_tasks::drive::Work::Io)
+        .break_even(lull_tasks::drive::Work::Io)
         .unwrap();
     assert_eq!(
         jobs[0].spec,
@@ -387,7 +387,7 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     let TaskConfig::Jobs { jobs, .. } = &r.task else {
         panic!("a jobs task")
     };
-    let es2_b = es2.breakeven(lull_tasks::drive::Work::Io).unwrap();
+    let es2_b = es2.break_even(lull_tasks::drive::Work::Io).unwrap();
     assert_ne!(es2_b, b);
     assert_eq!(
         jobs[0].spec.ranked[0].step,

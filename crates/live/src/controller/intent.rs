@@ -213,7 +213,7 @@ impl DiskController {
             return Some(why);
         }
         if let (Some(p), Some(b)) = (&self.cfg.power, budget) {
-            let be = p.break_even();
+            let be = p.break_even_s();
             if b.as_secs_f64() < be {
                 let why = format!(
                     "skip standby: predicted idle {} is below the break-even {be:.1} s of {}",

@@ -344,7 +344,7 @@ fn a_flush_orders_its_devices_and_absorbs_its_own_writes() {
 fn the_daily_summary_names_every_reference() {
     use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
     let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-    let mut sh = Shadow::new(model.clone(), Nanos::from_secs_f64(model.break_even()));
+    let mut sh = Shadow::new(model.clone(), model.break_even());
     let s = Nanos::from_secs;
     sh.feed(&Record::Session(Session {
         clock: s(1_700_000_000),

@@ -1,14 +1,18 @@
 //! A user-written start detector and skeptic, registered under new names
 //! next to the built-ins and used from a spec string.
 //!
-//! `cargo run --example custom_detector`
+//! `cargo run -p lull --example custom_detector`
 //!
 //! - `quiet-writes(t)`: declares idleness once no *write* has arrived for
 //!   `t` and nothing is outstanding (reads are cheap to interrupt, say).
 //! - `cap(max; input)`: a filter that shortens predictions to at most `max`.
+//!
+//! Both take durations, so they are written relative to the drive's
+//! break-even time B like the built-ins (`quiet-writes(B)`, `cap(max=2B;
+//! …)`): the registry of a [`lull::Setup`] resolves `B` for every
+//! component registered in it, the new ones included.
 
-use lull::core::prelude::*;
-use lull::core::registry::{ComponentInfo, ParamInfo, ParamKind};
+use lull::prelude::*;
 
 /// Fires `t` after the last write, if the device is idle then.
 #[derive(Debug)]
@@ -88,9 +92,11 @@ const CAP: ComponentInfo = ComponentInfo {
     gauges: &[],
 };
 
-/// The built-ins plus the two new kinds.
-pub fn registry() -> Registry {
-    let mut r = lull::registry();
+/// The setup for the paper's 2.5-inch drive spinning down (B = 3 s), with
+/// the two new kinds registered next to the built-ins.
+pub fn setup() -> Setup {
+    let mut setup = lull::for_drive("paper-2.5in", Work::Standby).expect("a built-in preset");
+    let r = setup.registry_mut();
     r.register(QUIET_WRITES, |p| {
         Ok(Built::Start(Box::new(QuietWrites {
             t: p.positive_duration("t")?,
@@ -103,7 +109,7 @@ pub fn registry() -> Registry {
             max: p.positive_duration("max")?,
         })))
     });
-    r
+    setup
 }
 
 /// What the example measured.
@@ -113,21 +119,27 @@ pub struct Outcome {
     pub measures: InternalMeasures,
     /// The predictions it made.
     pub predictions: Vec<Prediction>,
+    /// The break-even time the network was built with.
+    pub break_even: Nanos,
 }
 
-/// Runs `cap(max=5s; quiet-writes(2s) + fixed(60s))` over a small trace.
+/// The network: quiet for B after the last write, predicted to last 20B,
+/// capped at 2B.
+pub const SPEC: &str = "cap(max=2B; quiet-writes(B) + fixed(20B))";
+
+/// Runs [`SPEC`] over a small trace whose times are multiples of B.
 pub fn run() -> Outcome {
-    let registry = registry();
-    let s = Nanos::from_secs;
+    let setup = setup();
+    let b = setup.break_even();
     let trace = [
-        Request::new(s(0), s(1), Op::Write, 0, 4096),
-        // A read 1.5 s later does not reset the write timer.
-        Request::new(Nanos::from_millis(2_500), s(3), Op::Read, 8, 4096),
-        Request::new(s(20), s(21), Op::Write, 16, 4096),
-        Request::new(s(40), s(41), Op::Read, 24, 4096),
+        Request::new(Nanos::ZERO, b / 3, Op::Write, 0, 4096),
+        // A read after the write does not restart the write timer; it
+        // arrives B/6 after the timer fired and stops the run.
+        Request::new(b * 7 / 6, b * 4 / 3, Op::Read, 8, 4096),
+        Request::new(b * 7, b * 7 + b / 3, Op::Write, 16, 4096),
+        Request::new(b * 14, b * 14 + b / 3, Op::Read, 24, 4096),
     ];
-    let network =
-        build_network("cap(max=5s; quiet-writes(2s) + fixed(60s))", &registry).expect("valid spec");
+    let network = setup.build_network(SPEC).expect("valid spec");
     let mut engine = Engine::with_policy(network, StopPolicy::EarlierOf, NoTask).with_log();
     let report = replay(&Timeline::from_requests(&trace), &mut engine).expect("replay");
     let predictions = engine
@@ -141,6 +153,7 @@ pub fn run() -> Outcome {
     Outcome {
         measures: report.internal,
         predictions,
+        break_even: b,
     }
 }
 

@@ -1,0 +1,293 @@
+//! # lull
+//!
+//! Find idle time in storage devices and put it to work: the library an
+//! embedder adds. It re-exports lull's library crates — [`core`] (time,
+//! events, the engine, the network builder), [`detectors`], [`skeptics`]
+//! and [`tasks`] (simulated tasks and the drive presets) — and offers one
+//! entry point that builds a detector network for a drive:
+//!
+//! ```
+//! use lull::prelude::*;
+//!
+//! // A WD Red Plus that spins down: B = 72.4 s, from the preset's power
+//! // model, resolved as the daemon and `lull plan` resolve it.
+//! let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
+//! assert_eq!(setup.break_even().as_secs_f64().round(), 72.0);
+//! let network = setup.build_network("auto").unwrap();
+//! let mut engine = Engine::with_policy(network, StopPolicy::EarlierOf, Recorded::<NoTask>::default());
+//!
+//! // The application's own clock, in monotonic nanoseconds.
+//! let s = Nanos::from_secs;
+//! engine.push(&Event::arrival_at(s(0), Op::Read, 0, 4096)).unwrap();
+//! engine.push(&Event::completion_at(s(1), s(0), Op::Read, 0, 4096)).unwrap();
+//! engine.advance(s(3600)).unwrap();
+//! // An hour without I/O: `auto` spun the disk down once.
+//! let commands: Vec<_> = engine.task_mut().drain().collect();
+//! assert!(matches!(commands.as_slice(), [(_, Command::Start { .. })]));
+//! ```
+//!
+//! ## Why a separate, light package
+//!
+//! lull is also a lab (trace readers, sweeps, tables with polars, plots
+//! with plotters, parallel runs with rayon), a command-line tool (clap) and
+//! a daemon (tokio). Storage software that only wants the decisions must
+//! not compile any of that: this package depends on the four library
+//! crates alone, whose own dependencies are serde and a small random
+//! number generator. A test of the workspace (`tests/deps.rs` here) fails
+//! when its normal dependency tree grows past 30 crates or takes in an
+//! async runtime, a data-frame, plotting or parallelism crate or a
+//! command-line parser. The lab (`lull-blktrace-replay`, `lull-rank`) and
+//! the daemon (`lull-live`) stay usable as libraries of their own; the
+//! `lull` binary lives in the `lull-cli` package.
+//!
+//! ## Where the rest is
+//!
+//! - `docs/embedding.md` in the repository: the event and time model,
+//!   the engine's commands and deadlines, how to pick B, determinism,
+//!   cost per event, thread-safety, and how to test an embedding against
+//!   `lull replay`.
+//! - This crate's `examples/`: a write-back cache, a custom detector and
+//!   skeptic, and spin-down with `auto` fed by the application's clock,
+//!   saving and restoring what `auto` learned.
+
+#![forbid(unsafe_code)]
+
+// The README's example (what a registry page shows), run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+pub use lull_core as core;
+pub use lull_detectors as detectors;
+pub use lull_skeptics as skeptics;
+pub use lull_tasks as tasks;
+
+/// What a network has learned (`auto`'s tuning, adaptive timers' state),
+/// serializable with serde: see [`Setup::snapshot`] and [`Setup::restore`].
+pub use lull_core::learned::{Learned, LearnedError, Snapshot};
+/// Drives, their presets and the kind of work B is asked for.
+pub use lull_tasks::drive::{Drive, DriveError, DriveFacts, PresetSource, Work};
+
+use lull_core::engine::Engine;
+use lull_core::prelude::{
+    Actuator, Detector, IdleTask, Nanos, Network, NetworkError, NetworkSpec, Registry,
+};
+use lull_tasks::{PowerModel, ServiceModel};
+
+/// The names an embedder needs, in one import: lull-core's prelude (the
+/// engine, events, `Command`, `Recorded` …), plus [`Setup`], [`Work`],
+/// [`Drive`], [`Snapshot`] and [`for_drive`].
+pub mod prelude {
+    pub use crate::{Drive, Setup, Snapshot, Work, for_drive};
+    pub use lull_core::prelude::*;
+}
+
+/// A registry with every built-in start detector, duration predictor,
+/// skeptic and named network (`auto`), and no break-even time: networks
+/// that need B (`timer(B)`, `auto`) fail to build from it with an error
+/// that says how to give it. [`Setup`] gives B from a drive.
+pub fn registry() -> Registry {
+    let mut r = Registry::new();
+    lull_detectors::register(&mut r);
+    lull_skeptics::register(&mut r);
+    r
+}
+
+/// The [`Setup`] for the drive `spec` names and the kind of work: a
+/// preset (`wd-red-plus`), a preset with overrides
+/// (`wd-red-plus,p_active=4.1`) or the five power keys of a custom drive
+/// (see [`Drive::from_spec`]). The error lists the known presets.
+pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
+    let mut drive = Drive::from_spec(spec, PresetSource::Config)
+        .map_err(|e| DriveError(format!("drive `{spec}`: {e}")))?;
+    drive.why = "named by the embedder".into();
+    Setup::drive(drive, work)
+}
+
+/// A drive, the kind of work done in its idle time, its break-even time B
+/// and a registry set up for it: where networks are built.
+///
+/// B is resolved as the daemon (`lulld`), `lull plan`, `lull replay` and
+/// `lull rank` resolve it ([`Drive::break_even`]): for
+/// [`Work::Standby`] the power model's `p_spinup·t_spinup / (p_active −
+/// p_sleep)`, for [`Work::Io`] the service model's random 8 KiB access
+/// time. For `Work::Io`, `auto` stands for
+/// [`AUTO_BACKGROUND_SPEC`](lull_detectors::AUTO_BACKGROUND_SPEC), as in
+/// the daemon's `flush`, `command` and `jobs` tasks.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    drive: Option<Drive>,
+    work: Work,
+    break_even: Nanos,
+    registry: Registry,
+}
+
+impl Setup {
+    /// For `drive` (a preset, an identified drive — [`Drive::identified`]
+    /// — or [`Drive::resolve`]'s choice) and `work`. An error for
+    /// [`Work::Standby`] on a drive without a power model.
+    pub fn drive(drive: Drive, work: Work) -> Result<Setup, DriveError> {
+        let b = drive.break_even(work)?;
+        let mut s = Setup::break_even_for(b, work);
+        s.drive = Some(drive);
+        Ok(s)
+    }
+
+    /// For spinning down a drive described by its power model.
+    pub fn power_model(model: &PowerModel) -> Setup {
+        Setup::break_even_for(model.break_even(), Work::Standby)
+    }
+
+    /// For work that moves I/O on a drive described by its service model.
+    pub fn service_model(model: &ServiceModel) -> Setup {
+        Setup::break_even_for(model.break_even(), Work::Io)
+    }
+
+    /// For a break-even time the embedder knows (measured, or from its
+    /// own model) and `work`.
+    pub fn break_even_for(b: Nanos, work: Work) -> Setup {
+        let mut registry = registry().with_breakeven(b);
+        if work == Work::Io {
+            lull_detectors::use_background_auto(&mut registry);
+        }
+        Setup {
+            drive: None,
+            work,
+            break_even: b,
+            registry,
+        }
+    }
+
+    /// The break-even time B that `B` in specs and B-scaled defaults
+    /// resolve against.
+    pub fn break_even(&self) -> Nanos {
+        self.break_even
+    }
+
+    /// The kind of work.
+    pub fn work(&self) -> Work {
+        self.work
+    }
+
+    /// The drive, when the setup was made from one.
+    pub fn drive_info(&self) -> Option<&Drive> {
+        self.drive.as_ref()
+    }
+
+    /// The registry networks are built from: every built-in component,
+    /// with B set.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The registry, to register components of one's own next to the
+    /// built-ins (`examples/custom_detector.rs`).
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    /// Builds the network `spec` (`auto`, `timer(B) + fixed(2B)`, a
+    /// multi-line spec …) to run live: components that need to know the
+    /// future (`oracle`) are refused with an error that names them. A
+    /// replay that wants them builds with
+    /// [`NetworkSpec::build`](lull_core::spec::NetworkSpec::build).
+    pub fn build_network(&self, spec: &str) -> Result<Network, NetworkError> {
+        NetworkSpec::parse(spec, Some(&self.registry))
+            .map_err(NetworkError::from)?
+            .build_online(&self.registry)
+    }
+
+    /// What the network of `engine` (built from `spec` by this setup) has
+    /// learned, with `spec` and B, for [`Setup::restore`] in a later run.
+    /// `idle_periods` and `since_unix` are carried for the embedder's
+    /// bookkeeping (the daemon counts idle periods and the learning's
+    /// start); lull itself does not read them.
+    pub fn snapshot<D: Detector, A: Actuator, T: IdleTask>(
+        &self,
+        spec: &str,
+        engine: &Engine<D, A, T>,
+        idle_periods: u64,
+        since_unix: u64,
+    ) -> Snapshot {
+        Snapshot {
+            format: lull_core::learned::SNAPSHOT_FORMAT,
+            network: spec.to_string(),
+            breakeven_ns: self.break_even.0,
+            idle_periods,
+            since_unix,
+            parts: engine.save_learned(),
+        }
+    }
+
+    /// Puts what `saved` learned back into `engine`, whose network was
+    /// built from `spec` by this setup. An error, saying why, when the
+    /// state came from another network or another B (then keep the fresh
+    /// engine: a half-restored one should be built anew).
+    pub fn restore<D: Detector, A: Actuator, T: IdleTask>(
+        &self,
+        spec: &str,
+        engine: &mut Engine<D, A, T>,
+        saved: &Snapshot,
+    ) -> Result<(), LearnedError> {
+        saved.fits(spec, Some(self.break_even))?;
+        engine.restore_learned(&saved.parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn b_is_the_drive_resolution_for_both_kinds_of_work() {
+        let d = Drive::from_spec("wd-red-plus", PresetSource::Config).unwrap();
+        let standby = for_drive("wd-red-plus", Work::Standby).unwrap();
+        assert_eq!(standby.break_even(), d.break_even(Work::Standby).unwrap());
+        assert_eq!(
+            standby.break_even(),
+            PowerModel::preset("wd-red-plus").unwrap().break_even()
+        );
+        let io = for_drive("wd-red-plus", Work::Io).unwrap();
+        assert_eq!(io.break_even(), d.service.break_even());
+        assert_eq!(io.registry().breakeven(), Some(io.break_even()));
+        // `auto` is the background network for work that moves I/O.
+        assert_eq!(
+            io.registry().expand_network("auto").unwrap().unwrap(),
+            lull_detectors::AUTO_BACKGROUND_SPEC
+        );
+        assert_ne!(
+            standby.registry().expand_network("auto").unwrap().unwrap(),
+            lull_detectors::AUTO_BACKGROUND_SPEC
+        );
+    }
+
+    #[test]
+    fn an_unknown_preset_names_itself_and_the_known_ones() {
+        let e = for_drive("wd-blue", Work::Standby).unwrap_err().to_string();
+        assert!(e.contains("`wd-blue`"), "{e}");
+        assert!(e.contains("wd-red-plus"), "{e}");
+    }
+
+    #[test]
+    fn spin_down_on_a_drive_without_a_power_model_is_refused() {
+        let e = for_drive("hp97560", Work::Standby).unwrap_err().to_string();
+        assert!(e.contains("no power model"), "{e}");
+        assert!(for_drive("hp97560", Work::Io).is_ok());
+    }
+
+    #[test]
+    fn offline_components_are_refused_live() {
+        let s = Setup::power_model(&PowerModel::paper());
+        let e = s.build_network("oracle").unwrap_err().to_string();
+        assert!(e.contains("offline"), "{e}");
+        assert!(s.build_network("timer(B) + fixed(2B)").is_ok());
+    }
+
+    #[test]
+    fn the_bare_registry_says_how_to_give_b() {
+        let e = lull_core::spec::build_network("auto", &registry())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("with_breakeven"), "{e}");
+    }
+}
