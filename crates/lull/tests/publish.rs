@@ -56,13 +56,9 @@ fn every_published_manifest_is_complete() {
             .iter()
             .find(|p| p["name"] == name)
             .unwrap_or_else(|| panic!("{name} is a workspace member"));
-        for field in [
-            "description",
-            "repository",
-            "documentation",
-            "readme",
-            "license",
-        ] {
+        // No `repository` yet: the project has no public address
+        // (tests/cli.rs refuses an invented one).
+        for field in ["description", "readme", "license"] {
             let v = p[field].as_str().unwrap_or("");
             assert!(!v.trim().is_empty(), "{name}: no {field}");
         }
@@ -70,10 +66,20 @@ fn every_published_manifest_is_complete() {
             p["description"].as_str().unwrap().len() > 40,
             "{name}: a description that says what the crate is"
         );
-        assert_eq!(
-            p["documentation"].as_str().unwrap(),
-            format!("https://docs.rs/{name}")
-        );
+        // docs.rs/lull is an unrelated crate's (crates.io's `lull`, a sound
+        // player): the facade links no documentation until it has a name
+        // of its own; the others link theirs.
+        if name == "lull" {
+            assert!(
+                p["documentation"].is_null(),
+                "{name}: docs.rs/lull is not ours"
+            );
+        } else {
+            assert_eq!(
+                p["documentation"].as_str().unwrap_or(""),
+                format!("https://docs.rs/{name}")
+            );
+        }
         let readme = std::path::Path::new(p["manifest_path"].as_str().unwrap())
             .parent()
             .unwrap()
@@ -121,10 +127,29 @@ fn the_published_crates_package_without_warnings() {
     let (ok, _, err) = cargo(&args);
     let _ = std::fs::remove_dir_all(&target);
     assert!(ok, "cargo package: {err}");
+    // One warning is expected, and only for the facade: it has no
+    // documentation, homepage or repository to link (docs.rs/lull is an
+    // unrelated crate's and the project has no public address yet; see
+    // its manifest). Any other warning fails.
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.to_lowercase().contains("warning"))
+        .collect();
     assert!(
-        !err.to_lowercase().contains("warning"),
+        warnings
+            .iter()
+            .all(|w| w.trim() == "warning: manifest has no documentation, homepage or repository"),
         "cargo package warns: {err}"
     );
+    assert!(warnings.len() <= 1, "cargo package warns: {err}");
+    if let [w] = warnings[..] {
+        // It belongs to the facade, the last one packed.
+        let at = err.find(w).unwrap();
+        assert!(
+            err[..at].contains("Packaged") && err[at..].contains("Packaging lull v"),
+            "{err}"
+        );
+    }
     for name in PUBLISHED {
         assert!(err.contains(&format!("Packaging {name} v")), "{err}");
     }
