@@ -67,11 +67,11 @@ impl Actor {
     pub(crate) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Order>) {
         let mut child: Option<Running> = None;
         let mut last_exit: Option<tokio::time::Instant> = None;
-        if !self.dry_run {
-            if let Some(t) = self.transport.as_mut() {
-                t.prepare().await;
-                self.report_transport();
-            }
+        if !self.dry_run
+            && let Some(t) = self.transport.as_mut()
+        {
+            t.prepare().await;
+            self.report_transport();
         }
         loop {
             tokio::select! {
@@ -236,15 +236,15 @@ impl Actor {
     }
 
     fn stop(&self, child: &mut Option<Running>) {
-        if let Some(r) = child {
-            if !r.paused {
-                match signal_group(r.pid, Signal::SIGSTOP) {
-                    Ok(()) => {
-                        r.paused = true;
-                        self.report(Outcome::CommandPaused(r.pid));
-                    }
-                    Err(e) => self.report(Outcome::Failed(e)),
+        if let Some(r) = child
+            && !r.paused
+        {
+            match signal_group(r.pid, Signal::SIGSTOP) {
+                Ok(()) => {
+                    r.paused = true;
+                    self.report(Outcome::CommandPaused(r.pid));
                 }
+                Err(e) => self.report(Outcome::Failed(e)),
             }
         }
     }

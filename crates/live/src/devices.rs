@@ -48,22 +48,23 @@ pub fn resolve<'a>(device: &str, names: impl Iterator<Item = &'a str> + Clone) -
                 if !glob_match(&pat, &name) {
                     continue;
                 }
-                if let Some(k) = kernel_name(&e.path()) {
-                    if present(&k) && whole_disk(&k) {
-                        out.push(Resolved {
-                            key: e.path().to_string_lossy().into_owned(),
-                            kernel: k,
-                        });
-                    }
+                if let Some(k) = kernel_name(&e.path())
+                    && present(&k)
+                    && whole_disk(&k)
+                {
+                    out.push(Resolved {
+                        key: e.path().to_string_lossy().into_owned(),
+                        kernel: k,
+                    });
                 }
             }
-        } else if let Some(k) = kernel_name(path) {
-            if present(&k) {
-                out.push(Resolved {
-                    key: device.to_string(),
-                    kernel: k,
-                });
-            }
+        } else if let Some(k) = kernel_name(path)
+            && present(&k)
+        {
+            out.push(Resolved {
+                key: device.to_string(),
+                kernel: k,
+            });
         }
     } else if is_glob(device) {
         for n in names.clone() {

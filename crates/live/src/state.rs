@@ -284,15 +284,15 @@ impl State {
         };
         let serial_of = |d: &DiskState| d.identity.as_ref().and_then(|i| i.serial.clone());
         let mut note = None;
-        if let Some(other) = self.disks.get(key).and_then(serial_of) {
-            if other != serial {
-                let aside = format!("serial:{other}");
-                if let Some(d) = self.disks.remove(key) {
-                    note = Some(format!(
-                        "{key} is now drive {serial}; the state of drive {other} is kept as {aside:?} until it is back"
-                    ));
-                    self.disks.insert(aside, d);
-                }
+        if let Some(other) = self.disks.get(key).and_then(serial_of)
+            && other != serial
+        {
+            let aside = format!("serial:{other}");
+            if let Some(d) = self.disks.remove(key) {
+                note = Some(format!(
+                    "{key} is now drive {serial}; the state of drive {other} is kept as {aside:?} until it is back"
+                ));
+                self.disks.insert(aside, d);
             }
         }
         let found = self
@@ -356,10 +356,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> std::io::Re
         drop(f);
         std::fs::rename(&tmp, path)?;
         // The rename is durable once the directory is.
-        if durable {
-            if let Ok(d) = std::fs::File::open(&dir) {
-                let _ = d.sync_all();
-            }
+        if durable && let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
         }
         Ok(())
     })();

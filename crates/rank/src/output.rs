@@ -231,10 +231,10 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             Request::new(ms(0), ms(5), Op::Read, 0, 4096),
             Request::new(ms(10_000), ms(10_005), Op::Write, 8, 4096),
         ]);
-        if let Err(e) = replay_spec(&probe, &reference.spec, registry, &cfg.replay) {
-            if !matches!(e, lull_blktrace_replay::ReplayError::Engine(_)) {
-                return Err(RankError::Input(e.to_string()));
-            }
+        if let Err(e) = replay_spec(&probe, &reference.spec, registry, &cfg.replay)
+            && !matches!(e, lull_blktrace_replay::ReplayError::Engine(_))
+        {
+            return Err(RankError::Input(e.to_string()));
         }
     }
     // `--disk all`: every device of a multi-device trace is a workload.

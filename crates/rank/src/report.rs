@@ -47,10 +47,10 @@ fn short(v: f64) -> String {
 /// ratios would be decided by the trace where the best fixed timer is
 /// nearly optimal and the ratio explodes.
 pub fn raw_mean(rows: &[Row], policy: usize, m: &str) -> Option<f64> {
-    if m == EXCESS {
-        if let Some(p) = pooled_excess(rows, policy) {
-            return Some(p);
-        }
+    if m == EXCESS
+        && let Some(p) = pooled_excess(rows, policy)
+    {
+        return Some(p);
     }
     if m == GAIN {
         return pooled_gain(rows, policy);
@@ -551,10 +551,9 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if let Some(auto) = summaries
             .iter()
             .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+            && let Some(a) = raw_mean(rows, auto.policy, EXCESS)
         {
-            if let Some(a) = raw_mean(rows, auto.policy, EXCESS) {
-                let _ = write!(out, " `auto`'s is {a:.2}×.");
-            }
+            let _ = write!(out, " `auto`'s is {a:.2}×.");
         }
     }
     if let Some(g) = raw_mean(rows, best.policy, GAIN) {
@@ -599,17 +598,17 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         a.variance
             .total_cmp(&b.variance)
             .then(a.policy.cmp(&b.policy))
-    }) {
-        if steady.policy != best.policy && traces > 1 {
-            let _ = write!(
-                out,
-                " If the same behaviour on every workload matters more than the last bit of performance, \
+    }) && steady.policy != best.policy
+        && traces > 1
+    {
+        let _ = write!(
+            out,
+            " If the same behaviour on every workload matters more than the last bit of performance, \
                  `{}` (rank {}) varies least among the top ten (sd {:.3}).",
-                spec(steady),
-                steady.rank.unwrap_or(0),
-                steady.variance.sqrt()
-            );
-        }
+            spec(steady),
+            steady.rank.unwrap_or(0),
+            steady.variance.sqrt()
+        );
     }
     let fams = family_table(summaries, rows, true);
     if let Some(f) = fams.first() {
@@ -642,14 +641,13 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             .iter()
             .filter(|f| f.1 > 1)
             .min_by(|a, b| a.3.total_cmp(&b.3).then(a.2.cmp(&b.2)))
+            && safe.0 != f.0
         {
-            if safe.0 != f.0 {
-                let _ = write!(
-                    out,
-                    " The family whose settings matter least is {}: its {} networks average {:.3}.",
-                    safe.0, safe.1, safe.3
-                );
-            }
+            let _ = write!(
+                out,
+                " The family whose settings matter least is {}: its {} networks average {:.3}.",
+                safe.0, safe.1, safe.3
+            );
         }
     }
     let durs = family_table(summaries, rows, false);

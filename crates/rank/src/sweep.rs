@@ -188,10 +188,10 @@ impl Source {
                     .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
                 let mut stem = base.as_str();
                 for ext in [".gz", ".bz2", ".zst", ".csv", ".txt", ".blktrace"] {
-                    if let Some(s) = stem.strip_suffix(ext) {
-                        if !s.is_empty() {
-                            stem = s;
-                        }
+                    if let Some(s) = stem.strip_suffix(ext)
+                        && !s.is_empty()
+                    {
+                        stem = s;
                     }
                 }
                 stem.to_string()

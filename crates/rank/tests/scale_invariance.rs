@@ -151,7 +151,11 @@ fn trace(gaps: &[(u64, u64)], k: u64) -> Timeline {
     let mut t = 0u64;
     let mut reqs = Vec::with_capacity(gaps.len() + 1);
     let mut push = |arrival: u64, completion: u64, i: usize| {
-        let op = if i % 3 == 0 { Op::Write } else { Op::Read };
+        let op = if i.is_multiple_of(3) {
+            Op::Write
+        } else {
+            Op::Read
+        };
         reqs.push(Request::new(
             Nanos(arrival * k),
             Nanos(completion * k),

@@ -71,10 +71,10 @@ impl Daemon {
                 self.diskstats_file = None; // Its path may have changed.
                 self.path_sig = 0;
                 self.missing.clear();
-                if old_listen != self.cfg.metrics.listen {
-                    if let Err(e) = self.start_metrics_server().await {
-                        error!("{e}");
-                    }
+                if old_listen != self.cfg.metrics.listen
+                    && let Err(e) = self.start_metrics_server().await
+                {
+                    error!("{e}");
                 }
                 if state_moved {
                     self.persist.mark(true, false);
