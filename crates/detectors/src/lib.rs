@@ -95,6 +95,7 @@ pub mod dpll;
 pub mod duration;
 pub mod long_idle;
 pub mod oracle;
+pub mod periodic;
 pub mod random;
 pub mod rate;
 pub mod rate_change;
@@ -142,6 +143,7 @@ pub fn register(registry: &mut Registry) {
     autocorrelation::register(registry);
     share::register(registry);
     long_idle::register(registry);
+    periodic::register(registry);
     registry.register_network(AUTO, |_| Ok(AUTO_SPEC.to_string()));
 }
 

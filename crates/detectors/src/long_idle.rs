@@ -80,6 +80,7 @@ use lull_core::registry::{
 };
 use lull_core::time::Nanos;
 
+use crate::periodic::{PeriodicEstimator, gate, periodic_gauges};
 use crate::share::{EXPERT_PARAMS, ShareExperts};
 use crate::timer::Alarm;
 
@@ -170,12 +171,21 @@ impl Logistic {
 }
 
 /// The layout version of `long-idle`'s saved state.
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 impl LongIdle {
     /// How many values its saved state has.
     fn saved_len(&self) -> usize {
-        FEATURES + MARGINS.len() + 3 + 2 + 2 * BINS * BINS + 2 + 2 + 1 + self.fallback.saved_len()
+        FEATURES
+            + MARGINS.len()
+            + 3
+            + 2
+            + 4 * BINS * BINS
+            + 2
+            + 2
+            + 1
+            + PeriodicEstimator::SAVED_LEN
+            + self.fallback.saved_len()
     }
 }
 
@@ -212,6 +222,17 @@ pub struct LongIdle {
     cells: Box<[[f64; 2]; BINS * BINS]>,
     /// The cell of the current period's decision.
     cell: Option<usize>,
+    /// Periodic sources, learned from the arrivals that end idle periods.
+    periodic: PeriodicEstimator,
+    /// Discounted (long, all) counts per periodic cell: the pair (bin of
+    /// the time to the next predicted periodic arrival, bin of the busy
+    /// stretch before this gap), for gaps with a prediction.
+    pcells: Box<[[f64; 2]; BINS * BINS]>,
+    /// The periodic cell of the current period's decision.
+    pcell: Option<usize>,
+    /// Whether the fallback's start was already put off past a predicted
+    /// periodic arrival in this period.
+    gated: bool,
     at_once: u64,
     at_once_right: u64,
 }
@@ -241,6 +262,10 @@ impl LongIdle {
             long_share: 0.0,
             cells: Box::new([[0.0; 2]; BINS * BINS]),
             cell: None,
+            periodic: PeriodicEstimator::new(breakeven),
+            pcells: Box::new([[0.0; 2]; BINS * BINS]),
+            pcell: None,
+            gated: false,
             at_once: 0,
             at_once_right: 0,
         }
@@ -300,8 +325,14 @@ impl LongIdle {
         fallback - now
     }
 
-    /// The features of the period deciding now, and its context cell.
-    fn features(&self, ctx: &Context) -> (Features, usize) {
+    /// The periodic estimator.
+    pub fn periodic(&self) -> &PeriodicEstimator {
+        &self.periodic
+    }
+
+    /// The features of the period deciding now, its context cell and its
+    /// periodic cell (when a periodic arrival is predicted).
+    fn features(&self, ctx: &Context) -> (Features, usize, Option<usize>) {
         let b = self.breakeven.as_secs_f64();
         // Time since `t` over B (None: long ago).
         let since =
@@ -321,6 +352,15 @@ impl LongIdle {
         // The cell's share of long periods, with half a period of prior
         // each way, as log-odds: ln((l + ½)/(s + ½)) = ln(1 + 2l) − ln(1 + 2s).
         let odds = (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0);
+        // The periodic cell, likewise, when a source predicts an arrival.
+        let pc = self.periodic.predict(ctx.now).map(|(start, _, _)| {
+            let r = (start.saturating_sub(ctx.now)).as_secs_f64() / b;
+            bin(r) * BINS + bin(busy)
+        });
+        let podds = pc.map_or(0.0, |pc| {
+            let [long, all] = self.pcells[pc];
+            (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0)
+        });
         let x = Features {
             dense: [
                 self.recent[0],
@@ -334,9 +374,9 @@ impl LongIdle {
                 1.0,
             ],
             bins: [bin(last), bin(busy), bin(since_long)],
-            offset: CELL_WEIGHT * odds,
+            offset: CELL_WEIGHT * (odds + podds),
         };
-        (x, c)
+        (x, c, pc)
     }
 }
 
@@ -391,13 +431,19 @@ impl StartDetector for LongIdle {
             ("at_once_right".into(), self.at_once_right as f64),
         ];
         g.extend(self.fallback.gauges("fallback_"));
+        g.extend(
+            self.periodic
+                .gauges("periodic_", self.began.unwrap_or(Nanos::ZERO)),
+        );
         g
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
         self.began = Some(ctx.now);
         self.features = None;
         self.cell = None;
+        self.pcell = None;
         self.decided = false;
+        self.gated = false;
         self.acted = false;
         self.armed.arm(ctx.now + self.decision_delay());
         None
@@ -424,6 +470,12 @@ impl StartDetector for LongIdle {
             *l = CELL_DISCOUNT * *l + if long { 1.0 } else { 0.0 };
             *a = CELL_DISCOUNT * *a + 1.0;
         }
+        if let Some(c) = self.pcell.take() {
+            let [l, a] = &mut self.pcells[c];
+            *l = CELL_DISCOUNT * *l + if long { 1.0 } else { 0.0 };
+            *a = CELL_DISCOUNT * *a + 1.0;
+        }
+        self.periodic.observe(began, ctx.now);
         if let Some(x) = self.features.take() {
             // The features have not changed since the decision: reuse its
             // probability for the gradient step.
@@ -455,18 +507,27 @@ impl StartDetector for LongIdle {
             return self.armed.fire(ctx.now);
         }
         self.decided = true;
-        let (x, c) = self.features(ctx);
+        let (x, c, pc) = self.features(ctx);
         self.cell = Some(c);
+        self.pcell = pc;
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);
-        let at = (began + self.fallback.timeout()).max(ctx.now);
+        let mut at = (began + self.fallback.timeout()).max(ctx.now);
         // Expected saving of acting now against its expected waste.
         self.wait_s = (at - ctx.now).as_secs_f64();
-        if self.acts(self.margin(), self.last_p, self.wait_s) {
+        // A confident periodic arrival within B: acting now cannot pay.
+        let gated_now = gate(&self.periodic, self.breakeven, ctx.now, ctx.now).is_some();
+        if !gated_now && self.acts(self.margin(), self.last_p, self.wait_s) {
             self.at_once += 1;
             self.acted = true;
             return self.armed.fire(ctx.now);
+        }
+        // Nor does the fallback's start within B before one: put it off
+        // past the arrival's window, once (if still idle, it missed).
+        if let Some(later) = gate(&self.periodic, self.breakeven, ctx.now, at) {
+            self.gated = true;
+            at = later;
         }
         self.armed.arm(at);
         if at <= ctx.now {
@@ -487,6 +548,8 @@ impl StartDetector for LongIdle {
         v.push(ago(now, self.last_end));
         v.push(ago(now, self.last_long_end));
         v.push(self.last_p);
+        v.extend(self.pcells.iter().flatten());
+        self.periodic.save_values(now, &mut v);
         self.fallback.save_values(&mut v);
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
     }
@@ -502,13 +565,18 @@ impl StartDetector for LongIdle {
         let counts = take(2);
         let ends = take(2);
         let last_p = take(1)[0];
+        let pcells = take(2 * BINS * BINS);
+        let periodic = take(PeriodicEstimator::SAVED_LEN);
         let fallback = take(self.fallback.saved_len());
         if w.iter()
             .chain(&gains)
             .chain(&recent)
             .chain(&ratios)
             .any(|x| !x.is_finite())
-            || cells.iter().any(|&c| !(c >= 0.0 && c.is_finite()))
+            || cells
+                .iter()
+                .chain(&pcells)
+                .any(|&c| !(c >= 0.0 && c.is_finite()))
             || counts.iter().any(|&c| c < 0.0)
             || !(0.0..=1.0).contains(&last_p)
         {
@@ -516,7 +584,13 @@ impl StartDetector for LongIdle {
                 "long-idle: a weight, count or probability out of range",
             ));
         }
+        let mut est = self.periodic.clone();
+        est.restore_values(&periodic, now)?;
         self.fallback.restore_values(&fallback)?;
+        self.periodic = est;
+        for (cell, pair) in self.pcells.iter_mut().zip(pcells.chunks_exact(2)) {
+            *cell = [pair[0], pair[1]];
+        }
         self.model.w.copy_from_slice(&w);
         self.margin_gain.copy_from_slice(&gains);
         self.recent.copy_from_slice(&recent);
@@ -556,16 +630,9 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     EXPERT_PARAMS[6],
 ];
 
-/// Catalogue entry of `long-idle`.
-pub const LONG_IDLE: ComponentInfo = ComponentInfo {
-    name: "long-idle",
-    role: Role::StartDetector,
-    summary: "learns online whether an idle period will outlast break-even and acts at once when confident; otherwise waits for the share timeout",
-    source: "§3.1.1 timer-based, extended: online logistic model over idle history and time of day, share fallback (Helmbold et al. 2000)",
-    params: &LONG_IDLE_PARAMS,
-    inputs: None,
-    offline: false,
-    gauges: &[
+const LONG_IDLE_GAUGES: [GaugeInfo; 14] = {
+    let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
+    [
         GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
         GaugeInfo::new("margin", "at-once margin", GaugeUnit::Number),
         GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
@@ -586,7 +653,25 @@ pub const LONG_IDLE: ComponentInfo = ComponentInfo {
             "idle periods learned from",
             GaugeUnit::Count,
         ),
-    ],
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+    ]
+};
+
+/// Catalogue entry of `long-idle`.
+pub const LONG_IDLE: ComponentInfo = ComponentInfo {
+    name: "long-idle",
+    role: Role::StartDetector,
+    summary: "learns online whether an idle period will outlast break-even and acts at once when confident; otherwise waits for the share timeout",
+    source: "§3.1.1 timer-based, extended: online logistic model over idle history and time of day, share fallback (Helmbold et al. 2000)",
+    params: &LONG_IDLE_PARAMS,
+    inputs: None,
+    offline: false,
+    gauges: &LONG_IDLE_GAUGES,
 };
 
 pub(crate) fn register(r: &mut Registry) {
