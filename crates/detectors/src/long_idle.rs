@@ -70,8 +70,19 @@
 //! that paid off. `margin=M` fixes the margin instead.
 //! The fallback keeps learning from every period, whatever was decided.
 //!
+//! **Periodic arrivals** (issue 29). It also learns the periodic sources
+//! among the arrivals that end idle periods (a cron job, a checkpoint, a
+//! SMART poll: [`periodic`](crate::periodic)) and never starts within `B`
+//! before a confident predicted periodic arrival: not at once, and not at
+//! the fallback's timeout, which it puts off past that arrival's window
+//! instead (once per period: if the device is still idle then, the source
+//! missed and the fallback's start is due). A spin-down that the next
+//! periodic job wakes within `B` costs more than it saves. On a workload
+//! without confident sources this changes nothing.
+//!
 //! Its gauges report the last probability, how often it acted at once and
-//! how often that was right, and the fallback's timeout and leader.
+//! how often that was right, the fallback's timeout and leader, and the
+//! periodic sources (`periodic_*`).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
@@ -180,7 +191,7 @@ impl LongIdle {
             + MARGINS.len()
             + 3
             + 2
-            + 4 * BINS * BINS
+            + 2 * BINS * BINS
             + 2
             + 2
             + 1
@@ -224,15 +235,6 @@ pub struct LongIdle {
     cell: Option<usize>,
     /// Periodic sources, learned from the arrivals that end idle periods.
     periodic: PeriodicEstimator,
-    /// Discounted (long, all) counts per periodic cell: the pair (bin of
-    /// the time to the next predicted periodic arrival, bin of the busy
-    /// stretch before this gap), for gaps with a prediction.
-    pcells: Box<[[f64; 2]; BINS * BINS]>,
-    /// The periodic cell of the current period's decision.
-    pcell: Option<usize>,
-    /// Whether the fallback's start was already put off past a predicted
-    /// periodic arrival in this period.
-    gated: bool,
     at_once: u64,
     at_once_right: u64,
 }
@@ -263,9 +265,6 @@ impl LongIdle {
             cells: Box::new([[0.0; 2]; BINS * BINS]),
             cell: None,
             periodic: PeriodicEstimator::new(breakeven),
-            pcells: Box::new([[0.0; 2]; BINS * BINS]),
-            pcell: None,
-            gated: false,
             at_once: 0,
             at_once_right: 0,
         }
@@ -330,9 +329,8 @@ impl LongIdle {
         &self.periodic
     }
 
-    /// The features of the period deciding now, its context cell and its
-    /// periodic cell (when a periodic arrival is predicted).
-    fn features(&self, ctx: &Context) -> (Features, usize, Option<usize>) {
+    /// The features of the period deciding now, and its context cell.
+    fn features(&self, ctx: &Context) -> (Features, usize) {
         let b = self.breakeven.as_secs_f64();
         // Time since `t` over B (None: long ago).
         let since =
@@ -352,15 +350,6 @@ impl LongIdle {
         // The cell's share of long periods, with half a period of prior
         // each way, as log-odds: ln((l + ½)/(s + ½)) = ln(1 + 2l) − ln(1 + 2s).
         let odds = (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0);
-        // The periodic cell, likewise, when a source predicts an arrival.
-        let pc = self.periodic.predict(ctx.now).map(|(start, _, _)| {
-            let r = (start.saturating_sub(ctx.now)).as_secs_f64() / b;
-            bin(r) * BINS + bin(busy)
-        });
-        let podds = pc.map_or(0.0, |pc| {
-            let [long, all] = self.pcells[pc];
-            (fast_ln_1p(2.0 * long) - fast_ln_1p(2.0 * (all - long))).clamp(-4.0, 4.0)
-        });
         let x = Features {
             dense: [
                 self.recent[0],
@@ -374,9 +363,9 @@ impl LongIdle {
                 1.0,
             ],
             bins: [bin(last), bin(busy), bin(since_long)],
-            offset: CELL_WEIGHT * (odds + podds),
+            offset: CELL_WEIGHT * odds,
         };
-        (x, c, pc)
+        (x, c)
     }
 }
 
@@ -441,9 +430,7 @@ impl StartDetector for LongIdle {
         self.began = Some(ctx.now);
         self.features = None;
         self.cell = None;
-        self.pcell = None;
         self.decided = false;
-        self.gated = false;
         self.acted = false;
         self.armed.arm(ctx.now + self.decision_delay());
         None
@@ -467,11 +454,6 @@ impl StartDetector for LongIdle {
         }
         if let Some(c) = self.cell.take() {
             let [l, a] = &mut self.cells[c];
-            *l = CELL_DISCOUNT * *l + if long { 1.0 } else { 0.0 };
-            *a = CELL_DISCOUNT * *a + 1.0;
-        }
-        if let Some(c) = self.pcell.take() {
-            let [l, a] = &mut self.pcells[c];
             *l = CELL_DISCOUNT * *l + if long { 1.0 } else { 0.0 };
             *a = CELL_DISCOUNT * *a + 1.0;
         }
@@ -507,9 +489,8 @@ impl StartDetector for LongIdle {
             return self.armed.fire(ctx.now);
         }
         self.decided = true;
-        let (x, c, pc) = self.features(ctx);
+        let (x, c) = self.features(ctx);
         self.cell = Some(c);
-        self.pcell = pc;
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);
@@ -526,7 +507,6 @@ impl StartDetector for LongIdle {
         // Nor does the fallback's start within B before one: put it off
         // past the arrival's window, once (if still idle, it missed).
         if let Some(later) = gate(&self.periodic, self.breakeven, ctx.now, at) {
-            self.gated = true;
             at = later;
         }
         self.armed.arm(at);
@@ -548,7 +528,6 @@ impl StartDetector for LongIdle {
         v.push(ago(now, self.last_end));
         v.push(ago(now, self.last_long_end));
         v.push(self.last_p);
-        v.extend(self.pcells.iter().flatten());
         self.periodic.save_values(now, &mut v);
         self.fallback.save_values(&mut v);
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
@@ -565,7 +544,6 @@ impl StartDetector for LongIdle {
         let counts = take(2);
         let ends = take(2);
         let last_p = take(1)[0];
-        let pcells = take(2 * BINS * BINS);
         let periodic = take(PeriodicEstimator::SAVED_LEN);
         let fallback = take(self.fallback.saved_len());
         if w.iter()
@@ -573,10 +551,7 @@ impl StartDetector for LongIdle {
             .chain(&recent)
             .chain(&ratios)
             .any(|x| !x.is_finite())
-            || cells
-                .iter()
-                .chain(&pcells)
-                .any(|&c| !(c >= 0.0 && c.is_finite()))
+            || cells.iter().any(|&c| !(c >= 0.0 && c.is_finite()))
             || counts.iter().any(|&c| c < 0.0)
             || !(0.0..=1.0).contains(&last_p)
         {
@@ -588,9 +563,6 @@ impl StartDetector for LongIdle {
         est.restore_values(&periodic, now)?;
         self.fallback.restore_values(&fallback)?;
         self.periodic = est;
-        for (cell, pair) in self.pcells.iter_mut().zip(pcells.chunks_exact(2)) {
-            *cell = [pair[0], pair[1]];
-        }
         self.model.w.copy_from_slice(&w);
         self.margin_gain.copy_from_slice(&gains);
         self.recent.copy_from_slice(&recent);

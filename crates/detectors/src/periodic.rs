@@ -57,14 +57,16 @@
 //! learns, but never lets that timeout fire within `B` before a confident
 //! predicted arrival (it waits until the arrival's window has passed
 //! instead, once per idle period). `auto` ([`long-idle`](crate::long_idle))
-//! uses the same estimator: the gate, and the predicted remaining time as
-//! context for its model.
+//! uses the same estimator and the same gate ([`gate`]); it acts at once
+//! by its own model. Feeding the time to the next predicted arrival into
+//! that model as well (a context cell of its own) was measured and not
+//! kept: no workload gained beyond noise and `db-checkpoint` on the NAS
+//! drive lost (median excess over the best fixed timeout 1.023 → 1.049,
+//! docs/periodic-results-draft.md).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
-use lull_core::registry::{
-    Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, Registry, Role,
-};
+use lull_core::registry::{Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, Registry, Role};
 use lull_core::time::Nanos;
 
 use crate::share::{EXPERT_PARAMS, ShareExperts};
@@ -114,7 +116,9 @@ impl Source {
     /// narrow enough (an eighth of the mean gap) that chance arrivals
     /// rarely land in it.
     pub fn confident(&self, mean_gap: f64) -> bool {
-        self.confidence >= CONFIDENT && self.hits >= 3 && (2 * self.tol().0) as f64 * 8.0 <= mean_gap
+        self.confidence >= CONFIDENT
+            && self.hits >= 3
+            && (2 * self.tol().0) as f64 * 8.0 <= mean_gap
     }
     /// Its first expected arrival whose window has not passed by `now`.
     fn next_after(&self, now: Nanos) -> Nanos {
@@ -668,7 +672,11 @@ impl StartDetector for PeriodicStart {
             n + 3 + self.fallback.saved_len(),
         )?;
         let (o, at_once) = ([v[n], v[n + 1]], v[n + 2]);
-        if o.iter().chain([&at_once]).any(|&x| !(0.0..=9e15).contains(&x)) || o[0] > o[1] {
+        if o.iter()
+            .chain([&at_once])
+            .any(|&x| !(0.0..=9e15).contains(&x))
+            || o[0] > o[1]
+        {
             return Err(LearnedError::new("periodic: a count out of range"));
         }
         let mut est = self.est.clone();
@@ -691,7 +699,7 @@ const PERIODIC_PARAMS: [ParamInfo; 7] = [
     EXPERT_PARAMS[6],
 ];
 
-const PERIODIC_GAUGES: [GaugeInfo; 10] = {
+const PERIODIC_GAUGES: [GaugeInfo; 12] = {
     let [a, b, c, d, e, f] = periodic_gauges!("");
     [
         a,
@@ -707,6 +715,16 @@ const PERIODIC_GAUGES: [GaugeInfo; 10] = {
         ),
         GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
         GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
+        GaugeInfo::new(
+            "fallback_leader_timeout_s",
+            "fallback's leading expert's timeout",
+            GaugeUnit::Seconds,
+        ),
+        GaugeInfo::new(
+            "fallback_leader_weight",
+            "fallback's leading expert's weight",
+            GaugeUnit::Ratio,
+        ),
         GaugeInfo::new(
             "fallback_periods",
             "idle periods learned from",
@@ -813,12 +831,18 @@ mod tests {
             .collect();
         periods.sort_by(f64::total_cmp);
         assert!(periods.contains(&300.0), "{periods:?}");
-        assert!(periods.contains(&3600.0), "{periods:?} {:?}", e.sources().collect::<Vec<_>>());
+        assert!(
+            periods.contains(&3600.0),
+            "{periods:?} {:?}",
+            e.sources().collect::<Vec<_>>()
+        );
         // After the last arrival (42913 s), the 300 s one is next; the
         // hourly one expects 44220 s.
         let next = next_in(&e, 42_914.0).unwrap();
         assert!((next - (299.0 - 300.0 / 128.0)).abs() < 0.01, "{next}");
-        let hourly = e.sources().find(|s| s.period.as_secs_f64().round() == 3600.0);
+        let hourly = e
+            .sources()
+            .find(|s| s.period.as_secs_f64().round() == 3600.0);
         assert!((hourly.unwrap().next.as_secs_f64() - 44_220.0).abs() < 0.01);
     }
 
@@ -854,7 +878,9 @@ mod tests {
         let mut x = 12345u64;
         let mut confident = 0;
         for _ in 0..5000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let u = ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
             let gap = -30.0 * u.ln() + 1.0;
             t += gap;

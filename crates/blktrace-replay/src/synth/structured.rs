@@ -631,7 +631,15 @@ pub(super) fn cron_server(p: &CronServer, name: &str, end: f64, seed: u64) -> Tr
         t += p.checkpoint_s;
     }
     let mut rng = stream(seed, HOURLY, 0);
-    periodic(&mut jobs, &mut rng, end, 3600.0, p.hourly_offset_s, 24, Op::Read);
+    periodic(
+        &mut jobs,
+        &mut rng,
+        end,
+        3600.0,
+        p.hourly_offset_s,
+        24,
+        Op::Read,
+    );
     jobs.serve(name, end)
 }
 
