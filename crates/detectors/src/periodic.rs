@@ -11,22 +11,28 @@
 //! no idle period).
 //!
 //! **Estimator: recurring intervals, then phase-locked sources.** Each
-//! seen arrival `a` is compared with the last [`ANCHORS`] seen arrivals;
+//! seen arrival `a` after a gap of at least `B/4` is compared with the
+//! last [`ANCHORS`] such arrivals;
 //! every interval `a − x` of at least `B/4` goes into a small hashed
 //! histogram of intervals, keyed by `log2(interval/B)` in steps of 1/32
-//! of an octave (about 2 %), with counts discounted per arrival. An
-//! interval seen again (discounted count ≥ 1.5 over its key and the two
-//! next to it) becomes a candidate **source**: period = the interval, next
+//! of an octave (about 2 %), each count kept for 64 seen arrivals. An
+//! interval seen again (count ≥ 1.5 over its key and the two next to it)
+//! becomes a candidate **source**: period = the interval, next
 //! arrival expected one period after `a`. Each of the [`SOURCES`] sources
-//! then confirms or refutes itself by phase: an arrival within ±period/32
+//! then confirms or refutes itself by phase: an arrival within ±period/128
 //! of its expected time is a **hit** (confidence `c ← c + (1 − c)/3`, and
 //! a second-order loop pulls the phase half and the period an eighth of
 //! the way to the error); an expected time that the device spent entirely
 //! idle (its whole window inside a seen idle period) is a **miss**
 //! (`c ← c/2`); a window in busy time, or in a period too short to see,
 //! says nothing and the phase just steps on by a period. A source is
-//! **confident** at `c ≥ ½` after at least two hits. A new candidate
-//! replaces the least confident source only if that one is below ⅓.
+//! **confident** at `c ≥ ½` after at least three hits, if its window is
+//! at most an eighth of the mean interval between the arrivals no
+//! confident source expected (else chance arrivals would land in it too
+//! often to tell). An arrival a confident source expected is explained:
+//! it makes no intervals, so a 5-minute job does not hide an hourly one.
+//! A new candidate replaces the least confident source only if that one
+//! is below ⅓.
 //!
 //! Why not the paper's DPLL ([`dpll`](crate::dpll)): the DPLL needs its
 //! period as a parameter (a wall-clock constant such as 30 s, the host's
@@ -80,9 +86,9 @@ pub const SOURCES: usize = 4;
 const HIST: usize = 64;
 /// Histogram keys per octave of interval length.
 const STEPS_PER_OCTAVE: f64 = 32.0;
-/// Per-arrival discount of the histogram's counts.
-const HIST_DISCOUNT: f64 = 0.98;
-/// Discounted count (over a key and its neighbours) that makes a candidate.
+/// Seen arrivals a histogram count is kept for (an older count is 0).
+const HIST_WINDOW: u64 = 64;
+/// Count (over a key and its neighbours) that makes a candidate.
 const RECUR: f64 = 1.5;
 /// Confidence from which a source with two hits is acted on.
 pub const CONFIDENT: f64 = 0.5;
@@ -138,6 +144,8 @@ pub struct PeriodicEstimator {
     /// Recent seen arrivals, a ring; `None` is empty.
     anchors: [Option<Nanos>; ANCHORS],
     head: usize,
+    /// The last unexplained seen arrival.
+    last_free: Option<Nanos>,
     /// Hashed histogram: (key, discounted count, arrival stamp of the count).
     hist: Box<[(i64, f64, u64); HIST]>,
     /// Seen arrivals so far (the histogram's clock).
@@ -167,6 +175,7 @@ impl PeriodicEstimator {
             breakeven,
             anchors: [None; ANCHORS],
             head: 0,
+            last_free: None,
             hist: Box::new([(i64::MIN, 0.0, 0); HIST]),
             arrivals: 0,
             sources: [None; SOURCES],
@@ -195,23 +204,29 @@ impl PeriodicEstimator {
         (self.hits, self.misses)
     }
 
-    /// The histogram key of an interval.
+    /// The histogram key of an interval: `log2(interval/B)` in steps of
+    /// 1/32 octave, from the exponent and mantissa of the ratio (linear
+    /// within an octave: exact at powers of two, monotonic, and far
+    /// cheaper than a logarithm).
     fn key(&self, interval: Nanos) -> i64 {
         let r = interval.0 as f64 / self.breakeven.0.max(1) as f64;
-        (r.log2() * STEPS_PER_OCTAVE).round() as i64
+        let bits = r.max(f64::MIN_POSITIVE).to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
+        let mantissa = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+        exp * STEPS_PER_OCTAVE as i64 + ((mantissa - 1.0) * STEPS_PER_OCTAVE).round() as i64
     }
 
     fn slot(key: i64) -> usize {
         key.rem_euclid(HIST as i64) as usize
     }
 
-    /// The discounted count of `key` now.
+    /// The count of `key` now: 0 once [`HIST_WINDOW`] arrivals old.
     fn count(&self, key: i64) -> f64 {
         let (k, c, at) = self.hist[Self::slot(key)];
-        if k != key {
+        if k != key || self.arrivals.saturating_sub(at) > HIST_WINDOW {
             return 0.0;
         }
-        c * HIST_DISCOUNT.powi((self.arrivals - at).min(10_000) as i32)
+        c
     }
 
     /// Adds one to `key`'s count; returns the new count over the key and
@@ -219,9 +234,14 @@ impl PeriodicEstimator {
     fn bump(&mut self, key: i64) -> f64 {
         let c = self.count(key) + 1.0;
         let e = &mut self.hist[Self::slot(key)];
-        // A colliding key is replaced when its count has decayed below
-        // the new one's.
-        if e.0 == key || c >= e.1 * HIST_DISCOUNT.powi((self.arrivals - e.2).min(10_000) as i32) {
+        // A colliding key is replaced when its count is no more than the
+        // new one's (or has expired).
+        let old = if self.arrivals.saturating_sub(e.2) > HIST_WINDOW {
+            0.0
+        } else {
+            e.1
+        };
+        if e.0 == key || c >= old {
             *e = (key, c, self.arrivals);
         }
         c + self.count(key - 1) + self.count(key + 1)
@@ -282,14 +302,21 @@ impl PeriodicEstimator {
         if seen.expected {
             return seen;
         }
-        if let Some(x) = self.anchors[(self.head + ANCHORS - 1) % ANCHORS] {
+        if let Some(x) = self.last_free {
             let g = (at - x.min(at)).0 as f64;
             self.gap_sum = [
                 GAP_DISCOUNT * self.gap_sum[0] + g,
                 GAP_DISCOUNT * self.gap_sum[1] + 1.0,
             ];
         }
+        self.last_free = Some(at);
+        // Only an arrival after a gap of B/4 or more is an anchor: a
+        // periodic job in a quiet stretch is one, and the many arrivals
+        // inside busy stretches would only cost time.
         let floor = Nanos(self.breakeven.0 / 4);
+        if at - began.min(at) < floor {
+            return seen;
+        }
         for j in 0..ANCHORS {
             let Some(x) = self.anchors[(self.head + ANCHORS - 1 - j) % ANCHORS] else {
                 break;
@@ -353,7 +380,7 @@ impl PeriodicEstimator {
     }
 
     /// How many values [`save_values`](Self::save_values) writes.
-    pub const SAVED_LEN: usize = ANCHORS + 3 * HIST + 1 + 4 * SOURCES + 4;
+    pub const SAVED_LEN: usize = ANCHORS + 3 * HIST + 1 + 4 * SOURCES + 5;
 
     /// Appends what it learned to `out`, times as ages at `now`.
     pub fn save_values(&self, now: Nanos, out: &mut Vec<f64>) {
@@ -383,6 +410,7 @@ impl PeriodicEstimator {
         out.push(self.hits as f64);
         out.push(self.misses as f64);
         out.extend_from_slice(&self.gap_sum);
+        out.push(ago(now, self.last_free));
     }
 
     /// Restores what [`save_values`](Self::save_values) wrote.
@@ -396,6 +424,7 @@ impl PeriodicEstimator {
         let arrivals = rest[0];
         let (srcs, counts) = rest[1..].split_at(4 * SOURCES);
         let gap_sum = [counts[2], counts[3]];
+        let last_free = counts[4];
         if !(0.0..=9e15).contains(&arrivals)
             || counts[..2].iter().any(|&c| !(0.0..=9e15).contains(&c))
             || gap_sum.iter().any(|&g| !(0.0..=1e30).contains(&g))
@@ -447,6 +476,7 @@ impl PeriodicEstimator {
         self.sources = sources;
         (self.hits, self.misses) = (counts[0] as u64, counts[1] as u64);
         self.gap_sum = gap_sum;
+        self.last_free = from_ago(now, last_free);
         Ok(())
     }
 
