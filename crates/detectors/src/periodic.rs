@@ -435,7 +435,7 @@ impl PeriodicEstimator {
         let mut h = Box::new([(i64::MIN, 0.0, 0u64); HIST]);
         for (e, x) in h.iter_mut().zip(hist.chunks_exact(3)) {
             let (k, c, age) = (x[0], x[1], x[2]);
-            if !(c >= 0.0 && c <= 1e6 && (0.0..=arrivals as f64).contains(&age)) {
+            if !((0.0..=1e6).contains(&c) && (0.0..=arrivals as f64).contains(&age)) {
                 return Err(bad());
             }
             *e = if k == -1e9 {
@@ -452,7 +452,9 @@ impl PeriodicEstimator {
             if p == 0.0 && c == 0.0 {
                 continue;
             }
-            if !(p >= 1.0 && p <= 1e18 && (0.0..=1.0).contains(&c) && (0.0..=1e9).contains(&hits))
+            if !((1.0..=1e18).contains(&p)
+                && (0.0..=1.0).contains(&c)
+                && (0.0..=1e9).contains(&hits))
                 || next.abs() > 1e18
             {
                 return Err(bad());
@@ -656,7 +658,7 @@ impl StartDetector for PeriodicStart {
         self.armed.deadline()
     }
     fn on_deadline(&mut self, ctx: &Context) -> Option<Start> {
-        if !self.armed.deadline().is_some_and(|t| t <= ctx.now) {
+        if self.armed.deadline().is_none_or(|t| t > ctx.now) {
             return None;
         }
         let began = self.began.unwrap_or(ctx.now);
