@@ -6,8 +6,9 @@ the i.i.d. workloads also the distribution-optimal fixed timeout (best fixed
 timeout of a 10-day trace, seed 2, as scripts/auto-robustness.py) and its
 excess on the same days.
 
-Usage: scripts/periodic-results.py LULL_BINARY OUT.json [NET]
-(NET defaults to `auto`). Prints nothing; writes the raw numbers as JSON.
+Usage: scripts/periodic-results.py LULL_BINARY OUT.json NET WORKLOAD,WORKLOAD,...
+Prints nothing; writes the raw numbers as JSON (docs/periodic-results-draft.md
+says how its tables were made from them).
 """
 import json
 import subprocess
@@ -16,15 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 LULL = sys.argv[1]
 OUT = sys.argv[2]
-NET = sys.argv[3] if len(sys.argv) > 3 else "auto"
+NET = sys.argv[3]
 DEVICES = ["paper-2.5in", "wd-red-plus"]
 SEEDS = range(201, 207)
 IID = ["iid-exp", "iid-pareto"]
-
-
-def workloads():
-    out = subprocess.run([LULL, "synth", "--help"], capture_output=True, text=True).stdout
-    return out
 
 
 def replay(workload, device, net, seed, duration="24h"):

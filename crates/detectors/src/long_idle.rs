@@ -92,7 +92,7 @@ use lull_core::registry::{
 use lull_core::time::Nanos;
 
 use crate::periodic::{PeriodicEstimator, gate, periodic_gauges};
-use crate::share::{EXPERT_PARAMS, ShareExperts};
+use crate::share::{EXPERT_PARAMS, FALLBACK_GAUGES, ShareExperts};
 use crate::timer::Alarm;
 
 /// Candidate margins of the learned decision rule (the last: never act).
@@ -604,27 +604,16 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
 
 const LONG_IDLE_GAUGES: [GaugeInfo; 14] = {
     let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
+    let [f1, f2, f3, f4] = FALLBACK_GAUGES;
     [
         GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
         GaugeInfo::new("margin", "at-once margin", GaugeUnit::Number),
         GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
         GaugeInfo::new("at_once_right", "rightly", GaugeUnit::Times),
-        GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
-        GaugeInfo::new(
-            "fallback_leader_timeout_s",
-            "fallback's leading expert's timeout",
-            GaugeUnit::Seconds,
-        ),
-        GaugeInfo::new(
-            "fallback_leader_weight",
-            "fallback's leading expert's weight",
-            GaugeUnit::Ratio,
-        ),
-        GaugeInfo::new(
-            "fallback_periods",
-            "idle periods learned from",
-            GaugeUnit::Count,
-        ),
+        f1,
+        f2,
+        f3,
+        f4,
         a,
         b,
         c,

@@ -75,7 +75,7 @@ use lull_core::learned::{Learned, LearnedError, ago, from_ago};
 use lull_core::registry::{Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, Registry, Role};
 use lull_core::time::Nanos;
 
-use crate::share::{EXPERT_PARAMS, ShareExperts};
+use crate::share::{EXPERT_PARAMS, FALLBACK_GAUGES, ShareExperts};
 use crate::timer::Alarm;
 
 /// Seen arrivals each new one is compared with.
@@ -733,6 +733,7 @@ const PERIODIC_PARAMS: [ParamInfo; 7] = [
 
 const PERIODIC_GAUGES: [GaugeInfo; 12] = {
     let [a, b, c, d, e, f] = periodic_gauges!("");
+    let [f1, f2, f3, f4] = FALLBACK_GAUGES;
     [
         a,
         b,
@@ -746,22 +747,10 @@ const PERIODIC_GAUGES: [GaugeInfo; 12] = {
             GaugeUnit::Ratio,
         ),
         GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
-        GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
-        GaugeInfo::new(
-            "fallback_leader_timeout_s",
-            "fallback's leading expert's timeout",
-            GaugeUnit::Seconds,
-        ),
-        GaugeInfo::new(
-            "fallback_leader_weight",
-            "fallback's leading expert's weight",
-            GaugeUnit::Ratio,
-        ),
-        GaugeInfo::new(
-            "fallback_periods",
-            "idle periods learned from",
-            GaugeUnit::Count,
-        ),
+        f1,
+        f2,
+        f3,
+        f4,
     ]
 };
 
