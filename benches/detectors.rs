@@ -76,7 +76,8 @@ fn timeline(requests: usize) -> Timeline {
 
 fn bench(c: &mut Criterion) {
     let tl = timeline(20_000);
-    let registry = lull_detectors::registry();
+    // The adaptive timers' defaults are relative to B: the paper's 3 s.
+    let registry = lull_detectors::registry().with_breakeven(Nanos::from_secs(3));
     let mut g = c.benchmark_group("detectors-per-event");
     g.throughput(Throughput::Elements(tl.events().len() as u64));
     g.sample_size(10);
@@ -84,6 +85,23 @@ fn bench(c: &mut Criterion) {
         // Fail early on a spec that does not build.
         build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
         g.bench_function(*spec, |b| {
+            b.iter(|| {
+                let net = build_network(spec, &registry).expect("checked above");
+                let mut e = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
+                black_box(replay(black_box(&tl), &mut e).expect("replay"))
+            })
+        });
+    }
+    g.finish();
+    // Issue 29: `auto` (long-idle with the periodic gate) and `periodic()`
+    // against `timer(1s)`, per event, with a drive's B (the paper's 3 s);
+    // `auto` should stay within 3× the timer.
+    let mut g = c.benchmark_group("auto-per-event");
+    g.throughput(Throughput::Elements(tl.events().len() as u64));
+    g.sample_size(10);
+    for spec in ["timer(1s)", "share()", "auto", "periodic()"] {
+        build_network(spec, &registry).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        g.bench_function(spec, |b| {
             b.iter(|| {
                 let net = build_network(spec, &registry).expect("checked above");
                 let mut e = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);

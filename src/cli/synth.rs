@@ -12,9 +12,9 @@ use super::CliError;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The workload: workstation, news, database, sync30 (bursty, gaps
-    /// correlated over a few periods), office, home-nas, db-checkpoint
-    /// (with structure: a day from midnight), or iid-exp, iid-pareto
-    /// (independent gaps); `lull components` describes each.
+    /// correlated over a few periods), office, home-nas, db-checkpoint,
+    /// cron-server (with structure: a day from midnight), or iid-exp,
+    /// iid-pareto (independent gaps); `lull components` describes each.
     #[arg(long, default_value = "workstation")]
     workload: String,
     /// How long a trace to generate (`600s`, `24h`).

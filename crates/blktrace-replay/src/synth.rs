@@ -41,7 +41,8 @@
 //! about the present period, so the best online policy is a fixed
 //! timeout); they are the reference for that claim and for nothing else.
 //!
-//! **Workloads with structure** (`office`, `home-nas`, `db-checkpoint`;
+//! **Workloads with structure** (`office`, `home-nas`, `db-checkpoint`,
+//! `cron-server`;
 //! [`Shape::is_structured`]): a day built from the mechanisms that make
 //! real idle time predictable: a user present or away, a page cache that
 //! writes back 30 s after the last write, daemons that wake on a period,
@@ -60,6 +61,10 @@
 //!   Markov-modulated busy/quiet regimes and a checkpoint every 5 minutes.
 //!   (The name `database` was taken by the bursty workload above, whose
 //!   output a golden test pins.)
+//! * `cron-server`: [`structured::CronServer`], a small server busy with
+//!   clients in the daytime, and at night quiet but for rare clients
+//!   (heavy-tailed gaps) and its scheduled work: a cron job every 5
+//!   minutes, a checkpoint every 15, an hourly job.
 
 pub mod structured;
 
@@ -170,6 +175,9 @@ pub enum Model {
     /// A database with checkpoints and busy/quiet regimes
     /// ([`structured::DbCheckpoint`]).
     DbCheckpoint(structured::DbCheckpoint),
+    /// A server paced by cron jobs and checkpoints
+    /// ([`structured::CronServer`]).
+    CronServer(structured::CronServer),
     /// Independent gaps ([`Iid`]).
     Iid(Iid),
 }
@@ -275,6 +283,12 @@ pub const WORKLOADS: &[Shape] = &[
         model: Model::DbCheckpoint(structured::DB_CHECKPOINT),
     },
     Shape {
+        name: "cron-server",
+        summary: "a server: busy days, quiet nights with heavy-tailed gaps, paced by a 5 min cron job, a 15 min checkpoint and an hourly job (structured)",
+        gaps: Gaps::Periodic { period_s: 300 },
+        model: Model::CronServer(structured::CRON_SERVER),
+    },
+    Shape {
         name: "iid-exp",
         summary: "independent exponential idle gaps (mean 10 s) between single requests: the reference where a fixed timeout is optimal",
         gaps: Gaps::Independent,
@@ -337,6 +351,7 @@ pub fn generate(shape: &Shape, duration: Nanos, seed: u64) -> Trace {
         Model::Office(p) => structured::office(p, shape.name, end, seed),
         Model::HomeNas(p) => structured::home_nas(p, shape.name, end, seed),
         Model::DbCheckpoint(p) => structured::db_checkpoint(p, shape.name, end, seed),
+        Model::CronServer(p) => structured::cron_server(p, shape.name, end, seed),
         Model::Iid(p) => iid(shape.name, p, end, seed),
     }
 }

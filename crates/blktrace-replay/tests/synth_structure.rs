@@ -11,7 +11,7 @@ use lull_core::event::Timeline;
 use lull_core::request::Op;
 use lull_core::time::Nanos;
 
-const STRUCTURED: [&str; 3] = ["office", "home-nas", "db-checkpoint"];
+const STRUCTURED: [&str; 4] = ["office", "home-nas", "db-checkpoint", "cron-server"];
 
 fn day(name: &str, seed: u64) -> Trace {
     synth::generate(synth::shape(name).unwrap(), Nanos::from_secs(86_400), seed)
@@ -154,6 +154,7 @@ fn requests_per_day_are_within_the_expected_bounds() {
         ("office", 15_000, 80_000),
         ("home-nas", 5_000, 60_000),
         ("db-checkpoint", 40_000, 600_000),
+        ("cron-server", 10_000, 120_000),
     ] {
         for seed in [1, 2, 3] {
             let n = day(name, seed).requests.len();

@@ -69,8 +69,9 @@
 //! The named network `auto` ([`AUTO`]) is what lull recommends without
 //! seeing the trace: the learning [`long_idle`] detector, which acts at
 //! once on idle periods it is confident will outlast `B` and otherwise
-//! waits for Helmbold et al.'s [`share`] timeout. Everything in it scales
-//! with the device's `B`.
+//! waits for Helmbold et al.'s [`share`] timeout, and which never starts
+//! within `B` before an arrival of a periodic source it has learned
+//! ([`periodic`]). Everything in it scales with the device's `B`.
 //!
 //! That is `auto` for spin-down, whose cost model the learning parts
 //! share: waiting costs energy, a wrong start a spin-up. For background
@@ -100,6 +101,7 @@ pub mod dpll;
 pub mod duration;
 pub mod long_idle;
 pub mod oracle;
+pub mod periodic;
 pub mod random;
 pub mod rate;
 pub mod rate_change;
@@ -147,6 +149,7 @@ pub fn register(registry: &mut Registry) {
     autocorrelation::register(registry);
     share::register(registry);
     long_idle::register(registry);
+    periodic::register(registry);
     registry.register_network(AUTO, |_| Ok(AUTO_SPEC.to_string()));
 }
 

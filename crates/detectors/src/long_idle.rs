@@ -70,8 +70,19 @@
 //! that paid off. `margin=M` fixes the margin instead.
 //! The fallback keeps learning from every period, whatever was decided.
 //!
+//! **Periodic arrivals** (issue 29). It also learns the periodic sources
+//! among the arrivals that end idle periods (a cron job, a checkpoint, a
+//! SMART poll: [`periodic`](crate::periodic)) and never starts within `B`
+//! before a confident predicted periodic arrival: not at once, and not at
+//! the fallback's timeout, which it puts off past that arrival's window
+//! instead (once per period: if the device is still idle then, the source
+//! missed and the fallback's start is due). A spin-down that the next
+//! periodic job wakes within `B` costs more than it saves. On a workload
+//! without confident sources this changes nothing.
+//!
 //! Its gauges report the last probability, how often it acted at once and
-//! how often that was right, and the fallback's timeout and leader.
+//! how often that was right, the fallback's timeout and leader, and the
+//! periodic sources (`periodic_*`).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
@@ -80,7 +91,8 @@ use lull_core::registry::{
 };
 use lull_core::time::Nanos;
 
-use crate::share::{EXPERT_PARAMS, ShareExperts};
+use crate::periodic::{PeriodicEstimator, gate, periodic_gauges};
+use crate::share::{EXPERT_PARAMS, FALLBACK_GAUGES, ShareExperts};
 use crate::timer::Alarm;
 
 /// Candidate margins of the learned decision rule (the last: never act).
@@ -170,12 +182,21 @@ impl Logistic {
 }
 
 /// The layout version of `long-idle`'s saved state.
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 impl LongIdle {
     /// How many values its saved state has.
     fn saved_len(&self) -> usize {
-        FEATURES + MARGINS.len() + 3 + 2 + 2 * BINS * BINS + 2 + 2 + 1 + self.fallback.saved_len()
+        FEATURES
+            + MARGINS.len()
+            + 3
+            + 2
+            + 2 * BINS * BINS
+            + 2
+            + 2
+            + 1
+            + PeriodicEstimator::SAVED_LEN
+            + self.fallback.saved_len()
     }
 }
 
@@ -212,6 +233,8 @@ pub struct LongIdle {
     cells: Box<[[f64; 2]; BINS * BINS]>,
     /// The cell of the current period's decision.
     cell: Option<usize>,
+    /// Periodic sources, learned from the arrivals that end idle periods.
+    periodic: PeriodicEstimator,
     at_once: u64,
     at_once_right: u64,
 }
@@ -241,6 +264,7 @@ impl LongIdle {
             long_share: 0.0,
             cells: Box::new([[0.0; 2]; BINS * BINS]),
             cell: None,
+            periodic: PeriodicEstimator::new(breakeven),
             at_once: 0,
             at_once_right: 0,
         }
@@ -298,6 +322,11 @@ impl LongIdle {
             (s - b).max(0.0)
         };
         fallback - now
+    }
+
+    /// The periodic estimator.
+    pub fn periodic(&self) -> &PeriodicEstimator {
+        &self.periodic
     }
 
     /// The features of the period deciding now, and its context cell.
@@ -391,6 +420,10 @@ impl StartDetector for LongIdle {
             ("at_once_right".into(), self.at_once_right as f64),
         ];
         g.extend(self.fallback.gauges("fallback_"));
+        g.extend(
+            self.periodic
+                .gauges("periodic_", self.began.unwrap_or(Nanos::ZERO)),
+        );
         g
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
@@ -424,6 +457,7 @@ impl StartDetector for LongIdle {
             *l = CELL_DISCOUNT * *l + if long { 1.0 } else { 0.0 };
             *a = CELL_DISCOUNT * *a + 1.0;
         }
+        self.periodic.observe(began, ctx.now);
         if let Some(x) = self.features.take() {
             // The features have not changed since the decision: reuse its
             // probability for the gradient step.
@@ -460,13 +494,20 @@ impl StartDetector for LongIdle {
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);
-        let at = (began + self.fallback.timeout()).max(ctx.now);
+        let mut at = (began + self.fallback.timeout()).max(ctx.now);
         // Expected saving of acting now against its expected waste.
         self.wait_s = (at - ctx.now).as_secs_f64();
-        if self.acts(self.margin(), self.last_p, self.wait_s) {
+        // A confident periodic arrival within B: acting now cannot pay.
+        let gated_now = gate(&self.periodic, self.breakeven, ctx.now, ctx.now).is_some();
+        if !gated_now && self.acts(self.margin(), self.last_p, self.wait_s) {
             self.at_once += 1;
             self.acted = true;
             return self.armed.fire(ctx.now);
+        }
+        // Nor does the fallback's start within B before one: put it off
+        // past the arrival's window, once (if still idle, it missed).
+        if let Some(later) = gate(&self.periodic, self.breakeven, ctx.now, at) {
+            at = later;
         }
         self.armed.arm(at);
         if at <= ctx.now {
@@ -487,6 +528,7 @@ impl StartDetector for LongIdle {
         v.push(ago(now, self.last_end));
         v.push(ago(now, self.last_long_end));
         v.push(self.last_p);
+        self.periodic.save_values(now, &mut v);
         self.fallback.save_values(&mut v);
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
     }
@@ -502,6 +544,7 @@ impl StartDetector for LongIdle {
         let counts = take(2);
         let ends = take(2);
         let last_p = take(1)[0];
+        let periodic = take(PeriodicEstimator::SAVED_LEN);
         let fallback = take(self.fallback.saved_len());
         if w.iter()
             .chain(&gains)
@@ -516,7 +559,10 @@ impl StartDetector for LongIdle {
                 "long-idle: a weight, count or probability out of range",
             ));
         }
+        let mut est = self.periodic.clone();
+        est.restore_values(&periodic, now)?;
         self.fallback.restore_values(&fallback)?;
+        self.periodic = est;
         self.model.w.copy_from_slice(&w);
         self.margin_gain.copy_from_slice(&gains);
         self.recent.copy_from_slice(&recent);
@@ -556,6 +602,27 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     EXPERT_PARAMS[6],
 ];
 
+const LONG_IDLE_GAUGES: [GaugeInfo; 14] = {
+    let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
+    let [f1, f2, f3, f4] = FALLBACK_GAUGES;
+    [
+        GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
+        GaugeInfo::new("margin", "at-once margin", GaugeUnit::Number),
+        GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
+        GaugeInfo::new("at_once_right", "rightly", GaugeUnit::Times),
+        f1,
+        f2,
+        f3,
+        f4,
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+    ]
+};
+
 /// Catalogue entry of `long-idle`.
 pub const LONG_IDLE: ComponentInfo = ComponentInfo {
     name: "long-idle",
@@ -565,28 +632,7 @@ pub const LONG_IDLE: ComponentInfo = ComponentInfo {
     params: &LONG_IDLE_PARAMS,
     inputs: None,
     offline: false,
-    gauges: &[
-        GaugeInfo::new("p_long", "chance the idle period is long", GaugeUnit::Ratio),
-        GaugeInfo::new("margin", "at-once margin", GaugeUnit::Number),
-        GaugeInfo::new("at_once", "acted at once", GaugeUnit::Times),
-        GaugeInfo::new("at_once_right", "rightly", GaugeUnit::Times),
-        GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
-        GaugeInfo::new(
-            "fallback_leader_timeout_s",
-            "fallback's leading expert's timeout",
-            GaugeUnit::Seconds,
-        ),
-        GaugeInfo::new(
-            "fallback_leader_weight",
-            "fallback's leading expert's weight",
-            GaugeUnit::Ratio,
-        ),
-        GaugeInfo::new(
-            "fallback_periods",
-            "idle periods learned from",
-            GaugeUnit::Count,
-        ),
-    ],
+    gauges: &LONG_IDLE_GAUGES,
 };
 
 pub(crate) fn register(r: &mut Registry) {

@@ -94,6 +94,27 @@ pub enum Decision {
     Geometric,
 }
 
+/// The catalogue entries of [`ShareExperts::gauges`] under the prefix
+/// `fallback_`, for the detectors that fall back on it.
+pub(crate) const FALLBACK_GAUGES: [GaugeInfo; 4] = [
+    GaugeInfo::new("fallback_timeout_s", "fallback timeout", GaugeUnit::Seconds),
+    GaugeInfo::new(
+        "fallback_leader_timeout_s",
+        "fallback's leading expert's timeout",
+        GaugeUnit::Seconds,
+    ),
+    GaugeInfo::new(
+        "fallback_leader_weight",
+        "fallback's leading expert's weight",
+        GaugeUnit::Ratio,
+    ),
+    GaugeInfo::new(
+        "fallback_periods",
+        "idle periods learned from",
+        GaugeUnit::Count,
+    ),
+];
+
 /// The learning core of [`Share`]: timeout experts, their weights and the
 /// update, fed with idle-period lengths. Used on its own by detectors that
 /// fall back on a learned timeout (`long-idle`).
@@ -383,7 +404,8 @@ impl ShareExperts {
         (self.x_ns[best], self.weights[best])
     }
 
-    /// What it has learned, for [`StartDetector::gauges`].
+    /// What it has learned, for [`StartDetector::gauges`] (under the
+    /// prefix `fallback_`, [`FALLBACK_GAUGES`] describes them).
     pub fn gauges(&self, prefix: &str) -> Vec<(String, f64)> {
         let (lead, w) = self.leader();
         vec![

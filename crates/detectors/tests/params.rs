@@ -111,6 +111,7 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("dpll", "dpll(period=30s)"),
     ("share", "share() + fixed(10s)"),
     ("long-idle", "long-idle() + fixed(10s)"),
+    ("periodic", "periodic() + fixed(10s)"),
     ("random-timer", "random-timer(breakeven=3s, seed=1)"),
     ("oracle", "oracle"),
     ("no-duration", "timer(1s) + no-duration"),

@@ -52,6 +52,7 @@ fn every_component_that_needs_b_changes_with_b() {
         "share()",
         "share(decision=median)",
         "long-idle()",
+        "periodic()",
         "adapt-timer-arith-geom(step=B/8)",
         "adapt-timer-geom-geom()",
         "adapt-timer-arith-arith(step=1s)",
@@ -78,6 +79,7 @@ fn components_that_need_b_say_so_without_it() {
         "random-timer()",
         "share()",
         "long-idle()",
+        "periodic()",
         "timer(2B)",
         "adapt-timer-geom-geom()",
     ] {

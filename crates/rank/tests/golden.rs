@@ -46,7 +46,11 @@ use lull_rank::{Grid, RankConfig, Shard, Source, rank};
 ///   `iid-exp` and `iid-pareto` (independent gaps, two more traces, last);
 ///   with their rows dropped the file hashes to the previous value:
 ///   nothing else moved.
-const EXPECTED: u64 = 0x3569_0298_d251_0cc5;
+/// - `0xc3c5_1832_2958_4fbe`: issue 29: the built-in workloads include
+///   `cron-server` (one more trace, after `db-checkpoint`); with its rows
+///   dropped and the later `trace_index`es renumbered, the file hashes to
+///   the previous value: nothing else moved.
+const EXPECTED: u64 = 0xc3c5_1832_2958_4fbe;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {

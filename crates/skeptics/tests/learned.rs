@@ -15,6 +15,7 @@ const B: Nanos = Nanos(10_000_000_000);
 /// The learning components, each in a network that lets it act.
 const LEARNERS: &[&str] = &[
     "long-idle()",
+    "periodic()",
     "share()",
     "adapt-timer-geom-geom()",
     "adapt-timer-arith-geom(step=B/8)",
@@ -267,6 +268,7 @@ const ALL: &[(&str, &str, Option<&str>)] = &[
         Some("its window of the last n arrivals"),
     ),
     ("long-idle", "long-idle()", None),
+    ("periodic", "periodic()", None),
     (
         "moving-average",
         "moving-average(rate=2)",

@@ -1,5 +1,6 @@
-//! Workloads with structure: a day of an office PC, a home NAS, and a
-//! database with checkpoints and persistent busy/quiet regimes.
+//! Workloads with structure: a day of an office PC, a home NAS, a
+//! database with checkpoints and persistent busy/quiet regimes, and a
+//! server whose quiet hours are paced by cron jobs and checkpoints.
 //!
 //! Why they exist: when successive idle periods are independent draws from
 //! one distribution, the best a policy can do is a fixed timeout (Karlin et
@@ -226,6 +227,64 @@ pub const DB_CHECKPOINT: DbCheckpoint = DbCheckpoint {
     completion: 0.9,
 };
 
+/// A small server with scheduled work (`cron-server`).
+///
+/// Its clients keep it busy in the daytime (from around `day_start_h` to
+/// around `day_end_h`, each moved by a normal draw of `shift_sd_min`):
+/// bursts of requests (geometric, mean `burst_mean`) separated by
+/// exponential gaps of mean `day_gap_s`. Outside those hours the bursts
+/// are rare and their gaps heavy-tailed: Pareto with least gap
+/// `quiet_gap_s` and shape `quiet_alpha` (most are minutes, a few are
+/// hours). Day and night, scheduled work runs on the wall clock: a cron
+/// job every `cron_s` on the tick (`*/5 * * * *`: a few reads and a log
+/// append), an application checkpoint every `checkpoint_s` at
+/// `checkpoint_offset_s` past the tick (a burst of page writes), and an
+/// hourly job at `hourly_offset_s` past the hour (a scan of small reads),
+/// each a few milliseconds late (timer slack). So in the quiet hours
+/// every idle period is capped by the next scheduled arrival, and what
+/// the disk may sleep is the time between those arrivals when no client
+/// comes: the periodic structure `periodic()` learns (issue 29).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CronServer {
+    /// Mean start of the busy daytime, hours after midnight.
+    pub day_start_h: f64,
+    /// Mean end of the busy daytime, hours after midnight.
+    pub day_end_h: f64,
+    /// Standard deviation of start and end, minutes.
+    pub shift_sd_min: f64,
+    /// Mean gap between daytime bursts, seconds (exponential).
+    pub day_gap_s: f64,
+    /// Least gap between quiet-hour bursts, seconds (Pareto scale).
+    pub quiet_gap_s: f64,
+    /// Pareto shape of quiet-hour gaps (smaller: heavier tail).
+    pub quiet_alpha: f64,
+    /// Mean requests per client burst.
+    pub burst_mean: f64,
+    /// Period of the cron job, seconds.
+    pub cron_s: f64,
+    /// Period of the checkpoint, seconds.
+    pub checkpoint_s: f64,
+    /// Offset of the checkpoint after the period's tick, seconds.
+    pub checkpoint_offset_s: f64,
+    /// Offset of the hourly job after the hour, seconds.
+    pub hourly_offset_s: f64,
+}
+
+/// The `cron-server` parameters.
+pub const CRON_SERVER: CronServer = CronServer {
+    day_start_h: 8.0,
+    day_end_h: 19.0,
+    shift_sd_min: 30.0,
+    day_gap_s: 6.0,
+    quiet_gap_s: 40.0,
+    quiet_alpha: 1.1,
+    burst_mean: 4.0,
+    cron_s: 300.0,
+    checkpoint_s: 900.0,
+    checkpoint_offset_s: 450.0,
+    hourly_offset_s: 1020.0,
+};
+
 /// One request before service.
 #[derive(Clone, Copy, Debug)]
 struct Job {
@@ -334,6 +393,7 @@ const VISIT: u64 = 6;
 const LOAD: u64 = 7;
 const HOURLY: u64 = 8;
 const FLUSH: u64 = 9;
+const CHECKPOINT: u64 = 10;
 
 /// An independent random stream for `source` on `day`.
 fn stream(seed: u64, source: u64, day: u64) -> Pcg64 {
@@ -522,6 +582,64 @@ pub(super) fn home_nas(p: &HomeNas, name: &str, end: f64, seed: u64) -> Trace {
     periodic(&mut jobs, &mut rng, end, p.smart_s, offset, 1, Op::Read);
     let mut rng = stream(seed, HOURLY, 0);
     periodic(&mut jobs, &mut rng, end, p.meta_s, 600.0, 2, Op::Write);
+    jobs.serve(name, end)
+}
+
+/// Generates `end` seconds of [`CronServer`].
+pub(super) fn cron_server(p: &CronServer, name: &str, end: f64, seed: u64) -> Trace {
+    let mut jobs = Jobs::new();
+    let mut unused = Vec::new();
+    for day in 0..days(end) {
+        let mut rng = stream(seed, USER, day);
+        let sd = p.shift_sd_min * 60.0;
+        let start = at_hour(day, p.day_start_h) + sd * normal(&mut rng);
+        let stop = at_hour(day, p.day_end_h) + sd * normal(&mut rng);
+        let mut t = at_hour(day, 0.0);
+        let next_day = at_hour(day + 1, 0.0);
+        while t < next_day {
+            let n = geometric(&mut rng, p.burst_mean);
+            let last = jobs.burst(&mut rng, t, n, 0.01, 0.3, &mut unused);
+            let gap = if (start..stop).contains(&last) {
+                exp(&mut rng, p.day_gap_s)
+            } else {
+                // Pareto: scale / U^(1/alpha).
+                p.quiet_gap_s / (1.0 - rng.random::<f64>()).powf(1.0 / p.quiet_alpha)
+            };
+            t = last + gap;
+        }
+    }
+    // Scheduled work, on the wall clock.
+    let mut rng = stream(seed, DAEMON, 0);
+    let mut k = 1.0;
+    while k * p.cron_s < end {
+        let mut at = k * p.cron_s + exp(&mut rng, 0.005);
+        for i in 0..4 {
+            let op = if i == 3 { Op::Write } else { Op::Read };
+            jobs.io(&mut rng, at, op, 4096, i > 0);
+            at += exp(&mut rng, 0.002);
+        }
+        k += 1.0;
+    }
+    let mut rng = stream(seed, CHECKPOINT, 0);
+    let mut t = p.checkpoint_offset_s;
+    while t < end {
+        let mut at = t + exp(&mut rng, 0.005);
+        for i in 0..16 {
+            jobs.io(&mut rng, at, Op::Write, 8192, i % 4 != 0);
+            at += exp(&mut rng, 0.02);
+        }
+        t += p.checkpoint_s;
+    }
+    let mut rng = stream(seed, HOURLY, 0);
+    periodic(
+        &mut jobs,
+        &mut rng,
+        end,
+        3600.0,
+        p.hourly_offset_s,
+        24,
+        Op::Read,
+    );
     jobs.serve(name, end)
 }
 
