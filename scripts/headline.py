@@ -20,9 +20,10 @@ LULL = os.environ.get("LULL", "target/release/lull")
 UNSEEN = range(201, 207)
 TUNING = 1
 DEVICES = ["paper-2.5in", "wd-red-plus"]
-WORKLOADS = ["office", "home-nas", "db-checkpoint", "workstation", "news", "database",
+WORKLOADS = ["office", "home-nas", "db-checkpoint", "cron-server", "workstation", "news", "database",
              "sync30", "iid-exp", "iid-pareto"]
 KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "structured",
+        "cron-server": "structured, periodic",
         "workstation": "correlated", "news": "correlated", "database": "correlated",
         "sync30": "periodic", "iid-exp": "independent", "iid-pareto": "independent"}
 
