@@ -405,7 +405,8 @@ impl ShareExperts {
     }
 
     /// What it has learned, for [`StartDetector::gauges`] (under the
-    /// prefix `fallback_`, [`FALLBACK_GAUGES`] describes them).
+    /// prefix `fallback_` in the detectors that use it as a fallback, whose
+    /// `ComponentInfo::gauges` give each a label and unit).
     pub fn gauges(&self, prefix: &str) -> Vec<(String, f64)> {
         let (lead, w) = self.leader();
         vec![
