@@ -562,6 +562,7 @@ mod tests {
                 "office",
                 "home-nas",
                 "db-checkpoint",
+                "cron-server",
                 "iid-exp",
                 "iid-pareto"
             ]
