@@ -72,7 +72,7 @@
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
-use lull_core::registry::{Built, ComponentInfo, GaugeInfo, GaugeUnit, ParamInfo, Registry, Role};
+use lull_core::registry::{Built, ComponentInfo, GaugeInfo, GaugeUnit, Registry, Role};
 use lull_core::time::Nanos;
 
 use crate::share::{EXPERT_PARAMS, FALLBACK_GAUGES, ShareExperts};
@@ -721,16 +721,6 @@ impl StartDetector for PeriodicStart {
     }
 }
 
-const PERIODIC_PARAMS: [ParamInfo; 7] = [
-    EXPERT_PARAMS[0],
-    EXPERT_PARAMS[1],
-    EXPERT_PARAMS[2],
-    EXPERT_PARAMS[3],
-    EXPERT_PARAMS[4],
-    EXPERT_PARAMS[5],
-    EXPERT_PARAMS[6],
-];
-
 const PERIODIC_GAUGES: [GaugeInfo; 12] = {
     let [a, b, c, d, e, f] = periodic_gauges!("");
     let [f1, f2, f3, f4] = FALLBACK_GAUGES;
@@ -760,7 +750,8 @@ pub const PERIODIC: ComponentInfo = ComponentInfo {
     role: Role::StartDetector,
     summary: "learns the periods and phases of recurring arrivals; acts at once when the next one is more than B away, never within B of one; otherwise the share timeout",
     source: "new (issue 29): recurring-interval histogram and phase-locked sources, instead of §3.1.1's DPLL with a given period; share fallback (Helmbold et al. 2000)",
-    params: &PERIODIC_PARAMS,
+    // Its parameters are the share fallback's, no more.
+    params: &EXPERT_PARAMS,
     inputs: None,
     offline: false,
     gauges: &PERIODIC_GAUGES,
