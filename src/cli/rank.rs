@@ -609,12 +609,8 @@ fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> Strin
     if let Some(first) = outcome.summaries.iter().find(|s| s.rank == Some(1))
         && let Some(spread) = lull_rank::report::day_spread(&outcome.meta, first, &outcome.rows)
     {
-        let spec = outcome
-            .rows
-            .iter()
-            .find(|r| r.network_index == first.policy)
-            .map_or("", |r| r.spec.as_str());
-        let _ = writeln!(text, "rank 1, {spec}: {spread}");
+        let name = lull_rank::report::network_label(first, &outcome.rows);
+        let _ = writeln!(text, "rank 1, {name}: {spread}");
     }
     match out {
         None => {}
