@@ -31,12 +31,12 @@ def load(d):
     with open(f"{d}/ranking.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     ranking = [r for r in rows if r["rank"]]
-    load.references = {r["spec"]: r for r in rows if not r["rank"]}
+    references = {r["spec"]: r for r in rows if not r["rank"]}
     with open(f"{d}/results.csv", newline="") as f:
         results = [r for r in csv.DictReader(f) if r["reference"] != "true"]
     with open(f"{d}/run.toml", "rb") as f:
         meta = tomllib.load(f)
-    return ranking, results, meta
+    return ranking, results, meta, references
 
 
 def measures(ranking):
@@ -87,20 +87,20 @@ def tasks(dirs):
           "| best duration families (best distance) |")
     print("|---|---|---:|---|---:|---:|---|---|")
     for d in dirs:
-        ranking, _, meta = load(d)
+        ranking, _, meta, references = load(d)
         m = measures(ranking)
         best = ranking[0]
         starts = "; ".join(f"{k} {b:.3f} ({a:.3f})" for k, b, a in families(ranking, "start_family")[:3])
         durs = "; ".join(f"{k} {b:.3f}" for k, b, _ in families(ranking, "duration_family")[:3])
         sd = math.sqrt(float(best["var_distance"]))
-        auto = load.references.get("auto")
+        auto = references.get("auto")
         auto = f"{float(auto['mean_distance']):.3f}" if auto else "-"
         print(f"| {meta['task']} | {m[0]}, {m[1]} | {int(best['traces'])} | `{best['spec']}` "
               f"| {float(best['mean_distance']):.3f} ({sd:.3f}) | {auto} | {starts} | {durs} |")
 
 
 def views(d):
-    ranking, results, meta = load(d)
+    ranking, results, meta, _ = load(d)
     nets = ranking[:4]
     fams = families(ranking, "start_family")
     pols = policies(results)
@@ -116,12 +116,9 @@ def views(d):
     print(f"| start policies, as Figure 15 (mean over duration predictors and traces) "
           f"| `{pols[0][0]}` {pols[0][1]:.3f} | "
           + "; ".join(f"`{k}` {v:.3f}" for k, v in pols[1:5]) + " |")
-    seen = []
     best = {}
     for (trace, pol), v in per:
-        if trace not in best:
-            best[trace] = (pol, v)
-            seen.append(trace)
+        best.setdefault(trace, (pol, v))
     order = [t["name"] for t in meta["traces"] if t["name"] in best]
     print("| best start policy on each trace | "
           + "; ".join(f"{t} `{best[t][0]}` {best[t][1]:.3f}" for t in order[:len(order) // 2 + len(order) % 2])
