@@ -18,6 +18,9 @@ the issue's target:
 
     scripts/auto-targets.py [LULL_BINARY]    # default $LULL, then target/release/lull
 
+`LULL_TARGETS_NET` replaces `auto` by another network (for experiments:
+the tables in docs/results.md are always `auto`'s).
+
 About 150 replays, a minute or two on two cores. scripts/figures.sh puts
 the tables in docs/results.md's `auto-targets` block.
 """
@@ -33,6 +36,7 @@ DEVICES = ["paper-2.5in", "wd-red-plus"]
 SEEDS = range(201, 207)
 WORKLOADS = ["office", "home-nas", "db-checkpoint", "cron-server", "workstation", "news",
              "database", "sync30", "iid-exp", "iid-pareto"]
+NET = os.environ.get("LULL_TARGETS_NET", "auto")
 KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "structured",
         "cron-server": "structured, periodic", "workstation": "correlated",
         "news": "correlated", "database": "correlated", "sync30": "periodic",
@@ -58,7 +62,7 @@ def cell(xs):
 
 
 def main():
-    auto_jobs = [(w, d, "auto", s) for w in WORKLOADS for d in DEVICES for s in SEEDS]
+    auto_jobs = [(w, d, NET, s) for w in WORKLOADS for d in DEVICES for s in SEEDS]
     long_jobs = [(w, d, "timer(B)", 2, "240h") for w in WORKLOADS if KIND[w] == "independent"
                  for d in DEVICES]
     with ThreadPoolExecutor(2) as ex:
@@ -75,7 +79,7 @@ def main():
               "| distribution-optimal timeout: its excess | target | met |")
         print("|---|---|---:|---:|---:|---:|---|---|")
         for w in WORKLOADS:
-            rs = [auto[(w, d, "auto", s)] for s in SEEDS]
+            rs = [auto[(w, d, NET, s)] for s in SEEDS]
             ex_txt, ex_med = cell([r["excess_vs_best_fixed"] for r in rs])
             g_txt, g_med = cell([r["gain_vs_clairvoyant"] for r in rs])
             # What the clairvoyant saves beyond the best fixed timeout, as

@@ -141,6 +141,9 @@ impl Source {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PeriodicEstimator {
     breakeven: Nanos,
+    /// `1/B` in 1/ns: interval keys multiply by it (a division per
+    /// interval was the estimator's largest cost).
+    inv_b: f64,
     /// Recent seen arrivals, a ring; `None` is empty.
     anchors: [Option<Nanos>; ANCHORS],
     head: usize,
@@ -173,6 +176,7 @@ impl PeriodicEstimator {
     pub fn new(breakeven: Nanos) -> Self {
         PeriodicEstimator {
             breakeven,
+            inv_b: 1.0 / breakeven.0.max(1) as f64,
             anchors: [None; ANCHORS],
             head: 0,
             last_free: None,
@@ -209,11 +213,13 @@ impl PeriodicEstimator {
     /// within an octave: exact at powers of two, monotonic, and far
     /// cheaper than a logarithm).
     fn key(&self, interval: Nanos) -> i64 {
-        let r = interval.0 as f64 / self.breakeven.0.max(1) as f64;
+        let r = interval.0 as f64 * self.inv_b;
         let bits = r.max(f64::MIN_POSITIVE).to_bits();
         let exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
         let mantissa = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
-        exp * STEPS_PER_OCTAVE as i64 + ((mantissa - 1.0) * STEPS_PER_OCTAVE).round() as i64
+        // Rounded half up by truncation: `(mantissa − 1)·32 + ½` is exact
+        // (5 integer and 47 fraction bits), and `f64::round` is a libm call.
+        exp * STEPS_PER_OCTAVE as i64 + ((mantissa - 1.0) * STEPS_PER_OCTAVE + 0.5) as i64
     }
 
     fn slot(key: i64) -> usize {
@@ -232,17 +238,19 @@ impl PeriodicEstimator {
     /// Adds one to `key`'s count; returns the new count over the key and
     /// its two neighbours.
     fn bump(&mut self, key: i64) -> f64 {
-        let c = self.count(key) + 1.0;
+        let now = self.arrivals;
         let e = &mut self.hist[Self::slot(key)];
-        // A colliding key is replaced when its count is no more than the
-        // new one's (or has expired).
-        let old = if self.arrivals.saturating_sub(e.2) > HIST_WINDOW {
+        // The slot's live count, whichever key holds it.
+        let old = if now.saturating_sub(e.2) > HIST_WINDOW {
             0.0
         } else {
             e.1
         };
+        let c = if e.0 == key { old + 1.0 } else { 1.0 };
+        // A colliding key is replaced when its count is no more than the
+        // new one's (or has expired).
         if e.0 == key || c >= old {
-            *e = (key, c, self.arrivals);
+            *e = (key, c, now);
         }
         c + self.count(key - 1) + self.count(key + 1)
     }

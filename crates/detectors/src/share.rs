@@ -92,7 +92,20 @@ pub enum Decision {
     /// log-spaced experts' own scale, which the few longest experts cannot
     /// drag up (not in the paper).
     Geometric,
+    /// The weighted mean or the weighted median, whichever has lost less
+    /// lately: both are scored on every idle period (the loss of a timeout
+    /// is known exactly from the period's length), with the per-period
+    /// discount [`RULE_DISCOUNT`]. The mean hedges between the experts,
+    /// which tracks a changing workload; the median commits to the
+    /// experts' own estimate of the best timeout, which is what pays when
+    /// the gap lengths carry no information (i.i.d. gaps: the leader is
+    /// the best fixed timeout, and the mean's hedge is pure regret). Not
+    /// in the paper; `long-idle`'s default (issue 29).
+    Learned,
 }
+
+/// Per-period discount of [`Decision::Learned`]'s scores of the two rules.
+pub const RULE_DISCOUNT: f64 = 0.995;
 
 /// The catalogue entries of [`ShareExperts::gauges`] under the prefix
 /// `fallback_`, for the detectors that fall back on it.
@@ -144,6 +157,10 @@ pub struct ShareExperts {
     periods: u64,
     mix_loss: f64,
     decision_loss: f64,
+    /// [`Decision::Learned`]: the mean's and the median's timeouts now, and
+    /// their discounted losses.
+    rules: [Nanos; 2],
+    rule_loss: [f64; 2],
 }
 
 impl ShareExperts {
@@ -199,6 +216,8 @@ impl ShareExperts {
             periods: 0,
             mix_loss: 0.0,
             decision_loss: 0.0,
+            rules: [Nanos::ZERO; 2],
+            rule_loss: [0.0; 2],
         };
         e.timeout = e.decide();
         e
@@ -206,18 +225,23 @@ impl ShareExperts {
 
     /// What the experts learned, as values ([`lull_core::learned`]): the
     /// weights, the timeout acted on, the periods seen and the two
-    /// cumulative losses.
+    /// cumulative losses; with [`Decision::Learned`], the two rules'
+    /// discounted losses too (the timeouts follow from the weights).
     pub fn save_values(&self, out: &mut Vec<f64>) {
         out.extend_from_slice(&self.weights);
         out.push(self.timeout.0 as f64);
         out.push(self.periods as f64);
         out.push(self.mix_loss);
         out.push(self.decision_loss);
+        if self.decision == Decision::Learned {
+            out.extend_from_slice(&self.rule_loss);
+            out.extend(self.rules.map(|t| t.0 as f64));
+        }
     }
 
     /// How many values [`ShareExperts::save_values`] writes.
     pub fn saved_len(&self) -> usize {
-        self.weights.len() + 4
+        self.weights.len() + 4 + if self.decision == Decision::Learned { 4 } else { 0 }
     }
 
     /// Takes back what [`ShareExperts::save_values`] wrote (`v` of
@@ -235,11 +259,18 @@ impl ShareExperts {
         if !(rest[0] >= 0.0 && rest[0] < u64::MAX as f64 && rest[1] >= 0.0) {
             return Err(LearnedError::new("share: a negative timeout or count"));
         }
+        if rest[4..].iter().any(|&l| !(l >= 0.0 && l < u64::MAX as f64)) {
+            return Err(LearnedError::new("share: a rule's loss out of range"));
+        }
         self.weights.copy_from_slice(w);
         self.timeout = Nanos(rest[0] as u64);
         self.periods = rest[1] as u64;
         self.mix_loss = rest[2];
         self.decision_loss = rest[3];
+        if self.decision == Decision::Learned {
+            self.rule_loss.copy_from_slice(&rest[4..6]);
+            self.rules = [Nanos(rest[6] as u64), Nanos(rest[7] as u64)];
+        }
         Ok(())
     }
 
@@ -305,6 +336,12 @@ impl ShareExperts {
             return;
         }
         self.decision_loss += self.loss(self.timeout.as_secs_f64(), s);
+        if self.decision == Decision::Learned {
+            let losses = self.rules.map(|t| self.loss(t.as_secs_f64(), s));
+            for (l, x) in self.rule_loss.iter_mut().zip(losses) {
+                *l = RULE_DISCOUNT * *l + x;
+            }
+        }
         // Fired: loss = x/scale + c; sat out: loss = q.
         let c = (b - s.min(b) + self.delay_weight * b) / self.scale;
         let q = (s - b).max(0.0) / self.scale;
@@ -355,6 +392,15 @@ impl ShareExperts {
                 self.timeout = self.mean_timeout(wx + add * self.x_sum);
                 return;
             }
+            if self.decision == Decision::Learned {
+                self.periods += 1;
+                self.rules = [
+                    self.mean_timeout(wx + add * self.x_sum),
+                    self.median_of_weights(),
+                ];
+                self.timeout = self.rules[usize::from(self.learned_rule() == Decision::Median)];
+                return;
+            }
         }
         self.periods += 1;
         self.timeout = self.decide();
@@ -365,21 +411,50 @@ impl ShareExperts {
         Nanos::from_secs_f64(mean_s).clamp(self.x_ns[0], self.x_ns[self.x.len() - 1])
     }
 
-    fn decide(&self) -> Nanos {
-        match self.decision {
-            Decision::Mean => {
-                let mean: f64 = self.weights.iter().zip(&self.x).map(|(w, x)| w * x).sum();
-                self.mean_timeout(mean)
+    fn mean_of_weights(&self) -> Nanos {
+        let mean: f64 = self.weights.iter().zip(&self.x).map(|(w, x)| w * x).sum();
+        self.mean_timeout(mean)
+    }
+
+    fn median_of_weights(&self) -> Nanos {
+        let mut acc = 0.0;
+        for (w, &x) in self.weights.iter().zip(&self.x_ns) {
+            acc += w;
+            if acc >= 0.5 {
+                return x;
             }
-            Decision::Median => {
-                let mut acc = 0.0;
-                for (w, &x) in self.weights.iter().zip(&self.x_ns) {
-                    acc += w;
-                    if acc >= 0.5 {
-                        return x;
-                    }
-                }
-                self.x_ns[self.x_ns.len() - 1]
+        }
+        self.x_ns[self.x_ns.len() - 1]
+    }
+
+    /// The timeouts of the weighted mean and the weighted median as
+    /// [`Decision::Learned`] scores them (zero under another decision).
+    pub fn rule_timeouts(&self) -> [Nanos; 2] {
+        self.rules
+    }
+
+    /// The decision rule it was built with.
+    pub fn decision(&self) -> Decision {
+        self.decision
+    }
+
+    /// The rule [`Decision::Learned`] acts on now: the median once it has
+    /// lost less than the mean (ties: the mean, the paper's).
+    pub fn learned_rule(&self) -> Decision {
+        if self.rule_loss[1] < self.rule_loss[0] {
+            Decision::Median
+        } else {
+            Decision::Mean
+        }
+    }
+
+    fn decide(&mut self) -> Nanos {
+        match self.decision {
+            Decision::Mean => self.mean_of_weights(),
+            Decision::Median => self.median_of_weights(),
+            Decision::Learned => {
+                self.rules = [self.mean_of_weights(), self.median_of_weights()];
+                self.rules[usize::from(self.learned_rule() == Decision::Median)]
             }
             Decision::Geometric => {
                 let log_mean: f64 = self
@@ -436,6 +511,7 @@ impl ShareExperts {
         let decision = match p.choice("decision")? {
             "median" => Decision::Median,
             "geometric" => Decision::Geometric,
+            "learned" => Decision::Learned,
             _ => Decision::Mean,
         };
         Ok(ShareExperts::new(n, min, max, b, eta, alpha, delay_weight).with_decision(decision))
@@ -549,14 +625,29 @@ pub(crate) const EXPERT_PARAMS: [ParamInfo; 7] = [
         "B",
         "extra loss per spin-up, in break-evens, for the operation it delays (≥ 0)",
     ),
-    ParamInfo::optional(
-        "decision",
-        ParamKind::Choice(&["mean", "median", "geometric"]),
-        "mean",
-        "",
-        "act on the weighted mean (the paper's), the weighted median or the weighted geometric mean of the experts' timeouts",
-    ),
+    DECISION_PARAM,
 ];
+
+/// The `decision` parameter, default `mean` (the paper's).
+const DECISION_PARAM: ParamInfo = ParamInfo::optional(
+    "decision",
+    ParamKind::Choice(&DECISIONS),
+    "mean",
+    "",
+    "act on the weighted mean (the paper's), the weighted median or the weighted geometric mean of the experts' timeouts, or on the mean or the median by which lost less lately (learned)",
+);
+
+/// The choices of `decision`.
+const DECISIONS: [&str; 4] = ["mean", "median", "geometric", "learned"];
+
+/// `long-idle`'s `decision`: as [`EXPERT_PARAMS`]' but `learned` by default.
+pub(crate) const LEARNED_DECISION_PARAM: ParamInfo = ParamInfo::optional(
+    "decision",
+    ParamKind::Choice(&DECISIONS),
+    "learned",
+    "",
+    "act on the fallback's weighted mean (the paper's), weighted median or weighted geometric mean of its experts' timeouts, or (default) on the mean or the median by which lost less lately",
+);
 
 /// The gauges of `share` (and, prefixed `fallback_`, of `long-idle`'s
 /// fallback).
@@ -620,6 +711,41 @@ mod tests {
         let d = ShareExperts::new(2, s(1.0), s(4.0), s(2.0), 1.0, 0.0, 1.0);
         assert!((d.loss(1.0, 10.0) - 3.0 / 6.0).abs() < 1e-12);
         assert!((d.loss(4.0, 3.0) - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_learned_decision_acts_on_the_rule_that_lost_less() {
+        // Experts 1 s and 4 s, B = 2 s. Every period is 10 s: the 1 s
+        // expert is best; the median reaches it first (once it holds half
+        // the weight) while the mean still hedges towards 4 s, so the
+        // median loses less and is acted on.
+        let mut e = two().with_decision(Decision::Learned);
+        assert_eq!(e.timeout(), s(2.5), "the mean before any period");
+        for _ in 0..20 {
+            e.observe(s(10.0));
+        }
+        let [mean, median] = e.rule_timeouts();
+        assert_eq!(median, s(1.0));
+        assert!(mean > median);
+        assert_eq!(e.learned_rule(), Decision::Median);
+        assert_eq!(e.timeout(), median);
+        // What it learned survives a save and a restore, exactly.
+        let mut v = Vec::new();
+        e.save_values(&mut v);
+        assert_eq!(v.len(), e.saved_len());
+        let mut back = two().with_decision(Decision::Learned);
+        back.restore_values(&v).unwrap();
+        assert_eq!(back.rule_timeouts(), e.rule_timeouts());
+        assert_eq!(back.timeout(), e.timeout());
+        for x in [1.5, 10.0, 3.0] {
+            e.observe(s(x));
+            back.observe(s(x));
+            assert_eq!(back.timeout(), e.timeout());
+        }
+        // Under the paper's mean nothing of this is kept.
+        let m = two();
+        assert_eq!(m.saved_len(), 2 + 4);
+        assert_eq!(m.rule_timeouts(), [Nanos::ZERO; 2]);
     }
 
     #[test]
