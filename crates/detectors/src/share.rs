@@ -241,7 +241,13 @@ impl ShareExperts {
 
     /// How many values [`ShareExperts::save_values`] writes.
     pub fn saved_len(&self) -> usize {
-        self.weights.len() + 4 + if self.decision == Decision::Learned { 4 } else { 0 }
+        self.weights.len()
+            + 4
+            + if self.decision == Decision::Learned {
+                4
+            } else {
+                0
+            }
     }
 
     /// Takes back what [`ShareExperts::save_values`] wrote (`v` of
@@ -259,7 +265,10 @@ impl ShareExperts {
         if !(rest[0] >= 0.0 && rest[0] < u64::MAX as f64 && rest[1] >= 0.0) {
             return Err(LearnedError::new("share: a negative timeout or count"));
         }
-        if rest[4..].iter().any(|&l| !(l >= 0.0 && l < u64::MAX as f64)) {
+        if rest[4..]
+            .iter()
+            .any(|&l| !(l >= 0.0 && l < u64::MAX as f64))
+        {
             return Err(LearnedError::new("share: a rule's loss out of range"));
         }
         self.weights.copy_from_slice(w);
