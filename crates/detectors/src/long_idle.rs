@@ -457,7 +457,7 @@ impl LongIdle {
     }
 
     /// Whether the gap lengths look independent: the serial correlation
-    /// within [`INDEPENDENT`] of 0 after [`INDEPENDENT_AFTER`] periods.
+    /// within [`INDEPENDENT`] of 0 after 50 (discounted) periods.
     pub fn independent(&self) -> bool {
         self.serial[0] >= INDEPENDENT_AFTER && self.serial_correlation().abs() < INDEPENDENT
     }
@@ -965,21 +965,25 @@ mod tests {
         }
     }
 
-    /// `auto`'s detector for B = 3 s (the paper's drive): fallback with
-    /// the learned decision, experts from B/32 to 8B.
-    fn paper_drive() -> LongIdle {
-        let b = Nanos::from_secs(3);
+    /// A detector with `auto`'s defaults for break-even `b` seconds
+    /// (experts from B/32 to 8B) but the fallback's `decision`.
+    fn detector(b: f64, decision: Decision) -> LongIdle {
         let experts = ShareExperts::new(
             32,
-            Nanos::from_secs_f64(3.0 / 32.0),
-            Nanos::from_secs(24),
-            b,
+            Nanos::from_secs_f64(b / 32.0),
+            Nanos::from_secs_f64(8.0 * b),
+            Nanos::from_secs_f64(b),
             4.0,
             0.08,
             0.0,
         )
-        .with_decision(Decision::Learned);
-        LongIdle::new(experts, b, None, 0.1)
+        .with_decision(decision);
+        LongIdle::new(experts, Nanos::from_secs_f64(b), None, 0.1)
+    }
+
+    /// `auto`'s detector for the paper's drive (B = 3 s).
+    fn paper_drive() -> LongIdle {
+        detector(3.0, Decision::Learned)
     }
 
     /// Drives `d` through one idle period of `len` from `at`, deadline by
@@ -1098,17 +1102,7 @@ mod tests {
         // 200 s gap; then twenty 2 s gaps, each right after another. The
         // long gap and the short ones share the busy-stretch bin and the
         // hour (no clock), and only the last length tells them apart.
-        let b = Nanos::from_secs(10);
-        let experts = ShareExperts::new(
-            32,
-            Nanos::from_secs_f64(10.0 / 32.0),
-            Nanos::from_secs(80),
-            b,
-            4.0,
-            0.08,
-            0.0,
-        );
-        let mut d = LongIdle::new(experts, b, None, 0.1);
+        let mut d = detector(10.0, Decision::Mean);
         let mut t = Nanos::ZERO;
         let busy = Nanos::from_millis(10);
         let (mut after_medium, mut after_short) = (0.0, 0.0);
