@@ -334,7 +334,10 @@ impl PeriodicEstimator {
                 continue;
             }
             let recur = self.bump(self.key(interval));
-            if recur >= RECUR && !self.tracks(interval) {
+            // `spawn` keeps every source of at least a candidate's
+            // confidence: test that first, and `tracks` (a division per
+            // source) only when a slot could take the new one.
+            if recur >= RECUR && self.can_spawn() && !self.tracks(interval) {
                 self.spawn(interval, at);
             }
         }
@@ -351,6 +354,14 @@ impl PeriodicEstimator {
             let m = (interval.0 + p / 2) / p;
             (1..=8).contains(&m) && interval.0.abs_diff(m * p) <= m * s.tol().0
         })
+    }
+
+    /// Whether [`spawn`](Self::spawn) would place a new candidate: a slot
+    /// is empty or holds a source below a candidate's confidence.
+    fn can_spawn(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.is_none_or(|s| s.confidence < CANDIDATE))
     }
 
     fn spawn(&mut self, period: Nanos, at: Nanos) {
