@@ -423,11 +423,10 @@ impl LongIdle {
     }
 
     /// The fallback's timeout acted on. With the `learned` decision (the
-    /// default) it is the weighted median only while no prediction pays
-    /// (the learned margin is "never": the gap lengths carry no
-    /// information the features can read) and the median has lost less
-    /// than the mean lately; otherwise the mean, whose hedge suits the
-    /// workloads whose periods the model does predict.
+    /// default) it is the weighted median only while the gap lengths look
+    /// [`independent`](Self::independent) and the median has lost less
+    /// than the mean lately; otherwise the mean, whose hedge suits a
+    /// workload whose gaps carry information (module docs).
     pub fn fallback_timeout(&self) -> Nanos {
         if self.fallback.decision() != Decision::Learned {
             return self.fallback.timeout();
@@ -490,22 +489,20 @@ impl LongIdle {
                 z.wait = ZERO_WAIT;
             }
         }
+        if z.on && z.gain < 0.0 {
+            // A trial that did not pay: the next waits twice as long.
+            z.on = false;
+            z.countdown = z.wait;
+            z.wait = (2 * z.wait).min(ZERO_MAX_WAIT);
+            return;
+        }
         if !learned {
-            if z.on && z.gain < 0.0 {
-                z.on = false;
-                z.countdown = z.wait;
-                z.wait = (2 * z.wait).min(ZERO_MAX_WAIT);
-            }
             return;
         }
         let at_once = self.fallback_at_once();
         let z = &mut self.zero;
         if z.on {
-            if z.gain < 0.0 {
-                z.on = false;
-                z.countdown = z.wait;
-                z.wait = (2 * z.wait).min(ZERO_MAX_WAIT);
-            } else if at_once {
+            if at_once {
                 z.idle = 0;
             } else {
                 // Out of the regime (it may come back: the fallback's
@@ -659,7 +656,9 @@ impl StartDetector for LongIdle {
         self.began = None;
         let period = ctx.now - began;
         let learned = period >= self.decision_delay();
-        if learned || self.zero.on || self.zero.fired {
+        // (A period declared at its start began with the trial on, and
+        // only this call turns it off.)
+        if learned || self.zero.on {
             self.learn_zero(period.as_secs_f64(), learned);
         }
         if !learned {
@@ -1002,38 +1001,50 @@ mod tests {
         false
     }
 
+    /// Drives `d` through idle periods of `lens` seconds from `from`, 5 ms
+    /// of busy time apart; returns which were declared at their start,
+    /// and when the last period's busy time ended.
+    fn drive_all(d: &mut LongIdle, from: Nanos, lens: &[f64]) -> (Vec<bool>, Nanos) {
+        let mut t = from;
+        let fired = lens
+            .iter()
+            .map(|&len| {
+                let len = Nanos::from_secs_f64(len);
+                let fired = drive(d, t, len);
+                t = t + len + Nanos::from_millis(5);
+                fired
+            })
+            .collect();
+        (fired, t)
+    }
+
+    /// `n` exponential gaps of mean 10 s plus `floor` seconds.
+    fn exponential(seed: u64, n: usize, floor: f64) -> Vec<f64> {
+        let mut u = uniforms(seed);
+        (0..n).map(|_| floor - 10.0 * u().ln()).collect()
+    }
+
     #[test]
     fn independent_gaps_read_as_independent_and_regimes_do_not() {
-        let busy = Nanos::from_millis(5);
-        // Exponential gaps of mean 10 s.
-        let (mut d, mut u, mut t) = (paper_drive(), uniforms(7), Nanos::ZERO);
-        for _ in 0..600 {
-            let len = Nanos::from_secs_f64(-10.0 * u().ln());
-            drive(&mut d, t, len);
-            t = t + len + busy;
-        }
+        let mut d = paper_drive();
+        drive_all(&mut d, Nanos::ZERO, &exponential(7, 600, 0.0));
         let r = d.serial_correlation();
         assert!(r.abs() < INDEPENDENT && d.independent(), "{r}");
         // Regimes: runs of twenty 100 s gaps and twenty 0.5 s ones.
-        let (mut d, mut t) = (paper_drive(), Nanos::ZERO);
-        for i in 0..600 {
-            let len = Nanos::from_secs_f64(if (i / 20) % 2 == 0 { 100.0 } else { 0.5 });
-            drive(&mut d, t, len);
-            t = t + len + busy;
-        }
+        let runs: Vec<f64> = (0..600)
+            .map(|i| if (i / 20) % 2 == 0 { 100.0 } else { 0.5 })
+            .collect();
+        let mut d = paper_drive();
+        drive_all(&mut d, Nanos::ZERO, &runs);
         let r = d.serial_correlation();
         assert!(r > 0.5 && !d.independent(), "{r}");
     }
 
     #[test]
     fn the_learned_decision_commits_to_the_median_on_independent_gaps_only() {
-        let busy = Nanos::from_millis(5);
-        let (mut d, mut u, mut t) = (paper_drive(), uniforms(11), Nanos::ZERO);
-        for _ in 0..600 {
-            let len = Nanos::from_secs_f64(-10.0 * u().ln());
-            drive(&mut d, t, len);
-            t = t + len + busy;
-        }
+        let mut lens = exponential(11, 600, 0.0);
+        let mut d = paper_drive();
+        drive_all(&mut d, Nanos::ZERO, &lens);
         // Memoryless gaps of mean 10 s against B = 3 s: the best timeout
         // is the shortest; the median commits to it, the mean hedges.
         let [mean, median] = d.fallback().rule_timeouts();
@@ -1042,33 +1053,23 @@ mod tests {
         assert_eq!(d.fallback().learned_rule(), Decision::Median);
         assert_eq!(d.fallback_timeout(), median);
         // The same lengths in regimes (sorted into runs): the mean.
-        let (mut d, mut u, mut t) = (paper_drive(), uniforms(11), Nanos::ZERO);
-        let mut lens: Vec<f64> = (0..600).map(|_| -10.0 * u().ln()).collect();
         for run in lens.chunks_mut(30) {
             run.sort_by(f64::total_cmp);
         }
-        for len in lens {
-            let len = Nanos::from_secs_f64(len);
-            drive(&mut d, t, len);
-            t = t + len + busy;
-        }
+        let mut d = paper_drive();
+        drive_all(&mut d, Nanos::ZERO, &lens);
         assert!(!d.independent());
         assert_eq!(d.fallback_timeout(), d.fallback().rule_timeouts()[0]);
     }
 
     #[test]
     fn it_declares_at_idle_start_while_that_pays_and_backs_off_when_it_does_not() {
-        let busy = Nanos::from_millis(5);
-        let (mut d, mut u, mut t) = (paper_drive(), uniforms(3), Nanos::ZERO);
-        let min = d.decision_delay();
+        let mut d = paper_drive();
+        let min = d.decision_delay().as_secs_f64();
         // Exponential gaps of mean 10 s, none shorter than the decision
         // point: declaring at once always pays.
-        let mut at_start = 0;
-        for _ in 0..400 {
-            let len = Nanos::from_secs_f64(0.2 - 10.0 * u().ln());
-            at_start += usize::from(drive(&mut d, t, len));
-            t = t + len + busy;
-        }
+        let (fired, t) = drive_all(&mut d, Nanos::ZERO, &exponential(3, 400, 0.2));
+        let at_start = fired.iter().filter(|&&f| f).count();
         // Not before 66 periods (50 before the independence test, 16
         // before the first trial), and the test flickers on real noise.
         assert!(at_start > 150, "{at_start}");
@@ -1079,17 +1080,14 @@ mod tests {
         // (which the engine would let it skip): a spin-down at idle start
         // there wastes a cycle. Trials back off (16, 32, 64, ... learned
         // periods apart), each ended by the first short gap.
-        let mut wasted = 0;
-        for i in 0..800 {
-            let len = if i % 2 == 0 {
-                Nanos::from_millis(10)
-            } else {
-                Nanos::from_secs_f64(0.2 - 10.0 * u().ln())
-            };
-            let fired = drive(&mut d, t, len);
-            wasted += usize::from(fired && len < min);
-            t = t + len + busy;
-        }
+        let long = exponential(4, 400, 0.2);
+        let lens: Vec<f64> = long.iter().flat_map(|&l| [0.01, l]).collect();
+        let (fired, _) = drive_all(&mut d, t, &lens);
+        let wasted = lens
+            .iter()
+            .zip(&fired)
+            .filter(|&(&l, &f)| f && l < min)
+            .count();
         // The gain banked before pays for a few, then one per trial.
         assert!((1..=12).contains(&wasted), "{wasted} cycles wasted");
         assert!(!d.zero.on || d.zero.gain >= 0.0);

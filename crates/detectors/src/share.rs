@@ -226,7 +226,8 @@ impl ShareExperts {
     /// What the experts learned, as values ([`lull_core::learned`]): the
     /// weights, the timeout acted on, the periods seen and the two
     /// cumulative losses; with [`Decision::Learned`], the two rules'
-    /// discounted losses too (the timeouts follow from the weights).
+    /// discounted losses and timeouts too (saved, not recomputed from the
+    /// weights, so that a restored copy decides bit for bit alike).
     pub fn save_values(&self, out: &mut Vec<f64>) {
         out.extend_from_slice(&self.weights);
         out.push(self.timeout.0 as f64);
@@ -407,7 +408,7 @@ impl ShareExperts {
                     self.mean_timeout(wx + add * self.x_sum),
                     self.median_of_weights(),
                 ];
-                self.timeout = self.rules[usize::from(self.learned_rule() == Decision::Median)];
+                self.timeout = self.learned_timeout();
                 return;
             }
         }
@@ -457,13 +458,18 @@ impl ShareExperts {
         }
     }
 
+    /// The timeout of [`ShareExperts::learned_rule`].
+    fn learned_timeout(&self) -> Nanos {
+        self.rules[usize::from(self.learned_rule() == Decision::Median)]
+    }
+
     fn decide(&mut self) -> Nanos {
         match self.decision {
             Decision::Mean => self.mean_of_weights(),
             Decision::Median => self.median_of_weights(),
             Decision::Learned => {
                 self.rules = [self.mean_of_weights(), self.median_of_weights()];
-                self.rules[usize::from(self.learned_rule() == Decision::Median)]
+                self.learned_timeout()
             }
             Decision::Geometric => {
                 let log_mean: f64 = self
