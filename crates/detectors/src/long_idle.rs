@@ -131,7 +131,7 @@ use lull_core::registry::{
 };
 use lull_core::time::Nanos;
 
-use crate::periodic::{PeriodicEstimator, gate, periodic_gauges};
+use crate::periodic::{PeriodicEstimator, gate, gate_on, periodic_gauges};
 use crate::share::{
     Decision, EXPERT_PARAMS, FALLBACK_GAUGES, LEARNED_DECISION_PARAM, ShareExperts,
 };
@@ -726,7 +726,8 @@ impl StartDetector for LongIdle {
         // Expected saving of acting now against its expected waste.
         self.wait_s = (at - ctx.now).as_secs_f64();
         // A confident periodic arrival within B: acting now cannot pay.
-        let gated_now = gate(&self.periodic, self.breakeven, ctx.now, ctx.now).is_some();
+        let prediction = self.periodic.predict(ctx.now);
+        let gated_now = gate_on(prediction, self.breakeven, ctx.now).is_some();
         if !gated_now && self.acts(self.margin(), self.last_p, self.wait_s) {
             self.at_once += 1;
             self.acted = true;
@@ -734,7 +735,7 @@ impl StartDetector for LongIdle {
         }
         // Nor does the fallback's start within B before one: put it off
         // past the arrival's window, once (if still idle, it missed).
-        if let Some(later) = gate(&self.periodic, self.breakeven, ctx.now, at) {
+        if let Some(later) = gate_on(prediction, self.breakeven, at) {
             at = later;
         }
         self.armed.arm(at);

@@ -223,16 +223,19 @@ impl PeriodicEstimator {
     }
 
     fn slot(key: i64) -> usize {
-        key.rem_euclid(HIST as i64) as usize
+        // `rem_euclid` by a power of two.
+        const { assert!(HIST.is_power_of_two()) };
+        (key & (HIST as i64 - 1)) as usize
     }
 
     /// The count of `key` now: 0 once [`HIST_WINDOW`] arrivals old.
+    /// Branch-free: whether a slot holds the key is a coin toss the
+    /// branch predictor loses (a select costs less than its misses).
     fn count(&self, key: i64) -> f64 {
         let (k, c, at) = self.hist[Self::slot(key)];
-        if k != key || self.arrivals.saturating_sub(at) > HIST_WINDOW {
-            return 0.0;
-        }
-        c
+        let live = k == key && self.arrivals.saturating_sub(at) <= HIST_WINDOW;
+        // Counts are finite and non-negative: `c · 0` is `+0`.
+        c * f64::from(u8::from(live))
     }
 
     /// Adds one to `key`'s count; returns the new count over the key and
@@ -241,15 +244,12 @@ impl PeriodicEstimator {
         let now = self.arrivals;
         let e = &mut self.hist[Self::slot(key)];
         // The slot's live count, whichever key holds it.
-        let old = if now.saturating_sub(e.2) > HIST_WINDOW {
-            0.0
-        } else {
-            e.1
-        };
-        let c = if e.0 == key { old + 1.0 } else { 1.0 };
+        let old = e.1 * f64::from(u8::from(now.saturating_sub(e.2) <= HIST_WINDOW));
+        let same = e.0 == key;
+        let c = if same { old + 1.0 } else { 1.0 };
         // A colliding key is replaced when its count is no more than the
         // new one's (or has expired).
-        if e.0 == key || c >= old {
+        if same || c >= old {
             *e = (key, c, now);
         }
         c + self.count(key - 1) + self.count(key + 1)
@@ -384,8 +384,9 @@ impl PeriodicEstimator {
     /// The earliest expected arrival of a confident source whose window
     /// has not passed by `now`, as (window start, confidence, period).
     pub fn predict(&self, now: Nanos) -> Option<(Nanos, f64, Nanos)> {
+        let mean_gap = self.mean_gap();
         self.sources()
-            .filter(|s| s.confident(self.mean_gap()))
+            .filter(|s| s.confident(mean_gap))
             .map(|s| {
                 let next = s.next_after(now);
                 (next.saturating_sub(s.tol()), s.confidence, s.period)
@@ -576,7 +577,17 @@ pub(crate) use periodic_gauges;
 /// after `at` (the start would not pay), `later` being the end of that
 /// arrival's window (if the device is still idle then, the source missed).
 pub fn gate(est: &PeriodicEstimator, breakeven: Nanos, now: Nanos, at: Nanos) -> Option<Nanos> {
-    let (start, _, period) = est.predict(now)?;
+    gate_on(est.predict(now), breakeven, at)
+}
+
+/// [`gate`] on a prediction already made (`est.predict(now)`), for a
+/// caller that gates more than one start at the same `now`.
+pub fn gate_on(
+    prediction: Option<(Nanos, f64, Nanos)>,
+    breakeven: Nanos,
+    at: Nanos,
+) -> Option<Nanos> {
+    let (start, _, period) = prediction?;
     let end = PeriodicEstimator::window_end(start, period);
     (at < end && start < at + breakeven).then_some(end)
 }

@@ -149,6 +149,11 @@ pub struct ShareExperts {
     eta: f64,
     /// `ln(1 − α)`: `(1 − α)^l = e^(l·ln(1 − α))`.
     ln_keep: f64,
+    /// A fired expert's loss beyond its own in a period of at least B
+    /// (`delay_weight·B/scale`), and its two factors `e^(−η·c)` and
+    /// `(1 − α)^c`: constants, so two of a period's four `exp` calls are
+    /// saved (in a shorter period the sat-out loss is 0 and its factors 1).
+    long_c: [f64; 3],
     delay_weight: f64,
     breakeven: f64,
     scale: f64,
@@ -198,7 +203,11 @@ impl ShareExperts {
         let x_sum = x.iter().sum();
         let e_x = x.iter().map(|xi| (-eta * xi / scale).exp()).collect();
         let s_x = x.iter().map(|xi| (1.0 - alpha).powf(xi / scale)).collect();
+        // As `observe` computes a fired expert's extra loss at `s ≥ B`.
+        let long_c = (b - b + delay_weight * b) / scale;
+        let ln_keep = (1.0 - alpha).ln();
         let mut e = ShareExperts {
+            long_c: [long_c, (-eta * long_c).exp(), (ln_keep * long_c).exp()],
             x,
             x_ns,
             weights: vec![1.0 / n as f64; n],
@@ -207,7 +216,7 @@ impl ShareExperts {
             e_x,
             s_x,
             eta,
-            ln_keep: (1.0 - alpha).ln(),
+            ln_keep,
             delay_weight,
             breakeven: b,
             scale,
@@ -352,13 +361,29 @@ impl ShareExperts {
                 *l = RULE_DISCOUNT * *l + x;
             }
         }
-        // Fired: loss = x/scale + c; sat out: loss = q.
-        let c = (b - s.min(b) + self.delay_weight * b) / self.scale;
-        let q = (s - b).max(0.0) / self.scale;
-        let (e_c, e_q) = ((-self.eta * c).exp(), (-self.eta * q).exp());
-        let (s_c, s_q) = ((self.ln_keep * c).exp(), (self.ln_keep * q).exp());
-        // The mixture's loss and the exponential update, in two branch-free
-        // passes: the experts that fired, then those that sat it out.
+        // Fired: loss = x/scale + c; sat out: loss = q. One of the two is
+        // a constant: c from B on, q (0) below it.
+        let (c, e_c, s_c, q, e_q, s_q) = if s >= b {
+            let q = (s - b) / self.scale;
+            let [c, e_c, s_c] = self.long_c;
+            (
+                c,
+                e_c,
+                s_c,
+                q,
+                (-self.eta * q).exp(),
+                (self.ln_keep * q).exp(),
+            )
+        } else {
+            let c = (b - s + self.delay_weight * b) / self.scale;
+            let (e_c, s_c) = ((-self.eta * c).exp(), (self.ln_keep * c).exp());
+            (c, e_c, s_c, 0.0, 1.0, 1.0)
+        };
+        // The mixture's loss and the exponential update, in branch-free
+        // passes: the experts that fired, then those that sat it out
+        // (their sum before and after the update in one pass; below B
+        // their factor is 1 and the update nothing).
+        let n = self.weights.len() as f64;
         let (fired, sat) = self.weights.split_at_mut(k);
         let (mut mix, mut total) = (0.0, 0.0);
         for ((w, l), f) in fired.iter_mut().zip(&self.x_scaled).zip(&self.e_x) {
@@ -366,54 +391,69 @@ impl ShareExperts {
             *w *= f * e_c;
             total += *w;
         }
-        let rest: f64 = sat.iter().sum();
-        mix += q * rest;
-        sat.iter_mut().for_each(|w| *w *= e_q);
-        total += rest * e_q;
-        self.mix_loss += mix;
-        let n = self.weights.len() as f64;
-        if !(total > 0.0 && total.is_finite()) {
-            self.weights.iter_mut().for_each(|w| *w = 1.0 / n);
+        let (mut rest, mut sat_after) = (0.0, 0.0);
+        if e_q == 1.0 {
+            rest = sat.iter().fold(0.0, |a, w| a + w);
+            sat_after = rest;
         } else {
-            // Normalize and share, then hand out the pool.
-            // The weighted mean timeout comes out of the same passes:
-            // Σ (kept·v + add)·x = Σ kept·v·x + add·Σx.
-            let inv = 1.0 / total;
-            let (fired, sat) = self.weights.split_at_mut(k);
-            let (mut pool, mut wx) = (0.0, 0.0);
-            for ((w, kx), x) in fired.iter_mut().zip(&self.s_x).zip(&self.x) {
-                let v = *w * inv;
-                let kept = kx * s_c;
-                pool += v - kept * v;
-                *w = kept * v;
-                wx += *w * x;
-            }
-            let sat_sum: f64 = sat.iter().sum::<f64>() * inv;
-            pool += sat_sum * (1.0 - s_q);
-            let scale = inv * s_q;
-            for (w, x) in sat.iter_mut().zip(&self.x[k..]) {
-                *w *= scale;
-                wx += *w * x;
-            }
-            let add = pool / n;
-            self.weights.iter_mut().for_each(|w| *w += add);
-            if self.decision == Decision::Mean {
-                self.periods += 1;
-                self.timeout = self.mean_timeout(wx + add * self.x_sum);
-                return;
-            }
-            if self.decision == Decision::Learned {
-                self.periods += 1;
-                self.rules = [
-                    self.mean_timeout(wx + add * self.x_sum),
-                    self.median_of_weights(),
-                ];
-                self.timeout = self.learned_timeout();
-                return;
+            for w in sat.iter_mut() {
+                rest += *w;
+                *w *= e_q;
+                sat_after += *w;
             }
         }
+        mix += q * rest;
+        total += rest * e_q;
+        self.mix_loss += mix;
+        if !(total > 0.0 && total.is_finite()) {
+            self.weights.iter_mut().for_each(|w| *w = 1.0 / n);
+            self.periods += 1;
+            self.timeout = self.decide();
+            return;
+        }
+        // Normalize and share, then hand out the pool. The pool is known
+        // once the fired experts are normalized (the rest give a share of
+        // their sum), so the sat-out experts are normalized, weigh in the
+        // mean and get their part of the pool in one pass; the weighted
+        // mean timeout comes out of the same passes:
+        // Σ (kept·v + add)·x = Σ kept·v·x + add·Σx. So does the weighted
+        // median: the weights are non-negative, so their prefix sums rise
+        // and the first to reach ½ comes after as many as stay below it.
+        let inv = 1.0 / total;
+        let (mut pool, mut wx) = (0.0, 0.0);
+        for ((w, kx), x) in fired.iter_mut().zip(&self.s_x).zip(&self.x) {
+            let v = *w * inv;
+            let kept = kx * s_c;
+            pool += v - kept * v;
+            *w = kept * v;
+            wx += *w * x;
+        }
+        pool += sat_after * inv * (1.0 - s_q);
+        let scale = inv * s_q;
+        let add = pool / n;
+        let (mut acc, mut below) = (0.0, 0);
+        for w in fired.iter_mut() {
+            *w += add;
+            acc += *w;
+            below += usize::from(acc < 0.5);
+        }
+        for (w, x) in sat.iter_mut().zip(&self.x[k..]) {
+            *w *= scale;
+            wx += *w * x;
+            *w += add;
+            acc += *w;
+            below += usize::from(acc < 0.5);
+        }
         self.periods += 1;
-        self.timeout = self.decide();
+        let mean = self.mean_timeout(wx + add * self.x_sum);
+        self.timeout = match self.decision {
+            Decision::Mean => mean,
+            Decision::Learned => {
+                self.rules = [mean, self.x_ns[below.min(self.x_ns.len() - 1)]];
+                self.learned_timeout()
+            }
+            _ => self.decide(),
+        };
     }
 
     /// A weighted mean of the timeouts, as a timeout within the experts'.
