@@ -203,8 +203,9 @@ impl ShareExperts {
         let x_sum = x.iter().sum();
         let e_x = x.iter().map(|xi| (-eta * xi / scale).exp()).collect();
         let s_x = x.iter().map(|xi| (1.0 - alpha).powf(xi / scale)).collect();
-        // As `observe` computes a fired expert's extra loss at `s ≥ B`.
-        let long_c = (b - b + delay_weight * b) / scale;
+        // A fired expert's extra loss at `s ≥ B`, `(B − min(s, B) + d·B)/scale`,
+        // with `B − B` = 0 exactly.
+        let long_c = (delay_weight * b) / scale;
         let ln_keep = (1.0 - alpha).ln();
         let mut e = ShareExperts {
             long_c: [long_c, (-eta * long_c).exp(), (ln_keep * long_c).exp()],

@@ -1,0 +1,52 @@
+//! One replay each of `timer(1s) + fixed(10s)` and of `auto` on the paper
+//! drive over the replay benchmark's trace (benches/replay.rs: the
+//! workstation workload, seed 42, its first million requests), timed
+//! (the fastest of N runs) or, under callgrind, counted in instructions.
+//!
+//! The development VM's timings vary by ±10 % and more between runs of
+//! the same binary, so a change of a few percent cannot be seen in
+//! criterion's numbers there; instruction counts are exact and repeat.
+//! `scripts/replay-instructions.sh` runs this under callgrind.
+//!
+//! `cargo run --release --example replay_cost -- [RUNS] [timer|auto]`
+
+use std::time::Instant;
+
+use lull::core::prelude::*;
+use lull_blktrace_replay::synth;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let runs: usize = args
+        .next()
+        .map_or(15, |a| a.parse().expect("RUNS: a count"));
+    let only = args.next();
+    let shape = synth::shape("workstation").expect("built-in workload");
+    // As benches/replay.rs: the workstation makes about 1.3 requests a second.
+    let secs = (1_000_000f64 / 1.3) as u64;
+    let mut trace = synth::generate(shape, Nanos::from_secs(secs), 42);
+    trace.requests.truncate(1_000_000);
+    let tl = Timeline::from_requests(&trace.requests);
+    let b = lull::tasks::power::PowerModel::preset("paper-2.5in")
+        .expect("preset")
+        .break_even_s();
+    let plain = lull::registry();
+    let scaled = lull::registry().with_breakeven(Nanos::from_secs_f64(b));
+    for (name, spec, registry) in [
+        ("timer", "timer(1s) + fixed(10s)", &plain),
+        ("auto", "auto", &scaled),
+    ] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let mut best = f64::MAX;
+        for _ in 0..runs {
+            let t = Instant::now();
+            let net = build_network(spec, registry).expect("network");
+            let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
+            std::hint::black_box(replay(&tl, &mut engine).expect("replay"));
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!("{name}: fastest of {runs}: {:.2} ms", best * 1e3);
+    }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Instructions one replay of `timer(1s) + fixed(10s)` and one of `auto`
+# (paper drive) take on the replay benchmark's trace, counted by
+# callgrind inside `lull_core::engine::replay` (examples/replay_cost.rs),
+# and their ratio: a cost measure that repeats exactly, where this VM's
+# timings vary by ±10 % and more (docs/performance.md).
+#
+#   scripts/replay-instructions.sh        # needs valgrind (apt-get install valgrind)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "replay-instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+cargo build --release --example replay_cost >&2
+target="${CARGO_TARGET_DIR:-target}"
+bin="$target/release/examples/replay_cost"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+declare -A count
+for net in timer auto; do
+    valgrind --tool=callgrind --callgrind-out-file="$out/$net" \
+        --toggle-collect='lull_core::engine::replay*' "$bin" 1 "$net" >/dev/null 2>"$out/$net.log"
+    count[$net]=$(callgrind_annotate "$out/$net" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    printf '%-6s %14s instructions\n' "$net" "${count[$net]}"
+done
+awk -v a="${count[auto]}" -v t="${count[timer]}" 'BEGIN { printf "auto / timer: %.2f\n", a / t }'
