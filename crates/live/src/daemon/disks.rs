@@ -38,6 +38,19 @@ pub(super) struct Disk {
     pub(super) jobs: Vec<(mpsc::UnboundedSender<Order>, JoinHandle<()>)>,
     /// Its activity log (`None`: `activity_log = false`).
     pub(super) log: Option<crate::activity::Writer>,
+    /// Whether an order already found its actor gone (said once).
+    pub(super) lost_orders: bool,
+}
+
+/// Sends `order` to an actor (`None`: a job that has none); returns
+/// whether this is the first order found undeliverable (`lost` then
+/// records it, so the shell says it once). An actor ends only on shutdown
+/// or a panic: an order it can no longer take is carried out by nobody.
+fn deliver(tx: Option<&mpsc::UnboundedSender<Order>>, order: Order, lost: &mut bool) -> bool {
+    let sent = tx.is_some_and(|tx| tx.send(order).is_ok());
+    let first = !sent && !*lost;
+    *lost |= !sent;
+    first
 }
 
 impl Disk {
@@ -46,15 +59,18 @@ impl Disk {
     pub(super) fn carry_out(&mut self, hooks: &HookRunner, out: &mut Vec<Output>) -> (bool, bool) {
         for o in out.drain(..) {
             match o {
-                Output::Order { job: None, order } => {
-                    let _ = self.orders.send(order);
-                }
-                Output::Order {
-                    job: Some(j),
-                    order,
-                } => {
-                    if let Some((tx, _)) = self.jobs.get(j) {
-                        let _ = tx.send(order);
+                Output::Order { job, order } => {
+                    let tx = match job {
+                        None => Some(&self.orders),
+                        Some(j) => self.jobs.get(j).map(|(tx, _)| tx),
+                    };
+                    if deliver(tx, order, &mut self.lost_orders) {
+                        error!(
+                            disk = self.ctl.kernel(),
+                            job = ?job,
+                            "an order found no actor to carry it out (its task ended); \
+                             this disk's orders are lost until the daemon restarts"
+                        );
                     }
                 }
                 Output::Hook { event, env } => self.fire(hooks, event, env),
@@ -284,6 +300,7 @@ impl Daemon {
             actor: handle,
             jobs,
             log,
+            lost_orders: false,
         })
     }
 
@@ -480,5 +497,25 @@ impl Daemon {
             }
         }
         h.finish() | 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_order_without_an_actor_is_reported_once() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut lost = false;
+        assert!(!deliver(Some(&tx), Order::Shutdown, &mut lost));
+        assert!(matches!(rx.try_recv(), Ok(Order::Shutdown)));
+        assert!(!lost);
+        drop(rx);
+        assert!(deliver(Some(&tx), Order::Shutdown, &mut lost));
+        assert!(lost);
+        assert!(!deliver(Some(&tx), Order::Shutdown, &mut lost));
+        let mut lost = false;
+        assert!(deliver(None, Order::Shutdown, &mut lost));
     }
 }
