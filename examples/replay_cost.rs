@@ -1,5 +1,5 @@
-//! One replay each of `timer(1s) + fixed(10s)` and of `auto` on the paper
-//! drive over the replay benchmark's trace (benches/replay.rs: the
+//! One replay each of `timer(1s) + fixed(10s)`, of `auto` and of `share()`
+//! on the paper drive over the replay benchmark's trace (benches/replay.rs: the
 //! workstation workload, seed 42, its first million requests), timed
 //! (the fastest of N runs) or, under callgrind, counted in instructions.
 //!
@@ -8,7 +8,7 @@
 //! criterion's numbers there; instruction counts are exact and repeat.
 //! `scripts/replay-instructions.sh` runs this under callgrind.
 //!
-//! `cargo run --release --example replay_cost -- [RUNS] [timer|auto]`
+//! `cargo run --release --example replay_cost -- [RUNS] [timer|auto|share]`
 
 use std::time::Instant;
 
@@ -35,6 +35,9 @@ fn main() {
     for (name, spec, registry) in [
         ("timer", "timer(1s) + fixed(10s)", &plain),
         ("auto", "auto", &scaled),
+        // What `auto` builds on: the share timeout alone, seeing the same
+        // periods (of at least B/32).
+        ("share", "share()", &scaled),
     ] {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Instructions one replay of `timer(1s) + fixed(10s)` and one of `auto`
-# (paper drive) take on the replay benchmark's trace, counted by
+# Instructions one replay of `timer(1s) + fixed(10s)`, one of `auto` and
+# one of `share()` (paper drive) take on the replay benchmark's trace, counted by
 # callgrind inside `lull_core::engine::replay` (examples/replay_cost.rs),
-# and their ratio: a cost measure that repeats exactly, where this VM's
+# and their ratios to the timer's: a cost measure that repeats exactly, where this VM's
 # timings vary by ±10 % and more (docs/performance.md).
 #
 #   scripts/replay-instructions.sh        # needs valgrind (apt-get install valgrind)
@@ -15,10 +15,11 @@ bin="$target/release/examples/replay_cost"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 declare -A count
-for net in timer auto; do
+for net in timer auto share; do
     valgrind --tool=callgrind --callgrind-out-file="$out/$net" \
         --toggle-collect='lull_core::engine::replay*' "$bin" 1 "$net" >/dev/null 2>"$out/$net.log"
     count[$net]=$(callgrind_annotate "$out/$net" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
     printf '%-6s %14s instructions\n' "$net" "${count[$net]}"
 done
-awk -v a="${count[auto]}" -v t="${count[timer]}" 'BEGIN { printf "auto / timer: %.2f\n", a / t }'
+awk -v a="${count[auto]}" -v s="${count[share]}" -v t="${count[timer]}" \
+    'BEGIN { printf "auto / timer: %.2f   share / timer: %.2f\n", a / t, s / t }'
