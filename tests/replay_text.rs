@@ -1,5 +1,6 @@
-//! `lull replay`'s text output: one measure per line, names and values in
-//! aligned columns whatever the longest name.
+//! `lull replay`'s output: one measure per line, names and values in
+//! aligned columns whatever the longest name, and the network's gauges at
+//! the end of the trace (text and JSON).
 
 mod common;
 
@@ -27,6 +28,14 @@ fn measures_line_up_in_two_columns() {
             .any(|l| l.trim_start().starts_with("window_clairvoyant_energy_j ")),
         "{text}"
     );
+    // The gauges follow under their heading, in the same columns.
+    assert!(text.contains("\ngauges "), "{text}");
+    assert!(
+        measures
+            .iter()
+            .any(|l| l.trim_start().starts_with("n0.fallback_timeout_s ")),
+        "{text}"
+    );
     // Every value ends in the same column, and every name is followed by
     // at least one space before its value.
     let ends: Vec<usize> = measures.iter().map(|l| l.trim_end().len()).collect();
@@ -36,6 +45,44 @@ fn measures_line_up_in_two_columns() {
         let (name, value) = (parts.next().unwrap(), parts.next().unwrap());
         assert!(parts.next().is_none(), "{l}");
         assert!(value.parse::<f64>().is_ok(), "{l}");
-        assert!(l.find(value).unwrap() > 2 + name.len(), "{l}");
+        assert!(l.rfind(value).unwrap() > 2 + name.len(), "{l}");
     }
+}
+
+/// `--format json` carries the gauges as an object: on the checkpointing
+/// server (a 5-minute checkpoint, day and night) on the NAS drive, `auto`'s
+/// periodic estimator has found the checkpoint by the end of two days.
+#[test]
+fn json_carries_what_auto_learned() {
+    let o = lull(&[
+        "replay",
+        "--workload",
+        "cron-server",
+        "--duration",
+        "48h",
+        "--task",
+        "spindown",
+        "--device",
+        "wd-red-plus",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    // The measures stay top-level numbers.
+    assert!(v["energy_j"].as_f64().is_some_and(|e| e > 0.0), "{v}");
+    let g = v["gauges"].as_object().expect("a gauges object");
+    let gauge = |k: &str| {
+        g.get(k)
+            .and_then(|x| x.as_f64())
+            .unwrap_or_else(|| panic!("{k}: {v}"))
+    };
+    assert!(gauge("n0.periodic_sources") >= 1.0, "{v}");
+    assert!((gauge("n0.periodic_period_s") - 300.0).abs() < 3.0, "{v}");
+    assert!(
+        gauge("n0.periodic_hits") > gauge("n0.periodic_misses"),
+        "{v}"
+    );
+    assert!((0.0..=1.0).contains(&gauge("n0.p_long")), "{v}");
+    assert!(gauge("n0.fallback_periods") > 0.0, "{v}");
 }

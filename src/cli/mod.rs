@@ -132,13 +132,16 @@ pub(crate) fn text_value(key: &str, v: f64) -> String {
     }
 }
 
-/// A JSON object of numbers, in the given key order.
-pub(crate) fn json_numbers(pairs: &[(&str, f64)]) -> String {
+/// A JSON object of numbers, in the given key order (a number that is not
+/// finite is `null`).
+pub(crate) fn json_number_map<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, f64)>,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut map = serde_json::Map::new();
     for (k, v) in pairs {
-        let n = serde_json::Number::from_f64(*v)
+        let n = serde_json::Number::from_f64(v)
             .map_or(serde_json::Value::Null, serde_json::Value::Number);
-        map.insert((*k).to_string(), n);
+        map.insert(k.to_string(), n);
     }
-    serde_json::Value::Object(map).to_string()
+    map
 }

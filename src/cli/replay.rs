@@ -14,7 +14,7 @@ use lull_core::event::Timeline;
 use lull_core::spec::NetworkSpec;
 use lull_core::time::{Nanos, parse_duration};
 
-use super::{CliError, Format, json_numbers};
+use super::{CliError, Format, json_number_map};
 
 /// Flags of `lull replay`.
 #[derive(Debug, clap::Args)]
@@ -228,7 +228,14 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
-        Format::Json => writeln!(out, "{}", json_numbers(&pairs)),
+        Format::Json => {
+            let mut map = json_number_map(pairs.iter().copied());
+            if !outcome.gauges.is_empty() {
+                let gauges = json_number_map(outcome.gauges.iter().map(|(k, v)| (k.as_str(), *v)));
+                map.insert("gauges".into(), serde_json::Value::Object(gauges));
+            }
+            writeln!(out, "{}", serde_json::Value::Object(map))
+        }
         Format::Text => (|| {
             writeln!(out, "network  {spec}")?;
             writeln!(
@@ -248,13 +255,38 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                 writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
             }
             // Names align however long the longest is
-            // (`window_clairvoyant_energy_j` is 27 characters).
-            let w = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            // (`window_clairvoyant_energy_j` is 27 characters), the
+            // gauges' below with them.
+            let w = pairs
+                .iter()
+                .map(|(k, _)| k.len())
+                .chain(outcome.gauges.iter().map(|(k, _)| k.len()))
+                .max()
+                .unwrap_or(0);
             for (k, v) in &pairs {
                 writeln!(out, "  {k:<w$} {:>14}", super::text_value(k, *v))?;
+            }
+            if !outcome.gauges.is_empty() {
+                writeln!(
+                    out,
+                    "gauges   what the network learned, at the end of the trace"
+                )?;
+                for (k, v) in &outcome.gauges {
+                    writeln!(out, "  {k:<w$} {:>14}", gauge_value(*v))?;
+                }
             }
             Ok(())
         })(),
     };
     written.map_err(CliError::runtime)
+}
+
+/// A gauge's value as text: a whole number as one (counts, hits), else
+/// six decimals.
+fn gauge_value(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.6}")
+    }
 }

@@ -116,6 +116,9 @@ pub struct ModelOutcome {
     pub drained: Vec<DeviceIo>,
     /// The baseline run's latencies.
     pub baseline: Baseline,
+    /// The detector's [gauges](Detector::gauges) at the end: what it
+    /// learned.
+    pub gauges: Vec<(String, f64)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -553,6 +556,7 @@ pub fn run_model<D: Detector>(
         device_log: dev.log.unwrap_or_default(),
         drained,
         baseline: base,
+        gauges: engine.detector().gauges(),
     })
 }
 

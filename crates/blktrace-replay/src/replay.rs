@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use lull_core::actuator::StopPolicy;
+use lull_core::component::Detector;
 use lull_core::engine::{Engine, LogEntry, RunReport, replay};
 use lull_core::event::Timeline;
 use lull_core::registry::Registry;
@@ -406,6 +407,10 @@ pub struct ReplayOutcome {
     pub report: RunReport,
     /// The action log (empty unless asked for).
     pub log: Vec<LogEntry>,
+    /// The network's gauges at the end of the trace, as `node.name`
+    /// ([`Network`](lull_core::network::Network)'s): what it learned, for
+    /// a look at why it decided as it did.
+    pub gauges: Vec<(String, f64)>,
 }
 
 /// Replays `timeline` through the network `spec` with the options. For
@@ -466,6 +471,7 @@ pub fn replay_spec_restarting(
         ReplayOutcome {
             report,
             log: engine.log().to_vec(),
+            gauges: engine.detector().gauges(),
         },
         restarts,
     ))
@@ -502,6 +508,7 @@ pub fn replay_spec_with(
         return Ok(ReplayOutcome {
             report: out.report,
             log: out.log,
+            gauges: out.gauges,
         });
     }
     let task = make_task_with(&opts.task, opts, reference)?;
@@ -513,5 +520,6 @@ pub fn replay_spec_with(
     Ok(ReplayOutcome {
         report,
         log: engine.log().to_vec(),
+        gauges: engine.detector().gauges(),
     })
 }

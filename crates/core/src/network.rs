@@ -468,6 +468,14 @@ impl Detector for Network {
             Inner::Dag(d) => d.step(Stimulus::Event(ev), ctx, out),
         }
     }
+    /// [`Network::node_gauges`] as `node.name`: what a replay reports of
+    /// the network at its end.
+    fn gauges(&self) -> Vec<(String, f64)> {
+        self.node_gauges()
+            .into_iter()
+            .map(|(node, name, v)| (format!("{node}.{name}"), v))
+            .collect()
+    }
     fn wants_events(&self) -> bool {
         match &self.inner {
             Inner::Single(_, d) => d.wants_events(),
