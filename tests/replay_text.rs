@@ -54,19 +54,9 @@ fn measures_line_up_in_two_columns() {
 /// periodic estimator has found the checkpoint by the end of two days.
 #[test]
 fn json_carries_what_auto_learned() {
-    let o = lull(&[
-        "replay",
-        "--workload",
-        "cron-server",
-        "--duration",
-        "48h",
-        "--task",
-        "spindown",
-        "--device",
-        "wd-red-plus",
-        "--format",
-        "json",
-    ]);
+    let args = "replay --workload cron-server --duration 48h --task spindown \
+                --device wd-red-plus --format json";
+    let o = lull(&args.split_whitespace().collect::<Vec<_>>());
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     // The measures stay top-level numbers.
