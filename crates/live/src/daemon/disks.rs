@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lull_core::time::Nanos;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{debug, error, info, warn};
 
@@ -51,6 +51,32 @@ fn deliver(tx: Option<&mpsc::UnboundedSender<Order>>, order: Order, lost: &mut b
     let first = !sent && !*lost;
     *lost |= !sent;
     first
+}
+
+/// A signal that the actors in `after` have all ended (`None`: there are
+/// none to wait for).
+fn when_ended(after: Vec<JoinHandle<()>>) -> Option<watch::Receiver<bool>> {
+    if after.is_empty() {
+        return None;
+    }
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        for h in after {
+            let _ = h.await;
+        }
+        let _ = tx.send(true);
+    });
+    Some(rx)
+}
+
+/// Runs `work` once `ready` ([`when_ended`]) says so; orders sent before
+/// then wait in the actor's channel, in order.
+async fn after_ready(ready: Option<watch::Receiver<bool>>, work: impl Future<Output = ()>) {
+    if let Some(mut r) = ready {
+        // A sender gone without saying so releases the wait too.
+        let _ = r.wait_for(|&done| done).await;
+    }
+    work.await;
 }
 
 impl Disk {
@@ -201,7 +227,17 @@ impl Daemon {
         }
     }
 
-    fn new_disk(&mut self, entry: &DiskConfig, r: &Resolved, family: Family) -> Option<Disk> {
+    /// A controller and actors for the drive found at `r`; its actors take
+    /// orders only once those in `after` (the actors of the drive it
+    /// replaces at the same name) have ended, so an old command still
+    /// stopping and the new drive's preparation never overlap.
+    fn new_disk(
+        &mut self,
+        entry: &DiskConfig,
+        r: &Resolved,
+        family: Family,
+        after: Vec<JoinHandle<()>>,
+    ) -> Option<Disk> {
         let identity = self.identity(r);
         let cfg = &self.for_drive(entry, r, &identity);
         let (mut st, note) = self.state.take_for(&r.key, Some(&identity));
@@ -257,6 +293,7 @@ impl Daemon {
         let log = activity
             .enabled
             .then(|| crate::activity::Writer::new(activity, &r.key));
+        let ready = when_ended(after);
         let actor = |job: Option<&crate::config::JobConfig>| {
             let (tx, rx) = mpsc::unbounded_channel();
             let transport = match (job, &cfg.task) {
@@ -287,7 +324,7 @@ impl Daemon {
                 reports: self.reports_tx.clone(),
                 transport,
             };
-            (tx, tokio::spawn(actor.run(rx)))
+            (tx, tokio::spawn(after_ready(ready.clone(), actor.run(rx))))
         };
         let (orders, handle) = actor(None);
         let jobs = match &cfg.task {
@@ -353,7 +390,12 @@ impl Daemon {
         for (tx, _) in &old.jobs {
             let _ = tx.send(Order::Shutdown);
         }
-        if let Some(d) = self.new_disk(entry, r, family) {
+        // The old actors stop their commands (up to 10 s each); the new
+        // drive's wait for them, without holding up the loop.
+        let after = std::iter::once(old.actor)
+            .chain(old.jobs.into_iter().map(|(_, h)| h))
+            .collect();
+        if let Some(d) = self.new_disk(entry, r, family, after) {
             self.disks.push(d);
         }
     }
@@ -414,7 +456,7 @@ impl Daemon {
                     continue;
                 }
                 self.missing.remove(&c.device);
-                if let Some(d) = self.new_disk(c, &r, family) {
+                if let Some(d) = self.new_disk(c, &r, family, Vec::new()) {
                     let dc = d.ctl.config();
                     info!(
                         "disk {} ({}): task {}, network {}, policy {}, drive {} ({}: {}), break-even {}",
@@ -503,6 +545,35 @@ impl Daemon {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_replacement_actor_starts_after_the_old_ones_end() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        let (end_old, ended) = tokio::sync::oneshot::channel::<()>();
+        let old = tokio::spawn(async move {
+            let _ = ended.await;
+        });
+        let done = tokio::spawn(async {});
+        let started = Arc::new(AtomicBool::new(false));
+        let s = started.clone();
+        let new = tokio::spawn(after_ready(when_ended(vec![done, old]), async move {
+            s.store(true, SeqCst);
+        }));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!started.load(SeqCst), "started while an old actor ran");
+        end_old.send(()).unwrap();
+        new.await.unwrap();
+        assert!(started.load(SeqCst));
+        // Nothing to wait for: at once.
+        assert!(when_ended(Vec::new()).is_none());
+        let s = started.clone();
+        s.store(false, SeqCst);
+        after_ready(None, async move { s.store(true, SeqCst) }).await;
+        assert!(started.load(SeqCst));
+    }
 
     #[test]
     fn an_order_without_an_actor_is_reported_once() {
