@@ -281,12 +281,29 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     written.map_err(CliError::runtime)
 }
 
-/// A gauge's value as text: a whole number as one (counts, hits), else
-/// six decimals.
+/// A gauge's value as text: a whole number as one (counts, hits), a huge
+/// one in scientific notation (a margin of "never" is the largest
+/// float), else six decimals.
 fn gauge_value(v: f64) -> String {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+    if v.is_finite() && v.abs() >= 1e12 {
+        format!("{v:.3e}")
+    } else if v.is_finite() && v.fract() == 0.0 {
         format!("{}", v as i64)
     } else {
         format!("{v:.6}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gauge_value;
+
+    #[test]
+    fn gauge_values_stay_short() {
+        assert_eq!(gauge_value(42.0), "42");
+        assert_eq!(gauge_value(-1.0), "-1");
+        assert_eq!(gauge_value(0.25), "0.250000");
+        assert_eq!(gauge_value(f64::MAX), "1.798e308");
+        assert_eq!(gauge_value(f64::NAN), "NaN");
     }
 }
