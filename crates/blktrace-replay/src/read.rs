@@ -167,14 +167,38 @@ fn dispatch(
     }
 }
 
+/// What to try instead when `dir` holds other files: one trace file
+/// (`blkparse -d` output, a CSV) is read when named itself.
+fn other_files_hint(dir: &Path) -> String {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    match files.as_slice() {
+        [] => String::new(),
+        [one] => format!("; it holds one file: name it to read it as a trace ({one})"),
+        [first, ..] => format!(
+            "; it holds {} other files: name one to read it as a trace (e.g. {first})",
+            files.len()
+        ),
+    }
+}
+
 /// The per-CPU blktrace files of `dir`, merged.
 fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     let files = blktrace::cpu_files(dir)?;
     if files.is_empty() {
         return Err(TraceError::format(
             dir,
-            "a directory must hold per-CPU blktrace files named `<device>.blktrace.<cpu>` \
-             or activity log segments (`*.lact`)",
+            format!(
+                "a directory must hold per-CPU blktrace files named `<device>.blktrace.<cpu>` \
+                 or activity log segments (`*.lact`){}",
+                other_files_hint(dir)
+            ),
         ));
     }
     let mut inputs = Vec::with_capacity(files.len());
@@ -232,4 +256,32 @@ fn open_cpu_file(path: &Path) -> Result<(bool, bool, Input), TraceError> {
 pub fn sniff_file(path: &Path) -> Result<Option<Format>, TraceError> {
     let (head, _) = input::open_decoded(path)?;
     Ok(Format::sniff(&head))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_per_cpu_files_names_what_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = |d: &Path| open(d, ReadOptions::default()).unwrap_err().to_string();
+        let empty = err(dir.path());
+        assert!(
+            empty.contains("per-CPU") && !empty.contains("it holds"),
+            "{empty}"
+        );
+        std::fs::write(dir.path().join("dump.bin"), b"x").unwrap();
+        let one = err(dir.path());
+        assert!(
+            one.contains("it holds one file") && one.contains("dump.bin"),
+            "{one}"
+        );
+        std::fs::write(dir.path().join("a.csv"), b"x").unwrap();
+        let two = err(dir.path());
+        assert!(
+            two.contains("2 other files") && two.contains("a.csv"),
+            "{two}"
+        );
+    }
 }
