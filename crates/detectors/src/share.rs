@@ -447,13 +447,15 @@ impl ShareExperts {
         }
         self.periods += 1;
         let mean = self.mean_timeout(wx + add * self.x_sum);
+        let median = self.x_ns[below.min(self.x_ns.len() - 1)];
         self.timeout = match self.decision {
             Decision::Mean => mean,
+            Decision::Median => median,
             Decision::Learned => {
-                self.rules = [mean, self.x_ns[below.min(self.x_ns.len() - 1)]];
+                self.rules = [mean, median];
                 self.learned_timeout()
             }
-            _ => self.decide(),
+            Decision::Geometric => self.decide(),
         };
     }
 
