@@ -329,7 +329,7 @@ pub const SERIAL_DISCOUNT: f64 = 0.995;
 /// Largest serial correlation (in magnitude) read as independent gaps.
 pub const INDEPENDENT: f64 = 0.15;
 /// Discounted periods before the gaps may be read as independent.
-const INDEPENDENT_AFTER: f64 = 50.0;
+pub const INDEPENDENT_AFTER: f64 = 50.0;
 
 impl LongIdle {
     /// A detector falling back on `fallback`, acting at once when the
@@ -456,7 +456,8 @@ impl LongIdle {
     }
 
     /// Whether the gap lengths look independent: the serial correlation
-    /// within [`INDEPENDENT`] of 0 after 50 (discounted) periods.
+    /// within [`INDEPENDENT`] of 0 after [`INDEPENDENT_AFTER`] (discounted)
+    /// periods.
     pub fn independent(&self) -> bool {
         self.serial[0] >= INDEPENDENT_AFTER && self.serial_correlation().abs() < INDEPENDENT
     }

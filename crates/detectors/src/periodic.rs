@@ -692,9 +692,10 @@ impl StartDetector for PeriodicStart {
             return None;
         }
         let began = self.began.unwrap_or(ctx.now);
+        let prediction = self.est.predict(ctx.now);
         if !self.decided {
             self.decided = true;
-            if let Some((start, _, _)) = self.est.predict(ctx.now) {
+            if let Some((start, _, _)) = prediction {
                 if start >= ctx.now + self.breakeven {
                     self.predicted_long = true;
                     if self.share_long() > 0.5 {
@@ -706,7 +707,7 @@ impl StartDetector for PeriodicStart {
         }
         let at = (began + self.fallback.timeout()).max(ctx.now);
         if !self.gated {
-            if let Some(later) = gate(&self.est, self.breakeven, ctx.now, at) {
+            if let Some(later) = gate_on(prediction, self.breakeven, at) {
                 self.gated = true;
                 self.armed.arm(later);
                 return None;
