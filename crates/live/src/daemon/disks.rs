@@ -80,6 +80,18 @@ async fn after_ready(ready: Option<watch::Receiver<bool>>, work: impl Future<Out
 }
 
 impl Disk {
+    /// Tells its actors (its own and its jobs') to shut down; returns
+    /// their tasks, to wait on.
+    fn shut_down(&mut self) -> Vec<JoinHandle<()>> {
+        let _ = self.orders.send(Order::Shutdown);
+        for (tx, _) in &self.jobs {
+            let _ = tx.send(Order::Shutdown);
+        }
+        let own = std::mem::replace(&mut self.actor, tokio::spawn(async {}));
+        let jobs = std::mem::take(&mut self.jobs).into_iter().map(|(_, h)| h);
+        std::iter::once(own).chain(jobs).collect()
+    }
+
     /// Carries out what the controller asked for; returns the state
     /// changes to record (changed, urgent).
     pub(super) fn carry_out(&mut self, hooks: &HookRunner, out: &mut Vec<Output>) -> (bool, bool) {
@@ -144,14 +156,8 @@ impl Daemon {
         let now = self.now();
         for mut d in disks {
             d.end(now);
-            let _ = d.orders.send(Order::Shutdown);
-            for (tx, _) in &d.jobs {
-                let _ = tx.send(Order::Shutdown);
-            }
-            let jobs = std::mem::take(&mut d.jobs).into_iter().map(|a| a.1);
             let key = d.ctl.key().to_string();
-            let own = std::mem::replace(&mut d.actor, tokio::spawn(async {}));
-            actors.extend(std::iter::once(own).chain(jobs).map(|a| (key.clone(), a)));
+            actors.extend(d.shut_down().into_iter().map(|a| (key.clone(), a)));
             self.retiring.push(d);
         }
         for (key, actor) in actors {
@@ -368,7 +374,7 @@ impl Daemon {
     /// waits for that drive), and a controller for the new drive starts,
     /// with that drive's own state if it was seen before.
     fn swap_drive(&mut self, i: usize, entry: &DiskConfig, r: &Resolved, family: Family) {
-        let old = self.disks.remove(i);
+        let mut old = self.disks.remove(i);
         let key = old.ctl.key().to_string();
         let st = old.ctl.state().clone();
         let serial = st.identity.as_ref().and_then(|i| i.serial.clone());
@@ -386,15 +392,9 @@ impl Daemon {
             |s| format!("serial:{s}"),
         );
         self.state.disks.insert(aside, st);
-        let _ = old.orders.send(Order::Shutdown);
-        for (tx, _) in &old.jobs {
-            let _ = tx.send(Order::Shutdown);
-        }
         // The old actors stop their commands (up to 10 s each); the new
         // drive's wait for them, without holding up the loop.
-        let after = std::iter::once(old.actor)
-            .chain(old.jobs.into_iter().map(|(_, h)| h))
-            .collect();
+        let after = old.shut_down();
         if let Some(d) = self.new_disk(entry, r, family, after) {
             self.disks.push(d);
         }
