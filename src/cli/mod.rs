@@ -123,9 +123,16 @@ pub(crate) struct SourceArgs {
     pub(crate) lenient: bool,
 }
 
+/// A measure's value as text: a count (a plural name such as `spinups`,
+/// not a time in `_s`) as a whole number, else six decimals.
 pub(crate) fn text_value(key: &str, v: f64) -> String {
-    let plural = key.ends_with('s') && !key.ends_with("_s");
-    if plural && v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+    number_text(v, key.ends_with('s') && !key.ends_with("_s"))
+}
+
+/// `v` as a whole number when `whole` allows and it is one, else six
+/// decimals.
+pub(crate) fn number_text(v: f64, whole: bool) -> String {
+    if whole && v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
         format!("{}", v as i64)
     } else {
         format!("{v:.6}")

@@ -333,10 +333,8 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
 fn gauge_value(v: f64) -> String {
     if v.is_finite() && v.abs() >= 1e12 {
         format!("{v:.3e}")
-    } else if v.is_finite() && v.fract() == 0.0 {
-        format!("{}", v as i64)
     } else {
-        format!("{v:.6}")
+        super::number_text(v, true)
     }
 }
 
