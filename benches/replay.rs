@@ -14,17 +14,11 @@ use lull::detectors::duration::Fixed;
 use lull::detectors::timer::Timer;
 use lull_blktrace_replay::synth;
 
-fn timeline(requests: usize) -> Timeline {
-    let shape = synth::shape("workstation").expect("built-in workload");
-    // The workstation makes about 1.3 requests a second.
-    let secs = (requests as f64 / 1.3) as u64;
-    let mut trace = synth::generate(shape, Nanos::from_secs(secs), 42);
-    trace.requests.truncate(requests);
-    Timeline::from_requests(&trace.requests)
-}
+#[path = "support/replay_trace.rs"]
+mod replay_trace;
 
 fn bench(c: &mut Criterion) {
-    let tl = timeline(1_000_000);
+    let tl = replay_trace::workstation(1_000_000);
     let events = tl.events().len() as u64;
     let registry = lull::registry();
     let mut g = c.benchmark_group("replay-1M-requests");

@@ -13,7 +13,9 @@
 use std::time::Instant;
 
 use lull::core::prelude::*;
-use lull_blktrace_replay::synth;
+
+#[path = "../benches/support/replay_trace.rs"]
+mod replay_trace;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -21,12 +23,7 @@ fn main() {
         .next()
         .map_or(15, |a| a.parse().expect("RUNS: a count"));
     let only = args.next();
-    let shape = synth::shape("workstation").expect("built-in workload");
-    // As benches/replay.rs: the workstation makes about 1.3 requests a second.
-    let secs = (1_000_000f64 / 1.3) as u64;
-    let mut trace = synth::generate(shape, Nanos::from_secs(secs), 42);
-    trace.requests.truncate(1_000_000);
-    let tl = Timeline::from_requests(&trace.requests);
+    let tl = replay_trace::workstation(1_000_000);
     let b = lull::tasks::power::PowerModel::preset("paper-2.5in")
         .expect("preset")
         .break_even_s();

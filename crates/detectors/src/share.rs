@@ -447,12 +447,12 @@ impl ShareExperts {
         }
         self.periods += 1;
         let mean = self.mean_timeout(wx + add * self.x_sum);
-        let median = self.x_ns[below.min(self.x_ns.len() - 1)];
+        let median = below.min(self.x_ns.len() - 1);
         self.timeout = match self.decision {
             Decision::Mean => mean,
-            Decision::Median => median,
+            Decision::Median => self.x_ns[median],
             Decision::Learned => {
-                self.rules = [mean, median];
+                self.rules = [mean, self.x_ns[median]];
                 self.learned_timeout()
             }
             Decision::Geometric => self.decide(),
