@@ -229,13 +229,12 @@ impl PeriodicEstimator {
     }
 
     /// The count of `key` now: 0 once [`HIST_WINDOW`] arrivals old.
-    /// Branch-free: whether a slot holds the key is a coin toss the
-    /// branch predictor loses (a select costs less than its misses).
     fn count(&self, key: i64) -> f64 {
         let (k, c, at) = self.hist[Self::slot(key)];
-        let live = k == key && self.arrivals.saturating_sub(at) <= HIST_WINDOW;
-        // Counts are finite and non-negative: `c · 0` is `+0`.
-        c * f64::from(u8::from(live))
+        if k != key || self.arrivals.saturating_sub(at) > HIST_WINDOW {
+            return 0.0;
+        }
+        c
     }
 
     /// Adds one to `key`'s count; returns the new count over the key and
@@ -244,12 +243,15 @@ impl PeriodicEstimator {
         let now = self.arrivals;
         let e = &mut self.hist[Self::slot(key)];
         // The slot's live count, whichever key holds it.
-        let old = e.1 * f64::from(u8::from(now.saturating_sub(e.2) <= HIST_WINDOW));
-        let same = e.0 == key;
-        let c = if same { old + 1.0 } else { 1.0 };
+        let old = if now.saturating_sub(e.2) > HIST_WINDOW {
+            0.0
+        } else {
+            e.1
+        };
+        let c = if e.0 == key { old + 1.0 } else { 1.0 };
         // A colliding key is replaced when its count is no more than the
         // new one's (or has expired).
-        if same || c >= old {
+        if e.0 == key || c >= old {
             *e = (key, c, now);
         }
         c + self.count(key - 1) + self.count(key + 1)
