@@ -223,9 +223,7 @@ impl PeriodicEstimator {
     }
 
     fn slot(key: i64) -> usize {
-        // `rem_euclid` by a power of two.
-        const { assert!(HIST.is_power_of_two()) };
-        (key & (HIST as i64 - 1)) as usize
+        key.rem_euclid(HIST as i64) as usize
     }
 
     /// The count of `key` now: 0 once [`HIST_WINDOW`] arrivals old.
