@@ -403,13 +403,13 @@ impl DiskController {
 
     /// The daemon stops watching the disk at `now` (a clean stop, a
     /// configuration change that replaces the controller): the log's last
-    /// record says so.
-    pub fn finish(&mut self, now: Nanos, out: &mut Vec<Output>) {
+    /// record says so, and what the network learned is kept in the state
+    /// (a first snapshot is dated `now.unix`).
+    pub fn finish(&mut self, now: Now, out: &mut Vec<Output>) {
         if self.session_sent {
-            self.activity(Record::End(now), out);
+            self.activity(Record::End(now.mono), out);
         }
-        let unix = self.st.last_decision_unix;
-        self.keep_learned(Now { mono: now, unix }, false);
+        self.keep_learned(now, false);
     }
 
     /// The poll's record, a mark, or nothing (a quiet poll).

@@ -446,6 +446,22 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
 }
 
 #[test]
+fn a_first_snapshot_of_what_was_learned_is_dated_when_the_daemon_stops() {
+    // Stopped before any idle period ended: the snapshot `finish` keeps is
+    // the first, dated by the stop's wall clock (it took the last
+    // decision's, 0 here: "learned since 1970").
+    let (mut c, r) = controller("network = \"long-idle()\"\n");
+    run(&mut c, &r, 0, 20, |t| 10 * t.min(5));
+    assert!(c.state().learned.is_none());
+    assert_eq!(c.state().last_decision_unix, 0);
+    let mut out = Vec::new();
+    c.finish(at(20), &mut out);
+    let learned = c.state().learned.clone().expect("learned state kept");
+    assert_eq!(learned.since_unix, UNIX0 + 20);
+    assert_eq!(learned.idle_periods, 0);
+}
+
+#[test]
 fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() {
     // Issue 32: `long-idle` (what `auto` is) learns over idle periods; a
     // controller built with the state the last one left continues with it.
@@ -462,7 +478,7 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
         10 * starts.iter().filter(|&&b| b <= t).count() as u64
     });
     let mut out = Vec::new();
-    c.finish(Nanos::from_secs(s), &mut out);
+    c.finish(at(s), &mut out);
     let st = c.state().clone();
     let learned = st.learned.clone().expect("learned state kept");
     assert!(learned.idle_periods >= 30, "{}", learned.idle_periods);

@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
-use crate::controller::{DiskController, HookEnv, Order, Output};
+use crate::controller::{DiskController, HookEnv, Now, Order, Output};
 use crate::devices::{Resolved, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::identify::Identity;
@@ -127,7 +127,7 @@ impl Disk {
     }
 
     /// The daemon stops watching the disk at `now`: the log says so.
-    pub(super) fn end(&mut self, now: Nanos) {
+    pub(super) fn end(&mut self, now: Now) {
         let mut out = Vec::new();
         self.ctl.finish(now, &mut out);
         if let Some(log) = self.log.as_mut() {
@@ -153,7 +153,7 @@ impl Daemon {
     /// what they report, and keeps their state entries.
     pub(super) async fn retire_all(&mut self, disks: Vec<Disk>) {
         let mut actors = Vec::new();
-        let now = self.now();
+        let now = self.stamp(self.now());
         for mut d in disks {
             d.end(now);
             let key = d.ctl.key().to_string();
