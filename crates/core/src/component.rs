@@ -98,7 +98,8 @@ pub struct Context {
     /// The wall clock at time 0, as nanoseconds since the Unix epoch, when
     /// the driver knows it (the daemon does; a replay of a trace with
     /// absolute timestamps can). Environmental skeptics (time of day) read
-    /// it; everything else works on relative time.
+    /// it, and so does the periodic estimator, to carry its sources'
+    /// phases over a restart; everything else works on relative time.
     pub clock: Option<Nanos>,
 }
 

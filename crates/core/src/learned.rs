@@ -12,7 +12,11 @@
 //! statistics about the device (weights, estimates, a model), with any
 //! time in it written relative to the moment of the save, so that it is
 //! meaningful on another clock (the daemon's monotonic time starts again
-//! after a reboot). What belongs to the moment (an alarm armed, the idle
+//! after a reboot; a time that would fall before the new clock's zero is
+//! forgotten, [`from_ago`]). A component whose learning follows the wall
+//! clock (a periodic source's phase) may keep the save's wall time too,
+//! from [`Context::clock`](crate::component::Context::clock), and carry
+//! its phase over the time away. What belongs to the moment (an alarm armed, the idle
 //! period in progress) is not: a restored component starts outside any
 //! idle period, as a fresh one does.
 //!
@@ -170,7 +174,13 @@ pub fn ago(now: Nanos, t: Option<Nanos>) -> f64 {
     t.map_or(-1.0, |t| now.saturating_sub(t).0 as f64)
 }
 
-/// The time [`ago`] wrote, back on the clock whose time is `now`.
+/// The time [`ago`] wrote, back on the clock whose time is `now`; `None`
+/// for a time before that clock's zero. A daemon restores at its clock's
+/// zero, so what happened before it started is forgotten, as long ago,
+/// rather than every such time collapsing onto the start (which made all
+/// of them one instant: a periodic estimator's anchors would have
+/// recurred at once).
 pub fn from_ago(now: Nanos, ago: f64) -> Option<Nanos> {
-    (ago >= 0.0 && ago.is_finite()).then(|| now.saturating_sub(Nanos(ago as u64)))
+    (ago >= 0.0 && ago.is_finite() && ago <= now.0 as f64)
+        .then(|| now.saturating_sub(Nanos(ago as u64)))
 }

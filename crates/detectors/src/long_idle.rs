@@ -223,8 +223,9 @@ impl Logistic {
     }
 }
 
-/// The layout version of `long-idle`'s saved state.
-const STATE_VERSION: u32 = 3;
+/// The layout version of `long-idle`'s saved state: 4 keeps the periodic
+/// estimator's wall time of the save; 3 is still read.
+const STATE_VERSION: u32 = 4;
 
 impl LongIdle {
     /// How many values its saved state has.
@@ -634,6 +635,7 @@ impl StartDetector for LongIdle {
         g
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+        self.periodic.set_clock(ctx.clock);
         self.began = Some(ctx.now);
         self.features = None;
         self.cell = None;
@@ -653,6 +655,7 @@ impl StartDetector for LongIdle {
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
+        self.periodic.set_clock(ctx.clock);
         self.armed.disarm();
         self.began = None;
         let period = ctx.now - began;
@@ -772,7 +775,16 @@ impl StartDetector for LongIdle {
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
     }
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
-        let v = l.expect(LONG_IDLE.name, STATE_VERSION, self.saved_len())?;
+        // Version 3 lacked the periodic estimator's two values of wall time.
+        let (version, len, periodic_len) = match l.version {
+            3 => (3, self.saved_len() - 2, PeriodicEstimator::SAVED_LEN_V1),
+            _ => (
+                STATE_VERSION,
+                self.saved_len(),
+                PeriodicEstimator::SAVED_LEN,
+            ),
+        };
+        let v = l.expect(LONG_IDLE.name, version, len)?;
         let mut it = v.iter().copied();
         let mut take = |n: usize| -> Vec<f64> { it.by_ref().take(n).collect() };
         let w = take(FEATURES);
@@ -785,7 +797,7 @@ impl StartDetector for LongIdle {
         let last_p = take(1)[0];
         let serial = take(4);
         let zero = take(5);
-        let periodic = take(PeriodicEstimator::SAVED_LEN);
+        let periodic = take(periodic_len);
         let fallback = take(self.fallback.saved_len());
         if w.iter()
             .chain(&gains)

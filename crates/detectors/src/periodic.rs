@@ -161,6 +161,21 @@ pub struct PeriodicEstimator {
     gap_sum: [f64; 2],
     hits: u64,
     misses: u64,
+    /// The wall clock at time 0 ([`Context::clock`]), as last told by
+    /// [`set_clock`](Self::set_clock).
+    clock: Option<Nanos>,
+    /// A restore's pending re-phase ([`set_clock`](Self::set_clock)).
+    resume: Option<Resume>,
+}
+
+/// What a restore leaves for the first [`PeriodicEstimator::set_clock`]:
+/// the wall time of the save, the restoring clock's time of the restore,
+/// and each source's next arrival relative to the save (signed, unclamped).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Resume {
+    saved_wall: u64,
+    at: Nanos,
+    next: [i128; SOURCES],
 }
 
 /// What [`PeriodicEstimator::observe`] saw at one arrival.
@@ -186,6 +201,45 @@ impl PeriodicEstimator {
             gap_sum: [0.0; 2],
             hits: 0,
             misses: 0,
+            clock: None,
+            resume: None,
+        }
+    }
+
+    /// Tells it the wall clock at time 0 (the engine's
+    /// [`Context::clock`]; call it at every idle period's start and end,
+    /// it costs a branch). The first call after a restore carries the
+    /// sources' phases over the time the saver was away: a job run by the
+    /// wall clock (cron, a checkpoint timer) kept its phase while the
+    /// daemon was down, so a source's next arrival is the first
+    /// recurrence, at or after the restore, of the one it expected at the
+    /// save. Without a wall clock on both sides the phases stay as
+    /// restored (relative to the save, as if no time had passed).
+    pub fn set_clock(&mut self, clock: Option<Nanos>) {
+        self.clock = clock;
+        if let Some(r) = self.resume.take() {
+            if let Some(c) = clock {
+                self.rephase(r, c.0.saturating_add(r.at.0));
+            }
+        }
+    }
+
+    fn rephase(&mut self, r: Resume, restored_wall: u64) {
+        let away = restored_wall.saturating_sub(r.saved_wall);
+        if away == 0 {
+            return;
+        }
+        let at = i128::from(r.at.0);
+        for (slot, rel) in self.sources.iter_mut().zip(r.next) {
+            let Some(s) = slot else { continue };
+            let p = i128::from(s.period.0.max(1));
+            let t = at + rel - i128::from(away);
+            let t = if t >= at {
+                t
+            } else {
+                t + (at - t + p - 1) / p * p
+            };
+            s.next = Nanos(t.clamp(0, i128::from(u64::MAX)) as u64);
         }
     }
 
@@ -400,7 +454,11 @@ impl PeriodicEstimator {
     }
 
     /// How many values [`save_values`](Self::save_values) writes.
-    pub const SAVED_LEN: usize = ANCHORS + 3 * HIST + 1 + 4 * SOURCES + 5;
+    pub const SAVED_LEN: usize = Self::SAVED_LEN_V1 + 2;
+    /// How many it wrote before the wall time of the save was kept (the
+    /// layout [`restore_values`](Self::restore_values) still reads, so an
+    /// upgraded daemon keeps what it learned).
+    pub const SAVED_LEN_V1: usize = ANCHORS + 3 * HIST + 1 + 4 * SOURCES + 5;
 
     /// Appends what it learned to `out`, times as ages at `now`.
     pub fn save_values(&self, now: Nanos, out: &mut Vec<f64>) {
@@ -431,14 +489,43 @@ impl PeriodicEstimator {
         out.push(self.misses as f64);
         out.extend_from_slice(&self.gap_sum);
         out.push(ago(now, self.last_free));
+        // The save's wall time in whole seconds and nanoseconds (exact in
+        // an f64; -1 unknown), for the re-phase after a restore.
+        let wall = self.clock.map(|c| c.0.saturating_add(now.0));
+        out.extend(wall.map_or([-1.0; 2], |w| {
+            [(w / 1_000_000_000) as f64, (w % 1_000_000_000) as f64]
+        }));
     }
 
-    /// Restores what [`save_values`](Self::save_values) wrote.
+    /// Restores what [`save_values`](Self::save_values) wrote
+    /// ([`SAVED_LEN`](Self::SAVED_LEN) values, or
+    /// [`SAVED_LEN_V1`](Self::SAVED_LEN_V1) from an older build). Saved
+    /// times before the restoring clock's zero are forgotten, as if long
+    /// ago (the anchors of a daemon that restarted); the sources' phases
+    /// are carried over the time away at the next
+    /// [`set_clock`](Self::set_clock).
     pub fn restore_values(&mut self, v: &[f64], now: Nanos) -> Result<(), LearnedError> {
         let bad = || LearnedError::new("periodic: a time, count or confidence out of range");
-        if v.len() != Self::SAVED_LEN || v.iter().any(|x| !x.is_finite()) {
+        let (v, wall) = match v.len() {
+            Self::SAVED_LEN => v.split_at(Self::SAVED_LEN_V1),
+            Self::SAVED_LEN_V1 => (v, &[-1.0, -1.0][..]),
+            _ => return Err(bad()),
+        };
+        if v.iter().chain(wall).any(|x| !x.is_finite()) {
             return Err(bad());
         }
+        let saved_wall = match (wall[0], wall[1]) {
+            (s, n) if s < 0.0 && n < 0.0 => None,
+            (s, n)
+                if (0.0..1e10).contains(&s)
+                    && (0.0..1e9).contains(&n)
+                    && s.fract() == 0.0
+                    && n.fract() == 0.0 =>
+            {
+                Some(s as u64 * 1_000_000_000 + n as u64)
+            }
+            _ => return Err(bad()),
+        };
         let (ring, rest) = v.split_at(ANCHORS);
         let (hist, rest) = rest.split_at(3 * HIST);
         let arrivals = rest[0];
@@ -467,7 +554,8 @@ impl PeriodicEstimator {
             };
         }
         let mut sources = [None; SOURCES];
-        for (slot, x) in sources.iter_mut().zip(srcs.chunks_exact(4)) {
+        let mut rel = [0i128; SOURCES];
+        for ((slot, r), x) in sources.iter_mut().zip(&mut rel).zip(srcs.chunks_exact(4)) {
             let (p, next, c, hits) = (x[0], x[1], x[2], x[3]);
             if p == 0.0 && c == 0.0 {
                 continue;
@@ -479,6 +567,7 @@ impl PeriodicEstimator {
             {
                 return Err(bad());
             }
+            *r = next as i128;
             let next = (now.0 as f64 + next).clamp(0.0, 2e18);
             *slot = Some(Source {
                 period: Nanos(p as u64),
@@ -499,6 +588,14 @@ impl PeriodicEstimator {
         (self.hits, self.misses) = (counts[0] as u64, counts[1] as u64);
         self.gap_sum = gap_sum;
         self.last_free = from_ago(now, last_free);
+        // Until told otherwise, the wall clock the save implies (so a save
+        // before the next `set_clock` writes back what was restored).
+        self.clock = saved_wall.map(|w| Nanos(w.saturating_sub(now.0)));
+        self.resume = saved_wall.map(|saved_wall| Resume {
+            saved_wall,
+            at: now,
+            next: rel,
+        });
         Ok(())
     }
 
@@ -639,7 +736,9 @@ impl PeriodicStart {
     }
 }
 
-const STATE_VERSION: u32 = 1;
+/// The layout of `periodic`'s state: 2 keeps the save's wall time
+/// ([`PeriodicEstimator::set_clock`]); 1 is still read.
+const STATE_VERSION: u32 = 2;
 
 impl StartDetector for PeriodicStart {
     fn wants_events(&self) -> bool {
@@ -660,6 +759,7 @@ impl StartDetector for PeriodicStart {
         g
     }
     fn on_idle_begin(&mut self, ctx: &Context) -> Option<Start> {
+        self.est.set_clock(ctx.clock);
         self.began = Some(ctx.now);
         self.decided = false;
         self.gated = false;
@@ -668,6 +768,7 @@ impl StartDetector for PeriodicStart {
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
+        self.est.set_clock(ctx.clock);
         self.armed.disarm();
         self.began = None;
         let period = ctx.now - began;
@@ -728,12 +829,11 @@ impl StartDetector for PeriodicStart {
         Some(Learned::new(PERIODIC.name, STATE_VERSION, v))
     }
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
-        let n = PeriodicEstimator::SAVED_LEN;
-        let v = l.expect(
-            PERIODIC.name,
-            STATE_VERSION,
-            n + 3 + self.fallback.saved_len(),
-        )?;
+        let (version, n) = match l.version {
+            1 => (1, PeriodicEstimator::SAVED_LEN_V1),
+            _ => (STATE_VERSION, PeriodicEstimator::SAVED_LEN),
+        };
+        let v = l.expect(PERIODIC.name, version, n + 3 + self.fallback.saved_len())?;
         let (o, at_once) = ([v[n], v[n + 1]], v[n + 2]);
         if o.iter()
             .chain([&at_once])
@@ -947,5 +1047,80 @@ mod tests {
         let mut v2 = Vec::new();
         f.save_values(s(3001.0), &mut v2);
         assert_eq!(v, v2);
+    }
+
+    #[test]
+    fn a_restored_source_keeps_its_wall_clock_phase_over_the_time_away() {
+        // A 300 s job on the wall clock; the daemon (clock zero at Unix
+        // time 1e9 s) saves at 3001 s and restarts 1000.5 s later, its new
+        // clock's zero being the restart.
+        let wall0 = s(1e9);
+        let mut e = PeriodicEstimator::new(B);
+        e.set_clock(Some(wall0));
+        let arrivals: Vec<f64> = (1..=10).map(|k| 300.0 * k as f64).collect();
+        feed(&mut e, &arrivals, 299.0);
+        let mut v = Vec::new();
+        e.save_values(s(3001.0), &mut v);
+        assert_eq!(v.len(), PeriodicEstimator::SAVED_LEN);
+        let mut f = PeriodicEstimator::new(B);
+        f.restore_values(&v, Nanos::ZERO).unwrap();
+        f.set_clock(Some(wall0 + s(3001.0 + 1000.5)));
+        // The job's next run is at 4200 s on the old clock: 198.5 s after
+        // the restart on the new one. As restored without the re-phase, it
+        // was 299 s after it (at 3300 s on the old clock, as if no time had
+        // passed).
+        let (start, _, p) = f.predict(Nanos::ZERO).expect("a confident source");
+        let end = PeriodicEstimator::window_end(start, p).as_secs_f64();
+        let mid = (start.as_secs_f64() + end) / 2.0;
+        assert!((mid - 198.5).abs() < 0.01, "{mid}");
+        // Without a wall clock on either side: as restored.
+        let mut g = PeriodicEstimator::new(B);
+        g.restore_values(&v, Nanos::ZERO).unwrap();
+        g.set_clock(None);
+        let (start, _, p) = g.predict(Nanos::ZERO).unwrap();
+        let mid = (start + PeriodicEstimator::window_end(start, p)).as_secs_f64() / 2.0;
+        assert!((mid - 299.0).abs() < 0.01, "{mid}");
+    }
+
+    #[test]
+    fn times_before_the_restoring_clock_are_forgotten_not_piled_on_its_zero() {
+        // Restored at a new clock's zero, the eight anchors (all in the
+        // past) are dropped: piled on zero they would recur at once and
+        // the first arrival after the restart would spawn a source of
+        // period "time since the restart".
+        let mut e = PeriodicEstimator::new(B);
+        let arrivals: Vec<f64> = (1..=8).map(|k| 1000.0 + 37.0 * (k * k) as f64).collect();
+        feed(&mut e, &arrivals, 30.0);
+        let mut v = Vec::new();
+        e.save_values(s(4000.0), &mut v);
+        let mut f = PeriodicEstimator::new(B);
+        f.restore_values(&v, Nanos::ZERO).unwrap();
+        let before = f.sources().count();
+        f.observe(s(100.0), s(777.0));
+        assert_eq!(f.sources().count(), before);
+        assert!(f.sources().all(|x| x.period != s(777.0)));
+        let mut w = Vec::new();
+        f.save_values(s(777.0), &mut w);
+        let anchors = &w[..ANCHORS];
+        assert_eq!(
+            anchors.iter().filter(|&&a| a >= 0.0).count(),
+            1,
+            "{anchors:?}"
+        );
+    }
+
+    #[test]
+    fn the_layout_before_the_wall_time_is_still_read() {
+        let mut e = PeriodicEstimator::new(B);
+        let arrivals: Vec<f64> = (1..=10).map(|k| 300.0 * k as f64).collect();
+        feed(&mut e, &arrivals, 299.0);
+        let mut v = Vec::new();
+        e.save_values(s(3001.0), &mut v);
+        v.truncate(PeriodicEstimator::SAVED_LEN_V1);
+        let mut f = PeriodicEstimator::new(B);
+        f.restore_values(&v, s(3001.0)).unwrap();
+        assert_eq!(f.predict(s(3100.0)), e.predict(s(3100.0)));
+        v.pop();
+        assert!(f.restore_values(&v, s(3001.0)).is_err());
     }
 }

@@ -292,9 +292,12 @@ impl DiskController {
 
     /// Restores `saved` into a fresh `engine` for `cfg`. At the engine's
     /// time zero: the first poll's events come before the instant the
-    /// controller is built, and the engine must not have passed them;
-    /// times in the state (relative to its save) then count from the
-    /// daemon's start, as if the downtime had not been.
+    /// controller is built, and the engine must not have passed them.
+    /// Times in the state (relative to its save) that fall before the
+    /// daemon's start are forgotten, as long ago; a periodic source's
+    /// phase is carried over the downtime by the wall clock (the engine's
+    /// [`Settings::clock`]: a cron job kept its phase while the daemon
+    /// was down).
     fn restore_learned(
         engine: &mut Engine<Network, PolicyActuator, LiveTask>,
         saved: &lull_core::learned::Snapshot,

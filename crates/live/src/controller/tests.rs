@@ -462,6 +462,64 @@ fn a_first_snapshot_of_what_was_learned_is_dated_when_the_daemon_stops() {
 }
 
 #[test]
+fn a_restart_carries_a_periodic_job_s_wall_clock_phase() {
+    // A job writes for a second every 300 s of wall time; `auto`'s model
+    // learns it over 3 hours. The daemon stops at 10800 s and starts again
+    // at 11000 s (wall): the job's next run, at 11100 s, is 100 s after the
+    // restart. Restored as if no time had passed it would be due at once.
+    let disk = "network = \"long-idle()\"\nmax_spindowns_per_day = 1000\n";
+    let (mut c, r) = controller(disk);
+    let jobs = |wall: u64| 10 * (wall / 300 + u64::from(wall % 300 >= 1));
+    let stop = 10_800;
+    run(&mut c, &r, 0, stop, jobs);
+    let next_in = |c: &DiskController| {
+        c.gauges(Nanos::ZERO)
+            .nodes
+            .iter()
+            .find(|(_, name, _)| name == "periodic_next_in_s")
+            .map(|g| g.2)
+            .expect("the gauge")
+    };
+    let mut out = Vec::new();
+    c.finish(at(stop), &mut out);
+    let st = c.state().clone();
+    let restart = 11_000;
+    let text = "[[disk]]\ndevice = \"sdb\"\n".to_string() + disk;
+    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &r).unwrap();
+    let family = Family {
+        disk: "sdb".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    // The new daemon's clock starts at the restart (wall nanoseconds).
+    let settings = Settings {
+        clock: Nanos::from_secs(restart),
+        ..c.settings
+    };
+    let mut d = DiskController::new(
+        &r,
+        &cfg.disks[0],
+        "sdb",
+        "sdb",
+        family,
+        2,
+        st,
+        settings,
+        Nanos::ZERO,
+    )
+    .unwrap();
+    // Quiet from the restart: the idle period that begins within a few
+    // polls expects the job about 100 s on (less the window's half width,
+    // 300/128 s, and the few seconds to the period's start).
+    let base = jobs(restart);
+    run(&mut d, &r, 0, 30, |t| {
+        base + jobs(restart + t) - jobs(restart)
+    });
+    let n = next_in(&d);
+    assert!((90.0..100.0).contains(&n), "next periodic arrival in {n} s");
+}
+
+#[test]
 fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() {
     // Issue 32: `long-idle` (what `auto` is) learns over idle periods; a
     // controller built with the state the last one left continues with it.
