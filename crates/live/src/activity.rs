@@ -278,23 +278,33 @@ pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) 
 /// is fed the same records, so the figures are the same (`lull status`
 /// uses this when the state file has none: a dry run writes none).
 pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::ShadowReport> {
-    let mut records = Vec::new();
-    read_back(cfg, key, |r| records.push(r));
-    let session = records.iter().rev().find_map(|r| match r {
-        Record::Session(s) => Some(s),
-        _ => None,
-    })?;
+    let session = last_session(cfg, key)?;
     if session.task != "standby" {
         return None;
     }
     let model: lull_tasks::PowerModel = session.drive.parse().ok()?;
     let b = model.break_even();
     let mut shadow = lull_activity::Shadow::new(model, b);
-    for r in &records {
-        shadow.feed(r);
-    }
+    // Streamed: a week of a busy disk's polls is a few million records,
+    // which `lull status` has no need to hold at once.
+    read_back(cfg, key, |r| shadow.feed(&r));
     shadow.settle();
     Some(shadow.report())
+}
+
+/// The last session record of disk `key`'s log, as [`read_back`] would
+/// give it last: from the newest segment that reads and holds one (each
+/// segment begins with its run's session, so this reads one segment).
+fn last_session(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::Session> {
+    let files = segments(&disk_dir(&cfg.dir, key)).ok()?;
+    files.iter().rev().find_map(|f| {
+        let bytes = fs::read(f).ok()?;
+        let (records, _) = parse_segment(&bytes, f).ok()?;
+        records.into_iter().rev().find_map(|r| match r {
+            Record::Session(s) => Some(s),
+            _ => None,
+        })
+    })
 }
 
 #[cfg(test)]
@@ -380,6 +390,45 @@ mod tests {
         assert_eq!(report, live.report());
         assert!(report.windows[1].idle_periods >= 30, "{report:?}");
         assert!(shadow_from_log(&cfg, "sdz").is_none());
+    }
+
+    #[test]
+    fn the_shadow_from_a_log_takes_the_drive_of_its_last_session() {
+        // The drive changed between two runs: the whole log is evaluated
+        // with the last one's model, as the daemon now running it would.
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(dir.path());
+        let a = records(1_700_000_000);
+        let mut b = records(1_700_010_000);
+        if let Record::Session(s) = &mut b[0] {
+            s.drive = "paper-2.5in".into();
+        }
+        for run in [&a, &b] {
+            let mut w = Writer::new(&cfg, "sdb");
+            for r in run.iter() {
+                w.push(r);
+                w.flush();
+            }
+        }
+        let report = |preset: &str| {
+            let model = lull_tasks::PowerModel::preset(preset).unwrap();
+            let mut sh = Shadow::new(model.clone(), model.break_even());
+            a.iter().chain(&b).for_each(|r| sh.feed(r));
+            sh.settle();
+            sh.report()
+        };
+        let from_log = shadow_from_log(&cfg, "sdb").unwrap();
+        assert_eq!(from_log, report("paper-2.5in"));
+        assert_ne!(from_log, report("wd-red-plus"));
+        // A log of another task has no shadow.
+        let mut c = records(1_700_020_000);
+        if let Record::Session(s) = &mut c[0] {
+            s.task = "flush".into();
+        }
+        let mut w = Writer::new(&cfg, "sdb");
+        w.push(&c[0]);
+        w.flush();
+        assert!(shadow_from_log(&cfg, "sdb").is_none());
     }
 
     /// Segments beyond the size cap go, oldest first; the newest stays.
