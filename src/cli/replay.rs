@@ -275,7 +275,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                     "gauges   what the network learned, at the end of the trace"
                 )?;
                 for (k, v) in &outcome.gauges {
-                    writeln!(out, "  {k:<w$} {:>14}", gauge_value(*v))?;
+                    writeln!(out, "  {k:<w$} {:>14}", gauge_value(k, *v, &registry))?;
                 }
             }
             Ok(())
@@ -330,8 +330,20 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
 /// A gauge's value as text: a whole number as one (counts, hits), a huge
 /// one in scientific notation (a margin of "never" is the largest
 /// float), else six decimals.
-fn gauge_value(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e12 {
+fn gauge_value(name: &str, v: f64, registry: &lull_core::registry::Registry) -> String {
+    if v.is_infinite() || v.abs() >= 1e300 {
+        // The gauges' "does not exist" (`f64::MAX`), in the catalogue's
+        // word for it (`never` a margin, `none` a periodic source).
+        let gauge = name.rsplit_once('.').map_or(name, |(_, g)| g);
+        return registry
+            .list()
+            .iter()
+            .flat_map(|c| c.gauges.iter())
+            .find(|g| g.matches(gauge))
+            .map_or("never", |g| g.none)
+            .to_string();
+    }
+    if v.abs() >= 1e12 {
         format!("{v:.3e}")
     } else {
         super::number_text(v, true)
@@ -369,10 +381,16 @@ mod tests {
 
     #[test]
     fn gauge_values_stay_short() {
-        assert_eq!(gauge_value(42.0), "42");
-        assert_eq!(gauge_value(-1.0), "-1");
-        assert_eq!(gauge_value(0.25), "0.250000");
-        assert_eq!(gauge_value(f64::MAX), "1.798e308");
-        assert_eq!(gauge_value(f64::NAN), "NaN");
+        let r = lull::registry();
+        let v = |name: &str, x: f64| gauge_value(name, x, &r);
+        assert_eq!(v("n0.hits", 42.0), "42");
+        assert_eq!(v("n0.x", -1.0), "-1");
+        assert_eq!(v("n0.x", 0.25), "0.250000");
+        assert_eq!(v("n0.x", 3e15), "3.000e15");
+        // "Does not exist", in the catalogue's word.
+        assert_eq!(v("n0.margin", f64::MAX), "never");
+        assert_eq!(v("n0.periodic_period_s", f64::MAX), "none");
+        assert_eq!(v("n0.unknown", f64::INFINITY), "never");
+        assert_eq!(v("n0.x", f64::NAN), "NaN");
     }
 }

@@ -171,12 +171,28 @@ pub struct GaugeInfo {
     pub label: &'static str,
     /// Its unit.
     pub unit: GaugeUnit,
+    /// The word for a value that does not exist (reported as `f64::MAX`
+    /// or infinite): `never` unless [`GaugeInfo::none_is`] says otherwise.
+    pub none: &'static str,
 }
 
 impl GaugeInfo {
     /// A gauge named `name`, labelled `label`, in `unit`.
     pub const fn new(name: &'static str, label: &'static str, unit: GaugeUnit) -> Self {
-        GaugeInfo { name, label, unit }
+        GaugeInfo {
+            name,
+            label,
+            unit,
+            none: "never",
+        }
+    }
+
+    /// The same gauge, whose missing value reads as `word` (`none`: a
+    /// period where no periodic source is known, where `never` would
+    /// mislead).
+    pub const fn none_is(mut self, word: &'static str) -> Self {
+        self.none = word;
+        self
     }
 
     /// Whether this entry describes the gauge `name`.
@@ -189,10 +205,11 @@ impl GaugeInfo {
 
     /// The value as people read it, rounded to what matters: `1m 50s`,
     /// `12 %`, `3×`; `None` (a value that does not exist yet, or is
-    /// infinite: "never") as `never`.
+    /// infinite) as `never`, or the gauge's own word for it
+    /// ([`GaugeInfo::none_is`]).
     pub fn show(&self, value: Option<f64>) -> String {
         let Some(v) = value.filter(|v| v.is_finite()) else {
-            return "never".to_string();
+            return self.none.to_string();
         };
         match self.unit {
             GaugeUnit::Seconds if v >= 0.0 => Nanos::from_secs_f64(v).approx().to_string(),

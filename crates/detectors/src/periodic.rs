@@ -608,18 +608,20 @@ impl PeriodicEstimator {
         let best = confident
             .iter()
             .max_by(|a, b| a.confidence.total_cmp(&b.confidence));
+        // No confident source: the three read "none" (`f64::MAX`, the
+        // gauges' convention for a value that does not exist).
         let next = self
             .predict(now)
-            .map_or(-1.0, |(t, _, _)| (t.saturating_sub(now)).as_secs_f64());
+            .map_or(f64::MAX, |(t, _, _)| (t.saturating_sub(now)).as_secs_f64());
         vec![
             (format!("{prefix}sources"), confident.len() as f64),
             (
                 format!("{prefix}period_s"),
-                best.map_or(0.0, |s| s.period.as_secs_f64()),
+                best.map_or(f64::MAX, |s| s.period.as_secs_f64()),
             ),
             (
                 format!("{prefix}confidence"),
-                best.map_or(0.0, |s| s.confidence),
+                best.map_or(f64::MAX, |s| s.confidence),
             ),
             (format!("{prefix}next_in_s"), next),
             (format!("{prefix}hits"), self.hits as f64),
@@ -642,17 +644,20 @@ macro_rules! periodic_gauges {
                 concat!($p, "period_s"),
                 "period of the most confident source",
                 GaugeUnit::Seconds,
-            ),
+            )
+            .none_is("none"),
             GaugeInfo::new(
                 concat!($p, "confidence"),
                 "its confidence",
                 GaugeUnit::Ratio,
-            ),
+            )
+            .none_is("none"),
             GaugeInfo::new(
                 concat!($p, "next_in_s"),
-                "time to the next predicted periodic arrival (−1: none)",
+                "time to the next predicted periodic arrival",
                 GaugeUnit::Seconds,
-            ),
+            )
+            .none_is("none"),
             GaugeInfo::new(
                 concat!($p, "hits"),
                 "periodic arrivals that came as predicted",

@@ -1044,6 +1044,16 @@ lull_dry_run 0
         assert_eq!((g.value, g.never), (None, true));
         let json = serde_json::to_value(&g).unwrap();
         assert!(json["value"].is_null() && json["never"] == true, "{json}");
+        assert_eq!(human_gauge("margin", None), "at-once margin never");
+        // A periodic source that does not exist is "none", not 0 s or -1.
+        assert_eq!(
+            human_gauge("periodic_period_s", None),
+            "period of the most confident source none"
+        );
+        assert_eq!(
+            human_gauge("periodic_next_in_s", Some(95.0)),
+            "time to the next predicted periodic arrival 1m35s"
+        );
         assert_eq!(significant(0.12191474762754606, 4), "0.1219");
         assert_eq!(significant(3.0, 4), "3");
         assert_eq!(significant(1234.5678, 4), "1235");
