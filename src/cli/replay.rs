@@ -298,25 +298,19 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
     ) else {
         return Vec::new();
     };
-    if base.is_nan() || base <= 0.0 {
-        return Vec::new();
-    }
-    let pct = |e: f64| 100.0 * e / base;
+    let [best_over_oracle, clairvoyant_over_best] =
+        lull_tasks::spindown::small_margins(base, oracle, best, get("window_clairvoyant_energy_j"));
     let mut notes = Vec::new();
-    if pct(best - oracle) < 1.0 {
+    if let Some(p) = best_over_oracle {
         notes.push(format!(
-            "the best fixed timeout spends only {:.2} % of the never-spin-down energy more \
-             than the oracle: excess_vs_best_fixed divides by that",
-            pct(best - oracle)
+            "the best fixed timeout spends only {p:.2} % of the never-spin-down energy more \
+             than the oracle: excess_vs_best_fixed divides by that"
         ));
     }
-    if let Some(clairvoyant) = get("window_clairvoyant_energy_j")
-        && pct(best - clairvoyant) < 1.0
-    {
+    if let Some(p) = clairvoyant_over_best {
         notes.push(format!(
-            "the per-window clairvoyant timer saves only {:.2} % of the never-spin-down energy \
+            "the per-window clairvoyant timer saves only {p:.2} % of the never-spin-down energy \
              beyond the best fixed timeout: gain_vs_clairvoyant divides by that{}",
-            pct(best - clairvoyant),
             if get("gain_vs_clairvoyant").is_some_and(f64::is_nan) {
                 " (NaN: nothing to divide by)"
             } else {

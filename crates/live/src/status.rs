@@ -901,7 +901,39 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             if w.idle_periods == 1 { "" } else { "s" },
             secs(w.observed_s)
         );
+        if let Some(note) = small_margin_note(w) {
+            let _ = writeln!(out, "  {:<11} {note}", "");
+        }
     }
+}
+
+/// A line under a window's ratios when they divide by little
+/// ([`lull_tasks::spindown::small_margins`]), as `lull replay` notes it.
+fn small_margin_note(w: &lull_activity::shadow::WindowReport) -> Option<String> {
+    let energy = |p: &str| w.policy(p).map(|f| f.energy_j);
+    let [best, clairvoyant] = lull_tasks::spindown::small_margins(
+        w.baseline_energy_j,
+        energy("oracle")?,
+        energy("best-fixed")?,
+        energy("clairvoyant-10min"),
+    );
+    let part = |p: Option<f64>, what: &str| p.map(|p| format!("{what} by {p:.2} %"));
+    let parts: Vec<String> = [
+        part(best, "the best fixed timeout trails the oracle"),
+        part(
+            clairvoyant,
+            "the clairvoyant timer beats the best fixed one",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "(the ratios divide by little: {} of the energy of never spinning down)",
+            parts.join(", and ")
+        )
+    })
 }
 
 #[cfg(test)]

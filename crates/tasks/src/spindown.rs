@@ -271,6 +271,36 @@ impl BestFixed {
     }
 }
 
+/// Where a reference ratio divides by little: the margins, in percent of
+/// the never-spin-down energy `baseline_j`, of the best fixed timeout over
+/// the oracle (`excess_vs_best_fixed`'s denominator) and of the
+/// per-window clairvoyant timer over the best fixed timeout
+/// (`gain_vs_clairvoyant`'s), each given only when under
+/// [`SMALL_MARGIN_PCT`]. On a short or regular trace the best fixed timeout
+/// can come within a hair of the oracle, and an `excess_vs_best_fixed` of
+/// 250 is then a ratio of two small numbers, not a disaster: `lull replay`
+/// and `lull status` say so beside the ratios.
+pub fn small_margins(
+    baseline_j: f64,
+    oracle_j: f64,
+    best_fixed_j: f64,
+    clairvoyant_j: Option<f64>,
+) -> [Option<f64>; 2] {
+    if baseline_j.is_nan() || baseline_j <= 0.0 {
+        return [None, None];
+    }
+    let pct = |e: f64| 100.0 * e / baseline_j;
+    let small = |p: f64| (p < SMALL_MARGIN_PCT).then_some(p);
+    [
+        small(pct(best_fixed_j - oracle_j)),
+        clairvoyant_j.and_then(|c| small(pct(best_fixed_j - c))),
+    ]
+}
+
+/// Below this margin (percent of the never-spin-down energy) a reference
+/// ratio's denominator is called small ([`small_margins`]).
+pub const SMALL_MARGIN_PCT: f64 = 1.0;
+
 impl Spindown {
     /// A spindown task for a drive with `model`.
     pub fn new(model: PowerModel) -> Self {

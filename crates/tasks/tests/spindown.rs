@@ -462,3 +462,19 @@ fn a_recorded_task_measures_the_same_and_hands_out_its_commands() {
     );
     assert_eq!(e.task_mut().drain().count(), 0, "drained");
 }
+
+#[test]
+fn small_reference_margins_are_found_in_percent_of_the_baseline() {
+    use lull_tasks::spindown::{SMALL_MARGIN_PCT, small_margins};
+    // Baseline 10 kJ: the best fixed timeout 50 J over the oracle (0.5 %),
+    // the clairvoyant 200 J under the best (2 %): only the first is small.
+    let [best, clairvoyant] = small_margins(10_000.0, 5_000.0, 5_050.0, Some(4_850.0));
+    assert!((best.unwrap() - 0.5).abs() < 1e-9, "{best:?}");
+    assert_eq!(clairvoyant, None);
+    let [best, clairvoyant] = small_margins(10_000.0, 5_000.0, 5_300.0, Some(5_290.0));
+    assert_eq!(best, None);
+    assert!(clairvoyant.unwrap() < SMALL_MARGIN_PCT);
+    // No clairvoyant, or no baseline to measure against: nothing said.
+    assert_eq!(small_margins(10_000.0, 5_000.0, 5_001.0, None)[1], None);
+    assert_eq!(small_margins(0.0, 0.0, 0.0, Some(0.0)), [None, None]);
+}
