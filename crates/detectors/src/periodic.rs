@@ -1038,14 +1038,22 @@ mod tests {
         assert!(confident < 250, "{confident} of 5000");
     }
 
-    #[test]
-    fn the_state_survives_a_restore() {
+    /// An estimator that learned a job every 300 s (told the wall clock
+    /// `clock`), and what it saved at 3001 s.
+    fn saved_five_minute_job(clock: Option<Nanos>) -> (PeriodicEstimator, Vec<f64>) {
         let mut e = PeriodicEstimator::new(B);
+        e.set_clock(clock);
         let arrivals: Vec<f64> = (1..=10).map(|k| 300.0 * k as f64).collect();
         feed(&mut e, &arrivals, 299.0);
         let mut v = Vec::new();
         e.save_values(s(3001.0), &mut v);
         assert_eq!(v.len(), PeriodicEstimator::SAVED_LEN);
+        (e, v)
+    }
+
+    #[test]
+    fn the_state_survives_a_restore() {
+        let (e, v) = saved_five_minute_job(None);
         let mut f = PeriodicEstimator::new(B);
         f.restore_values(&v, s(3001.0)).unwrap();
         assert_eq!(f.predict(s(3100.0)), e.predict(s(3100.0)));
@@ -1060,13 +1068,7 @@ mod tests {
         // time 1e9 s) saves at 3001 s and restarts 1000.5 s later, its new
         // clock's zero being the restart.
         let wall0 = s(1e9);
-        let mut e = PeriodicEstimator::new(B);
-        e.set_clock(Some(wall0));
-        let arrivals: Vec<f64> = (1..=10).map(|k| 300.0 * k as f64).collect();
-        feed(&mut e, &arrivals, 299.0);
-        let mut v = Vec::new();
-        e.save_values(s(3001.0), &mut v);
-        assert_eq!(v.len(), PeriodicEstimator::SAVED_LEN);
+        let (_, v) = saved_five_minute_job(Some(wall0));
         let mut f = PeriodicEstimator::new(B);
         f.restore_values(&v, Nanos::ZERO).unwrap();
         f.set_clock(Some(wall0 + s(3001.0 + 1000.5)));
@@ -1116,11 +1118,7 @@ mod tests {
 
     #[test]
     fn the_layout_before_the_wall_time_is_still_read() {
-        let mut e = PeriodicEstimator::new(B);
-        let arrivals: Vec<f64> = (1..=10).map(|k| 300.0 * k as f64).collect();
-        feed(&mut e, &arrivals, 299.0);
-        let mut v = Vec::new();
-        e.save_values(s(3001.0), &mut v);
+        let (e, mut v) = saved_five_minute_job(None);
         v.truncate(PeriodicEstimator::SAVED_LEN_V1);
         let mut f = PeriodicEstimator::new(B);
         f.restore_values(&v, s(3001.0)).unwrap();

@@ -11,17 +11,23 @@ use crate::task::Intent;
 
 const UNIX0: u64 = 1_800_000_000;
 
-/// A controller for the one `[[disk]]` of `disk` (TOML) named `sdb`, and
-/// its registry.
-fn controller(disk: &str) -> (DiskController, Registry) {
-    let registry = crate::default_registry();
+/// The one `[[disk]]` of `disk` (TOML) named `sdb`, and its family.
+fn sdb(disk: &str, registry: &Registry) -> (DiskConfig, Family) {
     let text = format!("[[disk]]\ndevice = \"sdb\"\n{disk}");
-    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &registry).unwrap();
+    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, registry).unwrap();
     let family = Family {
         disk: "sdb".into(),
         partitions: vec![],
         holders: vec![],
     };
+    (cfg.disks[0].clone(), family)
+}
+
+/// A controller for the one `[[disk]]` of `disk` (TOML) named `sdb`, and
+/// its registry.
+fn controller(disk: &str) -> (DiskController, Registry) {
+    let registry = crate::default_registry();
+    let (cfg, family) = sdb(disk, &registry);
     let settings = Settings {
         power_check: Nanos::ZERO,
         dry_run: false,
@@ -30,7 +36,7 @@ fn controller(disk: &str) -> (DiskController, Registry) {
     };
     let c = DiskController::new(
         &registry,
-        &cfg.disks[0],
+        &cfg,
         "sdb",
         "sdb",
         family,
@@ -484,30 +490,14 @@ fn a_restart_carries_a_periodic_job_s_wall_clock_phase() {
     c.finish(at(stop), &mut out);
     let st = c.state().clone();
     let restart = 11_000;
-    let text = "[[disk]]\ndevice = \"sdb\"\n".to_string() + disk;
-    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &r).unwrap();
-    let family = Family {
-        disk: "sdb".into(),
-        partitions: vec![],
-        holders: vec![],
-    };
+    let (cfg, family) = sdb(disk, &r);
     // The new daemon's clock starts at the restart (wall nanoseconds).
     let settings = Settings {
         clock: Nanos::from_secs(restart),
         ..c.settings
     };
-    let mut d = DiskController::new(
-        &r,
-        &cfg.disks[0],
-        "sdb",
-        "sdb",
-        family,
-        2,
-        st,
-        settings,
-        Nanos::ZERO,
-    )
-    .unwrap();
+    let mut d =
+        DiskController::new(&r, &cfg, "sdb", "sdb", family, 2, st, settings, Nanos::ZERO).unwrap();
     // Quiet from the restart: the idle period that begins within a few
     // polls expects the job about 100 s on (less the window's half width,
     // 300/128 s, and the few seconds to the period's start).
@@ -545,22 +535,16 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
     let json = serde_json::to_string(&st).unwrap();
     let back: DiskState = serde_json::from_str(&json).unwrap();
     assert_eq!(back.learned, st.learned);
-    let text = "[[disk]]\ndevice = \"sdb\"\n".to_string() + disk;
-    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, &r).unwrap();
-    let family = Family {
-        disk: "sdb".into(),
-        partitions: vec![],
-        holders: vec![],
-    };
+    let (cfg, family) = sdb(disk, &r);
     let settings = c.settings;
     let now = Nanos::from_secs(s + 100);
     let build = |st: DiskState, cfg: &DiskConfig| {
         DiskController::new(&r, cfg, "sdb", "sdb", family.clone(), 2, st, settings, now).unwrap()
     };
-    let mut d = build(back.clone(), &cfg.disks[0]);
+    let mut d = build(back.clone(), &cfg);
     // Restored at the engine's time zero; its saved times count from there.
     let restored = d.engine.save_learned();
-    let fresh_again = build(back.clone(), &cfg.disks[0]).engine.save_learned();
+    let fresh_again = build(back.clone(), &cfg).engine.save_learned();
     assert_eq!(restored, fresh_again);
     assert_eq!(restored.len(), learned.parts.len());
     // It runs on from the first poll (whose events come before the
@@ -572,7 +556,7 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
         d.state().learned.as_ref().map(|l| l.idle_periods),
         Some(learned.idle_periods)
     );
-    let fresh = build(DiskState::default(), &cfg.disks[0]);
+    let fresh = build(DiskState::default(), &cfg);
     assert_ne!(
         fresh.engine.save_learned(),
         learned.parts,
@@ -593,7 +577,7 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
             p.values.truncate(p.values.len() / 2);
         }
     }
-    let f = build(damaged, &cfg.disks[0]);
+    let f = build(damaged, &cfg);
     assert!(f.state().learned.is_none());
     assert_eq!(
         f.engine.save_learned(),
