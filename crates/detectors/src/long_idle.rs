@@ -1161,4 +1161,31 @@ mod tests {
         assert!(m.predict(&long) > 0.9, "{}", m.predict(&long));
         assert!(m.predict(&short) < 0.1, "{}", m.predict(&short));
     }
+
+    #[test]
+    fn a_state_of_the_layout_before_the_wall_time_is_still_read() {
+        // Version 3 (a daemon before the upgrade) lacked the periodic
+        // estimator's two values of wall time, at the end of its block.
+        let mut d = paper_drive();
+        let (_, end) = drive_all(&mut d, Nanos::ZERO, &exponential(3, 200, 0.0));
+        let v4 = d.save(end).unwrap();
+        assert_eq!(v4.version, STATE_VERSION);
+        let at = d.saved_len() - d.fallback.saved_len() - 2;
+        let mut v3 = v4.clone();
+        v3.version = 3;
+        v3.values.drain(at..at + 2);
+        // Unknown wall time is written as -1: the values dropped are those.
+        assert_eq!(&v4.values[at..at + 2], &[-1.0, -1.0]);
+        let (mut a, mut b) = (paper_drive(), paper_drive());
+        a.restore(&v4, end).unwrap();
+        b.restore(&v3, end).unwrap();
+        assert_eq!(a.save(end), b.save(end));
+        // Either layout at the wrong length, or another version, is refused.
+        let mut short = v3.clone();
+        short.values.pop();
+        assert!(paper_drive().restore(&short, end).is_err());
+        let mut v2 = v4.clone();
+        v2.version = 2;
+        assert!(paper_drive().restore(&v2, end).is_err());
+    }
 }
