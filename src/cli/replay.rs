@@ -301,6 +301,14 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
     let [best_over_oracle, clairvoyant_over_best] =
         lull_tasks::spindown::small_margins(base, oracle, best, get("window_clairvoyant_energy_j"));
     let mut notes = Vec::new();
+    if best >= base
+        && let Some(t) = get("best_fixed_timeout_s")
+    {
+        notes.push(format!(
+            "no fixed timeout saves energy on this trace: the best, {t:.6} s (just above \
+             the longest idle period), never fires"
+        ));
+    }
     if let Some(p) = best_over_oracle {
         notes.push(format!(
             "the best fixed timeout spends only {p:.2} % of the never-spin-down energy more \
@@ -369,6 +377,15 @@ mod tests {
         let n = super::reference_notes(&pairs(700.0, 695.0));
         assert_eq!(n.len(), 1, "{n:?}");
         assert!(n[0].contains("gain_vs_clairvoyant"));
+        // Nothing to save by any fixed timeout: said, with the timeout.
+        let mut never = pairs(1000.0, 1000.0);
+        never.push(("best_fixed_timeout_s", 4.999641));
+        let n = super::reference_notes(&never);
+        assert_eq!(n.len(), 2, "{n:?}");
+        assert!(
+            n[0].contains("never fires") && n[0].contains("4.999641 s"),
+            "{n:?}"
+        );
         // Not a spin-down replay: no references, no notes.
         assert!(super::reference_notes(&[("actual_s", 1.0)]).is_empty());
     }
