@@ -85,9 +85,12 @@ impl DiskController {
         }
         if let TaskConfig::Standby { backend, .. } = self.cfg.task {
             let pc = self.settings.power_check;
+            // A disk left alone (a solid-state disk under a glob) is not
+            // spun down, so nothing is asked of it either.
             if pc > Nanos::ZERO
                 && backend != Backend::Hdparm
                 && !self.settings.dry_run
+                && self.cfg.left_alone.is_none()
                 && o.present
                 && t - self.last_power_check >= pc
             {

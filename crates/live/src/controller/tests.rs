@@ -468,6 +468,48 @@ fn a_first_snapshot_of_what_was_learned_is_dated_when_the_daemon_stops() {
 }
 
 #[test]
+fn a_disk_left_alone_is_asked_nothing() {
+    // Power checks every 5 s: the same disk gets them unless it is left
+    // alone (a non-rotating drive that no preset names).
+    let r = crate::default_registry();
+    let checks = |left_alone: Option<&str>| {
+        let (mut cfg, family) = sdb("task = \"standby\"\nbackend = \"sgio\"\n", &r);
+        cfg.left_alone = left_alone.map(String::from);
+        let settings = Settings {
+            power_check: Nanos::from_secs(5),
+            dry_run: false,
+            clock: Nanos::ZERO,
+            poll: Nanos::from_secs(1),
+        };
+        let mut c = DiskController::new(
+            &r,
+            &cfg,
+            "sdb",
+            "sdb",
+            family,
+            1,
+            DiskState::default(),
+            settings,
+            Nanos::ZERO,
+        )
+        .unwrap();
+        let outs = run(&mut c, &r, 0, 600, |t| 10 * (t / 100));
+        let orders = |f: fn(&Order) -> bool| {
+            outs.iter()
+                .filter(|(_, o)| matches!(o, Output::Order { order, .. } if f(order)))
+                .count()
+        };
+        (
+            orders(|o| matches!(o, Order::CheckPower { .. })),
+            orders(|o| matches!(o, Order::Start { .. })),
+        )
+    };
+    let (power, standby) = checks(None);
+    assert!(power >= 100 && standby >= 1, "{power} {standby}");
+    assert_eq!(checks(Some("the drive does not rotate")), (0, 0));
+}
+
+#[test]
 fn a_restart_carries_a_periodic_job_s_wall_clock_phase() {
     // A job writes for a second every 300 s of wall time; `auto`'s model
     // learns it over 3 hours. The daemon stops at 10800 s and starts again
