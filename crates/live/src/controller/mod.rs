@@ -311,6 +311,26 @@ impl DiskController {
             .map_err(|e| e.to_string())
     }
 
+    /// After an engine error, gives the fresh engine (outside any idle
+    /// period) what the network had learned up to its last snapshot,
+    /// restored at `t` as a restart would at its start; a network that
+    /// cannot take it back starts from scratch.
+    fn resume_learned(&mut self, t: Nanos, registry: &Registry) {
+        let Some(saved) = self.st.learned.clone() else {
+            return;
+        };
+        let restored = self.engine.advance(t).is_ok()
+            && Self::restore_learned(&mut self.engine, &saved, &self.cfg).is_ok();
+        if restored {
+            info!(
+                "disk {}: its detectors resume from what they had learned ({} idle periods)",
+                self.key, saved.idle_periods
+            );
+        } else if let Ok(n) = build_network(registry, &self.cfg) {
+            self.engine = Self::engine(n, &self.cfg, self.settings.clock);
+        }
+    }
+
     /// Keeps what the network has learned in the state (at an idle
     /// period's end, `ended`, and at stop), counting the idle period.
     fn keep_learned(&mut self, now: Now, ended: bool) {

@@ -122,6 +122,7 @@ impl DiskController {
             self.dirty = true;
             if let Ok(n) = build_network(cx.registry, &self.cfg) {
                 self.engine = Self::engine(n, &self.cfg, self.settings.clock);
+                self.resume_learned(t, cx.registry);
             }
             // The new engine starts outside any idle period: so do the
             // jobs, until it sees the next one.

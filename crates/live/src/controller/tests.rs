@@ -468,6 +468,42 @@ fn a_first_snapshot_of_what_was_learned_is_dated_when_the_daemon_stops() {
 }
 
 #[test]
+fn after_an_engine_error_the_detectors_resume_from_what_they_learned() {
+    let (mut c, r) = controller("network = \"long-idle()\"\nmax_spindowns_per_day = 1000\n");
+    // Busy a second, then quiet for 3 s to 4 min, 40 times.
+    let mut starts = Vec::new();
+    let mut s = 0;
+    for i in 0..40u64 {
+        starts.push(s);
+        s += 1 + 3 + (i * 37) % 240;
+    }
+    let ios = |t: u64| 10 * starts.iter().filter(|&&b| b <= t).count() as u64;
+    run(&mut c, &r, 0, s, ios);
+    let learned = c.state().learned.clone().expect("a snapshot");
+    assert!(learned.idle_periods >= 30);
+    // A poll from the past (a clock gone wrong): the engine refuses it.
+    let n = ios(s) + 10;
+    run(&mut c, &r, s - 100, s - 99, |_| n);
+    assert_eq!(c.state().errors, 1, "{}", c.state().last_decision);
+    // The new engine holds the last snapshot (kept as that poll's I/O
+    // ended the idle period), not a fresh network's state.
+    let after = c.state().learned.clone().unwrap();
+    assert!(after.idle_periods >= learned.idle_periods);
+    assert_eq!(c.engine.save_learned(), after.parts);
+    let fresh = controller("network = \"long-idle()\"\n")
+        .0
+        .engine
+        .save_learned();
+    assert_ne!(fresh, after.parts);
+    // And it goes on deciding.
+    run(&mut c, &r, s + 1, s + 400, |t| {
+        n + 10 * u64::from(t > s + 200)
+    });
+    assert_eq!(c.state().errors, 1);
+    assert!(c.state().learned.as_ref().unwrap().idle_periods > after.idle_periods);
+}
+
+#[test]
 fn a_disk_left_alone_is_asked_nothing() {
     // Power checks every 5 s: the same disk gets them unless it is left
     // alone (a non-rotating drive that no preset names).
