@@ -276,7 +276,16 @@ fn a_dry_run_decides_but_runs_nothing() {
         || d.log(),
     );
     assert!(d.stop().success());
-    assert!(!s.state.exists(), "a dry run writes no state");
+    assert!(
+        !s.state.exists(),
+        "a dry run leaves the real state file alone"
+    );
+    let dry = s.state.with_file_name("state.dry-run.json");
+    assert!(
+        state(&dry)["fakea"].is_object(),
+        "a dry run keeps its own state: {}",
+        state(&dry)
+    );
     assert!(!d.log().contains("command started"));
 }
 

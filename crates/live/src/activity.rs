@@ -276,7 +276,7 @@ pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) 
 /// drive its last session names (`None` without a log, or when the log
 /// is not of a `standby` disk with a power model). The daemon's own shadow
 /// is fed the same records, so the figures are the same (`lull status`
-/// uses this when the state file has none: a dry run writes none).
+/// uses this when the state file has none yet).
 pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::ShadowReport> {
     let session = last_session(cfg, key)?;
     if session.task != "standby" {

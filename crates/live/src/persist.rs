@@ -41,8 +41,13 @@ pub(crate) struct Persist {
     pub(crate) metrics: watch::Sender<Arc<str>>,
     /// A metrics endpoint listens.
     pub(crate) serving: bool,
-    /// A dry run writes no state file.
+    /// A dry run writes its own state file
+    /// ([`Config::dry_run_state_file`]), and a failure to write it is
+    /// said once, not at every save: a dry run must not need the real
+    /// daemon's rights.
     dry_run: bool,
+    /// The last error writing a dry run's state file.
+    state_error: Option<String>,
 }
 
 /// What a save writes, made only when one is due.
@@ -68,6 +73,7 @@ impl Persist {
             metrics: watch::channel(Arc::<str>::from("")).0,
             serving: false,
             dry_run,
+            state_error: None,
         }
     }
 
@@ -136,12 +142,24 @@ impl Persist {
             }
         }
         self.metrics.send_replace(text);
-        if !dry_run && (force || state_due) {
+        if force || state_due {
             self.last_state_save = Some(now);
             self.state_dirty = false;
             self.urgent = false;
-            if let Err(e) = snap.state.save(&cfg.state_file) {
-                error!("state file {}: cannot write: {e}", cfg.state_file.display());
+            let path = cfg.state_path(dry_run);
+            match snap.state.save(&path) {
+                Err(e) if dry_run => {
+                    let e = e.to_string();
+                    if self.state_error.as_deref() != Some(e.as_str()) {
+                        warn!(
+                            "dry run: state file {}: cannot write: {e}; what the networks learn is lost at a restart (said once until it changes)",
+                            path.display()
+                        );
+                        self.state_error = Some(e);
+                    }
+                }
+                Err(e) => error!("state file {}: cannot write: {e}", path.display()),
+                Ok(()) => self.state_error = None,
             }
         }
         self.dirty = false;

@@ -245,6 +245,37 @@ impl State {
         }
     }
 
+    /// Takes from a dry run's state file at `dry_run` what its networks
+    /// learned, for each disk whose own entry has nothing learned yet: a
+    /// week of `lulld --dry-run` beside hd-idle trains `auto` on the disk,
+    /// and the switch keeps it. Only the learned state is taken (the dry
+    /// run's counters are what lull *would* have done); it goes into the
+    /// network only if it fits (same network and B), as any restore.
+    /// Returns the disks it took.
+    pub fn carry_over_learned(&mut self, dry_run: &Path) -> Vec<String> {
+        let Ok(dry) = State::load(dry_run) else {
+            return Vec::new();
+        };
+        let mut taken = Vec::new();
+        for (key, d) in dry.disks {
+            let Some(learned) = d.learned else { continue };
+            let own = self.disks.entry(key.clone()).or_default();
+            if own.learned.is_none() {
+                tracing::info!(
+                    "disk {key}: takes what the dry run ({}) learned: {} idle periods",
+                    dry_run.display(),
+                    learned.idle_periods
+                );
+                own.learned = Some(learned);
+                if own.identity.is_none() {
+                    own.identity = d.identity;
+                }
+                taken.push(key);
+            }
+        }
+        taken
+    }
+
     /// Moves a state file that does not parse to
     /// `NAME.corrupt-UNIXTIME` beside it, so starting afresh loses nothing
     /// an admin may want to look at. Returns the new path.
@@ -519,5 +550,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn only_what_a_dry_run_learned_is_taken_and_only_where_nothing_was() {
+        let snapshot = |periods: u64| lull_core::learned::Snapshot {
+            format: lull_core::learned::SNAPSHOT_FORMAT,
+            network: "auto".into(),
+            breakeven_ns: 72_000_000_000,
+            idle_periods: periods,
+            since_unix: 1_800_000_000,
+            parts: vec![],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let dry = dir.path().join("state.dry-run.json");
+        let mut d = State::default();
+        for (key, n) in [("sda", 100), ("sdb", 200), ("sdc", 300)] {
+            let mut e = drive(key, 7);
+            e.learned = Some(snapshot(n));
+            d.disks.insert(key.into(), e);
+        }
+        d.save(&dry).unwrap();
+        let mut real = State::default();
+        let mut sdb = drive("sdb", 1);
+        sdb.learned = Some(snapshot(5));
+        real.disks.insert("sdb".into(), sdb);
+        real.disks.insert("sda".into(), drive("sda", 2));
+        let taken = real.carry_over_learned(&dry);
+        assert_eq!(taken, ["sda", "sdc"]);
+        // Learned state where there was none; the real counters stay.
+        assert_eq!(real.disks["sda"].learned, Some(snapshot(100)));
+        assert_eq!(real.disks["sda"].spindowns, 2);
+        assert_eq!(real.disks["sdb"].learned, Some(snapshot(5)));
+        assert_eq!(real.disks["sdc"].spindowns, 0);
+        assert_eq!(real.disks["sdc"].identity, Some(id("sdc")));
+        // No dry run: nothing.
+        assert!(real.carry_over_learned(&dir.path().join("none")).is_empty());
     }
 }

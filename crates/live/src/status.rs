@@ -382,18 +382,24 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         })?,
         None => Vec::new(),
     };
-    let state = match std::fs::read(&cfg.state_file) {
+    let dry_run = samples
+        .iter()
+        .find(|s| s.name == "lull_dry_run")
+        .map(|s| s.value != 0.0);
+    // A dry run keeps its own state file.
+    let state_file = cfg.state_path(dry_run == Some(true));
+    let state = match std::fs::read(&state_file) {
         Ok(bytes) => serde_json::from_slice::<State>(&bytes).map_err(|e| {
             StatusError::Unreachable(format!(
                 "{}: not a lull state file: {e}",
-                cfg.state_file.display()
+                state_file.display()
             ))
         })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && text.is_some() => State::default(),
         Err(e) => {
             return Err(StatusError::Unreachable(format!(
                 "cannot read the daemon's state file {} (`state_file` in {}): {e}{}",
-                cfg.state_file.display(),
+                state_file.display(),
                 config.display(),
                 if text.is_none() {
                     "; no [metrics] listen or textfile is configured either, so there is nothing else to read"
@@ -406,11 +412,8 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
     Ok(Status {
         config: config.to_path_buf(),
         metrics: source,
-        state_file: cfg.state_file.clone(),
-        dry_run: samples
-            .iter()
-            .find(|s| s.name == "lull_dry_run")
-            .map(|s| s.value != 0.0),
+        state_file,
+        dry_run,
         now_unix,
         disks: with_logged_shadows(
             &cfg,
@@ -420,7 +423,7 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
 }
 
 /// Fills in the shadow evaluation of `standby` disks whose state entry
-/// has none (a dry run writes no state file; a daemon that has not saved
+/// has none (a daemon, or a dry run, that has not saved its state file
 /// yet) from their activity logs: the same records give the same figures
 /// as the daemon's ([`crate::activity::shadow_from_log`]).
 fn with_logged_shadows(cfg: &Config, mut disks: Vec<DiskStatus>) -> Vec<DiskStatus> {

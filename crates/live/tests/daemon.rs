@@ -12,13 +12,20 @@ const LULLD: &str = env!("CARGO_BIN_EXE_lulld");
 
 mod support;
 
-use support::{Daemon, DevNames, Setup, is_root, line, sample, wait_for, write};
+use support::{Daemon, DevNames, Setup, is_root, line, sample, state, wait_for, write};
 
 /// Starts `lulld --config CONFIG` with `env`, logging to `CONFIG.log`.
 fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
     let mut cmd = Command::new(LULLD);
     cmd.arg("--config").arg(config);
     Daemon::spawn(cmd, config.with_extension("log"), env)
+}
+
+/// Starts `lulld --dry-run` on `config`.
+fn start_dry(config: &Path) -> Daemon {
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(config).arg("--dry-run");
+    Daemon::spawn(cmd, config.with_extension("log"), &[])
 }
 
 fn run(args: &[&str]) -> std::process::Output {
@@ -710,6 +717,73 @@ fn counters_wait_for_the_state_interval_and_are_saved_at_stop() {
     assert_eq!(idle_starts(&s.state()), 0, "written before its interval");
     assert!(d.stop().success());
     assert_eq!(idle_starts(&s.state()), 1, "not saved at stop");
+}
+
+// A dry run beside hd-idle learns on the real disk: it keeps that in its
+// own state file across its restarts, and a real run takes it over.
+#[test]
+fn what_a_dry_run_learned_survives_its_restart_and_the_switch() {
+    let disk = "[[disk]]\ndevice = \"fakel\"\nnetwork = \"auto\"\ntask = \"standby\"\nbackend = \"hdparm\"\n";
+    let s = Setup::new(disk, &line("fakel", 0, 1));
+    s.hdparm_stand_in();
+    let dry = s.state.with_file_name("state.dry-run.json");
+    let busy_and_quiet = |from: u64| {
+        for i in from..from + 6 {
+            std::thread::sleep(Duration::from_millis(350));
+            write(&s.diskstats, &line("fakel", 0, i));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let mut d = start_dry(&s.config);
+    busy_and_quiet(2);
+    assert!(d.stop().success());
+    assert!(!s.state.exists(), "the real state file is left alone");
+    let periods = state(&dry)["fakel"]["learned"]["idle_periods"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(periods >= 3, "{}", state(&dry));
+    // The dry run restarts: it goes on from what it learned.
+    let mut d = start_dry(&s.config);
+    wait_for(
+        "the dry run's learned state to be restored",
+        Duration::from_secs(10),
+        || {
+            d.log().contains(&format!(
+                "what its network learned is restored ({periods} idle periods"
+            ))
+        },
+        || d.log(),
+    );
+    busy_and_quiet(20);
+    assert!(d.stop().success());
+    let periods = state(&dry)["fakel"]["learned"]["idle_periods"]
+        .as_u64()
+        .unwrap();
+    // The switch: the real daemon starts trained.
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the real run to restore what the dry run learned",
+        Duration::from_secs(10),
+        || {
+            d.log().contains(&format!(
+                "what its network learned is restored ({periods} idle periods"
+            ))
+        },
+        || d.log(),
+    );
+    assert!(d.log().contains("takes what the dry run"), "{}", d.log());
+    assert!(d.stop().success());
+    assert!(
+        s.state()["fakel"]["learned"]["idle_periods"]
+            .as_u64()
+            .unwrap()
+            >= periods
+    );
+    assert_eq!(
+        s.state()["fakel"]["spindowns"],
+        0,
+        "no counter is carried over"
+    );
 }
 
 // Issue 32: what `auto` learned is kept in the state file at stop and

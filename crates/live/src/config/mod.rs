@@ -556,6 +556,38 @@ impl Ctx<'_> {
 }
 
 impl Config {
+    /// The state file of a dry run: beside `state_file`, with `.dry-run`
+    /// before its extension (`state.json` → `state.dry-run.json`). A dry
+    /// run keeps what its networks learned there across restarts, and
+    /// never touches the real daemon's counters; a real run takes what a
+    /// dry run learned from it for a disk whose own state has nothing
+    /// learned yet.
+    pub fn dry_run_state_file(&self) -> PathBuf {
+        let f = &self.state_file;
+        let name = match (f.file_stem(), f.extension()) {
+            (Some(stem), Some(ext)) => format!(
+                "{}.dry-run.{}",
+                stem.to_string_lossy(),
+                ext.to_string_lossy()
+            ),
+            _ => format!(
+                "{}.dry-run",
+                f.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        };
+        f.with_file_name(name)
+    }
+
+    /// The state file a run writes: [`Config::dry_run_state_file`] for a
+    /// dry run, else `state_file`.
+    pub fn state_path(&self, dry_run: bool) -> PathBuf {
+        if dry_run {
+            self.dry_run_state_file()
+        } else {
+            self.state_file.clone()
+        }
+    }
+
     /// Reads and validates `path`. `registry` knows the network components.
     pub fn load(path: &Path, registry: &Registry) -> Result<Config, ConfigError> {
         let plain = |msg: String| ConfigError {

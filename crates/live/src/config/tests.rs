@@ -649,3 +649,22 @@ fn wrong_types_name_what_the_key_takes() {
         assert!(e.key.is_some(), "{text}: {m}");
     }
 }
+
+#[test]
+fn a_dry_run_keeps_its_state_beside_the_real_one() {
+    let mut c = parse("state_file = \"/var/lib/lull/state.json\"\n").unwrap();
+    assert_eq!(
+        c.dry_run_state_file(),
+        PathBuf::from("/var/lib/lull/state.dry-run.json")
+    );
+    assert_eq!(
+        c.state_path(false),
+        PathBuf::from("/var/lib/lull/state.json")
+    );
+    assert_eq!(c.state_path(true), c.dry_run_state_file());
+    c.state_file = PathBuf::from("/srv/lull-state");
+    assert_eq!(
+        c.dry_run_state_file(),
+        PathBuf::from("/srv/lull-state.dry-run")
+    );
+}

@@ -169,7 +169,16 @@ pub(crate) struct Daemon {
 impl Daemon {
     async fn new(opts: Options, cfg: Config) -> Result<Daemon, DaemonError> {
         let state = if opts.dry_run {
-            State::default()
+            // Its own file: what the networks learn survives a restart,
+            // the real daemon's counters are never touched.
+            let path = cfg.dry_run_state_file();
+            State::load(&path).unwrap_or_else(|e| {
+                warn!(
+                    "dry run: state file {}: {e}; starting with nothing learned",
+                    path.display()
+                );
+                State::default()
+            })
         } else {
             let mut s = match State::load(&cfg.state_file) {
                 Ok(s) => s,
@@ -195,6 +204,7 @@ impl Daemon {
                 }
             };
             stop_orphans(&mut s, &cfg).await;
+            s.carry_over_learned(&cfg.dry_run_state_file());
             s.save(&cfg.state_file).map_err(|e| {
                 DaemonError::Runtime(format!(
                     "state file {}: cannot write: {e}",
