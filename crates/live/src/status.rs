@@ -720,10 +720,17 @@ pub fn render_text(st: &Status) -> String {
         }
         let standby = d.task.as_deref() == Some("standby") || d.spindowns + d.spinups > 0;
         let mut downs = d.spindowns.to_string();
+        // A dry run spends its budget on the spin-downs it would have
+        // done, which no counter counts: say so, or "0 … 8 used" puzzles.
+        let would = if st.dry_run == Some(true) {
+            " by spin-downs it would have done"
+        } else {
+            ""
+        };
         if let Some(w) = &d.wear {
             let _ = write!(
                 downs,
-                " (wear budget {}/day: {} used in 24 h, {})",
+                " (wear budget {}/day: {} used in 24 h{would}, {})",
                 w.per_day,
                 w.spent_24h,
                 budget_now(w)
@@ -1295,6 +1302,22 @@ lull_dry_run 0
         assert_eq!(
             text, want,
             "the text status changed; LULL_BLESS=1 to accept"
+        );
+    }
+
+    #[test]
+    fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
+        let mut st = scene();
+        assert!(!render_text(&st).contains("would have done"));
+        st.dry_run = Some(true);
+        let text = render_text(&st);
+        assert!(
+            text.starts_with("(the daemon runs with --dry-run"),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 used in 24 h by spin-downs it would have done, "),
+            "{text}"
         );
     }
 
