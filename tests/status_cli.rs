@@ -61,3 +61,35 @@ fn lull_status_reports_a_running_daemon_as_json() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("127.0.0.1:{port}")));
 }
+
+#[test]
+fn lull_status_reads_a_dry_run_s_own_state_file() {
+    // No [metrics] to say the daemon runs dry: its state file, beside the
+    // real one that does not exist, says it.
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 5),
+    );
+    let mut cmd = Command::new(LULL);
+    cmd.args(["daemon", "--dry-run", "--config"]).arg(&s.config);
+    let mut d = Daemon::spawn(cmd, s.config.with_extension("log"), &[]);
+    let dry = s.state.with_file_name("state.dry-run.json");
+    wait_for(
+        "the dry run's state file",
+        Duration::from_secs(20),
+        || dry.exists(),
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    assert!(!s.state.exists());
+    let o = Command::new(LULL)
+        .args(["status", "--format", "json", "--config"])
+        .arg(&s.config)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert_eq!(v["state_file"], dry.to_str().unwrap(), "{v}");
+    assert_eq!(v["disks"][0]["disk"], "fakea", "{v}");
+}

@@ -386,7 +386,11 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         .iter()
         .find(|s| s.name == "lull_dry_run")
         .map(|s| s.value != 0.0);
-    // A dry run keeps its own state file.
+    // A dry run keeps its own state file; without metrics to say so, a
+    // dry-run file where no real one is tells it.
+    let dry_run = dry_run.or_else(|| {
+        (!cfg.state_file.exists() && cfg.dry_run_state_file().exists()).then_some(true)
+    });
     let state_file = cfg.state_path(dry_run == Some(true));
     let state = match std::fs::read(&state_file) {
         Ok(bytes) => serde_json::from_slice::<State>(&bytes).map_err(|e| {
