@@ -106,6 +106,41 @@ fn replay_reads_a_segment_and_a_directory() {
 }
 
 #[test]
+fn replay_of_a_log_defaults_to_how_the_daemon_ran() {
+    // The log's session: wd-red-plus (B = 72 s), auto, standby. Without
+    // flags the replay is of that; a flag still wins.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir.path().join("0001.lact"), &segment());
+    let json = |extra: &[&str]| {
+        let mut args = vec!["replay", file.as_str(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = lull(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
+    };
+    let (v, err) = json(&[]);
+    assert!(
+        err.contains("replaying its drive wd-red-plus, network auto, task spindown"),
+        "{err}"
+    );
+    // Spin-down measures: the task is the daemon's standby.
+    assert!(v["spinups"].as_f64().is_some(), "{v}");
+    // auto's own gauges: the network is the daemon's.
+    assert!(v["gauges"]["n0.p_long"].as_f64().is_some(), "{v}");
+    let (flagged, err) = json(&["--device", "paper-2.5in", "--net", "timer(10s)"]);
+    assert!(
+        err.contains("task spindown") && !err.contains("drive"),
+        "{err}"
+    );
+    // Another drive: another energy for the same trace.
+    assert_ne!(flagged["baseline_energy_j"], v["baseline_energy_j"]);
+    assert!(flagged["gauges"].get("n0.p_long").is_none(), "{flagged}");
+    let (none, _) = json(&["--task", "none"]);
+    assert!(none.get("spinups").is_none(), "{none}");
+}
+
+#[test]
 fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("log");

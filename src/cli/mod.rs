@@ -123,6 +123,25 @@ pub(crate) struct SourceArgs {
     pub(crate) lenient: bool,
 }
 
+/// The drive preset a daemon's activity log names in its last session,
+/// when it can model spin-down (`None`, with a note on stderr, when it
+/// names none that can).
+pub(crate) fn session_drive(session: &lull_blktrace_replay::activity::Session) -> Option<String> {
+    if session.drive.is_empty() {
+        return None;
+    }
+    match lull_blktrace_replay::replay::power_model(Some(&session.drive)) {
+        Ok(_) => Some(session.drive.clone()),
+        Err(e) => {
+            eprintln!(
+                "lull: note: the log's drive preset `{}` cannot model spin-down ({e})",
+                session.drive
+            );
+            None
+        }
+    }
+}
+
 /// A measure's value as text: a count (a plural name such as `spinups`,
 /// not a time in `_s`) as a whole number, else six decimals.
 pub(crate) fn text_value(key: &str, v: f64) -> String {

@@ -392,22 +392,9 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
         eprintln!("lull: note: {n}");
     }
     let session = log.session;
-    let usable = |d: &str| lull_blktrace_replay::replay::power_model(Some(d));
-    let drive = if let Some(d) = &a.device {
-        Some(d.clone())
-    } else if session.drive.is_empty() {
-        None
-    } else {
-        match usable(&session.drive) {
-            Ok(_) => Some(session.drive.clone()),
-            Err(e) => {
-                eprintln!(
-                    "lull: note: the log's drive preset `{}` cannot model spin-down ({e})",
-                    session.drive
-                );
-                None
-            }
-        }
+    let drive = match &a.device {
+        Some(d) => Some(d.clone()),
+        None => super::session_drive(&session),
     };
     if drive.is_none() {
         // What the daemon falls back to for a drive it cannot identify.

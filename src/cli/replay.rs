@@ -25,13 +25,16 @@ pub(crate) struct Args {
     /// The detector network, as a one-line spec (`timer(2B) + fixed(10s)`,
     /// durations may be relative to the device's break-even time B), a
     /// named network (`auto`: lull's recommendation for the device) or
-    /// `@FILE.toml`.
-    #[arg(long, default_value = "auto")]
-    net: String,
-    /// The idle task.
-    #[arg(long, default_value = "none")]
-    task: String,
-    /// Device preset for tasks that model a drive.
+    /// `@FILE.toml`. Default: `auto`, or for a daemon's activity log the
+    /// network it last ran.
+    #[arg(long)]
+    net: Option<String>,
+    /// The idle task. Default: `none`, or for the activity log of a
+    /// `standby` disk `spindown`.
+    #[arg(long)]
+    task: Option<String>,
+    /// Device preset for tasks that model a drive. Default: the paper's
+    /// drive, or for a daemon's activity log the drive it last ran with.
     #[arg(long)]
     device: Option<String>,
     /// Stop policy: predicted-end, when-busy, earlier-of, later-of.
@@ -121,13 +124,24 @@ pub(crate) fn select_device(
     Ok(requests)
 }
 
-pub(crate) fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
+    let trace = load_trace(
+        args.trace.as_ref(),
+        &args.workload,
+        &args.source.duration,
+        args.source.seed,
+        args.source.lenient,
+    )?;
+    if let (Some(path), lull_blktrace_replay::activity::NAME) = (args.trace.clone(), trace.format) {
+        daemon_defaults(&mut args, &path)?;
+    }
+    let task = args.task.clone().unwrap_or_else(|| "none".into());
     let registry = lull_blktrace_replay::replay::registry_for(
         &lull::registry(),
-        &args.task,
+        &task,
         args.device.as_deref(),
     )?;
-    let spec = load_spec(&args.net, &registry)?;
+    let spec = load_spec(args.net.as_deref().unwrap_or("auto"), &registry)?;
     let policy = match &args.policy {
         Some(p) => Some(
             p.parse::<StopPolicy>()
@@ -139,13 +153,6 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         .timing
         .parse()
         .map_err(|e: String| CliError::input(anyhow!("--timing: {e}")))?;
-    let trace = load_trace(
-        args.trace.as_ref(),
-        &args.workload,
-        &args.source.duration,
-        args.source.seed,
-        args.source.lenient,
-    )?;
     if trace.skipped > 0 {
         eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
     }
@@ -161,7 +168,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
     let timeline = Timeline::from_requests(&requests).with_clock(trace.clock);
     let opts = ReplayOptions {
-        task: args.task.clone(),
+        task,
         policy,
         device: args.device.clone(),
         timing,
@@ -282,6 +289,35 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         })(),
     };
     written.map_err(CliError::runtime)
+}
+
+/// A daemon's activity log is replayed as the daemon ran it: what the
+/// command line leaves open (`--device`, `--net`, `--task`) comes from
+/// the log's last session, said on stderr.
+fn daemon_defaults(args: &mut Args, path: &std::path::Path) -> Result<(), CliError> {
+    let session = lull_blktrace_replay::activity::open_log(path)?.session;
+    let mut took = Vec::new();
+    if args.device.is_none()
+        && let Some(d) = super::session_drive(&session)
+    {
+        took.push(format!("drive {d}"));
+        args.device = Some(d);
+    }
+    if args.net.is_none() && !session.network.is_empty() {
+        took.push(format!("network {}", session.network));
+        args.net = Some(session.network.clone());
+    }
+    if args.task.is_none() && session.task == "standby" {
+        took.push("task spindown (its standby)".into());
+        args.task = Some("spindown".into());
+    }
+    if !took.is_empty() {
+        eprintln!(
+            "lull: note: the daemon's activity log: replaying its {} (from its last session; choose with --device, --net, --task)",
+            took.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// What the text output says under the measures when a reference ratio
