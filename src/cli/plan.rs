@@ -89,13 +89,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         .iter()
         .map(|j| parse_job(j, Some(b)).map_err(|e| CliError::input(anyhow!("--job: {e}"))))
         .collect::<Result<_, _>>()?;
-    let trace = load_trace(
-        args.trace.as_ref(),
-        &args.workload,
-        &args.source.duration,
-        args.source.seed,
-        args.source.lenient,
-    )?;
+    let trace = load_trace(args.trace.as_ref(), &args.workload, &args.source)?;
     let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));

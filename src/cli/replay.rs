@@ -89,15 +89,21 @@ pub(crate) fn load_spec(
     }
 }
 
+/// The trace at `path`, or without one the built-in `workload` as
+/// `source` sets it (length, seed), read as `source` says (lenient).
 pub(crate) fn load_trace(
     path: Option<&PathBuf>,
     workload: &str,
-    duration: &str,
-    seed: u64,
-    lenient: bool,
+    source: &super::SourceArgs,
 ) -> Result<Trace, CliError> {
+    let (duration, seed) = (source.duration.as_str(), source.seed);
     match path {
-        Some(p) => Ok(lull_blktrace_replay::open(p, ReadOptions { lenient })?),
+        Some(p) => Ok(lull_blktrace_replay::open(
+            p,
+            ReadOptions {
+                lenient: source.lenient,
+            },
+        )?),
         None => {
             let shape = synth::shape(workload)
                 .ok_or_else(|| CliError::input(anyhow!(synth::unknown(workload))))?;
@@ -125,13 +131,7 @@ pub(crate) fn select_device(
 }
 
 pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
-    let trace = load_trace(
-        args.trace.as_ref(),
-        &args.workload,
-        &args.source.duration,
-        args.source.seed,
-        args.source.lenient,
-    )?;
+    let trace = load_trace(args.trace.as_ref(), &args.workload, &args.source)?;
     if let (Some(path), lull_blktrace_replay::activity::NAME) = (args.trace.clone(), trace.format) {
         daemon_defaults(&mut args, &path)?;
     }

@@ -124,16 +124,12 @@ impl Persist {
         if let Some(tf) = &cfg.metrics.textfile {
             // Logged once per change of state, not at every save.
             match write_atomically(tf, text.as_bytes(), false) {
-                Err(e) => {
-                    let e = e.to_string();
-                    if self.textfile_error.as_deref() != Some(e.as_str()) {
-                        warn!(
-                            "metrics textfile {}: {e} (said once until it changes)",
-                            tf.display()
-                        );
-                        self.textfile_error = Some(e);
-                    }
-                }
+                Err(e) => said_once(&mut self.textfile_error, e.to_string(), |e| {
+                    warn!(
+                        "metrics textfile {}: {e} (said once until it changes)",
+                        tf.display()
+                    )
+                }),
                 Ok(()) => {
                     if self.textfile_error.take().is_some() {
                         info!("metrics textfile {}: written again", tf.display());
@@ -148,21 +144,27 @@ impl Persist {
             self.urgent = false;
             let path = cfg.state_path(dry_run);
             match snap.state.save(&path) {
-                Err(e) if dry_run => {
-                    let e = e.to_string();
-                    if self.state_error.as_deref() != Some(e.as_str()) {
-                        warn!(
-                            "dry run: state file {}: cannot write: {e}; what the networks learn is lost at a restart (said once until it changes)",
-                            path.display()
-                        );
-                        self.state_error = Some(e);
-                    }
-                }
+                Err(e) if dry_run => said_once(&mut self.state_error, e.to_string(), |e| {
+                    warn!(
+                        "dry run: state file {}: cannot write: {e}; what the networks learn is lost at a restart (said once until it changes)",
+                        path.display()
+                    )
+                }),
                 Err(e) => error!("state file {}: cannot write: {e}", path.display()),
                 Ok(()) => self.state_error = None,
             }
         }
         self.dirty = false;
         self.last_save = Some(now);
+    }
+}
+
+/// Says error `e` with `say` unless it is the one `last` holds (said
+/// already), and keeps it there: a failing write is logged once per
+/// change, not at every save.
+fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&str)) {
+    if last.as_deref() != Some(e.as_str()) {
+        say(&e);
+        *last = Some(e);
     }
 }

@@ -21,6 +21,21 @@ fn start(config: &Path, env: &[(&str, &str)]) -> Daemon {
     Daemon::spawn(cmd, config.with_extension("log"), env)
 }
 
+/// Waits until `d` logs that it restored a learned state of `periods`
+/// idle periods (`what` names the wait in a failure).
+fn wait_restored(d: &Daemon, periods: u64, what: &str) {
+    wait_for(
+        what,
+        Duration::from_secs(10),
+        || {
+            d.log().contains(&format!(
+                "what its network learned is restored ({periods} idle periods"
+            ))
+        },
+        || d.log(),
+    );
+}
+
 /// Starts `lulld --dry-run` on `config`.
 fn start_dry(config: &Path) -> Daemon {
     let mut cmd = Command::new(LULLD);
@@ -744,16 +759,7 @@ fn what_a_dry_run_learned_survives_its_restart_and_the_switch() {
     assert!(periods >= 3, "{}", state(&dry));
     // The dry run restarts: it goes on from what it learned.
     let mut d = start_dry(&s.config);
-    wait_for(
-        "the dry run's learned state to be restored",
-        Duration::from_secs(10),
-        || {
-            d.log().contains(&format!(
-                "what its network learned is restored ({periods} idle periods"
-            ))
-        },
-        || d.log(),
-    );
+    wait_restored(&d, periods, "the dry run's learned state to be restored");
     busy_and_quiet(20);
     assert!(d.stop().success());
     let periods = state(&dry)["fakel"]["learned"]["idle_periods"]
@@ -761,15 +767,10 @@ fn what_a_dry_run_learned_survives_its_restart_and_the_switch() {
         .unwrap();
     // The switch: the real daemon starts trained.
     let mut d = start(&s.config, &[]);
-    wait_for(
+    wait_restored(
+        &d,
+        periods,
         "the real run to restore what the dry run learned",
-        Duration::from_secs(10),
-        || {
-            d.log().contains(&format!(
-                "what its network learned is restored ({periods} idle periods"
-            ))
-        },
-        || d.log(),
     );
     assert!(d.log().contains("takes what the dry run"), "{}", d.log());
     assert!(d.stop().success());
@@ -807,16 +808,7 @@ fn what_auto_learned_is_kept_across_a_restart() {
     assert!(periods >= 3, "{}", s.state());
     assert_eq!(learned["network"], "auto");
     let mut d = start(&s.config, &[]);
-    wait_for(
-        "the learned state to be restored",
-        Duration::from_secs(10),
-        || {
-            d.log().contains(&format!(
-                "what its network learned is restored ({periods} idle periods"
-            ))
-        },
-        || d.log(),
-    );
+    wait_restored(&d, periods, "the learned state to be restored");
     for i in 20..23 {
         std::thread::sleep(Duration::from_millis(350));
         write(&s.diskstats, &line("fakel", 0, i));

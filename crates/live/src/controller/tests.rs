@@ -28,15 +28,27 @@ fn sdb(disk: &str, registry: &Registry) -> (DiskConfig, Family) {
 fn controller(disk: &str) -> (DiskController, Registry) {
     let registry = crate::default_registry();
     let (cfg, family) = sdb(disk, &registry);
+    let c = fresh(&registry, &cfg, family, Nanos::ZERO);
+    (c, registry)
+}
+
+/// A controller for `cfg` with no state yet, power checks every
+/// `power_check` (zero: none), polled every second.
+fn fresh(
+    registry: &Registry,
+    cfg: &DiskConfig,
+    family: Family,
+    power_check: Nanos,
+) -> DiskController {
     let settings = Settings {
-        power_check: Nanos::ZERO,
+        power_check,
         dry_run: false,
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
     };
-    let c = DiskController::new(
-        &registry,
-        &cfg,
+    DiskController::new(
+        registry,
+        cfg,
         "sdb",
         "sdb",
         family,
@@ -45,8 +57,7 @@ fn controller(disk: &str) -> (DiskController, Registry) {
         settings,
         Nanos::ZERO,
     )
-    .unwrap();
-    (c, registry)
+    .unwrap()
 }
 
 fn at(s: u64) -> Now {
@@ -511,24 +522,7 @@ fn a_disk_left_alone_is_asked_nothing() {
     let checks = |left_alone: Option<&str>| {
         let (mut cfg, family) = sdb("task = \"standby\"\nbackend = \"sgio\"\n", &r);
         cfg.left_alone = left_alone.map(String::from);
-        let settings = Settings {
-            power_check: Nanos::from_secs(5),
-            dry_run: false,
-            clock: Nanos::ZERO,
-            poll: Nanos::from_secs(1),
-        };
-        let mut c = DiskController::new(
-            &r,
-            &cfg,
-            "sdb",
-            "sdb",
-            family,
-            1,
-            DiskState::default(),
-            settings,
-            Nanos::ZERO,
-        )
-        .unwrap();
+        let mut c = fresh(&r, &cfg, family, Nanos::from_secs(5));
         let outs = run(&mut c, &r, 0, 600, |t| 10 * (t / 100));
         let orders = |f: fn(&Order) -> bool| {
             outs.iter()
