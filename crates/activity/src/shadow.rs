@@ -506,8 +506,9 @@ impl Shadow {
             policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
         }
         // Never spinning down is a fixed timeout too (one above every
-        // period).
-        let best_fixed = if best_energy > m.energy(span, 0.0, 0) {
+        // period), and it wins a tie: a grid timeout that never fired
+        // spends exactly as much, and is not a timeout to recommend.
+        let best_fixed = if best_energy >= m.energy(span, 0.0, 0) {
             figures("best-fixed", None, 0, 0)
         } else {
             figures(

@@ -124,6 +124,9 @@ proptest! {
             .map(|&(n, s)| energy(s, n))
             .fold(w.baseline_energy_j, f64::min);
         prop_assert!(close(best.energy_j, grid_min));
+        // "Never" exactly when the best of the grid spins down never: a
+        // grid timeout that never fired is not named as the best.
+        prop_assert_eq!(best.timeout_s.is_none(), best.spinups == 0, "{:?}", best);
         let exact = BestFixed::from_idle_periods(
             ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model);
         prop_assert!(best.energy_j >= exact.energy_j - 1e-6 * exact.energy_j.abs().max(1.0));

@@ -883,12 +883,10 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             let _ = write!(out, "{label}");
             if policy == "best-fixed" {
                 match p.timeout_s {
-                    // A timeout that never fired is never spinning down
-                    // (it is just above the longest idle period).
-                    Some(t) if p.spinups > 0 => {
+                    Some(t) => {
                         let _ = write!(out, " ({})", secs(t));
                     }
-                    _ => out.push_str(" (never)"),
+                    None => out.push_str(" (never)"),
                 }
             }
             let _ = write!(
@@ -1093,36 +1091,6 @@ lull_dry_run 0
         let json = serde_json::to_value(&g).unwrap();
         assert!(json["value"].is_null() && json["never"] == true, "{json}");
         assert_eq!(human_gauge("margin", None), "at-once margin never");
-        // A best fixed timeout that never fired reads as never spinning
-        // down, not as the timeout just above the longest idle period.
-        let figures = |policy: &str, timeout_s: Option<f64>, spinups: u64| {
-            lull_activity::shadow::PolicyFigures {
-                policy: policy.into(),
-                timeout_s,
-                saved_wh: 0.0,
-                energy_j: 100.0,
-                spinups,
-            }
-        };
-        let report = |best: lull_activity::shadow::PolicyFigures| lull_activity::ShadowReport {
-            drive: "wd-red-plus".into(),
-            breakeven_s: 72.0,
-            windows: vec![lull_activity::shadow::WindowReport {
-                window: "24h".into(),
-                observed_s: 75.0,
-                idle_periods: 4,
-                baseline_energy_j: 100.0,
-                policies: vec![figures("lull", None, 0), best, figures("oracle", None, 0)],
-                excess_vs_best_fixed: Some(1.0),
-                gain_vs_clairvoyant: None,
-            }],
-        };
-        let mut text = String::new();
-        shadow_text(&mut text, &report(figures("best-fixed", Some(102.0), 0)));
-        assert!(text.contains("best fixed (never) 0.00 Wh"), "{text}");
-        let mut text = String::new();
-        shadow_text(&mut text, &report(figures("best-fixed", Some(102.0), 2)));
-        assert!(text.contains("best fixed (1m 42s)"), "{text}");
         // A periodic source that does not exist is "none", not 0 s or -1.
         assert_eq!(
             human_gauge("periodic_period_s", None),
