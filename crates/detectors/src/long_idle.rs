@@ -655,7 +655,6 @@ impl StartDetector for LongIdle {
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
-        self.periodic.set_clock(ctx.clock);
         self.armed.disarm();
         self.began = None;
         let period = ctx.now - began;

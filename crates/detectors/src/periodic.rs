@@ -169,11 +169,11 @@ pub struct PeriodicEstimator {
 }
 
 /// What a restore leaves for the first [`PeriodicEstimator::set_clock`]:
-/// the wall time of the save, the restoring clock's time of the restore,
-/// and each source's next arrival relative to the save (signed, unclamped).
+/// the restoring clock's time of the restore, and each source's next
+/// arrival relative to the save (signed, unclamped). The save's wall time
+/// is the restored `clock` (the one the save implies) plus `at`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Resume {
-    saved_wall: u64,
     at: Nanos,
     next: [i128; SOURCES],
 }
@@ -207,8 +207,9 @@ impl PeriodicEstimator {
     }
 
     /// Tells it the wall clock at time 0 (the engine's
-    /// [`Context::clock`]; call it at every idle period's start and end,
-    /// it costs a branch). The first call after a restore carries the
+    /// [`Context::clock`]; call it at every idle period's start, it costs
+    /// a branch: a restored estimator is outside any idle period, so its
+    /// first call comes before it predicts or observes). The first call after a restore carries the
     /// sources' phases over the time the saver was away: a job run by the
     /// wall clock (cron, a checkpoint timer) kept its phase while the
     /// daemon was down, so a source's next arrival is the first
@@ -216,16 +217,15 @@ impl PeriodicEstimator {
     /// save. Without a wall clock on both sides the phases stay as
     /// restored (relative to the save, as if no time had passed).
     pub fn set_clock(&mut self, clock: Option<Nanos>) {
-        self.clock = clock;
-        if let Some(r) = self.resume.take() {
-            if let Some(c) = clock {
-                self.rephase(r, c.0.saturating_add(r.at.0));
-            }
+        let implied = std::mem::replace(&mut self.clock, clock);
+        if let (Some(r), Some(now), Some(saved)) = (self.resume.take(), clock, implied) {
+            // The same instant `r.at` on both clocks: they differ by the
+            // time away.
+            self.rephase(r, now.0.saturating_sub(saved.0));
         }
     }
 
-    fn rephase(&mut self, r: Resume, restored_wall: u64) {
-        let away = restored_wall.saturating_sub(r.saved_wall);
+    fn rephase(&mut self, r: Resume, away: u64) {
         if away == 0 {
             return;
         }
@@ -591,11 +591,7 @@ impl PeriodicEstimator {
         // Until told otherwise, the wall clock the save implies (so a save
         // before the next `set_clock` writes back what was restored).
         self.clock = saved_wall.map(|w| Nanos(w.saturating_sub(now.0)));
-        self.resume = saved_wall.map(|saved_wall| Resume {
-            saved_wall,
-            at: now,
-            next: rel,
-        });
+        self.resume = saved_wall.map(|_| Resume { at: now, next: rel });
         Ok(())
     }
 
@@ -773,7 +769,6 @@ impl StartDetector for PeriodicStart {
         None
     }
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
-        self.est.set_clock(ctx.clock);
         self.armed.disarm();
         self.began = None;
         let period = ctx.now - began;
