@@ -131,10 +131,16 @@ pub(crate) fn select_device(
 }
 
 pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
-    let trace = load_trace(args.trace.as_ref(), &args.workload, &args.source)?;
-    if let (Some(path), lull_blktrace_replay::activity::NAME) = (args.trace.clone(), trace.format) {
-        daemon_defaults(&mut args, &path)?;
-    }
+    // A daemon's activity log is read once, for its requests and for the
+    // session that says how the daemon ran.
+    let trace = match args.trace.clone() {
+        Some(p) if is_activity_log(&p)? => {
+            let log = lull_blktrace_replay::activity::open_log(&p)?;
+            daemon_defaults(&mut args, &log.session);
+            log.trace
+        }
+        _ => load_trace(args.trace.as_ref(), &args.workload, &args.source)?,
+    };
     let task = args.task.clone().unwrap_or_else(|| "none".into());
     let registry = lull_blktrace_replay::replay::registry_for(
         &lull::registry(),
@@ -294,11 +300,10 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
 /// A daemon's activity log is replayed as the daemon ran it: what the
 /// command line leaves open (`--device`, `--net`, `--task`) comes from
 /// the log's last session, said on stderr.
-fn daemon_defaults(args: &mut Args, path: &std::path::Path) -> Result<(), CliError> {
-    let session = lull_blktrace_replay::activity::open_log(path)?.session;
+fn daemon_defaults(args: &mut Args, session: &lull_blktrace_replay::activity::Session) {
     let mut took = Vec::new();
     if args.device.is_none()
-        && let Some(d) = super::session_drive(&session)
+        && let Some(d) = super::session_drive(session)
     {
         took.push(format!("drive {d}"));
         args.device = Some(d);
@@ -317,7 +322,14 @@ fn daemon_defaults(args: &mut Args, path: &std::path::Path) -> Result<(), CliErr
             took.join(", ")
         );
     }
-    Ok(())
+}
+
+/// Whether `path` is a daemon's activity log: a directory of its
+/// segments, or a file whose (decoded) content starts like one.
+fn is_activity_log(path: &std::path::Path) -> Result<bool, CliError> {
+    use lull_blktrace_replay::{Format, activity, read::sniff_file};
+    Ok(activity::is_log_dir(path)
+        || (!path.is_dir() && sniff_file(path)? == Some(Format::Activity)))
 }
 
 /// What the text output says under the measures when a reference ratio
