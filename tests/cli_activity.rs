@@ -23,6 +23,7 @@ fn session() -> Session {
         drive: "wd-red-plus".into(),
         task: "standby".into(),
         network: "auto".into(),
+        max_spindowns_per_day: None,
     }
 }
 

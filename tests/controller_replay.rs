@@ -29,6 +29,7 @@ use lull_core::registry::Registry;
 use lull_core::request::{Op, Request};
 use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
+use lull_tasks::gate::StandbyGate;
 use lull_live::config::Config;
 use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
 use lull_live::diskstats::parse;
@@ -64,9 +65,24 @@ fn live(
     end: Nanos,
     registry: &Registry,
 ) -> (Decisions, Vec<Request>) {
+    live_with_budget(network, completions, poll, end, registry, UNLIMITED)
+}
+
+/// A wear budget no test reaches.
+const UNLIMITED: u32 = 1_000_000;
+
+/// [`live`], with `max_spindowns_per_day = per_day`.
+fn live_with_budget(
+    network: &str,
+    completions: &[Nanos],
+    poll: Nanos,
+    end: Nanos,
+    registry: &Registry,
+    per_day: u32,
+) -> (Decisions, Vec<Request>) {
     let text = format!(
         "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
-         backend = \"sgio\"\nmax_spindowns_per_day = 1000000\npreset = \"{DRIVE}\"\n"
+         backend = \"sgio\"\nmax_spindowns_per_day = {per_day}\npreset = \"{DRIVE}\"\n"
     );
     let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, registry).expect("config");
     let family = Family {
@@ -169,14 +185,16 @@ const DRIVE: &str = "paper-2.5in";
 /// The replay side: `requests` through `lull replay`'s library path
 /// (spindown, `--device DRIVE`, trace timing), its commands' instants.
 fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions {
-    replay_measures(network, requests, registry).0
+    replay_measures(network, requests, registry, StandbyGate::default()).0
 }
 
-/// [`replay`], with the spin-down task's measures.
+/// [`replay`], with the spin-down task's measures, its standbys passing
+/// `gate` (the daemon's checks, as `lull replay` of a log makes them).
 fn replay_measures(
     network: &str,
     requests: &[Request],
     registry: &Registry,
+    gate: StandbyGate,
 ) -> (Decisions, Vec<(&'static str, f64)>) {
     let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
     let opts = ReplayOptions {
@@ -185,6 +203,7 @@ fn replay_measures(
         device: Some(DRIVE.into()),
         timing: Timing::Auto,
         log: true,
+        gate,
     };
     // The wall clock the daemon's engines are told, so that time-of-day
     // features see the same hours.
@@ -402,11 +421,13 @@ fn log_replays_like_live(
     network: &str,
     completions: &[Nanos],
     poll: Nanos,
+    per_day: u32,
 ) -> Result<(), TestCaseError> {
     let registry = lull_live::default_registry();
     let last = completions.last().copied().unwrap_or(Nanos::ZERO);
     let end = last + poll;
-    let (live, requests) = live(network, completions, poll, end, &registry);
+    let (live, requests) =
+        live_with_budget(network, completions, poll, end, &registry, per_day);
     let mut bytes = lull_activity::record::header().to_vec();
     for r in &live.records {
         r.encode(&mut bytes);
@@ -421,16 +442,20 @@ fn log_replays_like_live(
     prop_assert_eq!(rebuilt.clock, CLOCK);
     prop_assert_eq!(&rebuilt.requests, &requests);
     let horizon = requests.iter().map(|r| r.completion).max().unwrap_or(end);
-    let (replayed, measures) = replay_measures(network, &rebuilt.requests, &registry);
+    // The daemon's checks, as `lull replay` of the log makes them: its
+    // drive's break-even and the wear budget the session records.
+    let gate = lull_blktrace_replay::activity::daemon_gate(&log.runs[0].session);
+    prop_assert_eq!(gate.max_spindowns_per_day, Some(per_day));
+    prop_assert!(gate.break_even.is_some());
+    let (replayed, measures) = replay_measures(network, &rebuilt.requests, &registry, gate);
     let within = |v: &[Nanos]| {
         v.iter()
             .copied()
             .filter(|&t| t <= horizon)
             .collect::<Vec<_>>()
     };
-    prop_assert_eq!(within(&rebuilt.standbys), within(&replayed.starts));
+    // The engine decided alike; the checks let the same starts through.
     prop_assert_eq!(within(&live.starts), within(&replayed.starts));
-    // The shadow (7-day window: the whole log) against the replay.
     let m = |name: &str| {
         measures
             .iter()
@@ -438,6 +463,16 @@ fn log_replays_like_live(
             .map(|p| p.1)
             .unwrap()
     };
+    let refused = m("refused_wear_budget") + m("refused_below_break_even");
+    prop_assert_eq!(
+        within(&rebuilt.standbys).len() as f64,
+        within(&replayed.starts).len() as f64 - refused
+    );
+    if refused == 0.0 {
+        prop_assert_eq!(within(&rebuilt.standbys), within(&replayed.starts));
+    }
+    // The shadow (7-day window: the whole log) against the replay: the
+    // same spin-downs, to the joule.
     let w = live
         .shadow
         .as_ref()
@@ -468,7 +503,7 @@ fn log_replays_like_live(
 #[test]
 fn the_activity_log_replays_to_the_daemons_spin_downs() {
     let completions = activity(&SHAPE);
-    log_replays_like_live("timer(4s)", &completions, Nanos::from_secs(1)).unwrap();
+    log_replays_like_live("timer(4s)", &completions, Nanos::from_secs(1), UNLIMITED).unwrap();
     // And the log is not empty of decisions: three standbys.
     let registry = lull_live::default_registry();
     let (d, _) = live(
@@ -494,10 +529,18 @@ proptest! {
     #[test]
     fn activity_log_replays_like_live(
         shape in prop::collection::vec((0u64..60_000, 1u32..30), 1..30),
-        network in prop::sample::select(vec!["timer(2s)", "timer(B)", "auto"]),
+        network in prop::sample::select(vec![
+            "timer(2s)",
+            "timer(B)",
+            "auto",
+            // Predictions below and above B = 3 s: the break-even check
+            // refuses some.
+            "timer(1s) + average(n=3)",
+        ]),
         poll_ms in prop::sample::select(vec![250u64, 1000]),
+        per_day in prop::sample::select(vec![UNLIMITED, 48, 6, 0]),
     ) {
         let completions = activity(&shape);
-        log_replays_like_live(network, &completions, Nanos::from_millis(poll_ms))?;
+        log_replays_like_live(network, &completions, Nanos::from_millis(poll_ms), per_day)?;
     }
 }

@@ -170,6 +170,9 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
         device: Some(session.drive.clone()),
         timing: Timing::Auto,
         log: true,
+        // The daemon's checks (its wear budget, its drive's break-even), as
+        // `lull replay` of the log makes them.
+        gate: lull_blktrace_replay::activity::daemon_gate(session),
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     let outcome = replay_spec(&timeline, &spec, &registry, &opts).unwrap();

@@ -342,6 +342,7 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             device: a.device.clone(),
             timing,
             log: false,
+            gate: Default::default(),
         },
         jobs: a.jobs,
         shard,

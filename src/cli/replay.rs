@@ -70,9 +70,31 @@ pub(crate) struct Args {
     /// (as the daemon keeps it in its state file).
     #[arg(long, requires = "restart_every")]
     keep_state: bool,
+    /// For spindown: make the daemon's checks before each spin-down
+    /// (`daemon`: its wear budget and its refusal of a start predicted
+    /// shorter than the drive's break-even time, as `lulld` makes them) or
+    /// none (the lab's model, SPEC §4.2). Default: `daemon` for a daemon's
+    /// activity log (its drive and wear budget, from its last session) or
+    /// with --max-spindowns-per-day; `none` otherwise.
+    #[arg(long, value_enum, value_name = "CHECKS")]
+    standby_checks: Option<StandbyChecks>,
+    /// For spindown, with the daemon's checks: the wear budget, spin-downs
+    /// a day (`max_spindowns_per_day`; 0 never spins down). Default: the
+    /// activity log's, else unlimited.
+    #[arg(long, value_name = "N")]
+    max_spindowns_per_day: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+}
+
+/// `--standby-checks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum StandbyChecks {
+    /// The daemon's: wear budget and break-even.
+    Daemon,
+    /// None (SPEC §4.2).
+    None,
 }
 
 pub(crate) fn load_spec(
@@ -133,10 +155,12 @@ pub(crate) fn select_device(
 pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     // A daemon's activity log is read once, for its requests and for the
     // session that says how the daemon ran.
+    let mut session = None;
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
             let log = lull_blktrace_replay::activity::open_log(&p)?;
             daemon_defaults(&mut args, &log.session);
+            session = Some(log.session);
             log.trace
         }
         _ => load_trace(args.trace.as_ref(), &args.workload, &args.source)?,
@@ -173,12 +197,14 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         return Err(CliError::input(anyhow!("the trace has no requests")));
     }
     let timeline = Timeline::from_requests(&requests).with_clock(trace.clock);
+    let gate = standby_gate(&args, session.as_ref(), &task)?;
     let opts = ReplayOptions {
         task,
         policy,
         device: args.device.clone(),
         timing,
         log: args.log.is_some(),
+        gate,
     };
     if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
         let what = format!(
@@ -267,6 +293,9 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             if let Some(b) = registry.breakeven() {
                 writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
             }
+            if !opts.gate.is_open() {
+                writeln!(out, "checks   {}", checks_text(&opts.gate))?;
+            }
             // Names align however long the longest is
             // (`window_clairvoyant_energy_j` is 27 characters), the
             // gauges' below with them.
@@ -322,6 +351,80 @@ fn daemon_defaults(args: &mut Args, session: &lull_blktrace_replay::activity::Se
             took.join(", ")
         );
     }
+}
+
+/// The daemon's checks before a spin-down, as `--standby-checks` and
+/// `--max-spindowns-per-day` ask, or for a daemon's activity log (its last
+/// `session`) as the daemon made them; for a task other than spindown,
+/// none (and the flags are a usage error).
+fn standby_gate(
+    args: &Args,
+    session: Option<&lull_blktrace_replay::activity::Session>,
+    task: &str,
+) -> Result<lull_tasks::StandbyGate, CliError> {
+    let asked = args.standby_checks.is_some() || args.max_spindowns_per_day.is_some();
+    if task != "spindown" {
+        if asked {
+            return Err(CliError::input(anyhow!(
+                "--standby-checks and --max-spindowns-per-day are for --task spindown, not {task}"
+            )));
+        }
+        return Ok(lull_tasks::StandbyGate::default());
+    }
+    let checks = args.standby_checks.unwrap_or(
+        if session.is_some() || args.max_spindowns_per_day.is_some() {
+            StandbyChecks::Daemon
+        } else {
+            StandbyChecks::None
+        },
+    );
+    if checks == StandbyChecks::None {
+        if args.max_spindowns_per_day.is_some() {
+            return Err(CliError::input(anyhow!(
+                "--max-spindowns-per-day is the daemon's check: not with --standby-checks none"
+            )));
+        }
+        return Ok(lull_tasks::StandbyGate::default());
+    }
+    // The daemon checks the break-even of the drive it has a preset for:
+    // the one replayed (--device), or the log's when it had one.
+    let mut gate = session
+        .map(lull_blktrace_replay::activity::daemon_gate)
+        .unwrap_or_default();
+    if args.device.is_some() || session.is_none() {
+        let model = lull_blktrace_replay::replay::power_model(args.device.as_deref())?;
+        gate.break_even = Some(Nanos::from_secs_f64(model.break_even_s()));
+    }
+    if let Some(n) = args.max_spindowns_per_day {
+        gate.max_spindowns_per_day = Some(n);
+    } else if let Some(s) = session
+        && s.task == "standby"
+        && s.max_spindowns_per_day.is_none()
+    {
+        eprintln!(
+            "lull: note: the log does not record the daemon's wear budget (written by an older lulld): \
+             replaying without it (give --max-spindowns-per-day)"
+        );
+    }
+    Ok(gate)
+}
+
+/// The checks' line of the text output.
+fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = gate.max_spindowns_per_day {
+        parts.push(format!(
+            "wear budget {n} spin-downs a day (at most {} at once)",
+            lull_tasks::WearBudget::capacity(n)
+        ));
+    }
+    if let Some(b) = gate.break_even {
+        parts.push(format!(
+            "no spin-down predicted shorter than {:.3} s",
+            b.as_secs_f64()
+        ));
+    }
+    format!("the daemon's: {}", parts.join("; "))
 }
 
 /// Whether `path` is a daemon's activity log: a directory of its

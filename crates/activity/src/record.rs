@@ -62,6 +62,10 @@ pub struct Session {
     pub task: String,
     /// The detector network, as configured.
     pub network: String,
+    /// The standby task's wear budget (`max_spindowns_per_day`): `None`
+    /// for another task, and in logs written before the field was added (a
+    /// trailing field: older readers skip it).
+    pub max_spindowns_per_day: Option<u32>,
 }
 
 /// How a poll's events were made (see [`crate::poll`]).
@@ -221,6 +225,8 @@ impl Record {
                     put(&mut p, text.len() as u64);
                     p.extend_from_slice(text.as_bytes());
                 }
+                // 0: none; n + 1: a budget of n.
+                put(&mut p, s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1));
             }
             Record::Poll(r) => {
                 put(&mut p, r.t0.0);
@@ -283,6 +289,10 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
+    /// Bytes not read yet (a trailing field a writer may not have written).
+    fn rest(&self) -> usize {
+        self.b.len().saturating_sub(self.at)
+    }
     fn int(&mut self, what: &str) -> Result<u64, FrameError> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -387,6 +397,15 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
             drive: f.text("drive")?,
             task: f.text("task")?,
             network: f.text("network")?,
+            max_spindowns_per_day: match f.rest() {
+                0 => None,
+                _ => match f.int("wear budget")? {
+                    0 => None,
+                    n => Some(u32::try_from(n - 1).map_err(|_| {
+                        FrameError::Bad(format!("wear budget {} is over u32", n - 1))
+                    })?),
+                },
+            },
         }),
         2 => {
             let t0 = f.nanos("poll t0")?;

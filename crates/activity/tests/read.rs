@@ -104,6 +104,8 @@ fn version_1_fixture_still_reads() {
     let run = &log.runs[0];
     assert_eq!(run.session.key, "sdb");
     assert_eq!(run.session.drive, "wd-red-plus");
+    // Written before the session's trailing wear budget: none.
+    assert_eq!(run.session.max_spindowns_per_day, None);
     let polls = run
         .records
         .iter()
@@ -138,6 +140,7 @@ fn write_v1_fixture() {
             drive: "wd-red-plus".into(),
             task: "standby".into(),
             network: "timer(2B)".into(),
+            max_spindowns_per_day: None,
         }),
         Record::Poll(Poll {
             t0: s(0),

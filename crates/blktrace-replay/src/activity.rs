@@ -20,6 +20,7 @@ use std::path::Path;
 
 use lull_activity::{Log, ReadError};
 use lull_core::time::Nanos;
+use lull_tasks::gate::StandbyGate;
 
 use crate::error::TraceError;
 use crate::input::{self, Input};
@@ -90,6 +91,22 @@ pub fn open_log(path: &Path) -> Result<ActivityTrace, TraceError> {
     Ok(from_log(&log))
 }
 
+/// The checks the daemon made before each standby it sent for the
+/// session's disk ([`lull_tasks::gate`]), for a replay to make them too:
+/// the break-even check when the daemon had a drive preset (of that drive),
+/// and the wear budget when the log records it (logs written before it did
+/// do not: then none).
+pub fn daemon_gate(session: &Session) -> StandbyGate {
+    let break_even = (!session.drive.is_empty())
+        .then(|| crate::replay::power_model(Some(&session.drive)).ok())
+        .flatten()
+        .map(|m| Nanos::from_secs_f64(m.break_even_s()));
+    StandbyGate {
+        break_even,
+        max_spindowns_per_day: session.max_spindowns_per_day,
+    }
+}
+
 /// A log, read, as a trace.
 pub fn from_log(log: &Log) -> ActivityTrace {
     let rebuilt = log.rebuild();
@@ -151,6 +168,7 @@ mod tests {
             drive: "wd-red-plus".into(),
             task: "standby".into(),
             network: "auto".into(),
+            max_spindowns_per_day: None,
         }
     }
 

@@ -28,6 +28,7 @@ use lull_tasks::background::BackgroundTask;
 use lull_tasks::cleaning::{Cleaning, CleaningConfig};
 use lull_tasks::device::ServiceModel;
 use lull_tasks::drive::{Drive, PresetSource, Work};
+use lull_tasks::gate::StandbyGate;
 use lull_tasks::power::PowerModel;
 use lull_tasks::spindown::{BestFixed, Spindown, WindowClairvoyant};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
@@ -91,6 +92,10 @@ pub struct ReplayOptions {
     pub timing: Timing,
     /// Keep the action log.
     pub log: bool,
+    /// For `spindown`: the daemon's checks before a standby (wear budget,
+    /// break-even), as `lull replay` of a daemon's activity log makes them
+    /// ([`lull_tasks::gate`]). The default checks nothing (SPEC §4.2).
+    pub gate: StandbyGate,
 }
 
 impl Default for ReplayOptions {
@@ -101,6 +106,7 @@ impl Default for ReplayOptions {
             device: None,
             timing: Timing::Auto,
             log: false,
+            gate: StandbyGate::default(),
         }
     }
 }
@@ -305,7 +311,7 @@ pub fn make_task_with(
     match name {
         "none" => Ok(Box::new(NoTask)),
         "spindown" => {
-            let task = Spindown::new(power_model(opts.device.as_deref())?);
+            let task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
             Ok(Box::new(match best_fixed {
                 Some(b) => task.with_best_fixed(b),
                 None => task,

@@ -333,6 +333,7 @@ mod tests {
                 drive: "wd-red-plus".into(),
                 task: "standby".into(),
                 network: "auto".into(),
+                max_spindowns_per_day: None,
             }),
             Record::Poll(Poll {
                 t0: s(1),

@@ -164,61 +164,7 @@ pub struct JobProcess {
     pub start: Option<u64>,
 }
 
-/// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
-/// the daily budget (at least one), and refills at the daily rate, so a
-/// budget of 48 allows a burst of 8 and then one spin-down every 30
-/// minutes, instead of being spent by morning. Kept in the state file, so
-/// a restart neither refills nor empties it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WearBudget {
-    /// Tokens left (a spin-down costs one).
-    pub tokens: f64,
-    /// When `tokens` was last brought up to date (Unix seconds).
-    pub at_unix: u64,
-}
-
-impl WearBudget {
-    /// The bucket's size for `per_day`.
-    pub fn capacity(per_day: u32) -> f64 {
-        if per_day == 0 {
-            0.0
-        } else {
-            (f64::from(per_day) / 6.0).ceil().max(1.0)
-        }
-    }
-
-    /// A full bucket at `now_unix`.
-    pub fn full(per_day: u32, now_unix: u64) -> Self {
-        WearBudget {
-            tokens: Self::capacity(per_day),
-            at_unix: now_unix,
-        }
-    }
-
-    /// Refills for the time since the last update (none if the clock went
-    /// back), capped at the capacity.
-    pub fn refill(&mut self, per_day: u32, now_unix: u64) {
-        let dt = now_unix.saturating_sub(self.at_unix) as f64;
-        self.tokens = (self.tokens + dt * f64::from(per_day) / 86_400.0)
-            .min(Self::capacity(per_day))
-            .max(0.0);
-        self.at_unix = self.at_unix.max(now_unix);
-    }
-
-    /// Takes a token if there is one at `now_unix`; otherwise returns the
-    /// seconds until there will be.
-    pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
-        self.refill(per_day, now_unix);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            Ok(())
-        } else if per_day == 0 {
-            Err(f64::INFINITY)
-        } else {
-            Err((1.0 - self.tokens) * 86_400.0 / f64::from(per_day))
-        }
-    }
-}
+pub use lull_tasks::gate::WearBudget;
 
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -497,59 +443,6 @@ mod tests {
         assert_eq!(kept, dir.path().join("state.json.corrupt-1234"));
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), "{ half a fi");
         assert!(!p.exists());
-    }
-
-    #[test]
-    fn the_wear_budget_spreads_over_the_day() {
-        let t0 = 1_700_000_000;
-        let mut b = WearBudget::full(48, t0);
-        // A burst of 8 (a sixth of the day's budget), then nothing…
-        for _ in 0..8 {
-            assert!(b.take(48, t0).is_ok());
-        }
-        let wait = b.take(48, t0).unwrap_err();
-        assert!((wait - 1800.0).abs() < 1e-6, "{wait}");
-        // …until half an hour later.
-        assert!(b.take(48, t0 + 1799).is_err());
-        assert!(b.take(48, t0 + 1800).is_ok());
-        // A clock that goes back refills nothing.
-        assert!(b.take(48, t0).is_err());
-        // Zero never spins down; one a day allows one.
-        let mut z = WearBudget::full(0, t0);
-        assert!(z.take(0, t0 + 86_400 * 10).is_err());
-        let mut one = WearBudget::full(1, t0);
-        assert!(one.take(1, t0).is_ok());
-        assert!(one.take(1, t0 + 86_399).is_err());
-        assert!(one.take(1, t0 + 86_400).is_ok());
-    }
-
-    proptest::proptest! {
-        #![proptest_config(lull_testkit::cases(256))]
-        /// However the requests fall, no window of time sees more
-        /// spin-downs than the bucket's size plus the daily rate over it.
-        #[test]
-        fn the_wear_budget_never_exceeds_its_rate(
-            per_day in 1u32..200,
-            gaps in proptest::collection::vec(0u64..20_000, 1..300),
-        ) {
-            let t0 = 1_000_000u64;
-            let mut b = WearBudget::full(per_day, t0);
-            let mut t = t0;
-            let mut taken = Vec::new();
-            for g in gaps {
-                t += g;
-                if b.take(per_day, t).is_ok() {
-                    taken.push(t);
-                }
-            }
-            let cap = WearBudget::capacity(per_day);
-            for (i, &a) in taken.iter().enumerate() {
-                for (j, &z) in taken.iter().enumerate().skip(i) {
-                    let allowed = cap + (z - a) as f64 * f64::from(per_day) / 86_400.0;
-                    proptest::prop_assert!((j - i + 1) as f64 <= allowed + 1e-9);
-                }
-            }
-        }
     }
 
     #[test]

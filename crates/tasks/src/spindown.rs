@@ -52,6 +52,12 @@
 //!   clairvoyant)` is the share of what it adds over the best fixed
 //!   timeout that the network captures.
 //!
+//! - **The daemon's checks** ([`crate::gate`], off by default). With
+//!   [`Spindown::with_gate`] a start the daemon would not have sent (the
+//!   wear budget is spent, or the predicted idle time is below the
+//!   break-even time) leaves the disk spinning, so a replay of a daemon's
+//!   activity log spins down where the daemon did.
+//!
 //! Granularity (§2.4): interruptible at any time (a sleeping disk can be
 //! woken whenever), no work lost; the cost of an interruption is the
 //! spin-up energy and delay, which the measures carry.
@@ -61,6 +67,7 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
+use crate::gate::{Refusal, StandbyGate, WearBudget, unix_secs};
 use crate::power::PowerModel;
 
 /// The `spindown` task: a disk that sleeps in predicted idle time.
@@ -85,6 +92,11 @@ pub struct Spindown {
     oracle_sleep: Nanos,
     oracle_spinups: u64,
     best_fixed: Option<BestFixed>,
+    /// The daemon's checks, when a replay asks for them.
+    gate: StandbyGate,
+    bucket: Option<WearBudget>,
+    /// Starts the gate refused: wear budget, short prediction.
+    refused: [u64; 2],
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -321,7 +333,21 @@ impl Spindown {
             oracle_sleep: Nanos::ZERO,
             oracle_spinups: 0,
             best_fixed: None,
+            gate: StandbyGate::default(),
+            bucket: None,
+            refused: [0; 2],
         }
+    }
+
+    /// Makes the daemon's checks before each spin-down ([`StandbyGate`]:
+    /// the wear budget and the break-even check, on the wall clock of the
+    /// engine's [`Context::clock`]), so that a replay of a daemon's log
+    /// spins down where the daemon did. A refused start leaves the disk
+    /// spinning; the measures then count the refusals
+    /// (`refused_wear_budget`, `refused_below_break_even`).
+    pub fn with_gate(mut self, gate: StandbyGate) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// Also reports the best fixed timeout of the trace, `best` (computed
@@ -440,7 +466,16 @@ impl IdleTask for Spindown {
         }
     }
 
-    fn start(&mut self, ctx: &Context, _budget: Option<Nanos>) {
+    fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        if !self.gate.is_open() {
+            let unix = unix_secs(ctx.clock, ctx.now);
+            if let Err(why) = self.gate.admit(&mut self.bucket, unix, budget) {
+                self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
+                self.running = false;
+                self.armed = false;
+                return;
+            }
+        }
         self.running = true;
         if ctx.outstanding == 0 {
             self.sleep_now(ctx.now);
@@ -544,6 +579,10 @@ impl IdleTask for Spindown {
                 v.push(("window_clairvoyant_energy_j", c.energy_j));
                 v.push(("gain_vs_clairvoyant", c.gain(b.energy_j, r.energy_j)));
             }
+        }
+        if !self.gate.is_open() {
+            v.push(("refused_wear_budget", self.refused[0] as f64));
+            v.push(("refused_below_break_even", self.refused[1] as f64));
         }
         v
     }

@@ -11,7 +11,9 @@ use super::{DiskController, Now, Order, Output};
 use crate::config::TaskConfig;
 use crate::hooks::HookEvent;
 use crate::source::Sample;
-use crate::state::{WearBudget, keep_last_day};
+use lull_tasks::gate::{Refusal, StandbyGate, unix_secs};
+
+use crate::state::keep_last_day;
 use crate::task::Intent;
 
 /// When the engine decided.
@@ -88,12 +90,9 @@ impl DiskController {
                 backend,
             } => {
                 let (per_day, backend) = (*max_spindowns_per_day, *backend);
-                if let Some(why) = self.standby_refused(now, per_day, backend, budget) {
+                if let Some(why) = self.standby_refused(now, at, per_day, backend, budget) {
                     self.decide(now, why);
                     return;
-                }
-                if let Some(b) = self.st.wear.as_mut() {
-                    let _ = b.take(per_day, now.unix);
                 }
                 keep_last_day(&mut self.st.spindown_attempts_unix, now.unix);
                 self.st.spindown_attempts_unix.push(now.unix);
@@ -158,11 +157,13 @@ impl DiskController {
     /// Why a standby the engine decided must not be sent, if it must not:
     /// no transport reaches the drive, it failed repeatedly and its retry
     /// time has not come, the wear budget has no spin-down left now, or the
-    /// predicted idle time is below the drive's break-even time. The wear
-    /// budget is only peeked here; the caller takes the token.
+    /// predicted idle time is below the drive's break-even time
+    /// ([`StandbyGate`]: the last two as a replay makes them, at the
+    /// engine's instant `at`). A standby that passes has taken its token.
     fn standby_refused(
         &mut self,
         now: Now,
+        at: Nanos,
         per_day: u32,
         backend: crate::config::Backend,
         budget: Option<Nanos>,
@@ -195,34 +196,25 @@ impl DiskController {
             debug!("disk {key}: {why}");
             return Some(why);
         }
-        let bucket = self
-            .st
-            .wear
-            .get_or_insert_with(|| WearBudget::full(per_day, now.unix));
-        let mut peek = bucket.clone();
-        if let Err(wait) = peek.take(per_day, now.unix) {
-            let why = if wait.is_finite() {
-                format!(
-                    "skip standby: wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
-                    wait.ceil()
-                )
-            } else {
-                "skip standby: max_spindowns_per_day = 0".to_string()
+        // The wear budget and the break-even check, as a replay of the
+        // log makes them: at the wall clock of the engine's instant.
+        let gate = StandbyGate {
+            break_even: self
+                .cfg
+                .power
+                .as_ref()
+                .map(|p| Nanos::from_secs_f64(p.break_even_s())),
+            max_spindowns_per_day: Some(per_day),
+        };
+        let unix = unix_secs(Some(self.settings.clock), at);
+        if let Err(refusal) = gate.admit(&mut self.st.wear, unix, budget) {
+            let drive = match (&refusal, &self.cfg.power) {
+                (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
+                _ => String::new(),
             };
+            let why = format!("skip standby: {refusal}{drive}");
             info!("disk {key}: {why}");
             return Some(why);
-        }
-        if let (Some(p), Some(b)) = (&self.cfg.power, budget) {
-            let be = p.break_even_s();
-            if b.as_secs_f64() < be {
-                let why = format!(
-                    "skip standby: predicted idle {} is below the break-even {be:.1} s of {}",
-                    b.approx(),
-                    p.name
-                );
-                info!("disk {key}: {why}");
-                return Some(why);
-            }
         }
         None
     }

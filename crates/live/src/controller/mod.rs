@@ -378,6 +378,13 @@ impl DiskController {
                 .unwrap_or_default(),
             task: self.cfg.task.name().to_string(),
             network: self.cfg.network.clone(),
+            max_spindowns_per_day: match self.cfg.task {
+                TaskConfig::Standby {
+                    max_spindowns_per_day,
+                    ..
+                } => Some(max_spindowns_per_day),
+                _ => None,
+            },
         }
     }
 

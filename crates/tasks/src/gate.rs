@@ -1,0 +1,278 @@
+//! The checks a standby passes between the network's decision and the
+//! drive: the daemon's, made available to a replay.
+//!
+//! # Why here
+//!
+//! A network decides *when* the disk may spin down; the daemon then
+//! refuses some of those decisions for the drive's sake. Two of its
+//! refusals depend only on the decision and the clock, not on the
+//! hardware:
+//!
+//! - **Break-even.** A start whose predicted idle time is below the
+//!   drive's break-even time `B` cannot save energy by the network's own
+//!   estimate, so it is not sent.
+//! - **Wear budget** (`max_spindowns_per_day`). A token bucket
+//!   ([`WearBudget`]) holds at most a sixth of the daily budget (at least
+//!   one) and refills at the daily rate; a spin-down takes a token.
+//!
+//! The daemon's controller (lull-live) makes both checks through
+//! [`StandbyGate::admit`], and so does [`Spindown`](crate::Spindown) when a
+//! replay hands it the same gate ([`Spindown::with_gate`](crate::Spindown::with_gate)),
+//! so `lull replay` of a daemon's activity log spins the disk down exactly
+//! where the daemon did, wear budget included. The bucket runs on the
+//! wall clock at the *engine's* instant of the decision (the clock at the
+//! engine's time zero plus that instant, in whole seconds): both sides know
+//! it exactly, where the daemon's own wake-up comes up to a poll later.
+//!
+//! The checks that depend on the hardware (the disk is unplugged, no
+//! transport reaches it, a standby failed and its retry has not come)
+//! stay in the controller: a replay has no hardware to ask.
+
+use lull_core::time::Nanos;
+
+/// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
+/// the daily budget (at least one), and refills at the daily rate, so a
+/// budget of 48 allows a burst of 8 and then one spin-down every 30
+/// minutes, instead of being spent by morning. The daemon keeps it in its
+/// state file, so a restart neither refills nor empties it.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct WearBudget {
+    /// Tokens left (a spin-down costs one).
+    pub tokens: f64,
+    /// When `tokens` was last brought up to date (Unix seconds).
+    pub at_unix: u64,
+}
+
+impl WearBudget {
+    /// The bucket's size for `per_day`.
+    pub fn capacity(per_day: u32) -> f64 {
+        if per_day == 0 {
+            0.0
+        } else {
+            (f64::from(per_day) / 6.0).ceil().max(1.0)
+        }
+    }
+
+    /// A full bucket at `now_unix`.
+    pub fn full(per_day: u32, now_unix: u64) -> Self {
+        WearBudget {
+            tokens: Self::capacity(per_day),
+            at_unix: now_unix,
+        }
+    }
+
+    /// Refills for the time since the last update (none if the clock went
+    /// back), capped at the capacity.
+    pub fn refill(&mut self, per_day: u32, now_unix: u64) {
+        let dt = now_unix.saturating_sub(self.at_unix) as f64;
+        self.tokens = (self.tokens + dt * f64::from(per_day) / 86_400.0)
+            .min(Self::capacity(per_day))
+            .max(0.0);
+        self.at_unix = self.at_unix.max(now_unix);
+    }
+
+    /// Takes a token if there is one at `now_unix`; otherwise returns the
+    /// seconds until there will be.
+    pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
+        self.refill(per_day, now_unix);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else if per_day == 0 {
+            Err(f64::INFINITY)
+        } else {
+            Err((1.0 - self.tokens) * 86_400.0 / f64::from(per_day))
+        }
+    }
+}
+
+/// Which of the daemon's checks a standby passes ([module docs](self)).
+/// The default checks nothing: the lab's spin-down, SPEC §4.2 as written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StandbyGate {
+    /// Refuse a start whose predicted idle time is below this break-even
+    /// time (`None`: no check; a start predicted to last until the disk is
+    /// busy always passes).
+    pub break_even: Option<Nanos>,
+    /// The wear budget, spin-downs a day (`None`: unlimited; 0 never spins
+    /// down).
+    pub max_spindowns_per_day: Option<u32>,
+}
+
+/// Why [`StandbyGate::admit`] refused a standby.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Refusal {
+    /// The wear budget has no spin-down left now.
+    Wear {
+        /// The budget, spin-downs a day.
+        per_day: u32,
+        /// Seconds until the next token (infinite when `per_day` is 0).
+        wait_s: f64,
+    },
+    /// The predicted idle time is below the drive's break-even time.
+    ShortPrediction {
+        /// The predicted idle time.
+        budget: Nanos,
+        /// The break-even time.
+        break_even: Nanos,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Refusal::Wear { per_day: 0, .. } => write!(f, "max_spindowns_per_day = 0"),
+            Refusal::Wear { per_day, wait_s } => write!(
+                f,
+                "wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
+                wait_s.ceil()
+            ),
+            Refusal::ShortPrediction { budget, break_even } => write!(
+                f,
+                "predicted idle {} is below the break-even {:.1} s",
+                budget.approx(),
+                break_even.as_secs_f64()
+            ),
+        }
+    }
+}
+
+impl StandbyGate {
+    /// Whether nothing is checked.
+    pub fn is_open(&self) -> bool {
+        self.break_even.is_none() && self.max_spindowns_per_day.is_none()
+    }
+
+    /// Whether a standby decided at `unix` (wall clock, whole seconds; see
+    /// [`unix_secs`]) with predicted idle time `budget` may be sent. The
+    /// wear budget is checked first (`bucket` is created full at the first
+    /// check), then the prediction; the token is taken only when both
+    /// pass.
+    pub fn admit(
+        &self,
+        bucket: &mut Option<WearBudget>,
+        unix: u64,
+        budget: Option<Nanos>,
+    ) -> Result<(), Refusal> {
+        if let Some(per_day) = self.max_spindowns_per_day {
+            let b = bucket.get_or_insert_with(|| WearBudget::full(per_day, unix));
+            let mut peek = b.clone();
+            if let Err(wait_s) = peek.take(per_day, unix) {
+                return Err(Refusal::Wear { per_day, wait_s });
+            }
+        }
+        if let (Some(break_even), Some(budget)) = (self.break_even, budget)
+            && budget < break_even
+        {
+            return Err(Refusal::ShortPrediction { budget, break_even });
+        }
+        if let (Some(per_day), Some(b)) = (self.max_spindowns_per_day, bucket.as_mut()) {
+            let _ = b.take(per_day, unix);
+        }
+        Ok(())
+    }
+}
+
+/// The wall clock at engine instant `at`, whole Unix seconds: `clock` is
+/// the wall clock at the engine's time zero (relative time from 0 when it
+/// is not known).
+pub fn unix_secs(clock: Option<Nanos>, at: Nanos) -> u64 {
+    clock.unwrap_or(Nanos::ZERO).0.saturating_add(at.0) / 1_000_000_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wear_budget_spreads_over_the_day() {
+        let t0 = 1_700_000_000;
+        let mut b = WearBudget::full(48, t0);
+        // A burst of 8 (a sixth of the day's budget), then nothing…
+        for _ in 0..8 {
+            assert!(b.take(48, t0).is_ok());
+        }
+        let wait = b.take(48, t0).unwrap_err();
+        assert!((wait - 1800.0).abs() < 1e-6, "{wait}");
+        // …until half an hour later.
+        assert!(b.take(48, t0 + 1799).is_err());
+        assert!(b.take(48, t0 + 1800).is_ok());
+        // A clock that goes back refills nothing.
+        assert!(b.take(48, t0).is_err());
+        // Zero never spins down; one a day allows one.
+        let mut z = WearBudget::full(0, t0);
+        assert!(z.take(0, t0 + 86_400 * 10).is_err());
+        let mut one = WearBudget::full(1, t0);
+        assert!(one.take(1, t0).is_ok());
+        assert!(one.take(1, t0 + 86_399).is_err());
+        assert!(one.take(1, t0 + 86_400).is_ok());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(lull_testkit::cases(256))]
+        /// However the requests fall, no window of time sees more
+        /// spin-downs than the bucket's size plus the daily rate over it.
+        #[test]
+        fn the_wear_budget_never_exceeds_its_rate(
+            per_day in 1u32..200,
+            gaps in proptest::collection::vec(0u64..20_000, 1..300),
+        ) {
+            let t0 = 1_000_000u64;
+            let mut b = WearBudget::full(per_day, t0);
+            let mut t = t0;
+            let mut taken = Vec::new();
+            for g in gaps {
+                t += g;
+                if b.take(per_day, t).is_ok() {
+                    taken.push(t);
+                }
+            }
+            let cap = WearBudget::capacity(per_day);
+            for (i, &a) in taken.iter().enumerate() {
+                for (j, &z) in taken.iter().enumerate().skip(i) {
+                    let allowed = cap + (z - a) as f64 * f64::from(per_day) / 86_400.0;
+                    proptest::prop_assert!((j - i + 1) as f64 <= allowed + 1e-9);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_gate_checks_wear_then_the_prediction_and_spends_a_token_only_when_both_pass() {
+        let gate = StandbyGate {
+            break_even: Some(Nanos::from_secs(3)),
+            max_spindowns_per_day: Some(6),
+        };
+        let mut bucket = None;
+        // Short: refused, and the bucket (created full: one token) keeps it.
+        let short = gate.admit(&mut bucket, 100, Some(Nanos::from_secs(2)));
+        assert!(matches!(short, Err(Refusal::ShortPrediction { .. })));
+        assert_eq!(bucket.as_ref().unwrap().tokens, 1.0);
+        // Until busy: passes and takes it.
+        assert_eq!(gate.admit(&mut bucket, 100, None), Ok(()));
+        assert_eq!(bucket.as_ref().unwrap().tokens, 0.0);
+        // Empty: the wear budget says when the next comes (6 a day: 4 h).
+        match gate.admit(&mut bucket, 101, Some(Nanos::from_secs(10))) {
+            Err(Refusal::Wear { per_day: 6, wait_s }) => assert_eq!(wait_s.ceil(), 14_399.0),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(gate.admit(&mut bucket, 100 + 14_400, None), Ok(()));
+        // An open gate passes everything and keeps no bucket.
+        let mut none = None;
+        assert!(StandbyGate::default().is_open());
+        assert_eq!(
+            StandbyGate::default().admit(&mut none, 0, Some(Nanos::NANO)),
+            Ok(())
+        );
+        assert!(none.is_none());
+    }
+
+    #[test]
+    fn unix_seconds_count_from_the_clock_at_time_zero() {
+        let clock = Some(Nanos(1_700_000_000_500_000_000));
+        assert_eq!(unix_secs(clock, Nanos::from_millis(499)), 1_700_000_000);
+        assert_eq!(unix_secs(clock, Nanos::from_millis(500)), 1_700_000_001);
+        assert_eq!(unix_secs(None, Nanos::from_secs(5)), 5);
+    }
+}
