@@ -15,6 +15,12 @@ const S: u64 = 1_000_000_000;
 const KEY: &str = "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-TEST";
 
 fn session() -> Session {
+    session_with(None)
+}
+
+/// The session of a log that records the wear budget `budget` (`None`: a
+/// log written before sessions recorded it).
+fn session_with(budget: Option<u32>) -> Session {
     Session {
         clock: Nanos(1_700_000_000 * S),
         poll: Nanos(S),
@@ -23,7 +29,7 @@ fn session() -> Session {
         drive: "wd-red-plus".into(),
         task: "standby".into(),
         network: "auto".into(),
-        max_spindowns_per_day: None,
+        max_spindowns_per_day: budget,
     }
 }
 
@@ -47,8 +53,13 @@ fn poll(t0: u64, t: u64, kind: PollKind, reads: u64, writes: u64) -> Record {
 /// A segment: a session, a baseline, then bursts of a few busy seconds
 /// separated by idle gaps from 20 s to 40 min, over about 5 hours.
 fn segment() -> Vec<u8> {
+    segment_of(session())
+}
+
+/// [`segment`] under the session `s`.
+fn segment_of(s: Session) -> Vec<u8> {
     let mut out = header().to_vec();
-    Record::Session(session()).encode(&mut out);
+    Record::Session(s).encode(&mut out);
     poll(1, 1, PollKind::Baseline, 0, 0).encode(&mut out);
     let gaps = [20, 300, 45, 1200, 90, 2400, 30, 600, 150, 1800, 60, 900];
     let mut t = 1;
@@ -139,6 +150,90 @@ fn replay_of_a_log_defaults_to_how_the_daemon_ran() {
     assert!(flagged["gauges"].get("n0.p_long").is_none(), "{flagged}");
     let (none, _) = json(&["--task", "none"]);
     assert!(none.get("spinups").is_none(), "{none}");
+}
+
+#[test]
+fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let one_a_day = write(
+        &dir.path().join("a.lact"),
+        &segment_of(session_with(Some(1))),
+    );
+    let older = write(&dir.path().join("b.lact"), &segment());
+    let run = |file: &str, extra: &[&str]| {
+        let mut args = vec!["replay", file, "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = lull(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
+    };
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    // The log's budget, one a day: the bucket holds one, so one spin-down
+    // in these 5 hours, where a 10 s timer would sleep through 10 gaps.
+    let (v, err) = run(&one_a_day, &["--net", "timer(10s)"]);
+    assert_eq!(num(&v, "spinups"), 1.0, "{v}");
+    assert!(num(&v, "refused_wear_budget") >= 9.0, "{v}");
+    assert_eq!(num(&v, "refused_below_break_even"), 0.0, "{v}");
+    assert!(!err.contains("does not record"), "{err}");
+    // The lab's model: every gap of 45 s or more.
+    let (lab, _) = run(
+        &one_a_day,
+        &["--net", "timer(10s)", "--standby-checks", "none"],
+    );
+    assert!(num(&lab, "spinups") >= 10.0, "{lab}");
+    assert!(lab.get("refused_wear_budget").is_none(), "{lab}");
+    // A budget on the command line wins over the log's.
+    let (more, _) = run(
+        &one_a_day,
+        &["--net", "timer(10s)", "--max-spindowns-per-day", "1000"],
+    );
+    assert_eq!(num(&more, "spinups"), num(&lab, "spinups"), "{more}");
+    // An older log: no budget to replay, said; the break-even check still
+    // refuses what the daemon refused (30 s predicted, B = 72 s).
+    let (old, err) = run(&older, &["--net", "timer(10s) + fixed(30s)"]);
+    assert!(
+        err.contains("does not record the daemon's wear budget"),
+        "{err}"
+    );
+    assert_eq!(num(&old, "spinups"), 0.0, "{old}");
+    assert!(num(&old, "refused_below_break_even") >= 10.0, "{old}");
+    // The text output says which checks were made.
+    let out = lull(&["replay", &one_a_day, "--net", "timer(10s)"]);
+    assert!(
+        stdout(&out).contains("checks   the daemon's: wear budget 1 spin-downs a day"),
+        "{}",
+        stdout(&out)
+    );
+    // The flags are spin-down's, and the budget is a daemon's check.
+    for bad in [
+        vec!["--standby-checks", "none", "--max-spindowns-per-day", "3"],
+        vec!["--task", "none", "--max-spindowns-per-day", "3"],
+    ] {
+        let mut args = vec!["replay", one_a_day.as_str()];
+        args.extend_from_slice(&bad);
+        let out = lull(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+    }
+    // A trace with the daemon's checks: its budget, the drive's B.
+    let out = lull(&[
+        "replay",
+        "--duration",
+        "6h",
+        "--task",
+        "spindown",
+        "--net",
+        "timer(1s)",
+        "--max-spindowns-per-day",
+        "6",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // One at once, then one per 4 h.
+    assert!(num(&v, "spinups") <= 2.0, "{v}");
+    assert!(num(&v, "refused_wear_budget") > 0.0, "{v}");
 }
 
 #[test]

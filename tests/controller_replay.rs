@@ -29,12 +29,12 @@ use lull_core::registry::Registry;
 use lull_core::request::{Op, Request};
 use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
-use lull_tasks::gate::StandbyGate;
 use lull_live::config::Config;
 use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
 use lull_live::diskstats::parse;
 use lull_live::source::{Family, Sample};
 use lull_live::task::Intent;
+use lull_tasks::gate::StandbyGate;
 use proptest::prelude::*;
 
 /// The wall clock at time zero (2027-01-15 08:00 UTC): the daemon tells
@@ -426,8 +426,7 @@ fn log_replays_like_live(
     let registry = lull_live::default_registry();
     let last = completions.last().copied().unwrap_or(Nanos::ZERO);
     let end = last + poll;
-    let (live, requests) =
-        live_with_budget(network, completions, poll, end, &registry, per_day);
+    let (live, requests) = live_with_budget(network, completions, poll, end, &registry, per_day);
     let mut bytes = lull_activity::record::header().to_vec();
     for r in &live.records {
         r.encode(&mut bytes);
@@ -519,6 +518,39 @@ fn the_activity_log_replays_to_the_daemons_spin_downs() {
         .filter(|r| matches!(r, Record::Standby(_)))
         .count();
     assert_eq!(standbys, 3);
+}
+
+/// The wear budget over half a day: a burst every 30 minutes, a 4 s
+/// timer, 6 spin-downs a day (a bucket of one, a token every 4 hours).
+/// The daemon spins down about every 4 hours, not after every burst, and
+/// the replay of its log does the same (the check runs on the engine's
+/// instants in both).
+#[test]
+fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its_log() {
+    let shape = vec![(1_800_000u64, 3u32); 26];
+    let completions = activity(&shape);
+    let poll = Nanos::from_secs(1);
+    log_replays_like_live("timer(4s)", &completions, poll, 6).unwrap();
+    let registry = lull_live::default_registry();
+    let end = *completions.last().unwrap();
+    let (d, _) = live_with_budget("timer(4s)", &completions, poll, end, &registry, 6);
+    let standbys: Vec<Nanos> = d
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Standby(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    // 13 hours: the first at once, then one per 4 hours.
+    assert!((3..=4).contains(&standbys.len()), "{standbys:?}");
+    assert!(d.starts.len() >= 26, "the engine decided after every burst");
+    for w in standbys.windows(2) {
+        assert!(
+            w[1] - w[0] >= Nanos::from_secs(4 * 3600 - 1),
+            "{standbys:?}"
+        );
+    }
 }
 
 proptest! {

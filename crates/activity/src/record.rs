@@ -226,7 +226,10 @@ impl Record {
                     p.extend_from_slice(text.as_bytes());
                 }
                 // 0: none; n + 1: a budget of n.
-                put(&mut p, s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1));
+                put(
+                    &mut p,
+                    s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1),
+                );
             }
             Record::Poll(r) => {
                 put(&mut p, r.t0.0);
