@@ -80,6 +80,19 @@ fn live_with_budget(
     registry: &Registry,
     per_day: u32,
 ) -> (Decisions, Vec<Request>) {
+    let mut ctl = controller(network, registry, per_day, CLOCK, Default::default());
+    drive(&mut ctl, completions, poll, end, registry, CLOCK)
+}
+
+/// A controller for the test disk, its engine's time zero at wall clock
+/// `clock`, starting from the state-file entry `st`.
+fn controller(
+    network: &str,
+    registry: &Registry,
+    per_day: u32,
+    clock: Nanos,
+    st: lull_live::state::DiskState,
+) -> DiskController {
     let text = format!(
         "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
          backend = \"sgio\"\nmax_spindowns_per_day = {per_day}\npreset = \"{DRIVE}\"\n"
@@ -93,21 +106,33 @@ fn live_with_budget(
     let settings = Settings {
         power_check: Nanos::ZERO,
         dry_run: false,
-        clock: CLOCK,
+        clock,
         poll: Nanos::from_secs(1),
     };
-    let mut ctl = DiskController::new(
+    DiskController::new(
         registry,
         &cfg.disks[0],
         "sdx",
         "sdx",
         family,
         1,
-        Default::default(),
+        st,
         settings,
         Nanos::ZERO,
     )
-    .expect("controller");
+    .expect("controller")
+}
+
+/// Drives `ctl` (its time zero at wall clock `clock`) over the counters of
+/// `completions` as the daemon's loop would, until `end`.
+fn drive(
+    ctl: &mut DiskController,
+    completions: &[Nanos],
+    poll: Nanos,
+    end: Nanos,
+    registry: &Registry,
+    clock: Nanos,
+) -> (Decisions, Vec<Request>) {
     let done = |t: Nanos| completions.partition_point(|&c| c <= t) as u64;
     let mut d = Decisions::default();
     let mut requests = Vec::new();
@@ -126,7 +151,7 @@ fn live_with_budget(
         };
         let now = Now {
             mono: t,
-            unix: (CLOCK + t).as_secs_f64() as u64,
+            unix: (clock + t).as_secs_f64() as u64,
         };
         ctl.on_poll(now, &sample, false, &mut cx, &mut out);
         for o in &out {
@@ -553,8 +578,163 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
     }
 }
 
+/// A daemon restart: a run over `first` (its own frame) stopped cleanly at
+/// its last poll, `down` with nobody watching, a second run over `second`
+/// (its own frame, its own wall clock) from the state the first saved. The
+/// log of both runs replays, restarts included
+/// ([`lull_blktrace_replay::replay::replay_spec_runs`]), to both runs'
+/// engine decisions and to the daemon's standbys.
+fn restart_replays_like_live(
+    network: &str,
+    first: &[Nanos],
+    second: &[Nanos],
+    poll: Nanos,
+    down: Nanos,
+    per_day: u32,
+) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
+    let mut a = controller(network, &registry, per_day, CLOCK, Default::default());
+    let (d1, _) = drive(&mut a, first, poll, end1, &registry, CLOCK);
+    let mut out = Vec::new();
+    a.finish(
+        Now {
+            mono: end1,
+            unix: (CLOCK + end1).as_secs_f64() as u64,
+        },
+        &mut out,
+    );
+    let mut records1 = d1.records.clone();
+    records1.extend(out.iter().filter_map(|o| match o {
+        Output::Activity(r) => Some(r.clone()),
+        _ => None,
+    }));
+    prop_assert!(matches!(records1.last(), Some(Record::End(_))));
+    let clock2 = CLOCK + end1 + down;
+    let mut b = controller(network, &registry, per_day, clock2, a.state().clone());
+    let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
+    let (d2, _) = drive(&mut b, second, poll, end2, &registry, clock2);
+    let mut log = Log::default();
+    for (name, recs) in [("0001.lact", &records1), ("0002.lact", &d2.records)] {
+        let mut bytes = lull_activity::record::header().to_vec();
+        for r in recs.iter() {
+            r.encode(&mut bytes);
+        }
+        log.push_segment(&bytes, std::path::Path::new(name))
+            .expect("the log reads back");
+    }
+    prop_assert_eq!(log.runs.len(), 2);
+    let rebuilt = log.rebuild();
+    prop_assert_eq!(rebuilt.runs.len(), 2);
+    let offset = rebuilt.runs[1].offset;
+    prop_assert_eq!(offset, end1 + down);
+    prop_assert!(rebuilt.runs[1].clean);
+    let spec = NetworkSpec::parse(network, Some(&registry)).expect("spec");
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: Some(DRIVE.into()),
+        timing: Timing::Auto,
+        log: true,
+        gate: lull_blktrace_replay::activity::daemon_gate(&rebuilt.session),
+    };
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
+    let (outcome, restarts) = lull_blktrace_replay::replay::replay_spec_runs(
+        &timeline,
+        &spec,
+        &registry,
+        &opts,
+        &rebuilt.runs,
+    )
+    .expect("replay");
+    prop_assert_eq!(restarts, 1);
+    let horizon = rebuilt
+        .requests
+        .iter()
+        .map(|r| r.completion)
+        .max()
+        .unwrap();
+    let mut replayed = Vec::new();
+    for e in &outcome.log {
+        if let LogEntry::Command {
+            at,
+            command: Command::Start { .. },
+        } = e
+        {
+            replayed.push(*at);
+        }
+    }
+    replayed.retain(|&t| t <= horizon);
+    let mut lived: Vec<Nanos> = d1.starts.clone();
+    lived.extend(d2.starts.iter().map(|&t| t + offset));
+    lived.retain(|&t| t <= horizon);
+    prop_assert_eq!(&lived, &replayed, "network {}", network);
+    let m = |name: &str| {
+        outcome
+            .report
+            .task
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|p| p.1)
+            .unwrap()
+    };
+    let refused = m("refused_wear_budget") + m("refused_below_break_even");
+    let standbys: Vec<Nanos> = rebuilt
+        .standbys
+        .iter()
+        .copied()
+        .filter(|&t| t <= horizon)
+        .collect();
+    prop_assert_eq!(standbys.len() as f64, replayed.len() as f64 - refused);
+    if refused == 0.0 {
+        prop_assert_eq!(&standbys, &replayed);
+    }
+    Ok(())
+}
+
+#[test]
+fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
+    // A timer forgets nothing; `auto` learns, saves at the stop and
+    // resumes from it in the second run's frame and wall clock.
+    let first = activity(&SHAPE);
+    let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
+    for network in ["timer(4s)", "auto", "share()"] {
+        restart_replays_like_live(
+            network,
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(600),
+            UNLIMITED,
+        )
+        .unwrap();
+    }
+}
+
 proptest! {
     #![proptest_config(lull_testkit::cases(48))]
+
+    /// Over generated activity on both sides of a restart, downtimes and
+    /// networks: the log replays, restarts included, to the daemon's
+    /// decisions.
+    #[test]
+    fn restarts_replay_like_live(
+        first in prop::collection::vec((0u64..60_000, 1u32..30), 1..25),
+        second in prop::collection::vec((0u64..60_000, 1u32..30), 1..25),
+        down_s in 1u64..100_000,
+        network in prop::sample::select(vec!["timer(2s)", "auto", "share()", "timer(1s) + average(n=3)"]),
+        poll_ms in prop::sample::select(vec![250u64, 1000]),
+        per_day in prop::sample::select(vec![UNLIMITED, 6]),
+    ) {
+        restart_replays_like_live(
+            network,
+            &activity(&first),
+            &activity(&second),
+            Nanos::from_millis(poll_ms),
+            Nanos::from_secs(down_s),
+            per_day,
+        )?;
+    }
 
     /// Over generated activity and networks: the recorded log replays to
     /// the daemon's decisions and shadow figures.

@@ -42,6 +42,6 @@ pub mod read;
 pub mod record;
 pub mod shadow;
 
-pub use read::{Log, ReadError, Rebuilt, Run};
+pub use read::{Log, ReadError, Rebuilt, Run, RunStart};
 pub use record::{Counts, Poll, PollKind, Record, Session};
 pub use shadow::{Shadow, ShadowReport};

@@ -251,9 +251,11 @@ impl Log {
             .unwrap_or_default();
         // Where the previous run ended, on the log's timeline.
         let mut prev_end: Option<Nanos> = None;
+        let mut prev_clean = false;
         for run in &self.runs {
             let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
             let first_t = run.records.iter().filter_map(Record::time).min();
+            let mut downtime = None;
             if let (Some(end), Some(t)) = (prev_end, first_t) {
                 // Never overlap the previous run (a clock set back).
                 if offset + t < end {
@@ -263,8 +265,18 @@ impl Log {
                 if offset + t > end {
                     out.requests
                         .push(Request::new(end, offset + t, Op::Read, 0, 0));
+                    downtime = Some((end, offset + t));
                 }
             }
+            out.runs.push(RunStart {
+                offset,
+                clock: run.session.clock,
+                after: prev_end,
+                downtime,
+                clean: prev_clean,
+                network: run.session.network.clone(),
+                drive: run.session.drive.clone(),
+            });
             let mut open: Option<Nanos> = None;
             for rec in &run.records {
                 match rec {
@@ -303,6 +315,7 @@ impl Log {
             }
             if end.is_some() {
                 prev_end = end;
+                prev_clean = matches!(run.records.last(), Some(Record::End(_)));
             }
         }
         out.end = prev_end.unwrap_or(Nanos::ZERO);
@@ -344,4 +357,32 @@ pub struct Rebuilt {
     pub end: Nanos,
     /// The last run's session (the disk's current configuration).
     pub session: Session,
+    /// Where each daemon run began on this timeline, the first included:
+    /// a replay that restarts the network where the daemon restarted
+    /// decides as the daemon did across its restarts.
+    pub runs: Vec<RunStart>,
+}
+
+/// Where a daemon run began on a [`Rebuilt`] log's timeline.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStart {
+    /// Its time zero on the log's timeline: its records' times plus this.
+    pub offset: Nanos,
+    /// The wall clock at its time zero (its session's clock).
+    pub clock: Nanos,
+    /// Where the run before it ended (its last record), if there was one
+    /// with records.
+    pub after: Option<Nanos>,
+    /// The busy request that stands for the time nobody watched, from
+    /// `after` to this run's first record (arrival, completion), when
+    /// there was such time. The run's own engine never saw it.
+    pub downtime: Option<(Nanos, Nanos)>,
+    /// Whether the run before it stopped cleanly (its last record is an
+    /// end): what its network learned was saved then. After a crash the
+    /// daemon resumed from its last save, which the log does not hold.
+    pub clean: bool,
+    /// Its session's network.
+    pub network: String,
+    /// Its session's drive preset.
+    pub drive: String,
 }

@@ -455,13 +455,53 @@ pub fn replay_spec_restarting(
             opts.task
         )));
     }
+    let detector = |build| crate::restart::Restarting::new(build, restart);
+    replay_restarting(timeline, spec, registry, opts, detector)
+}
+
+/// [`replay_spec`] of a daemon's activity log with the network rebuilt
+/// where each of the daemon's `runs` began ([`lull_activity::Rebuilt::runs`],
+/// [`crate::restart::Restarting::at_runs`]): in the run's own time frame
+/// and wall clock, with what the previous run learned when its network and
+/// drive were the same, so that the replay decides as the daemon did across
+/// its restarts. Only for trace-timed tasks (`none`, `spindown`). Also
+/// returns how many times it restarted.
+pub fn replay_spec_runs(
+    timeline: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    runs: &[lull_activity::RunStart],
+) -> Result<(ReplayOutcome, u64), ReplayError> {
+    let runs = runs.to_vec();
+    let detector = move |build| crate::restart::Restarting::at_runs(build, &runs);
+    replay_restarting(timeline, spec, registry, opts, detector)
+}
+
+/// The replay of [`replay_spec_restarting`] and [`replay_spec_runs`]: the
+/// detector `make` wraps around the network builder.
+fn replay_restarting(
+    timeline: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    make: impl FnOnce(
+        Box<dyn Fn() -> lull_core::network::Network + Send>,
+    ) -> crate::restart::Restarting,
+) -> Result<(ReplayOutcome, u64), ReplayError> {
+    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
+        return Err(ReplayError::Option(format!(
+            "restarts are replayed for trace-timed tasks (none, spindown), not {}",
+            opts.task
+        )));
+    }
     let reference = trace_reference(timeline, opts)?;
     let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
     // Built once here to report a bad spec as such; then once per restart.
     spec.build(&registry)?;
     let spec = spec.clone();
     let build = Box::new(move || spec.build(&registry).expect("built once already"));
-    let detector = crate::restart::Restarting::new(build, restart);
+    let detector = make(build);
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     let task = make_task_with(&opts.task, opts, reference)?;
     let mut engine = Engine::with_policy(detector, policy, task);

@@ -1,7 +1,8 @@
 //! What a restart costs a learning network: a replay that rebuilds the
 //! network at fixed times, as a daemon restarted every day (or at every
 //! boot) would, with or without the state it learned
-//! ([`lull_core::learned`]).
+//! ([`lull_core::learned`]); and a replay of a daemon's activity log that
+//! rebuilds it where the daemon restarted ([`Restarting::at_runs`]).
 //!
 //! A restart happens at the first arrival that ends an idle period at or
 //! after each multiple of the interval, so it never falls inside an idle
@@ -12,7 +13,20 @@
 //! its measures go on undisturbed, so the replay's energy and spin-ups are
 //! those of the same trace under a network that forgot (or did not) at
 //! each restart.
+//!
+//! **A daemon's restarts** are replayed as the daemon made them. The log
+//! joins its runs on one timeline, the time nobody watched between them
+//! one busy request ([`lull_activity::Rebuilt`]). At that request's
+//! arrival the old network is saved without seeing it (its run ended
+//! inside the idle period, which it never saw end); the new one is built
+//! in the run's own time frame (its time zero, its session's wall clock:
+//! times it sees are the run's own, as the daemon's new engine saw them),
+//! gets the saved state at its time zero when the run's network and drive
+//! are the previous run's (as the daemon restores only a state that fits),
+//! and never sees the downtime request: its first event is the run's first
+//! poll, as the daemon's was.
 
+use lull_activity::RunStart;
 use lull_core::component::{Context, Detector, Prediction};
 use lull_core::event::Event;
 use lull_core::learned::{Learned, LearnedError};
@@ -28,12 +42,33 @@ pub struct Restart {
     pub keep: bool,
 }
 
-/// A network rebuilt at each restart ([`Restart`]); see the module docs.
+/// When the network restarts.
+#[derive(Debug)]
+enum Schedule {
+    /// Every so often ([`Restart`]), at the next multiple `next`.
+    Every { restart: Restart, next: Nanos },
+    /// Where a daemon's runs began: `runs[next..]` are still to come.
+    Runs { runs: Vec<RunStart>, next: usize },
+}
+
+/// A run's time frame, for the network built at its start.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// The run's time zero on the replay's timeline.
+    offset: Nanos,
+    /// The wall clock then.
+    clock: Nanos,
+    /// The downtime request (arrival, completion), never shown to it.
+    hide: Option<(Nanos, Nanos)>,
+}
+
+/// A network rebuilt at each restart ([`Restart`], or a daemon's runs);
+/// see the module docs.
 pub struct Restarting {
     inner: Network,
     build: Box<dyn Fn() -> Network + Send>,
-    restart: Restart,
-    next: Nanos,
+    schedule: Schedule,
+    frame: Option<Frame>,
     pending: bool,
     restarts: u64,
     failed: Option<LearnedError>,
@@ -43,7 +78,7 @@ impl std::fmt::Debug for Restarting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Restarting")
             .field("inner", &self.inner)
-            .field("restart", &self.restart)
+            .field("schedule", &self.schedule)
             .field("restarts", &self.restarts)
             .finish_non_exhaustive()
     }
@@ -52,11 +87,34 @@ impl std::fmt::Debug for Restarting {
 impl Restarting {
     /// The network `build` makes, rebuilt as `restart` says.
     pub fn new(build: Box<dyn Fn() -> Network + Send>, restart: Restart) -> Self {
+        Self::with(
+            build,
+            Schedule::Every {
+                next: restart.every,
+                restart,
+            },
+        )
+    }
+
+    /// The network `build` makes, rebuilt where each of a daemon's `runs`
+    /// after the first began ([`lull_activity::Rebuilt::runs`]), as the
+    /// daemon rebuilt it (module docs).
+    pub fn at_runs(build: Box<dyn Fn() -> Network + Send>, runs: &[RunStart]) -> Self {
+        Self::with(
+            build,
+            Schedule::Runs {
+                runs: runs.to_vec(),
+                next: 1,
+            },
+        )
+    }
+
+    fn with(build: Box<dyn Fn() -> Network + Send>, schedule: Schedule) -> Self {
         Restarting {
             inner: build(),
             build,
-            next: restart.every,
-            restart,
+            schedule,
+            frame: None,
             pending: false,
             restarts: 0,
             failed: None,
@@ -73,16 +131,32 @@ impl Restarting {
         self.failed.as_ref()
     }
 
+    /// The daemon run due to start at an arrival at `t`, if one is: the
+    /// first arrival at or after the previous run's end (or, when that run
+    /// left no record, the new run's time zero).
+    fn run_due(&self, t: Nanos) -> Option<&RunStart> {
+        match &self.schedule {
+            Schedule::Runs { runs, next } => runs
+                .get(*next)
+                .filter(|r| t >= r.after.unwrap_or(r.offset)),
+            Schedule::Every { .. } => None,
+        }
+    }
+
     fn restart_at(&mut self, ev: &Event, ctx: &Context) {
+        let keep = match &self.schedule {
+            Schedule::Every { restart, .. } => restart.keep,
+            Schedule::Runs { .. } => true,
+        };
         let mut parts: Vec<Option<Learned>> = Vec::new();
-        if self.restart.keep {
-            self.inner.save_parts(ctx.now, &mut parts);
+        if keep {
+            self.inner.save_parts(self.inner_ctx(ctx).now, &mut parts);
         }
         let mut fresh = (self.build)();
         // The arrival, as a new daemon's first: its outputs are the old
         // network's, already given.
         fresh.on_event(ev, ctx, &mut Vec::new());
-        if self.restart.keep {
+        if keep {
             let mut rest = parts.as_slice();
             if let Err(e) = fresh.restore_parts(&mut rest, ctx.now) {
                 self.failed.get_or_insert(e);
@@ -90,14 +164,118 @@ impl Restarting {
         }
         self.inner = fresh;
         self.restarts += 1;
-        while self.next <= ctx.now {
-            self.next += self.restart.every;
+        if let Schedule::Every { restart, next } = &mut self.schedule {
+            while *next <= ctx.now {
+                *next += restart.every;
+            }
         }
+    }
+
+    /// A daemon's run begins at the arrival `ev`: the old network is
+    /// saved at its last instant, the new one built in the run's frame and
+    /// given the state at its time zero when it fits.
+    fn start_run(&mut self, ev: &Event, ctx: &Context) {
+        let Schedule::Runs { runs, next } = &mut self.schedule else {
+            return;
+        };
+        let run = runs[*next].clone();
+        let fits = runs
+            .get(*next - 1)
+            .is_some_and(|p| p.network == run.network && p.drive == run.drive);
+        *next += 1;
+        let mut parts: Vec<Option<Learned>> = Vec::new();
+        if fits {
+            let old = self.inner_ctx(&Context {
+                now: run.after.unwrap_or(ctx.now).min(ctx.now),
+                ..*ctx
+            });
+            self.inner.save_parts(old.now, &mut parts);
+        }
+        self.inner = (self.build)();
+        self.frame = Some(Frame {
+            offset: run.offset,
+            clock: run.clock,
+            hide: run.downtime,
+        });
+        if fits {
+            let mut rest = parts.as_slice();
+            if let Err(e) = self.inner.restore_parts(&mut rest, Nanos::ZERO) {
+                self.failed.get_or_insert(e);
+            }
+        }
+        self.restarts += 1;
+        if !self.hidden(ev) {
+            let mut out = Vec::new();
+            self.forward_event(ev, ctx, &mut out);
+        }
+    }
+
+    /// `ctx` in the current network's frame.
+    fn inner_ctx(&self, ctx: &Context) -> Context {
+        match self.frame {
+            None => *ctx,
+            Some(f) => Context {
+                now: ctx.now.saturating_sub(f.offset),
+                idle_since: ctx.idle_since.map(|t| t.saturating_sub(f.offset)),
+                lookahead: ctx.lookahead.map(|t| t.saturating_sub(f.offset)),
+                clock: Some(f.clock),
+                ..*ctx
+            },
+        }
+    }
+
+    /// Whether `ev` belongs to the downtime request the current network
+    /// must not see.
+    fn hidden(&self, ev: &Event) -> bool {
+        self.frame
+            .and_then(|f| f.hide)
+            .is_some_and(|(a, c)| {
+                if ev.is_arrival() {
+                    ev.time == a && ev.pair == c
+                } else {
+                    ev.time == c && ev.pair == a
+                }
+            })
+    }
+
+    /// Predictions the current network made, back on the replay's timeline.
+    fn back(&self, out: &mut [Prediction]) {
+        if let Some(f) = self.frame {
+            for p in out {
+                p.start += f.offset;
+            }
+        }
+    }
+
+    fn forward_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
+        let from = out.len();
+        match self.frame {
+            None => self.inner.on_event(ev, ctx, out),
+            Some(f) => {
+                let shifted = Event {
+                    time: ev.time.saturating_sub(f.offset),
+                    pair: ev.pair.saturating_sub(f.offset),
+                    ..*ev
+                };
+                let c = self.inner_ctx(ctx);
+                self.inner.on_event(&shifted, &c, out);
+            }
+        }
+        self.back(&mut out[from..]);
     }
 }
 
 impl Detector for Restarting {
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
+        if matches!(self.schedule, Schedule::Runs { .. }) {
+            if ev.is_arrival() && (self.pending || self.run_due(ev.time).is_some()) {
+                self.pending = false;
+                self.start_run(ev, ctx);
+            } else if !self.hidden(ev) {
+                self.forward_event(ev, ctx, out);
+            }
+            return;
+        }
         self.inner.on_event(ev, ctx, out);
         if ev.is_arrival() && std::mem::take(&mut self.pending) {
             self.restart_at(ev, ctx);
@@ -107,19 +285,44 @@ impl Detector for Restarting {
         self.inner.gauges()
     }
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
-        self.inner.on_idle_begin(ctx, out);
+        let from = out.len();
+        let c = self.inner_ctx(ctx);
+        self.inner.on_idle_begin(&c, out);
+        self.back(&mut out[from..]);
     }
     fn on_idle_end(&mut self, ctx: &Context, began: Nanos) {
-        self.inner.on_idle_end(ctx, began);
-        self.pending = ctx.now >= self.next;
+        match &self.schedule {
+            Schedule::Every { next, .. } => {
+                self.inner.on_idle_end(ctx, began);
+                self.pending = ctx.now >= *next;
+            }
+            Schedule::Runs { .. } => {
+                if self.run_due(ctx.now).is_some() {
+                    // The arrival that ends this period is the downtime:
+                    // the run ended inside the period and never saw its end.
+                    self.pending = true;
+                    return;
+                }
+                let c = self.inner_ctx(ctx);
+                let began = self
+                    .frame
+                    .map_or(began, |f| began.saturating_sub(f.offset));
+                self.inner.on_idle_end(&c, began);
+            }
+        }
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        self.inner.next_deadline()
+        let d = self.inner.next_deadline()?;
+        Some(self.frame.map_or(d, |f| d.saturating_add(f.offset)))
     }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
-        self.inner.on_deadline(ctx, out);
+        let from = out.len();
+        let c = self.inner_ctx(ctx);
+        self.inner.on_deadline(&c, out);
+        self.back(&mut out[from..]);
     }
     fn save_parts(&self, now: Nanos, out: &mut Vec<Option<Learned>>) {
+        let now = self.frame.map_or(now, |f| now.saturating_sub(f.offset));
         self.inner.save_parts(now, out);
     }
     fn restore_parts(
@@ -127,6 +330,7 @@ impl Detector for Restarting {
         parts: &mut &[Option<Learned>],
         now: Nanos,
     ) -> Result<(), LearnedError> {
+        let now = self.frame.map_or(now, |f| now.saturating_sub(f.offset));
         self.inner.restore_parts(parts, now)
     }
 }
