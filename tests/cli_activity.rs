@@ -237,6 +237,38 @@ fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
 }
 
 #[test]
+fn replay_of_a_log_restarts_the_network_where_the_daemon_did() {
+    // Two daemon runs of about 5 hours, the second started 6 hours after
+    // the first: the replay rebuilds `auto` once, as the daemon did.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    write(&logs.join("0001.lact"), &segment_of(session_with(Some(48))));
+    let mut later = session_with(Some(48));
+    later.clock = Nanos(later.clock.0 + 6 * 3600 * S);
+    write(&logs.join("0002.lact"), &segment_of(later));
+    let dir_arg = logs.to_str().unwrap();
+    let out = lull(&["replay", dir_arg, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["restarts"].as_f64(), Some(1.0), "{v}");
+    assert!(
+        stderr(&out).contains("holds 2 runs: the network restarts where the daemon did"),
+        "{}",
+        stderr(&out)
+    );
+    // As one run: no restart.
+    let one = lull(&["replay", dir_arg, "--format", "json", "--one-run"]);
+    assert!(one.status.success(), "{}", stderr(&one));
+    let w: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert!(w.get("restarts").is_none(), "{w}");
+    assert!(!stderr(&one).contains("runs:"), "{}", stderr(&one));
+    // --restart-every asks for other restarts.
+    let every = lull(&["replay", dir_arg, "--restart-every", "1h", "--one-run"]);
+    assert_eq!(every.status.code(), Some(2), "{}", stderr(&every));
+}
+
+#[test]
 fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("log");

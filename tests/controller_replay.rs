@@ -648,12 +648,7 @@ fn restart_replays_like_live(
     )
     .expect("replay");
     prop_assert_eq!(restarts, 1);
-    let horizon = rebuilt
-        .requests
-        .iter()
-        .map(|r| r.completion)
-        .max()
-        .unwrap();
+    let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
     let mut replayed = Vec::new();
     for e in &outcome.log {
         if let LogEntry::Command {

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use lull_activity::{Log, Record};
-use lull_blktrace_replay::replay::{ReplayOptions, Timing, replay_spec};
+use lull_blktrace_replay::replay::{ReplayOptions, Timing};
 use lull_core::actuator::Command as Act;
 use lull_core::engine::LogEntry;
 use lull_core::event::Timeline;
@@ -175,7 +175,16 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
         gate: lull_blktrace_replay::activity::daemon_gate(session),
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
-    let outcome = replay_spec(&timeline, &spec, &registry, &opts).unwrap();
+    // With the daemon's restarts, as `lull replay` of the log makes them.
+    let (outcome, restarts) = lull_blktrace_replay::replay::replay_spec_runs(
+        &timeline,
+        &spec,
+        &registry,
+        &opts,
+        &rebuilt.runs,
+    )
+    .unwrap();
+    assert_eq!(restarts as usize, runs - 1);
     let starts: Vec<Nanos> = outcome
         .log
         .iter()

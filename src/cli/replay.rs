@@ -70,6 +70,13 @@ pub(crate) struct Args {
     /// (as the daemon keeps it in its state file).
     #[arg(long, requires = "restart_every")]
     keep_state: bool,
+    /// For a daemon's activity log of several runs: replay it as one run.
+    /// By default the network restarts where the daemon restarted, in the
+    /// run's own time frame and wall clock, with what the run before
+    /// learned (as the daemon restores it), so the replay decides as the
+    /// daemon did.
+    #[arg(long, conflicts_with = "restart_every")]
+    one_run: bool,
     /// For spindown: make the daemon's checks before each spin-down
     /// (`daemon`: its wear budget and its refusal of a start predicted
     /// shorter than the drive's break-even time, as `lulld` makes them) or
@@ -156,11 +163,13 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     // A daemon's activity log is read once, for its requests and for the
     // session that says how the daemon ran.
     let mut session = None;
+    let mut runs = Vec::new();
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
             let log = lull_blktrace_replay::activity::open_log(&p)?;
             daemon_defaults(&mut args, &log.session);
             session = Some(log.session);
+            runs = log.runs;
             log.trace
         }
         _ => load_trace(args.trace.as_ref(), &args.workload, &args.source)?,
@@ -237,7 +246,36 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         }
         eprintln!("lull: warning: {what} (replaying anyway: --allow-saturated)");
     }
+    // A daemon's restarts, replayed where it made them (not with
+    // --restart-every, which asks for others, nor a task on a device
+    // model, which the daemon does not run).
+    let daemon_runs = runs.len() > 1
+        && !args.one_run
+        && args.restart_every.is_none()
+        && resolve_timing(&opts.task, timing)? != Timing::Model;
+    if daemon_runs {
+        let crashed = runs.iter().skip(1).filter(|r| !r.clean).count();
+        eprintln!(
+            "lull: note: the daemon's activity log holds {} runs: the network restarts where the daemon did, \
+             with what the run before learned (as one run: --one-run){}",
+            runs.len(),
+            if crashed > 0 {
+                format!(
+                    "; {crashed} run(s) ended without a clean stop, after which the daemon resumed \
+                     from its last save: the replay resumes from the run's end"
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     let (outcome, restarts) = match &args.restart_every {
+        None if daemon_runs => {
+            let (o, n) = lull_blktrace_replay::replay::replay_spec_runs(
+                &timeline, &spec, &registry, &opts, &runs,
+            )?;
+            (o, Some(n))
+        }
         None => (replay_spec(&timeline, &spec, &registry, &opts)?, None),
         Some(text) => {
             let every = parse_duration(text)

@@ -50,6 +50,10 @@ pub struct ActivityTrace {
     pub failed: Vec<Nanos>,
     /// The last instant the log speaks of.
     pub end: Nanos,
+    /// Where each daemon run began on the trace's timeline
+    /// ([`lull_activity::Rebuilt::runs`]): a replay restarts the network
+    /// there ([`crate::replay::replay_spec_runs`]).
+    pub runs: Vec<lull_activity::RunStart>,
 }
 
 /// Whether `head` (the first bytes of a decoded stream) starts like an
@@ -127,6 +131,7 @@ pub fn from_log(log: &Log) -> ActivityTrace {
         standbys: rebuilt.standbys,
         failed: rebuilt.failed,
         end: rebuilt.end,
+        runs: rebuilt.runs,
     }
 }
 

@@ -485,9 +485,7 @@ fn replay_restarting(
     spec: &NetworkSpec,
     registry: &Registry,
     opts: &ReplayOptions,
-    make: impl FnOnce(
-        Box<dyn Fn() -> lull_core::network::Network + Send>,
-    ) -> crate::restart::Restarting,
+    make: impl FnOnce(Box<dyn Fn() -> lull_core::network::Network + Send>) -> crate::restart::Restarting,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         return Err(ReplayError::Option(format!(

@@ -136,9 +136,9 @@ impl Restarting {
     /// left no record, the new run's time zero).
     fn run_due(&self, t: Nanos) -> Option<&RunStart> {
         match &self.schedule {
-            Schedule::Runs { runs, next } => runs
-                .get(*next)
-                .filter(|r| t >= r.after.unwrap_or(r.offset)),
+            Schedule::Runs { runs, next } => {
+                runs.get(*next).filter(|r| t >= r.after.unwrap_or(r.offset))
+            }
             Schedule::Every { .. } => None,
         }
     }
@@ -227,15 +227,13 @@ impl Restarting {
     /// Whether `ev` belongs to the downtime request the current network
     /// must not see.
     fn hidden(&self, ev: &Event) -> bool {
-        self.frame
-            .and_then(|f| f.hide)
-            .is_some_and(|(a, c)| {
-                if ev.is_arrival() {
-                    ev.time == a && ev.pair == c
-                } else {
-                    ev.time == c && ev.pair == a
-                }
-            })
+        self.frame.and_then(|f| f.hide).is_some_and(|(a, c)| {
+            if ev.is_arrival() {
+                ev.time == a && ev.pair == c
+            } else {
+                ev.time == c && ev.pair == a
+            }
+        })
     }
 
     /// Predictions the current network made, back on the replay's timeline.
@@ -304,9 +302,7 @@ impl Detector for Restarting {
                     return;
                 }
                 let c = self.inner_ctx(ctx);
-                let began = self
-                    .frame
-                    .map_or(began, |f| began.saturating_sub(f.offset));
+                let began = self.frame.map_or(began, |f| began.saturating_sub(f.offset));
                 self.inner.on_idle_end(&c, began);
             }
         }
