@@ -345,6 +345,50 @@ fn rank_from_daemon_finds_a_disk_by_key_or_kernel_name() {
 }
 
 #[test]
+fn rank_from_daemon_makes_the_daemons_checks() {
+    // The most spin-ups a day of any network ranked on the log `session`
+    // writes (its segment spans about 4 hours).
+    let most_spinups = |session: Session| {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("log");
+        std::fs::create_dir(&logs).unwrap();
+        write(&logs.join("0001.lact"), &segment_of(session));
+        let keep = dir.path().join("out");
+        let out = lull(&[
+            "rank",
+            "--from-daemon",
+            logs.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--out",
+            keep.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
+        // Quoted specs hold commas; the columns after them do not: count
+        // from the end.
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let from_end = head.len()
+            - 1
+            - head
+                .iter()
+                .position(|h| *h == "mean_spinups_per_day")
+                .expect("a spin-ups column");
+        lines
+            .map(|l| l.rsplit(',').nth(from_end).unwrap().parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    // A wear budget of one a day: one spin-down in the log's hours for
+    // every network (one in 4 hours is 6 a day).
+    let one = most_spinups(session_with(Some(1)));
+    assert!(one > 0.0 && one <= 6.1, "{one}");
+    // A log that records no budget: networks spin down as they decide.
+    let free = most_spinups(session());
+    assert!(free > 20.0, "{free}");
+}
+
+#[test]
 fn a_torn_tail_is_a_note_and_damage_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut torn = segment();

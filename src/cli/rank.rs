@@ -116,8 +116,11 @@ struct RunArgs {
     /// segment or a directory of them (PATH), or the log of DISK (its key
     /// in the daemon's config or its kernel name) in `activity/` next to
     /// the daemon's state file. The task is spindown; the drive is the one
-    /// the daemon used (the log's preset) unless --device; --out is
-    /// optional (without it the tables go to a temporary directory).
+    /// the daemon used (the log's preset) unless --device; every network
+    /// passes the daemon's checks before a spin-down (the log's wear
+    /// budget, the drive's break-even), as `lull replay` of the log makes
+    /// them; --out is optional (without it the tables go to a temporary
+    /// directory).
     #[arg(long, value_name = "DISK|PATH", conflicts_with_all = ["traces", "workload"])]
     from_daemon: Option<String>,
     /// With --from-daemon: print the winner on stdout as a `[[disk]]` table
@@ -342,7 +345,7 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             device: a.device.clone(),
             timing,
             log: false,
-            gate: Default::default(),
+            gate: daemon.map(|d| d.gate).unwrap_or_default(),
         },
         jobs: a.jobs,
         shard,
@@ -374,6 +377,10 @@ struct Daemon {
     session: lull_blktrace_replay::activity::Session,
     /// The drive preset, when known (the log's, or --device).
     drive: Option<String>,
+    /// The daemon's checks before a spin-down (its wear budget, its
+    /// drive's break-even), made for every network ranked, as `lull
+    /// replay` of the log makes them.
+    gate: lull_tasks::StandbyGate,
 }
 
 /// Resolves `--from-daemon ARG` into a trace for `a` (task spindown, the
@@ -393,6 +400,12 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
         eprintln!("lull: note: {n}");
     }
     let session = log.session;
+    let mut gate = lull_blktrace_replay::activity::daemon_gate(&session);
+    if let Some(d) = &a.device {
+        // Another drive: its break-even.
+        let model = lull_blktrace_replay::replay::power_model(Some(d))?;
+        gate.break_even = Some(Nanos::from_secs_f64(model.break_even_s()));
+    }
     let drive = match &a.device {
         Some(d) => Some(d.clone()),
         None => super::session_drive(&session),
@@ -408,7 +421,11 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
         a.device.clone_from(&drive);
     }
     a.traces = vec![path];
-    Ok(Daemon { session, drive })
+    Ok(Daemon {
+        session,
+        drive,
+        gate,
+    })
 }
 
 /// Days of each built-in workload `lull rank` ranks without `--days`: one
