@@ -266,6 +266,66 @@ fn replay_of_a_log_restarts_the_network_where_the_daemon_did() {
     // --restart-every asks for other restarts.
     let every = lull(&["replay", dir_arg, "--restart-every", "1h", "--one-run"]);
     assert_eq!(every.status.code(), Some(2), "{}", stderr(&every));
+    // `lull rank --from-daemon` replays each network as `lull replay` does,
+    // restarts included: the same energy for `auto`.
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(&grid, "specs = [\"long-idle()\", \"share()\"]\n").unwrap();
+    let keep = dir.path().join("out");
+    let ranked = lull(&[
+        "rank",
+        "--from-daemon",
+        dir_arg,
+        "--grid",
+        grid.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--out",
+        keep.to_str().unwrap(),
+    ]);
+    assert!(ranked.status.success(), "{}", stderr(&ranked));
+    let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
+    let ranked = column(&csv, "long-idle()", "mean_energy_saved_pct");
+    let saved = |v: &serde_json::Value| v["energy_saved_pct"].as_f64().unwrap();
+    // The restart changes what `auto` (long-idle) saves on this log…
+    assert!((saved(&v) - saved(&w)).abs() > 1e-6, "{v} {w}");
+    // …and the ranking has the replay's figure, restarts included.
+    assert!((ranked - saved(&v)).abs() < 1e-9, "{csv}\n{v}");
+}
+
+/// The column `name` of every row of a ranking CSV, by spec.
+fn columns(csv: &str, name: &str) -> Vec<(String, f64)> {
+    // Fields split at commas outside double quotes (specs are quoted when
+    // they hold commas, and hold no quotes).
+    let fields = |line: &str| {
+        let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+        for c in line.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    };
+    let mut lines = csv.lines();
+    let head = fields(lines.next().unwrap());
+    let at = head.iter().position(|h| h == name).expect(name);
+    lines
+        .map(|l| {
+            let f = fields(l);
+            (f[1].clone(), f[at].parse().unwrap())
+        })
+        .collect()
+}
+
+/// The column `name` of the row of `spec` in a ranking CSV.
+fn column(csv: &str, spec: &str, name: &str) -> f64 {
+    columns(csv, name)
+        .into_iter()
+        .find(|(s, _)| s == spec)
+        .unwrap_or_else(|| panic!("no row {spec}: {csv}"))
+        .1
 }
 
 #[test]
@@ -365,18 +425,9 @@ fn rank_from_daemon_makes_the_daemons_checks() {
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
         let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
-        // Quoted specs hold commas; the columns after them do not: count
-        // from the end.
-        let mut lines = csv.lines();
-        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let from_end = head.len()
-            - 1
-            - head
-                .iter()
-                .position(|h| *h == "mean_spinups_per_day")
-                .expect("a spin-ups column");
-        lines
-            .map(|l| l.rsplit(',').nth(from_end).unwrap().parse::<f64>().unwrap())
+        columns(&csv, "mean_spinups_per_day")
+            .into_iter()
+            .map(|(_, v)| v)
             .fold(0.0, f64::max)
     };
     // A wear budget of one a day: one spin-down in the log's hours for

@@ -118,8 +118,8 @@ struct RunArgs {
     /// the daemon's state file. The task is spindown; the drive is the one
     /// the daemon used (the log's preset) unless --device; every network
     /// passes the daemon's checks before a spin-down (the log's wear
-    /// budget, the drive's break-even), as `lull replay` of the log makes
-    /// them; --out is optional (without it the tables go to a temporary
+    /// budget, the drive's break-even) and restarts where the daemon did,
+    /// as in `lull replay` of the log; --out is optional (without it the tables go to a temporary
     /// directory).
     #[arg(long, value_name = "DISK|PATH", conflicts_with_all = ["traces", "workload"])]
     from_daemon: Option<String>,

@@ -468,9 +468,7 @@ fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
 /// Whether `path` is a daemon's activity log: a directory of its
 /// segments, or a file whose (decoded) content starts like one.
 fn is_activity_log(path: &std::path::Path) -> Result<bool, CliError> {
-    use lull_blktrace_replay::{Format, activity, read::sniff_file};
-    Ok(activity::is_log_dir(path)
-        || (!path.is_dir() && sniff_file(path)? == Some(Format::Activity)))
+    Ok(lull_blktrace_replay::activity::is_log(path)?)
 }
 
 /// What the text output says under the measures when a reference ratio

@@ -67,6 +67,13 @@ pub fn is_log_dir(dir: &Path) -> bool {
     lull_activity::read::segments(dir).is_ok_and(|s| !s.is_empty())
 }
 
+/// Whether `path` is an activity log: a directory of segments, or a file
+/// whose (decoded) content starts like one.
+pub fn is_log(path: &Path) -> Result<bool, TraceError> {
+    Ok(is_log_dir(path)
+        || (!path.is_dir() && crate::read::sniff_file(path)? == Some(crate::Format::Activity)))
+}
+
 /// Reads one segment from a decoded stream; `path` names it in errors.
 pub fn read(mut input: Input, path: &Path) -> Result<Trace, TraceError> {
     let mut bytes = Vec::new();

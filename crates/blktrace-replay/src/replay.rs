@@ -456,7 +456,8 @@ pub fn replay_spec_restarting(
         )));
     }
     let detector = |build| crate::restart::Restarting::new(build, restart);
-    replay_restarting(timeline, spec, registry, opts, detector)
+    let reference = trace_reference(timeline, opts)?;
+    replay_restarting(timeline, spec, registry, opts, detector, reference)
 }
 
 /// [`replay_spec`] of a daemon's activity log with the network rebuilt
@@ -473,19 +474,35 @@ pub fn replay_spec_runs(
     opts: &ReplayOptions,
     runs: &[lull_activity::RunStart],
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
+    let reference = trace_reference(timeline, opts)?;
+    replay_spec_runs_with(timeline, spec, registry, opts, runs, reference)
+}
+
+/// [`replay_spec_runs`] with the trace's reference measures computed once
+/// beforehand ([`trace_reference`]), as a sweep over many networks does.
+pub fn replay_spec_runs_with(
+    timeline: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    runs: &[lull_activity::RunStart],
+    reference: Option<BestFixed>,
+) -> Result<(ReplayOutcome, u64), ReplayError> {
     let runs = runs.to_vec();
     let detector = move |build| crate::restart::Restarting::at_runs(build, &runs);
-    replay_restarting(timeline, spec, registry, opts, detector)
+    replay_restarting(timeline, spec, registry, opts, detector, reference)
 }
 
 /// The replay of [`replay_spec_restarting`] and [`replay_spec_runs`]: the
-/// detector `make` wraps around the network builder.
+/// detector `make` wraps around the network builder; `reference` is the
+/// trace's ([`trace_reference`]).
 fn replay_restarting(
     timeline: &Timeline,
     spec: &NetworkSpec,
     registry: &Registry,
     opts: &ReplayOptions,
     make: impl FnOnce(Box<dyn Fn() -> lull_core::network::Network + Send>) -> crate::restart::Restarting,
+    reference: Option<BestFixed>,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         return Err(ReplayError::Option(format!(
@@ -493,7 +510,6 @@ fn replay_restarting(
             opts.task
         )));
     }
-    let reference = trace_reference(timeline, opts)?;
     let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
     // Built once here to report a bad spec as such; then once per restart.
     spec.build(&registry)?;

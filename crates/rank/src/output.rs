@@ -411,6 +411,8 @@ fn split(t: &lull_core::event::Timeline, fraction: f64) -> (Workload, Workload) 
             source: String::new(),
             timeline: lull_core::event::Timeline::from_sorted_events(events).with_clock(t.clock()),
             note: None,
+            // Each part replays as one run.
+            runs: Vec::new(),
         }
     };
     (part(true), part(false))

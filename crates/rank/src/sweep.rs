@@ -16,7 +16,10 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lull_blktrace_replay::replay::{ReplayOptions, replay_spec, replay_spec_with, trace_reference};
+use lull_blktrace_replay::activity;
+use lull_blktrace_replay::replay::{
+    ReplayOptions, replay_spec, replay_spec_runs_with, replay_spec_with, trace_reference,
+};
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
 use lull_core::registry::Registry;
@@ -297,7 +300,15 @@ impl Source {
     /// Reads (or generates) the workload. A multi-device trace is reduced
     /// to `disk`, or to its busiest device.
     pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
+        let mut runs = Vec::new();
         let (requests, note, clock) = match self {
+            Source::File(p) if activity::is_log(p).map_err(RankError::Trace)? => {
+                // A daemon's log: its runs too, to restart where it did.
+                let log = activity::open_log(p).map_err(RankError::Trace)?;
+                runs = log.runs;
+                let (requests, note) = pick_device(&log.trace, disk, p)?;
+                (requests, note, log.trace.clock)
+            }
             Source::File(p) => {
                 let trace =
                     lull_blktrace_replay::open(p, lull_blktrace_replay::ReadOptions { lenient })
@@ -334,6 +345,7 @@ impl Source {
         let mut w = Workload::from_requests(self.name(), self.describe(), &requests);
         w.timeline = std::mem::take(&mut w.timeline).with_clock(clock);
         w.note = note;
+        w.runs = runs;
         Ok(w)
     }
 }
@@ -367,6 +379,11 @@ pub struct Workload {
     pub timeline: Timeline,
     /// Something the user should know (device chosen, …).
     pub note: Option<String>,
+    /// For a daemon's activity log, where each of its runs began
+    /// ([`lull_activity::Rebuilt::runs`](lull_blktrace_replay::activity::lull_activity::Rebuilt::runs)):
+    /// with more than one, every network restarts where the daemon did,
+    /// as `lull replay` of the log does. Empty for other traces.
+    pub runs: Vec<activity::lull_activity::RunStart>,
 }
 
 /// The mean request rate of a timeline (requests over its span, IO/s):
@@ -384,6 +401,7 @@ impl Workload {
             source,
             timeline: Timeline::from_requests(requests),
             note: None,
+            runs: Vec::new(),
         }
     }
 }
@@ -535,6 +553,13 @@ pub fn run(
     Ok(outcome)
 }
 
+/// Whether a daemon's restarts are replayed for `opts`' task: a
+/// trace-timed one (the daemon runs no task on a device model).
+fn restarts_apply(opts: &ReplayOptions) -> bool {
+    lull_blktrace_replay::replay::resolve_timing(&opts.task, opts.timing)
+        .is_ok_and(|t| t != lull_blktrace_replay::replay::Timing::Model)
+}
+
 fn run_one(
     workloads: &[Option<Workload>],
     networks: &[Network],
@@ -551,8 +576,12 @@ fn run_one(
     let spec = net
         .spec_for(mean_rate(&w.timeline), registry)
         .map_err(|e| format!("{e} on {}", w.name))?;
-    let out = replay_spec_with(&w.timeline, &spec, registry, opts, reference)
-        .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
+    let out = if w.runs.len() > 1 && restarts_apply(opts) {
+        replay_spec_runs_with(&w.timeline, &spec, registry, opts, &w.runs, reference).map(|o| o.0)
+    } else {
+        replay_spec_with(&w.timeline, &spec, registry, opts, reference)
+    }
+    .map_err(|e| format!("`{}` on {}: {e}", net.text, w.name))?;
     let d = &net.description;
     let measures = measures_of(&out.report, &w.timeline);
     Ok(Row {
