@@ -292,6 +292,42 @@ fn replay_of_a_log_restarts_the_network_where_the_daemon_did() {
     assert!((ranked - saved(&v)).abs() < 1e-9, "{csv}\n{v}");
 }
 
+#[test]
+fn replay_of_a_log_replays_each_run_with_the_network_it_ran() {
+    // A 10 s timer for a run, then `auto`: the replay runs each, unless
+    // --net asks for one network throughout.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    let mut timer = session_with(Some(48));
+    timer.network = "timer(10s)".into();
+    write(&logs.join("0001.lact"), &segment_of(timer));
+    let mut auto = session_with(Some(48));
+    auto.clock = Nanos(auto.clock.0 + 6 * 3600 * S);
+    write(&logs.join("0002.lact"), &segment_of(auto));
+    let json = |extra: &[&str]| {
+        let mut args = vec!["replay", logs.to_str().unwrap(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = lull(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
+    };
+    let (own, err) = json(&[]);
+    assert!(
+        err.contains("each run is replayed with its own (run 1 timer(10s), run 2 auto"),
+        "{err}"
+    );
+    let (all_auto, err) = json(&["--net", "auto"]);
+    assert!(!err.contains("its own"), "{err}");
+    let (all_timer, _) = json(&["--net", "timer(10s)"]);
+    // Each run as it ran is neither network throughout.
+    let saved = |v: &serde_json::Value| v["energy_saved_pct"].as_f64().unwrap();
+    assert_ne!(saved(&own), saved(&all_auto), "{own}");
+    assert_ne!(saved(&own), saved(&all_timer), "{own}");
+    assert_eq!(own["restarts"].as_f64(), Some(1.0), "{own}");
+}
+
 /// The column `name` of every row of a ranking CSV, by spec.
 fn columns(csv: &str, name: &str) -> Vec<(String, f64)> {
     // Fields split at commas outside double quotes (specs are quoted when

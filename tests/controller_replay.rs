@@ -585,7 +585,7 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
 /// ([`lull_blktrace_replay::replay::replay_spec_runs`]), to both runs'
 /// engine decisions and to the daemon's standbys.
 fn restart_replays_like_live(
-    network: &str,
+    networks: [&str; 2],
     first: &[Nanos],
     second: &[Nanos],
     poll: Nanos,
@@ -594,7 +594,8 @@ fn restart_replays_like_live(
 ) -> Result<(), TestCaseError> {
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
-    let mut a = controller(network, &registry, per_day, CLOCK, Default::default());
+    let network = networks[1];
+    let mut a = controller(networks[0], &registry, per_day, CLOCK, Default::default());
     let (d1, _) = drive(&mut a, first, poll, end1, &registry, CLOCK);
     let mut out = Vec::new();
     a.finish(
@@ -629,7 +630,10 @@ fn restart_replays_like_live(
     let offset = rebuilt.runs[1].offset;
     prop_assert_eq!(offset, end1 + down);
     prop_assert!(rebuilt.runs[1].clean);
-    let spec = NetworkSpec::parse(network, Some(&registry)).expect("spec");
+    let specs: Vec<NetworkSpec> = networks
+        .iter()
+        .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
+        .collect();
     let opts = ReplayOptions {
         task: "spindown".into(),
         policy: None,
@@ -639,13 +643,24 @@ fn restart_replays_like_live(
         gate: lull_blktrace_replay::activity::daemon_gate(&rebuilt.session),
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
-    let (outcome, restarts) = lull_blktrace_replay::replay::replay_spec_runs(
-        &timeline,
-        &spec,
-        &registry,
-        &opts,
-        &rebuilt.runs,
-    )
+    // One network: `lull replay`'s path for a log; two: each run its own.
+    let (outcome, restarts) = if networks[0] == networks[1] {
+        lull_blktrace_replay::replay::replay_spec_runs(
+            &timeline,
+            &specs[1],
+            &registry,
+            &opts,
+            &rebuilt.runs,
+        )
+    } else {
+        lull_blktrace_replay::replay::replay_log_runs(
+            &timeline,
+            &specs,
+            &registry,
+            &opts,
+            &rebuilt.runs,
+        )
+    }
     .expect("replay");
     prop_assert_eq!(restarts, 1);
     let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
@@ -663,7 +678,7 @@ fn restart_replays_like_live(
     let mut lived: Vec<Nanos> = d1.starts.clone();
     lived.extend(d2.starts.iter().map(|&t| t + offset));
     lived.retain(|&t| t <= horizon);
-    prop_assert_eq!(&lived, &replayed, "network {}", network);
+    prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
     let m = |name: &str| {
         outcome
             .report
@@ -693,9 +708,16 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
     // resumes from it in the second run's frame and wall clock.
     let first = activity(&SHAPE);
     let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
-    for network in ["timer(4s)", "auto", "share()"] {
+    for networks in [
+        ["timer(4s)"; 2],
+        ["auto"; 2],
+        ["share()"; 2],
+        // A configuration changed between the runs: nothing carried over.
+        ["timer(4s)", "auto"],
+        ["share()", "auto"],
+    ] {
         restart_replays_like_live(
-            network,
+            networks,
             &first,
             &second,
             Nanos::from_secs(1),
@@ -718,11 +740,12 @@ proptest! {
         second in prop::collection::vec((0u64..60_000, 1u32..30), 1..25),
         down_s in 1u64..100_000,
         network in prop::sample::select(vec!["timer(2s)", "auto", "share()", "timer(1s) + average(n=3)"]),
+        before in prop::sample::select(vec![None, Some("timer(2s)"), Some("auto")]),
         poll_ms in prop::sample::select(vec![250u64, 1000]),
         per_day in prop::sample::select(vec![UNLIMITED, 6]),
     ) {
         restart_replays_like_live(
-            network,
+            [before.unwrap_or(network), network],
             &activity(&first),
             &activity(&second),
             Nanos::from_millis(poll_ms),

@@ -164,6 +164,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     // session that says how the daemon ran.
     let mut session = None;
     let mut runs = Vec::new();
+    let chosen_net = args.net.is_some();
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
             let log = lull_blktrace_replay::activity::open_log(&p)?;
@@ -269,7 +270,38 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             }
         );
     }
+    // A daemon whose network changed between runs: each run with its own,
+    // as it ran (unless --net asks what one network would have done).
+    let own_networks = daemon_runs
+        && !chosen_net
+        && runs
+            .iter()
+            .any(|r| r.network != runs[runs.len() - 1].network);
     let (outcome, restarts) = match &args.restart_every {
+        None if own_networks => {
+            let specs = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    load_spec(&r.network, &registry).map_err(|e| {
+                        CliError::input(anyhow!(
+                            "the daemon's run {} of the log ran network `{}`: {} (replay one network with --net)",
+                            i + 1,
+                            r.network,
+                            e.message()
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            eprintln!(
+                "lull: note: the daemon's network changed between its runs: each run is replayed with its own ({}; one network for all: --net)",
+                runs_text(&runs)
+            );
+            let (o, n) = lull_blktrace_replay::replay::replay_log_runs(
+                &timeline, &specs, &registry, &opts, &runs,
+            )?;
+            (o, Some(n))
+        }
         None if daemon_runs => {
             let (o, n) = lull_blktrace_replay::replay::replay_spec_runs(
                 &timeline, &spec, &registry, &opts, &runs,
@@ -463,6 +495,28 @@ fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
         ));
     }
     format!("the daemon's: {}", parts.join("; "))
+}
+
+/// Which runs ran which network: `runs 1–2 timer(10s), run 3 auto`.
+fn runs_text(runs: &[lull_blktrace_replay::activity::lull_activity::RunStart]) -> String {
+    let mut parts: Vec<(usize, usize, &str)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        match parts.last_mut() {
+            Some(p) if p.2 == r.network => p.1 = i + 1,
+            _ => parts.push((i + 1, i + 1, &r.network)),
+        }
+    }
+    parts
+        .iter()
+        .map(|&(a, b, n)| {
+            if a == b {
+                format!("run {a} {n}")
+            } else {
+                format!("runs {a}–{b} {n}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether `path` is a daemon's activity log: a directory of its

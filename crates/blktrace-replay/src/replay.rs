@@ -489,8 +489,45 @@ pub fn replay_spec_runs_with(
     reference: Option<BestFixed>,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
     let runs = runs.to_vec();
-    let detector = move |build| crate::restart::Restarting::at_runs(build, &runs);
+    let detector = move |build: Box<dyn Fn() -> lull_core::network::Network + Send>| {
+        crate::restart::Restarting::at_runs(Box::new(move |_| build()), &runs)
+    };
     replay_restarting(timeline, spec, registry, opts, detector, reference)
+}
+
+/// [`replay_spec_runs`] with each run's own network, `specs[i]` for
+/// `runs[i]` (a daemon whose configuration changed between runs: `lull
+/// replay` of its log replays each run as it ran). The state is carried
+/// from one run to the next only where their sessions' networks and
+/// drives are the same, as the daemon restores it.
+pub fn replay_log_runs(
+    timeline: &Timeline,
+    specs: &[NetworkSpec],
+    registry: &Registry,
+    opts: &ReplayOptions,
+    runs: &[lull_activity::RunStart],
+) -> Result<(ReplayOutcome, u64), ReplayError> {
+    if specs.len() != runs.len() || specs.is_empty() {
+        return Err(ReplayError::Option(format!(
+            "{} networks for {} runs",
+            specs.len(),
+            runs.len()
+        )));
+    }
+    let reference = trace_reference(timeline, opts)?;
+    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    for s in specs {
+        s.build(&registry)?;
+    }
+    let specs = specs.to_vec();
+    let runs = runs.to_vec();
+    let build = Box::new(move |i: usize| {
+        specs[i.min(specs.len() - 1)]
+            .build(&registry)
+            .expect("built once already")
+    });
+    let detector = crate::restart::Restarting::at_runs(build, &runs);
+    run_restarting(timeline, opts, detector, reference)
 }
 
 /// The replay of [`replay_spec_restarting`] and [`replay_spec_runs`]: the
@@ -504,18 +541,27 @@ fn replay_restarting(
     make: impl FnOnce(Box<dyn Fn() -> lull_core::network::Network + Send>) -> crate::restart::Restarting,
     reference: Option<BestFixed>,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
+    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    // Built once here to report a bad spec as such; then once per restart.
+    spec.build(&registry)?;
+    let spec = spec.clone();
+    let build = Box::new(move || spec.build(&registry).expect("built once already"));
+    run_restarting(timeline, opts, make(build), reference)
+}
+
+/// Replays `timeline` through `detector` with `opts`' task.
+fn run_restarting(
+    timeline: &Timeline,
+    opts: &ReplayOptions,
+    detector: crate::restart::Restarting,
+    reference: Option<BestFixed>,
+) -> Result<(ReplayOutcome, u64), ReplayError> {
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         return Err(ReplayError::Option(format!(
             "restarts are replayed for trace-timed tasks (none, spindown), not {}",
             opts.task
         )));
     }
-    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
-    // Built once here to report a bad spec as such; then once per restart.
-    spec.build(&registry)?;
-    let spec = spec.clone();
-    let build = Box::new(move || spec.build(&registry).expect("built once already"));
-    let detector = make(build);
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     let task = make_task_with(&opts.task, opts, reference)?;
     let mut engine = Engine::with_policy(detector, policy, task);

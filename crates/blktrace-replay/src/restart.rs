@@ -66,7 +66,9 @@ struct Frame {
 /// see the module docs.
 pub struct Restarting {
     inner: Network,
-    build: Box<dyn Fn() -> Network + Send>,
+    /// Builds the network of a run (its index; 0 for every network of a
+    /// fixed-interval schedule).
+    build: Box<dyn Fn(usize) -> Network + Send>,
     schedule: Schedule,
     frame: Option<Frame>,
     pending: bool,
@@ -88,7 +90,7 @@ impl Restarting {
     /// The network `build` makes, rebuilt as `restart` says.
     pub fn new(build: Box<dyn Fn() -> Network + Send>, restart: Restart) -> Self {
         Self::with(
-            build,
+            Box::new(move |_| build()),
             Schedule::Every {
                 next: restart.every,
                 restart,
@@ -96,10 +98,11 @@ impl Restarting {
         )
     }
 
-    /// The network `build` makes, rebuilt where each of a daemon's `runs`
-    /// after the first began ([`lull_activity::Rebuilt::runs`]), as the
-    /// daemon rebuilt it (module docs).
-    pub fn at_runs(build: Box<dyn Fn() -> Network + Send>, runs: &[RunStart]) -> Self {
+    /// The network `build` makes for each of a daemon's `runs` (by index:
+    /// the same for all, or each run's own), rebuilt where each run after
+    /// the first began ([`lull_activity::Rebuilt::runs`]), as the daemon
+    /// rebuilt it (module docs).
+    pub fn at_runs(build: Box<dyn Fn(usize) -> Network + Send>, runs: &[RunStart]) -> Self {
         Self::with(
             build,
             Schedule::Runs {
@@ -109,9 +112,9 @@ impl Restarting {
         )
     }
 
-    fn with(build: Box<dyn Fn() -> Network + Send>, schedule: Schedule) -> Self {
+    fn with(build: Box<dyn Fn(usize) -> Network + Send>, schedule: Schedule) -> Self {
         Restarting {
-            inner: build(),
+            inner: build(0),
             build,
             schedule,
             frame: None,
@@ -152,7 +155,7 @@ impl Restarting {
         if keep {
             self.inner.save_parts(self.inner_ctx(ctx).now, &mut parts);
         }
-        let mut fresh = (self.build)();
+        let mut fresh = (self.build)(0);
         // The arrival, as a new daemon's first: its outputs are the old
         // network's, already given.
         fresh.on_event(ev, ctx, &mut Vec::new());
@@ -178,9 +181,10 @@ impl Restarting {
         let Schedule::Runs { runs, next } = &mut self.schedule else {
             return;
         };
-        let run = runs[*next].clone();
+        let index = *next;
+        let run = runs[index].clone();
         let fits = runs
-            .get(*next - 1)
+            .get(index - 1)
             .is_some_and(|p| p.network == run.network && p.drive == run.drive);
         *next += 1;
         let mut parts: Vec<Option<Learned>> = Vec::new();
@@ -191,7 +195,7 @@ impl Restarting {
             });
             self.inner.save_parts(old.now, &mut parts);
         }
-        self.inner = (self.build)();
+        self.inner = (self.build)(index);
         self.frame = Some(Frame {
             offset: run.offset,
             clock: run.clock,
