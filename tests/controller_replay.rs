@@ -23,7 +23,7 @@
 use lull_activity::{Log, Record, ShadowReport};
 use lull_blktrace_replay::replay::{ReplayOptions, Timing, replay_spec};
 use lull_core::actuator::Command;
-use lull_core::engine::LogEntry;
+use lull_core::engine::{LogEntry, RunReport};
 use lull_core::event::Timeline;
 use lull_core::registry::Registry;
 use lull_core::request::{Op, Request};
@@ -220,16 +220,9 @@ fn replay_measures(
     requests: &[Request],
     registry: &Registry,
     gate: StandbyGate,
-) -> (Decisions, Vec<(&'static str, f64)>) {
+) -> (Decisions, RunReport) {
     let spec = NetworkSpec::parse(network, Some(registry)).expect("spec");
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        policy: None,
-        device: Some(DRIVE.into()),
-        timing: Timing::Auto,
-        log: true,
-        gate,
-    };
+    let opts = spindown(gate);
     // The wall clock the daemon's engines are told, so that time-of-day
     // features see the same hours.
     let timeline = Timeline::from_requests(requests).with_clock(Some(CLOCK));
@@ -247,7 +240,20 @@ fn replay_measures(
             }
         }
     }
-    (d, outcome.report.task.clone())
+    (d, outcome.report)
+}
+
+/// `lull replay --task spindown --device DRIVE` with its action log, the
+/// standbys passing `gate`.
+fn spindown(gate: StandbyGate) -> ReplayOptions {
+    ReplayOptions {
+        task: "spindown".into(),
+        policy: None,
+        device: Some(DRIVE.into()),
+        timing: Timing::Auto,
+        log: true,
+        gate,
+    }
 }
 
 /// Completions in bursts separated by idle gaps: `(gap_ms, burst)` pairs,
@@ -480,13 +486,7 @@ fn log_replays_like_live(
     };
     // The engine decided alike; the checks let the same starts through.
     prop_assert_eq!(within(&live.starts), within(&replayed.starts));
-    let m = |name: &str| {
-        measures
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|p| p.1)
-            .unwrap()
-    };
+    let m = |name: &str| measures.task_measure(name).unwrap();
     let refused = m("refused_wear_budget") + m("refused_below_break_even");
     prop_assert_eq!(
         within(&rebuilt.standbys).len() as f64,
@@ -634,14 +634,9 @@ fn restart_replays_like_live(
         .iter()
         .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
         .collect();
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        policy: None,
-        device: Some(DRIVE.into()),
-        timing: Timing::Auto,
-        log: true,
-        gate: lull_blktrace_replay::activity::daemon_gate(&rebuilt.session),
-    };
+    let opts = spindown(lull_blktrace_replay::activity::daemon_gate(
+        &rebuilt.session,
+    ));
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // One network: `lull replay`'s path for a log; two: each run its own.
     let (outcome, restarts) = if networks[0] == networks[1] {
@@ -679,15 +674,7 @@ fn restart_replays_like_live(
     lived.extend(d2.starts.iter().map(|&t| t + offset));
     lived.retain(|&t| t <= horizon);
     prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
-    let m = |name: &str| {
-        outcome
-            .report
-            .task
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|p| p.1)
-            .unwrap()
-    };
+    let m = |name: &str| outcome.report.task_measure(name).unwrap();
     let refused = m("refused_wear_budget") + m("refused_below_break_even");
     let standbys: Vec<Nanos> = rebuilt
         .standbys

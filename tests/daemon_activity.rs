@@ -223,15 +223,7 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
             .cloned()
             .unwrap()
     };
-    let m = |name: &str| {
-        outcome
-            .report
-            .task
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|p| p.1)
-            .unwrap()
-    };
+    let m = |name: &str| outcome.report.task_measure(name).unwrap();
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
     let (lull, oracle) = (policy("lull"), policy("oracle"));
     assert_eq!(lull["spinups"].as_f64().unwrap(), m("spinups"), "{w}");

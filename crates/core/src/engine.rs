@@ -120,6 +120,12 @@ impl RunReport {
         v.extend(self.task.iter().copied());
         v
     }
+
+    /// The task's measure `name` (`spinups`, `energy_j`, …), if it reports
+    /// one.
+    pub fn task_measure(&self, name: &str) -> Option<f64> {
+        self.task.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
 }
 
 /// The engine: one detector, one actuator, one idle task.
