@@ -392,6 +392,26 @@ fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     assert!(!d.network.is_empty());
     // No R left: the daemon does not know the trace's mean rate.
     assert!(!writes_rate_relative(&d.network), "{}", d.network);
+    // A log that records its wear budget: the winner was ranked under it,
+    // and the emitted table keeps it.
+    write(&logs.join("0001.lact"), &segment_of(session_with(Some(24))));
+    let out = lull(&[
+        "rank",
+        "--from-daemon",
+        logs.to_str().unwrap(),
+        "--emit-config",
+        "--jobs",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cfg = parse_config(&stdout(&out));
+    match cfg.disks[0].task {
+        lull_live::config::TaskConfig::Standby {
+            max_spindowns_per_day,
+            ..
+        } => assert_eq!(max_spindowns_per_day, 24),
+        ref other => panic!("{other:?}"),
+    }
 }
 
 /// Whether a spec still writes a rate relative to `R` (`rate=R/4`).

@@ -571,6 +571,10 @@ fn emit_config(
     if let Some(drive) = &d.drive {
         let _ = writeln!(t, "preset = {}", q(drive));
     }
+    // The budget every network was ranked under (the log's).
+    if let Some(n) = d.gate.max_spindowns_per_day {
+        let _ = writeln!(t, "max_spindowns_per_day = {n}");
+    }
     lull_live::Config::parse(Path::new("<--emit-config>"), &t, &lull::registry()).map_err(|e| {
         CliError::runtime(anyhow!(
             "the emitted [[disk]] table does not parse: {e}\n{t}"
