@@ -162,10 +162,10 @@ impl StandbyGate {
                 return Err(Refusal::Wear { per_day, wait_s });
             }
         }
-        if let (Some(break_even), Some(budget)) = (self.break_even, budget)
-            && budget < break_even
-        {
-            return Err(Refusal::ShortPrediction { budget, break_even });
+        if let (Some(break_even), Some(budget)) = (self.break_even, budget) {
+            if budget < break_even {
+                return Err(Refusal::ShortPrediction { budget, break_even });
+            }
         }
         if let (Some(per_day), Some(b)) = (self.max_spindowns_per_day, bucket.as_mut()) {
             let _ = b.take(per_day, unix);
