@@ -271,17 +271,17 @@ fn replay_of_a_log_restarts_the_network_where_the_daemon_did() {
     let grid = dir.path().join("grid.toml");
     std::fs::write(&grid, "specs = [\"long-idle()\", \"share()\"]\n").unwrap();
     let keep = dir.path().join("out");
-    let ranked = lull(&[
-        "rank",
-        "--from-daemon",
+    let ranked = rank_from_daemon(
         dir_arg,
-        "--grid",
-        grid.to_str().unwrap(),
-        "--jobs",
-        "1",
-        "--out",
-        keep.to_str().unwrap(),
-    ]);
+        &[
+            "--grid",
+            grid.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--out",
+            keep.to_str().unwrap(),
+        ],
+    );
     assert!(ranked.status.success(), "{}", stderr(&ranked));
     let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
     let ranked = column(&csv, "long-idle()", "mean_energy_saved_pct");
@@ -328,6 +328,13 @@ fn replay_of_a_log_replays_each_run_with_the_network_it_ran() {
     assert_eq!(own["restarts"].as_f64(), Some(1.0), "{own}");
 }
 
+/// `lull rank --from-daemon ARG` with `extra` flags.
+fn rank_from_daemon(arg: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["rank", "--from-daemon", arg];
+    args.extend_from_slice(extra);
+    lull(&args)
+}
+
 /// The column `name` of every row of a ranking CSV, by spec.
 fn columns(csv: &str, name: &str) -> Vec<(String, f64)> {
     // Fields split at commas outside double quotes (specs are quoted when
@@ -370,14 +377,7 @@ fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     let logs = dir.path().join("log");
     std::fs::create_dir(&logs).unwrap();
     write(&logs.join("0001.lact"), &segment());
-    let out = lull(&[
-        "rank",
-        "--from-daemon",
-        logs.to_str().unwrap(),
-        "--emit-config",
-        "--jobs",
-        "1",
-    ]);
+    let out = rank_from_daemon(logs.to_str().unwrap(), &["--emit-config", "--jobs", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     // The ranking goes to stderr, the TOML alone to stdout.
@@ -395,14 +395,7 @@ fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     // A log that records its wear budget: the winner was ranked under it,
     // and the emitted table keeps it.
     write(&logs.join("0001.lact"), &segment_of(session_with(Some(24))));
-    let out = lull(&[
-        "rank",
-        "--from-daemon",
-        logs.to_str().unwrap(),
-        "--emit-config",
-        "--jobs",
-        "1",
-    ]);
+    let out = rank_from_daemon(logs.to_str().unwrap(), &["--emit-config", "--jobs", "1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let cfg = parse_config(&stdout(&out));
     match cfg.disks[0].task {
@@ -432,30 +425,24 @@ fn rank_from_daemon_finds_a_disk_by_key_or_kernel_name() {
     write(&logs.join("0001.lact"), &segment());
     let keep = dir.path().join("out");
     for disk in [KEY, "sdb", "/dev/sdb"] {
-        let out = lull(&[
-            "rank",
-            "--from-daemon",
+        let out = rank_from_daemon(
             disk,
-            "--state",
-            state.to_str().unwrap(),
-            "--jobs",
-            "1",
-            "--out",
-            keep.to_str().unwrap(),
-        ]);
+            &[
+                "--state",
+                state.to_str().unwrap(),
+                "--jobs",
+                "1",
+                "--out",
+                keep.to_str().unwrap(),
+            ],
+        );
         assert!(out.status.success(), "{disk}: {}", stderr(&out));
         let text = stdout(&out);
         assert!(text.contains("task spindown"), "{text}");
         assert!(text.contains("ranking.csv"), "{text}");
     }
     assert!(keep.join("ranking.csv").is_file());
-    let out = lull(&[
-        "rank",
-        "--from-daemon",
-        "sdz",
-        "--state",
-        state.to_str().unwrap(),
-    ]);
+    let out = rank_from_daemon("sdz", &["--state", state.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains(KEY), "{}", stderr(&out));
 }
@@ -470,15 +457,10 @@ fn rank_from_daemon_makes_the_daemons_checks() {
         std::fs::create_dir(&logs).unwrap();
         write(&logs.join("0001.lact"), &segment_of(session));
         let keep = dir.path().join("out");
-        let out = lull(&[
-            "rank",
-            "--from-daemon",
+        let out = rank_from_daemon(
             logs.to_str().unwrap(),
-            "--jobs",
-            "1",
-            "--out",
-            keep.to_str().unwrap(),
-        ]);
+            &["--jobs", "1", "--out", keep.to_str().unwrap()],
+        );
         assert!(out.status.success(), "{}", stderr(&out));
         let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
         columns(&csv, "mean_spinups_per_day")
