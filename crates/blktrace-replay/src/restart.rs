@@ -176,8 +176,10 @@ impl Restarting {
 
     /// A daemon's run begins at the arrival `ev`: the old network is
     /// saved at its last instant, the new one built in the run's frame and
-    /// given the state at its time zero when it fits.
-    fn start_run(&mut self, ev: &Event, ctx: &Context) {
+    /// given the state at its time zero when it fits. Unless `ev` is the
+    /// downtime request, the new network sees it as its first event, and
+    /// what it predicts from it goes to `out`.
+    fn start_run(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
         let Schedule::Runs { runs, next } = &mut self.schedule else {
             return;
         };
@@ -209,8 +211,7 @@ impl Restarting {
         }
         self.restarts += 1;
         if !self.hidden(ev) {
-            let mut out = Vec::new();
-            self.forward_event(ev, ctx, &mut out);
+            self.forward_event(ev, ctx, out);
         }
     }
 
@@ -272,7 +273,7 @@ impl Detector for Restarting {
         if matches!(self.schedule, Schedule::Runs { .. }) {
             if ev.is_arrival() && (self.pending || self.run_due(ev.time).is_some()) {
                 self.pending = false;
-                self.start_run(ev, ctx);
+                self.start_run(ev, ctx, out);
             } else if !self.hidden(ev) {
                 self.forward_event(ev, ctx, out);
             }
@@ -332,5 +333,76 @@ impl Detector for Restarting {
     ) -> Result<(), LearnedError> {
         let now = self.frame.map_or(now, |f| now.saturating_sub(f.offset));
         self.inner.restore_parts(parts, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lull_core::request::Op;
+    use lull_core::network::NetworkBuilder;
+
+    /// Predicts an idle period at every arrival it sees, in its own frame.
+    #[derive(Debug)]
+    struct Echo;
+
+    impl Detector for Echo {
+        fn on_event(&mut self, ev: &Event, _ctx: &Context, out: &mut Vec<Prediction>) {
+            if ev.is_arrival() {
+                out.push(Prediction::new(ev.time, None));
+            }
+        }
+        fn on_idle_begin(&mut self, _ctx: &Context, _out: &mut Vec<Prediction>) {}
+        fn on_idle_end(&mut self, _ctx: &Context, _began: Nanos) {}
+        fn next_deadline(&self) -> Option<Nanos> {
+            None
+        }
+        fn on_deadline(&mut self, _ctx: &Context, _out: &mut Vec<Prediction>) {}
+    }
+
+    fn echo() -> Network {
+        let mut b = NetworkBuilder::new();
+        b.source("echo", Box::new(Echo));
+        b.build().unwrap()
+    }
+
+    fn run(offset: u64, after: Option<u64>) -> RunStart {
+        RunStart {
+            offset: Nanos::from_secs(offset),
+            clock: Nanos::from_secs(1_700_000_000 + offset),
+            after: after.map(Nanos::from_secs),
+            downtime: None,
+            clean: true,
+            network: "echo".into(),
+            drive: "paper-2.5in".into(),
+        }
+    }
+
+    fn ctx(now: Nanos) -> Context {
+        Context {
+            now,
+            outstanding: 0,
+            idle_since: None,
+            lookahead: None,
+            clock: None,
+        }
+    }
+
+    /// A run with no downtime request (the clock was set back across the
+    /// restart) begins at an arrival the new network must see: what it
+    /// predicts from it reaches the engine, on the replay's timeline.
+    #[test]
+    fn a_runs_first_arrival_reaches_the_new_network_and_its_output() {
+        let runs = [run(0, None), run(55, Some(50))];
+        let mut r = Restarting::at_runs(Box::new(|_| echo()), &runs);
+        let mut out = Vec::new();
+        let first = Event::arrival_at(Nanos::from_secs(10), Op::Read, 0, 4096);
+        r.on_event(&first, &ctx(first.time), &mut out);
+        assert_eq!(out, [Prediction::new(Nanos::from_secs(10), None)]);
+        out.clear();
+        let second = Event::arrival_at(Nanos::from_secs(60), Op::Read, 0, 4096);
+        r.on_event(&second, &ctx(second.time), &mut out);
+        assert_eq!(r.restarts(), 1);
+        assert_eq!(out, [Prediction::new(Nanos::from_secs(60), None)]);
     }
 }
