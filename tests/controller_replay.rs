@@ -133,6 +133,30 @@ fn drive(
     registry: &Registry,
     clock: Nanos,
 ) -> (Decisions, Vec<Request>) {
+    drive_saving(ctl, completions, poll, end, registry, clock, None)
+}
+
+/// The shell's state-file writes in [`drive_saving`]: every so often and
+/// at once after an urgent change, as `persist.rs` makes them, keeping
+/// the last entry written.
+struct Saves {
+    every: Nanos,
+    last: Option<Nanos>,
+    dirty: bool,
+    written: lull_live::state::DiskState,
+}
+
+/// [`drive`], writing the state file as the shell does when `saves` is
+/// given (so that a crash at `end` leaves its last write).
+fn drive_saving(
+    ctl: &mut DiskController,
+    completions: &[Nanos],
+    poll: Nanos,
+    end: Nanos,
+    registry: &Registry,
+    clock: Nanos,
+    mut saves: Option<&mut Saves>,
+) -> (Decisions, Vec<Request>) {
     let done = |t: Nanos| completions.partition_point(|&c| c <= t) as u64;
     let mut d = Decisions::default();
     let mut requests = Vec::new();
@@ -164,6 +188,21 @@ fn drive(
                 } => d.standby_orders.push(t),
                 Output::Activity(r) => d.records.push(r.clone()),
                 _ => {}
+            }
+        }
+        if let Some(s) = saves.as_deref_mut() {
+            let (dirty, urgent) = ctl.take_changes();
+            s.dirty |= dirty || urgent;
+            if s.dirty && (urgent || s.last.is_none_or(|l| t - l >= s.every)) {
+                s.written = ctl.state_at(t);
+                s.last = Some(t);
+                s.dirty = false;
+                out.clear();
+                ctl.state_written(&mut out);
+                d.records.extend(out.iter().filter_map(|o| match o {
+                    Output::Activity(r) => Some(r.clone()),
+                    _ => None,
+                }));
             }
         }
         // The requests these counters stand for (source.rs's spread, with
@@ -584,6 +623,11 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
 /// log of both runs replays, restarts included
 /// ([`lull_blktrace_replay::replay::replay_spec_runs`]), to both runs'
 /// engine decisions and to the daemon's standbys.
+///
+/// With `crash` (the state file's interval), the first run writes the
+/// state file as the shell does and is killed at its last poll: the
+/// second starts from the last state written, and the replay resumes from
+/// the learned state the log says it held.
 fn restart_replays_like_live(
     networks: [&str; 2],
     first: &[Nanos],
@@ -591,28 +635,44 @@ fn restart_replays_like_live(
     poll: Nanos,
     down: Nanos,
     per_day: u32,
+    crash: Option<Nanos>,
 ) -> Result<(), TestCaseError> {
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
     let network = networks[1];
     let mut a = controller(networks[0], &registry, per_day, CLOCK, Default::default());
-    let (d1, _) = drive(&mut a, first, poll, end1, &registry, CLOCK);
-    let mut out = Vec::new();
-    a.finish(
-        Now {
-            mono: end1,
-            unix: (CLOCK + end1).as_secs_f64() as u64,
-        },
-        &mut out,
-    );
+    let mut saves = crash.map(|every| Saves {
+        every,
+        last: None,
+        dirty: true,
+        written: Default::default(),
+    });
+    let (d1, _) = drive_saving(&mut a, first, poll, end1, &registry, CLOCK, saves.as_mut());
     let mut records1 = d1.records.clone();
-    records1.extend(out.iter().filter_map(|o| match o {
-        Output::Activity(r) => Some(r.clone()),
-        _ => None,
-    }));
-    prop_assert!(matches!(records1.last(), Some(Record::End(_))));
+    let state = match saves {
+        Some(s) => {
+            prop_assert!(!matches!(records1.last(), Some(Record::End(_))));
+            s.written
+        }
+        None => {
+            let mut out = Vec::new();
+            a.finish(
+                Now {
+                    mono: end1,
+                    unix: (CLOCK + end1).as_secs_f64() as u64,
+                },
+                &mut out,
+            );
+            records1.extend(out.iter().filter_map(|o| match o {
+                Output::Activity(r) => Some(r.clone()),
+                _ => None,
+            }));
+            prop_assert!(matches!(records1.last(), Some(Record::End(_))));
+            a.state().clone()
+        }
+    };
     let clock2 = CLOCK + end1 + down;
-    let mut b = controller(network, &registry, per_day, clock2, a.state().clone());
+    let mut b = controller(network, &registry, per_day, clock2, state);
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
     let (d2, _) = drive(&mut b, second, poll, end2, &registry, clock2);
     let mut log = Log::default();
@@ -629,7 +689,18 @@ fn restart_replays_like_live(
     prop_assert_eq!(rebuilt.runs.len(), 2);
     let offset = rebuilt.runs[1].offset;
     prop_assert_eq!(offset, end1 + down);
-    prop_assert!(rebuilt.runs[1].clean);
+    prop_assert_eq!(rebuilt.runs[1].clean, crash.is_none());
+    // After a crash, the log names the learned state the second run
+    // resumed from whenever the first wrote one.
+    let learned = records1
+        .iter()
+        .rev()
+        .find_map(|r| match r {
+            Record::Learned { at, .. } => Some(*at),
+            _ => None,
+        })
+        .filter(|_| crash.is_some());
+    prop_assert_eq!(rebuilt.runs[1].learned_at, learned);
     let specs: Vec<NetworkSpec> = networks
         .iter()
         .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
@@ -670,7 +741,16 @@ fn restart_replays_like_live(
         }
     }
     replayed.retain(|&t| t <= horizon);
-    let mut lived: Vec<Nanos> = d1.starts.clone();
+    // A crashed run's log ends at its last record: what its engine
+    // decided after that (a start refused, so no standby record) is lost
+    // with it, and the replay sees the disk busy from there on.
+    let seen = rebuilt.runs[1].after.expect("the first run has records");
+    let mut lived: Vec<Nanos> = d1
+        .starts
+        .iter()
+        .copied()
+        .filter(|&t| crash.is_none() || t <= seen)
+        .collect();
     lived.extend(d2.starts.iter().map(|&t| t + offset));
     lived.retain(|&t| t <= horizon);
     prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
@@ -710,6 +790,30 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
             Nanos::from_secs(1),
             Nanos::from_secs(600),
             UNLIMITED,
+            None,
+        )
+        .unwrap();
+    }
+}
+
+/// A crash: the first run writes the state file every minute (and at once
+/// after a spin-down) and is killed; the second resumes from the last
+/// state written, which holds what `auto` had learned some idle periods
+/// before the crash. The replay of the log resumes from the same instant,
+/// so both runs' decisions match (they did not, resuming from the crash).
+#[test]
+fn a_crash_replays_to_the_daemons_decisions_from_its_last_saved_state() {
+    let first = activity(&SHAPE);
+    let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
+    for networks in [["auto"; 2], ["share()"; 2], ["timer(4s)"; 2], ["share()", "auto"]] {
+        restart_replays_like_live(
+            networks,
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(600),
+            UNLIMITED,
+            Some(Nanos::from_secs(60)),
         )
         .unwrap();
     }
@@ -730,6 +834,7 @@ proptest! {
         before in prop::sample::select(vec![None, Some("timer(2s)"), Some("auto")]),
         poll_ms in prop::sample::select(vec![250u64, 1000]),
         per_day in prop::sample::select(vec![UNLIMITED, 6]),
+        crash_s in prop::option::of(prop::sample::select(vec![1u64, 60, 600])),
     ) {
         restart_replays_like_live(
             [before.unwrap_or(network), network],
@@ -738,6 +843,7 @@ proptest! {
             Nanos::from_millis(poll_ms),
             Nanos::from_secs(down_s),
             per_day,
+            crash_s.map(Nanos::from_secs),
         )?;
     }
 

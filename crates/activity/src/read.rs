@@ -252,6 +252,8 @@ impl Log {
         // Where the previous run ended, on the log's timeline.
         let mut prev_end: Option<Nanos> = None;
         let mut prev_clean = false;
+        // The previous run's last saved learned state, on the timeline.
+        let mut prev_learned: Option<Nanos> = None;
         for run in &self.runs {
             let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
             let first_t = run.records.iter().filter_map(Record::time).min();
@@ -274,10 +276,12 @@ impl Log {
                 after: prev_end,
                 downtime,
                 clean: prev_clean,
+                learned_at: prev_learned.filter(|_| !prev_clean),
                 network: run.session.network.clone(),
                 drive: run.session.drive.clone(),
             });
             let mut open: Option<Nanos> = None;
+            let mut learned: Option<Nanos> = None;
             for rec in &run.records {
                 match rec {
                     Record::Poll(p) => {
@@ -306,6 +310,7 @@ impl Log {
                     }
                     Record::Standby(t) => out.standbys.push(offset + *t),
                     Record::StandbyFailed(t) => out.failed.push(offset + *t),
+                    Record::Learned { at, .. } => learned = Some(offset + *at),
                     _ => {}
                 }
             }
@@ -315,7 +320,16 @@ impl Log {
             }
             if end.is_some() {
                 prev_end = end;
-                prev_clean = matches!(run.records.last(), Some(Record::End(_)));
+                // A stop is clean when its last record (but for the state
+                // file's) is the end.
+                prev_clean = matches!(
+                    run.records
+                        .iter()
+                        .rev()
+                        .find(|r| !matches!(r, Record::Learned { .. })),
+                    Some(Record::End(_))
+                );
+                prev_learned = learned;
             }
         }
         out.end = prev_end.unwrap_or(Nanos::ZERO);
@@ -381,6 +395,12 @@ pub struct RunStart {
     /// end): what its network learned was saved then. After a crash the
     /// daemon resumed from its last save, which the log does not hold.
     pub clean: bool,
+    /// When the run before it did not stop cleanly: the instant whose
+    /// learned state the daemon resumed from, the last the run before it
+    /// wrote to the state file ([`Record::Learned`]). `None` after a clean
+    /// stop (the state was saved at the end), or when the log does not
+    /// say (a daemon that did not record it, a run that never saved).
+    pub learned_at: Option<Nanos>,
     /// Its session's network.
     pub network: String,
     /// Its session's drive preset.

@@ -186,6 +186,18 @@ pub enum Record {
     },
     /// The daemon stopped watching the disk at this instant (a clean stop).
     End(Nanos),
+    /// The state file was written after the poll at `t`, and what the
+    /// disk's network had learned in it was as of the poll at `at` (`at ≤
+    /// t`: the network's state is kept at the end of each idle period). A
+    /// daemon that crashes resumes from the last such state, so a replay
+    /// of the log across the crash does too (written only when `at`
+    /// changed since the last one; older logs have none).
+    Learned {
+        /// The poll after which the state file was written.
+        t: Nanos,
+        /// The poll whose learned state it holds.
+        at: Nanos,
+    },
 }
 
 impl Record {
@@ -198,6 +210,7 @@ impl Record {
             | Record::Standby(t)
             | Record::StandbyFailed(t)
             | Record::Power { t, .. }
+            | Record::Learned { t, .. }
             | Record::End(t) => Some(t),
         }
     }
@@ -211,6 +224,7 @@ impl Record {
             Record::StandbyFailed(_) => 5,
             Record::Power { .. } => 6,
             Record::End(_) => 7,
+            Record::Learned { .. } => 8,
         }
     }
 
@@ -252,6 +266,10 @@ impl Record {
             Record::Power { t, standby } => {
                 put(&mut p, t.0);
                 p.push(u8::from(*standby));
+            }
+            Record::Learned { t, at } => {
+                put(&mut p, t.0);
+                put(&mut p, t.0.saturating_sub(at.0));
             }
         }
         let start = out.len();
@@ -459,6 +477,14 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
             standby: f.byte("power state")? != 0,
         },
         7 => Record::End(f.nanos("end")?),
+        8 => {
+            let t = f.nanos("state written")?;
+            let back = f.int("learned before")?;
+            let at = t.0.checked_sub(back).ok_or_else(|| {
+                FrameError::Bad("learned state from before time zero".into())
+            })?;
+            Record::Learned { t, at: Nanos(at) }
+        }
         _ => return Ok((None, end + 4)),
     };
     Ok((Some(rec), end + 4))

@@ -200,6 +200,8 @@ impl Shadow {
                 self.armed = false;
             }
             Record::Power { t, .. } => self.observe(*t),
+            // What the state file holds: nothing about the disk.
+            Record::Learned { .. } => {}
         }
     }
 

@@ -74,6 +74,10 @@ pub struct Restarting {
     pending: bool,
     restarts: u64,
     failed: Option<LearnedError>,
+    /// What the network had learned at the instant the next run resumes
+    /// from, after a crash ([`RunStart::learned_at`]), once the replay is
+    /// past it.
+    snapshot: Option<Vec<Option<Learned>>>,
 }
 
 impl std::fmt::Debug for Restarting {
@@ -121,6 +125,7 @@ impl Restarting {
             pending: false,
             restarts: 0,
             failed: None,
+            snapshot: None,
         }
     }
 
@@ -143,6 +148,25 @@ impl Restarting {
                 runs.get(*next).filter(|r| t >= r.after.unwrap_or(r.offset))
             }
             Schedule::Every { .. } => None,
+        }
+    }
+
+    /// After a crash the next run resumes from what the network had
+    /// learned at its last save, not at the crash: keeps that state once
+    /// the replay is past the instant (every stimulus at or before it
+    /// seen, as the daemon's engine had after its poll there).
+    fn snapshot_before(&mut self, now: Nanos) {
+        let Schedule::Runs { runs, next } = &self.schedule else {
+            return;
+        };
+        let Some(t) = runs.get(*next).and_then(|r| r.learned_at) else {
+            return;
+        };
+        if self.snapshot.is_none() && now > t {
+            let mut parts = Vec::new();
+            let t = self.frame.map_or(t, |f| t.saturating_sub(f.offset));
+            self.inner.save_parts(t, &mut parts);
+            self.snapshot = Some(parts);
         }
     }
 
@@ -175,8 +199,9 @@ impl Restarting {
     }
 
     /// A daemon's run begins at the arrival `ev`: the old network is
-    /// saved at its last instant, the new one built in the run's frame and
-    /// given the state at its time zero when it fits. Unless `ev` is the
+    /// saved at its last instant (after a crash, at its last save's), the
+    /// new one built in the run's frame and given the state at its time
+    /// zero when it fits. Unless `ev` is the
     /// downtime request, the new network sees it as its first event, and
     /// what it predicts from it goes to `out`.
     fn start_run(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
@@ -190,12 +215,18 @@ impl Restarting {
             .is_some_and(|p| p.network == run.network && p.drive == run.drive);
         *next += 1;
         let mut parts: Vec<Option<Learned>> = Vec::new();
+        let kept = self.snapshot.take();
         if fits {
-            let old = self.inner_ctx(&Context {
-                now: run.after.unwrap_or(ctx.now).min(ctx.now),
-                ..*ctx
-            });
-            self.inner.save_parts(old.now, &mut parts);
+            if let Some(k) = kept {
+                parts = k;
+            } else {
+                let at = run.learned_at.or(run.after).unwrap_or(ctx.now);
+                let old = self.inner_ctx(&Context {
+                    now: at.min(ctx.now),
+                    ..*ctx
+                });
+                self.inner.save_parts(old.now, &mut parts);
+            }
         }
         self.inner = (self.build)(index);
         self.frame = Some(Frame {
@@ -271,6 +302,7 @@ impl Restarting {
 impl Detector for Restarting {
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
         if matches!(self.schedule, Schedule::Runs { .. }) {
+            self.snapshot_before(ctx.now);
             if ev.is_arrival() && (self.pending || self.run_due(ev.time).is_some()) {
                 self.pending = false;
                 self.start_run(ev, ctx, out);
@@ -288,6 +320,7 @@ impl Detector for Restarting {
         self.inner.gauges()
     }
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
+        self.snapshot_before(ctx.now);
         let from = out.len();
         let c = self.inner_ctx(ctx);
         self.inner.on_idle_begin(&c, out);
@@ -300,6 +333,7 @@ impl Detector for Restarting {
                 self.pending = ctx.now >= *next;
             }
             Schedule::Runs { .. } => {
+                self.snapshot_before(ctx.now);
                 if self.run_due(ctx.now).is_some() {
                     // The arrival that ends this period is the downtime:
                     // the run ended inside the period and never saw its end.
@@ -317,6 +351,7 @@ impl Detector for Restarting {
         Some(self.frame.map_or(d, |f| d.saturating_add(f.offset)))
     }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
+        self.snapshot_before(ctx.now);
         let from = out.len();
         let c = self.inner_ctx(ctx);
         self.inner.on_deadline(&c, out);
@@ -373,6 +408,7 @@ mod tests {
             after: after.map(Nanos::from_secs),
             downtime: None,
             clean: true,
+            learned_at: None,
             network: "echo".into(),
             drive: "paper-2.5in".into(),
         }

@@ -85,7 +85,8 @@ impl Persist {
     }
 
     /// Writes the metrics and the state file if due at `now` (or `force`),
-    /// from what `snapshot` makes (called only then).
+    /// from what `snapshot` makes (called only then). Returns whether the
+    /// state file was written.
     pub(crate) fn save(
         &mut self,
         now: Nanos,
@@ -93,7 +94,7 @@ impl Persist {
         cfg: &Config,
         hooks: &HookRunner,
         snapshot: impl FnOnce() -> Snapshot,
-    ) {
+    ) -> bool {
         let dry_run = self.dry_run;
         let state_every = cfg.state_interval.max(cfg.poll);
         let wants_metrics = cfg.metrics.textfile.is_some() || self.serving;
@@ -111,7 +112,7 @@ impl Persist {
         let state_due = self.state_dirty
             && (self.urgent || self.last_state_save.is_none_or(|t| now - t >= state_every));
         if !force && !metrics_due && !state_due {
-            return;
+            return false;
         }
         let snap = snapshot();
         let text: Arc<str> = if wants_metrics {
@@ -138,6 +139,7 @@ impl Persist {
             }
         }
         self.metrics.send_replace(text);
+        let mut written = false;
         if force || state_due {
             self.last_state_save = Some(now);
             self.state_dirty = false;
@@ -151,11 +153,15 @@ impl Persist {
                     )
                 }),
                 Err(e) => error!("state file {}: cannot write: {e}", path.display()),
-                Ok(()) => self.state_error = None,
+                Ok(()) => {
+                    self.state_error = None;
+                    written = true;
+                }
             }
         }
         self.dirty = false;
         self.last_save = Some(now);
+        written
     }
 }
 

@@ -78,6 +78,11 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         if standby {
             out.push(Record::Standby(t));
         }
+        // The state file written after a busy poll, holding what was
+        // learned at the poll before.
+        if ops >= 1000 {
+            out.push(Record::Learned { t, at: t0 });
+        }
     }
     out
 }

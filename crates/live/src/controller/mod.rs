@@ -200,6 +200,16 @@ pub struct DiskController {
     /// The Unix day of the last poll (a new one logs the shadow's
     /// summary of the day before).
     day: Option<u64>,
+    /// An idle period ended at this poll: what the network learned is
+    /// kept once the engine has seen the poll's events.
+    keep_pending: bool,
+    /// The poll whose learned state `st.learned` holds.
+    learned_at: Option<Nanos>,
+    /// The last poll.
+    polled_at: Option<Nanos>,
+    /// The learned state's poll the activity log last named
+    /// ([`Record::Learned`]).
+    learned_logged: Option<Nanos>,
 }
 
 /// The longest stretch of quiet polls without an activity record: a log
@@ -287,6 +297,10 @@ impl DiskController {
             session_sent: false,
             last_record: None,
             day: None,
+            keep_pending: false,
+            learned_at: None,
+            polled_at: None,
+            learned_logged: None,
         })
     }
 
@@ -331,13 +345,15 @@ impl DiskController {
         }
     }
 
-    /// Keeps what the network has learned in the state (at an idle
-    /// period's end, `ended`, and at stop), counting the idle period.
+    /// Keeps what the network has learned in the state (at the poll that
+    /// ended an idle period, `ended`, once the engine has seen its
+    /// events; and at stop), counting the idle period.
     fn keep_learned(&mut self, now: Now, ended: bool) {
         let parts = self.engine.save_learned();
         if parts.iter().all(Option::is_none) {
             return;
         }
+        self.learned_at = Some(now.mono);
         let (periods, since) = self
             .st
             .learned
@@ -429,6 +445,22 @@ impl DiskController {
             s.feed(&rec);
         }
         out.push(Output::Activity(rec));
+    }
+
+    /// The shell wrote the state file after the last poll: the activity
+    /// log records which poll's learned state it holds
+    /// ([`Record::Learned`]), when that changed. A daemon that crashes
+    /// resumes from it, and a replay of the log across the crash resumes
+    /// from the same instant. Not needed after [`DiskController::finish`]
+    /// (a clean stop saves at its end).
+    pub fn state_written(&mut self, out: &mut Vec<Output>) {
+        let (Some(at), Some(t)) = (self.learned_at, self.polled_at) else {
+            return;
+        };
+        if self.session_sent && self.learned_logged != Some(at) {
+            self.learned_logged = Some(at);
+            self.activity(Record::Learned { t, at }, out);
+        }
     }
 
     /// The daemon stops watching the disk at `now` (a clean stop, a

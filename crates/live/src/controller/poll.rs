@@ -27,6 +27,7 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) {
         let t = now.mono;
+        self.polled_at = Some(t);
         // A detached disk is absent, whoever holds its kernel name now.
         let none;
         let sample = if self.detached {
@@ -131,6 +132,9 @@ impl DiskController {
                 self.switch_jobs(switches, out);
             }
         }
+        if std::mem::take(&mut self.keep_pending) {
+            self.keep_learned(now, true);
+        }
         if self.engine.task().pending() {
             let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
             for intent in intents {
@@ -214,7 +218,7 @@ impl DiskController {
         self.last_idle = self.idle_since.take().map(|since| t - since);
         self.standby_since = None;
         if self.last_idle.is_some() {
-            self.keep_learned(now, true);
+            self.keep_pending = true;
         }
     }
 

@@ -126,6 +126,24 @@ impl Disk {
         self.ctl.take_changes()
     }
 
+    /// The state file was written: the log says which learned state it
+    /// holds ([`crate::controller::DiskController::state_written`]).
+    pub(super) fn state_written(&mut self) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        let mut out = Vec::new();
+        self.ctl.state_written(&mut out);
+        for o in &out {
+            if let Output::Activity(rec) = o {
+                log.push(rec);
+            }
+        }
+        if !out.is_empty() {
+            log.flush();
+        }
+    }
+
     /// The daemon stops watching the disk at `now`: the log says so.
     pub(super) fn end(&mut self, now: Now) {
         let mut out = Vec::new();

@@ -528,7 +528,15 @@ impl Daemon {
                 polls,
             }
         };
-        self.persist
+        let written = self
+            .persist
             .save(now, force, &self.cfg, &self.hooks, snapshot);
+        if written {
+            // Each disk's log names the learned state the file now holds:
+            // what a crash would resume from.
+            for d in &mut self.disks {
+                d.state_written();
+            }
+        }
     }
 }
