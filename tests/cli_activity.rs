@@ -30,6 +30,7 @@ fn session_with(budget: Option<u32>) -> Session {
         task: "standby".into(),
         network: "auto".into(),
         max_spindowns_per_day: budget,
+        saves_learned: budget.is_some(),
     }
 }
 

@@ -252,8 +252,6 @@ impl Log {
         // Where the previous run ended, on the log's timeline.
         let mut prev_end: Option<Nanos> = None;
         let mut prev_clean = false;
-        // The previous run's last saved learned state, on the timeline.
-        let mut prev_learned: Option<Nanos> = None;
         for run in &self.runs {
             let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
             let first_t = run.records.iter().filter_map(Record::time).min();
@@ -276,12 +274,13 @@ impl Log {
                 after: prev_end,
                 downtime,
                 clean: prev_clean,
-                learned_at: prev_learned.filter(|_| !prev_clean),
+                saves_learned: run.session.saves_learned,
+                saved: Vec::new(),
                 network: run.session.network.clone(),
                 drive: run.session.drive.clone(),
             });
+            let saved = &mut out.runs.last_mut().expect("just pushed").saved;
             let mut open: Option<Nanos> = None;
-            let mut learned: Option<Nanos> = None;
             for rec in &run.records {
                 match rec {
                     Record::Poll(p) => {
@@ -310,7 +309,7 @@ impl Log {
                     }
                     Record::Standby(t) => out.standbys.push(offset + *t),
                     Record::StandbyFailed(t) => out.failed.push(offset + *t),
-                    Record::Learned { at, .. } => learned = Some(offset + *at),
+                    Record::Learned { at, .. } => saved.push(offset + *at),
                     _ => {}
                 }
             }
@@ -329,7 +328,6 @@ impl Log {
                         .find(|r| !matches!(r, Record::Learned { .. })),
                     Some(Record::End(_))
                 );
-                prev_learned = learned;
             }
         }
         out.end = prev_end.unwrap_or(Nanos::ZERO);
@@ -395,12 +393,14 @@ pub struct RunStart {
     /// end): what its network learned was saved then. After a crash the
     /// daemon resumed from its last save, which the log does not hold.
     pub clean: bool,
-    /// When the run before it did not stop cleanly: the instant whose
-    /// learned state the daemon resumed from, the last the run before it
-    /// wrote to the state file ([`Record::Learned`]). `None` after a clean
-    /// stop (the state was saved at the end), or when the log does not
-    /// say (a daemon that did not record it, a run that never saved).
-    pub learned_at: Option<Nanos>,
+    /// Whether its daemon named the learned states it wrote to the state
+    /// file ([`Session::saves_learned`]): then `saved` is all of them.
+    pub saves_learned: bool,
+    /// The instants (on this timeline) whose learned state it wrote to
+    /// the state file ([`Record::Learned`]), in order. A run after a crash
+    /// resumed from the last state written before it, a clean stop's
+    /// included (saved at the end).
+    pub saved: Vec<Nanos>,
     /// Its session's network.
     pub network: String,
     /// Its session's drive preset.

@@ -66,6 +66,10 @@ pub struct Session {
     /// for another task, and in logs written before the field was added (a
     /// trailing field: older readers skip it).
     pub max_spindowns_per_day: Option<u32>,
+    /// The daemon names in the log each learned state it writes to the
+    /// state file ([`Record::Learned`]), so a replay knows what a crash
+    /// resumed from. `false` in logs of older daemons (a trailing field).
+    pub saves_learned: bool,
 }
 
 /// How a poll's events were made (see [`crate::poll`]).
@@ -244,6 +248,8 @@ impl Record {
                     &mut p,
                     s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1),
                 );
+                // Flags: bit 0, `saves_learned`.
+                put(&mut p, u64::from(s.saves_learned));
             }
             Record::Poll(r) => {
                 put(&mut p, r.t0.0);
@@ -426,6 +432,10 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                         FrameError::Bad(format!("wear budget {} is over u32", n - 1))
                     })?),
                 },
+            },
+            saves_learned: match f.rest() {
+                0 => false,
+                _ => f.int("session flags")? & 1 != 0,
             },
         }),
         2 => {

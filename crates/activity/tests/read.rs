@@ -141,6 +141,7 @@ fn write_v1_fixture() {
             task: "standby".into(),
             network: "timer(2B)".into(),
             max_spindowns_per_day: None,
+            saves_learned: false,
         }),
         Record::Poll(Poll {
             t0: s(0),

@@ -181,6 +181,7 @@ mod tests {
             task: "standby".into(),
             network: "auto".into(),
             max_spindowns_per_day: None,
+            saves_learned: true,
         }
     }
 

@@ -74,10 +74,16 @@ pub struct Restarting {
     pending: bool,
     restarts: u64,
     failed: Option<LearnedError>,
-    /// What the network had learned at the instant the next run resumes
-    /// from, after a crash ([`RunStart::learned_at`]), once the replay is
-    /// past it.
-    snapshot: Option<Vec<Option<Learned>>>,
+    /// The learned state in the daemon's state file, as the replay has
+    /// come: the run whose network wrote it, and the state.
+    file: Option<(usize, Vec<Option<Learned>>)>,
+    /// The instants a run wrote its learned state to the file
+    /// ([`RunStart::saved`]), with the run, in order; `writes[written..]`
+    /// are still to come.
+    writes: Vec<(Nanos, usize)>,
+    written: usize,
+    /// The current run.
+    run: usize,
 }
 
 impl std::fmt::Debug for Restarting {
@@ -117,6 +123,14 @@ impl Restarting {
     }
 
     fn with(build: Box<dyn Fn(usize) -> Network + Send>, schedule: Schedule) -> Self {
+        let writes = match &schedule {
+            Schedule::Runs { runs, .. } => runs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| r.saved.iter().map(move |&t| (t, i)))
+                .collect(),
+            Schedule::Every { .. } => Vec::new(),
+        };
         Restarting {
             inner: build(0),
             build,
@@ -125,7 +139,10 @@ impl Restarting {
             pending: false,
             restarts: 0,
             failed: None,
-            snapshot: None,
+            file: None,
+            writes,
+            written: 0,
+            run: 0,
         }
     }
 
@@ -151,22 +168,35 @@ impl Restarting {
         }
     }
 
-    /// After a crash the next run resumes from what the network had
-    /// learned at its last save, not at the crash: keeps that state once
-    /// the replay is past the instant (every stimulus at or before it
-    /// seen, as the daemon's engine had after its poll there).
-    fn snapshot_before(&mut self, now: Nanos) {
-        let Schedule::Runs { runs, next } = &self.schedule else {
-            return;
-        };
-        let Some(t) = runs.get(*next).and_then(|r| r.learned_at) else {
-            return;
-        };
-        if self.snapshot.is_none() && now > t {
-            let mut parts = Vec::new();
-            let t = self.frame.map_or(t, |f| t.saturating_sub(f.offset));
-            self.inner.save_parts(t, &mut parts);
-            self.snapshot = Some(parts);
+    /// Writes the learned state to the emulated state file at every
+    /// instant before `now` where the daemon did ([`RunStart::saved`]):
+    /// once the replay is past one, the network has seen every stimulus
+    /// at or before it, as the daemon's engine had after its poll there.
+    fn write_before(&mut self, now: Nanos) {
+        self.write_until(now, false);
+    }
+
+    /// [`Restarting::write_before`], and at `now` too with `inclusive`.
+    fn write_until(&mut self, now: Nanos, inclusive: bool) {
+        while let Some(&(t, _)) = self
+            .writes
+            .get(self.written)
+            .filter(|w| w.0 < now || (inclusive && w.0 == now))
+        {
+            self.written += 1;
+            self.write_file(t);
+        }
+    }
+
+    /// The current network's learned state at `t` (on the replay's
+    /// timeline) goes to the emulated state file, unless it learns
+    /// nothing (the daemon keeps the file's older state then).
+    fn write_file(&mut self, t: Nanos) {
+        let mut parts = Vec::new();
+        let t = self.frame.map_or(t, |f| t.saturating_sub(f.offset));
+        self.inner.save_parts(t, &mut parts);
+        if parts.iter().any(Option::is_some) {
+            self.file = Some((self.run, parts));
         }
     }
 
@@ -198,37 +228,45 @@ impl Restarting {
         }
     }
 
-    /// A daemon's run begins at the arrival `ev`: the old network is
-    /// saved at its last instant (after a crash, at its last save's), the
-    /// new one built in the run's frame and given the state at its time
-    /// zero when it fits. Unless `ev` is the
-    /// downtime request, the new network sees it as its first event, and
-    /// what it predicts from it goes to `out`.
+    /// A daemon's run begins at the arrival `ev`. The new network is
+    /// built in the run's frame and given, at its time zero, the learned
+    /// state in the daemon's state file when it fits (the same network
+    /// and drive): after a clean stop, the state at the stop; after a
+    /// crash, the last the daemon wrote (a log of an older daemon, which
+    /// does not say, resumes from the crash). Unless `ev` is the downtime
+    /// request, the new network sees it as its first event, and what it
+    /// predicts from it goes to `out`.
     fn start_run(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
+        // The old network has seen all it will (the downtime request at
+        // `ctx.now` is hidden from it): the writes up to here are due.
+        self.write_until(ctx.now, true);
         let Schedule::Runs { runs, next } = &mut self.schedule else {
             return;
         };
         let index = *next;
-        let run = runs[index].clone();
-        let fits = runs
-            .get(index - 1)
-            .is_some_and(|p| p.network == run.network && p.drive == run.drive);
         *next += 1;
-        let mut parts: Vec<Option<Learned>> = Vec::new();
-        let kept = self.snapshot.take();
-        if fits {
-            if let Some(k) = kept {
-                parts = k;
-            } else {
-                let at = run.learned_at.or(run.after).unwrap_or(ctx.now);
-                let old = self.inner_ctx(&Context {
-                    now: at.min(ctx.now),
-                    ..*ctx
-                });
-                self.inner.save_parts(old.now, &mut parts);
-            }
+        let run = runs[index].clone();
+        let said = runs[index - 1].saves_learned;
+        if run.clean || !said {
+            self.write_file(run.after.unwrap_or(ctx.now).min(ctx.now));
         }
+        let Schedule::Runs { runs, .. } = &self.schedule else {
+            return;
+        };
+        // A state that does not fit is dropped (the daemon's next write
+        // of the file leaves it out); one that does stays there.
+        let fits = self.file.as_ref().is_some_and(|(k, _)| {
+            runs[*k].network == run.network && runs[*k].drive == run.drive
+        });
+        let parts = match &self.file {
+            Some((_, p)) if fits => p.clone(),
+            _ => {
+                self.file = None;
+                Vec::new()
+            }
+        };
         self.inner = (self.build)(index);
+        self.run = index;
         self.frame = Some(Frame {
             offset: run.offset,
             clock: run.clock,
@@ -302,7 +340,7 @@ impl Restarting {
 impl Detector for Restarting {
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
         if matches!(self.schedule, Schedule::Runs { .. }) {
-            self.snapshot_before(ctx.now);
+            self.write_before(ctx.now);
             if ev.is_arrival() && (self.pending || self.run_due(ev.time).is_some()) {
                 self.pending = false;
                 self.start_run(ev, ctx, out);
@@ -320,7 +358,7 @@ impl Detector for Restarting {
         self.inner.gauges()
     }
     fn on_idle_begin(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
-        self.snapshot_before(ctx.now);
+        self.write_before(ctx.now);
         let from = out.len();
         let c = self.inner_ctx(ctx);
         self.inner.on_idle_begin(&c, out);
@@ -333,7 +371,7 @@ impl Detector for Restarting {
                 self.pending = ctx.now >= *next;
             }
             Schedule::Runs { .. } => {
-                self.snapshot_before(ctx.now);
+                self.write_before(ctx.now);
                 if self.run_due(ctx.now).is_some() {
                     // The arrival that ends this period is the downtime:
                     // the run ended inside the period and never saw its end.
@@ -351,7 +389,7 @@ impl Detector for Restarting {
         Some(self.frame.map_or(d, |f| d.saturating_add(f.offset)))
     }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
-        self.snapshot_before(ctx.now);
+        self.write_before(ctx.now);
         let from = out.len();
         let c = self.inner_ctx(ctx);
         self.inner.on_deadline(&c, out);
@@ -408,7 +446,8 @@ mod tests {
             after: after.map(Nanos::from_secs),
             downtime: None,
             clean: true,
-            learned_at: None,
+            saves_learned: true,
+            saved: Vec::new(),
             network: "echo".into(),
             drive: "paper-2.5in".into(),
         }

@@ -334,6 +334,7 @@ mod tests {
                 task: "standby".into(),
                 network: "auto".into(),
                 max_spindowns_per_day: None,
+                saves_learned: true,
             }),
             Record::Poll(Poll {
                 t0: s(1),

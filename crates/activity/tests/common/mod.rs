@@ -35,6 +35,7 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         task: "standby".into(),
         network: "timer(2B)".into(),
         max_spindowns_per_day: Some(48),
+        saves_learned: true,
     })];
     let mut t = Nanos::from_secs(1);
     out.push(Record::Poll(Poll {

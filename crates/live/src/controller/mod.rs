@@ -401,6 +401,7 @@ impl DiskController {
                 } => Some(max_spindowns_per_day),
                 _ => None,
             },
+            saves_learned: true,
         }
     }
 
