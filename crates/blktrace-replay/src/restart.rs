@@ -433,6 +433,105 @@ mod tests {
         fn on_deadline(&mut self, _ctx: &Context, _out: &mut Vec<Prediction>) {}
     }
 
+    /// Counts the arrivals it sees (what it learns), and predicts at each
+    /// an idle period as long in nanoseconds as its count.
+    #[derive(Debug, Default)]
+    struct Counter(u64);
+
+    impl Detector for Counter {
+        fn on_event(&mut self, ev: &Event, _ctx: &Context, out: &mut Vec<Prediction>) {
+            if ev.is_arrival() {
+                self.0 += 1;
+                out.push(Prediction::new(ev.time, Some(Nanos(self.0))));
+            }
+        }
+        fn save_parts(&self, _now: Nanos, out: &mut Vec<Option<Learned>>) {
+            out.push(Some(Learned::new("counter", 1, vec![self.0 as f64])));
+        }
+        fn restore_parts(
+            &mut self,
+            parts: &mut &[Option<Learned>],
+            _now: Nanos,
+        ) -> Result<(), LearnedError> {
+            let (first, rest) = parts.split_first().expect("a part");
+            self.0 = first.as_ref().expect("learned").expect("counter", 1, 1)?[0] as u64;
+            *parts = rest;
+            Ok(())
+        }
+        fn on_idle_begin(&mut self, _ctx: &Context, _out: &mut Vec<Prediction>) {}
+        fn on_idle_end(&mut self, _ctx: &Context, _began: Nanos) {}
+        fn next_deadline(&self) -> Option<Nanos> {
+            None
+        }
+        fn on_deadline(&mut self, _ctx: &Context, _out: &mut Vec<Prediction>) {}
+    }
+
+    fn counter() -> Network {
+        let mut b = NetworkBuilder::new();
+        b.source("counter", Box::new(Counter::default()));
+        b.build().unwrap()
+    }
+
+    /// Arrivals at `secs` through `r`; the count each predicted.
+    fn counts(r: &mut Restarting, secs: &[u64]) -> Vec<u64> {
+        let mut out = Vec::new();
+        for &s in secs {
+            let ev = Event::arrival_at(Nanos::from_secs(s), Op::Read, 0, 4096);
+            r.on_event(&ev, &ctx(ev.time), &mut out);
+        }
+        out.iter().map(|p| p.duration.map_or(0, |d| d.0)).collect()
+    }
+
+    /// The replay keeps the daemon's state file: a crash resumes from its
+    /// last write, not from the crash; a clean stop from the stop; a
+    /// state that does not fit the next run's network is dropped, as the
+    /// daemon drops it, so a later run of the first network starts afresh.
+    #[test]
+    fn each_run_resumes_from_the_state_file_as_the_daemon_left_it() {
+        let net = |name: &str| if name == "counter" { counter() } else { echo() };
+        let with = |offset, after, clean, saved: &[u64], network: &str| RunStart {
+            clean,
+            saved: saved.iter().map(|&s| Nanos::from_secs(s)).collect(),
+            network: network.into(),
+            ..run(offset, after)
+        };
+        // Run 0 counts 3 arrivals, writes the state after the second (at
+        // 20 s) and crashes; run 1 resumes from 2, counts 2 more (4) and
+        // stops cleanly; run 2 resumes from those 4.
+        let runs = [
+            with(0, None, true, &[20], "counter"),
+            with(100, Some(35), false, &[], "counter"),
+            with(200, Some(125), true, &[], "counter"),
+        ];
+        let names: Vec<String> = runs.iter().map(|r| r.network.clone()).collect();
+        let mut r = Restarting::at_runs(Box::new(move |i| net(&names[i])), &runs);
+        assert_eq!(counts(&mut r, &[10, 20, 30]), [1, 2, 3]);
+        assert_eq!(counts(&mut r, &[101, 110]), [3, 4]);
+        assert_eq!(counts(&mut r, &[201]), [5]);
+        assert_eq!(r.restarts(), 2);
+        // The same with an older daemon's log (it did not name its writes):
+        // the crash resumes from the crash.
+        let mut old = runs.clone();
+        for run in &mut old {
+            run.saves_learned = false;
+            run.saved.clear();
+        }
+        let names: Vec<String> = old.iter().map(|r| r.network.clone()).collect();
+        let mut r = Restarting::at_runs(Box::new(move |i| net(&names[i])), &old);
+        assert_eq!(counts(&mut r, &[10, 20, 30]), [1, 2, 3]);
+        assert_eq!(counts(&mut r, &[101]), [4]);
+        // A network changed for good: what it cannot take is dropped.
+        let runs = [
+            with(0, None, true, &[], "counter"),
+            with(100, Some(15), true, &[], "echo"),
+            with(200, Some(115), true, &[], "counter"),
+        ];
+        let names: Vec<String> = runs.iter().map(|r| r.network.clone()).collect();
+        let mut r = Restarting::at_runs(Box::new(move |i| net(&names[i])), &runs);
+        assert_eq!(counts(&mut r, &[10]), [1]);
+        assert_eq!(counts(&mut r, &[101, 201]), [0, 1]);
+    }
+
     fn echo() -> Network {
         let mut b = NetworkBuilder::new();
         b.source("echo", Box::new(Echo));
