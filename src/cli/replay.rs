@@ -255,19 +255,34 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         && args.restart_every.is_none()
         && resolve_timing(&opts.task, timing)? != Timing::Model;
     if daemon_runs {
-        let crashed = runs.iter().skip(1).filter(|r| !r.clean).count();
+        // Crashes, by whether the crashed run's daemon named its saves.
+        let (named, unnamed) = runs
+            .windows(2)
+            .filter(|w| !w[1].clean)
+            .fold((0, 0), |(n, u), w| {
+                if w[0].saves_learned {
+                    (n + 1, u)
+                } else {
+                    (n, u + 1)
+                }
+            });
+        let mut crashes = String::new();
+        if named > 0 {
+            crashes += &format!(
+                "; {named} run(s) ended without a clean stop: the next resumes from the daemon's \
+                 last save before it, as the daemon did"
+            );
+        }
+        if unnamed > 0 {
+            crashes += &format!(
+                "; {unnamed} run(s) ended without a clean stop in a log of an older lulld, which \
+                 does not say when it last saved: the next resumes from the run's end"
+            );
+        }
         eprintln!(
             "lull: note: the daemon's activity log holds {} runs: the network restarts where the daemon did, \
-             with what the run before learned (as one run: --one-run){}",
+             with what its state file held (as one run: --one-run){crashes}",
             runs.len(),
-            if crashed > 0 {
-                format!(
-                    "; {crashed} run(s) ended without a clean stop, after which the daemon resumed \
-                     from its last save: the replay resumes from the run's end"
-                )
-            } else {
-                String::new()
-            }
         );
     }
     // A daemon whose network changed between runs: each run with its own,

@@ -21,10 +21,18 @@
 //! inside the idle period, which it never saw end); the new one is built
 //! in the run's own time frame (its time zero, its session's wall clock:
 //! times it sees are the run's own, as the daemon's new engine saw them),
-//! gets the saved state at its time zero when the run's network and drive
-//! are the previous run's (as the daemon restores only a state that fits),
-//! and never sees the downtime request: its first event is the run's first
-//! poll, as the daemon's was.
+//! gets at its time zero the learned state the daemon's state file held
+//! when it fits the run's network and drive (as the daemon restores only
+//! a state that fits), and never sees the downtime request: its first
+//! event is the run's first poll, as the daemon's was.
+//!
+//! **The state file** is kept as the daemon kept it: the network's state
+//! is written to it at each instant the log names
+//! ([`RunStart::saved`], once the replay is past it) and at each clean
+//! stop, and a state that does not fit the next run is dropped (the
+//! daemon's next write leaves it out). So a run after a crash resumes
+//! from the last write before the crash, as the daemon did; in a log of an
+//! older daemon, which does not name its writes, from the crash.
 
 use lull_activity::RunStart;
 use lull_core::component::{Context, Detector, Prediction};
