@@ -34,8 +34,13 @@ fn start(s: &Setup) -> Daemon {
 
 /// A standby disk on a 1 s timer with an `hdparm` stand-in that succeeds.
 fn setup(top: &str) -> Setup {
+    setup_with(top, "timer(1s)")
+}
+
+/// [`setup`] with another network.
+fn setup_with(top: &str, network: &str) -> Setup {
     let disks = format!(
-        "[[disk]]\ndevice = \"{A}\"\nnetwork = \"timer(1s)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
+        "[[disk]]\ndevice = \"{A}\"\nnetwork = \"{network}\"\ntask = \"standby\"\nbackend = \"hdparm\"\n\
          max_spindowns_per_day = 1000\npreset = \"paper-2.5in\"\n"
     );
     let s = Setup::with_top(&disks, &line(A, 0, 1), top);
@@ -94,6 +99,50 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
         t.records().count() + 1,
         Log::open(&last).unwrap().records().count()
     );
+}
+
+/// A network that learns (`share()`), killed while it had learned from an
+/// idle period its last state write may not hold: the restarted daemon
+/// resumes from the state file, the log names that write, and the replay
+/// of the log resumes from the same state and spins down where the daemon
+/// did on both sides of the crash.
+#[test]
+fn after_a_crash_the_replay_resumes_from_the_learned_state_the_daemon_resumed_from() {
+    let s = setup_with("", "share()");
+    let mut ios = 1;
+    let mut d = start(&s);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 1);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 2);
+    // Two short idle periods, learned, and a kill at once: the last may
+    // not have reached the state file (written at most once a second).
+    busy(&s, &mut ios, 1);
+    std::thread::sleep(Duration::from_millis(500));
+    busy(&s, &mut ios, 1);
+    std::thread::sleep(Duration::from_millis(500));
+    ios += 3;
+    write(&s.diskstats, &line(A, 0, ios));
+    std::thread::sleep(Duration::from_millis(150));
+    d.signal("-KILL");
+    let _ = d.child.wait();
+    let mut d = start(&s);
+    busy(&s, &mut ios, 1);
+    wait_standbys(&d, 1);
+    busy(&s, &mut ios, 1);
+    assert!(d.stop().success(), "{}", d.log());
+
+    let dir = s.dir.path().join("activity").join(A);
+    let log = Log::open(&dir).unwrap();
+    let rebuilt = log.rebuild();
+    assert_eq!(rebuilt.runs.len(), 2);
+    assert!(!rebuilt.runs[1].clean, "the first run was killed");
+    assert!(rebuilt.runs[0].saves_learned);
+    assert!(
+        !rebuilt.runs[0].saved.is_empty(),
+        "the killed run named the learned states it wrote"
+    );
+    check_log_against_replay(&dir, &s.state, A, 2);
 }
 
 #[test]
