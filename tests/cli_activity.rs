@@ -31,6 +31,7 @@ fn session_with(budget: Option<u32>) -> Session {
         network: "auto".into(),
         max_spindowns_per_day: budget,
         saves_learned: budget.is_some(),
+        dry_run: false,
     }
 }
 

@@ -93,6 +93,18 @@ fn controller(
     clock: Nanos,
     st: lull_live::state::DiskState,
 ) -> DiskController {
+    controller_in(network, registry, per_day, clock, st, false)
+}
+
+/// [`controller`], a dry run's (`lulld --dry-run`) with `dry_run`.
+fn controller_in(
+    network: &str,
+    registry: &Registry,
+    per_day: u32,
+    clock: Nanos,
+    st: lull_live::state::DiskState,
+    dry_run: bool,
+) -> DiskController {
     let text = format!(
         "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
          backend = \"sgio\"\nmax_spindowns_per_day = {per_day}\npreset = \"{DRIVE}\"\n"
@@ -105,7 +117,7 @@ fn controller(
     };
     let settings = Settings {
         power_check: Nanos::ZERO,
-        dry_run: false,
+        dry_run,
         clock,
         poll: Nanos::from_secs(1),
     };
@@ -624,10 +636,12 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
 /// ([`lull_blktrace_replay::replay::replay_spec_runs`]), to both runs'
 /// engine decisions and to the daemon's standbys.
 ///
-/// With `crash` (the state file's interval), the first run writes the
+/// With `how.crash` (the state file's interval), the first run writes the
 /// state file as the shell does and is killed at its last poll: the
 /// second starts from the last state written, and the replay resumes from
-/// the learned state the log says it held.
+/// the learned state the log says it held. With `how.dry_first`, the
+/// first run is a dry run (its own state file): the second, the real
+/// daemon, takes only what it learned.
 fn restart_replays_like_live(
     networks: [&str; 2],
     first: &[Nanos],
@@ -635,12 +649,20 @@ fn restart_replays_like_live(
     poll: Nanos,
     down: Nanos,
     per_day: u32,
-    crash: Option<Nanos>,
+    how: How,
 ) -> Result<(), TestCaseError> {
+    let How { crash, dry_first } = how;
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
     let network = networks[1];
-    let mut a = controller(networks[0], &registry, per_day, CLOCK, Default::default());
+    let mut a = controller_in(
+        networks[0],
+        &registry,
+        per_day,
+        CLOCK,
+        Default::default(),
+        dry_first,
+    );
     let mut saves = crash.map(|every| Saves {
         every,
         last: None,
@@ -671,6 +693,16 @@ fn restart_replays_like_live(
             a.state().clone()
         }
     };
+    let state = if dry_first {
+        // The real daemon's own file holds nothing: it takes the dry
+        // run's learned state (`State::carry_over_learned`), nothing else.
+        lull_live::state::DiskState {
+            learned: state.learned,
+            ..Default::default()
+        }
+    } else {
+        state
+    };
     let clock2 = CLOCK + end1 + down;
     let mut b = controller(network, &registry, per_day, clock2, state);
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
@@ -700,6 +732,7 @@ fn restart_replays_like_live(
         })
         .collect();
     prop_assert!(rebuilt.runs[0].saves_learned);
+    prop_assert_eq!(rebuilt.runs[0].dry_run, dry_first);
     prop_assert_eq!(&rebuilt.runs[0].saved, &learned);
     let specs: Vec<NetworkSpec> = networks
         .iter()
@@ -790,7 +823,7 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
             Nanos::from_secs(1),
             Nanos::from_secs(600),
             UNLIMITED,
-            None,
+            How::default(),
         )
         .unwrap();
     }
@@ -813,7 +846,46 @@ fn a_crash_replays_to_the_daemons_decisions_from_its_last_saved_state() {
             Nanos::from_secs(1),
             Nanos::from_secs(600),
             UNLIMITED,
-            Some(Nanos::from_secs(60)),
+            How {
+                crash: Some(Nanos::from_secs(60)),
+                ..How::default()
+            },
+        )
+        .unwrap();
+    }
+}
+
+/// How the first run of [`restart_replays_like_live`] ends, and what it
+/// was.
+#[derive(Clone, Copy, Debug, Default)]
+struct How {
+    /// Killed, having written the state file at this interval.
+    crash: Option<Nanos>,
+    /// A dry run.
+    dry_first: bool,
+}
+
+/// A week of `lulld --dry-run`, then the real daemon: a burst every 30
+/// minutes, a 4 s timer, 6 spin-downs a day (a bucket of one). The dry
+/// run spends its own budget; the real daemon starts with a full one and
+/// spins down after its first burst, and so does the replay of the log,
+/// which keeps a budget per mode (one budget for both would refuse it).
+#[test]
+fn a_dry_run_then_the_real_daemon_replay_with_a_wear_budget_each() {
+    let first = activity(&[(1_800_000u64, 3u32); 4]);
+    let second = activity(&[(1_800_000u64, 3u32); 2]);
+    for networks in [["timer(4s)"; 2], ["auto"; 2]] {
+        restart_replays_like_live(
+            networks,
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(60),
+            6,
+            How {
+                dry_first: true,
+                ..How::default()
+            },
         )
         .unwrap();
     }
@@ -835,6 +907,7 @@ proptest! {
         poll_ms in prop::sample::select(vec![250u64, 1000]),
         per_day in prop::sample::select(vec![UNLIMITED, 6]),
         crash_s in prop::option::of(prop::sample::select(vec![1u64, 60, 600])),
+        dry_first in any::<bool>(),
     ) {
         restart_replays_like_live(
             [before.unwrap_or(network), network],
@@ -843,7 +916,7 @@ proptest! {
             Nanos::from_millis(poll_ms),
             Nanos::from_secs(down_s),
             per_day,
-            crash_s.map(Nanos::from_secs),
+            How { crash: crash_s.map(Nanos::from_secs), dry_first },
         )?;
     }
 

@@ -276,6 +276,7 @@ impl Log {
                 clean: prev_clean,
                 saves_learned: run.session.saves_learned,
                 saved: Vec::new(),
+                dry_run: run.session.dry_run,
                 network: run.session.network.clone(),
                 drive: run.session.drive.clone(),
             });
@@ -401,6 +402,8 @@ pub struct RunStart {
     /// resumed from the last state written before it, a clean stop's
     /// included (saved at the end).
     pub saved: Vec<Nanos>,
+    /// A dry run ([`Session::dry_run`]): it kept its own state file.
+    pub dry_run: bool,
     /// Its session's network.
     pub network: String,
     /// Its session's drive preset.

@@ -70,6 +70,10 @@ pub struct Session {
     /// state file ([`Record::Learned`]), so a replay knows what a crash
     /// resumed from. `false` in logs of older daemons (a trailing field).
     pub saves_learned: bool,
+    /// A dry run (`lulld --dry-run`): its standby records say what lull
+    /// would have done, and it keeps its own state file (its learned
+    /// state, its wear budget). `false` in logs of older daemons.
+    pub dry_run: bool,
 }
 
 /// How a poll's events were made (see [`crate::poll`]).
@@ -248,8 +252,11 @@ impl Record {
                     &mut p,
                     s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1),
                 );
-                // Flags: bit 0, `saves_learned`.
-                put(&mut p, u64::from(s.saves_learned));
+                // Flags: bit 0, `saves_learned`; bit 1, `dry_run`.
+                put(
+                    &mut p,
+                    u64::from(s.saves_learned) | (u64::from(s.dry_run) << 1),
+                );
             }
             Record::Poll(r) => {
                 put(&mut p, r.t0.0);
@@ -416,15 +423,16 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
         at: 0,
     };
     let rec = match kind {
-        1 => Record::Session(Session {
-            clock: f.nanos("session clock")?,
-            poll: f.nanos("poll interval")?,
-            key: f.text("disk key")?,
-            kernel: f.text("kernel name")?,
-            drive: f.text("drive")?,
-            task: f.text("task")?,
-            network: f.text("network")?,
-            max_spindowns_per_day: match f.rest() {
+        1 => {
+            let clock = f.nanos("session clock")?;
+            let poll = f.nanos("poll interval")?;
+            let key = f.text("disk key")?;
+            let kernel = f.text("kernel name")?;
+            let drive = f.text("drive")?;
+            let task = f.text("task")?;
+            let network = f.text("network")?;
+            // Trailing fields, each absent in older logs.
+            let max_spindowns_per_day = match f.rest() {
                 0 => None,
                 _ => match f.int("wear budget")? {
                     0 => None,
@@ -432,12 +440,24 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                         FrameError::Bad(format!("wear budget {} is over u32", n - 1))
                     })?),
                 },
-            },
-            saves_learned: match f.rest() {
-                0 => false,
-                _ => f.int("session flags")? & 1 != 0,
-            },
-        }),
+            };
+            let flags = match f.rest() {
+                0 => 0,
+                _ => f.int("session flags")?,
+            };
+            Record::Session(Session {
+                clock,
+                poll,
+                key,
+                kernel,
+                drive,
+                task,
+                network,
+                max_spindowns_per_day,
+                saves_learned: flags & 1 != 0,
+                dry_run: flags & 2 != 0,
+            })
+        }
         2 => {
             let t0 = f.nanos("poll t0")?;
             let dt = f.nanos("poll interval")?;

@@ -142,6 +142,7 @@ fn write_v1_fixture() {
             network: "timer(2B)".into(),
             max_spindowns_per_day: None,
             saves_learned: false,
+            dry_run: false,
         }),
         Record::Poll(Poll {
             t0: s(0),

@@ -182,6 +182,7 @@ mod tests {
             network: "auto".into(),
             max_spindowns_per_day: None,
             saves_learned: true,
+            dry_run: false,
         }
     }
 

@@ -310,18 +310,22 @@ pub fn make_task_with(
     let timing = resolve_timing(name, opts.timing)?;
     match name {
         "none" => Ok(Box::new(NoTask)),
-        "spindown" => {
-            let task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
-            Ok(Box::new(match best_fixed {
-                Some(b) => task.with_best_fixed(b),
-                None => task,
-            }))
-        }
+        "spindown" => Ok(Box::new(spindown_task(opts, best_fixed)?)),
         _ if timing == Timing::Model => Err(ReplayError::Option(format!(
             "task `{name}` runs under model timing: build it with make_background_task"
         ))),
         _ => Err(unknown_task(name)),
     }
+}
+
+/// The `spindown` task of `opts` (its drive, the daemon's checks), with
+/// the trace's best fixed timeout to report against.
+fn spindown_task(opts: &ReplayOptions, best_fixed: Option<BestFixed>) -> Result<Spindown, ReplayError> {
+    let task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
+    Ok(match best_fixed {
+        Some(b) => task.with_best_fixed(b),
+        None => task,
+    })
 }
 
 /// Builds the model-timing task named `name` (`writeback`,
@@ -563,7 +567,14 @@ fn run_restarting(
         )));
     }
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
-    let task = make_task_with(&opts.task, opts, reference)?;
+    let task = match detector.modes() {
+        // A log that switches between a dry run and the real daemon: a
+        // wear budget for each, as each kept its own state file.
+        Some(modes) if opts.task == "spindown" => {
+            Box::new(spindown_task(opts, reference)?.with_wear_modes(modes))
+        }
+        _ => make_task_with(&opts.task, opts, reference)?,
+    };
     let mut engine = Engine::with_policy(detector, policy, task);
     if opts.log {
         engine = engine.with_log();

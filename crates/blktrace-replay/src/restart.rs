@@ -82,9 +82,10 @@ pub struct Restarting {
     pending: bool,
     restarts: u64,
     failed: Option<LearnedError>,
-    /// The learned state in the daemon's state file, as the replay has
-    /// come: the run whose network wrote it, and the state.
-    file: Option<(usize, Vec<Option<Learned>>)>,
+    /// The learned state in the daemon's state files, as the replay has
+    /// come: the run whose network wrote it, and the state; the real
+    /// daemon's file first, a dry run's (its own) second.
+    files: [Option<(usize, Vec<Option<Learned>>)>; 2],
     /// The instants a run wrote its learned state to the file
     /// ([`RunStart::saved`]), with the run, in order; `writes[written..]`
     /// are still to come.
@@ -147,7 +148,7 @@ impl Restarting {
             pending: false,
             restarts: 0,
             failed: None,
-            file: None,
+            files: [None, None],
             writes,
             written: 0,
             run: 0,
@@ -204,7 +205,31 @@ impl Restarting {
         let t = self.frame.map_or(t, |f| t.saturating_sub(f.offset));
         self.inner.save_parts(t, &mut parts);
         if parts.iter().any(Option::is_some) {
-            self.file = Some((self.run, parts));
+            self.files[self.mode(self.run)] = Some((self.run, parts));
+        }
+    }
+
+    /// Which state file run `run` kept: 0 the real daemon's, 1 a dry
+    /// run's.
+    fn mode(&self, run: usize) -> usize {
+        match &self.schedule {
+            Schedule::Runs { runs, .. } => usize::from(runs[run].dry_run),
+            Schedule::Every { .. } => 0,
+        }
+    }
+
+    /// Where a daemon's log switches between a dry run and a real one:
+    /// each run's time zero on the replay's timeline and its state file
+    /// ([`Restarting::mode`]), when a dry run is among them (each kept its
+    /// own wear budget too); `None` otherwise.
+    pub fn modes(&self) -> Option<Vec<(Nanos, usize)>> {
+        match &self.schedule {
+            Schedule::Runs { runs, .. } if runs.iter().any(|r| r.dry_run) => Some(
+                runs.iter()
+                    .map(|r| (r.offset, usize::from(r.dry_run)))
+                    .collect(),
+            ),
+            _ => None,
         }
     }
 
@@ -261,15 +286,21 @@ impl Restarting {
         let Schedule::Runs { runs, .. } = &self.schedule else {
             return;
         };
+        // A real daemon with nothing learned in its file takes what a dry
+        // run learned (`State::carry_over_learned`).
+        let m = usize::from(run.dry_run);
+        if m == 0 && self.files[0].is_none() {
+            self.files[0] = self.files[1].clone();
+        }
         // A state that does not fit is dropped (the daemon's next write
         // of the file leaves it out); one that does stays there.
-        let fits = self.file.as_ref().is_some_and(|(k, _)| {
+        let fits = self.files[m].as_ref().is_some_and(|(k, _)| {
             runs[*k].network == run.network && runs[*k].drive == run.drive
         });
-        let parts = match &self.file {
+        let parts = match &self.files[m] {
             Some((_, p)) if fits => p.clone(),
             _ => {
-                self.file = None;
+                self.files[m] = None;
                 Vec::new()
             }
         };
@@ -555,6 +586,7 @@ mod tests {
             clean: true,
             saves_learned: true,
             saved: Vec::new(),
+            dry_run: false,
             network: "echo".into(),
             drive: "paper-2.5in".into(),
         }

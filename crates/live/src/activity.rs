@@ -335,6 +335,7 @@ mod tests {
                 network: "auto".into(),
                 max_spindowns_per_day: None,
                 saves_learned: true,
+                dry_run: false,
             }),
             Record::Poll(Poll {
                 t0: s(1),

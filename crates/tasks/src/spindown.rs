@@ -94,7 +94,10 @@ pub struct Spindown {
     best_fixed: Option<BestFixed>,
     /// The daemon's checks, when a replay asks for them.
     gate: StandbyGate,
-    bucket: Option<WearBudget>,
+    /// The wear budget's bucket of each daemon mode (the real daemon's,
+    /// a dry run's), and from when each mode applies.
+    buckets: [Option<WearBudget>; 2],
+    modes: Vec<(Nanos, usize)>,
     /// Starts the gate refused: wear budget, short prediction.
     refused: [u64; 2],
 }
@@ -334,7 +337,8 @@ impl Spindown {
             oracle_spinups: 0,
             best_fixed: None,
             gate: StandbyGate::default(),
-            bucket: None,
+            buckets: [None, None],
+            modes: Vec::new(),
             refused: [0; 2],
         }
     }
@@ -347,6 +351,17 @@ impl Spindown {
     /// (`refused_wear_budget`, `refused_below_break_even`).
     pub fn with_gate(mut self, gate: StandbyGate) -> Self {
         self.gate = gate;
+        self
+    }
+
+    /// Keeps a wear budget per daemon mode, as the daemon keeps one in
+    /// each state file: `modes` says from which instant on (ascending)
+    /// mode 0 (the real daemon) or 1 (a dry run) decides. A replay of a
+    /// log that switches from `lulld --dry-run` to the real daemon then
+    /// does not charge the real daemon's budget with the dry run's
+    /// spin-downs. Without it, one bucket serves throughout.
+    pub fn with_wear_modes(mut self, modes: Vec<(Nanos, usize)>) -> Self {
+        self.modes = modes;
         self
     }
 
@@ -469,7 +484,9 @@ impl IdleTask for Spindown {
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
-            if let Err(why) = self.gate.admit(&mut self.bucket, unix, budget) {
+            let at = self.modes.partition_point(|&(t, _)| t <= ctx.now);
+            let mode = at.checked_sub(1).map_or(0, |i| self.modes[i].1.min(1));
+            if let Err(why) = self.gate.admit(&mut self.buckets[mode], unix, budget) {
                 self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
                 self.running = false;
                 self.armed = false;

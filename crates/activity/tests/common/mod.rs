@@ -36,6 +36,7 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         network: "timer(2B)".into(),
         max_spindowns_per_day: Some(48),
         saves_learned: true,
+        dry_run: false,
     })];
     let mut t = Nanos::from_secs(1);
     out.push(Record::Poll(Poll {

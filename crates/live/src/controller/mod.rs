@@ -402,6 +402,7 @@ impl DiskController {
                 _ => None,
             },
             saves_learned: true,
+            dry_run: self.settings.dry_run,
         }
     }
 
