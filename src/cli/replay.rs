@@ -279,6 +279,14 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                  does not say when it last saved: the next resumes from the run's end"
             );
         }
+        let dry = runs.iter().filter(|r| r.dry_run).count();
+        if dry > 0 {
+            crashes += &format!(
+                "; {dry} dry run(s) (lulld --dry-run): each mode kept its own state file and wear \
+                 budget, as the daemon does, and a real run with nothing learned took the dry \
+                 run's"
+            );
+        }
         eprintln!(
             "lull: note: the daemon's activity log holds {} runs: the network restarts where the daemon did, \
              with what its state file held (as one run: --one-run){crashes}",
