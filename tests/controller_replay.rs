@@ -838,7 +838,12 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
 fn a_crash_replays_to_the_daemons_decisions_from_its_last_saved_state() {
     let first = activity(&SHAPE);
     let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
-    for networks in [["auto"; 2], ["share()"; 2], ["timer(4s)"; 2], ["share()", "auto"]] {
+    for networks in [
+        ["auto"; 2],
+        ["share()"; 2],
+        ["timer(4s)"; 2],
+        ["share()", "auto"],
+    ] {
         restart_replays_like_live(
             networks,
             &first,

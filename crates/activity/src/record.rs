@@ -510,9 +510,9 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
         8 => {
             let t = f.nanos("state written")?;
             let back = f.int("learned before")?;
-            let at = t.0.checked_sub(back).ok_or_else(|| {
-                FrameError::Bad("learned state from before time zero".into())
-            })?;
+            let at =
+                t.0.checked_sub(back)
+                    .ok_or_else(|| FrameError::Bad("learned state from before time zero".into()))?;
             Record::Learned { t, at: Nanos(at) }
         }
         _ => return Ok((None, end + 4)),

@@ -320,7 +320,10 @@ pub fn make_task_with(
 
 /// The `spindown` task of `opts` (its drive, the daemon's checks), with
 /// the trace's best fixed timeout to report against.
-fn spindown_task(opts: &ReplayOptions, best_fixed: Option<BestFixed>) -> Result<Spindown, ReplayError> {
+fn spindown_task(
+    opts: &ReplayOptions,
+    best_fixed: Option<BestFixed>,
+) -> Result<Spindown, ReplayError> {
     let task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
     Ok(match best_fixed {
         Some(b) => task.with_best_fixed(b),

@@ -294,9 +294,9 @@ impl Restarting {
         }
         // A state that does not fit is dropped (the daemon's next write
         // of the file leaves it out); one that does stays there.
-        let fits = self.files[m].as_ref().is_some_and(|(k, _)| {
-            runs[*k].network == run.network && runs[*k].drive == run.drive
-        });
+        let fits = self.files[m]
+            .as_ref()
+            .is_some_and(|(k, _)| runs[*k].network == run.network && runs[*k].drive == run.drive);
         let parts = match &self.files[m] {
             Some((_, p)) if fits => p.clone(),
             _ => {
@@ -451,8 +451,8 @@ impl Detector for Restarting {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull_core::request::Op;
     use lull_core::network::NetworkBuilder;
+    use lull_core::request::Op;
 
     /// Predicts an idle period at every arrival it sees, in its own frame.
     #[derive(Debug)]
