@@ -449,8 +449,10 @@ impl Shadow {
         let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
         let (mut cv_slept, mut cv_up) = (0u64, 0u64);
         // The open window counts too.
-        if let Some(w) = self.cv_window
-            && w * CLAIRVOYANT_WINDOW.0 / HOUR + hours > self.newest_hour
+        // (No let chain: this crate keeps the workspace's MSRV, 1.85.)
+        if self
+            .cv_window
+            .is_some_and(|w| w * CLAIRVOYANT_WINDOW.0 / HOUR + hours > self.newest_hour)
         {
             (cv_slept, cv_up) = self.window_best();
         }
