@@ -802,31 +802,40 @@ fn restart_replays_like_live(
     Ok(())
 }
 
-#[test]
-fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
-    // A timer forgets nothing; `auto` learns, saves at the stop and
-    // resumes from it in the second run's frame and wall clock.
+/// [`restart_replays_like_live`] for each pair of `networks` over a fixed
+/// activity on both sides, a second poll and ten minutes down.
+fn fixed_restarts(networks: &[[&str; 2]], how: How) {
     let first = activity(&SHAPE);
     let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
-    for networks in [
-        ["timer(4s)"; 2],
-        ["auto"; 2],
-        ["share()"; 2],
-        // A configuration changed between the runs: nothing carried over.
-        ["timer(4s)", "auto"],
-        ["share()", "auto"],
-    ] {
+    for &pair in networks {
         restart_replays_like_live(
-            networks,
+            pair,
             &first,
             &second,
             Nanos::from_secs(1),
             Nanos::from_secs(600),
             UNLIMITED,
-            How::default(),
+            how,
         )
         .unwrap();
     }
+}
+
+#[test]
+fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
+    // A timer forgets nothing; `auto` learns, saves at the stop and
+    // resumes from it in the second run's frame and wall clock.
+    fixed_restarts(
+        &[
+            ["timer(4s)"; 2],
+            ["auto"; 2],
+            ["share()"; 2],
+            // A configuration changed between the runs: nothing carried over.
+            ["timer(4s)", "auto"],
+            ["share()", "auto"],
+        ],
+        How::default(),
+    );
 }
 
 /// A crash: the first run writes the state file every minute (and at once
@@ -836,28 +845,18 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
 /// so both runs' decisions match (they did not, resuming from the crash).
 #[test]
 fn a_crash_replays_to_the_daemons_decisions_from_its_last_saved_state() {
-    let first = activity(&SHAPE);
-    let second = activity(&[(3_000, 2), (12_000, 5), (700, 1), (30_000, 3), (6_000, 2)]);
-    for networks in [
-        ["auto"; 2],
-        ["share()"; 2],
-        ["timer(4s)"; 2],
-        ["share()", "auto"],
-    ] {
-        restart_replays_like_live(
-            networks,
-            &first,
-            &second,
-            Nanos::from_secs(1),
-            Nanos::from_secs(600),
-            UNLIMITED,
-            How {
-                crash: Some(Nanos::from_secs(60)),
-                ..How::default()
-            },
-        )
-        .unwrap();
-    }
+    fixed_restarts(
+        &[
+            ["auto"; 2],
+            ["share()"; 2],
+            ["timer(4s)"; 2],
+            ["share()", "auto"],
+        ],
+        How {
+            crash: Some(Nanos::from_secs(60)),
+            ..How::default()
+        },
+    );
 }
 
 /// How the first run of [`restart_replays_like_live`] ends, and what it

@@ -57,6 +57,18 @@ fn busy(s: &Setup, ios: &mut u64, secs: u64) {
     }
 }
 
+/// Kills `d` (`kill -9`), starts the daemon again, gives it a burst and
+/// the spin-down after it, another burst, and stops it cleanly.
+fn kill_and_run_again(s: &Setup, mut d: Daemon, ios: &mut u64) {
+    d.signal("-KILL");
+    let _ = d.child.wait();
+    let mut d = start(s);
+    busy(s, ios, 1);
+    wait_standbys(&d, 1);
+    busy(s, ios, 1);
+    assert!(d.stop().success(), "{}", d.log());
+}
+
 fn wait_standbys(d: &Daemon, n: usize) {
     wait_for(
         &format!("{n} standbys"),
@@ -70,19 +82,13 @@ fn wait_standbys(d: &Daemon, n: usize) {
 fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
     let s = setup("");
     let mut ios = 1;
-    let mut d = start(&s);
+    let d = start(&s);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 1);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 2);
     // kill -9: at most the last poll's records are lost.
-    d.signal("-KILL");
-    let _ = d.child.wait();
-    let mut d = start(&s);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 1);
-    busy(&s, &mut ios, 1);
-    assert!(d.stop().success(), "{}", d.log());
+    kill_and_run_again(&s, d, &mut ios);
 
     let dir = s.dir.path().join("activity").join(A);
     check_log_against_replay(&dir, &s.state, A, 2);
@@ -110,7 +116,7 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
 fn after_a_crash_the_replay_resumes_from_the_learned_state_the_daemon_resumed_from() {
     let s = setup_with("", "share()");
     let mut ios = 1;
-    let mut d = start(&s);
+    let d = start(&s);
     busy(&s, &mut ios, 1);
     wait_standbys(&d, 1);
     busy(&s, &mut ios, 1);
@@ -124,13 +130,7 @@ fn after_a_crash_the_replay_resumes_from_the_learned_state_the_daemon_resumed_fr
     ios += 3;
     write(&s.diskstats, &line(A, 0, ios));
     std::thread::sleep(Duration::from_millis(150));
-    d.signal("-KILL");
-    let _ = d.child.wait();
-    let mut d = start(&s);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 1);
-    busy(&s, &mut ios, 1);
-    assert!(d.stop().success(), "{}", d.log());
+    kill_and_run_again(&s, d, &mut ios);
 
     let dir = s.dir.path().join("activity").join(A);
     let log = Log::open(&dir).unwrap();

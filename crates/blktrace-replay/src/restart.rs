@@ -516,7 +516,7 @@ mod tests {
         let mut out = Vec::new();
         for &s in secs {
             let ev = Event::arrival_at(Nanos::from_secs(s), Op::Read, 0, 4096);
-            r.on_event(&ev, &ctx(ev.time), &mut out);
+            r.on_event(&ev, &Context::at(ev.time), &mut out);
         }
         out.iter().map(|p| p.duration.map_or(0, |d| d.0)).collect()
     }
@@ -592,16 +592,6 @@ mod tests {
         }
     }
 
-    fn ctx(now: Nanos) -> Context {
-        Context {
-            now,
-            outstanding: 0,
-            idle_since: None,
-            lookahead: None,
-            clock: None,
-        }
-    }
-
     /// A run with no downtime request (the clock was set back across the
     /// restart) begins at an arrival the new network must see: what it
     /// predicts from it reaches the engine, on the replay's timeline.
@@ -611,11 +601,11 @@ mod tests {
         let mut r = Restarting::at_runs(Box::new(|_| echo()), &runs);
         let mut out = Vec::new();
         let first = Event::arrival_at(Nanos::from_secs(10), Op::Read, 0, 4096);
-        r.on_event(&first, &ctx(first.time), &mut out);
+        r.on_event(&first, &Context::at(first.time), &mut out);
         assert_eq!(out, [Prediction::new(Nanos::from_secs(10), None)]);
         out.clear();
         let second = Event::arrival_at(Nanos::from_secs(60), Op::Read, 0, 4096);
-        r.on_event(&second, &ctx(second.time), &mut out);
+        r.on_event(&second, &Context::at(second.time), &mut out);
         assert_eq!(r.restarts(), 1);
         assert_eq!(out, [Prediction::new(Nanos::from_secs(60), None)]);
     }
