@@ -220,8 +220,8 @@ impl Restarting {
 
     /// Where a daemon's log switches between a dry run and a real one:
     /// each run's time zero on the replay's timeline and its state file
-    /// ([`Restarting::mode`]), when a dry run is among them (each kept its
-    /// own wear budget too); `None` otherwise.
+    /// (0 the real daemon's, 1 a dry run's), when a dry run is among them
+    /// (each kept its own wear budget too); `None` otherwise.
     pub fn modes(&self) -> Option<Vec<(Nanos, usize)>> {
         match &self.schedule {
             Schedule::Runs { runs, .. } if runs.iter().any(|r| r.dry_run) => Some(
