@@ -651,7 +651,11 @@ fn restart_replays_like_live(
     per_day: u32,
     how: How,
 ) -> Result<(), TestCaseError> {
-    let How { crash, dry_first } = how;
+    let How {
+        crash,
+        dry_first,
+        per_day_after,
+    } = how;
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
     let network = networks[1];
@@ -704,7 +708,8 @@ fn restart_replays_like_live(
         state
     };
     let clock2 = CLOCK + end1 + down;
-    let mut b = controller(network, &registry, per_day, clock2, state);
+    let per_day2 = per_day_after.unwrap_or(per_day);
+    let mut b = controller(network, &registry, per_day2, clock2, state);
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
     let (d2, _) = drive(&mut b, second, poll, end2, &registry, clock2);
     let mut log = Log::default();
@@ -867,6 +872,33 @@ struct How {
     crash: Option<Nanos>,
     /// A dry run.
     dry_first: bool,
+    /// The second run's wear budget, when the admin changed it.
+    per_day_after: Option<u32>,
+}
+
+/// The wear budget changed between two runs (6 a day, then 48): each run
+/// is checked against its own in the replay too, as the daemon checked
+/// it (the last session's budget for both would let the first run spin
+/// down where its daemon refused).
+#[test]
+fn a_changed_wear_budget_checks_each_run_against_its_own() {
+    let first = activity(&[(1_800_000u64, 3u32); 5]);
+    let second = activity(&[(1_800_000u64, 3u32); 3]);
+    for networks in [["timer(4s)"; 2], ["auto"; 2]] {
+        restart_replays_like_live(
+            networks,
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(60),
+            6,
+            How {
+                per_day_after: Some(48),
+                ..How::default()
+            },
+        )
+        .unwrap();
+    }
 }
 
 /// A week of `lulld --dry-run`, then the real daemon: a burst every 30
@@ -912,6 +944,7 @@ proptest! {
         per_day in prop::sample::select(vec![UNLIMITED, 6]),
         crash_s in prop::option::of(prop::sample::select(vec![1u64, 60, 600])),
         dry_first in any::<bool>(),
+        per_day_after in prop::option::of(prop::sample::select(vec![UNLIMITED, 48, 6])),
     ) {
         restart_replays_like_live(
             [before.unwrap_or(network), network],
@@ -920,7 +953,7 @@ proptest! {
             Nanos::from_millis(poll_ms),
             Nanos::from_secs(down_s),
             per_day,
-            How { crash: crash_s.map(Nanos::from_secs), dry_first },
+            How { crash: crash_s.map(Nanos::from_secs), dry_first, per_day_after },
         )?;
     }
 

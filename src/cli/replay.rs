@@ -171,6 +171,12 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             daemon_defaults(&mut args, &log.session);
             session = Some(log.session);
             runs = log.runs;
+            if args.max_spindowns_per_day.is_some() {
+                // The budget asked for wins over each run's own.
+                for r in &mut runs {
+                    r.max_spindowns_per_day = None;
+                }
+            }
             log.trace
         }
         _ => load_trace(args.trace.as_ref(), &args.workload, &args.source)?,

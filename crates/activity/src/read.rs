@@ -277,6 +277,7 @@ impl Log {
                 saves_learned: run.session.saves_learned,
                 saved: Vec::new(),
                 dry_run: run.session.dry_run,
+                max_spindowns_per_day: run.session.max_spindowns_per_day,
                 network: run.session.network.clone(),
                 drive: run.session.drive.clone(),
             });
@@ -404,6 +405,8 @@ pub struct RunStart {
     pub saved: Vec<Nanos>,
     /// A dry run ([`Session::dry_run`]): it kept its own state file.
     pub dry_run: bool,
+    /// Its session's wear budget ([`Session::max_spindowns_per_day`]).
+    pub max_spindowns_per_day: Option<u32>,
     /// Its session's network.
     pub network: String,
     /// Its session's drive preset.

@@ -570,11 +570,12 @@ fn run_restarting(
         )));
     }
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
-    let task = match detector.modes() {
-        // A log that switches between a dry run and the real daemon: a
-        // wear budget for each, as each kept its own state file.
-        Some(modes) if opts.task == "spindown" => {
-            Box::new(spindown_task(opts, reference)?.with_wear_modes(modes))
+    let task = match detector.gate_runs() {
+        // A daemon's runs: each checked with its own wear budget, and a
+        // bucket for the dry runs and one for the real daemon, as each
+        // kept its own state file.
+        Some(runs) if opts.task == "spindown" => {
+            Box::new(spindown_task(opts, reference)?.with_gate_runs(runs))
         }
         _ => make_task_with(&opts.task, opts, reference)?,
     };

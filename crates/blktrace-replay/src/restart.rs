@@ -40,6 +40,7 @@ use lull_core::event::Event;
 use lull_core::learned::{Learned, LearnedError};
 use lull_core::network::Network;
 use lull_core::time::Nanos;
+use lull_tasks::gate::GateRun;
 
 /// How often, and whether with its learned state, the network restarts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,18 +219,23 @@ impl Restarting {
         }
     }
 
-    /// Where a daemon's log switches between a dry run and a real one:
-    /// each run's time zero on the replay's timeline and its state file
-    /// (0 the real daemon's, 1 a dry run's), when a dry run is among them
-    /// (each kept its own wear budget too); `None` otherwise.
-    pub fn modes(&self) -> Option<Vec<(Nanos, usize)>> {
+    /// The checks of a daemon's runs, for the replay's `spindown` task
+    /// ([`lull_tasks::Spindown::with_gate_runs`]): where each run begins,
+    /// whether it was a dry run (its own state file, so its own wear
+    /// bucket) and its session's wear budget; `None` for a fixed-interval
+    /// schedule.
+    pub fn gate_runs(&self) -> Option<Vec<GateRun>> {
         match &self.schedule {
-            Schedule::Runs { runs, .. } if runs.iter().any(|r| r.dry_run) => Some(
+            Schedule::Runs { runs, .. } => Some(
                 runs.iter()
-                    .map(|r| (r.offset, usize::from(r.dry_run)))
+                    .map(|r| GateRun {
+                        from: r.offset,
+                        dry_run: r.dry_run,
+                        max_spindowns_per_day: r.max_spindowns_per_day,
+                    })
                     .collect(),
             ),
-            _ => None,
+            Schedule::Every { .. } => None,
         }
     }
 
@@ -587,6 +593,7 @@ mod tests {
             saves_learned: true,
             saved: Vec::new(),
             dry_run: false,
+            max_spindowns_per_day: None,
             network: "echo".into(),
             drive: "paper-2.5in".into(),
         }

@@ -174,6 +174,19 @@ impl StandbyGate {
     }
 }
 
+/// One daemon run's checks, in a replay of a log of several runs
+/// ([`crate::Spindown::with_gate_runs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GateRun {
+    /// Where the run begins on the replay's timeline.
+    pub from: Nanos,
+    /// A dry run: it kept its own state file, so its own wear bucket.
+    pub dry_run: bool,
+    /// The run's own wear budget (its session's), when it recorded one;
+    /// otherwise the gate's applies.
+    pub max_spindowns_per_day: Option<u32>,
+}
+
 /// The wall clock at engine instant `at`, whole Unix seconds: `clock` is
 /// the wall clock at the engine's time zero (relative time from 0 when it
 /// is not known).

@@ -67,7 +67,7 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
-use crate::gate::{Refusal, StandbyGate, WearBudget, unix_secs};
+use crate::gate::{GateRun, Refusal, StandbyGate, WearBudget, unix_secs};
 use crate::power::PowerModel;
 
 /// The `spindown` task: a disk that sleeps in predicted idle time.
@@ -95,9 +95,9 @@ pub struct Spindown {
     /// The daemon's checks, when a replay asks for them.
     gate: StandbyGate,
     /// The wear budget's bucket of each daemon mode (the real daemon's,
-    /// a dry run's), and from when each mode applies.
+    /// a dry run's), and the runs of a daemon's log, in order.
     buckets: [Option<WearBudget>; 2],
-    modes: Vec<(Nanos, usize)>,
+    runs: Vec<GateRun>,
     /// Starts the gate refused: wear budget, short prediction.
     refused: [u64; 2],
 }
@@ -338,7 +338,7 @@ impl Spindown {
             best_fixed: None,
             gate: StandbyGate::default(),
             buckets: [None, None],
-            modes: Vec::new(),
+            runs: Vec::new(),
             refused: [0; 2],
         }
     }
@@ -354,14 +354,17 @@ impl Spindown {
         self
     }
 
-    /// Keeps a wear budget per daemon mode, as the daemon keeps one in
-    /// each state file: `modes` says from which instant on (ascending)
-    /// mode 0 (the real daemon) or 1 (a dry run) decides. A replay of a
-    /// log that switches from `lulld --dry-run` to the real daemon then
-    /// does not charge the real daemon's budget with the dry run's
-    /// spin-downs. Without it, one bucket serves throughout.
-    pub fn with_wear_modes(mut self, modes: Vec<(Nanos, usize)>) -> Self {
-        self.modes = modes;
+    /// Makes each start's checks as the daemon run it falls in made them
+    /// (`runs`, ascending by [`GateRun::from`]): with that run's wear
+    /// budget when its session recorded one, and a wear bucket per mode,
+    /// as the daemon keeps one in each state file. A replay of a log that
+    /// switches from `lulld --dry-run` to the real daemon then does not
+    /// charge the real daemon's budget with the dry run's spin-downs, and
+    /// one whose budget was changed between runs checks each run against
+    /// its own. Without it, one bucket and the gate's budget serve
+    /// throughout.
+    pub fn with_gate_runs(mut self, runs: Vec<GateRun>) -> Self {
+        self.runs = runs;
         self
     }
 
@@ -484,9 +487,20 @@ impl IdleTask for Spindown {
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
-            let at = self.modes.partition_point(|&(t, _)| t <= ctx.now);
-            let mode = at.checked_sub(1).map_or(0, |i| self.modes[i].1.min(1));
-            if let Err(why) = self.gate.admit(&mut self.buckets[mode], unix, budget) {
+            let at = self.runs.partition_point(|r| r.from <= ctx.now);
+            let (mode, gate) = match at.checked_sub(1).map(|i| self.runs[i]) {
+                Some(run) => (
+                    usize::from(run.dry_run),
+                    StandbyGate {
+                        max_spindowns_per_day: run
+                            .max_spindowns_per_day
+                            .or(self.gate.max_spindowns_per_day),
+                        ..self.gate
+                    },
+                ),
+                None => (0, self.gate),
+            };
+            if let Err(why) = gate.admit(&mut self.buckets[mode], unix, budget) {
                 self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
                 self.running = false;
                 self.armed = false;
