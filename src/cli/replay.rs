@@ -86,8 +86,9 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "CHECKS")]
     standby_checks: Option<StandbyChecks>,
     /// For spindown, with the daemon's checks: the wear budget, spin-downs
-    /// a day (`max_spindowns_per_day`; 0 never spins down). Default: the
-    /// activity log's, else unlimited.
+    /// a day (`max_spindowns_per_day`; 0 never spins down), for every run
+    /// of an activity log. Default: each run's own, as its session
+    /// recorded it, else unlimited.
     #[arg(long, value_name = "N")]
     max_spindowns_per_day: Option<u32>,
     /// Output format.
