@@ -876,55 +876,54 @@ struct How {
     per_day_after: Option<u32>,
 }
 
+/// [`restart_replays_like_live`] for a timer and `auto`, at 6 spin-downs
+/// a day (a bucket of one, a token every 4 hours), over a burst every 30
+/// minutes, `bursts` of them in each run.
+fn half_hourly_restarts(bursts: [usize; 2], how: How) {
+    let first = activity(&vec![(1_800_000u64, 3u32); bursts[0]]);
+    let second = activity(&vec![(1_800_000u64, 3u32); bursts[1]]);
+    for networks in [["timer(4s)"; 2], ["auto"; 2]] {
+        restart_replays_like_live(
+            networks,
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(60),
+            6,
+            how,
+        )
+        .unwrap();
+    }
+}
+
 /// The wear budget changed between two runs (6 a day, then 48): each run
 /// is checked against its own in the replay too, as the daemon checked
 /// it (the last session's budget for both would let the first run spin
 /// down where its daemon refused).
 #[test]
 fn a_changed_wear_budget_checks_each_run_against_its_own() {
-    let first = activity(&[(1_800_000u64, 3u32); 5]);
-    let second = activity(&[(1_800_000u64, 3u32); 3]);
-    for networks in [["timer(4s)"; 2], ["auto"; 2]] {
-        restart_replays_like_live(
-            networks,
-            &first,
-            &second,
-            Nanos::from_secs(1),
-            Nanos::from_secs(60),
-            6,
-            How {
-                per_day_after: Some(48),
-                ..How::default()
-            },
-        )
-        .unwrap();
-    }
+    half_hourly_restarts(
+        [5, 3],
+        How {
+            per_day_after: Some(48),
+            ..How::default()
+        },
+    );
 }
 
-/// A week of `lulld --dry-run`, then the real daemon: a burst every 30
-/// minutes, a 4 s timer, 6 spin-downs a day (a bucket of one). The dry
-/// run spends its own budget; the real daemon starts with a full one and
-/// spins down after its first burst, and so does the replay of the log,
-/// which keeps a budget per mode (one budget for both would refuse it).
+/// A dry run, then the real daemon. The dry run spends its own budget;
+/// the real daemon starts with a full one and spins down after its first
+/// burst, and so does the replay of the log, which keeps a budget per mode
+/// (one budget for both would refuse it).
 #[test]
 fn a_dry_run_then_the_real_daemon_replay_with_a_wear_budget_each() {
-    let first = activity(&[(1_800_000u64, 3u32); 4]);
-    let second = activity(&[(1_800_000u64, 3u32); 2]);
-    for networks in [["timer(4s)"; 2], ["auto"; 2]] {
-        restart_replays_like_live(
-            networks,
-            &first,
-            &second,
-            Nanos::from_secs(1),
-            Nanos::from_secs(60),
-            6,
-            How {
-                dry_first: true,
-                ..How::default()
-            },
-        )
-        .unwrap();
-    }
+    half_hourly_restarts(
+        [4, 2],
+        How {
+            dry_first: true,
+            ..How::default()
+        },
+    );
 }
 
 proptest! {
