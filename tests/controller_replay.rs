@@ -145,7 +145,7 @@ fn drive(
     registry: &Registry,
     clock: Nanos,
 ) -> (Decisions, Vec<Request>) {
-    drive_saving(ctl, completions, poll, end, registry, clock, None)
+    drive_saving(ctl, completions, poll, (end, end), registry, clock, None)
 }
 
 /// The shell's state-file writes in [`drive_saving`]: every so often and
@@ -159,12 +159,14 @@ struct Saves {
 }
 
 /// [`drive`], writing the state file as the shell does when `saves` is
-/// given (so that a crash at `end` leaves its last write).
+/// given (so that a crash at `end` leaves its last write); polling until
+/// `end`, the first of `(end, stop)`, and then woken only by the
+/// controller's deadlines before `stop` (a daemon stopped between polls).
 fn drive_saving(
     ctl: &mut DiskController,
     completions: &[Nanos],
     poll: Nanos,
-    end: Nanos,
+    (end, stop): (Nanos, Nanos),
     registry: &Registry,
     clock: Nanos,
     mut saves: Option<&mut Saves>,
@@ -239,8 +241,17 @@ fn drive_saving(
         }
         last = Some(t);
         last_ops = ops;
+        let least = t + Nanos::from_millis(1);
         if t >= end {
-            break;
+            // Stopping before the next poll: a deadline before the stop
+            // still wakes it.
+            match ctl.next_deadline().map(|dl| dl.max(least)) {
+                Some(dl) if dl < stop && dl < t + poll => {
+                    t = dl;
+                    continue;
+                }
+                _ => break,
+            }
         }
         // The daemon's loop: the next poll or the earliest deadline, at
         // least a millisecond on.
@@ -658,6 +669,12 @@ fn restart_replays_like_live(
     } = how;
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
+    // A clean stop comes between two polls (a crash, at the last one).
+    let stop = if crash.is_some() {
+        end1
+    } else {
+        end1 + poll / 2
+    };
     let network = networks[1];
     let mut a = controller_in(
         networks[0],
@@ -673,7 +690,15 @@ fn restart_replays_like_live(
         dirty: true,
         written: Default::default(),
     });
-    let (d1, _) = drive_saving(&mut a, first, poll, end1, &registry, CLOCK, saves.as_mut());
+    let (d1, _) = drive_saving(
+        &mut a,
+        first,
+        poll,
+        (end1, stop),
+        &registry,
+        CLOCK,
+        saves.as_mut(),
+    );
     let mut records1 = d1.records.clone();
     let state = match saves {
         Some(s) => {
@@ -684,8 +709,8 @@ fn restart_replays_like_live(
             let mut out = Vec::new();
             a.finish(
                 Now {
-                    mono: end1,
-                    unix: (CLOCK + end1).as_secs_f64() as u64,
+                    mono: stop,
+                    unix: (CLOCK + stop).as_secs_f64() as u64,
                 },
                 &mut out,
             );
@@ -707,7 +732,7 @@ fn restart_replays_like_live(
     } else {
         state
     };
-    let clock2 = CLOCK + end1 + down;
+    let clock2 = CLOCK + stop + down;
     let per_day2 = per_day_after.unwrap_or(per_day);
     let mut b = controller(network, &registry, per_day2, clock2, state);
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
@@ -725,7 +750,7 @@ fn restart_replays_like_live(
     let rebuilt = log.rebuild();
     prop_assert_eq!(rebuilt.runs.len(), 2);
     let offset = rebuilt.runs[1].offset;
-    prop_assert_eq!(offset, end1 + down);
+    prop_assert_eq!(offset, stop + down);
     prop_assert_eq!(rebuilt.runs[1].clean, crash.is_none());
     // The log names every learned state the first run wrote to the state
     // file (the first run's frame is the log's).
