@@ -69,6 +69,15 @@ fn when_ended(after: Vec<JoinHandle<()>>) -> Option<watch::Receiver<bool>> {
     Some(rx)
 }
 
+/// Appends the activity records among `out` to `log` (not flushed).
+fn push_records(log: &mut crate::activity::Writer, out: &[Output]) {
+    for o in out {
+        if let Output::Activity(rec) = o {
+            log.push(rec);
+        }
+    }
+}
+
 /// Runs `work` once `ready` ([`when_ended`]) says so; orders sent before
 /// then wait in the actor's channel, in order.
 async fn after_ready(ready: Option<watch::Receiver<bool>>, work: impl Future<Output = ()>) {
@@ -134,12 +143,8 @@ impl Disk {
         };
         let mut out = Vec::new();
         self.ctl.state_written(&mut out);
-        for o in &out {
-            if let Output::Activity(rec) = o {
-                log.push(rec);
-            }
-        }
         if !out.is_empty() {
+            push_records(log, &out);
             log.flush();
         }
     }
@@ -149,11 +154,7 @@ impl Disk {
         let mut out = Vec::new();
         self.ctl.finish(now, &mut out);
         if let Some(log) = self.log.as_mut() {
-            for o in &out {
-                if let Output::Activity(rec) = o {
-                    log.push(rec);
-                }
-            }
+            push_records(log, &out);
             log.flush();
         }
     }
