@@ -57,6 +57,17 @@ fn busy(s: &Setup, ios: &mut u64, secs: u64) {
     }
 }
 
+/// Starts the daemon and gives it two bursts, each followed by the
+/// spin-down after it.
+fn start_to_two_standbys(s: &Setup, ios: &mut u64) -> Daemon {
+    let d = start(s);
+    busy(s, ios, 1);
+    wait_standbys(&d, 1);
+    busy(s, ios, 1);
+    wait_standbys(&d, 2);
+    d
+}
+
 /// Kills `d` (`kill -9`), starts the daemon again, gives it a burst and
 /// the spin-down after it, another burst, and stops it cleanly.
 fn kill_and_run_again(s: &Setup, mut d: Daemon, ios: &mut u64) {
@@ -82,11 +93,7 @@ fn wait_standbys(d: &Daemon, n: usize) {
 fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
     let s = setup("");
     let mut ios = 1;
-    let d = start(&s);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 1);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 2);
+    let d = start_to_two_standbys(&s, &mut ios);
     // kill -9: at most the last poll's records are lost.
     kill_and_run_again(&s, d, &mut ios);
 
@@ -116,11 +123,7 @@ fn the_log_replays_to_the_daemons_standbys_and_shadow_across_a_crash() {
 fn after_a_crash_the_replay_resumes_from_the_learned_state_the_daemon_resumed_from() {
     let s = setup_with("", "share()");
     let mut ios = 1;
-    let d = start(&s);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 1);
-    busy(&s, &mut ios, 1);
-    wait_standbys(&d, 2);
+    let d = start_to_two_standbys(&s, &mut ios);
     // Two short idle periods, learned, and a kill at once: the last may
     // not have reached the state file (written at most once a second).
     busy(&s, &mut ios, 1);
