@@ -66,6 +66,6 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     })
     .map_err(|e| match e {
         DaemonError::Config(e) => CliError::input(e),
-        e @ DaemonError::Runtime(_) => CliError::runtime(e),
+        e @ (DaemonError::Runtime(_) | DaemonError::Held(..)) => CliError::runtime(e),
     })
 }

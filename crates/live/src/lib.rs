@@ -77,6 +77,7 @@ pub mod drive;
 pub mod hd_idle;
 pub mod hooks;
 pub mod identify;
+pub mod instance;
 pub mod jobs;
 pub mod log;
 pub mod metrics;

@@ -301,6 +301,13 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let pre = preflight(&cfg, false)?;
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
+    if let Some(pid) = crate::instance::holder(&cfg.state_file) {
+        warnings.push(format!(
+            "a lulld{} is running on state file {}: a start now would be refused; `systemctl reload lull` (SIGHUP) gives it a changed file",
+            pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            cfg.state_file.display()
+        ));
+    }
     for (d, found) in cfg.disks.iter().zip(&pre.found) {
         if found.is_empty() {
             disks.push(check_disk(d, &d.device, false, None));

@@ -849,3 +849,159 @@ fn what_auto_learned_is_kept_across_a_restart() {
     assert!(d.alive());
     assert!(d.stop().success());
 }
+
+/// Waits up to 20 s for `d` to exit, and returns its status.
+fn exit_of(d: &mut Daemon) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = d.child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "it did not exit:\n{}",
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// An admin starts `lulld --config /etc/lull.toml` by hand while the
+// service runs. Before the state file's lock, both ran, both acted, and the
+// second stopped the first's command as left over from a crash.
+#[test]
+fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command() {
+    let argv = ["/bin/sleep", "1004.5"];
+    let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["command_pid"].as_u64().is_some(),
+        || d.log(),
+    );
+    let first = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
+
+    let mut second = Daemon::spawn(
+        {
+            let mut c = Command::new(LULLD);
+            c.arg("--config").arg(&s.config);
+            c
+        },
+        s.dir.path().join("second.log"),
+        &[],
+    );
+    let status = exit_of(&mut second);
+    let said = second.log();
+    let kill_all = || {
+        for p in processes_running(&argv) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    };
+    if status.code() != Some(1) {
+        kill_all();
+    }
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!("another lulld (pid {})", d.child.id())),
+        "{said}"
+    );
+    assert!(said.contains("state.json.lock"), "{said}");
+    assert_eq!(
+        processes_running(&argv),
+        [first],
+        "the first daemon's command runs on"
+    );
+    assert_eq!(
+        s.state()["fakea"]["command_pid"].as_u64(),
+        Some(first as u64),
+        "the state file is the first daemon's"
+    );
+
+    // `--check` by hand meanwhile: valid, and it says a start would be
+    // refused.
+    let check = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "a lulld (pid {}) is running on state file",
+            d.child.id()
+        )),
+        "{out}"
+    );
+
+    let log = d.log();
+    assert!(d.stop().success(), "{log}");
+    kill_all();
+    // The lock goes with its holder: the next start runs.
+    let check = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    assert!(
+        !String::from_utf8_lossy(&check.stdout).contains("is running on state file"),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the restart",
+        Duration::from_secs(20),
+        || d.log().contains("lull daemon started"),
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    kill_all();
+}
+
+// A reload that moves the state file onto one another daemon holds is
+// rejected, and the running configuration kept.
+#[test]
+fn a_reload_onto_another_daemons_state_file_is_rejected() {
+    let a = Setup::new(&command_disk("fakea", "1004.75"), &line("fakea", 0, 5));
+    let b = Setup::new(
+        "[[disk]]\ndevice = \"fakeb\"\nnetwork = \"timer(1h)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n",
+        &line("fakeb", 1, 5),
+    );
+    let mut da = start(&a.config, &[]);
+    let mut db = start(&b.config, &[]);
+    for d in [&da, &db] {
+        wait_for(
+            "the start",
+            Duration::from_secs(20),
+            || d.log().contains("lull daemon started"),
+            || d.log(),
+        );
+    }
+    let text = std::fs::read_to_string(&b.config).unwrap();
+    let moved = text.replace(
+        &format!("state_file = {:?}", b.state),
+        &format!("state_file = {:?}", a.state),
+    );
+    assert_ne!(moved, text);
+    write(&b.config, &moved);
+    db.signal("-HUP");
+    wait_for(
+        "the rejection",
+        Duration::from_secs(20),
+        || db.log().contains("config reload rejected"),
+        || db.log(),
+    );
+    let log = db.log();
+    assert!(
+        log.contains(&format!("another lulld (pid {})", da.child.id())),
+        "{log}"
+    );
+    assert!(db.alive(), "{log}");
+    assert!(da.stop().success(), "{}", da.log());
+    assert!(db.stop().success(), "{}", db.log());
+    // b kept its own state file.
+    assert!(b.state()["fakeb"].is_object(), "{}", b.state());
+    for p in processes_running(&["/bin/sleep", "1004.75"]) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}

@@ -3,7 +3,7 @@
 
 use tracing::{error, info, warn};
 
-use super::{Daemon, DaemonError};
+use super::{Daemon, DaemonError, lock_state};
 use crate::config::Config;
 use crate::metrics;
 use crate::preflight::preflight;
@@ -38,12 +38,35 @@ impl Daemon {
     pub(super) async fn reload(&mut self) {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Reloading]);
         let loaded = Config::load(&self.opts.config, &self.opts.registry)
-            .and_then(|c| preflight(&c, self.opts.dry_run).map(|_| c));
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                preflight(&c, self.opts.dry_run)
+                    .map(|_| c)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|c| {
+                // A state file elsewhere is locked before it is used: one
+                // another daemon holds rejects the file.
+                if c.state_file == self.cfg.state_file {
+                    return Ok((c, None));
+                }
+                match lock_state(&c, self.opts.dry_run) {
+                    Ok(l) => Ok((c, Some(l))),
+                    // Another name of the file this daemon holds.
+                    Err(DaemonError::Held(Some(pid), _)) if pid == std::process::id() => {
+                        Ok((c, None))
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            });
         match loaded {
             Err(e) => error!("config reload rejected, keeping the running configuration: {e}"),
-            Ok(new) => {
+            Ok((new, lock)) => {
                 let old_listen = self.cfg.metrics.listen;
                 let state_moved = new.state_file != self.cfg.state_file;
+                if let Some(lock) = lock {
+                    self.lock = lock;
+                }
                 self.cfg = new;
                 self.hooks.set_timeout(self.cfg.hook_timeout);
                 let mut gone = Vec::new();

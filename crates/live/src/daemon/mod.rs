@@ -46,6 +46,7 @@ use crate::config::{Config, ConfigError};
 use crate::controller::{Context, Now, Output, Settings};
 use crate::diskstats::read_diskstats;
 use crate::hooks::HookRunner;
+use crate::instance::{InstanceLock, LockError};
 use crate::persist::{Persist, Snapshot};
 use crate::preflight::{preflight, stop_orphans};
 use crate::resident::{RELEASE_DELAY, release_code_pages};
@@ -78,6 +79,10 @@ pub enum DaemonError {
     /// Something failed at run time (exit code 1).
     #[error("{0}")]
     Runtime(String),
+    /// Another daemon holds the state file's lock (exit code 1): the
+    /// message names it, with its pid when the lock file gives it.
+    #[error("{1}")]
+    Held(Option<u32>, String),
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
@@ -164,10 +169,41 @@ pub(crate) struct Daemon {
     out: Vec<Output>,
     /// Runs the disks' hooks and counts them.
     hooks: HookRunner,
+    /// The state file's lock ([`crate::instance`]), held while the daemon
+    /// runs; `None` only for a dry run that may not create it.
+    lock: Option<InstanceLock>,
+}
+
+/// Locks the state file the daemon is about to use (the dry run's own in a
+/// dry run): another daemon holding it is an error; a dry run that may
+/// not create the lock file runs without it and says so.
+fn lock_state(cfg: &Config, dry_run: bool) -> Result<Option<InstanceLock>, DaemonError> {
+    let path = if dry_run {
+        cfg.dry_run_state_file()
+    } else {
+        cfg.state_file.clone()
+    };
+    match InstanceLock::acquire(&path) {
+        Ok(l) => Ok(Some(l)),
+        Err(e @ LockError::Io { .. }) if dry_run => {
+            warn!(
+                "dry run: {e}; running without it (a second dry run on this file is not refused)"
+            );
+            Ok(None)
+        }
+        Err(LockError::Held { pid, path }) => Err(DaemonError::Held(
+            pid,
+            LockError::Held { pid, path }.to_string(),
+        )),
+        Err(e) => Err(DaemonError::Runtime(e.to_string())),
+    }
 }
 
 impl Daemon {
     async fn new(opts: Options, cfg: Config) -> Result<Daemon, DaemonError> {
+        // Before the state file is read: a second daemon must not take the
+        // first's running command for a crash's leftover.
+        let lock = lock_state(&cfg, opts.dry_run)?;
         let state = if opts.dry_run {
             // Its own file: what the networks learn survives a restart,
             // the real daemon's counters are never touched.
@@ -243,6 +279,7 @@ impl Daemon {
             path_sig: 0,
             read_buf: Vec::new(),
             out: Vec::with_capacity(8),
+            lock,
         };
         d.start_metrics_server().await?;
         Ok(d)

@@ -1,0 +1,203 @@
+//! One daemon per state file: an exclusive `flock` on `STATE_FILE.lock`,
+//! held for the daemon's life.
+//!
+//! Why: an admin who starts `lulld --config /etc/lull.toml` by hand while
+//! the service runs gets two daemons on the same disks. Both would act
+//! (two maintenance commands at once, spin-downs from both), both would
+//! write one state file and one metrics textfile, each overwriting the
+//! other's counters, and the second would take the first's running
+//! command, recorded in the state file, for one left over from a crash
+//! and stop it. So the second start is refused before it reads the state
+//! file, naming the daemon that holds it.
+//!
+//! Why a lock file beside the state file and not the state file itself:
+//! the state file is replaced by a rename at every write, so a lock on it
+//! would be on an inode that is soon gone. Why `flock` and not a pid file:
+//! the kernel drops the lock when its holder dies, however it dies
+//! (`kill -9`, a power cut), so a crashed daemon never blocks the next
+//! start and no stale file needs cleaning. The file holds the holder's pid
+//! for the message only; it is never removed (removing it would let a
+//! third start lock a new inode while the second still holds the old one).
+//! Not on the disk devices: `udevd` skips a block device another process
+//! holds an exclusive `flock` on, which a daemon must never cause.
+//!
+//! A dry run locks its own state file's lock (`state.dry-run.json.lock`),
+//! so it can run beside the real daemon, as docs/daemon.md suggests when
+//! switching from hd-idle; where it may not create that file (a dry run
+//! must not need the real daemon's rights) it runs unlocked and says so.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+/// How long a start waits for the lock before it is refused: long enough
+/// for a `lulld --check` run by hand at the same moment to let go (it
+/// holds the lock for a moment to see whether it is free), short enough
+/// that a second daemon is refused at once to a person.
+const WAIT: Duration = Duration::from_secs(2);
+
+/// The exclusive lock of one state file, released when dropped (or when
+/// the process dies).
+#[derive(Debug)]
+pub struct InstanceLock {
+    path: PathBuf,
+    _lock: Flock<File>,
+}
+
+/// Why [`InstanceLock::acquire`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds the lock.
+    #[error(
+        "another lulld{} is running on this state file (it holds {}): two daemons on one state file overwrite each other's counters and what they learned, and both act on the same disks; stop it first (`systemctl stop lull`), or give it a changed configuration with `systemctl reload lull`",
+        holder_text(*.pid),
+        .path.display()
+    )]
+    Held {
+        /// The lock file.
+        path: PathBuf,
+        /// The pid written in it by its holder, if readable.
+        pid: Option<u32>,
+    },
+    /// The lock file cannot be opened or locked.
+    #[error("lock file {}: {source}", .path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
+fn holder_text(pid: Option<u32>) -> String {
+    pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+}
+
+/// The lock file of `state_file`: `STATE_FILE.lock`.
+pub fn lock_path(state_file: &Path) -> PathBuf {
+    let mut s = state_file.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+impl InstanceLock {
+    /// Locks `state_file`'s lock file, creating it, and writes this
+    /// process's pid in it. Waits up to two seconds for a holder to let go.
+    pub fn acquire(state_file: &Path) -> Result<InstanceLock, LockError> {
+        let path = lock_path(state_file);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io)?;
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(mut lock) => {
+                    let pid = format!("{}\n", std::process::id());
+                    lock.set_len(0)
+                        .and_then(|()| lock.seek(SeekFrom::Start(0)).map(drop))
+                        .and_then(|()| lock.write_all(pid.as_bytes()))
+                        .map_err(io)?;
+                    return Ok(InstanceLock { path, _lock: lock });
+                }
+                Err((mut file, Errno::EWOULDBLOCK)) => {
+                    if Instant::now() >= deadline {
+                        return Err(LockError::Held {
+                            pid: read_pid(&mut file),
+                            path,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err((_, e)) => return Err(io(std::io::Error::from(e))),
+            }
+        }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The pid of the process that holds `state_file`'s lock now, if one
+/// does (`lulld --check` says so). `None` also when the lock file does not
+/// exist or cannot be read: nothing can hold a lock on a file that is not
+/// there, and a check must not create it. The probe holds the lock for a
+/// moment when it is free, which a start meanwhile waits out.
+pub fn holder(state_file: &Path) -> Option<Option<u32>> {
+    let file = File::open(lock_path(state_file)).ok()?;
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(_free) => None,
+        Err((mut file, Errno::EWOULDBLOCK)) => Some(read_pid(&mut file)),
+        Err(_) => None,
+    }
+}
+
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut s = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(32).read_to_string(&mut s).ok()?;
+    s.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_with_the_holders_pid_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        let first = InstanceLock::acquire(&state).unwrap();
+        assert_eq!(first.path(), dir.path().join("state.json.lock"));
+        assert_eq!(holder(&state), Some(Some(std::process::id())));
+        // flock locks belong to an open file description: a second open in
+        // the same process conflicts, as another process's would.
+        match InstanceLock::acquire(&state) {
+            Err(e @ LockError::Held { pid, .. }) => {
+                assert_eq!(pid, Some(std::process::id()));
+                let text = e.to_string();
+                assert!(
+                    text.contains(&format!("pid {}", std::process::id())),
+                    "{text}"
+                );
+                assert!(text.contains("state.json.lock"), "{text}");
+            }
+            other => panic!("expected Held, got {other:?}"),
+        }
+        drop(first);
+        assert_eq!(holder(&state), None);
+        let again = InstanceLock::acquire(&state).unwrap();
+        let written = std::fs::read_to_string(again.path()).unwrap();
+        assert_eq!(written, format!("{}\n", std::process::id()));
+    }
+
+    #[test]
+    fn no_lock_file_means_no_holder_and_a_check_creates_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state.json");
+        assert_eq!(holder(&state), None);
+        assert!(!lock_path(&state).exists());
+    }
+
+    #[test]
+    fn a_directory_that_does_not_exist_is_an_io_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("missing").join("state.json");
+        let e = InstanceLock::acquire(&state).unwrap_err();
+        assert!(matches!(e, LockError::Io { .. }), "{e:?}");
+        assert!(e.to_string().contains("missing/state.json.lock"), "{e}");
+    }
+}
