@@ -33,7 +33,8 @@
 //! - **No crash paths.** A broken log pipe loses lines, not the daemon
 //!   ([`log`]); a corrupt state file is kept aside; a command left by a
 //!   daemon killed with SIGKILL is found by pid and start time and stopped
-//!   before it could run twice ([`process`]).
+//!   before it could run twice ([`process`]); a second daemon on the same
+//!   state file is refused before it reads it ([`instance`]).
 //! - **Observable.** journald priorities on log lines, a state file written
 //!   atomically and kept across restarts, Prometheus metrics as a
 //!   node_exporter textfile and optionally over HTTP, sd_notify readiness
