@@ -301,6 +301,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let pre = preflight(&cfg, false)?;
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
+    warnings.extend(competing_spin_down(&cfg));
     if let Some(pid) = crate::instance::holder(&cfg.state_file) {
         warnings.push(format!(
             "a lulld{} is running on state file {}: a start now would be refused; `systemctl reload lull` (SIGHUP) gives it a changed file",
@@ -352,6 +353,29 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
 /// [`check_report`] as text.
 pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     check_report(path, registry).map(|r| r.text())
+}
+
+/// A warning when a disk of `cfg` is to be spun down and a program that
+/// spins disks down on its own timeout runs ([`process::SPIN_DOWN_DAEMONS`]),
+/// `None` otherwise. Only a warning: hd-idle may watch other disks.
+pub fn competing_spin_down(cfg: &Config) -> Option<String> {
+    if !cfg
+        .disks
+        .iter()
+        .any(|d| matches!(d.task, TaskConfig::Standby { .. }))
+    {
+        return None;
+    }
+    let found = process::running_named(process::SPIN_DOWN_DAEMONS);
+    let (pid, name) = found.first()?;
+    Some(format!(
+        "{name} (pid {pid}{}) is running: a disk both spin down goes down at whichever timeout comes first, and what lull learns and the savings it reports assume that it alone spins its disks down; stop {name} for the disks lull spins down (`systemctl disable --now {name}`), or run `lulld --dry-run` beside it to compare",
+        if found.len() > 1 {
+            format!(" and {} more", found.len() - 1)
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Commands a previous run of the daemon started and did not stop (it was

@@ -54,6 +54,31 @@ pub fn cmdline(pid: u32) -> Option<Vec<String>> {
     )
 }
 
+/// Programs that spin disks down on a timeout of their own. With one of
+/// them running beside the real daemon, a disk is spun down by whichever
+/// is first, and lull counts the other's spin-downs as its workload's.
+pub const SPIN_DOWN_DAEMONS: &[&str] = &["hd-idle", "hdidle", "spindownd"];
+
+/// The processes running now whose name (`/proc/PID/comm`) is one of
+/// `names`, as (pid, name), by pid. Processes that vanish or cannot be
+/// read while the list is made are skipped.
+pub fn running_named(names: &[&str]) -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u32, String)> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            let comm = comm.trim_end_matches('\n');
+            names.contains(&comm).then(|| (pid, comm.to_string()))
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// Whether `cmdline` runs `argv`: the same arguments, the program either
 /// first or after an interpreter (`/bin/sh /usr/local/bin/job.sh …`).
 pub fn runs(cmdline: &[String], argv: &[String]) -> bool {

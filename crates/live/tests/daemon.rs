@@ -871,7 +871,11 @@ fn exit_of(d: &mut Daemon) -> std::process::ExitStatus {
 // second stopped the first's command as left over from a crash.
 #[test]
 fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command() {
-    let argv = ["/bin/sleep", "1004.5"];
+    // An argument of this run's own, so leftovers of another run (or of a
+    // failed assertion here) are not counted, and all are killed at the end.
+    let seconds = format!("{}.5", 100_000 + std::process::id());
+    let argv = ["/bin/sleep", seconds.as_str()];
+    let _reaper = Reaper(&argv);
     let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
     let mut d = start(&s.config, &[]);
     wait_for(
@@ -893,17 +897,6 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
     );
     let status = exit_of(&mut second);
     let said = second.log();
-    let kill_all = || {
-        for p in processes_running(&argv) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(p as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    };
-    if status.code() != Some(1) {
-        kill_all();
-    }
     assert_eq!(status.code(), Some(1), "{said}");
     assert!(
         said.contains(&format!("another lulld (pid {})", d.child.id())),
@@ -936,7 +929,6 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
 
     let log = d.log();
     assert!(d.stop().success(), "{log}");
-    kill_all();
     // The lock goes with its holder: the next start runs.
     let check = run(&["--config", s.config.to_str().unwrap(), "--check"]);
     assert!(
@@ -952,14 +944,29 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
         || d.log(),
     );
     assert!(d.stop().success(), "{}", d.log());
-    kill_all();
+}
+
+/// Kills the processes running `argv` when dropped, passed or failed.
+struct Reaper<'a>(&'a [&'a str]);
+
+impl Drop for Reaper<'_> {
+    fn drop(&mut self) {
+        for p in processes_running(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }
 
 // A reload that moves the state file onto one another daemon holds is
 // rejected, and the running configuration kept.
 #[test]
 fn a_reload_onto_another_daemons_state_file_is_rejected() {
-    let a = Setup::new(&command_disk("fakea", "1004.75"), &line("fakea", 0, 5));
+    let seconds = format!("{}.75", 100_000 + std::process::id());
+    let _reaper = Reaper(&["/bin/sleep", seconds.as_str()]);
+    let a = Setup::new(&command_disk("fakea", &seconds), &line("fakea", 0, 5));
     let b = Setup::new(
         "[[disk]]\ndevice = \"fakeb\"\nnetwork = \"timer(1h)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n",
         &line("fakeb", 1, 5),
@@ -998,10 +1005,59 @@ fn a_reload_onto_another_daemons_state_file_is_rejected() {
     assert!(db.stop().success(), "{}", db.log());
     // b kept its own state file.
     assert!(b.state()["fakeb"].is_object(), "{}", b.state());
-    for p in processes_running(&["/bin/sleep", "1004.75"]) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(p as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+}
+
+// An admin installs lull and leaves hd-idle running: both would spin the
+// disks down. `--check` and the start name it where a disk is to be spun
+// down; a dry run beside it (the documented way to compare) does not.
+#[test]
+fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("hd-idle");
+    std::fs::copy("/bin/sleep", &fake).unwrap();
+    let mut hd = Command::new(&fake).arg("60").spawn().unwrap();
+    let standby = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1h)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
+        &line("fakea", 0, 5),
+    );
+    let flush = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 5),
+    );
+    let check = |s: &Setup| {
+        let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let named = "hd-idle (pid ";
+    let out = check(&standby);
+    assert!(out.contains(&format!("warning: {named}")), "{out}");
+    assert!(out.contains("systemctl disable --now hd-idle"), "{out}");
+    let out = check(&flush);
+    assert!(!out.contains(named), "no disk to spin down: {out}");
+
+    let mut d = start(&standby.config, &[]);
+    wait_for(
+        "the warning",
+        Duration::from_secs(20),
+        || d.log().contains(named),
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    let mut d = start_dry(&standby.config);
+    wait_for(
+        "the dry run",
+        Duration::from_secs(20),
+        || d.log().contains("lull daemon started"),
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    assert!(!d.log().contains(named), "{}", d.log());
+
+    let _ = hd.kill();
+    let _ = hd.wait();
+    if lull_live::process::running_named(lull_live::process::SPIN_DOWN_DAEMONS).is_empty() {
+        let out = check(&standby);
+        assert!(!out.contains(named), "{out}");
     }
 }

@@ -102,6 +102,11 @@ impl Daemon {
                 if state_moved {
                     self.persist.mark(true, false);
                 }
+                if !self.opts.dry_run
+                    && let Some(w) = crate::preflight::competing_spin_down(&self.cfg)
+                {
+                    warn!("{w}");
+                }
                 info!(
                     "configuration reloaded: {} disk entries",
                     self.cfg.disks.len()
