@@ -86,6 +86,26 @@ pub fn resolve<'a>(device: &str, names: impl Iterator<Item = &'a str> + Clone) -
     out
 }
 
+/// The whole disk `kernel` is a partition of, among the present block
+/// devices `names` (the kernel's naming rule: `sdb1` of `sdb`, `nvme0n1p2`
+/// of `nvme0n1`), or `None` for a whole disk. Globs never match
+/// partitions; a literal name or path can name one, and the daemon refuses
+/// it ([`partition_message`]).
+pub fn partition_of<'a>(kernel: &str, mut names: impl Iterator<Item = &'a str>) -> Option<String> {
+    names
+        .find(|&n| n != kernel && is_partition_name(n, kernel))
+        .map(str::to_string)
+}
+
+/// Why a `[[disk]]` whose `device` is a partition is refused: the daemon
+/// would judge the whole disk idle from one partition's I/O, and a
+/// spin-down sent to a partition reaches its whole disk.
+pub fn partition_message(device: &str, kernel: &str, disk: &str) -> String {
+    format!(
+        "`{device}` is {kernel} now, a partition of {disk}: lull watches and acts on whole disks (a spin-down sent to a partition stops the whole disk, whatever its other partitions are doing, and one partition's I/O does not say the disk is idle); name the disk instead, e.g. its /dev/disk/by-id/ link (`ls -l /dev/disk/by-id/ | grep -w {disk}`)"
+    )
+}
+
 /// The kernel name a `/dev` path points to (following symlinks).
 pub(crate) fn kernel_name(path: &Path) -> Option<String> {
     let real = std::fs::canonicalize(path).ok()?;
@@ -201,6 +221,8 @@ mod tests {
     fn names_resolve_to_present_whole_disks() {
         let names = ["sda", "sda1", "sdb", "sdb2", "loop0", "dm-0"];
         let it = || names.iter().copied();
+        assert_eq!(partition_of("sda1", it()).as_deref(), Some("sda"));
+        assert_eq!(partition_of("sda", it()), None);
         assert_eq!(resolve("sda", it()).len(), 1);
         assert!(resolve("sdc", it()).is_empty());
         let v: Vec<String> = resolve("sd*", it()).into_iter().map(|r| r.kernel).collect();

@@ -10,7 +10,7 @@ use lull_core::registry::Registry;
 use tracing::{info, warn};
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
-use crate::devices::{Resolved, resolve};
+use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::diskstats::parse;
 use crate::process;
 use crate::source::Sample;
@@ -87,6 +87,17 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
             .map(|s| resolve(&d.device, s.names()))
             .unwrap_or_default();
         for r in &found {
+            if let Some(disk) = sample
+                .as_ref()
+                .and_then(|s| partition_of(&r.kernel, s.names()))
+            {
+                return Err(ConfigError {
+                    file: cfg.path.clone(),
+                    line: Some(d.line),
+                    key: Some(format!("disk[{i}].device")),
+                    message: partition_message(&d.device, &r.kernel, &disk),
+                });
+            }
             if let Some((j, _)) = out
                 .found
                 .iter()

@@ -261,9 +261,19 @@ fn check_refuses_what_a_start_refuses() {
             "key `disk[1].device`",
             "already names",
         ),
+        (
+            // A partition: its I/O does not say the disk is idle, and a
+            // spin-down sent to it stops the whole disk.
+            "[[disk]]\ndevice = \"fakea1\"\ntask = \"standby\"\n".into(),
+            "key `disk[0].device`",
+            "a partition of fakea",
+        ),
     ];
     for (text, key, what) in cases {
-        let s = Setup::new("", &(line("fakea", 0, 1) + &line("null", 3, 1)));
+        let s = Setup::new(
+            "",
+            &(line("fakea", 0, 1) + &line("fakea1", 1, 1) + &line("null", 3, 1)),
+        );
         let cfg = std::fs::read_to_string(&s.config).unwrap();
         let cfg = if text.starts_with("state_file") {
             // A top-level key replaces the test's own.

@@ -94,6 +94,7 @@ impl Daemon {
                 self.diskstats_file = None; // Its path may have changed.
                 self.path_sig = 0;
                 self.missing.clear();
+                self.refused.clear();
                 if old_listen != self.cfg.metrics.listen
                     && let Err(e) = self.start_metrics_server().await
                 {

@@ -16,7 +16,7 @@ use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
 use crate::controller::{DiskController, HookEnv, Now, Order, Output};
-use crate::devices::{Resolved, resolve};
+use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::identify::Identity;
 use crate::source::{Family, Sample};
@@ -442,6 +442,19 @@ impl Daemon {
                 self.persist.mark(true, false);
             }
             for r in found {
+                if let Some(disk) = partition_of(&r.kernel, sample.names()) {
+                    // A reload or start refuses it; this is an entry whose
+                    // path came to name a partition while the daemon ran.
+                    if self.refused.insert((c.device.clone(), r.kernel.clone())) {
+                        error!(
+                            "disk {} (config line {}): {}; leaving it alone",
+                            c.device,
+                            c.line,
+                            partition_message(&c.device, &r.kernel, &disk)
+                        );
+                    }
+                    continue;
+                }
                 let family = Family::discover(&r.kernel, &self.cfg.sysfs, sample.names());
                 if let Some(i) = self
                     .disks

@@ -158,6 +158,9 @@ pub(crate) struct Daemon {
     reports_rx: mpsc::UnboundedReceiver<Report>,
     metrics_server: Option<(std::net::SocketAddr, JoinHandle<()>)>,
     missing: HashSet<String>,
+    /// Entries (device, kernel name) that came to name a partition while
+    /// the daemon ran, logged once each.
+    refused: HashSet<(String, String)>,
     read_error_logged: bool,
     /// Where the by-path and glob entries resolved at the last poll: they
     /// are re-resolved every poll, because udev creates a by-id link after
@@ -280,6 +283,7 @@ impl Daemon {
             reports_rx,
             metrics_server: None,
             missing: HashSet::new(),
+            refused: HashSet::new(),
             read_error_logged: false,
             path_sig: 0,
             read_buf: Vec::new(),
