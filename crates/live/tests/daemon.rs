@@ -59,6 +59,20 @@ fn command_disk(disk: &str, seconds: &str) -> String {
         .replace("SECONDS", seconds)
 }
 
+/// Starts the daemon on `s` (a [`command_disk`] on `fakea`) and waits
+/// until its command runs; returns the daemon and the command's pid.
+fn start_until_command(s: &Setup) -> (Daemon, u32) {
+    let d = start(&s.config, &[]);
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || s.state()["fakea"]["command_pid"].as_u64().is_some(),
+        || d.log(),
+    );
+    let pid = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
+    (d, pid)
+}
+
 /// Live (not zombie) processes whose command line is exactly `argv`.
 fn processes_running(argv: &[&str]) -> Vec<u32> {
     let mut out = Vec::new();
@@ -299,14 +313,7 @@ fn check_refuses_what_a_start_refuses() {
 fn a_command_left_by_a_killed_daemon_never_runs_twice() {
     let argv = ["/bin/sleep", "1004.25"];
     let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
-    let mut d = start(&s.config, &[]);
-    wait_for(
-        "the command",
-        Duration::from_secs(20),
-        || s.state()["fakea"]["command_pid"].as_u64().is_some(),
-        || d.log(),
-    );
-    let first = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
+    let (mut d, first) = start_until_command(&s);
     d.signal("-KILL");
     let _ = d.child.wait();
     assert_eq!(processes_running(&argv), [first], "the orphan survives");
@@ -860,22 +867,6 @@ fn what_auto_learned_is_kept_across_a_restart() {
     assert!(d.stop().success());
 }
 
-/// Waits up to 20 s for `d` to exit, and returns its status.
-fn exit_of(d: &mut Daemon) -> std::process::ExitStatus {
-    let t = Instant::now();
-    loop {
-        if let Some(s) = d.child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "it did not exit:\n{}",
-            d.log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 // An admin starts `lulld --config /etc/lull.toml` by hand while the
 // service runs. Before the state file's lock, both ran, both acted, and the
 // second stopped the first's command as left over from a crash.
@@ -887,14 +878,7 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
     let argv = ["/bin/sleep", seconds.as_str()];
     let _reaper = Reaper(&argv);
     let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
-    let mut d = start(&s.config, &[]);
-    wait_for(
-        "the command",
-        Duration::from_secs(20),
-        || s.state()["fakea"]["command_pid"].as_u64().is_some(),
-        || d.log(),
-    );
-    let first = s.state()["fakea"]["command_pid"].as_u64().unwrap() as u32;
+    let (mut d, first) = start_until_command(&s);
 
     let mut second = Daemon::spawn(
         {
@@ -905,7 +889,7 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
         s.dir.path().join("second.log"),
         &[],
     );
-    let status = exit_of(&mut second);
+    let status = second.exit_within(Duration::from_secs(20));
     let said = second.log();
     assert_eq!(status.code(), Some(1), "{said}");
     assert!(

@@ -147,14 +147,19 @@ impl Daemon {
     /// SIGTERM, and its exit status (within 30 s).
     pub(crate) fn stop(&mut self) -> std::process::ExitStatus {
         self.signal("-TERM");
+        self.exit_within(Duration::from_secs(30))
+    }
+    /// Its exit status, failing with its log if it still runs after
+    /// `timeout`.
+    pub(crate) fn exit_within(&mut self, timeout: Duration) -> std::process::ExitStatus {
         let t = Instant::now();
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
                 return s;
             }
             assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "daemon did not stop:\n{}",
+                t.elapsed() < timeout,
+                "daemon did not exit:\n{}",
                 self.log()
             );
             std::thread::sleep(Duration::from_millis(50));
