@@ -131,17 +131,31 @@ impl InstanceLock {
     }
 }
 
-/// The pid of the process that holds `state_file`'s lock now, if one
-/// does (`lulld --check` says so). `None` also when the lock file does not
-/// exist or cannot be read: nothing can hold a lock on a file that is not
-/// there, and a check must not create it. The probe holds the lock for a
-/// moment when it is free, which a start meanwhile waits out.
-pub fn holder(state_file: &Path) -> Option<Option<u32>> {
-    let file = File::open(lock_path(state_file)).ok()?;
+/// Who holds a state file's lock now ([`holder`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// A daemon runs on it: its pid, when the lock file gives it.
+    Held(Option<u32>),
+    /// The lock file exists and nothing holds it: the daemon that used
+    /// this state file has stopped (or died).
+    Free,
+    /// No lock file (or one this process may not read): no daemon of
+    /// this version has run on this state file, or it cannot be told.
+    Unknown,
+}
+
+/// Who holds `state_file`'s lock now (`lulld --check` and `lull status`
+/// say so). A check must not create the lock file, so a missing one is
+/// [`Holder::Unknown`]. The probe holds the lock for a moment when it is
+/// free, which a start meanwhile waits out.
+pub fn holder(state_file: &Path) -> Holder {
+    let Ok(file) = File::open(lock_path(state_file)) else {
+        return Holder::Unknown;
+    };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(_free) => None,
-        Err((mut file, Errno::EWOULDBLOCK)) => Some(read_pid(&mut file)),
-        Err(_) => None,
+        Ok(_free) => Holder::Free,
+        Err((mut file, Errno::EWOULDBLOCK)) => Holder::Held(read_pid(&mut file)),
+        Err(_) => Holder::Unknown,
     }
 }
 
@@ -162,7 +176,7 @@ mod tests {
         let state = dir.path().join("state.json");
         let first = InstanceLock::acquire(&state).unwrap();
         assert_eq!(first.path(), dir.path().join("state.json.lock"));
-        assert_eq!(holder(&state), Some(Some(std::process::id())));
+        assert_eq!(holder(&state), Holder::Held(Some(std::process::id())));
         // flock locks belong to an open file description: a second open in
         // the same process conflicts, as another process's would.
         match InstanceLock::acquire(&state) {
@@ -178,17 +192,17 @@ mod tests {
             other => panic!("expected Held, got {other:?}"),
         }
         drop(first);
-        assert_eq!(holder(&state), None);
+        assert_eq!(holder(&state), Holder::Free);
         let again = InstanceLock::acquire(&state).unwrap();
         let written = std::fs::read_to_string(again.path()).unwrap();
         assert_eq!(written, format!("{}\n", std::process::id()));
     }
 
     #[test]
-    fn no_lock_file_means_no_holder_and_a_check_creates_none() {
+    fn no_lock_file_means_unknown_and_a_check_creates_none() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state.json");
-        assert_eq!(holder(&state), None);
+        assert_eq!(holder(&state), Holder::Unknown);
         assert!(!lock_path(&state).exists());
     }
 

@@ -313,7 +313,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
     warnings.extend(competing_spin_down(&cfg));
-    if let Some(pid) = crate::instance::holder(&cfg.state_file) {
+    if let crate::instance::Holder::Held(pid) = crate::instance::holder(&cfg.state_file) {
         warnings.push(format!(
             "a lulld{} is running on state file {}: a start now would be refused; `systemctl reload lull` (SIGHUP) gives it a changed file",
             pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),

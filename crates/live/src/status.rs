@@ -307,6 +307,15 @@ pub struct Status {
     pub state_file: PathBuf,
     /// Whether the daemon only logs its decisions (`lull_dry_run`).
     pub dry_run: Option<bool>,
+    /// Whether a daemon runs on the state file now, from its lock
+    /// ([`crate::instance`]): `false` when the lock file is there and
+    /// nothing holds it (what follows is what the last run left), absent
+    /// when it cannot be told (no lock file: a daemon older than the lock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_running: Option<bool>,
+    /// The running daemon's pid, when its lock file gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_pid: Option<u32>,
     /// When this was read (Unix seconds).
     pub now_unix: u64,
     /// The disks, by name.
@@ -413,11 +422,18 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             )));
         }
     };
+    let (daemon_running, daemon_pid) = match crate::instance::holder(&state_file) {
+        crate::instance::Holder::Held(pid) => (Some(true), pid),
+        crate::instance::Holder::Free => (Some(false), None),
+        crate::instance::Holder::Unknown => (None, None),
+    };
     Ok(Status {
         config: config.to_path_buf(),
         metrics: source,
         state_file,
         dry_run,
+        daemon_running,
+        daemon_pid,
         now_unix,
         disks: with_logged_shadows(
             &cfg,
@@ -675,6 +691,13 @@ fn secs(s: f64) -> String {
 pub fn render_text(st: &Status) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
+    if st.daemon_running == Some(false) {
+        let _ = writeln!(
+            out,
+            "(no daemon is running: nothing holds {}; below is what its last run left, not the disks' state now)",
+            crate::instance::lock_path(&st.state_file).display()
+        );
+    }
     if st.dry_run == Some(true) {
         out.push_str("(the daemon runs with --dry-run: it decides but does not act)\n");
     }
@@ -1115,6 +1138,8 @@ lull_dry_run 0
             metrics: None,
             state_file: "s".into(),
             dry_run: Some(false),
+            daemon_running: None,
+            daemon_pid: None,
             now_unix: now,
             disks,
         });
@@ -1183,6 +1208,8 @@ lull_dry_run 0
             metrics: Some("http://127.0.0.1:9733/metrics".into()),
             state_file: "/var/lib/lull/state.json".into(),
             dry_run: Some(false),
+            daemon_running: Some(true),
+            daemon_pid: Some(4242),
             now_unix: 1_800_005_000,
             disks: vec![
                 DiskStatus {

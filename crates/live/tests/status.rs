@@ -307,7 +307,24 @@ fn status_reads_the_textfile_and_state_without_an_endpoint() {
     assert_eq!(a["task"], "command");
     assert!(a["task_starts"].as_u64().unwrap() >= 1, "{st}");
     assert!(a["wear"].is_null());
+    // The daemon holds its state file's lock: status names it.
+    assert_eq!(st["daemon_running"], true, "{st}");
+    assert_eq!(st["daemon_pid"], d.child.id(), "{st}");
+    let text = String::from_utf8_lossy(&status(&s.config, &[]).stdout).into_owned();
+    assert!(!text.contains("no daemon is running"), "{text}");
     assert!(d.stop().success());
+
+    // Stopped, the textfile and state file stay: status says they are
+    // what the last run left, not the disk's state now.
+    let st = status_json(&s.config);
+    assert_eq!(st["daemon_running"], false, "{st}");
+    assert!(st["daemon_pid"].is_null(), "{st}");
+    let text = String::from_utf8_lossy(&status(&s.config, &[]).stdout).into_owned();
+    assert!(
+        text.starts_with("(no daemon is running: nothing holds ")
+            && text.contains("state.json.lock"),
+        "{text}"
+    );
 }
 
 #[test]
