@@ -349,6 +349,11 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                     &id.via
                 }
             );
+            if matches!(d.task, TaskConfig::Standby { .. })
+                && let Some(w) = unopenable(&r.kernel)
+            {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
             disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
         }
     }
@@ -359,6 +364,29 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
         disks,
         warnings,
     })
+}
+
+/// Why the daemon, with this process's rights, could not open `/dev/KERNEL`
+/// to send it a spin-down, if it could not: `--check` runs with the
+/// daemon's rights (as the unit's `ExecStartPre`), so a daemon run as a
+/// user, or a unit that drops the rights it needs, is caught before the
+/// first spin-down fails. Opened read-only and non-blocking, as the
+/// transport probe does, which sends the drive nothing. Only a refusal is
+/// reported; a device node that is not there (a test's fake disk, a
+/// container without `/dev`) is for the start to find.
+fn unopenable(kernel: &str) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = format!("/dev/{kernel}");
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(format!(
+            "cannot open {path} ({e}): the daemon could not send it a spin-down; run it as root (the packaged unit does), or give it read access to the device and CAP_SYS_RAWIO (SG_IO) or `hdparm`'s rights"
+        )),
+        _ => None,
+    }
 }
 
 /// [`check_report`] as text.

@@ -1055,3 +1055,68 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
         assert!(!out.contains(named), "{out}");
     }
 }
+
+// lulld run as a user (or a unit that drops root): `--check` said ok, and
+// the first spin-down failed. Now `--check` says it cannot open the disk.
+#[test]
+fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: needs root (a loop device, and runuser to drop to nobody)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
+        eprintln!("skipped: no loop devices here");
+        return;
+    };
+    let s = Setup::new(
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(1h)\"\ntask = \"standby\"\n",
+            disk.dev
+        ),
+        "",
+    );
+    // The fake diskstats would hide the loop device: read the real one.
+    // The state file goes where nobody may write (the config's directory
+    // may not be writable by others: the daemon refuses such a config).
+    let nobody_dir = s.dir.path().join("nobody");
+    std::fs::create_dir(&nobody_dir).unwrap();
+    std::os::unix::fs::chown(&nobody_dir, Some(65534), Some(65534)).unwrap();
+    let cfg = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(
+            &format!("diskstats = {:?}\n", s.diskstats),
+            "diskstats = \"/proc/diskstats\"\n",
+        )
+        .replace(
+            &format!("state_file = {:?}\n", s.state),
+            &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
+        );
+    std::fs::write(&s.config, cfg).unwrap();
+    for (p, mode) in [(s.dir.path(), 0o755), (s.config.as_path(), 0o644)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let as_root = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    let out = String::from_utf8_lossy(&as_root.stdout);
+    assert!(as_root.status.success(), "{as_root:?}");
+    assert!(!out.contains("cannot open"), "{out}");
+
+    let as_nobody = Command::new("runuser")
+        .args(["-u", "nobody", "--", LULLD, "--config"])
+        .arg(&s.config)
+        .arg("--check")
+        .env_remove("LULL_LOG")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&as_nobody.stdout);
+    assert!(as_nobody.status.success(), "{as_nobody:?}");
+    assert!(
+        out.contains(&format!(
+            "warning: disk[0] {}: cannot open {}",
+            disk.name(),
+            disk.dev
+        )),
+        "{out}"
+    );
+}
