@@ -26,6 +26,10 @@ pub struct Preflight {
     pub found: Vec<Vec<Resolved>>,
     /// Things a start tolerates but an admin should know.
     pub warnings: Vec<String>,
+    /// The daemon's own files on a disk it is to spin down
+    /// ([`own_files_on_spun_down_disks`]): in `--check`'s warnings, and
+    /// logged at a start.
+    pub own_files: Vec<String>,
 }
 
 /// The checks a start (and a reload) runs beyond the file's own
@@ -118,7 +122,87 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         }
         out.found.push(found);
     }
+    if let Some(sample) = &sample {
+        out.own_files = own_files_on_spun_down_disks(cfg, dry_run, sample, &out.found);
+    }
     Ok(out)
+}
+
+/// The daemon's own files that live on a disk this configuration spins
+/// down (on the disk, a partition of it, or a device stacked on it: LVM,
+/// dm-crypt, md), one warning each: the state file (every
+/// `state_interval` and at every spin-down, two `fsync`s), the activity
+/// logs (every poll with I/O) and the metrics textfile would wake the disk
+/// or keep it awake, and the daemon would count its own writes as the
+/// workload's. Where a file's file system has no block device of its own
+/// (tmpfs, btrfs's anonymous devices), nothing can be told.
+pub fn own_files_on_spun_down_disks(
+    cfg: &Config,
+    dry_run: bool,
+    sample: &Sample,
+    found: &[Vec<Resolved>],
+) -> Vec<String> {
+    let state = if dry_run {
+        cfg.dry_run_state_file()
+    } else {
+        cfg.state_file.clone()
+    };
+    let mut files: Vec<(&str, std::path::PathBuf)> = vec![("state_file", state)];
+    if cfg.activity.enabled {
+        files.push(("activity_dir", cfg.activity.dir.clone()));
+    }
+    if let Some(tf) = &cfg.metrics.textfile {
+        files.push(("metrics.textfile", tf.clone()));
+    }
+    let mut out = Vec::new();
+    for (d, found) in cfg.disks.iter().zip(found) {
+        if !matches!(d.task, TaskConfig::Standby { .. }) {
+            continue;
+        }
+        for r in found {
+            let fam = crate::source::Family::discover(&r.kernel, &cfg.sysfs, sample.names());
+            let members: Vec<&String> = std::iter::once(&fam.disk)
+                .chain(&fam.partitions)
+                .chain(&fam.holders)
+                .collect();
+            for (key, path) in &files {
+                let Some(dev) = device_of(path) else { continue };
+                let Some(on) = members.iter().find(|m| sample.dev(m.as_str()) == Some(dev)) else {
+                    continue;
+                };
+                let via = if on.as_str() == r.kernel {
+                    String::new()
+                } else {
+                    format!(" (on {on})")
+                };
+                out.push(format!(
+                    "{key} {} is on {}{via}, which disk[{}] spins down: the daemon's own writes would wake it or keep it awake, and count as its workload; put it on another disk",
+                    path.display(),
+                    r.kernel,
+                    d.index
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The device numbers of the file system that holds `path`, or of its
+/// nearest existing ancestor (a file the daemon has not created yet).
+fn device_of(path: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut at = path;
+    let meta = loop {
+        match std::fs::metadata(at) {
+            Ok(m) => break m,
+            Err(_) => at = at.parent()?,
+        }
+    };
+    let dev = meta.dev();
+    Some((
+        u32::try_from(nix::sys::stat::major(dev)).ok()?,
+        u32::try_from(nix::sys::stat::minor(dev)).ok()?,
+    ))
 }
 
 /// `dir` exists and is a directory the daemon may create files in, or
@@ -312,6 +396,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let pre = preflight(&cfg, false)?;
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
+    warnings.extend(pre.own_files);
     warnings.extend(competing_spin_down(&cfg));
     if let crate::instance::Holder::Held(pid) = crate::instance::holder(&cfg.state_file) {
         warnings.push(format!(

@@ -1062,12 +1062,12 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
 fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
     use std::os::unix::fs::PermissionsExt;
     if !is_root() {
-        eprintln!("skipped: needs root (a loop device, and runuser to drop to nobody)");
+        lull_testkit::skip("needs root (a loop device, and runuser to drop to nobody)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
-        eprintln!("skipped: no loop devices here");
+        lull_testkit::skip("no loop devices (losetup -f failed)");
         return;
     };
     let s = Setup::new(
@@ -1119,4 +1119,99 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
         )),
         "{out}"
     );
+}
+
+// The state file, activity logs or metrics textfile on the very disk the
+// daemon spins down: its own writes would keep the disk awake. `--check`
+// and the start say so; a file elsewhere raises nothing.
+#[test]
+fn own_files_on_a_disk_it_spins_down_are_named() {
+    if !is_root() {
+        lull_testkit::skip("needs root (a loop device with a mounted file system)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
+        lull_testkit::skip("no loop devices (losetup -f failed)");
+        return;
+    };
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = |c: &mut Command| c.output().is_ok_and(|o| o.status.success());
+    assert!(
+        ok(Command::new("mkfs.ext4").args(["-q", &disk.dev])),
+        "mkfs.ext4 {}",
+        disk.dev
+    );
+    assert!(
+        ok(Command::new("mount").arg(&disk.dev).arg(&mnt)),
+        "mount {}",
+        disk.dev
+    );
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+
+    let s = Setup::new(
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(1h)\"\ntask = \"standby\"\n",
+            disk.dev
+        ),
+        "",
+    );
+    let real = |state: &Path| {
+        std::fs::read_to_string(&s.config)
+            .unwrap()
+            .replace(
+                &format!("diskstats = {:?}\n", s.diskstats),
+                "diskstats = \"/proc/diskstats\"\n",
+            )
+            .replace(
+                &format!("state_file = {:?}\n", s.state),
+                &format!("state_file = {state:?}\n"),
+            )
+    };
+    std::fs::create_dir(mnt.join("lull")).unwrap();
+    let on_disk = mnt.join("lull").join("state.json");
+    let config_on = s.dir.path().join("on.toml");
+    std::fs::write(&config_on, real(&on_disk)).unwrap();
+    let check = |config: &Path| {
+        let out = run(&["--config", config.to_str().unwrap(), "--check"]);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = check(&config_on);
+    let named = format!(
+        "warning: state_file {} is on {}, which disk[0] spins down",
+        on_disk.display(),
+        disk.name()
+    );
+    assert!(out.contains(&named), "{out}");
+    assert!(
+        out.contains(&format!(
+            "warning: activity_dir {} is on {}",
+            mnt.join("lull").join("activity").display(),
+            disk.name()
+        )),
+        "{out}"
+    );
+    // Elsewhere: nothing.
+    let config_off = s.dir.path().join("off.toml");
+    std::fs::write(&config_off, real(&s.state)).unwrap();
+    let out = check(&config_off);
+    assert!(!out.contains("spins down:"), "{out}");
+
+    // A start logs it too.
+    let mut d = start(&config_on, &[]);
+    wait_for(
+        "the warning at the start",
+        Duration::from_secs(20),
+        || d.log().contains(&named["warning: ".len()..]),
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
 }

@@ -88,7 +88,9 @@ pub enum DaemonError {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(opts: Options) -> Result<(), DaemonError> {
     let cfg = Config::load(&opts.config, &opts.registry)?;
-    preflight(&cfg, opts.dry_run)?;
+    for w in preflight(&cfg, opts.dry_run)?.own_files {
+        tracing::warn!("{w}");
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(4)
