@@ -41,7 +41,12 @@ impl Daemon {
             .map_err(|e| e.to_string())
             .and_then(|c| {
                 preflight(&c, self.opts.dry_run)
-                    .map(|_| c)
+                    .map(|pre| {
+                        for w in pre.own_files {
+                            warn!("{w}");
+                        }
+                        c
+                    })
                     .map_err(|e| e.to_string())
             })
             .and_then(|c| {
