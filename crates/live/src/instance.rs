@@ -21,6 +21,11 @@
 //! Not on the disk devices: `udevd` skips a block device another process
 //! holds an exclusive `flock` on, which a daemon must never cause.
 //!
+//! Each real daemon also claims the disks it acts on, one lock per disk
+//! keyed by device numbers ([`disk_lock_dir`]), without waiting: a
+//! configuration with a state file of its own escapes the state file's
+//! lock, not the disk's.
+//!
 //! A dry run locks its own state file's lock (`state.dry-run.json.lock`),
 //! so it can run beside the real daemon, as docs/daemon.md suggests when
 //! switching from hd-idle; where it may not create that file (a dry run
@@ -88,12 +93,26 @@ impl InstanceLock {
     /// Locks `state_file`'s lock file, creating it, and writes this
     /// process's pid in it. Waits up to two seconds for a holder to let go.
     pub fn acquire(state_file: &Path) -> Result<InstanceLock, LockError> {
-        let path = lock_path(state_file);
+        Self::lock(lock_path(state_file), WAIT)
+    }
+
+    /// Locks the disk with device numbers `dev` in `dir` (created if need
+    /// be) without waiting: the poll loop must not block. See [`disk_lock_dir`].
+    pub fn acquire_disk(dir: &Path, dev: (u32, u32)) -> Result<InstanceLock, LockError> {
+        let path = disk_lock_path(dir, dev);
+        std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::lock(path, Duration::ZERO)
+    }
+
+    fn lock(path: PathBuf, wait: Duration) -> Result<InstanceLock, LockError> {
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
         };
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + wait;
         loop {
             let file = OpenOptions::new()
                 .read(true)
@@ -131,6 +150,34 @@ impl InstanceLock {
     }
 }
 
+/// The lock file of the disk with device numbers `dev` in `dir`:
+/// `dir/disk-MAJOR-MINOR.lock`.
+pub fn disk_lock_path(dir: &Path, dev: (u32, u32)) -> PathBuf {
+    dir.join(format!("disk-{}-{}.lock", dev.0, dev.1))
+}
+
+/// Where the daemons of one machine lock the disks they act on: `/run/lull`
+/// for the machine's own `/proc/diskstats`; beside any other diskstats
+/// file (a test's simulated machine), so that the locks belong to the
+/// machine whose disks they name.
+///
+/// Why per disk as well as per state file: two daemons with different
+/// state files (a configuration tried by hand with its own `state_file`)
+/// could otherwise act on one disk. A real daemon claims each disk it
+/// acts on; a disk another daemon holds is left alone, with an error.
+/// Keyed by device numbers, which name a disk whatever path or link the
+/// configurations use. A daemon that may not create the directory (not
+/// root) acts without the claim.
+pub fn disk_lock_dir(diskstats: &Path) -> PathBuf {
+    if diskstats == Path::new("/proc/diskstats") {
+        PathBuf::from("/run/lull")
+    } else {
+        let mut name = diskstats.as_os_str().to_owned();
+        name.push(".lull-locks");
+        PathBuf::from(name)
+    }
+}
+
 /// Who holds a state file's lock now ([`holder`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Holder {
@@ -149,7 +196,12 @@ pub enum Holder {
 /// [`Holder::Unknown`]. The probe holds the lock for a moment when it is
 /// free, which a start meanwhile waits out.
 pub fn holder(state_file: &Path) -> Holder {
-    let Ok(file) = File::open(lock_path(state_file)) else {
+    holder_of(&lock_path(state_file))
+}
+
+/// Who holds the lock file `path` now (see [`holder`]).
+pub fn holder_of(path: &Path) -> Holder {
+    let Ok(file) = File::open(path) else {
         return Holder::Unknown;
     };
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
@@ -196,6 +248,32 @@ mod tests {
         let again = InstanceLock::acquire(&state).unwrap();
         let written = std::fs::read_to_string(again.path()).unwrap();
         assert_eq!(written, format!("{}\n", std::process::id()));
+    }
+
+    #[test]
+    fn a_disk_is_claimed_once_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = dir.path().join("locks");
+        let first = InstanceLock::acquire_disk(&locks, (8, 16)).unwrap();
+        assert_eq!(first.path(), locks.join("disk-8-16.lock"));
+        let t = Instant::now();
+        assert!(matches!(
+            InstanceLock::acquire_disk(&locks, (8, 16)),
+            Err(LockError::Held { pid: Some(p), .. }) if p == std::process::id()
+        ));
+        assert!(t.elapsed() < WAIT, "no wait in the poll loop");
+        // Another disk is another lock.
+        let _other = InstanceLock::acquire_disk(&locks, (8, 32)).unwrap();
+        drop(first);
+        assert_eq!(holder_of(&locks.join("disk-8-16.lock")), Holder::Free);
+        assert_eq!(
+            disk_lock_dir(Path::new("/proc/diskstats")),
+            Path::new("/run/lull")
+        );
+        assert_eq!(
+            disk_lock_dir(Path::new("/tmp/x/diskstats")),
+            Path::new("/tmp/x/diskstats.lull-locks")
+        );
     }
 
     #[test]

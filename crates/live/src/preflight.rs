@@ -124,8 +124,46 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
     }
     if let Some(sample) = &sample {
         out.own_files = own_files_on_spun_down_disks(cfg, dry_run, sample, &out.found);
+        if !dry_run {
+            out.warnings
+                .extend(claimed_elsewhere(cfg, sample, &out.found));
+        }
     }
     Ok(out)
+}
+
+/// The disks of `cfg` another daemon has claimed
+/// ([`crate::instance::disk_lock_dir`]), one warning each: a start would
+/// leave them alone. A daemon on this configuration's own state file is
+/// said once, by the state file's warning, not per disk.
+fn claimed_elsewhere(cfg: &Config, sample: &Sample, found: &[Vec<Resolved>]) -> Vec<String> {
+    use crate::instance::{Holder, disk_lock_dir, disk_lock_path, holder, holder_of};
+    let ours = match holder(&cfg.state_file) {
+        Holder::Held(pid) => Some(pid),
+        _ => None,
+    };
+    let dir = disk_lock_dir(&cfg.diskstats);
+    let mut out = Vec::new();
+    for (d, found) in cfg.disks.iter().zip(found) {
+        for r in found {
+            let Some(dev) = sample.dev(&r.kernel) else {
+                continue;
+            };
+            let path = disk_lock_path(&dir, dev);
+            if let Holder::Held(pid) = holder_of(&path)
+                && ours != Some(pid)
+            {
+                out.push(format!(
+                    "disk[{}] {}: another lulld{} acts on it (it holds {}): a start would leave it alone",
+                    d.index,
+                    r.kernel,
+                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                    path.display()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The daemon's own files that live on a disk this configuration spins

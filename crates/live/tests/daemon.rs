@@ -1215,3 +1215,61 @@ fn own_files_on_a_disk_it_spins_down_are_named() {
     );
     assert!(d.stop().success(), "{}", d.log());
 }
+
+// A configuration tried by hand with its own `state_file`, on a disk the
+// service already acts on: the state file's lock does not see it, the
+// disk's claim does. The second daemon runs but leaves the disk alone.
+#[test]
+fn a_disk_another_daemon_acts_on_is_left_alone() {
+    let first_s = format!("{}.125", 100_000 + std::process::id());
+    let second_s = format!("{}.375", 100_000 + std::process::id());
+    let _reap_first = Reaper(&["/bin/sleep", first_s.as_str()]);
+    let _reap_second = Reaper(&["/bin/sleep", second_s.as_str()]);
+    let a = Setup::new(&command_disk("fakea", &first_s), &line("fakea", 0, 5));
+    let b = Setup::new(&command_disk("fakea", &second_s), "");
+    // b reads a's machine: the same diskstats.
+    let text = std::fs::read_to_string(&b.config).unwrap().replace(
+        &format!("diskstats = {:?}", b.diskstats),
+        &format!("diskstats = {:?}", a.diskstats),
+    );
+    std::fs::write(&b.config, text).unwrap();
+
+    let (mut da, first) = start_until_command(&a);
+    let check = run(&["--config", b.config.to_str().unwrap(), "--check"]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        out.contains(&format!(
+            "warning: disk[0] fakea: another lulld (pid {}) acts on it",
+            da.child.id()
+        )),
+        "{out}"
+    );
+
+    let mut db = start(&b.config, &[]);
+    wait_for(
+        "the second daemon's refusal",
+        Duration::from_secs(20),
+        || {
+            db.log().contains(&format!(
+                "another lulld (pid {}) acts on fakea",
+                da.child.id()
+            ))
+        },
+        || db.log(),
+    );
+    // Idle for many times its timer: it never runs its command.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        processes_running(&["/bin/sleep", second_s.as_str()]).is_empty(),
+        "{}",
+        db.log()
+    );
+    assert_eq!(
+        processes_running(&["/bin/sleep", first_s.as_str()]),
+        [first]
+    );
+    assert!(db.alive(), "{}", db.log());
+    assert!(db.stop().success(), "{}", db.log());
+    assert!(da.stop().success(), "{}", da.log());
+}

@@ -19,6 +19,7 @@ use crate::controller::{DiskController, HookEnv, Now, Order, Output};
 use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::identify::Identity;
+use crate::instance::{InstanceLock, LockError, disk_lock_dir};
 use crate::source::{Family, Sample};
 use crate::state::DriveRecord;
 use lull_tasks::drive::Drive;
@@ -487,6 +488,9 @@ impl Daemon {
                     );
                     continue;
                 }
+                if !self.claim(c, &r, sample) {
+                    continue;
+                }
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family, Vec::new()) {
                     let dc = d.ctl.config();
@@ -518,6 +522,78 @@ impl Daemon {
                         d.ctl.kernel()
                     );
                 }
+            }
+        }
+        self.keep_claims(sample);
+    }
+
+    /// Claims the disk `r` resolves to for this daemon
+    /// ([`crate::instance::disk_lock_dir`]) before it is watched; `false`
+    /// when another daemon holds it (logged once): the disk is left alone.
+    /// A dry run claims nothing; a daemon that may not make the lock
+    /// directory acts without claims, and says so once.
+    fn claim(&mut self, c: &DiskConfig, r: &Resolved, sample: &Sample) -> bool {
+        if self.opts.dry_run {
+            return true;
+        }
+        let Some(dev) = sample.dev(&r.kernel) else {
+            return true;
+        };
+        if self.claims.contains_key(&dev) {
+            return true;
+        }
+        let dir = disk_lock_dir(&self.cfg.diskstats);
+        match InstanceLock::acquire_disk(&dir, dev) {
+            Ok(l) => {
+                self.claims.insert(dev, l);
+                true
+            }
+            Err(LockError::Held { pid, path }) => {
+                if self.refused.insert((c.device.clone(), r.kernel.clone())) {
+                    error!(
+                        "disk {} (config line {}): another lulld{} acts on {} (it holds {}); leaving it alone: two daemons would both spin it down and each count the other's doings as its workload",
+                        c.device,
+                        c.line,
+                        pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                        r.kernel,
+                        path.display()
+                    );
+                }
+                false
+            }
+            Err(e @ LockError::Io { .. }) => {
+                if !self.claims_off {
+                    self.claims_off = true;
+                    warn!(
+                        "{e}; acting on the disks without claiming them, so a second daemon with another state file would not be kept off them"
+                    );
+                }
+                true
+            }
+        }
+    }
+
+    /// Drops the claims of disks this daemon no longer watches (gone,
+    /// retired), so another daemon may take them; claims a disk that
+    /// came back under other device numbers (a replug), best effort.
+    fn keep_claims(&mut self, sample: &Sample) {
+        if self.opts.dry_run {
+            return;
+        }
+        let devs: Vec<(u32, u32)> = self
+            .disks
+            .iter()
+            .chain(&self.retiring)
+            .filter_map(|d| sample.dev(d.ctl.kernel()))
+            .collect();
+        self.claims.retain(|dev, _| devs.contains(dev));
+        let dir = disk_lock_dir(&self.cfg.diskstats);
+        for dev in devs {
+            if !self.claims.contains_key(&dev)
+                && !self.claims_off
+                && let Ok(l) = InstanceLock::acquire_disk(&dir, dev)
+            {
+                self.claims.insert(dev, l);
             }
         }
     }

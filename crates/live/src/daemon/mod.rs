@@ -163,6 +163,11 @@ pub(crate) struct Daemon {
     /// Entries (device, kernel name) that came to name a partition while
     /// the daemon ran, logged once each.
     refused: HashSet<(String, String)>,
+    /// The disks this daemon claimed, by device numbers
+    /// ([`crate::instance::disk_lock_dir`]).
+    claims: std::collections::HashMap<(u32, u32), InstanceLock>,
+    /// The lock directory could not be made: no claims (said once).
+    claims_off: bool,
     read_error_logged: bool,
     /// Where the by-path and glob entries resolved at the last poll: they
     /// are re-resolved every poll, because udev creates a by-id link after
@@ -286,6 +291,8 @@ impl Daemon {
             metrics_server: None,
             missing: HashSet::new(),
             refused: HashSet::new(),
+            claims: std::collections::HashMap::new(),
+            claims_off: false,
             read_error_logged: false,
             path_sig: 0,
             read_buf: Vec::new(),
