@@ -1270,6 +1270,14 @@ fn a_disk_another_daemon_acts_on_is_left_alone() {
         [first]
     );
     assert!(db.alive(), "{}", db.log());
-    assert!(db.stop().success(), "{}", db.log());
+    // The first stops: within 60 polls (6 s here) the second claims the
+    // disk and acts on it.
     assert!(da.stop().success(), "{}", da.log());
+    wait_for(
+        "the second daemon's command once the disk is free",
+        Duration::from_secs(20),
+        || !processes_running(&["/bin/sleep", second_s.as_str()]).is_empty(),
+        || db.log(),
+    );
+    assert!(db.stop().success(), "{}", db.log());
 }

@@ -24,6 +24,11 @@ use crate::source::{Family, Sample};
 use crate::state::DriveRecord;
 use lull_tasks::drive::Drive;
 
+/// How many polls until a disk another daemon claimed is tried again (a
+/// minute at the default poll), and the longest wait.
+const CLAIM_RETRY_POLLS: u64 = 60;
+const CLAIM_RETRY_MAX: Nanos = Nanos::from_secs(600);
+
 /// How recently a directory of by-path entries must have changed for
 /// [`Daemon::path_signature`] to resolve them in full rather than trust the
 /// directory's modification time.
@@ -549,9 +554,13 @@ impl Daemon {
                 true
             }
             Err(LockError::Held { pid, path }) => {
+                // Tried again soon: the other daemon may stop.
+                let wait = Nanos(self.cfg.poll.0.saturating_mul(CLAIM_RETRY_POLLS));
+                let retry = self.now() + wait.min(CLAIM_RETRY_MAX);
+                self.retry_claims_at.get_or_insert(retry);
                 if self.refused.insert((c.device.clone(), r.kernel.clone())) {
                     error!(
-                        "disk {} (config line {}): another lulld{} acts on {} (it holds {}); leaving it alone: two daemons would both spin it down and each count the other's doings as its workload",
+                        "disk {} (config line {}): another lulld{} acts on {} (it holds {}); leaving it alone, and trying again every 60 polls: two daemons would both spin it down and each count the other's doings as its workload",
                         c.device,
                         c.line,
                         pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),

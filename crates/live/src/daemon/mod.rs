@@ -168,6 +168,9 @@ pub(crate) struct Daemon {
     claims: std::collections::HashMap<(u32, u32), InstanceLock>,
     /// The lock directory could not be made: no claims (said once).
     claims_off: bool,
+    /// When to resolve the disks again because another daemon held one's
+    /// claim (once a minute while one does).
+    retry_claims_at: Option<Nanos>,
     read_error_logged: bool,
     /// Where the by-path and glob entries resolved at the last poll: they
     /// are re-resolved every poll, because udev creates a by-id link after
@@ -293,6 +296,7 @@ impl Daemon {
             refused: HashSet::new(),
             claims: std::collections::HashMap::new(),
             claims_off: false,
+            retry_claims_at: None,
             read_error_logged: false,
             path_sig: 0,
             read_buf: Vec::new(),
@@ -445,6 +449,11 @@ impl Daemon {
     /// Reads diskstats at `now` and runs every disk's tracker, engine
     /// and decisions on it.
     fn poll(&mut self, now: Nanos, late: bool) {
+        if self.retry_claims_at.is_some_and(|t| now >= t) {
+            // A disk another daemon had claimed: try again.
+            self.retry_claims_at = None;
+            self.resolve_now = true;
+        }
         let mut buf = std::mem::take(&mut self.read_buf);
         let read = read_diskstats(&mut self.diskstats_file, &self.cfg.diskstats, &mut buf)
             .and_then(|len| {
