@@ -45,8 +45,8 @@ use nix::fcntl::{Flock, FlockArg};
 /// that a second daemon is refused at once to a person.
 const WAIT: Duration = Duration::from_secs(2);
 
-/// The exclusive lock of one state file, released when dropped (or when
-/// the process dies).
+/// An exclusive lock of a state file or of a disk, released when dropped
+/// (or when the process dies).
 #[derive(Debug)]
 pub struct InstanceLock {
     path: PathBuf,
@@ -56,7 +56,8 @@ pub struct InstanceLock {
 /// Why [`InstanceLock::acquire`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// Another process holds the lock.
+    /// Another process holds the lock. The text is the state file's case;
+    /// the daemon words a disk's claim itself.
     #[error(
         "another lulld{} is running on this state file (it holds {}): two daemons on one state file overwrite each other's counters and what they learned, and both act on the same disks; stop it first (`systemctl stop lull`), or give it a changed configuration with `systemctl reload lull`",
         holder_text(*.pid),
