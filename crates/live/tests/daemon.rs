@@ -940,6 +940,35 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
     assert!(d.stop().success(), "{}", d.log());
 }
 
+/// As root, a loop device and a configuration that spins it down, read
+/// from the real `/proc/diskstats` (the fake one would hide the loop
+/// device); `None` after saying why the test skips. In drop order: the
+/// setup, the loop device, the directory of its image.
+fn loop_standby_setup(why_root: &str) -> Option<(Setup, support::Loop, tempfile::TempDir)> {
+    if !is_root() {
+        lull_testkit::skip(why_root);
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
+        lull_testkit::skip("no loop devices (losetup -f failed)");
+        return None;
+    };
+    let s = Setup::new(
+        &format!(
+            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(1h)\"\ntask = \"standby\"\n",
+            disk.dev
+        ),
+        "",
+    );
+    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
+        &format!("diskstats = {:?}\n", s.diskstats),
+        "diskstats = \"/proc/diskstats\"\n",
+    );
+    std::fs::write(&s.config, cfg).unwrap();
+    Some((s, disk, dir))
+}
+
 /// Kills the processes running `argv` when dropped, passed or failed.
 struct Reaper<'a>(&'a [&'a str]);
 
@@ -1061,38 +1090,20 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
 #[test]
 fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
     use std::os::unix::fs::PermissionsExt;
-    if !is_root() {
-        lull_testkit::skip("needs root (a loop device, and runuser to drop to nobody)");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
-        lull_testkit::skip("no loop devices (losetup -f failed)");
+    let Some((s, disk, _dir)) =
+        loop_standby_setup("needs root (a loop device, and runuser to drop to nobody)")
+    else {
         return;
     };
-    let s = Setup::new(
-        &format!(
-            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(1h)\"\ntask = \"standby\"\n",
-            disk.dev
-        ),
-        "",
-    );
-    // The fake diskstats would hide the loop device: read the real one.
     // The state file goes where nobody may write (the config's directory
     // may not be writable by others: the daemon refuses such a config).
     let nobody_dir = s.dir.path().join("nobody");
     std::fs::create_dir(&nobody_dir).unwrap();
     std::os::unix::fs::chown(&nobody_dir, Some(65534), Some(65534)).unwrap();
-    let cfg = std::fs::read_to_string(&s.config)
-        .unwrap()
-        .replace(
-            &format!("diskstats = {:?}\n", s.diskstats),
-            "diskstats = \"/proc/diskstats\"\n",
-        )
-        .replace(
-            &format!("state_file = {:?}\n", s.state),
-            &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
-        );
+    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
+        &format!("state_file = {:?}\n", s.state),
+        &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
+    );
     std::fs::write(&s.config, cfg).unwrap();
     for (p, mode) in [(s.dir.path(), 0o755), (s.config.as_path(), 0o644)] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -1126,13 +1137,9 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
 // and the start say so; a file elsewhere raises nothing.
 #[test]
 fn own_files_on_a_disk_it_spins_down_are_named() {
-    if !is_root() {
-        lull_testkit::skip("needs root (a loop device with a mounted file system)");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let Some(disk) = support::Loop::new(dir.path(), "disk.img") else {
-        lull_testkit::skip("no loop devices (losetup -f failed)");
+    let Some((s, disk, dir)) =
+        loop_standby_setup("needs root (a loop device with a mounted file system)")
+    else {
         return;
     };
     let mnt = dir.path().join("mnt");
@@ -1156,24 +1163,11 @@ fn own_files_on_a_disk_it_spins_down_are_named() {
     }
     let _unmount = Unmount(mnt.clone());
 
-    let s = Setup::new(
-        &format!(
-            "[[disk]]\ndevice = {:?}\nnetwork = \"timer(1h)\"\ntask = \"standby\"\n",
-            disk.dev
-        ),
-        "",
-    );
     let real = |state: &Path| {
-        std::fs::read_to_string(&s.config)
-            .unwrap()
-            .replace(
-                &format!("diskstats = {:?}\n", s.diskstats),
-                "diskstats = \"/proc/diskstats\"\n",
-            )
-            .replace(
-                &format!("state_file = {:?}\n", s.state),
-                &format!("state_file = {state:?}\n"),
-            )
+        std::fs::read_to_string(&s.config).unwrap().replace(
+            &format!("state_file = {:?}\n", s.state),
+            &format!("state_file = {state:?}\n"),
+        )
     };
     std::fs::create_dir(mnt.join("lull")).unwrap();
     let on_disk = mnt.join("lull").join("state.json");
