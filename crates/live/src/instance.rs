@@ -79,7 +79,8 @@ pub enum LockError {
     },
 }
 
-fn holder_text(pid: Option<u32>) -> String {
+/// ` (pid N)` when the holder's pid is known, for messages that name it.
+pub(crate) fn holder_text(pid: Option<u32>) -> String {
     pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
 }
 

@@ -26,10 +26,11 @@ pub struct Preflight {
     pub found: Vec<Vec<Resolved>>,
     /// Things a start tolerates but an admin should know.
     pub warnings: Vec<String>,
-    /// The daemon's own files on a disk it is to spin down
-    /// ([`own_files_on_spun_down_disks`]): in `--check`'s warnings, and
-    /// logged at a start.
-    pub own_files: Vec<String>,
+    /// Warnings a start and a reload log, and `--check` lists with the
+    /// others: the daemon's own files on a disk it is to spin down
+    /// ([`own_files_on_spun_down_disks`]) and, but in a dry run, a program
+    /// that spins disks down beside it ([`competing_spin_down`]).
+    pub logged: Vec<String>,
 }
 
 /// The checks a start (and a reload) runs beyond the file's own
@@ -123,11 +124,14 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         out.found.push(found);
     }
     if let Some(sample) = &sample {
-        out.own_files = own_files_on_spun_down_disks(cfg, dry_run, sample, &out.found);
+        out.logged = own_files_on_spun_down_disks(cfg, dry_run, sample, &out.found);
         if !dry_run {
             out.warnings
                 .extend(claimed_elsewhere(cfg, sample, &out.found));
         }
+    }
+    if !dry_run {
+        out.logged.extend(competing_spin_down(cfg));
     }
     Ok(out)
 }
@@ -157,7 +161,7 @@ fn claimed_elsewhere(cfg: &Config, sample: &Sample, found: &[Vec<Resolved>]) -> 
                     "disk[{}] {}: another lulld{} acts on it (it holds {}): a start would leave it alone",
                     d.index,
                     r.kernel,
-                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                    crate::instance::holder_text(pid),
                     path.display()
                 ));
             }
@@ -434,12 +438,11 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let pre = preflight(&cfg, false)?;
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
-    warnings.extend(pre.own_files);
-    warnings.extend(competing_spin_down(&cfg));
+    warnings.extend(pre.logged);
     if let crate::instance::Holder::Held(pid) = crate::instance::holder(&cfg.state_file) {
         warnings.push(format!(
             "a lulld{} is running on state file {}: a start now would be refused; `systemctl reload lull` (SIGHUP) gives it a changed file",
-            pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            crate::instance::holder_text(pid),
             cfg.state_file.display()
         ));
     }

@@ -42,7 +42,7 @@ impl Daemon {
             .and_then(|c| {
                 preflight(&c, self.opts.dry_run)
                     .map(|pre| {
-                        for w in pre.own_files {
+                        for w in pre.logged {
                             warn!("{w}");
                         }
                         c
@@ -107,11 +107,6 @@ impl Daemon {
                 }
                 if state_moved {
                     self.persist.mark(true, false);
-                }
-                if !self.opts.dry_run
-                    && let Some(w) = crate::preflight::competing_spin_down(&self.cfg)
-                {
-                    warn!("{w}");
                 }
                 info!(
                     "configuration reloaded: {} disk entries",

@@ -563,7 +563,7 @@ impl Daemon {
                         "disk {} (config line {}): another lulld{} acts on {} (it holds {}); leaving it alone, and trying again every 60 polls: two daemons would both spin it down and each count the other's doings as its workload",
                         c.device,
                         c.line,
-                        pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                        crate::instance::holder_text(pid),
                         r.kernel,
                         path.display()
                     );

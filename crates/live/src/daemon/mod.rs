@@ -48,7 +48,7 @@ use crate::diskstats::read_diskstats;
 use crate::hooks::HookRunner;
 use crate::instance::{InstanceLock, LockError};
 use crate::persist::{Persist, Snapshot};
-use crate::preflight::{competing_spin_down, preflight, stop_orphans};
+use crate::preflight::{preflight, stop_orphans};
 use crate::resident::{RELEASE_DELAY, release_code_pages};
 use crate::source::Sample;
 use crate::state::State;
@@ -88,7 +88,7 @@ pub enum DaemonError {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(opts: Options) -> Result<(), DaemonError> {
     let cfg = Config::load(&opts.config, &opts.registry)?;
-    for w in preflight(&cfg, opts.dry_run)?.own_files {
+    for w in preflight(&cfg, opts.dry_run)?.logged {
         tracing::warn!("{w}");
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -217,11 +217,6 @@ impl Daemon {
         // Before the state file is read: a second daemon must not take the
         // first's running command for a crash's leftover.
         let lock = lock_state(&cfg, opts.dry_run)?;
-        if !opts.dry_run
-            && let Some(w) = competing_spin_down(&cfg)
-        {
-            warn!("{w}");
-        }
         let state = if opts.dry_run {
             // Its own file: what the networks learn survives a restart,
             // the real daemon's counters are never touched.
