@@ -43,6 +43,13 @@ fn start_dry(config: &Path) -> Daemon {
     Daemon::spawn(cmd, config.with_extension("log"), &[])
 }
 
+/// `lulld --config CONFIG --check`, which must succeed: its report.
+fn check_ok(config: &Path) -> String {
+    let out = run(&["--config", config.to_str().unwrap(), "--check"]);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(LULLD)
         .args(args)
@@ -312,6 +319,7 @@ fn check_refuses_what_a_start_refuses() {
 #[test]
 fn a_command_left_by_a_killed_daemon_never_runs_twice() {
     let argv = ["/bin/sleep", "1004.25"];
+    let _reaper = Reaper(&argv);
     let s = Setup::new(&command_disk("fakea", argv[1]), &line("fakea", 0, 5));
     let (mut d, first) = start_until_command(&s);
     d.signal("-KILL");
@@ -332,12 +340,6 @@ fn a_command_left_by_a_killed_daemon_never_runs_twice() {
     let running = processes_running(&argv);
     let log = d.log();
     assert!(d.stop().success());
-    for p in processes_running(&argv) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(p as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
     assert_eq!(running.len(), 1, "{running:?}\n{log}");
     assert!(log.contains("of a previous run still runs"), "{log}");
 }
@@ -910,9 +912,7 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
 
     // `--check` by hand meanwhile: valid, and it says a start would be
     // refused.
-    let check = run(&["--config", s.config.to_str().unwrap(), "--check"]);
-    let out = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success(), "{out}");
+    let out = check_ok(&s.config);
     assert!(
         out.contains(&format!(
             "a lulld (pid {}) is running on state file",
@@ -924,12 +924,8 @@ fn a_second_daemon_on_one_state_file_is_refused_and_the_first_keeps_its_command(
     let log = d.log();
     assert!(d.stop().success(), "{log}");
     // The lock goes with its holder: the next start runs.
-    let check = run(&["--config", s.config.to_str().unwrap(), "--check"]);
-    assert!(
-        !String::from_utf8_lossy(&check.stdout).contains("is running on state file"),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
+    let out = check_ok(&s.config);
+    assert!(!out.contains("is running on state file"), "{out}");
     let mut d = start(&s.config, &[]);
     wait_for(
         "the restart",
@@ -1047,23 +1043,23 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
         "[[disk]]\ndevice = \"fakea\"\ntask = \"flush\"\n",
         &line("fakea", 0, 5),
     );
-    let check = |s: &Setup| {
-        let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
     let named = "hd-idle (pid ";
-    let out = check(&standby);
+    let out = check_ok(&standby.config);
     assert!(out.contains(&format!("warning: {named}")), "{out}");
     assert!(out.contains("systemctl disable --now hd-idle"), "{out}");
-    let out = check(&flush);
+    let out = check_ok(&flush.config);
     assert!(!out.contains(named), "no disk to spin down: {out}");
 
     let mut d = start(&standby.config, &[]);
+    // Stopped only once started: the warning comes before the signal
+    // handlers are in place.
     wait_for(
-        "the warning",
+        "the warning, and the start",
         Duration::from_secs(20),
-        || d.log().contains(named),
+        || {
+            let log = d.log();
+            log.contains(named) && log.contains("lull daemon started")
+        },
         || d.log(),
     );
     assert!(d.stop().success(), "{}", d.log());
@@ -1080,7 +1076,7 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
     let _ = hd.kill();
     let _ = hd.wait();
     if lull_live::process::running_named(lull_live::process::SPIN_DOWN_DAEMONS).is_empty() {
-        let out = check(&standby);
+        let out = check_ok(&standby.config);
         assert!(!out.contains(named), "{out}");
     }
 }
@@ -1108,9 +1104,7 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
     for (p, mode) in [(s.dir.path(), 0o755), (s.config.as_path(), 0o644)] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let as_root = run(&["--config", s.config.to_str().unwrap(), "--check"]);
-    let out = String::from_utf8_lossy(&as_root.stdout);
-    assert!(as_root.status.success(), "{as_root:?}");
+    let out = check_ok(&s.config);
     assert!(!out.contains("cannot open"), "{out}");
 
     let as_nobody = Command::new("runuser")
@@ -1173,12 +1167,7 @@ fn own_files_on_a_disk_it_spins_down_are_named() {
     let on_disk = mnt.join("lull").join("state.json");
     let config_on = s.dir.path().join("on.toml");
     std::fs::write(&config_on, real(&on_disk)).unwrap();
-    let check = |config: &Path| {
-        let out = run(&["--config", config.to_str().unwrap(), "--check"]);
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let out = check(&config_on);
+    let out = check_ok(&config_on);
     let named = format!(
         "warning: state_file {} is on {}, which disk[0] spins down",
         on_disk.display(),
@@ -1196,15 +1185,20 @@ fn own_files_on_a_disk_it_spins_down_are_named() {
     // Elsewhere: nothing.
     let config_off = s.dir.path().join("off.toml");
     std::fs::write(&config_off, real(&s.state)).unwrap();
-    let out = check(&config_off);
+    let out = check_ok(&config_off);
     assert!(!out.contains("spins down:"), "{out}");
 
     // A start logs it too.
     let mut d = start(&config_on, &[]);
+    // Stopped only once started: the warning comes before the signal
+    // handlers are in place.
     wait_for(
-        "the warning at the start",
+        "the warning at the start, and the start",
         Duration::from_secs(20),
-        || d.log().contains(&named["warning: ".len()..]),
+        || {
+            let log = d.log();
+            log.contains(&named["warning: ".len()..]) && log.contains("lull daemon started")
+        },
         || d.log(),
     );
     assert!(d.stop().success(), "{}", d.log());
@@ -1229,9 +1223,7 @@ fn a_disk_another_daemon_acts_on_is_left_alone() {
     std::fs::write(&b.config, text).unwrap();
 
     let (mut da, first) = start_until_command(&a);
-    let check = run(&["--config", b.config.to_str().unwrap(), "--check"]);
-    let out = String::from_utf8_lossy(&check.stdout);
-    assert!(check.status.success(), "{check:?}");
+    let out = check_ok(&b.config);
     assert!(
         out.contains(&format!(
             "warning: disk[0] fakea: another lulld (pid {}) acts on it",
