@@ -232,10 +232,15 @@ pub fn block_device_numbers(path: &str) -> Option<(u32, u32)> {
     if !meta.file_type().is_block_device() {
         return None;
     }
-    let rdev = meta.rdev();
+    dev_numbers(meta.rdev())
+}
+
+/// The (major, minor) numbers of a `dev_t` (a block device's `st_rdev`, a
+/// file system's `st_dev`).
+pub(crate) fn dev_numbers(dev: u64) -> Option<(u32, u32)> {
     Some((
-        u32::try_from(nix::sys::stat::major(rdev)).ok()?,
-        u32::try_from(nix::sys::stat::minor(rdev)).ok()?,
+        u32::try_from(nix::sys::stat::major(dev)).ok()?,
+        u32::try_from(nix::sys::stat::minor(dev)).ok()?,
     ))
 }
 

@@ -240,11 +240,7 @@ fn device_of(path: &Path) -> Option<(u32, u32)> {
             Err(_) => at = at.parent()?,
         }
     };
-    let dev = meta.dev();
-    Some((
-        u32::try_from(nix::sys::stat::major(dev)).ok()?,
-        u32::try_from(nix::sys::stat::minor(dev)).ok()?,
-    ))
+    crate::drive::dev_numbers(meta.dev())
 }
 
 /// `dir` exists and is a directory the daemon may create files in, or
