@@ -31,7 +31,7 @@ pub fn is_glob(s: &str) -> bool {
 /// A literal device that is absent resolves to nothing.
 pub fn resolve<'a>(device: &str, names: impl Iterator<Item = &'a str> + Clone) -> Vec<Resolved> {
     let present = |k: &str| names.clone().any(|n| n == k);
-    let whole_disk = |k: &str| !names.clone().any(|n| n != k && is_partition_name(n, k));
+    let whole_disk = |k: &str| partition_of(k, names.clone()).is_none();
     let mut out = Vec::new();
     if let Some(rest) = device.strip_prefix('/') {
         let path = Path::new(device);
