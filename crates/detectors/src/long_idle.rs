@@ -223,9 +223,10 @@ impl Logistic {
     }
 }
 
-/// The layout version of `long-idle`'s saved state: 4 keeps the periodic
-/// estimator's wall time of the save; 3 is still read.
-const STATE_VERSION: u32 = 4;
+/// The layout version of `long-idle`'s saved state: 5 adds the fallbacks
+/// per context; 4 (which kept the periodic estimator's wall time of the
+/// save) and 3 are still read, the contexts then starting afresh.
+const STATE_VERSION: u32 = 5;
 
 impl LongIdle {
     /// How many values its saved state has.
@@ -242,6 +243,8 @@ impl LongIdle {
             + 5
             + PeriodicEstimator::SAVED_LEN
             + self.fallback.saved_len()
+            + 1
+            + CONTEXTS * context_saved_len(&self.fallback)
     }
 }
 
@@ -287,6 +290,43 @@ pub struct LongIdle {
     serial: [f64; 4],
     /// Spin-downs at idle start (module docs, "At idle start").
     zero: ZeroMode,
+    /// The fallback kept per context ([`CONTEXTS`] bins of the previous
+    /// learned period's length), each learning from its context's periods
+    /// only (module docs, "A fallback per context").
+    by_context: Box<[ContextFallback]>,
+    /// Decisions made on a context's own fallback.
+    context_decisions: u64,
+}
+
+/// One context's fallback and its score against the global one.
+#[derive(Clone, Debug)]
+struct ContextFallback {
+    /// Share's experts, learning from this context's periods, acting on
+    /// their weighted mean.
+    experts: ShareExperts,
+    /// Discounted losses ([`ShareExperts::loss`]) in this context's
+    /// periods of the global fallback's timeout and of this one's.
+    loss: [f64; 2],
+    /// This context's learned periods.
+    periods: f64,
+}
+
+/// Contexts of the per-context fallback: the previous learned period's
+/// length by powers of two of `B`, from below `B/16` to at least `4·B`.
+pub const CONTEXTS: usize = 8;
+/// Learned periods of a context before its own fallback may be acted on.
+pub const CONTEXT_AFTER: f64 = 20.0;
+/// Per-period discount of a context's two losses.
+pub const CONTEXT_DISCOUNT: f64 = 0.99;
+/// Values saved per context: the experts' (weighted mean: no rule losses),
+/// the two losses and the period count.
+fn context_saved_len(fallback: &ShareExperts) -> usize {
+    fallback.weights().len() + 4 + 3
+}
+
+/// The context of a period that follows one of `ratio·B`.
+fn context(ratio: f64) -> usize {
+    bin(ratio).min(CONTEXTS - 1)
 }
 
 /// The state of `long-idle`'s spin-downs at idle start (module docs).
@@ -338,7 +378,6 @@ impl LongIdle {
     /// a learned margin), learning at `rate`.
     pub fn new(fallback: ShareExperts, breakeven: Nanos, margin: Option<f64>, rate: f64) -> Self {
         LongIdle {
-            fallback,
             model: Logistic::new(rate, 1e-4),
             breakeven,
             fixed_margin: margin,
@@ -366,7 +405,57 @@ impl LongIdle {
                 wait: ZERO_WAIT,
                 ..ZeroMode::default()
             },
+            by_context: vec![
+                ContextFallback {
+                    experts: fallback.clone().with_decision(Decision::Mean),
+                    loss: [0.0; 2],
+                    periods: 0.0,
+                };
+                CONTEXTS
+            ]
+            .into_boxed_slice(),
+            context_decisions: 0,
+            fallback,
         }
+    }
+
+    /// The context's fallback that the current period's timeout comes
+    /// from, if not the global one: the context of the previous learned
+    /// period's length, once it has [`CONTEXT_AFTER`] periods and its own
+    /// timeout has lost less there than the global one, and only while
+    /// the gaps do not look [`independent`](Self::independent) (where
+    /// the previous length tells nothing, a context is noise).
+    pub fn context_fallback(&self) -> Option<&ShareExperts> {
+        if self.independent() {
+            return None;
+        }
+        let c = &self.by_context[context(self.last_ratio)];
+        (c.periods >= CONTEXT_AFTER && c.loss[1] < c.loss[0]).then_some(&c.experts)
+    }
+
+    /// The timeout acted on in the current period: the context's
+    /// fallback's ([`LongIdle::context_fallback`]) or the global
+    /// fallback's ([`LongIdle::fallback_timeout`]).
+    pub fn acting_timeout(&self) -> Nanos {
+        match self.context_fallback() {
+            Some(e) => e.timeout(),
+            None => self.fallback_timeout(),
+        }
+    }
+
+    /// Scores the current period's context's fallback against the global
+    /// one on a learned period of length `period`, and teaches it.
+    fn learn_context(&mut self, period: Nanos) {
+        let s = period.as_secs_f64();
+        let global = self.fallback.loss(self.fallback_timeout().as_secs_f64(), s);
+        let c = &mut self.by_context[context(self.last_ratio)];
+        let own = self.fallback.loss(c.experts.timeout().as_secs_f64(), s);
+        c.loss = [
+            CONTEXT_DISCOUNT * c.loss[0] + global,
+            CONTEXT_DISCOUNT * c.loss[1] + own,
+        ];
+        c.periods += 1.0;
+        c.experts.observe(period);
     }
 
     /// The fallback's experts.
@@ -472,7 +561,7 @@ impl LongIdle {
     /// (its timeout is its shortest expert's): the regime in which
     /// declaring at idle start instead is tried.
     fn fallback_at_once(&self) -> bool {
-        self.fallback_timeout() <= self.decision_delay()
+        self.acting_timeout() <= self.decision_delay()
     }
 
     /// Learns, at the end of a period of `s` seconds, what declaring at
@@ -626,6 +715,7 @@ impl StartDetector for LongIdle {
             ("at_once_right".into(), self.at_once_right as f64),
             ("at_start".into(), self.zero.count as f64),
             ("serial_correlation".into(), self.serial_correlation()),
+            ("by_context".into(), self.context_decisions as f64),
         ];
         g.extend(self.fallback.gauges("fallback_"));
         g.extend(
@@ -689,6 +779,9 @@ impl StartDetector for LongIdle {
             self.model
                 .learn_from(&x, self.last_p, if long { 1.0 } else { 0.0 });
         }
+        // Before the global fallback learns: both are scored on the
+        // timeouts this period was judged on.
+        self.learn_context(period);
         self.fallback.observe(period);
         let b = self.breakeven.as_secs_f64();
         self.last_ratio = period.as_secs_f64() / b;
@@ -725,7 +818,8 @@ impl StartDetector for LongIdle {
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);
-        let mut at = (began + self.fallback_timeout()).max(ctx.now);
+        self.context_decisions += u64::from(self.context_fallback().is_some());
+        let mut at = (began + self.acting_timeout()).max(ctx.now);
         // Expected saving of acting now against its expected waste.
         self.wait_s = (at - ctx.now).as_secs_f64();
         // A confident periodic arrival within B: acting now cannot pay.
@@ -771,12 +865,29 @@ impl StartDetector for LongIdle {
         ]);
         self.periodic.save_values(now, &mut v);
         self.fallback.save_values(&mut v);
+        v.push(self.context_decisions as f64);
+        for c in self.by_context.iter() {
+            c.experts.save_values(&mut v);
+            v.extend_from_slice(&c.loss);
+            v.push(c.periods);
+        }
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
     }
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
-        // Version 3 lacked the periodic estimator's two values of wall time.
+        // Version 3 lacked the periodic estimator's two values of wall
+        // time; 3 and 4 lacked the contexts.
+        let contexts_len = 1 + CONTEXTS * context_saved_len(&self.fallback);
         let (version, len, periodic_len) = match l.version {
-            3 => (3, self.saved_len() - 2, PeriodicEstimator::SAVED_LEN_V1),
+            3 => (
+                3,
+                self.saved_len() - 2 - contexts_len,
+                PeriodicEstimator::SAVED_LEN_V1,
+            ),
+            4 => (
+                4,
+                self.saved_len() - contexts_len,
+                PeriodicEstimator::SAVED_LEN,
+            ),
             _ => (
                 STATE_VERSION,
                 self.saved_len(),
@@ -798,6 +909,7 @@ impl StartDetector for LongIdle {
         let zero = take(5);
         let periodic = take(periodic_len);
         let fallback = take(self.fallback.saved_len());
+        let contexts = take(if version >= 5 { contexts_len } else { 0 });
         if w.iter()
             .chain(&gains)
             .chain(&recent)
@@ -819,7 +931,31 @@ impl StartDetector for LongIdle {
         }
         let mut est = self.periodic.clone();
         est.restore_values(&periodic, now)?;
+        let mut by_context = self.by_context.clone();
+        let mut context_decisions = 0;
+        if let Some((&n, rest)) = contexts.split_first() {
+            if !(n >= 0.0 && n < u64::MAX as f64) {
+                return Err(LearnedError::new("long-idle: a negative count"));
+            }
+            context_decisions = n as u64;
+            for (c, v) in by_context
+                .iter_mut()
+                .zip(rest.chunks_exact(context_saved_len(&self.fallback)))
+            {
+                let (experts, rest) = v.split_at(v.len() - 3);
+                if rest.iter().any(|&x| !(x >= 0.0 && x.is_finite())) {
+                    return Err(LearnedError::new(
+                        "long-idle: a context's loss or count out of range",
+                    ));
+                }
+                c.experts.restore_values(experts)?;
+                c.loss = [rest[0], rest[1]];
+                c.periods = rest[2];
+            }
+        }
         self.fallback.restore_values(&fallback)?;
+        self.by_context = by_context;
+        self.context_decisions = context_decisions;
         self.periodic = est;
         self.model.w.copy_from_slice(&w);
         self.margin_gain.copy_from_slice(&gains);
@@ -871,7 +1007,7 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     LEARNED_DECISION_PARAM,
 ];
 
-const LONG_IDLE_GAUGES: [GaugeInfo; 16] = {
+const LONG_IDLE_GAUGES: [GaugeInfo; 17] = {
     let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
     let [f1, f2, f3, f4] = FALLBACK_GAUGES;
     [
@@ -884,6 +1020,11 @@ const LONG_IDLE_GAUGES: [GaugeInfo; 16] = {
             "serial_correlation",
             "serial correlation of idle lengths",
             GaugeUnit::Number,
+        ),
+        GaugeInfo::new(
+            "by_context",
+            "decided on its context's fallback",
+            GaugeUnit::Times,
         ),
         f1,
         f2,
@@ -1043,6 +1184,9 @@ mod tests {
         drive_all(&mut d, Nanos::ZERO, &exponential(7, 600, 0.0));
         let r = d.serial_correlation();
         assert!(r.abs() < INDEPENDENT && d.independent(), "{r}");
+        // Where the previous length tells nothing, no context decides.
+        assert!(d.context_fallback().is_none());
+        assert_eq!(d.acting_timeout(), d.fallback_timeout());
         // Regimes: runs of twenty 100 s gaps and twenty 0.5 s ones.
         let runs: Vec<f64> = (0..600)
             .map(|i| if (i / 20) % 2 == 0 { 100.0 } else { 0.5 })
@@ -1051,6 +1195,91 @@ mod tests {
         drive_all(&mut d, Nanos::ZERO, &runs);
         let r = d.serial_correlation();
         assert!(r > 0.5 && !d.independent(), "{r}");
+    }
+
+    #[test]
+    fn a_fallback_per_context_learns_what_follows_what() {
+        // B = 3 s. Gaps alternate: about 20 s, then about 1 s. After a long
+        // gap the next is short (the best timeout outlasts it: no spin-down);
+        // after a short one the next is long (the best is the shortest
+        // expert). One global timeout must hedge between the two.
+        let mut u = uniforms(5);
+        let lens: Vec<f64> = (0..400)
+            .map(|i| {
+                if i % 2 == 0 {
+                    15.0 + 10.0 * u()
+                } else {
+                    0.7 + 0.6 * u()
+                }
+            })
+            .collect();
+        // A fixed margin that never acts at once: only the timeouts decide.
+        let mut d = paper_drive();
+        d.fixed_margin = Some(f64::INFINITY);
+        let (_, t) = drive_all(&mut d, Nanos::ZERO, &lens);
+        assert!(!d.independent(), "{}", d.serial_correlation());
+        let global = d.fallback_timeout();
+        // The last gap was short: the next is long, spin down at once.
+        let after_short = d.context_fallback().expect("a context's fallback");
+        assert_eq!(after_short.timeout(), d.acting_timeout());
+        assert!(
+            d.acting_timeout() < global / 4,
+            "{} vs {global}",
+            d.acting_timeout()
+        );
+        assert!(d.acting_timeout() < d.fallback().min_timeout() * 2);
+        // One more long gap: now the next is short, wait it out.
+        drive_all(&mut d, t, &[20.0]);
+        assert!(
+            d.acting_timeout() > Nanos::from_secs_f64(1.3) && d.acting_timeout() > global,
+            "{} vs {global}",
+            d.acting_timeout()
+        );
+        let by_context = d.gauges().into_iter().find(|(k, _)| k == "by_context");
+        assert!(
+            by_context.as_ref().is_some_and(|(_, v)| *v > 300.0),
+            "{by_context:?}"
+        );
+    }
+
+    #[test]
+    fn a_state_without_contexts_restores_them_afresh() {
+        let mut u = uniforms(9);
+        let lens: Vec<f64> = (0..200)
+            .map(|i| if i % 2 == 0 { 20.0 } else { 1.0 + u() })
+            .collect();
+        let mut d = paper_drive();
+        drive_all(&mut d, Nanos::ZERO, &lens);
+        let now = Nanos::from_secs(10_000);
+        let saved = d.save(now).expect("state");
+        assert_eq!(saved.version, STATE_VERSION);
+        assert_eq!(saved.values.len(), d.saved_len());
+        // The same state as version 4 wrote it: without the contexts.
+        let contexts = 1 + CONTEXTS * context_saved_len(d.fallback());
+        let v4 = Learned::new(
+            LONG_IDLE.name,
+            4,
+            saved.values[..saved.values.len() - contexts].to_vec(),
+        );
+        let mut fresh = paper_drive();
+        fresh.restore(&v4, now).expect("version 4 restores");
+        assert_eq!(fresh.fallback().weights(), d.fallback().weights());
+        assert_eq!(fresh.context_decisions, 0);
+        assert!(fresh.by_context.iter().all(|c| c.periods == 0.0));
+        // And version 5 restores them.
+        let mut back = paper_drive();
+        back.restore(&saved, now).expect("version 5 restores");
+        assert_eq!(back.context_decisions, d.context_decisions);
+        assert_eq!(back.acting_timeout(), d.acting_timeout());
+        for (a, b) in back.by_context.iter().zip(d.by_context.iter()) {
+            assert_eq!((a.loss, a.periods), (b.loss, b.periods));
+            assert_eq!(a.experts.weights(), b.experts.weights());
+        }
+        // A negative loss is refused.
+        let mut bad = saved.clone();
+        let n = bad.values.len();
+        bad.values[n - 2] = -1.0;
+        assert!(paper_drive().restore(&bad, now).is_err());
     }
 
     #[test]
@@ -1167,9 +1396,14 @@ mod tests {
         // estimator's two values of wall time, at the end of its block.
         let mut d = paper_drive();
         let (_, end) = drive_all(&mut d, Nanos::ZERO, &exponential(3, 200, 0.0));
-        let v4 = d.save(end).unwrap();
-        assert_eq!(v4.version, STATE_VERSION);
-        let at = d.saved_len() - d.fallback.saved_len() - 2;
+        let v5 = d.save(end).unwrap();
+        assert_eq!(v5.version, STATE_VERSION);
+        // Version 4 is version 5 without the contexts at the end.
+        let mut v4 = v5.clone();
+        v4.version = 4;
+        v4.values
+            .truncate(v5.values.len() - 1 - CONTEXTS * context_saved_len(&d.fallback));
+        let at = v4.values.len() - d.fallback.saved_len() - 2;
         let mut v3 = v4.clone();
         v3.version = 3;
         v3.values.drain(at..at + 2);
@@ -1183,7 +1417,7 @@ mod tests {
         let mut short = v3.clone();
         short.values.pop();
         assert!(paper_drive().restore(&short, end).is_err());
-        let mut v2 = v4.clone();
+        let mut v2 = v5.clone();
         v2.version = 2;
         assert!(paper_drive().restore(&v2, end).is_err());
     }
