@@ -69,6 +69,7 @@ BLOCKS=(
   "perf-replay-step|docs/performance.md|timing|-"
   "perf-auto-per-event|docs/performance.md|timing|-"
   "perf-auto-per-event-issue-29|docs/performance.md|timing|-"
+  "perf-auto-per-event-contexts|docs/performance.md|timing|-"
   "perf-sweep-scaling|docs/performance.md|timing|-"
   "perf-sweep-grid-size|docs/performance.md|timing|-"
   "perf-sweep-after-issue-16|docs/performance.md|timing|-"
