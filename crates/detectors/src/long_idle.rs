@@ -956,7 +956,16 @@ impl StartDetector for LongIdle {
         }
         let mut est = self.periodic.clone();
         est.restore_values(&periodic, now)?;
-        let mut by_context = self.by_context.clone();
+        // Without contexts in the state (versions 3 and 4), they start afresh.
+        let mut by_context: Box<[ContextFallback]> = self
+            .by_context
+            .iter()
+            .map(|c| ContextFallback {
+                experts: c.experts.fresh(),
+                loss: [0.0; 2],
+                periods: 0.0,
+            })
+            .collect();
         let mut context_decisions = 0;
         if let Some((&n, rest)) = contexts.split_first() {
             if !(n >= 0.0 && n < u64::MAX as f64) {
@@ -1286,8 +1295,14 @@ mod tests {
             4,
             saved.values[..saved.values.len() - contexts].to_vec(),
         );
-        let mut fresh = paper_drive();
+        // Into a detector that has learned contexts of its own: those go.
+        let mut fresh = d.clone();
         fresh.restore(&v4, now).expect("version 4 restores");
+        let new = paper_drive();
+        for (a, b) in fresh.by_context.iter().zip(new.by_context.iter()) {
+            assert_eq!(a.experts.weights(), b.experts.weights());
+            assert_eq!(a.experts.timeout(), b.experts.timeout());
+        }
         assert_eq!(fresh.fallback().weights(), d.fallback().weights());
         assert_eq!(fresh.context_decisions, 0);
         assert!(fresh.by_context.iter().all(|c| c.periods == 0.0));

@@ -294,6 +294,21 @@ impl ShareExperts {
         Ok(())
     }
 
+    /// The same experts as they were built, before learning anything.
+    pub fn fresh(&self) -> Self {
+        let n = self.weights.len();
+        let mut e = ShareExperts {
+            weights: vec![1.0 / n as f64; n],
+            periods: 0,
+            mix_loss: 0.0,
+            decision_loss: 0.0,
+            rule_loss: [0.0; 2],
+            ..self.clone()
+        };
+        e.timeout = e.decide();
+        e
+    }
+
     /// Combines the timeouts by `decision` instead of the weighted mean.
     pub fn with_decision(mut self, decision: Decision) -> Self {
         self.decision = decision;
@@ -769,6 +784,31 @@ mod tests {
         let d = ShareExperts::new(2, s(1.0), s(4.0), s(2.0), 1.0, 0.0, 1.0);
         assert!((d.loss(1.0, 10.0) - 3.0 / 6.0).abs() < 1e-12);
         assert!((d.loss(4.0, 3.0) - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_fresh_copy_has_learned_nothing() {
+        for decision in [Decision::Mean, Decision::Learned] {
+            let new = ShareExperts::new(8, s(0.1), s(16.0), s(2.0), 4.0, 0.08, 0.0)
+                .with_decision(decision);
+            let mut e = new.clone();
+            for len in [10.0, 0.5, 30.0, 0.2, 5.0] {
+                e.observe(s(len));
+            }
+            assert_ne!(e.weights(), new.weights());
+            let f = e.fresh();
+            assert_eq!(f.weights(), new.weights());
+            assert_eq!(f.timeout(), new.timeout());
+            assert_eq!(f.rule_timeouts(), new.rule_timeouts());
+            assert_eq!(
+                (f.periods(), f.mix_loss(), f.decision_loss()),
+                (0, 0.0, 0.0)
+            );
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            f.save_values(&mut a);
+            new.save_values(&mut b);
+            assert_eq!(a, b);
+        }
     }
 
     #[test]
