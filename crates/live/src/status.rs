@@ -318,6 +318,13 @@ pub struct Status {
     pub daemon_pid: Option<u32>,
     /// When this was read (Unix seconds).
     pub now_unix: u64,
+    /// When the state file read was last written (its modification time,
+    /// Unix seconds), if it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_written_unix: Option<u64>,
+    /// How often the daemon writes its state file when nothing urgent
+    /// happens (`state_interval`, seconds).
+    pub state_interval_s: f64,
     /// The disks, by name.
     pub disks: Vec<DiskStatus>,
 }
@@ -422,6 +429,11 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             )));
         }
     };
+    let state_written_unix = std::fs::metadata(&state_file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
     let (daemon_running, daemon_pid) = match crate::instance::holder(&state_file) {
         crate::instance::Holder::Held(pid) => (Some(true), pid),
         crate::instance::Holder::Free => (Some(false), None),
@@ -435,11 +447,26 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         daemon_running,
         daemon_pid,
         now_unix,
+        state_written_unix,
+        state_interval_s: cfg.state_interval.as_secs_f64(),
         disks: with_logged_shadows(
             &cfg,
             combine(&cfg, &state, &samples, text.is_some(), now_unix),
         ),
     })
+}
+
+/// How old (seconds) the state file is that the status of a running
+/// daemon comes from alone (no metrics), when that is old enough to
+/// matter: two seconds or more, a poll or two, and the daemon writes the
+/// file only every `state_interval` unless something urgent happens. A
+/// stopped daemon's status says so instead.
+fn state_lag(st: &Status) -> Option<u64> {
+    if st.metrics.is_some() || st.daemon_running == Some(false) {
+        return None;
+    }
+    let age = st.now_unix.saturating_sub(st.state_written_unix?);
+    (age >= 2).then_some(age)
 }
 
 /// Fills in the shadow evaluation of `standby` disks whose state entry
@@ -696,6 +723,14 @@ pub fn render_text(st: &Status) -> String {
             out,
             "(no daemon is running: nothing holds {}; below is what its last run left, not the disks' state now)",
             crate::instance::lock_path(&st.state_file).display()
+        );
+    }
+    if let Some(age) = state_lag(st) {
+        let _ = writeln!(
+            out,
+            "(as the daemon last wrote its state file, {} ago: without [metrics] that is every {} and at once for spin-downs, spin-ups and commands, so what follows can lag)",
+            secs(age as f64),
+            secs(st.state_interval_s)
         );
     }
     if st.dry_run == Some(true) {
@@ -1141,6 +1176,8 @@ lull_dry_run 0
             daemon_running: None,
             daemon_pid: None,
             now_unix: now,
+            state_written_unix: Some(now),
+            state_interval_s: 60.0,
             disks,
         });
         let (first, second) = text.split_once("\n\n").unwrap();
@@ -1211,6 +1248,8 @@ lull_dry_run 0
             daemon_running: Some(true),
             daemon_pid: Some(4242),
             now_unix: 1_800_005_000,
+            state_written_unix: Some(1_800_004_990),
+            state_interval_s: 60.0,
             disks: vec![
                 DiskStatus {
                     disk: "/dev/disk/by-id/ata-WDC_WD40EFRX-X".into(),
@@ -1318,6 +1357,27 @@ lull_dry_run 0
             text.contains("4 used in 24 h by spin-downs it would have done, "),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_status_from_the_state_file_alone_says_how_old_it_is() {
+        let lag = "(as the daemon last wrote its state file, 40s ago: without [metrics] that is every 1m and at once for spin-downs, spin-ups and commands, so what follows can lag)\n";
+        let mut st = scene();
+        st.state_written_unix = Some(st.now_unix - 40);
+        // With metrics, the power state is current: no word of the lag.
+        assert!(!render_text(&st).contains("last wrote"));
+        st.metrics = None;
+        let text = render_text(&st);
+        assert!(text.starts_with(lag), "{text}");
+        // Just written: nothing to say.
+        st.state_written_unix = Some(st.now_unix - 1);
+        assert!(!render_text(&st).contains("last wrote"));
+        // A stopped daemon's status says that instead.
+        st.state_written_unix = Some(st.now_unix - 40);
+        st.daemon_running = Some(false);
+        let text = render_text(&st);
+        assert!(text.starts_with("(no daemon is running"), "{text}");
+        assert!(!text.contains("last wrote"), "{text}");
     }
 
     /// `lull status --format json` keeps to the schema in
