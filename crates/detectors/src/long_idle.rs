@@ -146,8 +146,9 @@
 //! Its gauges report the last probability, how often it acted at once and
 //! how often that was right, how often it declared at idle start, the
 //! serial correlation, how often a context's fallback decided, the
-//! global fallback's timeout and leader, and the periodic sources
-//! (`periodic_*`).
+//! timeout it would act on now (the context's or the global one, for a
+//! period that began now), the global fallback's timeout and leader, and
+//! the periodic sources (`periodic_*`).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
@@ -741,6 +742,10 @@ impl StartDetector for LongIdle {
             ("at_start".into(), self.zero.count as f64),
             ("serial_correlation".into(), self.serial_correlation()),
             ("by_context".into(), self.context_decisions as f64),
+            (
+                "acting_timeout_s".into(),
+                self.acting_timeout().as_secs_f64(),
+            ),
         ];
         g.extend(self.fallback.gauges("fallback_"));
         g.extend(
@@ -1041,7 +1046,7 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     LEARNED_DECISION_PARAM,
 ];
 
-const LONG_IDLE_GAUGES: [GaugeInfo; 17] = {
+const LONG_IDLE_GAUGES: [GaugeInfo; 18] = {
     let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
     let [f1, f2, f3, f4] = FALLBACK_GAUGES;
     [
@@ -1059,6 +1064,11 @@ const LONG_IDLE_GAUGES: [GaugeInfo; 17] = {
             "by_context",
             "decided on its context's fallback",
             GaugeUnit::Times,
+        ),
+        GaugeInfo::new(
+            "acting_timeout_s",
+            "timeout acted on now",
+            GaugeUnit::Seconds,
         ),
         f1,
         f2,
@@ -1268,6 +1278,14 @@ mod tests {
             d.acting_timeout() > Nanos::from_secs_f64(1.3) && d.acting_timeout() > global,
             "{} vs {global}",
             d.acting_timeout()
+        );
+        let acting = d
+            .gauges()
+            .into_iter()
+            .find(|(k, _)| k == "acting_timeout_s");
+        assert_eq!(
+            acting,
+            Some(("acting_timeout_s".into(), d.acting_timeout().as_secs_f64()))
         );
         let by_context = d.gauges().into_iter().find(|(k, _)| k == "by_context");
         assert!(
