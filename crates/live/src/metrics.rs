@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::state::State;
+use crate::state::{DiskState, State};
 
 /// What the metrics know about a disk beyond its state-file counters.
 #[derive(Clone, Debug)]
@@ -45,11 +45,7 @@ pub struct DiskGauges {
 }
 
 /// A counter metric: name, help, and how to read it from a disk's state.
-type Counter = (
-    &'static str,
-    &'static str,
-    fn(&crate::state::DiskState) -> f64,
-);
+type Counter = (&'static str, &'static str, fn(&DiskState) -> f64);
 
 pub(crate) fn label(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -198,6 +194,31 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
                 label(&w.cause),
                 w.unix
             );
+        }
+    }
+    // The current idle period and the network's next decision in it, for
+    // `lull status` (NaN: the disk is busy, or nothing is due).
+    type Instant = (&'static str, &'static str, fn(&DiskState) -> Option<u64>);
+    let instants: [Instant; 2] = [
+        (
+            "lull_idle_since_timestamp_seconds",
+            "When the disk's current idle period began (NaN while it is busy).",
+            |d| d.idle_since_unix,
+        ),
+        (
+            "lull_next_decision_timestamp_seconds",
+            "When the disk's network decides next unless I/O comes (NaN: nothing is due).",
+            |d| d.next_decision_unix,
+        ),
+    ];
+    for (name, help, value) in instants {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (k, d) in &state.disks {
+            let v = value(d).filter(|_| d.present);
+            let _ = match v {
+                Some(t) => writeln!(out, "{name}{{disk=\"{}\"}} {t}", label(k)),
+                None => writeln!(out, "{name}{{disk=\"{}\"}} NaN", label(k)),
+            };
         }
     }
     let _ = writeln!(

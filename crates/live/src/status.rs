@@ -525,6 +525,14 @@ pub fn combine(
             };
             let counter =
                 |name: &str, fallback: u64| metric(name).map_or(fallback, |s| s.value as u64);
+            // An instant of the metrics (NaN: none) is current; the state
+            // file's may be up to `state_interval` old. A daemon without
+            // the metric leaves the state file's.
+            let instant = |name: &str, fallback: Option<u64>| match metric(name) {
+                Some(s) if s.value.is_finite() && s.value >= 0.0 => Some(s.value as u64),
+                Some(_) => None,
+                None => fallback,
+            };
             let dcfg = cfg.disks.iter().find(|d| d.device == key).or_else(|| {
                 cfg.disks.iter().find(|d| {
                     crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
@@ -621,8 +629,13 @@ pub fn combine(
                 since_exact: present && is_change(&st.last_decision, standby),
                 task_running: metric("lull_task_running").map(|s| s.value != 0.0),
                 last_decision: st.last_decision.clone(),
-                idle_since_unix: st.idle_since_unix.filter(|_| present),
-                next_decision_unix: st.next_decision_unix.filter(|_| present),
+                idle_since_unix: instant("lull_idle_since_timestamp_seconds", st.idle_since_unix)
+                    .filter(|_| present),
+                next_decision_unix: instant(
+                    "lull_next_decision_timestamp_seconds",
+                    st.next_decision_unix,
+                )
+                .filter(|_| present),
                 spindowns: counter("lull_spindowns_total", st.spindowns),
                 spinups: counter("lull_spinups_total", st.spinups),
                 foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
@@ -1081,6 +1094,67 @@ lull_dry_run 0
         let sd = s.iter().find(|s| s.name == "lull_spindowns_total").unwrap();
         assert_eq!(sd.label("disk"), Some("a\\b\nc"));
         assert_eq!(sd.value, 7.0);
+    }
+
+    /// The idle period and the next decision come from the metrics when
+    /// they have them (current to the second), else from the state file
+    /// (up to `state_interval` old): a disk busy now is not "idle for 50s".
+    #[test]
+    fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
+        let reg = crate::default_registry();
+        let cfg = Config::parse(
+            Path::new("t.toml"),
+            "[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n",
+            &reg,
+        )
+        .unwrap();
+        let now = 1_700_000_000;
+        let mut state = State::default();
+        let d = state.disk("sda");
+        d.present = true;
+        // The state file's last write: an idle period 50 s old.
+        d.idle_since_unix = Some(now - 50);
+        d.next_decision_unix = Some(now + 5);
+        let gauges = [crate::metrics::DiskGauges {
+            key: "sda".into(),
+            task: "standby",
+            running: false,
+            in_standby: false,
+            energy_saved_j: None,
+            nodes: Vec::new(),
+            jobs: Vec::new(),
+            shadow: None,
+        }];
+        // The daemon now: busy (nothing idle, nothing due).
+        let mut current = state.clone();
+        let c = current.disk("sda");
+        (c.idle_since_unix, c.next_decision_unix) = (None, None);
+        let text = crate::metrics::render(&current, &gauges, 1, false);
+        assert!(
+            text.contains("lull_idle_since_timestamp_seconds{disk=\"sda\"} NaN\n"),
+            "{text}"
+        );
+        let busy = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+        assert_eq!(busy[0].idle_since_unix, None);
+        assert_eq!(busy[0].next_decision_unix, None);
+        assert_eq!(
+            waiting(&busy[0], now).as_deref(),
+            Some("an idle period: the disk is busy")
+        );
+        // The daemon now: idle for 2 s, deciding in 1 s.
+        let c = current.disk("sda");
+        (c.idle_since_unix, c.next_decision_unix) = (Some(now - 2), Some(now + 1));
+        let text = crate::metrics::render(&current, &gauges, 1, false);
+        let idle = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+        assert_eq!(idle[0].idle_since_unix, Some(now - 2));
+        assert_eq!(idle[0].next_decision_unix, Some(now + 1));
+        // Metrics of a daemon without them, or none: the state file's.
+        let old = parse_metrics("lull_polls_total 3\n").unwrap();
+        for samples in [old, Vec::new()] {
+            let d = combine(&cfg, &state, &samples, !samples.is_empty(), now);
+            assert_eq!(d[0].idle_since_unix, Some(now - 50));
+            assert_eq!(d[0].next_decision_unix, Some(now + 5));
+        }
     }
 
     #[test]

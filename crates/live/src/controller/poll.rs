@@ -219,6 +219,9 @@ impl DiskController {
         self.standby_since = None;
         if self.last_idle.is_some() {
             self.keep_pending = true;
+            // The idle period `lull status` shows ended: the metrics say
+            // so within a second (the state file at its next write).
+            self.dirty = true;
         }
     }
 
