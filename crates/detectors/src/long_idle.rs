@@ -269,8 +269,15 @@ impl LongIdle {
             + 5
             + PeriodicEstimator::SAVED_LEN
             + self.fallback.saved_len()
-            + 1
-            + CONTEXTS * context_saved_len(&self.fallback)
+            + self.contexts_saved_len()
+    }
+
+    /// How many values the contexts add to the saved state: the count of
+    /// decisions on a context's fallback, then per context its experts'
+    /// values (weighted mean: no rule losses), its two losses and its
+    /// period count.
+    fn contexts_saved_len(&self) -> usize {
+        1 + CONTEXTS * (self.by_context[0].experts.saved_len() + 3)
     }
 }
 
@@ -344,12 +351,6 @@ pub const CONTEXTS: usize = 8;
 pub const CONTEXT_AFTER: f64 = 20.0;
 /// Per-period discount of a context's two losses.
 pub const CONTEXT_DISCOUNT: f64 = 0.99;
-/// Values saved per context: the experts' (weighted mean: no rule losses),
-/// the two losses and the period count.
-fn context_saved_len(fallback: &ShareExperts) -> usize {
-    fallback.weights().len() + 4 + 3
-}
-
 /// The context of a period that follows one of `ratio·B`.
 fn context(ratio: f64) -> usize {
     bin(ratio).min(CONTEXTS - 1)
@@ -463,9 +464,14 @@ impl LongIdle {
     /// fallback's ([`LongIdle::context_fallback`]) or the global
     /// fallback's ([`LongIdle::fallback_timeout`]).
     pub fn acting_timeout(&self) -> Nanos {
+        self.acting().0
+    }
+
+    /// [`LongIdle::acting_timeout`], and whether it is a context's.
+    fn acting(&self) -> (Nanos, bool) {
         match self.context_fallback() {
-            Some(e) => e.timeout(),
-            None => self.fallback_timeout(),
+            Some(e) => (e.timeout(), true),
+            None => (self.fallback_timeout(), false),
         }
     }
 
@@ -848,8 +854,9 @@ impl StartDetector for LongIdle {
         self.last_p = self.model.predict(&x);
         self.features = Some(x);
         let began = self.began.unwrap_or(ctx.now);
-        self.context_decisions += u64::from(self.context_fallback().is_some());
-        let mut at = (began + self.acting_timeout()).max(ctx.now);
+        let (timeout, by_context) = self.acting();
+        self.context_decisions += u64::from(by_context);
+        let mut at = (began + timeout).max(ctx.now);
         // Expected saving of acting now against its expected waste.
         self.wait_s = (at - ctx.now).as_secs_f64();
         // A confident periodic arrival within B: acting now cannot pay.
@@ -906,7 +913,7 @@ impl StartDetector for LongIdle {
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
         // Version 3 lacked the periodic estimator's two values of wall
         // time; 3 and 4 lacked the contexts.
-        let contexts_len = 1 + CONTEXTS * context_saved_len(&self.fallback);
+        let contexts_len = self.contexts_saved_len();
         let (version, len, periodic_len) = match l.version {
             3 => (
                 3,
@@ -979,7 +986,7 @@ impl StartDetector for LongIdle {
             context_decisions = n as u64;
             for (c, v) in by_context
                 .iter_mut()
-                .zip(rest.chunks_exact(context_saved_len(&self.fallback)))
+                .zip(rest.chunks_exact(rest.len() / CONTEXTS))
             {
                 let (experts, rest) = v.split_at(v.len() - 3);
                 if rest.iter().any(|&x| !(x >= 0.0 && x.is_finite())) {
@@ -1307,7 +1314,7 @@ mod tests {
         assert_eq!(saved.version, STATE_VERSION);
         assert_eq!(saved.values.len(), d.saved_len());
         // The same state as version 4 wrote it: without the contexts.
-        let contexts = 1 + CONTEXTS * context_saved_len(d.fallback());
+        let contexts = d.contexts_saved_len();
         let v4 = Learned::new(
             LONG_IDLE.name,
             4,
@@ -1459,8 +1466,7 @@ mod tests {
         // Version 4 is version 5 without the contexts at the end.
         let mut v4 = v5.clone();
         v4.version = 4;
-        v4.values
-            .truncate(v5.values.len() - 1 - CONTEXTS * context_saved_len(&d.fallback));
+        v4.values.truncate(v5.values.len() - d.contexts_saved_len());
         let at = v4.values.len() - d.fallback.saved_len() - 2;
         let mut v3 = v4.clone();
         v3.version = 3;

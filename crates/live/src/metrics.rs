@@ -214,11 +214,10 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     for (name, help, value) in instants {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
         for (k, d) in &state.disks {
-            let v = value(d).filter(|_| d.present);
-            let _ = match v {
-                Some(t) => writeln!(out, "{name}{{disk=\"{}\"}} {t}", label(k)),
-                None => writeln!(out, "{name}{{disk=\"{}\"}} NaN", label(k)),
-            };
+            let v = value(d)
+                .filter(|_| d.present)
+                .map_or_else(|| "NaN".to_string(), |t| t.to_string());
+            let _ = writeln!(out, "{name}{{disk=\"{}\"}} {v}", label(k));
         }
     }
     let _ = writeln!(
