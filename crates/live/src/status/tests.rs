@@ -1,3 +1,7 @@
+//! `lull status`, driven by hand: metrics parsed back, combined with a
+//! state file and a config, rendered as text and JSON (against
+//! docs/status.schema.json).
+
 use super::*;
 
 /// A scrape of a daemon with one standby disk (captured from
