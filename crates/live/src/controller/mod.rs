@@ -246,6 +246,12 @@ impl DiskController {
             _ => None,
         };
         let mut st = st;
+        // The previous run's instants: its idle period and its next
+        // decision ended with it. Until this run's first poll finds the
+        // disk idle, the state says none (`lull status` read "idle for
+        // 18s" of a period the last run saw, while this one saw I/O).
+        st.idle_since_unix = None;
+        st.next_decision_unix = None;
         let mut engine = Self::engine(network, cfg, settings.clock);
         if let Some(saved) = st.learned.take() {
             match Self::restore_learned(&mut engine, &saved, cfg) {

@@ -613,6 +613,12 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
     let build = |st: DiskState, cfg: &DiskConfig| {
         DiskController::new(&r, cfg, "sdb", "sdb", family.clone(), 2, st, settings, now).unwrap()
     };
+    // The last run's idle period and next decision are not this one's.
+    let mut stale = back.clone();
+    (stale.idle_since_unix, stale.next_decision_unix) = (Some(UNIX0 + s - 20), Some(UNIX0 + s + 5));
+    let restarted = build(stale, &cfg);
+    assert_eq!(restarted.state().idle_since_unix, None);
+    assert_eq!(restarted.state().next_decision_unix, None);
     let mut d = build(back.clone(), &cfg);
     // Restored at the engine's time zero; its saved times count from there.
     let restored = d.engine.save_learned();
@@ -624,6 +630,9 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
     let errors = d.state().errors;
     run(&mut d, &r, 0, 30, |t| 10 * u64::from(t > 3));
     assert_eq!(d.state().errors, errors, "{}", d.state().last_decision);
+    // Its own idle period (quiet since the I/O at second 4) is kept.
+    let since = d.state().idle_since_unix.expect("idle since the last I/O");
+    assert!((UNIX0 + 4..=UNIX0 + 6).contains(&since), "{since}");
     assert_eq!(
         d.state().learned.as_ref().map(|l| l.idle_periods),
         Some(learned.idle_periods)
