@@ -14,7 +14,7 @@
 //! | 2 | INQUIRY, VPD page 80h Unit Serial Number (SPC-4 7.8.15) | serial (bytes 4…) |
 //! | 3 | INQUIRY, VPD page B1h Block Device Characteristics (SBC-4 6.6.2) | MEDIUM ROTATION RATE (bytes 4–5), NOMINAL FORM FACTOR (byte 7, bits 3:0) |
 //! | 4 | INQUIRY, VPD page 89h ATA Information (SAT-4 12.4.2) | the drive's IDENTIFY DEVICE data (bytes 60–571) |
-//! | 5 | ATA IDENTIFY DEVICE (ACS-3 7.12) in ATA PASS-THROUGH (16), then (12), PIO data-in | model (words 27–46), serial (10–19), form factor (168), rotation rate (217) |
+//! | 5 | ATA IDENTIFY DEVICE (ACS-3 7.12) in ATA PASS-THROUGH (16), then (12), PIO data-in | model (words 27–46), serial (10–19), form factor (168), rotation rate (217), APM (83, 86, 87, 91), EPC (119, 120) |
 //! | 6 | `/sys/block/NAME/queue/rotational` | the kernel's rotational flag |
 //!
 //! Steps 1 to 4 are answered by the SCSI layer between host and drive
@@ -27,6 +27,20 @@
 //! Every step that fails (an illegal request, SG_IO not supported on a
 //! loop or NVMe device) is skipped; what was learnt is merged, ATA's answer
 //! first.
+//!
+//! **The drive's own power management.** A drive whose Advanced Power
+//! Management level is 01h–7Fh spins itself down after an idle time of
+//! its own (many laptop and USB drives ship so, or a distribution sets it
+//! with `hdparm -B`): those spin-downs compete with lull's decisions, and
+//! the daemon finds the disk "in standby (spun down by something else)".
+//! The IDENTIFY data says so (words 83 and 86 bit 3: supported and
+//! enabled; word 91: the level), and the daemon and `lulld --check` warn
+//! with the fix. Extended Power Conditions (words 119 and 120 bit 7) is
+//! reported, not warned of: its Standby_z timer, the one that spins a
+//! drive down, is off by default and is read only from a log page. From
+//! VPD page 89h the data is what libata read when it last probed the drive
+//! (boot, replug, resume), so a level set since then shows after the next
+//! probe; `hdparm -B /dev/sdX` reads the current one.
 //!
 //! The parsers take byte slices and never panic on any input; the tests
 //! pin them on fixtures laid out as the standards define them.
@@ -102,6 +116,32 @@ pub struct AtaIdentity {
     pub rotation: Rotation,
     /// Word 168, bits 3:0.
     pub form_factor: Option<FormFactor>,
+    /// The Advanced Power Management feature set (words 83, 86, 91):
+    /// `None` when not supported, or when the words are not marked valid.
+    pub apm: Option<Apm>,
+    /// Whether the Extended Power Conditions feature set is enabled (word
+    /// 120 bit 7); `None` when not supported (word 119 bit 7).
+    pub epc_enabled: Option<bool>,
+}
+
+/// The drive's own Advanced Power Management (ACS-3 4.6), which a drive
+/// applies by itself: levels 01h–7Fh let it enter Standby (spin down)
+/// after an idle time of its own choosing, 80h–FEh do not (`hdparm -B`
+/// sets it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Apm {
+    /// Supported, not enabled (word 86 bit 3 clear).
+    Disabled,
+    /// Enabled at this level (word 91, bits 7:0).
+    Level(u8),
+}
+
+impl Apm {
+    /// Whether the drive may spin itself down at this setting.
+    pub fn allows_standby(self) -> bool {
+        matches!(self, Apm::Level(1..=0x7F))
+    }
 }
 
 /// An ATA string: `words` 16-bit words, the first character in the high
@@ -141,11 +181,24 @@ pub fn parse_identify(data: &[u8]) -> Option<AtaIdentity> {
     if data[510] == 0xA5 && data.iter().fold(0u8, |a, &b| a.wrapping_add(b)) != 0 {
         return None;
     }
+    // Words 83, 87 and 119, 120 hold meaning only with bits 15:14 = 01b.
+    let valid = |w: usize| word(data, w) & 0xC000 == 0x4000;
+    let apm = (valid(83) && word(data, 83) & 0x0008 != 0 && valid(87)).then(|| {
+        if word(data, 86) & 0x0008 != 0 {
+            Apm::Level((word(data, 91) & 0xff) as u8)
+        } else {
+            Apm::Disabled
+        }
+    });
+    let epc_enabled = (valid(119) && word(data, 119) & 0x0080 != 0)
+        .then(|| valid(120) && word(data, 120) & 0x0080 != 0);
     Some(AtaIdentity {
         model: ata_string(data, 27, 20)?,
         serial: ata_string(data, 10, 10).unwrap_or_default(),
         rotation: Rotation::from_code(word(data, 217)),
         form_factor: FormFactor::from_code((word(data, 168) & 0x0f) as u8),
+        apm,
+        epc_enabled,
     })
 }
 
@@ -227,6 +280,14 @@ pub struct Identity {
     /// The kernel's `queue/rotational`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rotational: Option<bool>,
+    /// The drive's Advanced Power Management setting, from its IDENTIFY
+    /// data (absent: not supported, or no IDENTIFY data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apm: Option<Apm>,
+    /// Whether its Extended Power Conditions feature set is enabled
+    /// (absent: not supported, or no IDENTIFY data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epc_enabled: Option<bool>,
     /// Which commands answered (`INQUIRY, VPD 80h, VPD B1h`).
     pub via: String,
     /// The device numbers it was asked on (`major:minor`).
@@ -252,7 +313,44 @@ impl Identity {
         self.serial.as_ref().map(|s| format!("serial:{s}"))
     }
 
+    /// The drive's own power management in words, when it reported any:
+    /// its APM level (and whether that lets it spin itself down) and
+    /// whether EPC is enabled.
+    pub fn power_management(&self) -> Option<String> {
+        let apm = self.apm.map(|a| match a {
+            Apm::Disabled => "APM disabled".to_string(),
+            Apm::Level(l) if a.allows_standby() => {
+                format!("APM level {l}: the drive may spin itself down")
+            }
+            Apm::Level(l) => format!("APM level {l}: no standby of its own"),
+        });
+        let epc = (self.epc_enabled == Some(true)).then(|| {
+            "EPC enabled: its own idle timers, and its Standby_z timer if set".to_string()
+        });
+        match (apm, epc) {
+            (Some(a), Some(e)) => Some(format!("{a}; {e}")),
+            (a, e) => a.or(e),
+        }
+    }
+
+    /// Why the drive may spin itself down regardless of lull, when its
+    /// APM level allows it (01h–7Fh): for a warning with the fix.
+    pub fn own_standby(&self) -> Option<String> {
+        let level = match self.apm {
+            Some(a @ Apm::Level(l)) if a.allows_standby() => l,
+            _ => return None,
+        };
+        Some(format!(
+            "the drive's own APM level is {level} (1–127 let a drive spin itself down): its spin-downs \
+             compete with lull's decisions and show as \"found in standby\"; `hdparm -B 254 /dev/{}` \
+             (or 128–253 to keep its other power saving) leaves spin-down to lull",
+            self.kernel
+        ))
+    }
+
     fn take_ata(&mut self, a: AtaIdentity, via: &str) {
+        self.apm = a.apm.or(self.apm);
+        self.epc_enabled = a.epc_enabled.or(self.epc_enabled);
         self.model = Some(a.model);
         if !a.serial.is_empty() {
             self.serial = Some(a.serial);

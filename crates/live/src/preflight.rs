@@ -462,8 +462,12 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                     d.clone()
                 }
             };
+            let power = id
+                .power_management()
+                .map(|p| format!("; {p}"))
+                .unwrap_or_default();
             let said = format!(
-                "{} (via {})",
+                "{}{power} (via {})",
                 facts.describe(),
                 if id.via.is_empty() {
                     "nothing"
@@ -475,6 +479,12 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                 && let Some(w) = unopenable(&r.kernel)
             {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
+            if matches!(resolved.task, TaskConfig::Standby { .. })
+                && resolved.left_alone.is_none()
+                && let Some(own) = id.own_standby()
+            {
+                warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
             }
             disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
         }

@@ -287,6 +287,14 @@ pub struct DiskStatus {
     /// Why the daemon never spins the disk down, if it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<String>,
+    /// The drive's own power management as its IDENTIFY data reports it
+    /// (`APM level 127: the drive may spin itself down`), if it reports
+    /// any ([`crate::identify::Identity::power_management`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drive_power: Option<String>,
+    /// Whether the drive's APM level lets it spin itself down (01h–7Fh),
+    /// competing with lull's decisions.
+    pub spins_itself_down: bool,
     /// The shadow evaluation (`standby` disks with a power model, from the
     /// state file): per window, what lull saved against hd-idle's 10
     /// minutes, common `hdparm -S` values, the best fixed timeout and the
@@ -664,6 +672,11 @@ pub fn combine(
                 preset_source: st.drive.as_ref().map(|d| d.preset_source.clone()),
                 breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
                 left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
+                drive_power: st.identity.as_ref().and_then(|i| i.power_management()),
+                spins_itself_down: st
+                    .identity
+                    .as_ref()
+                    .is_some_and(|i| i.own_standby().is_some()),
                 shadow: st.shadow.clone(),
             }
         })
@@ -792,6 +805,17 @@ pub fn render_text(st: &Status) -> String {
         }
         if let Some(why) = &d.left_alone {
             field("left alone", why.clone());
+        }
+        if let Some(p) = &d.drive_power {
+            let fix = if d.spins_itself_down && d.left_alone.is_none() {
+                format!(
+                    " (`hdparm -B 254 /dev/{}` leaves spin-down to lull)",
+                    d.kernel_name
+                )
+            } else {
+                String::new()
+            };
+            field("drive power", format!("{p}{fix}"));
         }
         let standby = d.task.as_deref() == Some("standby") || d.spindowns + d.spinups > 0;
         let mut downs = d.spindowns.to_string();

@@ -183,11 +183,16 @@ impl DiskController {
                 self.activity(Record::Power { t, standby: true }, out);
                 self.standby_since = Some(t);
                 self.sleep_snapshot = Some(witness.snapshot());
-                info!(
-                    "disk {}: found in standby (spun down by something else)",
-                    self.key
-                );
-                Some("found in standby (spun down by something else)".into())
+                // The drive's own APM may be that something.
+                let apm = match self.st.identity.as_ref().and_then(|i| i.apm) {
+                    Some(a @ crate::identify::Apm::Level(l)) if a.allows_standby() => {
+                        format!(": the drive's APM level {l} lets it spin itself down")
+                    }
+                    _ => String::new(),
+                };
+                let text = format!("found in standby (spun down by something else{apm})");
+                info!("disk {}: {text}", self.key);
+                Some(text)
             }
             _ => None,
         }

@@ -282,6 +282,58 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
 }
 
 #[test]
+fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
+    run(&mut c, &r, 0, 3, busy_then_quiet);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(3),
+        Outcome::Power(PowerState::Standby),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert_eq!(
+        c.state().last_decision,
+        "found in standby (spun down by something else)"
+    );
+    // The same, for a drive whose APM level lets it spin itself down.
+    let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
+    let st = DiskState {
+        identity: Some(crate::identify::Identity {
+            apm: Some(crate::identify::Apm::Level(127)),
+            ..Default::default()
+        }),
+        ..DiskState::default()
+    };
+    let mut d = DiskController::new(
+        &r,
+        &cfg,
+        "sdb",
+        "sdb",
+        family,
+        1,
+        st,
+        c.settings,
+        Nanos::ZERO,
+    )
+    .unwrap();
+    run(&mut d, &r, 0, 3, busy_then_quiet);
+    d.on_outcome(
+        at(3),
+        Outcome::Power(PowerState::Standby),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert_eq!(
+        d.state().last_decision,
+        "found in standby (spun down by something else: the drive's APM level 127 lets it spin itself down)"
+    );
+    assert!(d.in_standby());
+}
+
+#[test]
 fn a_report_of_an_older_actor_counts_but_changes_no_live_state() {
     let (mut c, _) = controller("network = \"timer(5s)\"\non_spindown = [\"/bin/true\"]\n");
     let mut out = Vec::new();

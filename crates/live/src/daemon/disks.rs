@@ -284,6 +284,9 @@ impl Daemon {
         });
         if let Some(why) = &cfg.left_alone {
             warn!("disk {} ({}): left alone: {why}", r.key, r.kernel);
+        } else if let (TaskConfig::Standby { .. }, Some(own)) = (&cfg.task, identity.own_standby())
+        {
+            warn!("disk {} ({}): {own}", r.key, r.kernel);
         }
         st.identity = Some(identity);
         self.persist.mark(true, false);

@@ -33,6 +33,26 @@ fn identify_data(model: &str, serial: &str, form: u16, rpm: u16, checksum: bool)
     d
 }
 
+/// `d` with word `w` set to `v` and the integrity word made good again.
+fn with_word(mut d: Vec<u8>, w: usize, v: u16) -> Vec<u8> {
+    d[2 * w..2 * w + 2].copy_from_slice(&v.to_le_bytes());
+    d[510] = 0xA5;
+    let sum = d[..511].iter().fold(0u8, |a, &b| a.wrapping_add(b));
+    d[511] = 0u8.wrapping_sub(sum);
+    d
+}
+
+/// IDENTIFY data with the APM feature set supported (word 83 bit 3, the
+/// word valid: bits 15:14 = 01b), enabled or not (word 86 bit 3, word 87
+/// valid) at `level` (word 91).
+fn with_apm(d: Vec<u8>, enabled: bool, level: u16) -> Vec<u8> {
+    let d = with_word(d, 83, 0x4000 | 0x0008);
+    let d = with_word(d, 86, if enabled { 0x0008 } else { 0 });
+    let d = with_word(d, 87, 0x4000);
+    // The high byte of word 91 is reserved (hdparm once read 40h there).
+    with_word(d, 91, 0x4000 | level)
+}
+
 /// Standard INQUIRY data (SPC-4 table 148): device type 0, vendor,
 /// product, revision.
 fn inquiry_data(vendor: &str, product: &str) -> Vec<u8> {
@@ -86,6 +106,86 @@ fn identify_device_fields_are_where_acs_puts_them() {
         (drive.preset.as_str(), drive.source),
         ("wd-red-plus", PresetSource::Identified)
     );
+}
+
+#[test]
+fn the_drive_s_own_power_management_is_read_where_acs_puts_it() {
+    let plain = identify_data("ST2000LM015-2E8174", "ZDZ1", 3, 5400, true);
+    let none = parse_identify(&plain).unwrap();
+    assert_eq!((none.apm, none.epc_enabled), (None, None));
+    // A laptop drive as many ship: APM enabled at 7Fh, standby of its own
+    // allowed.
+    let a = parse_identify(&with_apm(plain.clone(), true, 0x7F)).unwrap();
+    assert_eq!(a.apm, Some(Apm::Level(127)));
+    assert!(a.apm.unwrap().allows_standby());
+    for (level, standby) in [(1, true), (0x80, false), (0xC0, false), (0xFE, false)] {
+        let a = parse_identify(&with_apm(plain.clone(), true, level)).unwrap();
+        assert_eq!(a.apm, Some(Apm::Level(level as u8)));
+        assert_eq!(a.apm.unwrap().allows_standby(), standby, "level {level}");
+    }
+    let off = parse_identify(&with_apm(plain.clone(), false, 0x7F)).unwrap();
+    assert_eq!(off.apm, Some(Apm::Disabled));
+    // Words not marked valid (bits 15:14 other than 01b) say nothing.
+    let invalid = with_word(with_apm(plain.clone(), true, 0x7F), 83, 0xFFFF);
+    assert_eq!(parse_identify(&invalid).unwrap().apm, None);
+    let invalid = with_word(with_apm(plain.clone(), true, 0x7F), 87, 0);
+    assert_eq!(parse_identify(&invalid).unwrap().apm, None);
+    // EPC: word 119 bit 7 supported, word 120 bit 7 enabled.
+    let epc = with_word(with_word(plain.clone(), 119, 0x4080), 120, 0x4080);
+    assert_eq!(parse_identify(&epc).unwrap().epc_enabled, Some(true));
+    let epc_off = with_word(with_word(plain.clone(), 119, 0x4080), 120, 0x4000);
+    assert_eq!(parse_identify(&epc_off).unwrap().epc_enabled, Some(false));
+    assert_eq!(
+        parse_identify(&with_word(plain, 119, 0x0080))
+            .unwrap()
+            .epc_enabled,
+        None,
+        "word 119 not valid"
+    );
+}
+
+#[test]
+fn a_drive_that_spins_itself_down_is_named_with_the_fix() {
+    let id = |apm, epc| Identity {
+        apm,
+        epc_enabled: epc,
+        kernel: "sdc".into(),
+        ..Identity::default()
+    };
+    let own = id(Some(Apm::Level(127)), None).own_standby().unwrap();
+    assert!(own.contains("APM level is 127"), "{own}");
+    assert!(own.contains("hdparm -B 254 /dev/sdc"), "{own}");
+    for quiet in [
+        id(Some(Apm::Level(128)), Some(true)),
+        id(Some(Apm::Level(254)), None),
+        id(Some(Apm::Disabled), None),
+        id(None, None),
+    ] {
+        assert_eq!(quiet.own_standby(), None, "{quiet:?}");
+    }
+    assert_eq!(
+        id(Some(Apm::Level(127)), Some(true))
+            .power_management()
+            .as_deref(),
+        Some(
+            "APM level 127: the drive may spin itself down; EPC enabled: its own idle timers, and its Standby_z timer if set"
+        )
+    );
+    assert_eq!(
+        id(Some(Apm::Level(254)), Some(false))
+            .power_management()
+            .as_deref(),
+        Some("APM level 254: no standby of its own")
+    );
+    assert_eq!(id(None, Some(false)).power_management(), None);
+    // Kept in the state file, and an older entry without it reads as unknown.
+    let json = serde_json::to_string(&id(Some(Apm::Level(127)), Some(false))).unwrap();
+    assert!(json.contains(r#""apm":{"level":127}"#), "{json}");
+    let back: Identity = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.apm, Some(Apm::Level(127)));
+    let old: Identity =
+        serde_json::from_str(r#"{"model":"X","via":"","device":"","kernel":"sdb"}"#).unwrap();
+    assert_eq!((old.apm, old.epc_enabled), (None, None));
 }
 
 #[test]
@@ -217,7 +317,11 @@ impl Link for Fake {
 
 #[test]
 fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
-    let ata = identify_data("WDC WD40EFRX-68N32N0", "WD-WCC7K1234567", 2, 5400, true);
+    let ata = with_apm(
+        identify_data("WDC WD40EFRX-68N32N0", "WD-WCC7K1234567", 2, 5400, true),
+        true,
+        0x7F,
+    );
     let mut info = vec![0u8; 568];
     info[56..].copy_from_slice(&ata);
     let mut fake = Fake {
@@ -240,6 +344,11 @@ fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
     assert_eq!(
         (id.rotation_code, id.form_factor_code),
         (Some(5400), Some(2))
+    );
+    assert_eq!(
+        id.apm,
+        Some(Apm::Level(127)),
+        "from the IDENTIFY data in VPD 89h"
     );
     assert!(
         fake.sent.iter().all(|c| c[0] == OP_INQUIRY),

@@ -345,6 +345,8 @@ fn scene() -> Status {
                 preset_source: Some("identified".into()),
                 breakeven_s: Some(72.413793103),
                 left_alone: None,
+                drive_power: Some("APM level 254: no standby of its own".into()),
+                spins_itself_down: false,
                 shadow: Some(sh.report()),
             },
             DiskStatus {
@@ -376,6 +378,8 @@ fn scene() -> Status {
                 preset_source: None,
                 breakeven_s: None,
                 left_alone: None,
+                drive_power: None,
+                spins_itself_down: false,
                 shadow: None,
             },
         ],
@@ -394,6 +398,47 @@ fn the_text_status_of_a_scripted_scene_is_pinned() {
         text, want,
         "the text status changed; LULL_BLESS=1 to accept"
     );
+}
+
+#[test]
+fn a_drive_that_spins_itself_down_is_shown_with_the_fix() {
+    let mut st = scene();
+    let d = &mut st.disks[0];
+    d.drive_power = Some("APM level 127: the drive may spin itself down".into());
+    d.spins_itself_down = true;
+    let text = render_text(&st);
+    assert!(
+        text.contains("  drive power APM level 127: the drive may spin itself down (`hdparm -B 254 /dev/sdb` leaves spin-down to lull)\n"),
+        "{text}"
+    );
+    // Left alone, lull spins nothing down: no fix to offer.
+    st.disks[0].left_alone = Some("a solid-state disk".into());
+    let text = render_text(&st);
+    assert!(
+        text.contains("  drive power APM level 127: the drive may spin itself down\n"),
+        "{text}"
+    );
+    // From the state file's identity.
+    let mut state = State::default();
+    let mut ds = DiskState::default();
+    ds.identity = Some(crate::identify::Identity {
+        apm: Some(crate::identify::Apm::Level(96)),
+        kernel: "sdc".into(),
+        ..Default::default()
+    });
+    state.disks.insert("sdc".into(), ds);
+    let cfg = Config::parse(
+        std::path::Path::new("lull.toml"),
+        "[[disk]]\ndevice = \"sdc\"\n",
+        &crate::default_registry(),
+    )
+    .unwrap();
+    let d = combine(&cfg, &state, &[], false, 1_800_000_000);
+    assert_eq!(
+        d[0].drive_power.as_deref(),
+        Some("APM level 96: the drive may spin itself down")
+    );
+    assert!(d[0].spins_itself_down);
 }
 
 #[test]
