@@ -420,12 +420,14 @@ fn a_drive_that_spins_itself_down_is_shown_with_the_fix() {
     );
     // From the state file's identity.
     let mut state = State::default();
-    let mut ds = DiskState::default();
-    ds.identity = Some(crate::identify::Identity {
-        apm: Some(crate::identify::Apm::Level(96)),
-        kernel: "sdc".into(),
-        ..Default::default()
-    });
+    let ds = DiskState {
+        identity: Some(crate::identify::Identity {
+            apm: Some(crate::identify::Apm::Level(96)),
+            kernel: "sdc".into(),
+            ..Default::default()
+        }),
+        ..DiskState::default()
+    };
     state.disks.insert("sdc".into(), ds);
     let cfg = Config::parse(
         std::path::Path::new("lull.toml"),
