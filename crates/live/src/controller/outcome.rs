@@ -126,11 +126,17 @@ impl DiskController {
                 self.urgent = true;
                 return;
             }
+            // The decision was written at once and reads "standby …";
+            // an outcome that says the drive did not go is written at once
+            // too, or `lull status` (from the state file) shows a standby
+            // that never happened for up to `state_interval`.
             Outcome::DryRun(what) => {
+                self.urgent = true;
                 info!("disk {key}: dry run: would {what}");
                 format!("dry run: would {what}")
             }
             Outcome::Failed(why) => {
+                self.urgent = true;
                 self.st.errors += 1;
                 error!("disk {key}: {why}");
                 if current {

@@ -142,6 +142,19 @@ fn a_timer_orders_standby_after_its_timeout_and_counts_it() {
     let (changed, urgent) = c.take_changes();
     assert!(changed && urgent, "a spin-down attempt is written at once");
     assert_eq!(c.take_changes(), (false, false));
+    // A dry run's outcome too: the state must not go on reading "standby"
+    // (`lull status` without metrics showed the disk asleep).
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(15),
+        Outcome::DryRun("spin /dev/sdb down".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert_eq!(c.take_changes(), (true, true));
+    assert_eq!(c.state().last_decision, "dry run: would spin /dev/sdb down");
+    assert!(!c.in_standby());
 }
 
 #[test]
@@ -190,6 +203,7 @@ fn repeated_failures_back_off_and_success_resets() {
         assert_eq!(sent.len(), 1, "{outs:?}");
         orders += 1;
         let mut out = Vec::new();
+        c.take_changes();
         c.on_outcome(
             at(sent[0]),
             Outcome::Failed("refused".into()),
@@ -197,6 +211,8 @@ fn repeated_failures_back_off_and_success_resets() {
             &mut NoWitness,
             &mut out,
         );
+        // Written at once: the decision, already written, read "standby".
+        assert_eq!(c.take_changes(), (true, true));
         t += 10;
     }
     assert_eq!(c.state().errors, 3);
