@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DiskState {
-    /// Idle periods observed (a poll with activity followed by one without).
+    /// Idle periods observed: a poll with activity followed by one without,
+    /// and the disk's first poll of a run (or after it came back), where
+    /// the engine sees a request complete and an idle period begin.
     pub idle_starts: u64,
     /// Times the idle task was started.
     pub task_starts: u64,

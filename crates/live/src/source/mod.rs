@@ -452,8 +452,9 @@ pub struct PollOutcome {
     pub vanished: bool,
     /// It did or had I/O since the last poll.
     pub active: bool,
-    /// The previous poll was active and this one is not: an idle period
-    /// began.
+    /// An idle period began: the previous poll was active and this one is
+    /// not, or this poll is a baseline (first sight, or back after being
+    /// absent), which the engine sees as a request just completed.
     pub idle_started: bool,
     /// The poll was late; the gap was made one busy request.
     pub reset: bool,
@@ -602,6 +603,12 @@ impl DiskTracker {
             // engine (`Request::effective_completion`): a replay of it is
             // then the same to the nanosecond (`tests/controller_replay.rs`).
             o.appeared = self.seen;
+            // The engine's idle period begins after that request: so does
+            // the controller's (or `lull status` read "the disk is busy"
+            // all through a quiet disk's first idle period, while the
+            // network was deciding in it).
+            o.idle_started = true;
+            self.was_active = false;
             self.present = true;
             self.seen = true;
             self.held = None;

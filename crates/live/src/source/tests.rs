@@ -264,8 +264,10 @@ fn deltas_become_request_pairs_ending_at_the_poll() {
     let mut t = DiskTracker::new(family("sda", &[], &[]));
     let mut out = Vec::new();
     let o = t.poll(ms(0), &sample(&line("sda", 10, 10, 0, 5)), false, &mut out);
-    // First sight: the disk has just finished a request.
+    // First sight: the disk has just finished a request, and an idle
+    // period begins, as in the engine.
     assert!(o.present && !o.active && out.len() == 2);
+    assert!(o.idle_started);
     out.clear();
     let o = t.poll(
         ms(1000),
@@ -393,7 +395,7 @@ fn a_vanished_device_is_absent_and_returns_with_a_baseline() {
         false,
         &mut out,
     );
-    assert!(o.appeared && o.present);
+    assert!(o.appeared && o.present && o.idle_started);
     assert_eq!(out.len(), 2);
     assert_eq!((out[0].time, out[1].time), (ms(400) - Nanos::NANO, ms(400)));
     let o = t.poll(
