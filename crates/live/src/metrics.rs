@@ -64,30 +64,34 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     type PerPolicy = (
         &'static str,
         &'static str,
-        fn(&lull_activity::shadow::PolicyFigures) -> f64,
+        fn(&lull_activity::shadow::PolicyFigures) -> Option<f64>,
     );
-    let per_policy: [PerPolicy; 2] = [
+    let per_policy: [PerPolicy; 3] = [
         (
             "lull_shadow_energy_joules",
             "Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the oracle would have spent (shadow evaluation).",
-            |p| p.energy_j,
+            |p| Some(p.energy_j),
         ),
         (
             "lull_shadow_spinups_total",
             "Spin-ups over the window, per policy (shadow evaluation; a windowed count, so a gauge).",
-            |p| p.spinups as f64,
+            |p| Some(p.spinups as f64),
+        ),
+        (
+            "lull_shadow_timeout_seconds",
+            "The timeout of each fixed policy of the shadow evaluation (hd-idle's, hdparm -S values, the best fixed one in hindsight); absent for lull, the oracle, the clairvoyant and a best fixed policy of never spinning down.",
+            |p| p.timeout_s,
         ),
     ];
     for (name, help, value) in per_policy {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
         for (disk, w) in rows() {
             for p in &w.policies {
+                let Some(x) = value(p) else { continue };
                 let _ = writeln!(
                     out,
-                    "{name}{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
-                    p.policy,
-                    w.window,
-                    value(p)
+                    "{name}{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {x}",
+                    p.policy, w.window
                 );
             }
         }
@@ -97,7 +101,11 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
         &'static str,
         fn(&lull_activity::shadow::WindowReport) -> Option<f64>,
     );
-    let per_window: [PerWindow; 2] = [
+    // With the observed time, the idle periods and the baseline too,
+    // `lull status` shows the shadow from the metrics (current to the
+    // second) rather than from the state file (up to `state_interval`
+    // old).
+    let per_window: [PerWindow; 5] = [
         (
             "lull_shadow_excess_vs_best_fixed",
             "(lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.",
@@ -107,6 +115,21 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
             "lull_shadow_gain_vs_clairvoyant",
             "(best fixed - lull) / (best fixed - clairvoyant per-10-minute timer) in energy over the window: the share of what the clairvoyant adds that lull captured.",
             |w| w.gain_vs_clairvoyant,
+        ),
+        (
+            "lull_shadow_observed_seconds",
+            "Seconds the daemon watched the disk in the window (shadow evaluation).",
+            |w| Some(w.observed_s),
+        ),
+        (
+            "lull_shadow_idle_periods",
+            "Idle periods that ended in the window (shadow evaluation).",
+            |w| Some(w.idle_periods as f64),
+        ),
+        (
+            "lull_shadow_baseline_energy_joules",
+            "Energy over the window of a disk that never sleeps (shadow evaluation).",
+            |w| Some(w.baseline_energy_j),
         ),
     ];
     for (name, help, value) in per_window {

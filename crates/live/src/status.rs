@@ -677,10 +677,70 @@ pub fn combine(
                     .identity
                     .as_ref()
                     .is_some_and(|i| i.own_standby().is_some()),
-                shadow: st.shadow.clone(),
+                shadow: shadow_from_metrics(samples, key, st).or_else(|| st.shadow.clone()),
             }
         })
         .collect()
+}
+
+/// The shadow evaluation of disk `key` from the metrics, current to the
+/// second where the state file's is up to `state_interval` old; `None`
+/// when the metrics do not carry it whole (no metrics, no shadow, or a
+/// daemon from before `lull_shadow_observed_seconds`). The drive and B
+/// come from the state file, which has them from the disk's start.
+fn shadow_from_metrics(
+    samples: &[Sample],
+    key: &str,
+    st: &DiskState,
+) -> Option<lull_activity::ShadowReport> {
+    use lull_activity::shadow::{PolicyFigures, WindowReport};
+    let of = |name: &'static str| {
+        samples
+            .iter()
+            .filter(move |s| s.name == name && s.label("disk") == Some(key))
+    };
+    let mut windows = Vec::new();
+    for observed in of("lull_shadow_observed_seconds") {
+        let window = observed.label("window")?;
+        let in_window = |s: &&Sample| s.label("window") == Some(window);
+        let per_window = |name| of(name).find(in_window).map(|s| s.value);
+        let baseline = per_window("lull_shadow_baseline_energy_joules")?;
+        let mut policies = Vec::new();
+        for e in of("lull_shadow_energy_joules").filter(in_window) {
+            let policy = e.label("policy")?;
+            let per_policy = |name| {
+                of(name)
+                    .find(|s| in_window(s) && s.label("policy") == Some(policy))
+                    .map(|s| s.value)
+            };
+            policies.push(PolicyFigures {
+                policy: policy.to_string(),
+                timeout_s: per_policy("lull_shadow_timeout_seconds"),
+                saved_wh: (baseline - e.value) / 3600.0,
+                energy_j: e.value,
+                spinups: per_policy("lull_shadow_spinups_total")? as u64,
+            });
+        }
+        windows.push(WindowReport {
+            window: window.to_string(),
+            observed_s: observed.value,
+            idle_periods: per_window("lull_shadow_idle_periods")? as u64,
+            baseline_energy_j: baseline,
+            policies,
+            excess_vs_best_fixed: per_window("lull_shadow_excess_vs_best_fixed"),
+            gain_vs_clairvoyant: per_window("lull_shadow_gain_vs_clairvoyant"),
+        });
+    }
+    let (drive, breakeven_s) = match (&st.shadow, &st.drive) {
+        (Some(r), _) => (r.drive.clone(), r.breakeven_s),
+        (None, Some(d)) => (d.preset.clone(), d.breakeven_s),
+        (None, None) => return None,
+    };
+    (!windows.is_empty()).then_some(lull_activity::ShadowReport {
+        drive,
+        breakeven_s,
+        windows,
+    })
 }
 
 /// A node's gauge in words, from its component's catalogue entry

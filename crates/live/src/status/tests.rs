@@ -444,6 +444,48 @@ fn a_drive_that_spins_itself_down_is_shown_with_the_fix() {
 }
 
 #[test]
+fn the_shadow_comes_from_the_metrics_when_they_carry_it() {
+    // The daemon's live shadow, as its metrics write it, against a state
+    // file written before any idle period ended ("no idle period ended
+    // yet" for a minute after a start, with metrics).
+    let live = scene().disks[0].shadow.clone().unwrap();
+    let mut stale = live.clone();
+    for w in &mut stale.windows {
+        w.idle_periods = 0;
+        w.policies.clear();
+    }
+    let g = [crate::metrics::DiskGauges {
+        key: "sdc".into(),
+        task: "standby",
+        running: false,
+        in_standby: false,
+        energy_saved_j: None,
+        nodes: Vec::new(),
+        jobs: Vec::new(),
+        shadow: Some(live.clone()),
+    }];
+    let mut state = State::default();
+    state.disk("sdc").shadow = Some(stale.clone());
+    let text = crate::metrics::render(&state, &g, 1, false);
+    let samples = parse_metrics(&text).unwrap();
+    let cfg = Config::parse(
+        Path::new("t.toml"),
+        "[[disk]]\ndevice = \"sdc\"\n",
+        &crate::default_registry(),
+    )
+    .unwrap();
+    let d = combine(&cfg, &state, &samples, true, 1_800_005_000);
+    assert_eq!(d[0].shadow.as_ref(), Some(&live), "every figure, exactly");
+    // A daemon whose metrics lack the window figures: the state file's.
+    let older: Vec<Sample> = samples
+        .into_iter()
+        .filter(|s| s.name != "lull_shadow_observed_seconds")
+        .collect();
+    let d = combine(&cfg, &state, &older, true, 1_800_005_000);
+    assert_eq!(d[0].shadow.as_ref(), Some(&stale));
+}
+
+#[test]
 fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
     let mut st = scene();
     assert!(!render_text(&st).contains("would have done"));
