@@ -1009,6 +1009,18 @@ fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
     }
 }
 
+/// Energy saved, `wh` watt-hours, in words: two decimals of Wh, or of
+/// mWh below a tenth of a Wh (the first minutes of a shadow, where
+/// "-0.00 Wh" said neither how much nor that a spin-up had cost more than
+/// it saved).
+fn energy(wh: f64) -> String {
+    if wh.abs() >= 0.1 || wh.abs() < 5e-6 {
+        format!("{:.2} Wh", if wh.abs() < 5e-6 { 0.0 } else { wh })
+    } else {
+        format!("{:.2} mWh", wh * 1000.0)
+    }
+}
+
 /// The shadow evaluation in a disk's block: per window, what each policy
 /// saved on this disk's own activity, then how lull compares.
 fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
@@ -1046,8 +1058,8 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             }
             let _ = write!(
                 out,
-                " {:.2} Wh, {} spin-up{}",
-                p.saved_wh,
+                " {}, {} spin-up{}",
+                energy(p.saved_wh),
                 p.spinups,
                 if p.spinups == 1 { "" } else { "s" }
             );

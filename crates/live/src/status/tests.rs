@@ -486,6 +486,16 @@ fn the_shadow_comes_from_the_metrics_when_they_carry_it() {
 }
 
 #[test]
+fn small_savings_keep_their_sign_and_size() {
+    assert_eq!(energy(2.914), "2.91 Wh");
+    assert_eq!(energy(-0.25), "-0.25 Wh");
+    assert_eq!(energy(-0.003_14), "-3.14 mWh");
+    assert_eq!(energy(0.042), "42.00 mWh");
+    assert_eq!(energy(-1e-9), "0.00 Wh", "no negative zero");
+    assert_eq!(energy(0.0), "0.00 Wh");
+}
+
+#[test]
 fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
     let mut st = scene();
     assert!(!render_text(&st).contains("would have done"));
