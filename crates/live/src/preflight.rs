@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use lull_core::registry::Registry;
+use lull_core::time::Nanos;
 use tracing::{info, warn};
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
@@ -131,7 +132,7 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         }
     }
     if !dry_run {
-        out.logged.extend(competing_spin_down(cfg));
+        out.logged.extend(competing_spin_down(cfg, &out.found));
     }
     Ok(out)
 }
@@ -526,27 +527,69 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     check_report(path, registry).map(|r| r.text())
 }
 
-/// A warning when a disk of `cfg` is to be spun down and a program that
-/// spins disks down on its own timeout runs ([`process::SPIN_DOWN_DAEMONS`]),
-/// `None` otherwise. Only a warning: hd-idle may watch other disks.
-pub fn competing_spin_down(cfg: &Config) -> Option<String> {
-    if !cfg
+/// Warnings, one per program that spins disks down on its own timeout
+/// ([`process::SPIN_DOWN_DAEMONS`]) and runs now, when it may spin down a
+/// disk of `cfg` that lull is to spin down (`found`: the disks each entry
+/// resolves to now). For hd-idle its command line tells which disks it
+/// spins down and after how long ([`competition`]): it warns only of those
+/// it shares with lull, by name. For another program, or an hd-idle whose
+/// command line cannot be read, a warning that it may.
+pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<String> {
+    let kernels: Vec<&str> = cfg
         .disks
         .iter()
-        .any(|d| matches!(d.task, TaskConfig::Standby { .. }))
-    {
-        return None;
+        .zip(found)
+        .filter(|(d, _)| matches!(d.task, TaskConfig::Standby { .. }))
+        .flat_map(|(_, f)| f.iter().map(|r| r.kernel.as_str()))
+        .collect();
+    if kernels.is_empty() {
+        return Vec::new();
     }
-    let found = process::running_named(process::SPIN_DOWN_DAEMONS);
-    let (pid, name) = found.first()?;
-    Some(format!(
-        "{name} (pid {pid}{}) is running: a disk both spin down goes down at whichever timeout comes first, and what lull learns and the savings it reports assume that it alone spins its disks down; stop {name} for the disks lull spins down (`systemctl disable --now {name}`), or run `lulld --dry-run` beside it to compare",
-        if found.len() > 1 {
-            format!(" and {} more", found.len() - 1)
-        } else {
-            String::new()
-        }
-    ))
+    process::running_named(process::SPIN_DOWN_DAEMONS)
+        .into_iter()
+        .filter_map(|(pid, name)| {
+            let args = (name == "hd-idle")
+                .then(|| process::cmdline(pid))
+                .flatten()
+                .map(|c| c.into_iter().skip(1).collect());
+            competition(&name, pid, args, &kernels, &crate::hd_idle::kernel_name_now)
+        })
+        .collect()
+}
+
+/// The warning for the spin-down program `name` (pid `pid`) run with the
+/// arguments `args` (if known), beside lull spinning down the disks
+/// `kernels`; `None` when its arguments show it spins none of them down.
+pub fn competition(
+    name: &str,
+    pid: u32,
+    args: Option<Vec<String>>,
+    kernels: &[&str],
+    resolve: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let advice = format!(
+        "a disk both spin down goes down at whichever timeout comes first, and what lull learns and the savings it reports assume that it alone spins its disks down; stop {name} for the disks lull spins down (`systemctl disable --now {name}`, or `-i 0 -a DISK` in its options), or run `lulld --dry-run` beside it to compare"
+    );
+    let options = args.and_then(|a| crate::hd_idle::parse_words(a).ok());
+    let Some(o) = options else {
+        return Some(format!(
+            "{name} (pid {pid}) is running and may spin down the disks lull does: {advice}"
+        ));
+    };
+    let shared: Vec<String> = kernels
+        .iter()
+        .filter_map(|&k| {
+            let idle = o.idle_for(k, resolve);
+            (idle > 0).then(|| format!("{k} (after {})", Nanos::from_secs(idle).approx()))
+        })
+        .collect();
+    (!shared.is_empty()).then(|| {
+        format!(
+            "{name} (pid {pid}, options `{}`) spins down {} too: {advice}",
+            o.words.join(" "),
+            shared.join(", ")
+        )
+    })
 }
 
 /// Commands a previous run of the daemon started and did not stop (it was
@@ -584,6 +627,54 @@ pub(crate) async fn stop_orphans(state: &mut State, cfg: &Config) {
             } else {
                 info!("disk {key}: {what} pid {pid} of a previous run is gone");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Option<Vec<String>> {
+        Some(s.split_whitespace().map(String::from).collect())
+    }
+
+    #[test]
+    fn hd_idle_is_named_only_for_the_disks_it_shares_with_lull() {
+        let none = |_: &str| None;
+        // Debian's example: it spins down only sda, and lull only sdb.
+        assert_eq!(
+            competition("hd-idle", 7, args("-i 0 -a sda -i 300"), &["sdb"], &none),
+            None
+        );
+        let w = competition(
+            "hd-idle",
+            7,
+            args("-i 0 -a sdb -i 300"),
+            &["sdb", "sdc"],
+            &none,
+        )
+        .unwrap();
+        assert!(
+            w.starts_with(
+                "hd-idle (pid 7, options `-i 0 -a sdb -i 300`) spins down sdb (after 5m) too: "
+            ),
+            "{w}"
+        );
+        // Its default covers every sd disk after 10 minutes.
+        let w = competition("hd-idle", 7, args(""), &["sdc"], &none).unwrap();
+        assert!(w.contains("spins down sdc (after 10m) too"), "{w}");
+        // Options it cannot read, or another program: it may.
+        for (name, a) in [
+            ("hd-idle", None),
+            ("hd-idle", args("-x")),
+            ("spindownd", None),
+        ] {
+            let w = competition(name, 9, a, &["sdb"], &none).unwrap();
+            assert!(
+                w.starts_with(&format!("{name} (pid 9) is running and may spin down")),
+                "{w}"
+            );
         }
     }
 }

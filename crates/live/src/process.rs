@@ -61,7 +61,9 @@ pub const SPIN_DOWN_DAEMONS: &[&str] = &["hd-idle", "hdidle", "spindownd"];
 
 /// The processes running now whose name (`/proc/PID/comm`) is one of
 /// `names`, as (pid, name), by pid. Processes that vanish or cannot be
-/// read while the list is made are skipped.
+/// read while the list is made are skipped, and so are zombies (an
+/// exited process its parent has not reaped: it runs nothing, and its
+/// command line reads empty).
 pub fn running_named(names: &[&str]) -> Vec<(u32, String)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -72,7 +74,8 @@ pub fn running_named(names: &[&str]) -> Vec<(u32, String)> {
         .filter_map(|pid| {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
             let comm = comm.trim_end_matches('\n');
-            names.contains(&comm).then(|| (pid, comm.to_string()))
+            (names.contains(&comm) && stat(pid).is_some_and(|s| s.state != 'Z'))
+                .then(|| (pid, comm.to_string()))
         })
         .collect();
     out.sort_unstable();

@@ -217,7 +217,12 @@ pub fn split_words(text: &str) -> Result<Vec<String>, HdIdleError> {
 /// 300`), the line from `/etc/default/hd-idle` (`HD_IDLE_OPTS="…"`), or a
 /// command line starting with `hd-idle`.
 pub fn parse(text: &str) -> Result<HdIdleOptions, HdIdleError> {
-    let mut words = split_words(text)?;
+    parse_words(split_words(text)?)
+}
+
+/// [`parse`] of words already split: a running hd-idle's arguments
+/// (`/proc/PID/cmdline`), for instance.
+pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError> {
     if let Some(rest) = words
         .first()
         .and_then(|w| w.strip_prefix("HD_IDLE_OPTS="))
@@ -345,6 +350,27 @@ pub fn parse(text: &str) -> Result<HdIdleOptions, HdIdleError> {
         }
     }
     Ok(o)
+}
+
+impl HdIdleOptions {
+    /// After how many idle seconds an hd-idle run with these options spins
+    /// down the disk now named `kernel` (0: never): the settings of the
+    /// `-a` entry naming it (its kernel name, `/dev/` and it, or a link
+    /// that `resolve` turns into it, as hd-idle resolves it), else the
+    /// default entry's for a whole SCSI disk (`sd` and letters, the disks
+    /// hd-idle watches) and 0 for any other.
+    pub fn idle_for(&self, kernel: &str, resolve: &dyn Fn(&str) -> Option<String>) -> u64 {
+        let names = |d: &&NamedDisk| {
+            d.name == kernel
+                || d.name.strip_prefix("/dev/") == Some(kernel)
+                || resolve(&d.name).is_some_and(|k| whole_disk(&k) == kernel)
+        };
+        match self.disks.iter().find(names) {
+            Some(d) => d.settings.idle_s,
+            None if sd_suffix(kernel).is_some() => self.default.idle_s,
+            None => 0,
+        }
+    }
 }
 
 /// Applies `f` to the settings `-i`/`-c`/`-p` address now: the last named

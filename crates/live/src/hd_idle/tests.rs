@@ -312,3 +312,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn which_disks_a_running_hd_idle_spins_down_and_when() {
+    let link = |p: &str| (p == "/dev/disk/by-id/usb-X").then(|| "sdc".to_string());
+    // Debian's example: nothing by default, sda after 5 minutes.
+    let o = parse("-i 0 -a sda -i 300").unwrap();
+    assert_eq!(o.idle_for("sda", &link), 300);
+    assert_eq!(o.idle_for("sdb", &link), 0);
+    // The default: every whole SCSI disk after 10 minutes, nothing else.
+    let o = parse("").unwrap();
+    assert_eq!(o.idle_for("sdb", &link), 600);
+    assert_eq!(o.idle_for("sdab", &link), 600);
+    assert_eq!(o.idle_for("nvme0n1", &link), 0);
+    assert_eq!(o.idle_for("loop0", &link), 0);
+    // Named by path or by a link; `-i 0` for a named disk keeps it up.
+    let o = parse("-i 120 -a /dev/sdb -i 0 -a /dev/disk/by-id/usb-X -i 900").unwrap();
+    assert_eq!(o.idle_for("sdb", &link), 0);
+    assert_eq!(o.idle_for("sdc", &link), 900);
+    assert_eq!(o.idle_for("sdd", &link), 120);
+    // A running hd-idle's arguments, as /proc/PID/cmdline splits them.
+    let words = ["-i", "0", "-a", "sdc", "-i", "60"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(parse_words(words).unwrap().idle_for("sdc", &link), 60);
+}
