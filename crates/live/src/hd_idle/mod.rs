@@ -20,6 +20,7 @@
 //! | `-l FILE` | nothing: lull logs to stderr (the journal) and exports metrics |
 //! | `-I` | `power_check`: lull sees disks woken without counted I/O |
 //! | `-d` | `LULL_LOG=debug` |
+//! | `-spinupscript S`, `-spindownscript S` | the `on_spinup` and `on_spindown` hooks, running `/bin/bash S DISK` as hd-idle does |
 //!
 //! hd-idle's default entry covers every disk it is not told about; a lull
 //! entry must not overlap another (`--check` refuses two entries for one
@@ -104,6 +105,12 @@ pub struct HdIdleOptions {
     pub ignore_spin_down_detection: bool,
     /// `-d`: debug output.
     pub debug: bool,
+    /// `-spinupscript`: a script hd-idle runs (`/bin/bash SCRIPT DISK`)
+    /// when a disk it spun down is busy again.
+    pub spinup_script: Option<String>,
+    /// `-spindownscript`: a script hd-idle runs (`/bin/bash SCRIPT DISK`)
+    /// just before it spins a disk down.
+    pub spindown_script: Option<String>,
 }
 
 /// Why the options cannot be converted. Every variant names the option.
@@ -250,6 +257,8 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
         log_file: None,
         ignore_spin_down_detection: false,
         debug: false,
+        spinup_script: None,
+        spindown_script: None,
     };
     let mut it = words.iter();
     // hd-idle takes the next word as the value unless it starts with '-'.
@@ -341,10 +350,19 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                 });
             }
             "-spinupscript" | "-spindownscript" => {
-                return Err(HdIdleError::Unsupported {
-                    flag: flag.clone(),
-                    why: "lull does not run scripts on spin-up or spin-down yet (event hooks are planned); convert without it and keep the script's job elsewhere",
-                });
+                let v = value(&mut it, flag, "the script's absolute path")?;
+                if !v.starts_with('/') {
+                    return Err(bad(
+                        flag,
+                        &v,
+                        "must be an absolute path, as hd-idle requires",
+                    ));
+                }
+                if flag == "-spinupscript" {
+                    o.spinup_script = Some(v);
+                } else {
+                    o.spindown_script = Some(v);
+                }
             }
             other => return Err(HdIdleError::UnknownFlag(other.to_string())),
         }
@@ -671,6 +689,36 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         );
         let _ = writeln!(out, "power_check = \"60s\"");
         warnings.push("-I has no exact lull equivalent: a disk woken without counted I/O is detected (power_check) but spun down again only after its next idle period".to_string());
+    }
+    for (flag, script, key, when) in [
+        (
+            "-spinupscript",
+            &o.spinup_script,
+            "on_spinup",
+            "when a disk it spun down is busy again; lull's `on_spinup` hook runs when a disk in standby is found spinning (I/O showed up, or CHECK POWER MODE says active)",
+        ),
+        (
+            "-spindownscript",
+            &o.spindown_script,
+            "on_spindown",
+            "just before it spins a disk down; lull's `on_spindown` hook runs just after each spin-down attempt, with its outcome in LULL_RESULT (ok, already or failed)",
+        ),
+    ] {
+        let Some(script) = script else { continue };
+        comment(
+            &mut out,
+            &format!(
+                "{flag} {script}: hd-idle runs `/bin/bash {script} DISK` {when}. The same script, given the disk's name (LULL_DISK: its `device` as written, or the kernel name a glob matched); see docs/daemon.md, \"Event hooks\". Unlike hd-idle, lull waits at most `hook_timeout` (10 s) for it."
+            ),
+        );
+        let argv = [
+            "/bin/sh",
+            "-c",
+            "exec /bin/bash \"$0\" \"$LULL_DISK\"",
+            script.as_str(),
+        ];
+        let argv: Vec<String> = argv.iter().map(|a| quote(a)).collect();
+        let _ = writeln!(out, "{key} = [{}]", argv.join(", "));
     }
     out.push('\n');
     let _ = writeln!(out, "[metrics]");

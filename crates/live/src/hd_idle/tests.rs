@@ -118,7 +118,8 @@ fn the_readme_examples_pass_check() {
         text.push_str(&format!("8 {i} {n} 1 0 8 0 1 0 8 0 0 0 0 0 0 0 0 0 0\n"));
     }
     std::fs::write(&ds, text).unwrap();
-    for (i, ex) in [README_1, README_2, README_3, DEFAULT_FILE]
+    let scripts = "-spinupscript /usr/local/bin/up.sh -a sdb -i 300";
+    for (i, ex) in [README_1, README_2, README_3, DEFAULT_FILE, scripts]
         .iter()
         .enumerate()
     {
@@ -242,7 +243,14 @@ fn bad_options_name_the_option() {
     assert!(matches!(e("-s 2"), HdIdleError::BadValue { .. }));
     assert!(matches!(e("-a disk/by-id/x"), HdIdleError::BadValue { .. }));
     assert_eq!(e("-t sda").flag(), Some("-t"));
-    assert_eq!(e("-spindownscript /x.sh").flag(), Some("-spindownscript"));
+    assert!(matches!(
+        e("-spindownscript x.sh"),
+        HdIdleError::BadValue { .. }
+    ));
+    assert!(matches!(
+        e("-spinupscript"),
+        HdIdleError::MissingValue { .. }
+    ));
     assert_eq!(e("-a 'sda"), HdIdleError::Quote('\''));
     assert!(e("-x").to_string().contains("\"-x\""));
 }
@@ -336,4 +344,52 @@ fn which_disks_a_running_hd_idle_spins_down_and_when() {
         .map(String::from)
         .to_vec();
     assert_eq!(parse_words(words).unwrap().idle_for("sdc", &link), 60);
+}
+
+#[test]
+fn hd_idle_s_scripts_become_hooks_that_run_them_alike() {
+    let (c, cfg) = config_of(
+        "-spinupscript /usr/local/bin/up.sh -spindownscript '/opt/my scripts/down.sh' -a sdb -i 300",
+    );
+    let argv = |s: &str| {
+        vec![
+            "/bin/sh".to_string(),
+            "-c".into(),
+            "exec /bin/bash \"$0\" \"$LULL_DISK\"".into(),
+            s.into(),
+        ]
+    };
+    let d = &cfg.disks[0];
+    use crate::hooks::HookEvent;
+    assert_eq!(
+        d.hooks.get(HookEvent::Spinup),
+        Some(&argv("/usr/local/bin/up.sh")),
+        "{}",
+        c.toml
+    );
+    assert_eq!(
+        d.hooks.get(HookEvent::Spindown),
+        Some(&argv("/opt/my scripts/down.sh")),
+        "{}",
+        c.toml
+    );
+    assert!(
+        c.toml
+            .contains("# -spinupscript /usr/local/bin/up.sh: hd-idle runs `/bin/bash\n"),
+        "{}",
+        c.toml
+    );
+    // What the hook runs: the script with the disk's name, as hd-idle does.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("up.sh");
+    let out = dir.path().join("out");
+    std::fs::write(&script, format!("echo \"$1\" > {}\n", out.display())).unwrap();
+    let a = argv(script.to_str().unwrap());
+    let status = std::process::Command::new(&a[0])
+        .args(&a[1..])
+        .env("LULL_DISK", "sdb")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "sdb\n");
 }
