@@ -151,7 +151,7 @@ fn options_lull_cannot_convert_exit_2_naming_the_option() {
         ("-i 0 -x 3", "\"-x\""),
         ("-a sda -i soon", "-i"),
         ("-c nvme", "-c"),
-        ("-spinupscript /usr/local/bin/fan.sh", "-spinupscript"),
+        ("-spinupscript fan.sh", "-spinupscript"),
     ] {
         let out = lull(&["daemon", "--from-hd-idle", opts]);
         assert_eq!(out.status.code(), Some(2), "{opts}");
@@ -166,7 +166,7 @@ fn options_lull_cannot_convert_exit_2_naming_the_option() {
 
 #[test]
 fn warnings_go_to_stderr_and_the_config_to_stdout() {
-    let out = lull(&["daemon", "--from-hd-idle", "-I -i 0 -a sdb -i 600 -p 3"]);
+    let out = lull(&["daemon", "--from-hd-idle", "-I -i 0 -a sdb -i 600 -p 2"]);
     assert_eq!(out.status.code(), Some(0));
     let err = text(&out.stderr);
     assert!(err.contains("-I has no exact lull equivalent"), "{err}");

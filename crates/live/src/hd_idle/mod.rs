@@ -15,7 +15,7 @@
 //! | `-i N` | `network = "timer(Ns)"`; `-i 0`: no entry (lull touches only the disks its config names) |
 //! | `-i N` before any `-a` | every other SCSI disk (`sd…`): globs that leave out the named disks |
 //! | `-c ata` / `-c scsi` | `backend = "sgio"` (ATA PASS-THROUGH 16, then 12, then SCSI START STOP UNIT) |
-//! | `-p N` | `0`: the same START STOP UNIT; another power condition with `-c scsi` is not sent by lull yet: the entry is written commented out |
+//! | `-p N` | `0` (a plain stop) and `3`: lull's START STOP UNIT with the STANDBY power condition; another power condition with `-c scsi` is not sent by lull: the entry is written commented out |
 //! | `-s 0\|1` | nothing: lull re-resolves links at every poll |
 //! | `-l FILE` | nothing: lull logs to stderr (the journal) and exports metrics |
 //! | `-I` | `power_check`: lull sees disks woken without counted I/O |
@@ -67,11 +67,12 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Whether hd-idle would send a SCSI power condition lull cannot send
-    /// yet (`-c scsi` with `-p` other than 0; with `-c ata`, hd-idle
-    /// ignores `-p`).
+    /// Whether hd-idle would send a SCSI power condition lull does not
+    /// send: `-c scsi` with `-p` other than 0 (a plain stop, which lull
+    /// replaces by STANDBY, the condition a disk wakes from at the next
+    /// I/O) and 3 (STANDBY itself). With `-c ata`, hd-idle ignores `-p`.
     pub fn needs_power_condition(&self) -> bool {
-        self.command == CommandType::Scsi && self.power_condition != 0
+        self.command == CommandType::Scsi && !matches!(self.power_condition, 0 | 3)
     }
 }
 
@@ -118,7 +119,7 @@ pub struct HdIdleOptions {
 pub enum HdIdleError {
     /// An option hd-idle does not have.
     #[error(
-        "unknown hd-idle option {0:?} (known: -a NAME, -i SECONDS, -c ata|scsi, -p 0-15, -s 0|1, -l FILE, -I, -d)"
+        "unknown hd-idle option {0:?} (known: -a NAME, -i SECONDS, -c ata|scsi, -p 0-15, -s 0|1, -l FILE, -I, -d, -spinupscript PATH, -spindownscript PATH)"
     )]
     UnknownFlag(String),
     /// An option without its value.
@@ -600,7 +601,7 @@ fn keys_note(out: &mut String, o: &HdIdleOptions) {
             .iter()
             .any(|d| d.settings.command == CommandType::Scsi)
     {
-        b.push_str(" for -c scsi, lull tries ATA STANDBY IMMEDIATE by ATA PASS-THROUGH first (USB bridges translate it) and then SCSI START STOP UNIT with power condition 0, the command hd-idle -c scsi sends;");
+        b.push_str(" for -c scsi, lull tries ATA STANDBY IMMEDIATE by ATA PASS-THROUGH first (USB bridges translate it) and then SCSI START STOP UNIT with the STANDBY power condition (hd-idle -c scsi sends power condition 0, a plain stop, after which a SAS disk does not start again on access; from STANDBY it spins up at the next I/O);");
     }
     b.push_str(" a command the device refuses as illegal moves on to the next.");
     comment(out, &b);
@@ -620,7 +621,7 @@ fn origin_of(d: &NamedDisk) -> String {
     t
 }
 
-const POWER_CONDITION_NOTE: &str = "lull does not send a SCSI power condition yet: its SCSI path is START STOP UNIT with power condition 0, which stops a SAS disk for good (it does not start again on access). The entry is left commented out; spin this disk down with hd-idle until lull has per-disk power conditions, or enable it if the disk is reached through ATA PASS-THROUGH.";
+const POWER_CONDITION_NOTE: &str = "lull's SCSI path sends START STOP UNIT with the STANDBY power condition (3) only, and hd-idle's -p asks for another one (1 ACTIVE, 2 IDLE, 7 LU_CONTROL, Ah FORCE_IDLE_0, Bh FORCE_STANDBY_0, …), which lull does not send. The entry is left commented out: enabled, it spins the disk down to standby instead; or keep hd-idle for this disk.";
 
 fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> Conversion {
     let mut out = String::new();
@@ -790,7 +791,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         let commented = d.settings.needs_power_condition();
         if commented {
             warnings.push(format!(
-                "{}: left commented out: lull does not send a SCSI power condition yet",
+                "{}: left commented out: lull sends only the STANDBY power condition",
                 origin_of(d)
             ));
         }
@@ -853,7 +854,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
             why.push(' ');
             why.push_str(POWER_CONDITION_NOTE);
             warnings.push(format!(
-                "the default entry ({def_origin}) is left commented out: lull does not send a SCSI power condition yet"
+                "the default entry ({def_origin}) is left commented out: lull sends only the STANDBY power condition"
             ));
         }
         comment(&mut out, &why);

@@ -202,10 +202,12 @@ fn each_flag() {
     let ata = convert_with("-c ata", &no_links).unwrap().toml;
     assert!(ata.contains("backend = \"sgio\"") && ata.contains("for -c ata,"));
     let scsi = convert_with("-c scsi", &no_links).unwrap().toml;
-    assert!(scsi.contains("START STOP UNIT with power condition 0"));
-    // -p 0 is what lull sends; another power condition is not.
+    assert!(scsi.contains("START STOP UNIT with the STANDBY power condition"));
+    // -p 0 (lull sends STANDBY instead of the plain stop) and -p 3
+    // (STANDBY) convert; another power condition does not.
     assert_eq!(config_of("-c scsi -p 0").1.disks.len(), 1);
-    let (c, cfg) = config_of("-i 0 -a sdb -i 600 -c scsi -p 3");
+    assert_eq!(config_of("-c scsi -p 3").1.disks.len(), 1);
+    let (c, cfg) = config_of("-i 0 -a sdb -i 600 -c scsi -p 2");
     assert!(cfg.disks.is_empty(), "{}", c.toml);
     assert!(c.toml.contains("# device = \"sdb\""), "{}", c.toml);
     assert!(c.warnings.iter().any(|w| w.contains("power condition")));
