@@ -294,7 +294,15 @@ pub struct Identity {
     pub device: String,
     /// The kernel name it was asked on.
     pub kernel: String,
+    /// Which questions it answers ([`IDENTITY_LAYOUT`]; 0 in a state file
+    /// written before the field): a restart reuses a remembered identity
+    /// only of the current layout, so a drive identified by an older lull
+    /// is asked once more for what it did not ask then (its APM level).
+    pub layout: u32,
 }
+
+/// The layout [`identify`] answers now: 1 added the drive's APM and EPC.
+pub const IDENTITY_LAYOUT: u32 = 1;
 
 impl Identity {
     /// The facts the preset resolution uses.
@@ -401,6 +409,7 @@ fn form_factor_code(f: FormFactor) -> u8 {
 pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
     let mut id = Identity {
         rotational,
+        layout: IDENTITY_LAYOUT,
         ..Identity::default()
     };
     let mut ask = |page: Option<u8>, alloc: u16| -> Option<Vec<u8>> {

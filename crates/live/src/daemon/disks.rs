@@ -204,8 +204,9 @@ impl Daemon {
 
     /// What the drive at `r` is: asked through its device node, or at
     /// the daemon's first poll taken from the state file when it was
-    /// asked on the same device (numbers and kernel name) before, so a
-    /// restart sends the drive nothing.
+    /// asked on the same device (numbers and kernel name) before, by a
+    /// lull that asked what this one asks, so a restart sends the drive
+    /// nothing.
     fn identity(&mut self, r: &Resolved) -> Identity {
         if let Some(i) = self.fresh_identity.take() {
             return i;
@@ -218,7 +219,12 @@ impl Daemon {
                 .disks
                 .get(&r.key)
                 .and_then(|d| d.identity.as_ref())
-                .filter(|i| i.device == numbers && i.kernel == kernel && !numbers.is_empty());
+                .filter(|i| {
+                    i.device == numbers
+                        && i.kernel == kernel
+                        && !numbers.is_empty()
+                        && i.layout >= crate::identify::IDENTITY_LAYOUT
+                });
             if let Some(i) = remembered {
                 return i.clone();
             }

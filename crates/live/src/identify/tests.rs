@@ -186,6 +186,9 @@ fn a_drive_that_spins_itself_down_is_named_with_the_fix() {
     let old: Identity =
         serde_json::from_str(r#"{"model":"X","via":"","device":"","kernel":"sdb"}"#).unwrap();
     assert_eq!((old.apm, old.epc_enabled), (None, None));
+    // An older lull's identity is of layout 0: a restart asks again.
+    assert_eq!(old.layout, 0);
+    assert!(old.layout < IDENTITY_LAYOUT);
 }
 
 #[test]
@@ -350,6 +353,7 @@ fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
         Some(Apm::Level(127)),
         "from the IDENTIFY data in VPD 89h"
     );
+    assert_eq!(id.layout, IDENTITY_LAYOUT);
     assert!(
         fake.sent.iter().all(|c| c[0] == OP_INQUIRY),
         "nothing reached the drive itself"
