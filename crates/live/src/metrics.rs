@@ -219,6 +219,34 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             );
         }
     }
+    // What the network learned, for `lull status` (the state file's is up
+    // to `state_interval` old): absent for a network that learns nothing,
+    // or before its first idle period.
+    type Learned = (
+        &'static str,
+        &'static str,
+        fn(&lull_core::learned::Snapshot) -> f64,
+    );
+    let learned: [Learned; 2] = [
+        (
+            "lull_learned_idle_periods",
+            "Idle periods the disk's network has learned from, over every run that kept its state.",
+            |l| l.idle_periods as f64,
+        ),
+        (
+            "lull_learned_since_timestamp_seconds",
+            "Since when the disk's network has been learning (its state kept across restarts).",
+            |l| l.since_unix as f64,
+        ),
+    ];
+    for (name, help, value) in learned {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (k, d) in &state.disks {
+            if let Some(l) = &d.learned {
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), value(l));
+            }
+        }
+    }
     // The current idle period and the network's next decision in it, for
     // `lull status` (NaN: the disk is busy, or nothing is due).
     type Instant = (&'static str, &'static str, fn(&DiskState) -> Option<u64>);

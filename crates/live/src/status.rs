@@ -662,8 +662,13 @@ pub fn combine(
                         )
                     })
                     .collect(),
-                learned_idle_periods: st.learned.as_ref().map(|l| l.idle_periods),
-                learned_since_unix: st.learned.as_ref().map(|l| l.since_unix).filter(|&t| t > 0),
+                learned_idle_periods: metric("lull_learned_idle_periods")
+                    .map(|s| s.value as u64)
+                    .or(st.learned.as_ref().map(|l| l.idle_periods)),
+                learned_since_unix: metric("lull_learned_since_timestamp_seconds")
+                    .map(|s| s.value as u64)
+                    .or(st.learned.as_ref().map(|l| l.since_unix))
+                    .filter(|&t| t > 0),
                 wakeups,
                 last_wake_unix,
                 last_wake_cause,

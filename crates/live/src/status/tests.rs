@@ -486,6 +486,43 @@ fn the_shadow_comes_from_the_metrics_when_they_carry_it() {
 }
 
 #[test]
+fn what_was_learned_comes_from_the_metrics_when_they_carry_it() {
+    let snap = |n, since| lull_core::learned::Snapshot {
+        format: lull_core::learned::SNAPSHOT_FORMAT,
+        network: "auto".into(),
+        breakeven_ns: 1,
+        idle_periods: n,
+        since_unix: since,
+        parts: Vec::new(),
+    };
+    let now = 1_800_000_000;
+    let mut live = State::default();
+    live.disk("sdc").learned = Some(snap(9, now - 60));
+    let samples = parse_metrics(&crate::metrics::render(&live, &[], 1, false)).unwrap();
+    let cfg = Config::parse(
+        Path::new("t.toml"),
+        "[[disk]]\ndevice = \"sdc\"\n",
+        &crate::default_registry(),
+    )
+    .unwrap();
+    // The state file, written before the first idle period ended.
+    let mut stale = State::default();
+    stale.disk("sdc");
+    let d = combine(&cfg, &stale, &samples, true, now);
+    assert_eq!(
+        (d[0].learned_idle_periods, d[0].learned_since_unix),
+        (Some(9), Some(now - 60))
+    );
+    // Without the metrics: the state file's.
+    stale.disk("sdc").learned = Some(snap(2, now - 30));
+    let d = combine(&cfg, &stale, &[], false, now);
+    assert_eq!(
+        (d[0].learned_idle_periods, d[0].learned_since_unix),
+        (Some(2), Some(now - 30))
+    );
+}
+
+#[test]
 fn small_savings_keep_their_sign_and_size() {
     assert_eq!(energy(2.914), "2.91 Wh");
     assert_eq!(energy(-0.25), "-0.25 Wh");
