@@ -295,6 +295,14 @@ pub struct DiskStatus {
     /// Whether the drive's APM level lets it spin itself down (01h–7Fh),
     /// competing with lull's decisions.
     pub spins_itself_down: bool,
+    /// How the daemon reaches the drive's power management (`ata16`,
+    /// `ata12`, `scsi`, `hdparm`, or `none`: nothing does, and a standby
+    /// disk is left alone until it is replugged), once it has probed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// What the probe found: what answered, and what was refused before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport_why: Option<String>,
     /// The shadow evaluation (`standby` disks with a power model, from the
     /// state file): per window, what lull saved against hd-idle's 10
     /// minutes, common `hdparm -S` values, the best fixed timeout and the
@@ -678,6 +686,15 @@ pub fn combine(
                 breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
                 left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
                 drive_power: st.identity.as_ref().and_then(|i| i.power_management()),
+                transport: st
+                    .transport
+                    .as_ref()
+                    .map(|t| t.transport.name().to_string()),
+                transport_why: st
+                    .transport
+                    .as_ref()
+                    .map(|t| t.why.clone())
+                    .filter(|w| !w.is_empty()),
                 spins_itself_down: st
                     .identity
                     .as_ref()
@@ -870,6 +887,23 @@ pub fn render_text(st: &Status) -> String {
         }
         if let Some(why) = &d.left_alone {
             field("left alone", why.clone());
+        }
+        match d.transport.as_deref() {
+            Some("none") if d.task.as_deref() == Some("standby") => {
+                let why = d
+                    .transport_why
+                    .as_deref()
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
+                field(
+                    "transport",
+                    format!(
+                        "none: no command reaches the drive{why}; it is left alone (no spin-down, no power checks) until it is replugged"
+                    ),
+                );
+            }
+            Some(t) => field("transport", t.to_string()),
+            None => {}
         }
         if let Some(p) = &d.drive_power {
             let fix = if d.spins_itself_down && d.left_alone.is_none() {

@@ -178,6 +178,9 @@ pub struct DiskController {
     jobs: Option<Jobs>,
     /// The first poll of the current idle period (`None`: busy).
     idle_since: Option<Nanos>,
+    /// The reason of the last skipped task start, whose first occurrence
+    /// is written at once.
+    last_skip: Option<String>,
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
@@ -295,6 +298,7 @@ impl DiskController {
             retry_at: None,
             jobs,
             idle_since: None,
+            last_skip: None,
             acted: false,
             detached: false,
             last_idle: None,

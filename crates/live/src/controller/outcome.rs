@@ -105,6 +105,13 @@ impl DiskController {
                 format!("command stopped by the daemon: {status}")
             }
             Outcome::Skipped(why) => {
+                // A new reason is written at once (no transport reaches
+                // the drive: `lull status` should say so now, not in a
+                // minute); the same one again waits for `state_interval`.
+                if self.last_skip.as_deref() != Some(why.as_str()) {
+                    self.urgent = true;
+                    self.last_skip = Some(why.clone());
+                }
                 self.not_running |= current;
                 info!("disk {key}: {why}");
                 why

@@ -157,6 +157,30 @@ fn a_timer_orders_standby_after_its_timeout_and_counts_it() {
     assert_eq!(c.take_changes(), (true, true));
     assert_eq!(c.state().last_decision, "dry run: would spin /dev/sdb down");
     assert!(!c.in_standby());
+    // A skip for a new reason is written at once; the same again waits.
+    let skip = |c: &mut DiskController, why: &str| {
+        let mut out = Vec::new();
+        c.on_outcome(
+            at(16),
+            Outcome::Skipped(why.into()),
+            true,
+            &mut NoWitness,
+            &mut out,
+        );
+        c.take_changes()
+    };
+    assert_eq!(
+        skip(&mut c, "skip standby: no transport reaches the drive"),
+        (true, true)
+    );
+    assert_eq!(
+        skip(&mut c, "skip standby: no transport reaches the drive"),
+        (true, false)
+    );
+    assert_eq!(
+        skip(&mut c, "skip standby: the disk is absent"),
+        (true, true)
+    );
 }
 
 #[test]

@@ -347,6 +347,8 @@ fn scene() -> Status {
                 left_alone: None,
                 drive_power: Some("APM level 254: no standby of its own".into()),
                 spins_itself_down: false,
+                transport: Some("ata16".into()),
+                transport_why: Some("ATA PASS-THROUGH (16) CHECK POWER MODE answered".into()),
                 shadow: Some(sh.report()),
             },
             DiskStatus {
@@ -380,6 +382,8 @@ fn scene() -> Status {
                 left_alone: None,
                 drive_power: None,
                 spins_itself_down: false,
+                transport: None,
+                transport_why: None,
                 shadow: None,
             },
         ],
@@ -519,6 +523,18 @@ fn what_was_learned_comes_from_the_metrics_when_they_carry_it() {
     assert_eq!(
         (d[0].learned_idle_periods, d[0].learned_since_unix),
         (Some(2), Some(now - 30))
+    );
+}
+
+#[test]
+fn a_disk_no_command_reaches_is_shown_left_alone_and_why() {
+    let mut st = scene();
+    st.disks[0].transport = Some("none".into());
+    st.disks[0].transport_why = Some("SG_IO not supported; hdparm -C failed".into());
+    let text = render_text(&st);
+    assert!(
+        text.contains("  transport   none: no command reaches the drive (SG_IO not supported; hdparm -C failed); it is left alone (no spin-down, no power checks) until it is replugged\n"),
+        "{text}"
     );
 }
 
