@@ -44,8 +44,14 @@ pub struct DiskGauges {
     pub jobs: Vec<crate::jobs::JobGauge>,
 }
 
-/// A counter metric: name, help, and how to read it from a disk's state.
-type Counter = (&'static str, &'static str, fn(&DiskState) -> f64);
+/// A per-disk metric: name, help, type (`counter`, `gauge`), and how to
+/// read it from a disk's state (`None`: no sample for that disk).
+type PerDisk = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&DiskState) -> Option<f64>,
+);
 
 pub(crate) fn label(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -145,49 +151,83 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
 /// Renders every metric.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let counters: [Counter; 9] = [
-        ("lull_idle_starts_total", "Idle periods observed.", |d| {
-            d.idle_starts as f64
-        }),
-        ("lull_task_starts_total", "Idle task starts.", |d| {
-            d.task_starts as f64
-        }),
-        ("lull_task_stops_total", "Idle task stops.", |d| {
-            d.task_stops as f64
-        }),
-        ("lull_spindowns_total", "Spin-downs issued by lull.", |d| {
-            d.spindowns as f64
-        }),
+    let per_disk: [PerDisk; 11] = [
+        (
+            "lull_idle_starts_total",
+            "Idle periods observed.",
+            "counter",
+            |d| Some(d.idle_starts as f64),
+        ),
+        (
+            "lull_task_starts_total",
+            "Idle task starts.",
+            "counter",
+            |d| Some(d.task_starts as f64),
+        ),
+        (
+            "lull_task_stops_total",
+            "Idle task stops.",
+            "counter",
+            |d| Some(d.task_stops as f64),
+        ),
+        (
+            "lull_spindowns_total",
+            "Spin-downs issued by lull.",
+            "counter",
+            |d| Some(d.spindowns as f64),
+        ),
         (
             "lull_spinups_total",
             "Activity on disks lull spun down.",
-            |d| d.spinups as f64,
+            "counter",
+            |d| Some(d.spinups as f64),
         ),
         (
             "lull_standby_seconds_total",
             "Time in standby after lull's spin-downs.",
-            |d| d.standby_s,
+            "counter",
+            |d| Some(d.standby_s),
         ),
         (
             "lull_errors_total",
             "Errors while acting on the disk.",
-            |d| d.errors as f64,
+            "counter",
+            |d| Some(d.errors as f64),
         ),
         (
             "lull_foreign_spinups_total",
             "Spin-ups lull did not cause, seen by CHECK POWER MODE.",
-            |d| d.foreign_spinups as f64,
+            "counter",
+            |d| Some(d.foreign_spinups as f64),
         ),
         (
             "lull_command_exits_total",
             "Idle commands that ran to their end.",
-            |d| d.command_exits as f64,
+            "counter",
+            |d| Some(d.command_exits as f64),
+        ),
+        // What the network learned, for `lull status` (the state file's is
+        // up to `state_interval` old): no sample for a network that learns
+        // nothing, or before its first idle period.
+        (
+            "lull_learned_idle_periods",
+            "Idle periods the disk's network has learned from, over every run that kept its state.",
+            "gauge",
+            |d| d.learned.as_ref().map(|l| l.idle_periods as f64),
+        ),
+        (
+            "lull_learned_since_timestamp_seconds",
+            "Since when the disk's network has been learning (its state kept across restarts).",
+            "gauge",
+            |d| d.learned.as_ref().map(|l| l.since_unix as f64),
         ),
     ];
-    for (name, help, f) in counters {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+    for (name, help, kind, f) in per_disk {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (k, d) in &state.disks {
-            let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), f(d));
+            if let Some(v) = f(d) {
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {v}", label(k));
+            }
         }
     }
     let _ = writeln!(
@@ -217,34 +257,6 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
                 label(&w.cause),
                 w.unix
             );
-        }
-    }
-    // What the network learned, for `lull status` (the state file's is up
-    // to `state_interval` old): absent for a network that learns nothing,
-    // or before its first idle period.
-    type Learned = (
-        &'static str,
-        &'static str,
-        fn(&lull_core::learned::Snapshot) -> f64,
-    );
-    let learned: [Learned; 2] = [
-        (
-            "lull_learned_idle_periods",
-            "Idle periods the disk's network has learned from, over every run that kept its state.",
-            |l| l.idle_periods as f64,
-        ),
-        (
-            "lull_learned_since_timestamp_seconds",
-            "Since when the disk's network has been learning (its state kept across restarts).",
-            |l| l.since_unix as f64,
-        ),
-    ];
-    for (name, help, value) in learned {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for (k, d) in &state.disks {
-            if let Some(l) = &d.learned {
-                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), value(l));
-            }
         }
     }
     // The current idle period and the network's next decision in it, for
