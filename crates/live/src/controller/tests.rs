@@ -325,18 +325,23 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
 
 #[test]
 fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
+    // Quiet after second 3, then CHECK POWER MODE finds it asleep.
+    let found = |c: &mut DiskController, r: &Registry| {
+        run(c, r, 0, 3, busy_then_quiet);
+        let mut out = Vec::new();
+        c.on_outcome(
+            at(3),
+            Outcome::Power(PowerState::Standby),
+            true,
+            &mut NoWitness,
+            &mut out,
+        );
+        assert!(c.in_standby());
+        c.state().last_decision.clone()
+    };
     let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
-    run(&mut c, &r, 0, 3, busy_then_quiet);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(3),
-        Outcome::Power(PowerState::Standby),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
     assert_eq!(
-        c.state().last_decision,
+        found(&mut c, &r),
         "found in standby (spun down by something else)"
     );
     // The same, for a drive whose APM level lets it spin itself down.
@@ -360,19 +365,10 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
         Nanos::ZERO,
     )
     .unwrap();
-    run(&mut d, &r, 0, 3, busy_then_quiet);
-    d.on_outcome(
-        at(3),
-        Outcome::Power(PowerState::Standby),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
     assert_eq!(
-        d.state().last_decision,
+        found(&mut d, &r),
         "found in standby (spun down by something else: the drive's APM level 127 lets it spin itself down)"
     );
-    assert!(d.in_standby());
 }
 
 #[test]

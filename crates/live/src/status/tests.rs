@@ -4,6 +4,23 @@
 
 use super::*;
 
+/// The gauges of a standby disk `key` at rest, with `shadow`.
+fn standby_gauges(
+    key: &str,
+    shadow: Option<lull_activity::ShadowReport>,
+) -> crate::metrics::DiskGauges {
+    crate::metrics::DiskGauges {
+        key: key.into(),
+        task: "standby",
+        running: false,
+        in_standby: false,
+        energy_saved_j: None,
+        nodes: Vec::new(),
+        jobs: Vec::new(),
+        shadow,
+    }
+}
+
 /// A scrape of a daemon with one standby disk (captured from
 /// `metrics::render`'s output format).
 const CAPTURED: &str = r#"# HELP lull_spindowns_total Spin-downs issued by lull.
@@ -94,16 +111,7 @@ fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
     // The state file's last write: an idle period 50 s old.
     d.idle_since_unix = Some(now - 50);
     d.next_decision_unix = Some(now + 5);
-    let gauges = [crate::metrics::DiskGauges {
-        key: "sda".into(),
-        task: "standby",
-        running: false,
-        in_standby: false,
-        energy_saved_j: None,
-        nodes: Vec::new(),
-        jobs: Vec::new(),
-        shadow: None,
-    }];
+    let gauges = [standby_gauges("sda", None)];
     // The daemon now: busy (nothing idle, nothing due).
     let mut current = state.clone();
     let c = current.disk("sda");
@@ -458,16 +466,7 @@ fn the_shadow_comes_from_the_metrics_when_they_carry_it() {
         w.idle_periods = 0;
         w.policies.clear();
     }
-    let g = [crate::metrics::DiskGauges {
-        key: "sdc".into(),
-        task: "standby",
-        running: false,
-        in_standby: false,
-        energy_saved_j: None,
-        nodes: Vec::new(),
-        jobs: Vec::new(),
-        shadow: Some(live.clone()),
-    }];
+    let g = [standby_gauges("sdc", Some(live.clone()))];
     let mut state = State::default();
     state.disk("sdc").shadow = Some(stale.clone());
     let text = crate::metrics::render(&state, &g, 1, false);
