@@ -304,7 +304,7 @@ pub struct DiskStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport_why: Option<String>,
     /// The shadow evaluation (`standby` disks with a power model, from the
-    /// state file): per window, what lull saved against hd-idle's 10
+    /// metrics when they carry it, else the state file): per window, what lull saved against hd-idle's 10
     /// minutes, common `hdparm -S` values, the best fixed timeout and the
     /// oracle.
     #[serde(skip_serializing_if = "Option::is_none")]
