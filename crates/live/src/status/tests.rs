@@ -282,10 +282,10 @@ fn scene() -> Status {
         kind: PollKind::Baseline,
         ..Poll::default()
     }));
-    // Gaps of 30 s to 40 min, a standby in each long one.
+    // Gaps of 30 s to 40 min, a standby 5 s into each long one.
     for gap in [30, 600, 90, 2400, 45, 1200, 300] {
         if gap > 200 {
-            sh.feed(&Record::Standby(s(t + 150)));
+            sh.feed(&Record::Standby(s(t + 5)));
         }
         t += gap;
         sh.feed(&Record::Poll(Poll {
