@@ -479,6 +479,17 @@ pub fn sysfs_rotational(sysfs: &Path, kernel: &str) -> Option<bool> {
     }
 }
 
+/// The size of disk `kernel` in 512-byte sectors, from the sysfs root
+/// `sysfs` (`/sys/block/NAME/size`): 0 for a device that holds no medium
+/// (an empty card-reader slot).
+pub fn sysfs_sectors(sysfs: &Path, kernel: &str) -> Option<u64> {
+    std::fs::read_to_string(sysfs.join("block").join(kernel).join("size"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// SG_IO to a device node with a short timeout: identification answers
 /// from the SCSI layer in microseconds, and a bridge that does not answer
 /// in 5 s is not worth waiting longer for.

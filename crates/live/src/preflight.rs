@@ -450,9 +450,11 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
         for r in found {
             let id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
             let facts = id.facts();
+            let sectors = crate::identify::sysfs_sectors(&cfg.sysfs, &r.kernel);
             let resolved = Drive::resolve(d.preset.as_deref(), Some(&facts))
                 .map_err(|e| e.to_string())
-                .and_then(|drive| d.for_drive(drive, Some(&facts), registry));
+                .and_then(|drive| d.for_drive(drive, Some(&facts), registry))
+                .map(|c| c.without_medium(sectors));
             let resolved = match resolved {
                 Ok(c) => c,
                 Err(m) => {

@@ -504,6 +504,35 @@ fn unknown_keys_are_named_with_their_table() {
     assert!(err.contains("key `disk[1].netwrok`"), "{err}");
 }
 
+// An empty card-reader slot under `fake*` (size 0 in sysfs) is left
+// alone; a disk with a medium beside it is not.
+#[test]
+fn an_empty_card_reader_slot_is_left_alone() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fake*\"\n",
+        &(line("fakea", 0, 5) + &line("fakeb", 0, 5)),
+    );
+    let sysfs = s.config.parent().unwrap().join("no-sysfs/block");
+    for (name, size) in [("fakea", "0\n"), ("fakeb", "976773168\n")] {
+        std::fs::create_dir_all(sysfs.join(name)).unwrap();
+        std::fs::write(sysfs.join(name).join("size"), size).unwrap();
+    }
+    let out = run(&["--config", s.config.to_str().unwrap(), "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let block = |name: &str| {
+        text.split("disk[0]")
+            .find(|b| b.contains(&format!(": {name};")))
+            .unwrap_or_else(|| panic!("{name}: {text}"))
+            .to_string()
+    };
+    assert!(
+        block("fakea").contains("left alone: it holds no medium (size 0"),
+        "{text}"
+    );
+    assert!(!block("fakeb").contains("left alone"), "{text}");
+}
+
 // Bug 7: 16 idle connections made every scrape fail.
 #[test]
 fn idle_clients_do_not_block_scrapes() {

@@ -341,6 +341,27 @@ impl DiskConfig {
         Ok(c)
     }
 
+    /// This disk left alone when it holds no medium (`sectors`, its size
+    /// now, is 0: an empty card-reader slot, which a glob such as `sd*`
+    /// matches): there is nothing to spin down, and every command would
+    /// fail with NOT READY (medium not present). Only a `standby` disk
+    /// without a `preset`, and not one already left alone for another
+    /// reason. The daemon works this out when it finds the disk; a medium
+    /// put in later (a flash card, nothing to spin down either) changes
+    /// nothing until the disk reappears.
+    pub fn without_medium(mut self, sectors: Option<u64>) -> DiskConfig {
+        if sectors == Some(0)
+            && matches!(self.task, TaskConfig::Standby { .. })
+            && self.preset.is_none()
+            && self.left_alone.is_none()
+        {
+            self.left_alone = Some(
+                "it holds no medium (size 0: an empty card-reader slot): nothing to spin down; name a preset to send it spin-downs anyway".into(),
+            );
+        }
+        self
+    }
+
     /// Takes from `resolved` (this disk's running configuration) what the
     /// daemon worked out for its drive, keeping this table's hooks and
     /// position: a reload of an unchanged disk keeps its drive.

@@ -353,6 +353,44 @@ fn a_disk_that_does_not_rotate_is_left_alone_unless_a_preset_is_named() {
 }
 
 #[test]
+fn a_disk_without_a_medium_is_left_alone_unless_a_preset_is_named() {
+    // An empty card-reader slot under `sd*`: rotational by the kernel's
+    // default, and size 0.
+    let reader = DriveFacts {
+        model: Some("Generic- SD/MMC".into()),
+        rotational: Some(true),
+        ..DriveFacts::default()
+    };
+    let c = parse(
+        "[[disk]]\ndevice = \"sd*\"\n[[disk]]\ndevice = \"sdx\"\npreset = \"paper-2.5in\"\n[[disk]]\ndevice = \"sdy\"\ntask = \"flush\"\n",
+    )
+    .unwrap();
+    let resolved = |sectors| -> Vec<DiskConfig> {
+        c.disks
+            .iter()
+            .map(|d| {
+                let drive = Drive::resolve(d.preset.as_deref(), Some(&reader)).unwrap();
+                d.for_drive(drive, Some(&reader), &registry())
+                    .unwrap()
+                    .without_medium(sectors)
+            })
+            .collect()
+    };
+    let empty = resolved(Some(0));
+    let why = empty[0]
+        .left_alone
+        .as_deref()
+        .expect("an empty slot is left alone");
+    assert!(why.contains("no medium") && why.contains("preset"), "{why}");
+    assert_eq!(empty[1].left_alone, None, "an explicit preset is obeyed");
+    assert_eq!(empty[2].left_alone, None, "only a standby disk");
+    // With a medium, or its size unknown: spun down as any disk.
+    for sectors in [Some(7_814_037_168), None] {
+        assert_eq!(resolved(sectors)[0].left_alone, None, "{sectors:?}");
+    }
+}
+
+#[test]
 fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     let c = parse(
         "[[disk]]\ndevice = \"sdb\"\npreset = \"wd-red-plus\"\ntask = \"jobs\"\n[[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"1h/day:step=2B\"\n",

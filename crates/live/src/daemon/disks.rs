@@ -252,8 +252,9 @@ impl Daemon {
                 facts.describe()
             );
         }
+        let sectors = crate::identify::sysfs_sectors(&self.cfg.sysfs, &r.kernel);
         match cfg.for_drive(drive, Some(&facts), &self.opts.registry) {
-            Ok(c) => c,
+            Ok(c) => c.without_medium(sectors),
             Err(e) => {
                 error!(
                     "disk {}: the configuration does not fit the identified drive ({e}); using {}",

@@ -424,3 +424,17 @@ proptest! {
         prop_assert_eq!(a.rotation, Rotation::Rpm(rpm));
     }
 }
+
+#[test]
+fn the_size_comes_from_sysfs_and_zero_is_no_medium() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = dir.path().join("block");
+    for (name, size) in [("sdc", "0\n"), ("sdb", "7814037168\n"), ("sdz", "junk\n")] {
+        std::fs::create_dir_all(block.join(name)).unwrap();
+        std::fs::write(block.join(name).join("size"), size).unwrap();
+    }
+    assert_eq!(sysfs_sectors(dir.path(), "sdc"), Some(0));
+    assert_eq!(sysfs_sectors(dir.path(), "sdb"), Some(7_814_037_168));
+    assert_eq!(sysfs_sectors(dir.path(), "sdz"), None);
+    assert_eq!(sysfs_sectors(dir.path(), "sdq"), None, "not there");
+}
