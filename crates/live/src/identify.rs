@@ -341,13 +341,20 @@ impl Identity {
         }
     }
 
+    /// The drive's APM level, when it lets the drive spin itself down
+    /// (01h–7Fh).
+    pub fn self_standby_level(&self) -> Option<u8> {
+        match self.apm {
+            Some(a @ Apm::Level(l)) if a.allows_standby() => Some(l),
+            _ => None,
+        }
+    }
+
     /// Why the drive may spin itself down regardless of lull, when its
-    /// APM level allows it (01h–7Fh): for a warning with the fix.
+    /// APM level allows it ([`Identity::self_standby_level`]): for a
+    /// warning with the fix.
     pub fn own_standby(&self) -> Option<String> {
-        let level = match self.apm {
-            Some(a @ Apm::Level(l)) if a.allows_standby() => l,
-            _ => return None,
-        };
+        let level = self.self_standby_level()?;
         Some(format!(
             "the drive's own APM level is {level} (1–127 let a drive spin itself down): its spin-downs \
              compete with lull's decisions and show as \"found in standby\"; `hdparm -B 254 /dev/{}` \

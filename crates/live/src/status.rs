@@ -698,7 +698,7 @@ pub fn combine(
                 spins_itself_down: st
                     .identity
                     .as_ref()
-                    .is_some_and(|i| i.own_standby().is_some()),
+                    .is_some_and(|i| i.self_standby_level().is_some()),
                 shadow: shadow_from_metrics(samples, key, st).or_else(|| st.shadow.clone()),
             }
         })

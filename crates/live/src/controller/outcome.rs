@@ -197,12 +197,13 @@ impl DiskController {
                 self.standby_since = Some(t);
                 self.sleep_snapshot = Some(witness.snapshot());
                 // The drive's own APM may be that something.
-                let apm = match self.st.identity.as_ref().and_then(|i| i.apm) {
-                    Some(a @ crate::identify::Apm::Level(l)) if a.allows_standby() => {
-                        format!(": the drive's APM level {l} lets it spin itself down")
-                    }
-                    _ => String::new(),
-                };
+                let apm = self
+                    .st
+                    .identity
+                    .as_ref()
+                    .and_then(crate::identify::Identity::self_standby_level)
+                    .map(|l| format!(": the drive's APM level {l} lets it spin itself down"))
+                    .unwrap_or_default();
                 let text = format!("found in standby (spun down by something else{apm})");
                 info!("disk {}: {text}", self.key);
                 Some(text)
