@@ -148,10 +148,15 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     }
 }
 
+/// An instant of a present disk in Unix seconds, NaN when there is none.
+fn instant(d: &DiskState, unix: Option<u64>) -> f64 {
+    unix.filter(|_| d.present).map_or(f64::NAN, |t| t as f64)
+}
+
 /// Renders every metric.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let per_disk: [PerDisk; 11] = [
+    let per_disk: [PerDisk; 13] = [
         (
             "lull_idle_starts_total",
             "Idle periods observed.",
@@ -221,6 +226,21 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             "gauge",
             |d| d.learned.as_ref().map(|l| l.since_unix as f64),
         ),
+        // The current idle period and the network's next decision in it,
+        // for `lull status`: NaN while the disk is busy (or absent), or
+        // nothing is due. Unix seconds are exact in an f64.
+        (
+            "lull_idle_since_timestamp_seconds",
+            "When the disk's current idle period began (NaN while it is busy).",
+            "gauge",
+            |d| Some(instant(d, d.idle_since_unix)),
+        ),
+        (
+            "lull_next_decision_timestamp_seconds",
+            "When the disk's network decides next unless I/O comes (NaN: nothing is due).",
+            "gauge",
+            |d| Some(instant(d, d.next_decision_unix)),
+        ),
     ];
     for (name, help, kind, f) in per_disk {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -257,30 +277,6 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
                 label(&w.cause),
                 w.unix
             );
-        }
-    }
-    // The current idle period and the network's next decision in it, for
-    // `lull status` (NaN: the disk is busy, or nothing is due).
-    type Instant = (&'static str, &'static str, fn(&DiskState) -> Option<u64>);
-    let instants: [Instant; 2] = [
-        (
-            "lull_idle_since_timestamp_seconds",
-            "When the disk's current idle period began (NaN while it is busy).",
-            |d| d.idle_since_unix,
-        ),
-        (
-            "lull_next_decision_timestamp_seconds",
-            "When the disk's network decides next unless I/O comes (NaN: nothing is due).",
-            |d| d.next_decision_unix,
-        ),
-    ];
-    for (name, help, value) in instants {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for (k, d) in &state.disks {
-            let v = value(d)
-                .filter(|_| d.present)
-                .map_or_else(|| "NaN".to_string(), |t| t.to_string());
-            let _ = writeln!(out, "{name}{{disk=\"{}\"}} {v}", label(k));
         }
     }
     let _ = writeln!(
