@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use lull_core::registry::Registry;
 use lull_core::time::Nanos;
+use lull_tasks::drive::DriveFacts;
 use tracing::{info, warn};
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
@@ -16,7 +17,6 @@ use crate::diskstats::parse;
 use crate::process;
 use crate::source::Sample;
 use crate::state::State;
-use lull_tasks::drive::Drive;
 use serde::Serialize;
 
 /// What [`preflight`] found: where each disk entry resolves now, and
@@ -451,11 +451,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             let id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
             let facts = id.facts();
             let sectors = crate::identify::sysfs_sectors(&cfg.sysfs, &r.kernel);
-            let resolved = Drive::resolve(d.preset.as_deref(), Some(&facts))
-                .map_err(|e| e.to_string())
-                .and_then(|drive| d.for_drive(drive, Some(&facts), registry))
-                .map(|c| c.without_medium(sectors));
-            let resolved = match resolved {
+            let resolved = match d.for_identified(&facts, sectors, registry) {
                 Ok(c) => c,
                 Err(m) => {
                     warnings.push(format!(
@@ -483,10 +479,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
-            if matches!(resolved.task, TaskConfig::Standby { .. })
-                && resolved.left_alone.is_none()
-                && let Some(own) = id.own_standby()
-            {
+            if let Some(own) = resolved.own_standby_warning(&id) {
                 warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
             }
             disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
@@ -537,17 +530,15 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
 /// it shares with lull, by name. For another program, or an hd-idle whose
 /// command line cannot be read, a warning that it may.
 pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<String> {
-    let kernels: Vec<&str> = cfg
-        .disks
-        .iter()
-        .zip(found)
-        .filter(|(d, _)| matches!(d.task, TaskConfig::Standby { .. }))
-        .flat_map(|(_, f)| f.iter().map(|r| r.kernel.as_str()))
-        .collect();
+    let running = process::running_named(process::SPIN_DOWN_DAEMONS);
+    if running.is_empty() {
+        return Vec::new();
+    }
+    let kernels = spun_down_disks(cfg, found);
     if kernels.is_empty() {
         return Vec::new();
     }
-    process::running_named(process::SPIN_DOWN_DAEMONS)
+    running
         .into_iter()
         .filter_map(|(pid, name)| {
             let args = (name == "hd-idle")
@@ -556,6 +547,31 @@ pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<String>
                 .map(|c| c.into_iter().skip(1).collect());
             competition(&name, pid, args, &kernels, &crate::hd_idle::kernel_name_now)
         })
+        .collect()
+}
+
+/// The disks of `cfg` (`found`: the disks each entry resolves to now)
+/// that lull spins down: those of `standby` entries, but not those it
+/// leaves alone ([`DiskConfig::leaves_alone`]: a solid-state disk, an
+/// empty card-reader slot). Told from sysfs alone (the kernel's rotational
+/// flag and the size), which never reaches a drive: a drive the daemon
+/// finds to be solid-state only by asking it (a USB SSD the kernel calls
+/// rotational) is counted, on the side of warning.
+pub fn spun_down_disks<'a>(cfg: &Config, found: &'a [Vec<Resolved>]) -> Vec<&'a str> {
+    cfg.disks
+        .iter()
+        .zip(found)
+        .filter(|(d, _)| matches!(d.task, TaskConfig::Standby { .. }))
+        .flat_map(|(d, f)| f.iter().map(move |r| (d, r.kernel.as_str())))
+        .filter(|(d, k)| {
+            let facts = DriveFacts {
+                rotational: crate::identify::sysfs_rotational(&cfg.sysfs, k),
+                ..DriveFacts::default()
+            };
+            let sectors = crate::identify::sysfs_sectors(&cfg.sysfs, k);
+            d.leaves_alone(Some(&facts), sectors).is_none()
+        })
+        .map(|(_, k)| k)
         .collect()
 }
 
@@ -639,6 +655,45 @@ mod tests {
 
     fn args(s: &str) -> Option<Vec<String>> {
         Some(s.split_whitespace().map(String::from).collect())
+    }
+
+    // The hd-idle warning names only disks lull spins down: not a flush
+    // entry's, not a solid-state disk or an empty slot under a glob, but
+    // those with a preset named whatever they are.
+    #[test]
+    fn only_disks_lull_spins_down_are_shared_with_hd_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let sysfs = dir.path();
+        for (name, rotational, size) in [
+            ("sda", "1", "7814037168"),
+            ("sdb", "0", "1953525168"),
+            ("sdc", "1", "0"),
+            ("sdd", "1", "7814037168"),
+            ("sde", "0", "0"),
+        ] {
+            let d = sysfs.join("block").join(name);
+            std::fs::create_dir_all(d.join("queue")).unwrap();
+            std::fs::write(d.join("queue/rotational"), rotational).unwrap();
+            std::fs::write(d.join("size"), size).unwrap();
+        }
+        let text = format!(
+            "sysfs = {:?}\n[[disk]]\ndevice = \"sd[abc]\"\n[[disk]]\ndevice = \"sdd\"\ntask = \"flush\"\n[[disk]]\ndevice = \"sde\"\npreset = \"paper-2.5in\"\n",
+            sysfs.display().to_string()
+        );
+        let cfg = Config::parse(Path::new("lull.toml"), &text, &crate::default_registry()).unwrap();
+        let found: Vec<Vec<Resolved>> = [&["sda", "sdb", "sdc"][..], &["sdd"], &["sde"]]
+            .iter()
+            .map(|names| {
+                names
+                    .iter()
+                    .map(|n| Resolved {
+                        key: n.to_string(),
+                        kernel: n.to_string(),
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(spun_down_disks(&cfg, &found), ["sda", "sde"]);
     }
 
     #[test]

@@ -330,15 +330,37 @@ impl DiskConfig {
                     .map_err(|e| format!("job {}: reserve: {e}", j.name))?;
             }
         }
-        c.left_alone = match (&c.task, &c.preset, facts.and_then(DriveFacts::spins)) {
+        c.left_alone = c.rotation_leaves_alone(facts);
+        c.drive = drive;
+        Ok(c)
+    }
+
+    /// Why a `standby` disk without a `preset` is left alone because its
+    /// drive does not rotate (`facts`), if it is.
+    fn rotation_leaves_alone(&self, facts: Option<&DriveFacts>) -> Option<String> {
+        match (&self.task, &self.preset, facts.and_then(DriveFacts::spins)) {
             (TaskConfig::Standby { .. }, None, Some(false)) => Some(format!(
                 "the drive does not rotate ({}): a solid-state disk is never spun down; name a preset to spin it down anyway",
                 facts.map(DriveFacts::describe).unwrap_or_default()
             )),
             _ => None,
-        };
-        c.drive = drive;
-        Ok(c)
+        }
+    }
+
+    /// Why a `standby` disk without a `preset` is left alone because it
+    /// holds no medium (`sectors`, its size now, is 0), if it is.
+    fn medium_leaves_alone(&self, sectors: Option<u64>) -> Option<String> {
+        (sectors == Some(0) && matches!(self.task, TaskConfig::Standby { .. }) && self.preset.is_none())
+            .then(|| "it holds no medium (size 0: an empty card-reader slot): nothing to spin down; name a preset to send it spin-downs anyway".into())
+    }
+
+    /// Why this entry leaves alone the drive identification describes
+    /// (`facts`, and `sectors`, its size now), if it does: what
+    /// [`DiskConfig::for_identified`] would set as `left_alone`, without
+    /// working out the rest (the hd-idle warning asks only this).
+    pub fn leaves_alone(&self, facts: Option<&DriveFacts>, sectors: Option<u64>) -> Option<String> {
+        self.rotation_leaves_alone(facts)
+            .or_else(|| self.medium_leaves_alone(sectors))
     }
 
     /// This disk left alone when it holds no medium (`sectors`, its size
@@ -350,16 +372,41 @@ impl DiskConfig {
     /// put in later (a flash card, nothing to spin down either) changes
     /// nothing until the disk reappears.
     pub fn without_medium(mut self, sectors: Option<u64>) -> DiskConfig {
-        if sectors == Some(0)
-            && matches!(self.task, TaskConfig::Standby { .. })
-            && self.preset.is_none()
-            && self.left_alone.is_none()
-        {
-            self.left_alone = Some(
-                "it holds no medium (size 0: an empty card-reader slot): nothing to spin down; name a preset to send it spin-downs anyway".into(),
-            );
+        if self.left_alone.is_none() {
+            self.left_alone = self.medium_leaves_alone(sectors);
         }
         self
+    }
+
+    /// This entry configured for the drive identification found, as the
+    /// daemon runs it and `lulld --check` reports it: the drive the
+    /// `preset` names or `facts` match ([`Drive::resolve`]), then
+    /// [`DiskConfig::for_drive`] and [`DiskConfig::without_medium`]
+    /// (`sectors`, its size now). An error when no drive resolves or the
+    /// network or a job does not fit its B.
+    pub fn for_identified(
+        &self,
+        facts: &DriveFacts,
+        sectors: Option<u64>,
+        registry: &Registry,
+    ) -> Result<DiskConfig, String> {
+        let drive =
+            Drive::resolve(self.preset.as_deref(), Some(facts)).map_err(|e| e.to_string())?;
+        Ok(self
+            .for_drive(drive, Some(facts), registry)?
+            .without_medium(sectors))
+    }
+
+    /// The warning for a disk this configuration spins down (a `standby`
+    /// disk not left alone) whose drive spins itself down on a timer of
+    /// its own, as `identity` reports it
+    /// ([`crate::identify::Identity::own_standby`]).
+    pub fn own_standby_warning(&self, identity: &crate::identify::Identity) -> Option<String> {
+        if matches!(self.task, TaskConfig::Standby { .. }) && self.left_alone.is_none() {
+            identity.own_standby()
+        } else {
+            None
+        }
     }
 
     /// Takes from `resolved` (this disk's running configuration) what the

@@ -334,11 +334,14 @@ fn a_disk_that_does_not_rotate_is_left_alone_unless_a_preset_is_named() {
     let resolved: Vec<DiskConfig> = c
         .disks
         .iter()
-        .map(|d| {
-            let drive = Drive::resolve(d.preset.as_deref(), Some(&ssd)).unwrap();
-            d.for_drive(drive, Some(&ssd), &registry()).unwrap()
-        })
+        .map(|d| d.for_identified(&ssd, Some(1_000), &registry()).unwrap())
         .collect();
+    for (d, r) in c.disks.iter().zip(&resolved) {
+        // What the hd-idle warning asks, without resolving the rest; an
+        // empty SSD is left alone for not rotating.
+        assert_eq!(d.leaves_alone(Some(&ssd), Some(1_000)), r.left_alone);
+        assert_eq!(d.leaves_alone(Some(&ssd), Some(0)), r.left_alone);
+    }
     let why = resolved[0]
         .left_alone
         .as_deref()
@@ -369,10 +372,9 @@ fn a_disk_without_a_medium_is_left_alone_unless_a_preset_is_named() {
         c.disks
             .iter()
             .map(|d| {
-                let drive = Drive::resolve(d.preset.as_deref(), Some(&reader)).unwrap();
-                d.for_drive(drive, Some(&reader), &registry())
-                    .unwrap()
-                    .without_medium(sectors)
+                let r = d.for_identified(&reader, sectors, &registry()).unwrap();
+                assert_eq!(d.leaves_alone(Some(&reader), sectors), r.left_alone);
+                r
             })
             .collect()
     };

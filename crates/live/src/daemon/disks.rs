@@ -22,7 +22,6 @@ use crate::identify::Identity;
 use crate::instance::{InstanceLock, LockError, disk_lock_dir};
 use crate::source::{Family, Sample};
 use crate::state::DriveRecord;
-use lull_tasks::drive::Drive;
 
 /// How many polls until a disk another daemon claimed is tried again (a
 /// minute at the default poll), and the longest wait.
@@ -237,32 +236,22 @@ impl Daemon {
     /// when the network or a job does not fit that drive's B.
     fn for_drive(&self, cfg: &DiskConfig, r: &Resolved, identity: &Identity) -> DiskConfig {
         let facts = identity.facts();
-        let drive = match Drive::resolve(cfg.preset.as_deref(), Some(&facts)) {
-            Ok(d) => d,
-            Err(e) => {
-                error!("disk {}: {e}", r.key);
-                return cfg.clone();
-            }
-        };
-        if cfg.preset.is_some() && facts.spins() == Some(false) {
+        if let (Some(preset), Some(false)) = (&cfg.preset, facts.spins()) {
             warn!(
-                "disk {}: preset {} is obeyed, but the drive reports that it does not rotate ({})",
+                "disk {}: preset {preset} is obeyed, but the drive reports that it does not rotate ({})",
                 r.key,
-                drive.preset,
                 facts.describe()
             );
         }
         let sectors = crate::identify::sysfs_sectors(&self.cfg.sysfs, &r.kernel);
-        match cfg.for_drive(drive, Some(&facts), &self.opts.registry) {
-            Ok(c) => c.without_medium(sectors),
-            Err(e) => {
+        cfg.for_identified(&facts, sectors, &self.opts.registry)
+            .unwrap_or_else(|e| {
                 error!(
                     "disk {}: the configuration does not fit the identified drive ({e}); using {}",
                     r.key, cfg.drive.preset
                 );
                 cfg.clone()
-            }
-        }
+            })
     }
 
     /// A controller and actors for the drive found at `r`; its actors take
@@ -291,8 +280,7 @@ impl Daemon {
         });
         if let Some(why) = &cfg.left_alone {
             warn!("disk {} ({}): left alone: {why}", r.key, r.kernel);
-        } else if let (TaskConfig::Standby { .. }, Some(own)) = (&cfg.task, identity.own_standby())
-        {
+        } else if let Some(own) = cfg.own_standby_warning(&identity) {
             warn!("disk {} ({}): {own}", r.key, r.kernel);
         }
         st.identity = Some(identity);
