@@ -32,6 +32,7 @@ fn session_with(budget: Option<u32>) -> Session {
         max_spindowns_per_day: budget,
         saves_learned: budget.is_some(),
         dry_run: false,
+        drive_id: None,
     }
 }
 

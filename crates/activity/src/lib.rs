@@ -33,9 +33,11 @@
 //! apart from damage in the middle ([`read`]).
 //!
 //! The log holds no file names, process names or paths of files on the
-//! disk: only counts, times, the disk's configured key and kernel name and
-//! the configuration (drive preset, task, network). Which process woke a
-//! drive stays in the daemon's state file.
+//! disk: only counts, times, the disk's configured key and kernel name,
+//! the configuration (drive preset, task, network) and a hash of the
+//! drive's serial number ([`record::drive_id`]: enough to keep one drive's
+//! evidence apart from another's under the same key, not the number
+//! itself). Which process woke a drive stays in the daemon's state file.
 
 pub mod poll;
 pub mod read;
@@ -43,5 +45,5 @@ pub mod record;
 pub mod shadow;
 
 pub use read::{Log, ReadError, Rebuilt, Run, RunStart};
-pub use record::{Counts, Poll, PollKind, Record, Session};
+pub use record::{Counts, Poll, PollKind, Record, Session, drive_id};
 pub use shadow::{Shadow, ShadowReport};

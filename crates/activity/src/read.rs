@@ -240,19 +240,23 @@ impl Log {
     /// ([`Rebuilt`]).
     pub fn rebuild(&self) -> Rebuilt {
         let mut out = Rebuilt::default();
-        let Some(first) = self.runs.first() else {
+        let Some(last) = self.runs.last() else {
             return out;
         };
+        out.session = last.session.clone();
+        // The runs of the last run's drive: a key (a bay, a kernel name
+        // under a glob) another drive had is that drive's evidence, and the
+        // daemon's learned state follows a drive, not its key. The time of
+        // another drive's runs is time nobody watched this one.
+        let drive = last.session.drive_id;
+        let ours = |r: &&Run| !matches!((drive, r.session.drive_id), (Some(a), Some(b)) if a != b);
+        out.other_drive_runs = self.runs.iter().filter(|r| !ours(r)).count();
+        let first = self.runs.iter().find(ours).expect("the last run is ours");
         out.clock = first.session.clock;
-        out.session = self
-            .runs
-            .last()
-            .map(|r| r.session.clone())
-            .unwrap_or_default();
         // Where the previous run ended, on the log's timeline.
         let mut prev_end: Option<Nanos> = None;
         let mut prev_clean = false;
-        for run in &self.runs {
+        for run in self.runs.iter().filter(ours) {
             let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
             let first_t = run.records.iter().filter_map(Record::time).min();
             let mut downtime = None;
@@ -350,7 +354,9 @@ pub fn segments(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// A log as a trace: what the daemon's engine saw.
+/// A log as a trace: what the daemon's engine saw of the drive of the
+/// log's last run (the runs of another drive under the same key are left
+/// out, [`Rebuilt::other_drive_runs`]).
 ///
 /// Times are nanoseconds since the first run's time zero; `clock` is the
 /// wall clock then. Between two runs (the daemon was stopped) the disk
@@ -375,6 +381,10 @@ pub struct Rebuilt {
     /// a replay that restarts the network where the daemon restarted
     /// decides as the daemon did across its restarts.
     pub runs: Vec<RunStart>,
+    /// The runs left out because they were of another drive than the last
+    /// run's ([`Session::drive_id`]: the disk's key had another drive
+    /// then). Runs that name no drive are kept.
+    pub other_drive_runs: usize,
 }
 
 /// Where a daemon run began on a [`Rebuilt`] log's timeline.

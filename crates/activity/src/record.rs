@@ -74,6 +74,22 @@ pub struct Session {
     /// would have done, and it keeps its own state file (its learned
     /// state, its wear budget). `false` in logs of older daemons.
     pub dry_run: bool,
+    /// Which physical drive the disk was ([`drive_id`] of its serial
+    /// number): a disk key names a bay or a kernel name (`sdb` under a
+    /// glob), which another drive can take, and the evidence of one drive
+    /// must not be mixed with another's. `None` when the serial number is
+    /// unknown, and in logs of older daemons (a trailing field).
+    pub drive_id: Option<u64>,
+}
+
+/// The drive identifier [`Session::drive_id`] of the drive with serial
+/// number `serial`: a 64-bit FNV-1a hash, never 0. It tells drives apart
+/// without writing their serial numbers into a log that may be shared.
+pub fn drive_id(serial: &str) -> u64 {
+    let h = serial.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    h.max(1)
 }
 
 /// How a poll's events were made (see [`crate::poll`]).
@@ -257,6 +273,8 @@ impl Record {
                     &mut p,
                     u64::from(s.saves_learned) | (u64::from(s.dry_run) << 1),
                 );
+                // 0: unknown.
+                put(&mut p, s.drive_id.unwrap_or(0));
             }
             Record::Poll(r) => {
                 put(&mut p, r.t0.0);
@@ -445,6 +463,10 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                 0 => 0,
                 _ => f.int("session flags")?,
             };
+            let drive_id = match f.rest() {
+                0 => None,
+                _ => Some(f.int("drive id")?).filter(|&id| id != 0),
+            };
             Record::Session(Session {
                 clock,
                 poll,
@@ -456,6 +478,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                 max_spindowns_per_day,
                 saves_learned: flags & 1 != 0,
                 dry_run: flags & 2 != 0,
+                drive_id,
             })
         }
         2 => {

@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use lull_activity::read::parse_segment;
-use lull_activity::{Log, ReadError, Record};
+use lull_activity::{Log, ReadError, Rebuilt, Record};
 use lull_core::time::Nanos;
 use proptest::prelude::*;
 
@@ -143,6 +143,7 @@ fn write_v1_fixture() {
             max_spindowns_per_day: None,
             saves_learned: false,
             dry_run: false,
+            drive_id: None,
         }),
         Record::Poll(Poll {
             t0: s(0),
@@ -191,6 +192,54 @@ fn write_v1_fixture() {
     ];
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1.lact");
     std::fs::write(path, segment(&recs)).unwrap();
+}
+
+// Under a glob the key is a kernel name, which another drive can have
+// after a reboot or a swap. The rebuilt trace is the last run's drive's:
+// another drive's run is time nobody watched it, as if the daemon had
+// been stopped, and runs that name no drive (an older lull's) are kept.
+#[test]
+fn a_rebuilt_log_is_the_last_runs_drive() {
+    let hour = Nanos::from_secs(3600);
+    let with = |clock, id: Option<u64>| {
+        let mut r = records(clock, &[(5, 3, false, false), (100, 2, false, true)]);
+        if let Record::Session(s) = &mut r[0] {
+            s.drive_id = id;
+        }
+        r
+    };
+    let (x, y) = (
+        Some(lull_activity::drive_id("WD-X")),
+        Some(lull_activity::drive_id("WD-Y")),
+    );
+    let runs = [
+        with(CLOCK, None),
+        with(CLOCK + hour, x),
+        with(CLOCK + hour * 2, y),
+        with(CLOCK + hour * 3, x),
+    ];
+    let mut log = Log::default();
+    runs.iter().for_each(|r| log.extend(r.iter().cloned()));
+    let mut ours = Log::default();
+    [0, 1, 3]
+        .iter()
+        .for_each(|&i| ours.extend(runs[i].iter().cloned()));
+    let r = log.rebuild();
+    assert_eq!(r.other_drive_runs, 1);
+    assert_eq!(r.runs.len(), 3);
+    assert_eq!(
+        r,
+        Rebuilt {
+            other_drive_runs: 1,
+            ..ours.rebuild()
+        }
+    );
+    // Drive Y's own trace is its run alone (and the run without a drive).
+    log.extend(with(CLOCK + hour * 4, y));
+    let r = log.rebuild();
+    assert_eq!(r.other_drive_runs, 2);
+    assert_eq!(r.runs.len(), 3);
+    assert_eq!(r.standbys.len(), 3);
 }
 
 #[test]

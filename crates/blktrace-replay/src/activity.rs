@@ -132,6 +132,12 @@ pub fn from_log(log: &Log) -> ActivityTrace {
     trace.sort();
     trace.clock = Some(rebuilt.clock);
     trace.notes = log.warnings.clone();
+    if rebuilt.other_drive_runs > 0 {
+        trace.notes.push(format!(
+            "{} daemon run(s) of another drive under key {name} left out: the trace is the drive of the last run",
+            rebuilt.other_drive_runs
+        ));
+    }
     ActivityTrace {
         trace,
         session: rebuilt.session,
@@ -183,6 +189,7 @@ mod tests {
             max_spindowns_per_day: None,
             saves_learned: true,
             dry_run: false,
+            drive_id: None,
         }
     }
 
@@ -231,6 +238,42 @@ mod tests {
         assert_eq!(t.requests[7].completion, Nanos(60 * S));
         assert!(t.requests[6].arrival > Nanos(59 * S));
         assert_eq!(t.requests[1].bytes, 4096);
+    }
+
+    // Two runs of another drive under the key before this one's: the trace
+    // is this drive's, and its notes say what was left out.
+    #[test]
+    fn another_drives_runs_are_left_out_with_a_note() {
+        let run = |clock: u64, serial: &str| {
+            let mut out = Vec::new();
+            let mut s = session();
+            s.clock = Nanos(clock);
+            s.drive_id = Some(lull_activity::drive_id(serial));
+            for r in [
+                Record::Session(s),
+                poll(1, 1, PollKind::Baseline, 0),
+                poll(1, 2, PollKind::Normal, 5),
+            ] {
+                r.encode(&mut out);
+            }
+            out
+        };
+        let mut log = Log::default();
+        for (i, serial) in ["WD-Y", "WD-Y", "WD-X"].iter().enumerate() {
+            let mut bytes = header().to_vec();
+            bytes.extend(run(CLOCK + i as u64 * 3600 * S, serial));
+            log.push_segment(&bytes, Path::new("x.lact")).unwrap();
+        }
+        let a = from_log(&log);
+        assert_eq!(a.runs.len(), 1);
+        assert_eq!(a.trace.clock, Some(Nanos(CLOCK + 7200 * S)));
+        assert_eq!(a.trace.requests.len(), 6);
+        assert_eq!(
+            a.trace.notes,
+            [
+                "2 daemon run(s) of another drive under key /dev/disk/by-id/ata-X left out: the trace is the drive of the last run"
+            ]
+        );
     }
 
     #[test]

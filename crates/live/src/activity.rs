@@ -45,7 +45,7 @@ use std::time::{Duration, SystemTime};
 use lull_activity::Record;
 use lull_activity::read::{EXTENSION, parse_segment, segments};
 use lull_activity::record::header;
-use tracing::warn;
+use tracing::{info, warn};
 
 use crate::config::ActivityConfig;
 
@@ -240,14 +240,25 @@ pub fn prune(dir: &Path, cfg: &ActivityConfig) -> usize {
 
 /// Feeds the records of disk `key`'s log to `feed`, segment by segment,
 /// for the controller's shadow to resume from; a session repeated at the
-/// start of a segment of the same run is given once. Damage is logged and
-/// the damaged segment skipped (its records before the damage are kept
+/// start of a segment of the same run is given once. With `drive` (the
+/// [`lull_activity::drive_id`] of the drive at `key` now), the sessions of
+/// another drive are skipped with their records: a key names a bay or a
+/// kernel name, which another drive may have had, and one drive's evidence
+/// must not count for another (sessions that name no drive, from an older
+/// lull or a drive without a serial number, are given). Damage is logged
+/// and the damaged segment skipped (its records before the damage are kept
 /// only when the damage is a torn tail). Returns the records given.
-pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) -> usize {
+pub fn read_back(
+    cfg: &ActivityConfig,
+    key: &str,
+    drive: Option<u64>,
+    mut feed: impl FnMut(Record),
+) -> usize {
     let dir = disk_dir(&cfg.dir, key);
     let Ok(files) = segments(&dir) else { return 0 };
     let mut session: Option<Record> = None;
-    let mut n = 0;
+    let mut other = false;
+    let (mut n, mut others) = (0, 0);
     for f in files {
         let Ok(bytes) = fs::read(&f) else { continue };
         match parse_segment(&bytes, &f) {
@@ -256,11 +267,16 @@ pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) 
                     warn!("disk {key}: activity log: {w}");
                 }
                 for r in records {
-                    if let Record::Session(_) = r {
+                    if let Record::Session(s) = &r {
                         if session.as_ref() == Some(&r) {
                             continue;
                         }
+                        other = matches!((drive, s.drive_id), (Some(a), Some(b)) if a != b);
+                        others += usize::from(other);
                         session = Some(r.clone());
+                    }
+                    if other {
+                        continue;
                     }
                     n += 1;
                     feed(r);
@@ -269,11 +285,17 @@ pub fn read_back(cfg: &ActivityConfig, key: &str, mut feed: impl FnMut(Record)) 
             Err(e) => warn!("disk {key}: activity log: {e}; the segment is skipped"),
         }
     }
+    if others > 0 {
+        info!(
+            "disk {key}: activity log: {others} run(s) of another drive under this key are left out of this drive's evidence"
+        );
+    }
     n
 }
 
 /// The shadow evaluation of disk `key`, recomputed from its log with the
-/// drive its last session names (`None` without a log, or when the log
+/// drive its last session names, from that drive's sessions only (`None`
+/// without a log, or when the log
 /// is not of a `standby` disk with a power model). The daemon's own shadow
 /// is fed the same records, so the figures are the same (`lull status`
 /// uses this when the state file has none yet).
@@ -287,7 +309,7 @@ pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity:
     let mut shadow = lull_activity::Shadow::new(model, b);
     // Streamed: a week of a busy disk's polls is a few million records,
     // which `lull status` has no need to hold at once.
-    read_back(cfg, key, |r| shadow.feed(&r));
+    read_back(cfg, key, session.drive_id, |r| shadow.feed(&r));
     shadow.settle();
     Some(shadow.report())
 }
@@ -310,7 +332,7 @@ fn last_session(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::Sessio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull_activity::{Counts, Poll, PollKind, Session, Shadow};
+    use lull_activity::{Counts, Poll, PollKind, Session, Shadow, drive_id};
     use lull_core::time::Nanos;
 
     fn cfg(dir: &Path) -> ActivityConfig {
@@ -336,6 +358,7 @@ mod tests {
                 max_spindowns_per_day: None,
                 saves_learned: true,
                 dry_run: false,
+                drive_id: None,
             }),
             Record::Poll(Poll {
                 t0: s(1),
@@ -380,7 +403,7 @@ mod tests {
         assert_eq!(disk, dir.path().join("_dev_disk_by-id_ata-X"));
         assert_eq!(segments(&disk).unwrap().len(), 2);
         let mut back = Vec::new();
-        read_back(&cfg, "/dev/disk/by-id/ata-X", |r| back.push(r));
+        read_back(&cfg, "/dev/disk/by-id/ata-X", None, |r| back.push(r));
         let all: Vec<Record> = a.iter().chain(&b).cloned().collect();
         assert_eq!(back, all);
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
@@ -432,6 +455,57 @@ mod tests {
         w.push(&c[0]);
         w.flush();
         assert!(shadow_from_log(&cfg, "sdb").is_none());
+    }
+
+    /// A key under a glob (`sdb`) is a kernel name, which another drive
+    /// can have after a reboot or a swap: one drive's evidence leaves out
+    /// the runs of another, and keeps those that name no drive (an older
+    /// lull's).
+    #[test]
+    fn the_evidence_of_one_drive_leaves_out_another_drives_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(dir.path());
+        let (x, y) = (drive_id("WD-WCC7K0000001"), drive_id("WD-WCC7K0000002"));
+        assert_ne!(x, y);
+        let run = |clock, id| {
+            let mut r = records(clock);
+            if let Record::Session(s) = &mut r[0] {
+                s.kernel = "sdb".into();
+                s.drive_id = id;
+            }
+            r
+        };
+        let old = run(1_699_990_000, None);
+        let (a, b, c) = (
+            run(1_700_000_000, Some(x)),
+            run(1_700_010_000, Some(y)),
+            run(1_700_020_000, Some(x)),
+        );
+        for r in [&old, &a, &b, &c] {
+            let mut w = Writer::new(&cfg, "sdb");
+            for rec in r.iter() {
+                w.push(rec);
+                w.flush();
+            }
+        }
+        let back = |drive| {
+            let mut v = Vec::new();
+            let n = read_back(&cfg, "sdb", drive, |r| v.push(r));
+            assert_eq!(n, v.len());
+            v
+        };
+        let cat = |runs: &[&Vec<Record>]| -> Vec<Record> {
+            runs.iter().flat_map(|r| r.iter().cloned()).collect()
+        };
+        assert_eq!(back(Some(x)), cat(&[&old, &a, &c]));
+        assert_eq!(back(Some(y)), cat(&[&old, &b]));
+        assert_eq!(back(None), cat(&[&old, &a, &b, &c]), "no drive known: all");
+        // `lull status`'s shadow from the log is that of the last run's drive.
+        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
+        let mut sh = Shadow::new(model.clone(), model.break_even());
+        cat(&[&old, &a, &c]).iter().for_each(|r| sh.feed(r));
+        sh.settle();
+        assert_eq!(shadow_from_log(&cfg, "sdb").unwrap(), sh.report());
     }
 
     /// Segments beyond the size cap go, oldest first; the newest stays.

@@ -388,6 +388,18 @@ impl DiskController {
         }
     }
 
+    /// The [`lull_activity::drive_id`] of this disk's drive, when its
+    /// serial number is known: the activity log's sessions carry it, so
+    /// that the evidence of one drive is never mixed with another's that
+    /// had the same key before.
+    pub fn drive_id(&self) -> Option<u64> {
+        self.st
+            .identity
+            .as_ref()
+            .and_then(|i| i.serial.as_deref())
+            .map(lull_activity::drive_id)
+    }
+
     /// The session record of this controller's activity log: what a
     /// segment starts with.
     pub fn session(&self) -> Session {
@@ -413,6 +425,7 @@ impl DiskController {
             },
             saves_learned: true,
             dry_run: self.settings.dry_run,
+            drive_id: self.drive_id(),
         }
     }
 

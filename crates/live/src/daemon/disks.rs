@@ -308,7 +308,9 @@ impl Daemon {
         let activity = &self.cfg.activity;
         if activity.enabled && ctl.has_shadow() {
             // Streamed: a segment at a time, never the whole log in memory.
-            let n = crate::activity::read_back(activity, &r.key, |rec| ctl.restore_record(&rec));
+            let drive = ctl.drive_id();
+            let n =
+                crate::activity::read_back(activity, &r.key, drive, |rec| ctl.restore_record(&rec));
             ctl.restore(std::iter::empty());
             if n > 0 {
                 debug!(
