@@ -64,6 +64,21 @@ pub fn sniff(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
 }
 
+/// The session a segment starts with, from its first bytes (a session
+/// record is a few hundred bytes; the rest of the segment need not be
+/// read): `None` when `bytes` are not a segment's start or its first
+/// record is not a whole session. To find the segments of one drive among
+/// many without reading them whole.
+pub fn first_session(bytes: &[u8]) -> Option<Session> {
+    if !sniff(bytes) || bytes.len() < HEADER_LEN {
+        return None;
+    }
+    match decode(&bytes[HEADER_LEN..]) {
+        Ok((Some(Record::Session(s)), _)) => Some(s),
+        _ => None,
+    }
+}
+
 /// The records of one segment's bytes (`path` names it in errors and
 /// warnings), and a warning when its tail was torn.
 pub fn parse_segment(

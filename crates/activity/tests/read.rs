@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use lull_activity::read::parse_segment;
+use lull_activity::read::{first_session, parse_segment};
 use lull_activity::{Log, ReadError, Rebuilt, Record};
 use lull_core::time::Nanos;
 use proptest::prelude::*;
@@ -19,9 +19,15 @@ proptest! {
     #[test]
     fn records_round_trip(steps in steps()) {
         let recs = records(CLOCK, &steps);
-        let (back, warning) = parse_segment(&segment(&recs), Path::new("x.lact")).unwrap();
-        prop_assert_eq!(back, recs);
+        let bytes = segment(&recs);
+        let (back, warning) = parse_segment(&bytes, Path::new("x.lact")).unwrap();
+        prop_assert_eq!(&back, &recs);
         prop_assert_eq!(warning, None);
+        // The session, from the segment's first bytes alone.
+        let Record::Session(s) = &recs[0] else { unreachable!() };
+        let head = &bytes[..bytes.len().min(200)];
+        prop_assert_eq!(first_session(head), Some(s.clone()));
+        prop_assert_eq!(first_session(&bytes[..20]), None);
     }
 
     /// A crash can cut the file anywhere: the records before the cut are
@@ -49,7 +55,12 @@ proptest! {
     fn garbage_never_panics(tail in prop::collection::vec(any::<u8>(), 0..512)) {
         let mut bytes = lull_activity::record::header().to_vec();
         bytes.extend_from_slice(&tail);
-        let _ = parse_segment(&bytes, Path::new("x.lact"));
+        let parsed = parse_segment(&bytes, Path::new("x.lact"));
+        // A session read from the first bytes is the one the segment, when
+        // it reads, starts with.
+        if let (Some(s), Ok((back, _))) = (first_session(&bytes), parsed) {
+            prop_assert_eq!(back.first(), Some(&Record::Session(s)));
+        }
     }
 
     /// A flipped byte inside a frame followed by good frames is damage, not
@@ -104,8 +115,11 @@ fn version_1_fixture_still_reads() {
     let run = &log.runs[0];
     assert_eq!(run.session.key, "sdb");
     assert_eq!(run.session.drive, "wd-red-plus");
-    // Written before the session's trailing wear budget: none.
+    // Written before the session's trailing wear budget and drive: none.
     assert_eq!(run.session.max_spindowns_per_day, None);
+    assert_eq!(run.session.drive_id, None);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(first_session(&bytes).as_ref(), Some(&run.session));
     let polls = run
         .records
         .iter()

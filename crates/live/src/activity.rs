@@ -240,26 +240,35 @@ pub fn prune(dir: &Path, cfg: &ActivityConfig) -> usize {
 
 /// Feeds the records of disk `key`'s log to `feed`, segment by segment,
 /// for the controller's shadow to resume from; a session repeated at the
-/// start of a segment of the same run is given once. With `drive` (the
-/// [`lull_activity::drive_id`] of the drive at `key` now), the sessions of
-/// another drive are skipped with their records: a key names a bay or a
-/// kernel name, which another drive may have had, and one drive's evidence
-/// must not count for another (sessions that name no drive, from an older
-/// lull or a drive without a serial number, are given). Damage is logged
-/// and the damaged segment skipped (its records before the damage are kept
-/// only when the damage is a torn tail). Returns the records given.
+/// start of a segment of the same run is given once.
+///
+/// With `drive` (the [`lull_activity::drive_id`] of the drive at `key`
+/// now) the evidence is that drive's, wherever it was: a key names a bay
+/// or a kernel name, which another drive may have had (`sdb` under a glob
+/// after a reboot or a swap), and the drive may have been watched under
+/// another key before. So the sessions of another drive in `key`'s log
+/// are skipped with their records, and the segments of other keys' logs
+/// that start with a session of this drive are read too, all in the order
+/// they were written (their names are their creation times). Sessions that
+/// name no drive (an older lull's, or a drive without a serial number)
+/// count only in `key`'s own log.
+///
+/// Damage is logged and the damaged segment skipped (its records before
+/// the damage are kept only when the damage is a torn tail). Returns the
+/// records given.
 pub fn read_back(
     cfg: &ActivityConfig,
     key: &str,
     drive: Option<u64>,
     mut feed: impl FnMut(Record),
 ) -> usize {
-    let dir = disk_dir(&cfg.dir, key);
-    let Ok(files) = segments(&dir) else { return 0 };
+    let own_dir = disk_dir(&cfg.dir, key);
+    let (files, moved) = drive_segments(cfg, key, drive);
     let mut session: Option<Record> = None;
     let mut other = false;
     let (mut n, mut others) = (0, 0);
     for f in files {
+        let own = f.parent() == Some(own_dir.as_path());
         let Ok(bytes) = fs::read(&f) else { continue };
         match parse_segment(&bytes, &f) {
             Ok((records, warning)) => {
@@ -271,8 +280,13 @@ pub fn read_back(
                         if session.as_ref() == Some(&r) {
                             continue;
                         }
-                        other = matches!((drive, s.drive_id), (Some(a), Some(b)) if a != b);
-                        others += usize::from(other);
+                        other = match (drive, s.drive_id) {
+                            (Some(a), Some(b)) => a != b,
+                            // A run naming no drive counts in its key's log.
+                            (_, None) => !own,
+                            (None, Some(_)) => false,
+                        };
+                        others += usize::from(other && own);
                         session = Some(r.clone());
                     }
                     if other {
@@ -290,7 +304,53 @@ pub fn read_back(
             "disk {key}: activity log: {others} run(s) of another drive under this key are left out of this drive's evidence"
         );
     }
+    if moved > 0 {
+        info!(
+            "disk {key}: activity log: {moved} segment(s) of this drive under another key count in its evidence"
+        );
+    }
     n
+}
+
+/// The segments holding the runs of disk `key` with drive `drive` (see
+/// [`read_back`]), in the order they were written, and how many of them
+/// are other keys'. Other keys' segments are chosen by the session they
+/// start with, read from their first bytes only.
+fn drive_segments(cfg: &ActivityConfig, key: &str, drive: Option<u64>) -> (Vec<PathBuf>, usize) {
+    let own_dir = disk_dir(&cfg.dir, key);
+    let mut files = segments(&own_dir).unwrap_or_default();
+    let mut moved = 0;
+    if let (Some(id), Ok(dirs)) = (drive, fs::read_dir(&cfg.dir)) {
+        for dir in dirs.filter_map(|e| e.ok().map(|e| e.path())) {
+            if dir == own_dir || !dir.is_dir() {
+                continue;
+            }
+            for f in segments(&dir).unwrap_or_default() {
+                if first_session_of(&f).and_then(|s| s.drive_id) == Some(id) {
+                    files.push(f);
+                    moved += 1;
+                }
+            }
+        }
+    }
+    // Named `<creation time in ns>.lact`: in the order written, whichever
+    // key's log they are in.
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
+    (files, moved)
+}
+
+/// The session segment `path` starts with, from its first 4 KiB (a
+/// session record is a few hundred bytes: its strings are the key, the
+/// kernel name, the preset, the task and the network).
+fn first_session_of(path: &Path) -> Option<lull_activity::Session> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut head)
+        .ok()?;
+    lull_activity::read::first_session(&head)
 }
 
 /// The shadow evaluation of disk `key`, recomputed from its log with the
@@ -506,6 +566,58 @@ mod tests {
         cat(&[&old, &a, &c]).iter().for_each(|r| sh.feed(r));
         sh.settle();
         assert_eq!(shadow_from_log(&cfg, "sdb").unwrap(), sh.report());
+    }
+
+    /// Two USB drives under `sd*` swap kernel names after a reboot: each
+    /// drive's evidence follows it to its new key, in the order written,
+    /// and a run naming no drive counts only under its own key.
+    #[test]
+    fn the_evidence_of_a_drive_follows_it_to_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(dir.path());
+        let (x, y) = (drive_id("WD-X"), drive_id("WD-Y"));
+        let run = |clock, key: &str, id| {
+            let mut r = records(clock);
+            if let Record::Session(s) = &mut r[0] {
+                s.key = key.into();
+                s.kernel = key.into();
+                s.drive_id = id;
+            }
+            r
+        };
+        let runs = [
+            ("sdb", run(1_699_990_000, "sdb", None)),
+            ("sdb", run(1_700_000_000, "sdb", Some(x))),
+            ("sdc", run(1_700_000_000, "sdc", Some(y))),
+            // After a reboot, swapped.
+            ("sdb", run(1_700_010_000, "sdb", Some(y))),
+            ("sdc", run(1_700_010_000, "sdc", Some(x))),
+        ];
+        for (key, r) in &runs {
+            let mut w = Writer::new(&cfg, key);
+            for rec in r.iter() {
+                w.push(rec);
+                w.flush();
+            }
+        }
+        let back = |key, drive| {
+            let mut v = Vec::new();
+            read_back(&cfg, key, drive, |r| v.push(r));
+            v
+        };
+        let cat = |idx: &[usize]| -> Vec<Record> {
+            idx.iter()
+                .flat_map(|&i| runs[i].1.iter().cloned())
+                .collect()
+        };
+        assert_eq!(back("sdc", Some(x)), cat(&[1, 4]));
+        assert_eq!(back("sdb", Some(y)), cat(&[0, 2, 3]));
+        assert_eq!(back("sdb", Some(x)), cat(&[0, 1, 4]));
+        assert_eq!(
+            back("sdc", None),
+            cat(&[2, 4]),
+            "no drive known: the key's log"
+        );
     }
 
     /// Segments beyond the size cap go, oldest first; the newest stays.

@@ -358,7 +358,7 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
         &cfg,
         "sdb",
         "sdb",
-        family,
+        family.clone(),
         1,
         st,
         c.settings,
@@ -759,4 +759,39 @@ fn what_the_network_learned_survives_a_restart_and_only_into_the_same_network() 
         fresh.engine.save_learned(),
         "a cold start"
     );
+}
+
+// The activity log's sessions name the drive by its serial number's hash,
+// so that its evidence is kept apart from another drive's under the key.
+#[test]
+fn sessions_name_the_drive_by_its_serial_number() {
+    let (c, r) = controller("network = \"timer(5s)\"\n");
+    assert_eq!(c.session().drive_id, None, "no serial number known");
+    let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
+    let with = |serial: &str| {
+        let st = DiskState {
+            identity: Some(crate::identify::Identity {
+                serial: Some(serial.into()),
+                ..Default::default()
+            }),
+            ..DiskState::default()
+        };
+        DiskController::new(
+            &r,
+            &cfg,
+            "sdb",
+            "sdb",
+            family.clone(),
+            1,
+            st,
+            c.settings,
+            Nanos::ZERO,
+        )
+        .unwrap()
+        .session()
+    };
+    let (x, y) = (with("WD-WCC7K0000001"), with("WD-WCC7K0000002"));
+    assert_eq!(x.drive_id, Some(lull_activity::drive_id("WD-WCC7K0000001")));
+    assert_ne!(x.drive_id, y.drive_id);
+    assert_eq!(x.key, y.key);
 }
