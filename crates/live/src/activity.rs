@@ -27,8 +27,10 @@
 //! A segment is rotated after a day or an eighth of `activity_max_mb`;
 //! segments whose last write is older than `activity_retention`, and the
 //! oldest while the disk's segments take more than `activity_max_mb`, are
-//! deleted (the current one never). Pruning runs at each rotation and at
-//! start.
+//! deleted (the current one never). The logs of other keys whose every
+//! segment is older than `activity_retention` go whole ([`prune_stale`]:
+//! a disk that has gone has no writer to prune its log). Pruning runs at
+//! each rotation and at start.
 //!
 //! # Faults
 //!
@@ -206,10 +208,46 @@ impl Writer {
     }
 
     /// Deletes segments past the retention time or the size cap, oldest
-    /// first, never the newest.
+    /// first, never the newest; and the logs of other keys whose every
+    /// segment is past the retention time ([`prune_stale`]).
     pub fn prune(&self) {
         prune(&self.dir, &self.cfg);
+        prune_stale(&self.cfg);
     }
+}
+
+/// Deletes the logs under `cfg`'s directory whose every segment was last
+/// written longer ago than the retention time, and their directories;
+/// returns how many logs. A key whose disk has gone (a USB disk once seen
+/// as `sdd` under a glob, an entry since removed) has no writer to prune
+/// it, and its newest segment, which [`prune`] always keeps, would stay
+/// for ever. A log with a segment written within the retention time is
+/// left to its own writer.
+pub fn prune_stale(cfg: &ActivityConfig) -> usize {
+    let Ok(dirs) = fs::read_dir(&cfg.dir) else {
+        return 0;
+    };
+    let retention = Duration::from_nanos(cfg.retention.0);
+    let stale = |f: &PathBuf| {
+        fs::metadata(f)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > retention)
+    };
+    let mut gone = 0;
+    for dir in dirs.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Ok(files) = segments(&dir) else { continue };
+        if files.is_empty() || !files.iter().all(stale) {
+            continue;
+        }
+        if files.iter().all(|f| fs::remove_file(f).is_ok()) {
+            // Only when nothing else is in it.
+            let _ = fs::remove_dir(&dir);
+            gone += 1;
+        }
+    }
+    gone
 }
 
 /// Deletes `dir`'s segments past `cfg`'s retention time or size cap,
@@ -618,6 +656,49 @@ mod tests {
             cat(&[2, 4]),
             "no drive known: the key's log"
         );
+    }
+
+    /// A log no writer prunes (its disk gone) goes once its every segment
+    /// is past the retention time; one with a recent segment stays.
+    #[test]
+    fn a_stale_log_of_a_gone_disk_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(dir.path());
+        let recs = records(1_700_000_000);
+        for key in ["sdd", "sde", "sde"] {
+            let mut w = Writer::new(&cfg, key);
+            w.push(&recs[0]);
+            w.flush();
+        }
+        let week_ago = SystemTime::now() - Duration::from_secs(8 * 86_400);
+        let age = |f: &Path| {
+            File::options()
+                .write(true)
+                .open(f)
+                .unwrap()
+                .set_modified(week_ago)
+                .unwrap()
+        };
+        segments(&disk_dir(dir.path(), "sdd"))
+            .unwrap()
+            .iter()
+            .for_each(|f| age(f));
+        let sde = segments(&disk_dir(dir.path(), "sde")).unwrap();
+        assert_eq!(sde.len(), 2);
+        age(&sde[0]);
+        // Not a log: left alone, whatever its age.
+        let other = dir.path().join("notes");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join("x.txt"), "x").unwrap();
+        age(&other.join("x.txt"));
+        assert_eq!(prune_stale(&cfg), 1);
+        assert!(!disk_dir(dir.path(), "sdd").exists());
+        assert_eq!(segments(&disk_dir(dir.path(), "sde")).unwrap(), sde);
+        assert!(other.join("x.txt").exists());
+        // Once the recent one is old too, it goes.
+        age(&sde[1]);
+        assert_eq!(prune_stale(&cfg), 1);
+        assert!(!disk_dir(dir.path(), "sde").exists());
     }
 
     /// Segments beyond the size cap go, oldest first; the newest stays.
