@@ -950,7 +950,7 @@ pub fn render_text(st: &Status) -> String {
         if let Some(t) = d.last_wake_unix {
             let _ = write!(
                 ups,
-                "; last {} ago ({}",
+                "; last wake {} ago ({}",
                 ago(t),
                 d.last_wake_cause.as_deref().unwrap_or("?")
             );

@@ -273,7 +273,7 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         .find(|b| b.starts_with(a.name()))
         .unwrap();
     assert!(
-        la.contains("  spin-ups    0; last ") && la.contains(" ago (io)"),
+        la.contains("  spin-ups    0; last wake ") && la.contains(" ago (io)"),
         "{la}"
     );
     // Stopped, the daemon is not reachable: exit 1, naming the address.

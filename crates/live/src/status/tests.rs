@@ -246,7 +246,7 @@ fn combines_metrics_state_and_config() {
     for want in [
         "  power       standby for 1m 30s",
         "  spin-downs  5 (wear budget 12/day: 2 used in 24 h, none left now, the next in 1h)",
-        "last 30s ago (spinup: smbd, rsync?)",
+        "last wake 30s ago (spinup: smbd, rsync?)",
         "  learned     adaptive-timer: timeout 42.5s",
         "woken by smbd 3, unknown 1",
     ] {
