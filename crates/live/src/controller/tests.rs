@@ -32,6 +32,28 @@ fn controller(disk: &str) -> (DiskController, Registry) {
     (c, registry)
 }
 
+/// A controller for `cfg` named `sdb`, from the state `st`, at time 0.
+fn with_state(
+    registry: &Registry,
+    cfg: &DiskConfig,
+    family: Family,
+    st: DiskState,
+    settings: Settings,
+) -> DiskController {
+    DiskController::new(
+        registry,
+        cfg,
+        "sdb",
+        "sdb",
+        family,
+        1,
+        st,
+        settings,
+        Nanos::ZERO,
+    )
+    .unwrap()
+}
+
 /// A controller for `cfg` with no state yet, power checks every
 /// `power_check` (zero: none), polled every second.
 fn fresh(
@@ -46,18 +68,7 @@ fn fresh(
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
     };
-    DiskController::new(
-        registry,
-        cfg,
-        "sdb",
-        "sdb",
-        family,
-        1,
-        DiskState::default(),
-        settings,
-        Nanos::ZERO,
-    )
-    .unwrap()
+    with_state(registry, cfg, family, DiskState::default(), settings)
 }
 
 fn at(s: u64) -> Now {
@@ -353,18 +364,7 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
         }),
         ..DiskState::default()
     };
-    let mut d = DiskController::new(
-        &r,
-        &cfg,
-        "sdb",
-        "sdb",
-        family.clone(),
-        1,
-        st,
-        c.settings,
-        Nanos::ZERO,
-    )
-    .unwrap();
+    let mut d = with_state(&r, &cfg, family, st, c.settings);
     assert_eq!(
         found(&mut d, &r),
         "found in standby (spun down by something else: the drive's APM level 127 lets it spin itself down)"
@@ -776,19 +776,7 @@ fn sessions_name_the_drive_by_its_serial_number() {
             }),
             ..DiskState::default()
         };
-        DiskController::new(
-            &r,
-            &cfg,
-            "sdb",
-            "sdb",
-            family.clone(),
-            1,
-            st,
-            c.settings,
-            Nanos::ZERO,
-        )
-        .unwrap()
-        .session()
+        with_state(&r, &cfg, family.clone(), st, c.settings).session()
     };
     let (x, y) = (with("WD-WCC7K0000001"), with("WD-WCC7K0000002"));
     assert_eq!(x.drive_id, Some(lull_activity::drive_id("WD-WCC7K0000001")));
