@@ -133,7 +133,13 @@ pub struct Shadow {
     cv_window: Option<u64>,
     cv_fired: Vec<u64>,
     cv_slept: Vec<u64>,
+    /// The user's own fixed timeout, reported as [`YOUR_TIMEOUT`].
+    yours: Option<Nanos>,
 }
+
+/// The policy name of the user's own fixed timeout
+/// ([`Shadow::with_your_timeout`]).
+pub const YOUR_TIMEOUT: &str = "your-timeout";
 
 impl Shadow {
     /// A shadow for a drive with `model` whose break-even time is
@@ -161,7 +167,31 @@ impl Shadow {
             cv_window: None,
             cv_fired: Vec::new(),
             cv_slept: Vec::new(),
+            yours: None,
         }
+    }
+
+    /// Also reports the fixed timeout `timeout` by the name
+    /// [`YOUR_TIMEOUT`]: the one the user ran before (hd-idle's `-i`,
+    /// `hdparm -S`), which lull's savings are best compared with. It joins
+    /// the candidates, so it is exact like every reference; call it before
+    /// the first record (a shadow that has booked time keeps its grid).
+    pub fn with_your_timeout(mut self, timeout: Nanos) -> Shadow {
+        let fresh = self.buckets.is_empty() && self.cv_window.is_none();
+        debug_assert!(fresh, "with_your_timeout after the first record");
+        if !fresh {
+            return self;
+        }
+        if let Err(i) = self.candidates.binary_search(&timeout) {
+            self.candidates.insert(i, timeout);
+        }
+        self.yours = Some(timeout);
+        self
+    }
+
+    /// The user's own fixed timeout, if it reports one.
+    pub fn your_timeout(&self) -> Option<Nanos> {
+        self.yours
     }
 
     /// The candidate timeouts.
@@ -509,6 +539,10 @@ impl Shadow {
             let i = at(secs);
             policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
         }
+        if let Some(t) = self.yours {
+            let i = self.candidates.binary_search(&t).expect("on the grid");
+            policies.push(figures(YOUR_TIMEOUT, Some(t), slept[i], fired[i]));
+        }
         // Never spinning down is a fixed timeout too (one above every
         // period), and it wins a tie: a grid timeout that never fired
         // spends exactly as much, and is not a timeout to recommend.
@@ -599,8 +633,8 @@ pub struct WindowReport {
     pub idle_periods: u64,
     /// Energy of a disk that never sleeps, joules.
     pub baseline_energy_j: f64,
-    /// `lull`, the references ([`REFERENCES`]), `best-fixed`,
-    /// `clairvoyant-10min`, `oracle`.
+    /// `lull`, the references ([`REFERENCES`]), [`YOUR_TIMEOUT`] when it
+    /// has one, `best-fixed`, `clairvoyant-10min`, `oracle`.
     pub policies: Vec<PolicyFigures>,
     /// `(lull − oracle) / (best fixed − oracle)` in energy (below 1: lull
     /// beat every fixed timeout); `None` when the best fixed timeout is

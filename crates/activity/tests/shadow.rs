@@ -81,11 +81,15 @@ proptest! {
     fn shadow_matches_an_independent_computation(
         steps in steps(),
         preset in prop::sample::select(vec!["wd-red-plus", "paper-2.5in", "seagate-ultrathin"]),
+        yours_ms in prop::option::of(prop_oneof![Just(600_000u64), 1u64..4_000_000]),
     ) {
         let model = PowerModel::preset(preset).unwrap();
         let b = model.break_even();
         let recs = records(CLOCK, &steps);
         let mut shadow = Shadow::new(model.clone(), b);
+        if let Some(ms) = yours_ms {
+            shadow = shadow.with_your_timeout(Nanos::from_millis(ms));
+        }
         for r in &recs {
             shadow.feed(r);
         }
@@ -114,6 +118,21 @@ proptest! {
             let p = w.policy(name).unwrap();
             prop_assert_eq!(p.spinups, ind.fixed[i].0, "{}", name);
             prop_assert!(close(p.energy_j, energy(ind.fixed[i].1, ind.fixed[i].0)), "{}", name);
+        }
+        // The user's own timeout, exact like the references (equal to
+        // hd-idle's figures when it is hd-idle's 10 minutes).
+        let yours = w.policy(lull_activity::shadow::YOUR_TIMEOUT);
+        prop_assert_eq!(yours.is_some(), yours_ms.is_some());
+        if let (Some(p), Some(ms)) = (yours, yours_ms) {
+            let t = Nanos::from_millis(ms);
+            prop_assert_eq!(p.timeout_s, Some(t.as_secs_f64()));
+            let i = shadow.candidates().iter().position(|&c| c == t).unwrap();
+            prop_assert_eq!(p.spinups, ind.fixed[i].0);
+            prop_assert!(close(p.energy_j, energy(ind.fixed[i].1, ind.fixed[i].0)));
+            if ms == 600_000 {
+                let hd = w.policy("hd-idle-10min").unwrap();
+                prop_assert_eq!((p.energy_j, p.spinups), (hd.energy_j, hd.spinups));
+            }
         }
         // The best of the grid is the least energy of the grid, never below
         // the exact best fixed timeout, and the oracle beats everything.

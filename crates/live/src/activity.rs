@@ -47,6 +47,7 @@ use std::time::{Duration, SystemTime};
 use lull_activity::Record;
 use lull_activity::read::{EXTENSION, parse_segment, segments};
 use lull_activity::record::header;
+use lull_core::time::Nanos;
 use tracing::{info, warn};
 
 use crate::config::ActivityConfig;
@@ -397,7 +398,11 @@ fn first_session_of(path: &Path) -> Option<lull_activity::Session> {
 /// is not of a `standby` disk with a power model). The daemon's own shadow
 /// is fed the same records, so the figures are the same (`lull status`
 /// uses this when the state file has none yet).
-pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity::ShadowReport> {
+pub fn shadow_from_log(
+    cfg: &ActivityConfig,
+    key: &str,
+    yours: Option<Nanos>,
+) -> Option<lull_activity::ShadowReport> {
     let session = last_session(cfg, key)?;
     if session.task != "standby" {
         return None;
@@ -405,6 +410,9 @@ pub fn shadow_from_log(cfg: &ActivityConfig, key: &str) -> Option<lull_activity:
     let model: lull_tasks::PowerModel = session.drive.parse().ok()?;
     let b = model.break_even();
     let mut shadow = lull_activity::Shadow::new(model, b);
+    if let Some(t) = yours {
+        shadow = shadow.with_your_timeout(t);
+    }
     // Streamed: a week of a busy disk's polls is a few million records,
     // which `lull status` has no need to hold at once.
     read_back(cfg, key, session.drive_id, |r| shadow.feed(&r));
@@ -510,10 +518,10 @@ mod tests {
             live.feed(r);
         }
         live.settle();
-        let report = shadow_from_log(&cfg, "/dev/disk/by-id/ata-X").unwrap();
+        let report = shadow_from_log(&cfg, "/dev/disk/by-id/ata-X", None).unwrap();
         assert_eq!(report, live.report());
         assert!(report.windows[1].idle_periods >= 30, "{report:?}");
-        assert!(shadow_from_log(&cfg, "sdz").is_none());
+        assert!(shadow_from_log(&cfg, "sdz", None).is_none());
     }
 
     #[test]
@@ -541,7 +549,7 @@ mod tests {
             sh.settle();
             sh.report()
         };
-        let from_log = shadow_from_log(&cfg, "sdb").unwrap();
+        let from_log = shadow_from_log(&cfg, "sdb", None).unwrap();
         assert_eq!(from_log, report("paper-2.5in"));
         assert_ne!(from_log, report("wd-red-plus"));
         // A log of another task has no shadow.
@@ -552,7 +560,7 @@ mod tests {
         let mut w = Writer::new(&cfg, "sdb");
         w.push(&c[0]);
         w.flush();
-        assert!(shadow_from_log(&cfg, "sdb").is_none());
+        assert!(shadow_from_log(&cfg, "sdb", None).is_none());
     }
 
     /// A key under a glob (`sdb`) is a kernel name, which another drive
@@ -603,7 +611,7 @@ mod tests {
         let mut sh = Shadow::new(model.clone(), model.break_even());
         cat(&[&old, &a, &c]).iter().for_each(|r| sh.feed(r));
         sh.settle();
-        assert_eq!(shadow_from_log(&cfg, "sdb").unwrap(), sh.report());
+        assert_eq!(shadow_from_log(&cfg, "sdb", None).unwrap(), sh.report());
     }
 
     /// Two USB drives under `sd*` swap kernel names after a reboot: each

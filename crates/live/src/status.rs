@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lull_core::registry::Registry;
+use lull_core::time::Nanos;
 use serde::Serialize;
 
 use crate::config::{Config, ConfigError, TaskConfig};
@@ -497,9 +498,25 @@ fn with_logged_shadows(cfg: &Config, mut disks: Vec<DiskStatus>) -> Vec<DiskStat
         .iter_mut()
         .filter(|d| d.shadow.is_none() && d.task.as_deref() == Some("standby"))
     {
-        d.shadow = crate::activity::shadow_from_log(&cfg.activity, &d.disk);
+        d.shadow =
+            crate::activity::shadow_from_log(&cfg.activity, &d.disk, compare_timeout(cfg, &d.disk));
     }
     disks
+}
+
+/// The `compare_timeout` of the entry that disk `key` comes from (its
+/// device, or the first glob that matches it).
+fn compare_timeout(cfg: &Config, key: &str) -> Option<Nanos> {
+    let entry = cfg.disks.iter().find(|e| {
+        e.device == key
+            || (crate::devices::is_glob(&e.device) && crate::devices::glob_match(&e.device, key))
+    })?;
+    match entry.task {
+        TaskConfig::Standby {
+            compare_timeout, ..
+        } => compare_timeout,
+        _ => None,
+    }
 }
 
 /// Whether `decision` is itself the change into the power state
@@ -1078,6 +1095,7 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         for (policy, label) in [
             ("lull", "lull"),
             ("hd-idle-10min", "hd-idle 10 min"),
+            (lull_activity::shadow::YOUR_TIMEOUT, "your timeout"),
             ("best-fixed", "best fixed"),
             ("clairvoyant-10min", "clairvoyant 10 min"),
             ("oracle", "oracle"),
@@ -1087,7 +1105,7 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
                 out.push_str("; ");
             }
             let _ = write!(out, "{label}");
-            if policy == "best-fixed" {
+            if policy == "best-fixed" || policy == lull_activity::shadow::YOUR_TIMEOUT {
                 match p.timeout_s {
                     Some(t) => {
                         let _ = write!(out, " ({})", secs(t));

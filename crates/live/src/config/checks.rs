@@ -45,7 +45,7 @@ fn accepts(key: &str) -> Option<(&'static str, &'static str)> {
         ),
         "hdparm" => ("an absolute path", "hdparm = \"/usr/sbin/hdparm\""),
         "poll" | "state_interval" | "power_check" | "hook_timeout" | "activity_retention"
-        | "interval" | "assume_idle" => (
+        | "interval" | "assume_idle" | "compare_timeout" => (
             "a duration with its unit",
             "\"1s\", \"500ms\", \"10m\" or \"7d\"",
         ),

@@ -73,6 +73,9 @@ pub(super) fn disk(
         if let Some(b) = &d.max_spindowns_per_day {
             return Err(only_for("max_spindowns_per_day", b.span(), "standby"));
         }
+        if let Some(c) = &d.compare_timeout {
+            return Err(only_for("compare_timeout", c.span(), "standby"));
+        }
     }
     if task_name != "command" {
         if let Some(c) = &d.command {
@@ -125,9 +128,26 @@ pub(super) fn disk(
                     )
                 })?,
             };
+            let compare_timeout = match &d.compare_timeout {
+                None => None,
+                Some(c) => {
+                    let t = parse_duration(c.get_ref()).map_err(|e| {
+                        cx.err(Some(c.span()), &key("compare_timeout"), e.to_string())
+                    })?;
+                    if t < Nanos::from_secs(1) || t > Nanos::from_secs(86_400) {
+                        return Err(cx.err(
+                            Some(c.span()),
+                            &key("compare_timeout"),
+                            "must be from 1s to 24h (the fixed timeout you ran before, such as hd-idle's -i)",
+                        ));
+                    }
+                    Some(t)
+                }
+            };
             TaskConfig::Standby {
                 backend,
                 max_spindowns_per_day: max,
+                compare_timeout,
             }
         }
         "flush" => TaskConfig::Flush,

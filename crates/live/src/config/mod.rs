@@ -36,7 +36,9 @@
 //! alone), `backend` (`auto` | `sgio` |
 //! `ata16` | `ata12` | `scsi` | `hdparm`, see [`crate::transport`]),
 //! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
-//! down), `command` (argv, absolute program path, no shell) and `interval`
+//! down), `compare_timeout` (`standby` only, 1 s to 24 h: the fixed timeout
+//! you ran before, which `lull status` and the metrics set lull's savings
+//! against; `--from-hd-idle` writes hd-idle's `-i` there), `command` (argv, absolute program path, no shell) and `interval`
 //! (least time between two runs of a command that exited, default `0s`).
 //!
 //! **Several jobs on one disk** (issue 19): `task = "jobs"` with one
@@ -438,6 +440,9 @@ pub enum TaskConfig {
         backend: Backend,
         /// Rolling 24 h budget of spin-downs.
         max_spindowns_per_day: u32,
+        /// The fixed timeout the user ran before (`compare_timeout`), which
+        /// `lull status` and the metrics compare lull's savings with.
+        compare_timeout: Option<Nanos>,
     },
     /// `syncfs` the disk's mounted file systems.
     Flush,
@@ -559,6 +564,7 @@ struct RawDisk {
     preset: Option<Spanned<String>>,
     backend: Option<Spanned<String>>,
     max_spindowns_per_day: Option<Spanned<i64>>,
+    compare_timeout: Option<Spanned<String>>,
     command: Option<Spanned<Vec<String>>>,
     interval: Option<Spanned<String>>,
     job: Option<Spanned<Vec<RawJob>>>,

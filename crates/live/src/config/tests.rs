@@ -27,6 +27,7 @@ network = "timer(2s) + fixed(10s)"
 task = "standby"
 backend = "sgio"
 max_spindowns_per_day = 10
+compare_timeout = "20m"
 preset = "paper-2.5in"
 [[disk]]
 device = "/dev/disk/by-id/ata-*"
@@ -44,7 +45,8 @@ policy = "when-busy"
         c.disks[0].task,
         TaskConfig::Standby {
             backend: Backend::Sgio,
-            max_spindowns_per_day: 10
+            max_spindowns_per_day: 10,
+            compare_timeout: Some(Nanos::from_secs(1200)),
         }
     );
     assert_eq!(c.disks[1].network, DEFAULT_NETWORK);
@@ -263,7 +265,8 @@ fn the_shipped_config_parses_with_the_drives_break_even() {
         d.task,
         TaskConfig::Standby {
             backend: Backend::Auto,
-            max_spindowns_per_day: 24
+            max_spindowns_per_day: 24,
+            compare_timeout: None,
         }
     );
 }
@@ -666,6 +669,7 @@ fn wrong_types_name_what_the_key_takes() {
         ("interval = 24", "a duration"),
         ("best_effort = \"half\"", "between 0 and 1"),
         ("assume_idle = 30", "a duration"),
+        ("compare_timeout = 600", "a duration"),
         ("on_spinup = \"x\"", "list of strings"),
         ("job = 1", "[[disk.job]]"),
     ];
@@ -707,4 +711,33 @@ fn a_dry_run_keeps_its_state_beside_the_real_one() {
         c.dry_run_state_file(),
         PathBuf::from("/srv/lull-state.dry-run")
     );
+}
+
+// `compare_timeout`: a standby disk's own earlier timeout, 1 s to 24 h,
+// with the key named when it is wrong.
+#[test]
+fn compare_timeout_is_a_standby_disks_duration() {
+    let with = |t: &str| parse(&format!("[[disk]]\ndevice = \"sdb\"\n{t}\n"));
+    let d = with("compare_timeout = \"5m\"").unwrap();
+    assert!(matches!(
+        d.disks[0].task,
+        TaskConfig::Standby { compare_timeout: Some(t), .. } if t == Nanos::from_secs(300)
+    ));
+    for (t, what) in [
+        ("compare_timeout = \"0s\"", "from 1s to 24h"),
+        ("compare_timeout = \"2d\"", "from 1s to 24h"),
+        ("compare_timeout = \"soon\"", ""),
+        (
+            "task = \"flush\"\ncompare_timeout = \"5m\"",
+            "only applies to task = \"standby\"",
+        ),
+    ] {
+        let e = with(t).unwrap_err();
+        assert_eq!(
+            e.key.as_deref(),
+            Some("disk[0].compare_timeout"),
+            "{t}: {e}"
+        );
+        assert!(e.message.contains(what), "{t}: {e}");
+    }
 }

@@ -88,6 +88,7 @@ impl DiskController {
             TaskConfig::Standby {
                 max_spindowns_per_day,
                 backend,
+                ..
             } => {
                 let (per_day, backend) = (*max_spindowns_per_day, *backend);
                 if let Some(why) = self.standby_refused(now, at, per_day, backend, budget) {

@@ -381,8 +381,17 @@ impl DiskController {
 
     fn shadow_for(cfg: &DiskConfig) -> Option<Shadow> {
         match (&cfg.task, &cfg.power) {
-            (TaskConfig::Standby { .. }, Some(model)) => {
-                Some(Shadow::new(model.clone(), cfg.breakeven))
+            (
+                TaskConfig::Standby {
+                    compare_timeout, ..
+                },
+                Some(model),
+            ) => {
+                let shadow = Shadow::new(model.clone(), cfg.breakeven);
+                Some(match compare_timeout {
+                    Some(t) => shadow.with_your_timeout(*t),
+                    None => shadow,
+                })
             }
             _ => None,
         }
@@ -798,8 +807,18 @@ pub fn summary_line(r: &ShadowReport) -> Option<String> {
         p("best-fixed")?,
         p("oracle")?,
     );
+    let yours = p(lull_activity::shadow::YOUR_TIMEOUT)
+        .map(|y| {
+            format!(
+                ", your timeout ({}) {:.1} Wh ({})",
+                Nanos::from_secs_f64(y.timeout_s.unwrap_or(0.0)),
+                y.saved_wh,
+                y.spinups
+            )
+        })
+        .unwrap_or_default();
     Some(format!(
-        "last 24 h: lull saved {:.1} Wh with {} spin-ups; hd-idle's 10 min would have saved {:.1} Wh ({}), \
+        "last 24 h: lull saved {:.1} Wh with {} spin-ups; hd-idle's 10 min would have saved {:.1} Wh ({}){yours}, \
          the best fixed timeout ({}) {:.1} Wh ({}), the oracle {:.1} Wh ({})",
         lull.saved_wh,
         lull.spinups,

@@ -445,38 +445,44 @@ fn a_flush_orders_its_devices_and_absorbs_its_own_writes() {
 }
 
 /// The daily summary line: what lull saved against hd-idle's 10 minutes,
-/// the best fixed timeout and the oracle; nothing before an idle period
-/// ended.
+/// the user's own timeout when configured, the best fixed timeout and the
+/// oracle; nothing before an idle period ended.
 #[test]
 fn the_daily_summary_names_every_reference() {
     use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
     let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-    let mut sh = Shadow::new(model.clone(), model.break_even());
     let s = Nanos::from_secs;
-    sh.feed(&Record::Session(Session {
-        clock: s(1_700_000_000),
-        ..Session::default()
-    }));
-    sh.feed(&Record::Poll(Poll {
-        t0: s(1),
-        t: s(1),
-        kind: PollKind::Baseline,
-        ..Poll::default()
-    }));
-    sh.settle();
-    assert_eq!(super::summary_line(&sh.report()), None);
-    sh.feed(&Record::Standby(s(300)));
-    sh.feed(&Record::Poll(Poll {
-        t0: s(1999),
-        t: s(2000),
-        counts: Counts {
-            reads: 1,
-            ..Counts::default()
-        },
-        ..Poll::default()
-    }));
-    sh.settle();
-    let line = super::summary_line(&sh.report()).unwrap();
+    let line = |yours: Option<Nanos>| {
+        let mut sh = Shadow::new(model.clone(), model.break_even());
+        if let Some(t) = yours {
+            sh = sh.with_your_timeout(t);
+        }
+        sh.feed(&Record::Session(Session {
+            clock: s(1_700_000_000),
+            ..Session::default()
+        }));
+        sh.feed(&Record::Poll(Poll {
+            t0: s(1),
+            t: s(1),
+            kind: PollKind::Baseline,
+            ..Poll::default()
+        }));
+        sh.settle();
+        assert_eq!(super::summary_line(&sh.report()), None);
+        sh.feed(&Record::Standby(s(300)));
+        sh.feed(&Record::Poll(Poll {
+            t0: s(1999),
+            t: s(2000),
+            counts: Counts {
+                reads: 1,
+                ..Counts::default()
+            },
+            ..Poll::default()
+        }));
+        sh.settle();
+        super::summary_line(&sh.report()).unwrap()
+    };
+    let plain = line(None);
     for part in [
         "last 24 h: lull saved ",
         "with 1 spin-ups",
@@ -484,8 +490,13 @@ fn the_daily_summary_names_every_reference() {
         "the best fixed timeout (0s) 1.6 Wh (1)",
         "the oracle ",
     ] {
-        assert!(line.contains(part), "{part} in {line}");
+        assert!(plain.contains(part), "{part} in {plain}");
     }
+    assert!(!plain.contains("your timeout"), "{plain}");
+    // A 25-minute timeout sleeps the last 498 s of the 1998 s period.
+    let yours = line(Some(s(1500)));
+    assert!(yours.contains("your timeout (25m) "), "{yours}");
+    assert!(yours.contains(" Wh (1), the best fixed"), "{yours}");
 }
 
 /// Polls `c` with `sdb` absent (unplugged): another disk's line only.

@@ -552,6 +552,12 @@ fn disk_block(
     };
     key(format!("network = \"timer({n}s)\""), format!("-i {n}"));
     key("# network = \"auto\"".into(), "see above".into());
+    if (1..=86_400).contains(&n) {
+        key(
+            format!("compare_timeout = \"{n}s\""),
+            format!("-i {n}, for lull status to compare with"),
+        );
+    }
     key(
         "backend = \"sgio\"".into(),
         format!("-c {}", s.command.flag()),
@@ -607,7 +613,7 @@ fn keys_note(out: &mut String, o: &HdIdleOptions) {
     comment(out, &b);
     comment(
         out,
-        "max_spindowns_per_day is lull's wear budget, which hd-idle does not have: raise it if a spin-down must never be held back. preset names the drive's power model: its break-even time B (for auto and B-relative timeouts such as timer(4B)) and the energy estimate in the metrics.",
+        "compare_timeout keeps hd-idle's timeout: once a disk runs auto, `lull status` and the metrics show what this timeout would have saved on the disk's own activity beside what lull saved. max_spindowns_per_day is lull's wear budget, which hd-idle does not have: raise it if a spin-down must never be held back. preset names the drive's power model: its break-even time B (for auto and B-relative timeouts such as timer(4B)) and the energy estimate in the metrics.",
     );
     out.push('\n');
 }

@@ -76,12 +76,14 @@ fn readme_per_disk_idle_times() {
 fn readme_command_types_per_disk() {
     let (c, cfg) = config_of(README_3);
     assert_eq!(cfg.disks.len(), 2);
-    for d in &cfg.disks {
+    // Each keeps its hd-idle timeout to compare with.
+    for (d, secs) in cfg.disks.iter().zip([300, 1200]) {
         assert_eq!(
             d.task,
             TaskConfig::Standby {
                 backend: Backend::Sgio,
-                max_spindowns_per_day: crate::config::DEFAULT_SPINDOWNS_PER_DAY
+                max_spindowns_per_day: crate::config::DEFAULT_SPINDOWNS_PER_DAY,
+                compare_timeout: Some(Nanos::from_secs(secs)),
             }
         );
     }

@@ -269,7 +269,9 @@ fn scene() -> Status {
     use lull_activity::{Counts, Poll, PollKind, Record, Session, Shadow};
     use lull_core::time::Nanos;
     let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-    let mut sh = Shadow::new(model.clone(), model.break_even());
+    // The user ran hd-idle with -i 300 before (`compare_timeout = "5m"`).
+    let mut sh =
+        Shadow::new(model.clone(), model.break_even()).with_your_timeout(Nanos::from_secs(300));
     let s = Nanos::from_secs;
     sh.feed(&Record::Session(Session {
         clock: s(1_800_000_000),
