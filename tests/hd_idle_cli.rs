@@ -99,6 +99,15 @@ fn readme_examples_pass_check_with_hd_idles_timeouts() {
         line_of(&check, "sdb").contains("network timer(1200s)"),
         "{check}"
     );
+    // Each keeps hd-idle's timeout to set lull's savings against.
+    for t in ["5m", "20m"] {
+        assert!(
+            check.contains(&format!(
+                "savings compared with your timeout {t} in lull status"
+            )),
+            "{check}"
+        );
+    }
     for d in ["sdc", "sdaa"] {
         assert!(lines_of(&check, d).is_empty(), "{check}");
     }

@@ -334,6 +334,10 @@ pub struct CheckDisk {
     /// Why the daemon would never spin it down, if it would not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<String>,
+    /// `compare_timeout`, in seconds: the user's own timeout its savings
+    /// are set against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare_timeout_s: Option<f64>,
     /// `task = "jobs"`: the admission decisions, in words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<String>,
@@ -368,6 +372,11 @@ impl CheckReport {
             ));
             if let Some(why) = &d.left_alone {
                 out.push_str(&format!("  left alone: {why}\n"));
+            } else if let Some(t) = d.compare_timeout_s {
+                out.push_str(&format!(
+                    "  savings compared with your timeout {} in lull status and the metrics\n",
+                    lull_core::time::Nanos::from_secs_f64(t).approx()
+                ));
             }
             for j in &d.jobs {
                 out.push_str(&format!("  {j}\n"));
@@ -422,6 +431,12 @@ fn check_disk(
         identified,
         breakeven_s: d.breakeven.as_secs_f64(),
         left_alone: d.left_alone.clone(),
+        compare_timeout_s: match d.task {
+            TaskConfig::Standby {
+                compare_timeout, ..
+            } => compare_timeout.map(Nanos::as_secs_f64),
+            _ => None,
+        },
         jobs,
     }
 }
