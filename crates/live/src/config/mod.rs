@@ -353,7 +353,7 @@ impl DiskConfig {
     /// holds no medium (`sectors`, its size now, is 0), if it is.
     fn medium_leaves_alone(&self, sectors: Option<u64>) -> Option<String> {
         (sectors == Some(0) && matches!(self.task, TaskConfig::Standby { .. }) && self.preset.is_none())
-            .then(|| "it holds no medium (size 0: an empty card-reader slot): nothing to spin down; name a preset to send it spin-downs anyway".into())
+            .then(|| "it holds no medium (size 0: an empty card-reader slot, an unattached loop device): nothing to spin down; name a preset to send it spin-downs anyway".into())
     }
 
     /// Why this entry leaves alone the drive identification describes
