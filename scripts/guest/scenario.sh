@@ -117,5 +117,10 @@ say "lulld-exit $?"
 sed 's/^/@@ hooks /' $hooks
 sed 's/^/@@ log /' $log
 sed 's/^/@@ state /' /var/lib/lull/state.json
+# Each activity log segment's first 4 KiB (its session record), in hex:
+# the host reads the drive each names.
+for f in /var/lib/lull/activity/*/*.lact; do
+  echo "@@ lact $(head -c 4096 "$f" | od -An -tx1 -v | tr -d ' \n')"
+done
 grep -E ' sd[a-z] ' /proc/diskstats | sed 's/^/@@ diskstats /'
 dmesg | sed 's/^/@@ dmesg /'

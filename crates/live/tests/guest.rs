@@ -257,6 +257,32 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
         }
     }
 
+    // The activity log's sessions name each drive by its serial number's
+    // hash, as identification through the guest's kernel found it: what
+    // keeps one drive's evidence apart from another's under a key.
+    let sessions: Vec<lull_activity::Session> = t
+        .step("lact")
+        .iter()
+        .map(|hex| {
+            let bytes: Vec<u8> = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            lull_activity::read::first_session(&bytes)
+                .unwrap_or_else(|| panic!("a segment without a session: {hex:.80}"))
+        })
+        .collect();
+    for disk in [SATA, SCSI, USB] {
+        let serial = state[disk]["identity"]["serial"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{disk}: no serial number in {}", state[disk]));
+        let id = lull_activity::drive_id(serial);
+        let of_disk: Vec<_> = sessions.iter().filter(|s| s.key == disk).collect();
+        assert!(!of_disk.is_empty(), "{disk}: no activity log");
+        for s in of_disk {
+            assert_eq!(s.drive_id, Some(id), "{disk} ({serial}): {s:?}");
+        }
+    }
+
     // `lulld status` in the guest shows each disk; its JSON parses.
     assert_eq!(t.step("status-exit"), ["0"]);
     assert_eq!(t.step("status-json-exit"), ["0"]);
