@@ -178,38 +178,87 @@ pub struct Log {
     pub runs: Vec<Run>,
     /// Torn tails that were skipped, one line each.
     pub warnings: Vec<String>,
+    /// Segments read from other keys' logs because they hold runs of the
+    /// drive of this log's last run ([`Log::open`] of a directory).
+    pub followed: usize,
 }
 
 impl Log {
     /// Reads a segment file, or every `*.lact` segment of a directory in
     /// the order of their names (which the daemon makes the order they
     /// were written in).
+    ///
+    /// A directory is one disk key's log, and the drive of its last run
+    /// may have been watched under other keys before (two USB drives under
+    /// `sd*` that swapped kernel names): the segments of the sibling
+    /// directories that start with a run of that drive
+    /// ([`Session::drive_id`], [`drive_segments`]) are read too, in the
+    /// order written, and of them only that drive's runs are kept, as the
+    /// daemon's own evidence and learned state follow the drive
+    /// ([`Log::followed`] counts them).
     pub fn open(path: &Path) -> Result<Log, ReadError> {
         let io = |source| ReadError::Io {
             path: path.to_path_buf(),
             source,
         };
         let meta = fs::metadata(path).map_err(io)?;
-        let files = if meta.is_dir() {
-            let files = segments(path).map_err(io)?;
-            if files.is_empty() {
-                return Err(ReadError::Empty {
-                    path: path.to_path_buf(),
-                });
-            }
-            files
-        } else {
-            vec![path.to_path_buf()]
+        if !meta.is_dir() {
+            let mut log = Log::default();
+            log.push_file(path, |_| true)?;
+            return Ok(log);
+        }
+        let files = segments(path).map_err(io)?;
+        let Some(newest) = files.last() else {
+            return Err(ReadError::Empty {
+                path: path.to_path_buf(),
+            });
         };
-        let mut log = Log::default();
-        for f in files {
-            let bytes = fs::read(&f).map_err(|source| ReadError::Io {
-                path: f.clone(),
-                source,
-            })?;
-            log.push_segment(&bytes, &f)?;
+        // The drive of the last run: the newest segment's last session.
+        let bytes = fs::read(newest).map_err(|source| ReadError::Io {
+            path: newest.clone(),
+            source,
+        })?;
+        let drive = parse_segment(&bytes, newest)?
+            .0
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                Record::Session(s) => Some(s.drive_id),
+                _ => None,
+            })
+            .flatten();
+        let (all, followed) = drive_segments(path, drive);
+        let mut log = Log {
+            followed,
+            ..Log::default()
+        };
+        for f in all {
+            if f.parent() == Some(path) {
+                log.push_file(&f, |_| true)?;
+            } else {
+                log.push_file(&f, |s| s.drive_id.is_some() && s.drive_id == drive)?;
+            }
         }
         Ok(log)
+    }
+
+    /// Adds the segment file `f`, keeping the runs whose session `keep`
+    /// accepts.
+    fn push_file(&mut self, f: &Path, keep: impl Fn(&Session) -> bool) -> Result<(), ReadError> {
+        let bytes = fs::read(f).map_err(|source| ReadError::Io {
+            path: f.to_path_buf(),
+            source,
+        })?;
+        let (records, warning) = parse_segment(&bytes, f)?;
+        self.warnings.extend(warning);
+        let mut on = true;
+        self.extend(records.into_iter().filter(|r| {
+            if let Record::Session(s) = r {
+                on = keep(s);
+            }
+            on
+        }));
+        Ok(())
     }
 
     /// Adds a segment's bytes (`path` names it in errors).
@@ -357,6 +406,49 @@ impl Log {
         out.requests.sort_by_key(|r| r.arrival);
         out
     }
+}
+
+/// The segments holding the runs of the drive `drive` (a
+/// [`Session::drive_id`]) for the disk whose log is `own_dir`, in the
+/// order written, and how many of them are in other keys' logs: every
+/// segment of `own_dir`, and with a drive, the segments of its sibling
+/// directories (the other keys' logs) that start with a session of that
+/// drive, told from their first 4 KiB ([`first_session_of`]). Segment
+/// names are their creation times, so sorting by name orders them across
+/// directories. A directory that cannot be read gives nothing.
+pub fn drive_segments(own_dir: &Path, drive: Option<u64>) -> (Vec<PathBuf>, usize) {
+    let mut files = segments(own_dir).unwrap_or_default();
+    let mut followed = 0;
+    let siblings = own_dir.parent().and_then(|root| fs::read_dir(root).ok());
+    if let (Some(id), Some(dirs)) = (drive, siblings) {
+        for dir in dirs.filter_map(|e| e.ok().map(|e| e.path())) {
+            if dir == own_dir || !dir.is_dir() {
+                continue;
+            }
+            for f in segments(&dir).unwrap_or_default() {
+                if first_session_of(&f).and_then(|s| s.drive_id) == Some(id) {
+                    files.push(f);
+                    followed += 1;
+                }
+            }
+        }
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
+    (files, followed)
+}
+
+/// The session segment file `path` starts with, from its first 4 KiB (a
+/// session record is a few hundred bytes: its strings are the key, the
+/// kernel name, the preset, the task and the network).
+pub fn first_session_of(path: &Path) -> Option<Session> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut head)
+        .ok()?;
+    first_session(&head)
 }
 
 /// The segment files of a directory, sorted by name.

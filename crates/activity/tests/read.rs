@@ -256,6 +256,69 @@ fn a_rebuilt_log_is_the_last_runs_drive() {
     assert_eq!(r.standbys.len(), 3);
 }
 
+// Two drives under `sd*` swapped kernel names at a reboot: a key's log
+// read as a directory is the history of the drive of its last run,
+// wherever it was watched, in the order written; another drive's runs
+// and runs naming no drive in other keys' logs are not.
+#[test]
+fn a_directory_follows_its_drive_to_other_keys() {
+    let root = tempfile::tempdir().unwrap();
+    let hour = Nanos::from_secs(3600);
+    let (x, y) = (
+        Some(lull_activity::drive_id("WD-X")),
+        Some(lull_activity::drive_id("WD-Y")),
+    );
+    let run = |clock, key: &str, id: Option<u64>| {
+        let mut r = records(clock, &[(5, 3, false, false), (100, 2, false, true)]);
+        if let Record::Session(s) = &mut r[0] {
+            s.key = key.into();
+            s.drive_id = id;
+        }
+        r
+    };
+    // Segment names are creation times: 1 before 2 …, across keys.
+    let segs = [
+        ("sdc", "0001", run(CLOCK, "sdc", None)),
+        ("sdb", "0002", run(CLOCK + hour, "sdb", x)),
+        ("sdc", "0003", run(CLOCK + hour, "sdc", y)),
+        ("sdb", "0004", run(CLOCK + hour * 3, "sdb", y)),
+        ("sdc", "0005", run(CLOCK + hour * 3, "sdc", x)),
+    ];
+    for (key, name, recs) in &segs {
+        let dir = root.path().join(key);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.lact")), segment(recs)).unwrap();
+    }
+    let of = |idx: &[usize]| {
+        let mut log = Log::default();
+        idx.iter()
+            .for_each(|&i| log.extend(segs[i].2.iter().cloned()));
+        log
+    };
+    // sdc now holds X: X's run under sdb comes in, in its place; sdc's
+    // own run naming no drive stays; Y's runs are left out.
+    let sdc = Log::open(&root.path().join("sdc")).unwrap();
+    assert_eq!(sdc.followed, 1);
+    assert_eq!(sdc.runs, of(&[0, 1, 2, 4]).runs);
+    let r = sdc.rebuild();
+    assert_eq!(r.other_drive_runs, 1);
+    assert_eq!(
+        r,
+        Rebuilt {
+            other_drive_runs: 1,
+            ..of(&[0, 1, 4]).rebuild()
+        }
+    );
+    // sdb now holds Y: Y's run under sdc, not sdc's run naming no drive.
+    let sdb = Log::open(&root.path().join("sdb")).unwrap();
+    assert_eq!(sdb.followed, 1);
+    assert_eq!(sdb.runs, of(&[1, 2, 3]).runs);
+    assert_eq!(sdb.rebuild().runs.len(), 2);
+    // A segment file alone is just itself.
+    let one = Log::open(&root.path().join("sdb/0004.lact")).unwrap();
+    assert_eq!((one.followed, one.runs), (0, of(&[3]).runs));
+}
+
 #[test]
 fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
     let dir = tempfile::tempdir().unwrap();

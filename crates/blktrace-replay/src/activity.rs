@@ -3,7 +3,10 @@
 //!
 //! A segment file is sniffed by its magic bytes (`\x89LULLACT`); a
 //! directory whose files include `*.lact` segments is one disk's log, its
-//! segments read in name order ([`lull_activity::Log::open`]). The trace
+//! segments read in name order, with the runs of its last run's drive
+//! under other keys (sibling directories) and without another drive's
+//! runs ([`lull_activity::Log::open`], [`lull_activity::Log::rebuild`]):
+//! the daemon's learned state follows a drive, not its key. The trace
 //! has one device, named after the disk's configured key (else its kernel
 //! name), holds the requests the daemon's engine saw
 //! ([`lull_activity::Log::rebuild`]) at the daemon's own times (not
@@ -132,6 +135,12 @@ pub fn from_log(log: &Log) -> ActivityTrace {
     trace.sort();
     trace.clock = Some(rebuilt.clock);
     trace.notes = log.warnings.clone();
+    if log.followed > 0 {
+        trace.notes.push(format!(
+            "{} segment(s) of the same drive under other keys read too: the drive was watched under another name before (the daemon's evidence and learned state follow it)",
+            log.followed
+        ));
+    }
     if rebuilt.other_drive_runs > 0 {
         trace.notes.push(format!(
             "{} daemon run(s) of another drive under key {name} left out: the trace is the drive of the last run",
@@ -273,6 +282,40 @@ mod tests {
             [
                 "2 daemon run(s) of another drive under key /dev/disk/by-id/ata-X left out: the trace is the drive of the last run"
             ]
+        );
+    }
+
+    // The drive of `sdc`'s last run was watched as `sdb` before: opening
+    // `sdc`'s log reads that run too, and the notes say so.
+    #[test]
+    fn a_log_directory_follows_its_drive_with_a_note() {
+        let root = tempfile::tempdir().unwrap();
+        for (key, name, clock) in [("sdb", "0001", CLOCK), ("sdc", "0002", CLOCK + 3600 * S)] {
+            let mut s = session();
+            s.key = key.into();
+            s.clock = Nanos(clock);
+            s.drive_id = Some(lull_activity::drive_id("WD-X"));
+            let mut bytes = header().to_vec();
+            for r in [
+                Record::Session(s),
+                poll(1, 1, PollKind::Baseline, 0),
+                poll(1, 2, PollKind::Normal, 5),
+            ] {
+                r.encode(&mut bytes);
+            }
+            let dir = root.path().join(key);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("{name}.lact")), bytes).unwrap();
+        }
+        let a = open_log(&root.path().join("sdc")).unwrap();
+        assert_eq!(a.runs.len(), 2);
+        assert_eq!(a.trace.clock, Some(Nanos(CLOCK)));
+        assert_eq!(a.trace.notes.len(), 1, "{:?}", a.trace.notes);
+        assert!(
+            a.trace.notes[0]
+                .starts_with("1 segment(s) of the same drive under other keys read too"),
+            "{:?}",
+            a.trace.notes
         );
     }
 

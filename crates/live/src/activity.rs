@@ -302,7 +302,7 @@ pub fn read_back(
     mut feed: impl FnMut(Record),
 ) -> usize {
     let own_dir = disk_dir(&cfg.dir, key);
-    let (files, moved) = drive_segments(cfg, key, drive);
+    let (files, moved) = lull_activity::read::drive_segments(&own_dir, drive);
     let mut session: Option<Record> = None;
     let mut other = false;
     let (mut n, mut others) = (0, 0);
@@ -349,47 +349,6 @@ pub fn read_back(
         );
     }
     n
-}
-
-/// The segments holding the runs of disk `key` with drive `drive` (see
-/// [`read_back`]), in the order they were written, and how many of them
-/// are other keys'. Other keys' segments are chosen by the session they
-/// start with, read from their first bytes only.
-fn drive_segments(cfg: &ActivityConfig, key: &str, drive: Option<u64>) -> (Vec<PathBuf>, usize) {
-    let own_dir = disk_dir(&cfg.dir, key);
-    let mut files = segments(&own_dir).unwrap_or_default();
-    let mut moved = 0;
-    if let (Some(id), Ok(dirs)) = (drive, fs::read_dir(&cfg.dir)) {
-        for dir in dirs.filter_map(|e| e.ok().map(|e| e.path())) {
-            if dir == own_dir || !dir.is_dir() {
-                continue;
-            }
-            for f in segments(&dir).unwrap_or_default() {
-                if first_session_of(&f).and_then(|s| s.drive_id) == Some(id) {
-                    files.push(f);
-                    moved += 1;
-                }
-            }
-        }
-    }
-    // Named `<creation time in ns>.lact`: in the order written, whichever
-    // key's log they are in.
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
-    (files, moved)
-}
-
-/// The session segment `path` starts with, from its first 4 KiB (a
-/// session record is a few hundred bytes: its strings are the key, the
-/// kernel name, the preset, the task and the network).
-fn first_session_of(path: &Path) -> Option<lull_activity::Session> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    File::open(path)
-        .ok()?
-        .take(4096)
-        .read_to_end(&mut head)
-        .ok()?;
-    lull_activity::read::first_session(&head)
 }
 
 /// The shadow evaluation of disk `key`, recomputed from its log with the
