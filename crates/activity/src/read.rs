@@ -419,10 +419,12 @@ impl Log {
 pub fn drive_segments(own_dir: &Path, drive: Option<u64>) -> (Vec<PathBuf>, usize) {
     let mut files = segments(own_dir).unwrap_or_default();
     let mut followed = 0;
-    let siblings = own_dir.parent().and_then(|root| fs::read_dir(root).ok());
+    // However the path was written (`sdc`, `./sdc/`, `.` inside it).
+    let own = fs::canonicalize(own_dir).unwrap_or_else(|_| own_dir.to_path_buf());
+    let siblings = own.parent().and_then(|root| fs::read_dir(root).ok());
     if let (Some(id), Some(dirs)) = (drive, siblings) {
         for dir in dirs.filter_map(|e| e.ok().map(|e| e.path())) {
-            if dir == own_dir || !dir.is_dir() {
+            if dir.file_name() == own.file_name() || !dir.is_dir() {
                 continue;
             }
             for f in segments(&dir).unwrap_or_default() {

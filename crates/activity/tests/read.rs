@@ -314,6 +314,11 @@ fn a_directory_follows_its_drive_to_other_keys() {
     assert_eq!(sdb.followed, 1);
     assert_eq!(sdb.runs, of(&[1, 2, 3]).runs);
     assert_eq!(sdb.rebuild().runs.len(), 2);
+    // However the directory is written.
+    for form in ["sdc/", "./sdc", "sdc/."] {
+        let log = Log::open(&root.path().join(form)).unwrap();
+        assert_eq!((log.followed, &log.runs), (1, &sdc.runs), "{form}");
+    }
     // A segment file alone is just itself.
     let one = Log::open(&root.path().join("sdb/0004.lact")).unwrap();
     assert_eq!((one.followed, one.runs), (0, of(&[3]).runs));
