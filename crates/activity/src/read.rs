@@ -233,11 +233,10 @@ impl Log {
             ..Log::default()
         };
         for f in all {
-            if f.parent() == Some(path) {
-                log.push_file(&f, |_| true)?;
-            } else {
-                log.push_file(&f, |s| s.drive_id.is_some() && s.drive_id == drive)?;
-            }
+            // Of the own log, every run: the rebuild leaves out another
+            // drive's and counts them.
+            let own = f.parent() == Some(path);
+            log.push_file(&f, |s| own || of_drive(s, drive, false))?;
         }
         Ok(log)
     }
@@ -313,7 +312,7 @@ impl Log {
         // daemon's learned state follows a drive, not its key. The time of
         // another drive's runs is time nobody watched this one.
         let drive = last.session.drive_id;
-        let ours = |r: &&Run| !matches!((drive, r.session.drive_id), (Some(a), Some(b)) if a != b);
+        let ours = |r: &&Run| of_drive(&r.session, drive, true);
         out.other_drive_runs = self.runs.iter().filter(|r| !ours(r)).count();
         let first = self.runs.iter().find(ours).expect("the last run is ours");
         out.clock = first.session.clock;
@@ -405,6 +404,20 @@ impl Log {
         // arrival precedes the requests after it: sort by arrival, stable.
         out.requests.sort_by_key(|r| r.arrival);
         out
+    }
+}
+
+/// Whether the run that `session` begins counts in the evidence of the
+/// drive `drive` (a [`Session::drive_id`], `None` when unknown) of the
+/// disk whose log is read: in that disk's own log (`own`), every run but
+/// another known drive's, runs naming no drive included (an older lull's,
+/// or a drive without a serial number); in another key's log, only the
+/// drive's own runs. The daemon's read-back and [`Log`] both ask this.
+pub fn of_drive(session: &Session, drive: Option<u64>, own: bool) -> bool {
+    match (drive, session.drive_id) {
+        (Some(a), Some(b)) => a == b,
+        (_, None) => own,
+        (None, Some(_)) => own,
     }
 }
 

@@ -319,12 +319,7 @@ pub fn read_back(
                         if session.as_ref() == Some(&r) {
                             continue;
                         }
-                        other = match (drive, s.drive_id) {
-                            (Some(a), Some(b)) => a != b,
-                            // A run naming no drive counts in its key's log.
-                            (_, None) => !own,
-                            (None, Some(_)) => false,
-                        };
+                        other = !lull_activity::read::of_drive(s, drive, own);
                         others += usize::from(other && own);
                         session = Some(r.clone());
                     }
