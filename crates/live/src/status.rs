@@ -35,7 +35,7 @@ use lull_core::registry::Registry;
 use lull_core::time::Nanos;
 use serde::Serialize;
 
-use crate::config::{Config, ConfigError, TaskConfig};
+use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
 use crate::state::{DiskState, State, WearBudget};
 
 /// One sample of the Prometheus text format.
@@ -504,14 +504,19 @@ fn with_logged_shadows(cfg: &Config, mut disks: Vec<DiskStatus>) -> Vec<DiskStat
     disks
 }
 
-/// The `compare_timeout` of the entry that disk `key` comes from (its
-/// device, or the first glob that matches it).
+/// The entry of `cfg` that disk `key` comes from: the one whose device it
+/// is, else the first glob that matches it.
+fn entry_of<'a>(cfg: &'a Config, key: &str) -> Option<&'a DiskConfig> {
+    cfg.disks.iter().find(|d| d.device == key).or_else(|| {
+        cfg.disks.iter().find(|d| {
+            crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
+        })
+    })
+}
+
+/// The `compare_timeout` of the entry that disk `key` comes from.
 fn compare_timeout(cfg: &Config, key: &str) -> Option<Nanos> {
-    let entry = cfg.disks.iter().find(|e| {
-        e.device == key
-            || (crate::devices::is_glob(&e.device) && crate::devices::glob_match(&e.device, key))
-    })?;
-    match entry.task {
+    match entry_of(cfg, key)?.task {
         TaskConfig::Standby {
             compare_timeout, ..
         } => compare_timeout,
@@ -566,11 +571,7 @@ pub fn combine(
                 Some(_) => None,
                 None => fallback,
             };
-            let dcfg = cfg.disks.iter().find(|d| d.device == key).or_else(|| {
-                cfg.disks.iter().find(|d| {
-                    crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
-                })
-            });
+            let dcfg = entry_of(cfg, key);
             let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
             let standby = match metric("lull_in_standby") {
                 Some(s) => s.value != 0.0,

@@ -134,7 +134,7 @@ pub(super) fn disk(
                     let t = parse_duration(c.get_ref()).map_err(|e| {
                         cx.err(Some(c.span()), &key("compare_timeout"), e.to_string())
                     })?;
-                    if t < Nanos::from_secs(1) || t > Nanos::from_secs(86_400) {
+                    if !(COMPARE_TIMEOUT_MIN..=COMPARE_TIMEOUT_MAX).contains(&t) {
                         return Err(cx.err(
                             Some(c.span()),
                             &key("compare_timeout"),

@@ -350,7 +350,13 @@ impl DiskConfig {
     }
 
     /// Why a `standby` disk without a `preset` is left alone because it
-    /// holds no medium (`sectors`, its size now, is 0), if it is.
+    /// holds no medium (`sectors`, its size now, is 0: an empty
+    /// card-reader slot, which a glob such as `sd*` matches, or an
+    /// unattached loop device), if it is: there is nothing to spin down,
+    /// and every command would fail with NOT READY (medium not present).
+    /// The daemon works this out when it finds the disk; a medium put in
+    /// later (a flash card, nothing to spin down either) changes nothing
+    /// until the disk reappears.
     fn medium_leaves_alone(&self, sectors: Option<u64>) -> Option<String> {
         (sectors == Some(0) && matches!(self.task, TaskConfig::Standby { .. }) && self.preset.is_none())
             .then(|| "it holds no medium (size 0: an empty card-reader slot, an unattached loop device): nothing to spin down; name a preset to send it spin-downs anyway".into())
@@ -365,27 +371,12 @@ impl DiskConfig {
             .or_else(|| self.medium_leaves_alone(sectors))
     }
 
-    /// This disk left alone when it holds no medium (`sectors`, its size
-    /// now, is 0: an empty card-reader slot, which a glob such as `sd*`
-    /// matches): there is nothing to spin down, and every command would
-    /// fail with NOT READY (medium not present). Only a `standby` disk
-    /// without a `preset`, and not one already left alone for another
-    /// reason. The daemon works this out when it finds the disk; a medium
-    /// put in later (a flash card, nothing to spin down either) changes
-    /// nothing until the disk reappears.
-    pub fn without_medium(mut self, sectors: Option<u64>) -> DiskConfig {
-        if self.left_alone.is_none() {
-            self.left_alone = self.medium_leaves_alone(sectors);
-        }
-        self
-    }
-
     /// This entry configured for the drive identification found, as the
     /// daemon runs it and `lulld --check` reports it: the drive the
     /// `preset` names or `facts` match ([`Drive::resolve`]), then
-    /// [`DiskConfig::for_drive`] and [`DiskConfig::without_medium`]
-    /// (`sectors`, its size now). An error when no drive resolves or the
-    /// network or a job does not fit its B.
+    /// [`DiskConfig::for_drive`], left alone as [`DiskConfig::leaves_alone`]
+    /// says (`sectors`, its size now). An error when no drive resolves or
+    /// the network or a job does not fit its B.
     pub fn for_identified(
         &self,
         facts: &DriveFacts,
@@ -394,9 +385,9 @@ impl DiskConfig {
     ) -> Result<DiskConfig, String> {
         let drive =
             Drive::resolve(self.preset.as_deref(), Some(facts)).map_err(|e| e.to_string())?;
-        Ok(self
-            .for_drive(drive, Some(facts), registry)?
-            .without_medium(sectors))
+        let mut c = self.for_drive(drive, Some(facts), registry)?;
+        c.left_alone = c.leaves_alone(Some(facts), sectors);
+        Ok(c)
     }
 
     /// The warning for a disk this configuration spins down (a `standby`
@@ -603,6 +594,10 @@ pub const DEFAULT_POWER_CHECK: Nanos = Nanos::from_secs(60);
 /// disk every few seconds (an `fsync` every ten polls kept that disk, and
 /// a fifth of the daemon's CPU time, busy under steady I/O).
 pub const DEFAULT_STATE_INTERVAL: Nanos = Nanos::from_secs(60);
+/// The shortest `compare_timeout`.
+pub const COMPARE_TIMEOUT_MIN: Nanos = Nanos::from_secs(1);
+/// The longest `compare_timeout`: a day.
+pub const COMPARE_TIMEOUT_MAX: Nanos = Nanos::from_secs(86_400);
 /// The default wear budget.
 pub const DEFAULT_SPINDOWNS_PER_DAY: u32 = 48;
 

@@ -552,7 +552,9 @@ fn disk_block(
     };
     key(format!("network = \"timer({n}s)\""), format!("-i {n}"));
     key("# network = \"auto\"".into(), "see above".into());
-    if (1..=86_400).contains(&n) {
+    // Only a value the configuration takes.
+    let compare = crate::config::COMPARE_TIMEOUT_MIN..=crate::config::COMPARE_TIMEOUT_MAX;
+    if compare.contains(&lull_core::time::Nanos::from_secs(n)) {
         key(
             format!("compare_timeout = \"{n}s\""),
             format!("-i {n}, for lull status to compare with"),
