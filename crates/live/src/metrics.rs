@@ -32,6 +32,9 @@ pub struct DiskGauges {
     pub running: bool,
     /// lull spun it down and no activity has been seen since.
     pub in_standby: bool,
+    /// When the disk entered its power state (standby or active), Unix
+    /// seconds, if the daemon saw it happen.
+    pub power_since_unix: Option<u64>,
     /// Energy saved so far by its spin-downs, if it has a power model.
     pub energy_saved_j: Option<f64>,
     /// The shadow evaluation's figures (`standby` disks with a power
@@ -43,6 +46,10 @@ pub struct DiskGauges {
     /// `task = "jobs"`: per job, in configuration order.
     pub jobs: Vec<crate::jobs::JobGauge>,
 }
+
+/// The name of the commented-out sample that carries a disk's last
+/// decision: `# lull_last_decision{disk="KEY",text="WORDS"} UNIX`.
+pub const LAST_DECISION: &str = "lull_last_decision";
 
 /// A per-disk metric: name, help, type (`counter`, `gauge`), and how to
 /// read it from a disk's state (`None`: no sample for that disk).
@@ -96,8 +103,10 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
                 let Some(x) = value(p) else { continue };
                 let _ = writeln!(
                     out,
-                    "{name}{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {x}",
-                    p.policy, w.window
+                    "{name}{{disk=\"{disk}\",policy=\"{}\",window=\"{}\"}} {}",
+                    p.policy,
+                    w.window,
+                    Value(x)
                 );
             }
         }
@@ -142,8 +151,35 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
         for (disk, w) in rows() {
             if let Some(x) = value(w) {
-                let _ = writeln!(out, "{name}{{disk=\"{disk}\",window=\"{}\"}} {x}", w.window);
+                let _ = writeln!(
+                    out,
+                    "{name}{{disk=\"{disk}\",window=\"{}\"}} {}",
+                    w.window,
+                    Value(x)
+                );
             }
+        }
+    }
+}
+
+/// A sample's value in the text format: `NaN`, `+Inf` and `-Inf` as the
+/// format spells them, and the gauges' "none" (`f64::MAX`, or anything
+/// beyond 1e300: [`lull_core::registry::GaugeInfo`]) as `+Inf` rather
+/// than its 309 digits; every other value as Rust writes it, the shortest
+/// text that reads back to the same `f64`.
+struct Value(f64);
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        if v.is_nan() {
+            f.write_str("NaN")
+        } else if v >= 1e300 {
+            f.write_str("+Inf")
+        } else if v <= -1e300 {
+            f.write_str("-Inf")
+        } else {
+            write!(f, "{v}")
         }
     }
 }
@@ -246,7 +282,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (k, d) in &state.disks {
             if let Some(v) = f(d) {
-                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {v}", label(k));
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), Value(v));
             }
         }
     }
@@ -318,14 +354,43 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     }
     let _ = writeln!(
         out,
+        "# HELP lull_power_state_since_timestamp_seconds When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake; absent before it sees one).\n# TYPE lull_power_state_since_timestamp_seconds gauge"
+    );
+    for g in gauges {
+        if let Some(t) = g.power_since_unix {
+            let _ = writeln!(
+                out,
+                "lull_power_state_since_timestamp_seconds{{disk=\"{}\"}} {t}",
+                label(&g.key)
+            );
+        }
+    }
+    // The last decision's words, as comments: a label holding them would
+    // start a new series at every decision, and Prometheus ignores a
+    // comment. `lull status` reads them, current where the state file
+    // lags by up to `state_interval`.
+    for (k, d) in &state.disks {
+        if d.last_decision_unix > 0 {
+            let _ = writeln!(
+                out,
+                "# {LAST_DECISION}{{disk=\"{}\",text=\"{}\"}} {}",
+                label(k),
+                label(&d.last_decision),
+                d.last_decision_unix
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
         "# HELP lull_energy_saved_joules Estimated energy saved by spin-downs (power model of the disk's preset).\n# TYPE lull_energy_saved_joules gauge"
     );
     for g in gauges {
         if let Some(e) = g.energy_saved_j {
             let _ = writeln!(
                 out,
-                "lull_energy_saved_joules{{disk=\"{}\"}} {e}",
-                label(&g.key)
+                "lull_energy_saved_joules{{disk=\"{}\"}} {}",
+                label(&g.key),
+                Value(e)
             );
         }
     }
@@ -338,10 +403,11 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         for (node, name, v) in &g.nodes {
             let _ = writeln!(
                 out,
-                "lull_node_gauge{{disk=\"{}\",node=\"{}\",name=\"{}\"}} {v}",
+                "lull_node_gauge{{disk=\"{}\",node=\"{}\",name=\"{}\"}} {}",
                 label(&g.key),
                 label(node),
-                label(name)
+                label(name),
+                Value(*v)
             );
         }
     }
@@ -389,7 +455,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
                     "{name}{{disk=\"{}\",job=\"{}\"}} {}",
                     label(&g.key),
                     label(&j.name),
-                    f(j)
+                    Value(f(j))
                 );
             }
         }
@@ -534,12 +600,32 @@ mod tests {
             task: "standby",
             running: true,
             in_standby: false,
+            power_since_unix: Some(1_700_000_100),
             energy_saved_j: Some(1.5),
-            nodes: vec![("share".into(), "weight_0".into(), 0.25)],
+            nodes: vec![
+                ("share".into(), "weight_0".into(), 0.25),
+                ("n0".into(), "periodic_period_s".into(), f64::MAX),
+                ("n0".into(), "margin".into(), f64::INFINITY),
+            ],
             jobs: Vec::new(),
             shadow: Some(shadow_of_one_hour_gap()),
         }];
         let text = render(&s, &g, 7, false);
+        // A gauge's "none" is +Inf, not f64::MAX's 309 digits, and reads
+        // back as "none" in `lull status`.
+        for name in ["periodic_period_s", "margin"] {
+            let line = format!(
+                "lull_node_gauge{{disk=\"/dev/disk/by-id/x\\\"y\",node=\"n0\",name=\"{name}\"}} +Inf\n"
+            );
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        assert!(text.lines().all(|l| l.len() < 400), "{text}");
+        let samples = crate::status::parse_metrics(&text).unwrap();
+        let none = samples
+            .iter()
+            .find(|s| s.label("name") == Some("periodic_period_s"))
+            .expect("the gauge parses");
+        assert!(crate::status::NodeGauge::new("n0", "periodic_period_s", none.value).never);
         // The shadow: a one-hour idle period on a wd-red-plus.
         for (policy, spinups) in [("lull", 0), ("hd-idle-10min", 1), ("oracle", 1)] {
             for window in ["24h", "7d"] {

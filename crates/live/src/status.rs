@@ -11,10 +11,14 @@
 //! - **power state**: `lull_in_standby` (the daemon's view, kept up to date
 //!   by its CHECK POWER MODE polls and by diskstats), `lull_disk_present`;
 //!   without metrics, the last decision in the state file.
-//! - **time in the state**: every power-state change the daemon sees is a
-//!   decision in the state file, so the time since the last decision is a
-//!   lower bound of the time in the current state, exact when that decision
-//!   is the change itself ([`DiskStatus::since_exact`]).
+//! - **time in the state**: `lull_power_state_since_timestamp_seconds`,
+//!   when the daemon saw the state begin; else every power-state change
+//!   the daemon sees is a decision in the state file, so the time since
+//!   the last decision is a lower bound of the time in the current state,
+//!   exact when that decision is the change itself
+//!   ([`DiskStatus::since_exact`]).
+//! - **the last decision**: the metrics' commented-out
+//!   `lull_last_decision` sample (current), else the state file's.
 //! - **spin-downs against the wear budget**: the state file's counter and
 //!   token bucket, refilled to now, and the spin-down attempts the budget
 //!   was charged for in the last 24 hours, with the config's
@@ -61,11 +65,20 @@ impl Sample {
 
 /// Parses the Prometheus text exposition format (the subset lull writes,
 /// which is all of it but timestamps and exemplars). Comments and blank
-/// lines are skipped; an error names the line.
+/// lines are skipped, but for the commented-out samples of disks' last
+/// decisions ([`crate::metrics::LAST_DECISION`]), which are read as
+/// samples of that name; an error names the line.
 pub fn parse_metrics(text: &str) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
+        let mut line = line.trim();
+        let decision = |c: &&str| {
+            c.strip_prefix(crate::metrics::LAST_DECISION)
+                .is_some_and(|r| r.starts_with('{'))
+        };
+        if let Some(c) = line.strip_prefix("# ").filter(decision) {
+            line = c;
+        }
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -650,6 +663,18 @@ pub fn combine(
                         && Some(w.cause.as_str()) == last_wake_cause.as_deref()
                 })
                 .map_or_else(Vec::new, |w| w.by.clone());
+            // When the power state began, if the daemon saw it begin;
+            // else the state file's last decision bounds it (exact when
+            // that decision is the change). A metrics endpoint of an
+            // older daemon has neither.
+            let power_since = metric("lull_power_state_since_timestamp_seconds")
+                .filter(|s| s.value.is_finite() && s.value > 0.0)
+                .map(|s| s.value as u64);
+            // The last decision's words: the metrics' (current) over the
+            // state file's (up to `state_interval` old).
+            let last_decision = metric(crate::metrics::LAST_DECISION)
+                .and_then(|s| s.label("text"))
+                .map_or_else(|| st.last_decision.clone(), str::to_string);
             DiskStatus {
                 disk: key.to_string(),
                 kernel_name: st.kernel_name.clone(),
@@ -659,10 +684,12 @@ pub fn combine(
                     .and_then(|s| s.label("task").map(str::to_string))
                     .or_else(|| dcfg.map(|d| d.task.name().to_string())),
                 power: power.into(),
-                since_unix: (st.last_decision_unix > 0).then_some(st.last_decision_unix),
-                since_exact: present && is_change(&st.last_decision, standby),
+                since_unix: power_since
+                    .or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
+                since_exact: power_since.is_some()
+                    || (present && is_change(&st.last_decision, standby)),
                 task_running: metric("lull_task_running").map(|s| s.value != 0.0),
-                last_decision: st.last_decision.clone(),
+                last_decision,
                 idle_since_unix: instant("lull_idle_since_timestamp_seconds", st.idle_since_unix)
                     .filter(|_| present),
                 next_decision_unix: instant(
@@ -1012,7 +1039,7 @@ pub fn render_text(st: &Status) -> String {
             label = "";
         }
         if !d.last_decision.is_empty() {
-            field("last", d.last_decision.clone());
+            field("last", d.last_decision.replace('\n', " "));
         }
         if let Some(r) = &d.shadow {
             shadow_text(&mut out, r);

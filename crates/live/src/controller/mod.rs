@@ -153,7 +153,13 @@ pub struct DiskController {
     urgent: bool,
     /// The entry's presence and kernel name are known to match.
     recorded: Option<bool>,
+    /// Since when the drive is in standby (lull's or found so); change it
+    /// with [`DiskController::set_standby`].
     standby_since: Option<Nanos>,
+    /// When the drive entered its present power state, as this controller
+    /// saw it happen (Unix seconds); `None` until it sees a change, and
+    /// again after the disk vanished.
+    power_since_unix: Option<u64>,
     /// A flush runs: its own writes are not foreground I/O.
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
@@ -288,6 +294,7 @@ impl DiskController {
             urgent: false,
             recorded: None,
             standby_since: None,
+            power_since_unix: None,
             flushing: false,
             absorb_next: false,
             not_running: false,
@@ -606,6 +613,14 @@ impl DiskController {
             std::mem::take(&mut self.urgent),
         )
     }
+    /// Puts the drive in standby since `since`, or takes it out (`None`),
+    /// at `now`; a change of state is the start of the present one.
+    fn set_standby(&mut self, since: Option<Nanos>, now: Now) {
+        if since.is_some() != self.standby_since.is_some() {
+            self.power_since_unix = Some(now.unix);
+        }
+        self.standby_since = since;
+    }
     /// Whether the drive is in standby (lull's or found so).
     pub fn in_standby(&self) -> bool {
         self.standby_since.is_some()
@@ -782,6 +797,7 @@ impl DiskController {
                 None => self.engine.task_running() && !self.not_running,
             },
             in_standby: self.standby_since.is_some(),
+            power_since_unix: self.power_since_unix,
             energy_saved_j,
             shadow: self.shadow(),
             nodes: self.engine.detector().node_gauges(),

@@ -36,7 +36,7 @@ impl DiskController {
                     self.activity(Record::Power { t, standby: true }, out);
                     self.failures = 0;
                     self.retry_at = None;
-                    self.standby_since = Some(t);
+                    self.set_standby(Some(t), now);
                     self.sleep_snapshot = Some(witness.snapshot());
                     let env = || vec![("LULL_RESULT", "ok".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
@@ -48,7 +48,7 @@ impl DiskController {
                 info!("disk {key}: already in standby");
                 if current {
                     if self.standby_since.is_none() {
-                        self.standby_since = Some(t);
+                        self.set_standby(Some(t), now);
                         self.sleep_snapshot = Some(witness.snapshot());
                     }
                     let env = || vec![("LULL_RESULT", "already".to_string())];
@@ -177,7 +177,7 @@ impl DiskController {
                 self.st.standby_s += (t - since).as_secs_f64();
                 self.urgent = true;
                 let standby = (t - since).as_secs_f64();
-                self.standby_since = None;
+                self.set_standby(None, now);
                 self.activity(Record::Power { t, standby: false }, out);
                 let env = || vec![("LULL_STANDBY_S", format!("{standby:.3}"))];
                 let hooks = self
@@ -194,7 +194,7 @@ impl DiskController {
             }
             (PowerState::Standby, None) => {
                 self.activity(Record::Power { t, standby: true }, out);
-                self.standby_since = Some(t);
+                self.set_standby(Some(t), now);
                 self.sleep_snapshot = Some(witness.snapshot());
                 // The drive's own APM may be that something.
                 let apm = self

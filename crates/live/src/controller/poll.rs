@@ -65,6 +65,8 @@ impl DiskController {
             if let Some(since) = self.standby_since.take() {
                 self.st.standby_s += (t - since).as_secs_f64();
             }
+            // What it does now, lull has not seen begin.
+            self.power_since_unix = None;
             self.idle_since = None;
             self.acted = false;
             self.dirty = true;
@@ -216,7 +218,7 @@ impl DiskController {
         }
         self.acted = false;
         self.last_idle = self.idle_since.take().map(|since| t - since);
-        self.standby_since = None;
+        self.set_standby(None, now);
         if self.last_idle.is_some() {
             self.keep_pending = true;
             // The idle period `lull status` shows ended: the metrics say

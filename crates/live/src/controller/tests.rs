@@ -296,6 +296,8 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
         "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\non_spinup = [\"/bin/true\"]\n",
     );
     run(&mut c, &r, 0, 12, busy_then_quiet);
+    // No change of power state seen yet: when this one began is unknown.
+    assert_eq!(c.gauges(at(11).mono).power_since_unix, None);
     let mut out = Vec::new();
     c.on_outcome(
         at(11),
@@ -304,6 +306,8 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
         &mut NoWitness,
         &mut out,
     );
+    let since = |c: &DiskController| c.gauges(at(50).mono).power_since_unix;
+    assert_eq!(since(&c), Some(at(11).unix));
     out.clear();
     c.on_outcome(
         at(41),
@@ -312,6 +316,7 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
         &mut NoWitness,
         &mut out,
     );
+    assert_eq!(since(&c), Some(at(41).unix));
     let st = c.state();
     assert_eq!((st.spinups, st.foreign_spinups), (1, 1));
     assert!((st.standby_s - 30.0).abs() < 1e-9, "{}", st.standby_s);

@@ -14,6 +14,7 @@ fn standby_gauges(
         task: "standby",
         running: false,
         in_standby: false,
+        power_since_unix: None,
         energy_saved_j: None,
         nodes: Vec::new(),
         jobs: Vec::new(),
@@ -81,6 +82,7 @@ fn the_metrics_renderer_parses_back() {
         task: "standby",
         running: false,
         in_standby: true,
+        power_since_unix: None,
         energy_saved_j: None,
         nodes: vec![("n".into(), "timeout_s".into(), 3.0)],
         jobs: Vec::new(),
@@ -142,6 +144,64 @@ fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
         assert_eq!(d[0].idle_since_unix, Some(now - 50));
         assert_eq!(d[0].next_decision_unix, Some(now + 5));
     }
+}
+
+/// The last decision's words and when the power state began come from
+/// the metrics when they have them: the state file holds a decision
+/// until its next write (up to `state_interval`), and a decision that is
+/// no power change says nothing of when the state began.
+#[test]
+fn the_last_decision_and_the_power_state_come_from_the_metrics() {
+    let reg = crate::default_registry();
+    let cfg = Config::parse(
+        Path::new("t.toml"),
+        "[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n",
+        &reg,
+    )
+    .unwrap();
+    let now = 1_700_000_000;
+    let mut state = State::default();
+    let d = state.disk("sda");
+    d.present = true;
+    d.last_decision = "dry run: would spin /dev/sda down".into();
+    d.last_decision_unix = now - 40;
+    let mut gauges = [standby_gauges("sda", None)];
+    let mut current = state.clone();
+    let c = current.disk("sda");
+    c.last_decision = "skip standby: wear budget \"x\"\nnext".into();
+    c.last_decision_unix = now - 1;
+    gauges[0].power_since_unix = Some(now - 36);
+    let text = crate::metrics::render(&current, &gauges, 1, false);
+    let samples = parse_metrics(&text).unwrap();
+    let d = combine(&cfg, &state, &samples, true, now);
+    assert_eq!(d[0].last_decision, "skip standby: wear budget \"x\"\nnext");
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 36), true));
+    let shown = render_text(&Status {
+        config: "t.toml".into(),
+        metrics: None,
+        state_file: "s".into(),
+        dry_run: Some(false),
+        daemon_running: None,
+        daemon_pid: None,
+        now_unix: now,
+        state_written_unix: Some(now),
+        state_interval_s: 60.0,
+        disks: d,
+    });
+    assert!(shown.contains("  power       active for 36s\n"), "{shown}");
+    assert!(
+        shown.contains("skip standby: wear budget \"x\" next"),
+        "{shown}"
+    );
+    // A daemon that saw no change yet: the state file's decision bounds
+    // it, as before.
+    gauges[0].power_since_unix = None;
+    let text = crate::metrics::render(&current, &gauges, 1, false);
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 40), false));
+    // Without metrics, the state file's words.
+    let d = combine(&cfg, &state, &[], false, now);
+    assert_eq!(d[0].last_decision, "dry run: would spin /dev/sda down");
 }
 
 #[test]
