@@ -15,11 +15,13 @@
 #   link, the modules for AHCI, SCSI disks, virtio-scsi, xHCI and USB
 #   mass storage, and scripts/guest/ (the guest's init, its scenario and
 #   the by-id naming);
-# - three disk images of its own (never a disk of this machine):
+# - four disk images of its own (never a disk of this machine):
 #     SATA: ide-hd on an AHCI controller  (libata's SAT translation)
 #     SCSI: scsi-hd on virtio-scsi        (the SCSI disk driver alone)
 #     USB:  usb-storage on xHCI           (the path of USB enclosures)
-#   each with a serial, so the guest has /dev/disk/by-id/ links;
+#   each with a serial, so the guest has /dev/disk/by-id/ links, and a
+#   second USB disk without one (a bridge that names no drive), which
+#   `lulld --check` names from sysfs;
 # - QEMU with TCG (KVM hangs on these machines under nested
 #   virtualization; LULL_GUEST_ACCEL=kvm to try it), its serial console
 #   in OUT/console.log and its QMP monitor on two FIFOs, through which the
@@ -144,13 +146,16 @@ chmod +x "$root/init" "$root/bin/scenario.sh" "$root/bin/by-id.sh"
 (cd "$root" && find . | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$work/initrd.gz"
 
 # --- the disks and the machine ----------------------------------------------------
-for d in sata scsi usb; do truncate -s 64M "$work/$d.img"; done
+for d in sata scsi usb usbns; do truncate -s 64M "$work/$d.img"; done
 mkfifo "$work/qmp.in" "$work/qmp.out"
 console="$out/console.log"
 : > "$console"
 
 # The serials name the by-id links: ata-LULL_SATA_DISK_LULLSATA0001,
 # scsi-0QEMU_QEMU_HARDDISK_LULLSCSI0001, usb-QEMU_QEMU_HARDDISK_LULLUSB0001-0:0.
+# A fourth disk, usb1, has none: its SCSI layer answers no VPD page 80h,
+# and its USB serial string is QEMU's own (`1-PCI-PORT`), as a bridge's
+# that names no drive.
 scsi_dev=(scsi-hd,id=scsi0,bus=scsi.0,drive=scsi,serial=LULLSCSI0001,rotation_rate=7200)
 usb_dev=(usb-storage,id=usb0,bus=xhci.0,drive=usb,serial=LULLUSB0001)
 qemu-system-x86_64 \
@@ -162,12 +167,14 @@ qemu-system-x86_64 \
   -blockdev "driver=raw,node-name=sata,file.driver=file,file.filename=$work/sata.img" \
   -blockdev "driver=raw,node-name=scsi,file.driver=file,file.filename=$work/scsi.img" \
   -blockdev "driver=raw,node-name=usb,file.driver=file,file.filename=$work/usb.img" \
+  -blockdev "driver=raw,node-name=usbns,file.driver=file,file.filename=$work/usbns.img" \
   -device ahci,id=ahci \
   -device "ide-hd,drive=sata,bus=ahci.0,serial=LULLSATA0001,model=LULL SATA DISK,rotation_rate=7200" \
   -device virtio-scsi-pci,id=scsi \
   -device "${scsi_dev[0]}" \
   -device qemu-xhci,id=xhci \
   -device "${usb_dev[0]}" \
+  -device usb-storage,id=usb1,bus=xhci.0,drive=usbns \
   >"$work/qemu.log" 2>&1 &
 qemu_pid=$!
 

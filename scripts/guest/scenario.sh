@@ -33,6 +33,11 @@ touch_disk() { dd if="$1" of=/dev/null bs=4096 count=1 skip=$(($2 * 256)) iflag=
 
 ip link set lo up
 wait_for 30 "three disks" sh -c "[ -e $sata ] && [ -e $scsi ] && [ -e $usb ]"
+# A fourth, on USB, whose bridge names no serial number (QEMU's
+# usb-storage without serial=: no VPD page 80h, no ATA pass-through; the
+# USB device's own serial string is QEMU's, from the port).
+wait_for 30 "a USB disk without a serial number" sh -c "ls /dev/disk/by-id/usb-QEMU_QEMU_HARDDISK_1-*"
+noserial=$(ls /dev/disk/by-id/usb-QEMU_QEMU_HARDDISK_1-* | head -1)
 for l in /dev/disk/by-id/*; do
   k=$(readlink "$l")
   say "byid ${l##*/} ${k##*/} $(cat /sys/block/${k##*/}/queue/rotational 2>/dev/null) $(readlink -f /sys/block/${k##*/}/device | sed 's,.*/devices/,,')"
@@ -72,6 +77,18 @@ done
 lulld --config /etc/lull.toml --check > /tmp/check.txt 2>&1
 say "check-exit $?"
 sed 's/^/@@ check /' /tmp/check.txt
+# The fourth disk, checked alone: lulld names it from sysfs.
+cat > /etc/lull-noserial.toml <<TOML
+state_file = "/var/lib/lull/noserial.json"
+
+[[disk]]
+device = "$noserial"
+task = "standby"
+TOML
+lulld --config /etc/lull-noserial.toml --check > /tmp/check-noserial.txt 2>&1
+say "noserial-check-exit $?"
+sed 's/^/@@ noserial-check /' /tmp/check-noserial.txt
+say "noserial ${noserial##*/}"
 
 LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull.toml 2> $log &
 pid=$!

@@ -16,12 +16,13 @@
 //! | 4 | INQUIRY, VPD page 89h ATA Information (SAT-4 12.4.2) | the drive's IDENTIFY DEVICE data (bytes 60–571) |
 //! | 5 | ATA IDENTIFY DEVICE (ACS-3 7.12) in ATA PASS-THROUGH (16), then (12), PIO data-in | model (words 27–46), serial (10–19), form factor (168), rotation rate (217), APM (83, 86, 87, 91), EPC (119, 120) |
 //! | 6 | `/sys/block/NAME/queue/rotational` | the kernel's rotational flag |
+//! | 7 | sysfs: an NVMe namespace's `wwid`, a virtio disk's or card's `serial`, a USB enclosure's serial string ([`sysfs_serial`]) | a name for a drive that gave no serial number |
 //!
 //! Steps 1 to 4 are answered by the SCSI layer between host and drive
 //! (libata answers them from the IDENTIFY data it read at probe time), so
 //! they never reach the medium. Step 5 goes to the drive and is sent only
-//! when steps 1–4 left the rotation rate or the model unknown (a USB
-//! bridge that implements no VPD pages); ACS lets a drive in standby
+//! when steps 1–4 left the rotation rate, the model or the serial number
+//! unknown (a USB bridge that implements no VPD pages); ACS lets a drive in standby
 //! answer IDENTIFY DEVICE, but some spin up for it, so the daemon asks once
 //! per appearance of a drive and keeps the answer in the state file.
 //! Every step that fails (an illegal request, SG_IO not supported on a
@@ -268,7 +269,10 @@ pub struct Identity {
     /// The model string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The serial number: what the state follows.
+    /// The serial number: what the state and the activity log follow the
+    /// drive by; for a drive that gave none, the name sysfs has for it
+    /// ([`sysfs_serial`]: `wwid …`, `serial …`, `usb VID:PID SERIAL, N
+    /// sectors`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
     /// The rotation-rate field as reported (0 none, 1 non-rotating, else rpm).
@@ -361,6 +365,20 @@ impl Identity {
              (or 128–253 to keep its other power saving) leaves spin-down to lull",
             self.kernel
         ))
+    }
+
+    /// Gives a drive that answered no serial number the name sysfs has
+    /// for it ([`sysfs_serial`]) as its serial: the state file and the
+    /// activity log then follow it across kernel names as they follow a
+    /// drive's own. Reads sysfs only; a drive with a serial is left as it
+    /// is.
+    pub fn name_from_sysfs(&mut self, sysfs: &Path, kernel: &str) {
+        if self.serial.is_none()
+            && let Some((name, via)) = sysfs_serial(sysfs, kernel)
+        {
+            self.serial = Some(name);
+            self.note(via);
+        }
     }
 
     fn take_ata(&mut self, a: AtaIdentity, via: &str) {
@@ -456,7 +474,9 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
     {
         id.take_ata(a, "VPD 89h");
     }
-    if !id.knows_enough() {
+    // A serial number is worth the question too: it is what the state
+    // and the activity log follow the drive by.
+    if !id.knows_enough() || id.serial.is_none() {
         for (cdb, via) in [
             (&identify_16()[..], "IDENTIFY (PASS-THROUGH 16)"),
             (&identify_12()[..], "IDENTIFY (PASS-THROUGH 12)"),
@@ -484,6 +504,67 @@ pub fn sysfs_rotational(sysfs: &Path, kernel: &str) -> Option<bool> {
         "1" => Some(true),
         _ => None,
     }
+}
+
+/// A name that stays with the device behind disk `kernel` (under the
+/// sysfs root `sysfs`) across reboots, ports and kernel names, for a
+/// drive that answered no serial number of its own (an NVMe namespace,
+/// which SG_IO does not reach; a virtio disk; a memory card; a USB bridge
+/// that implements no VPD page 80h nor ATA pass-through), and how it was
+/// found. In order:
+///
+/// | sysfs | name | what it is |
+/// |---|---|---|
+/// | `block/NAME/wwid` | `wwid eui.…` | an NVMe namespace's EUI-64, NGUID or the kernel's `nvme.VID-SERIAL-MODEL-NSID` |
+/// | `block/NAME/serial` | `serial …` | a virtio disk's serial (QEMU's `serial=`, a cloud volume's id) |
+/// | `block/NAME/device/serial` | `serial …` | a memory card's serial number (from its CID) |
+/// | the USB device above `block/NAME/device` | `usb VID:PID SERIAL, N sectors` | the USB enclosure's serial string, with the disk's size |
+///
+/// A USB serial names the enclosure, not the drive in it, and cheap
+/// bridges give every unit the same string: with the disk's size in the
+/// name, two such enclosures are told apart unless their drives are the
+/// same size too, and a drive swapped for one of the same size in the
+/// same enclosure is taken for the old one. Blank or all-zero values
+/// count as none.
+pub fn sysfs_serial(sysfs: &Path, kernel: &str) -> Option<(String, &'static str)> {
+    let read = |p: &Path| -> Option<String> {
+        let text = std::fs::read_to_string(p).ok()?;
+        let t = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+        let blank = t
+            .chars()
+            .all(|c| c == '0' || c == ' ' || c == '.' || c == '-');
+        (!blank).then(|| t.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    let block = sysfs.join("block").join(kernel);
+    if let Some(w) = read(&block.join("wwid")) {
+        return Some((format!("wwid {w}"), "sysfs wwid"));
+    }
+    if let Some(s) = read(&block.join("serial")) {
+        return Some((format!("serial {s}"), "sysfs serial"));
+    }
+    if let Some(s) = read(&block.join("device/serial")) {
+        return Some((format!("serial {s}"), "sysfs device serial"));
+    }
+    // The USB device is the nearest ancestor of the SCSI device with a
+    // vendor id (its interface and the SCSI host below it have none; the
+    // root hub above it has its own, so the nearest one counts).
+    let root = std::fs::canonicalize(sysfs).ok()?;
+    let mut dir = std::fs::canonicalize(block.join("device")).ok()?;
+    while dir.starts_with(&root) && dir != root {
+        let id = |f: &str| read(&dir.join(f));
+        if let (Some(v), Some(p)) = (id("idVendor"), id("idProduct")) {
+            let serial = id("serial")?;
+            let sectors = sysfs_sectors(sysfs, kernel).unwrap_or(0);
+            return Some((
+                format!("usb {v}:{p} {serial}, {sectors} sectors"),
+                "sysfs USB serial",
+            ));
+        }
+        if !dir.pop() {
+            break;
+        }
+    }
+    None
 }
 
 /// The size of disk `kernel` in 512-byte sectors, from the sysfs root
@@ -528,6 +609,7 @@ pub fn identify_disk(kernel: &str, sysfs: &Path) -> Identity {
     let dev = Path::new("/dev").join(kernel);
     let mut link = Quick(crate::sgio::Device::open(&dev));
     let mut id = identify(&mut link, sysfs_rotational(sysfs, kernel));
+    id.name_from_sysfs(sysfs, kernel);
     let (device, kernel) = crate::transport::identity(&dev);
     id.device = device;
     id.kernel = kernel;

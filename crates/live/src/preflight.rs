@@ -334,6 +334,11 @@ pub struct CheckDisk {
     /// Why the daemon would never spin it down, if it would not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<String>,
+    /// What the state file and the activity log follow the drive by: its
+    /// serial number, or the name sysfs has for a drive that gave none
+    /// (absent: the disk is known by its entry's key only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
     /// `compare_timeout`, in seconds: the user's own timeout its savings
     /// are set against.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -370,6 +375,14 @@ impl CheckReport {
                 d.preset_why,
                 lull_core::time::Nanos::from_secs_f64(d.breakeven_s).approx()
             ));
+            if d.present {
+                out.push_str(&match &d.serial {
+                    Some(s) => format!(
+                        "  followed by serial {s:?}: its state and activity log go with the drive to any kernel name\n"
+                    ),
+                    None => "  no serial number: its state and activity log stay with this entry's key\n".into(),
+                });
+            }
             if let Some(why) = &d.left_alone {
                 out.push_str(&format!("  left alone: {why}\n"));
             } else if let Some(t) = d.compare_timeout_s {
@@ -394,8 +407,9 @@ fn check_disk(
     d: &DiskConfig,
     device: &str,
     present: bool,
-    identified: Option<String>,
+    identified: Option<(String, Option<String>)>,
 ) -> CheckDisk {
+    let (identified, serial) = identified.unzip();
     let jobs = match &d.task {
         TaskConfig::Jobs {
             jobs,
@@ -429,6 +443,7 @@ fn check_disk(
         preset_source: d.drive.source.name(),
         preset_why: d.drive.why.clone(),
         identified,
+        serial: serial.flatten(),
         breakeven_s: d.breakeven.as_secs_f64(),
         left_alone: d.left_alone.clone(),
         compare_timeout_s: match d.task {
@@ -497,7 +512,12 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             if let Some(own) = resolved.own_standby_warning(&id) {
                 warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
             }
-            disks.push(check_disk(&resolved, &r.kernel, true, Some(said)));
+            disks.push(check_disk(
+                &resolved,
+                &r.kernel,
+                true,
+                Some((said, id.serial.clone())),
+            ));
         }
     }
     Ok(CheckReport {

@@ -135,6 +135,29 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
         "{check}"
     );
     assert_eq!(t.step("check-exit"), ["0"]);
+    // What the state and the evidence follow each drive by: the serial
+    // number the drive gave through libata, the SCSI layer and the USB
+    // bridge.
+    for serial in ["LULLSATA0001", "LULLSCSI0001", "LULLUSB0001"] {
+        let want = format!("followed by serial \"{serial}\"");
+        assert!(check.contains(&want), "{want} in {check}");
+    }
+    // The USB disk that names none is followed by its enclosure's serial
+    // string (QEMU's, from the port; its by-id link names it as udev
+    // would) and its size: 64 MiB, 131072 sectors.
+    assert_eq!(t.step("noserial-check-exit"), ["0"]);
+    let noserial = t.step("noserial");
+    let usb_serial = noserial
+        .first()
+        .and_then(|l| l.strip_prefix("usb-QEMU_QEMU_HARDDISK_"))
+        .and_then(|l| l.strip_suffix("-0:0"))
+        .unwrap_or_else(|| panic!("the fourth disk's by-id link: {noserial:?}"));
+    let check = t.step("noserial-check").join("\n");
+    assert!(
+        check.contains(&format!(" {usb_serial}, 131072 sectors\""))
+            && check.contains("followed by serial \"usb "),
+        "{usb_serial}: {check}"
+    );
 
     // Which transport the probe chose, and why.
     let probe = |disk: &str| -> Vec<String> {
@@ -328,10 +351,18 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
             .any(|l| l.contains("Attached SCSI disk")),
         "no dmesg in the transcript"
     );
-    // The guest's own diskstats counted the reads.
+    // The guest's own diskstats counted the reads (of the three disks
+    // lulld watched: not the fourth, which only `--check` saw).
+    let unwatched = t
+        .step("byid")
+        .into_iter()
+        .find(|l| l.starts_with(noserial[0]))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("the fourth disk's kernel name");
     let reads: Vec<u64> = t
         .step("diskstats")
         .iter()
+        .filter(|l| l.split_whitespace().nth(2) != Some(unwatched))
         .filter_map(|l| l.split_whitespace().nth(3)?.parse().ok())
         .collect();
     assert_eq!(reads.len(), 3, "{:?}", t.step("diskstats"));

@@ -225,7 +225,12 @@ impl Daemon {
                         && i.layout >= crate::identify::IDENTITY_LAYOUT
                 });
             if let Some(i) = remembered {
-                return i.clone();
+                // Remembered before lull read sysfs for a drive without a
+                // serial number: its name is read now, without asking
+                // the drive.
+                let mut i = i.clone();
+                i.name_from_sysfs(&self.cfg.sysfs, &r.kernel);
+                return i;
             }
         }
         crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs)

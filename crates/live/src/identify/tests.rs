@@ -378,6 +378,36 @@ fn a_bridge_without_vpd_pages_is_asked_identify() {
     assert_eq!(fake.sent.last().unwrap()[0], 0x85);
 }
 
+/// A bridge whose VPD pages say enough to choose the preset but give no
+/// serial number is asked IDENTIFY for it: the state and the activity
+/// log follow the drive by it.
+#[test]
+fn a_bridge_without_a_serial_page_is_asked_identify_for_the_serial() {
+    let mut fake = Fake {
+        pages: vec![
+            (None, inquiry_data("ASMT", "2115")),
+            (Some(0xB1), bdc_page(5400, 2)),
+        ],
+        ata: Some(identify_data(
+            "WDC WD40EFRX-68N32N0",
+            "WD-WCC7K7654321",
+            2,
+            5400,
+            true,
+        )),
+        sent: Vec::new(),
+    };
+    let id = identify(&mut fake, Some(true));
+    assert_eq!(id.serial.as_deref(), Some("WD-WCC7K7654321"));
+    assert_eq!(fake.sent.last().unwrap()[0], 0x85);
+    // Without pass-through either, no serial: sysfs is asked next
+    // (`Identity::name_from_sysfs`).
+    fake.ata = None;
+    let id = identify(&mut fake, Some(true));
+    assert_eq!(id.serial, None);
+    assert_eq!(id.rotation_code, Some(5400));
+}
+
 #[test]
 fn nothing_answers_a_loop_device() {
     struct NotSg;
@@ -437,4 +467,75 @@ fn the_size_comes_from_sysfs_and_zero_is_no_medium() {
     assert_eq!(sysfs_sectors(dir.path(), "sdb"), Some(7_814_037_168));
     assert_eq!(sysfs_sectors(dir.path(), "sdz"), None);
     assert_eq!(sysfs_sectors(dir.path(), "sdq"), None, "not there");
+}
+
+/// A drive without a serial number of its own is named from sysfs: an
+/// NVMe namespace by its wwid, a virtio disk by its serial, a disk behind
+/// a USB bridge by the enclosure's serial string and its size; blank or
+/// all-zero values, and a USB device without a serial string, name
+/// nothing (not the root hub above it).
+#[test]
+fn a_drive_without_a_serial_number_is_named_from_sysfs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = dir.path();
+    let put = |path: &str, text: &str| {
+        let p = sys.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put("block/nvme0n1/wwid", "eui.0025388b91b0e3f1\n");
+    put("block/nvme0n1/device/serial", "S4EWNX0R123456      \n");
+    put("block/vda/serial", "vol-0a1b2c\n");
+    put("block/vdb/serial", "    \n");
+    put("block/vdc/serial", "0000000000000000\n");
+    put("block/mmcblk0/device/serial", "0x1a2b3c4d\n");
+    // A USB enclosure (152d:0578) below the xHCI root hub, which has a
+    // vendor id and a serial of its own.
+    let hub = "devices/pci0000:00/0000:00:14.0/usb2";
+    put(&format!("{hub}/idVendor"), "1d6b\n");
+    put(&format!("{hub}/idProduct"), "0003\n");
+    put(&format!("{hub}/serial"), "0000:00:14.0\n");
+    for (port, serial) in [("2-1", Some("DD564198838B2")), ("2-2", None)] {
+        let usb = format!("{hub}/{port}");
+        put(&format!("{usb}/idVendor"), "152d\n");
+        put(&format!("{usb}/idProduct"), "0578\n");
+        if let Some(s) = serial {
+            put(&format!("{usb}/serial"), &format!("{s}\n"));
+        }
+        let scsi = format!("{usb}/{port}:1.0/host6/target6:0:0/6:0:0:0");
+        std::fs::create_dir_all(sys.join(&scsi)).unwrap();
+        let disk = if serial.is_some() { "sdb" } else { "sdc" };
+        put(&format!("block/{disk}/size"), "7814037168\n");
+        std::os::unix::fs::symlink(sys.join(&scsi), sys.join(format!("block/{disk}/device")))
+            .unwrap();
+    }
+    let name = |k: &str| sysfs_serial(sys, k).map(|(n, _)| n);
+    assert_eq!(
+        name("nvme0n1").as_deref(),
+        Some("wwid eui.0025388b91b0e3f1")
+    );
+    assert_eq!(name("vda").as_deref(), Some("serial vol-0a1b2c"));
+    assert_eq!(name("vdb"), None);
+    assert_eq!(name("vdc"), None);
+    assert_eq!(name("mmcblk0").as_deref(), Some("serial 0x1a2b3c4d"));
+    assert_eq!(
+        name("sdb").as_deref(),
+        Some("usb 152d:0578 DD564198838B2, 7814037168 sectors")
+    );
+    assert_eq!(name("sdc"), None, "not the root hub's serial");
+    assert_eq!(name("sdq"), None, "not there");
+    // Identification takes it only where the drive named itself nothing.
+    let mut id = Identity::default();
+    id.name_from_sysfs(sys, "sdb");
+    assert_eq!(
+        id.key().as_deref(),
+        Some("serial:usb 152d:0578 DD564198838B2, 7814037168 sectors")
+    );
+    assert!(id.via.contains("sysfs USB serial"), "{}", id.via);
+    let mut own = Identity {
+        serial: Some("WD-WCC7K0000000".into()),
+        ..Identity::default()
+    };
+    own.name_from_sysfs(sys, "sdb");
+    assert_eq!(own.serial.as_deref(), Some("WD-WCC7K0000000"));
 }
