@@ -249,8 +249,9 @@ impl State {
     /// - an entry of `key` that belongs to another drive (another serial
     ///   number) is moved aside to `serial:SERIAL`, where it waits for its
     ///   drive;
-    /// - the entry with the drive's serial number is taken wherever it is
-    ///   (the drive came back under another kernel name);
+    /// - the entry with the drive's serial number is taken, the key's own
+    ///   first, else wherever it is (the drive came back under another
+    ///   kernel name);
     /// - else the entry of `key` if it names no drive (a state file older
     ///   than identification), else a fresh one.
     pub fn take_for(
@@ -274,11 +275,19 @@ impl State {
                 self.disks.insert(aside, d);
             }
         }
-        let found = self
-            .disks
-            .iter()
-            .find(|(_, d)| serial_of(d).as_deref() == Some(serial))
-            .map(|(k, _)| k.clone());
+        // The key's own entry first: two enclosures whose bridges give
+        // every unit one serial string (sysfs's name for a drive without
+        // its own) must not take each other's state.
+        let found = std::iter::once(key)
+            .filter(|k| self.disks.get(*k).and_then(serial_of).as_deref() == Some(serial))
+            .map(str::to_string)
+            .next()
+            .or_else(|| {
+                self.disks
+                    .iter()
+                    .find(|(_, d)| serial_of(d).as_deref() == Some(serial))
+                    .map(|(k, _)| k.clone())
+            });
         match found {
             Some(k) => {
                 let d = self.disks.remove(&k).unwrap_or_default();
@@ -399,6 +408,12 @@ mod tests {
             },
         );
         assert_eq!(st.take_for("sde", Some(&id("X"))).0.spindowns, 9);
+        // Two drives with one serial (USB bridges that give every unit
+        // the same string): each key keeps its own entry.
+        st.disks.insert("sdf".into(), drive("SAME", 1));
+        st.disks.insert("sdg".into(), drive("SAME", 4));
+        assert_eq!(st.take_for("sdg", Some(&id("SAME"))).0.spindowns, 4);
+        assert_eq!(st.take_for("sdf", Some(&id("SAME"))).0.spindowns, 1);
         // Without a serial number, the kernel name is all there is.
         st.disks.insert("loop0".into(), drive("L", 2));
         assert_eq!(st.take_for("loop0", None).0.spindowns, 2);
