@@ -102,10 +102,19 @@ fn wrong_type(key: &str, raw: &str) -> Option<String> {
     let found = match found {
         "sequence" => "a list".to_string(),
         "map" => "a table".to_string(),
-        f => match f.split_once(' ') {
-            Some((kind, value)) => format!("a {kind} {value}"),
-            None => format!("a {f}"),
-        },
+        f => {
+            let article = |w: &str| {
+                if w.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                }
+            };
+            match f.split_once(' ') {
+                Some((kind, value)) => format!("{} {kind} {value}", article(kind)),
+                None => format!("{} {f}", article(f)),
+            }
+        }
     };
     let (what, example) = accepts(key)?;
     Some(format!("takes {what}, not {found}: e.g. {example}"))

@@ -687,11 +687,16 @@ fn wrong_types_name_what_the_key_takes() {
         let e = err(&text);
         let m = e.to_string();
         assert!(m.contains(want) && m.contains("e.g."), "{text}: {m}");
-        for internal in ["Raw", "struct", "i64", "f64", "sequence"] {
+        for internal in ["Raw", "struct", "i64", "f64", "sequence", "a integer"] {
             assert!(!m.contains(internal), "{text}: {m}");
         }
         assert!(e.key.is_some(), "{text}: {m}");
     }
+    assert!(
+        err("poll = 1").to_string().contains("not an integer `1`"),
+        "{}",
+        err("poll = 1")
+    );
 }
 
 #[test]
