@@ -683,11 +683,50 @@ fn the_wear_budget_survives_a_restart() {
         },
         || d.log(),
     );
+    // Two more idle periods, two more skips: the journal is told once.
+    let starts = || s.state()["fakea"]["task_starts"].as_u64().unwrap_or(0);
+    let before = starts();
+    for ios in [60, 70] {
+        write(&s.diskstats, &line("fakea", 0, ios));
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    wait_for(
+        "two more starts",
+        Duration::from_secs(20),
+        || starts() >= before + 2,
+        || d.log(),
+    );
     assert!(d.stop().success());
     assert_eq!(
         s.state()["fakea"]["errors"].as_u64(),
         Some(1),
         "no second attempt"
+    );
+    let log = d.log();
+    let info = |what: &str| {
+        log.lines()
+            .filter(|l| l.contains(" INFO ") && l.contains(what))
+            .count()
+    };
+    assert_eq!(
+        info("skip standby: wear budget"),
+        1,
+        "said once at info level: {log}"
+    );
+    assert!(
+        log.matches("DEBUG disk fakea: skip standby: wear budget")
+            .count()
+            >= 2,
+        "the rest at debug level: {log}"
+    );
+    assert!(
+        log.contains("more of these are logged at debug level until a standby goes"),
+        "{log}"
+    );
+    assert_eq!(
+        info("busy, stop standby"),
+        0,
+        "a refused start stopped nothing: {log}"
     );
 }
 

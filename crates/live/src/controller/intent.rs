@@ -50,9 +50,16 @@ impl DiskController {
         };
         self.hook(now, HookEvent::TaskStop, extra, out);
         self.st.task_stops += 1;
+        // A start that was refused (its skip is logged) stopped nothing a
+        // reader of the log needs told of.
+        let ran = !self.not_running;
         self.not_running = false;
         let task = self.cfg.task.name();
-        info!("disk {key}: busy, stop {task}");
+        if ran {
+            info!("disk {key}: busy, stop {task}");
+        } else {
+            debug!("disk {key}: busy, stop {task} (it did not run)");
+        }
         self.decide(now, format!("stop {task}: disk busy or prediction over"));
         if let Some(j) = self.jobs.as_mut() {
             let switches = j.run.on_idle_end(at);
@@ -214,9 +221,24 @@ impl DiskController {
                 _ => String::new(),
             };
             let why = format!("skip standby: {refusal}{drive}");
-            info!("disk {key}: {why}");
+            // Said once until a standby goes: with the budget spent, or
+            // where `auto` often predicts less than B, every idle period
+            // would add a line to the journal (hd-idle's is quiet).
+            let kind = match refusal {
+                Refusal::Wear { .. } => "wear",
+                Refusal::ShortPrediction { .. } => "short",
+            };
+            if self.refusals_said.contains(&kind) {
+                debug!("disk {key}: {why}");
+            } else {
+                self.refusals_said.push(kind);
+                info!(
+                    "disk {key}: {why} (more of these are logged at debug level until a standby goes)"
+                );
+            }
             return Some(why);
         }
+        self.refusals_said.clear();
         None
     }
 

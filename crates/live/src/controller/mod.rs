@@ -187,6 +187,10 @@ pub struct DiskController {
     /// The reason of the last skipped task start, whose first occurrence
     /// is written at once.
     last_skip: Option<String>,
+    /// The kinds of the wear budget's and the break-even check's refusals
+    /// logged at info level since the last standby went (the same again
+    /// goes to debug level).
+    refusals_said: Vec<&'static str>,
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
@@ -306,6 +310,7 @@ impl DiskController {
             jobs,
             idle_since: None,
             last_skip: None,
+            refusals_said: Vec::new(),
             acted: false,
             detached: false,
             last_idle: None,
