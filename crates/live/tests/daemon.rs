@@ -730,6 +730,55 @@ fn the_wear_budget_survives_a_restart() {
     );
 }
 
+// A flush disk flushes at every idle period longer than its B (about a
+// random access): the journal at info level tells of the first idle
+// period's flush and then goes quiet; every one is at debug level and
+// counted in the state.
+#[test]
+fn a_flush_disk_s_routine_is_told_once_at_info_level() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(200ms)\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 5),
+    );
+    let mut d = start(&s.config, &[]);
+    let starts = || s.state()["fakea"]["task_starts"].as_u64().unwrap_or(0);
+    for ios in [10, 20, 30, 40] {
+        wait_for(
+            "a flush",
+            Duration::from_secs(20),
+            || d.log().matches("disk fakea: flushed").count() >= (ios / 10) as usize,
+            || d.log(),
+        );
+        // The first poll after a flush counts as the flush's own writes;
+        // the second is foreground I/O.
+        write(&s.diskstats, &line("fakea", 0, ios));
+        std::thread::sleep(Duration::from_millis(150));
+        write(&s.diskstats, &line("fakea", 0, ios + 1));
+    }
+    wait_for(
+        "the stops",
+        Duration::from_secs(20),
+        || d.log().matches("disk fakea: busy, stop flush").count() >= 4,
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    assert!(starts() >= 4, "{}", s.state());
+    let log = d.log();
+    let at = |level: &str, what: &str| {
+        log.lines()
+            .filter(|l| l.contains(level) && l.contains(what))
+            .count()
+    };
+    for what in ["idle, flush", "flushed", "busy, stop flush"] {
+        assert_eq!(at(" INFO ", what), 1, "{what} once at info level: {log}");
+        assert!(at("DEBUG", what) >= 3, "{what} at debug level: {log}");
+    }
+    assert!(
+        log.contains("each idle period's flush is logged at debug level from here on"),
+        "{log}"
+    );
+}
+
 // Issue 19: `--check` validates a jobs disk's tables and says in advance
 // which jobs admission control admits.
 #[test]

@@ -70,14 +70,27 @@ fn normalize(text: &str) -> String {
     words.join(" ")
 }
 
+/// The lines a `flush`, `command` or `jobs` disk logs at every idle
+/// period, at debug level after the first (`routine!` in the controller):
+/// decisions whatever their level.
+const ROUTINE: [&str; 4] = [
+    ": idle, ",
+    ": busy, stop ",
+    ": command paused (SIGSTOP)",
+    ": command resumed (SIGCONT)",
+];
+
 /// Each disk's decisions in a log: the text after `disk NAME: `,
-/// normalized; hooks and debug lines left out (their order against other
-/// disks' lines depends on the scheduler, not on decisions).
+/// normalized; hooks and debug lines but the routine ones left out (their
+/// order against other disks' lines depends on the scheduler, not on
+/// decisions), and the note that the routine goes to debug level.
 fn decisions(log: &str, out: &mut BTreeMap<String, Vec<String>>) {
     for l in log.lines() {
-        if l.contains("DEBUG") || l.contains(": hook ") {
+        let routine = ROUTINE.iter().any(|r| l.contains(r)) && !l.contains("(it did not run)");
+        if (l.contains("DEBUG") && !routine) || l.contains(": hook ") {
             continue;
         }
+        let l = l.split(" (each idle period's ").next().unwrap_or(l);
         for disk in [A, B] {
             let Some(at) = l.find(&format!("disk {disk}")) else {
                 continue;

@@ -55,10 +55,15 @@ impl DiskController {
         let ran = !self.not_running;
         self.not_running = false;
         let task = self.cfg.task.name();
-        if ran {
-            info!("disk {key}: busy, stop {task}");
-        } else {
+        if !ran {
             debug!("disk {key}: busy, stop {task} (it did not run)");
+        } else if matches!(self.cfg.task, TaskConfig::Standby { .. }) || self.quiet_routine {
+            routine!(self, "disk {key}: busy, stop {task}");
+        } else {
+            info!(
+                "disk {key}: busy, stop {task} (each idle period's {task} is logged at debug level from here on; lull status and lull_task_starts_total count them)"
+            );
+            self.quiet_routine = true;
         }
         self.decide(now, format!("stop {task}: disk busy or prediction over"));
         if let Some(j) = self.jobs.as_mut() {
@@ -116,7 +121,7 @@ impl DiskController {
             }
             TaskConfig::Flush => {
                 let devs = self.sample_devs(sample);
-                info!("disk {key}: idle, flush");
+                routine!(self, "disk {key}: idle, flush");
                 self.decide(now, "flush".into());
                 self.task_start_hook(now, budget, out);
                 self.not_running = false;
@@ -132,12 +137,18 @@ impl DiskController {
             }
             TaskConfig::Command { .. } => {
                 let budget_text = budget_text();
-                info!("disk {key}: idle, run command (predicted idle {budget_text})");
+                routine!(
+                    self,
+                    "disk {key}: idle, run command (predicted idle {budget_text})"
+                );
                 self.decide(now, format!("run command (predicted idle {budget_text})"));
             }
             TaskConfig::Jobs { .. } => {
                 let budget_text = budget_text();
-                info!("disk {key}: idle, jobs may run (predicted idle {budget_text})");
+                routine!(
+                    self,
+                    "disk {key}: idle, jobs may run (predicted idle {budget_text})"
+                );
                 self.decide(
                     now,
                     format!("idle: jobs may run (predicted idle {budget_text})"),

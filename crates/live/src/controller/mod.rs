@@ -87,6 +87,21 @@
 //! assert!(disk.state().task_starts >= 1);
 //! ```
 
+/// Logs a line that a `flush`, `command` or `jobs` disk writes at every
+/// idle period (its start, its outcome, its stop): at info level until
+/// the first idle period's stop has said so, then at debug level
+/// ([`DiskController::quiet_routine`]). Such a disk can see thousands of
+/// idle periods a day; `lull status` and the metrics count them.
+macro_rules! routine {
+    ($ctl:expr, $($arg:tt)*) => {
+        if $ctl.quiet_routine {
+            tracing::debug!($($arg)*)
+        } else {
+            tracing::info!($($arg)*)
+        }
+    };
+}
+
 mod intent;
 mod outcome;
 mod poll;
@@ -191,6 +206,10 @@ pub struct DiskController {
     /// logged at info level since the last standby went (the same again
     /// goes to debug level).
     refusals_said: Vec<&'static str>,
+    /// The routine lines of each idle period go to debug level
+    /// ([`routine!`]): a `flush`, `command` or `jobs` disk said its first
+    /// one at info level.
+    quiet_routine: bool,
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
@@ -311,6 +330,7 @@ impl DiskController {
             idle_since: None,
             last_skip: None,
             refusals_said: Vec::new(),
+            quiet_routine: false,
             acted: false,
             detached: false,
             last_idle: None,

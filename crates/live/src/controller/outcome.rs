@@ -62,7 +62,8 @@ impl DiskController {
                     self.absorb_next = true;
                 }
                 let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
-                info!(
+                routine!(
+                    self,
                     "disk {key}: flushed {}",
                     if list.is_empty() {
                         "(no mounted file system)".into()
@@ -80,11 +81,11 @@ impl DiskController {
                 format!("command started (pid {pid})")
             }
             Outcome::CommandResumed(pid) => {
-                info!("disk {key}: command resumed (SIGCONT), pid {pid}");
+                routine!(self, "disk {key}: command resumed (SIGCONT), pid {pid}");
                 format!("command resumed (pid {pid})")
             }
             Outcome::CommandPaused(pid) => {
-                info!("disk {key}: command paused (SIGSTOP), pid {pid}");
+                routine!(self, "disk {key}: command paused (SIGSTOP), pid {pid}");
                 format!("command paused (pid {pid})")
             }
             Outcome::CommandExited(pid, status) => {
@@ -261,6 +262,10 @@ impl DiskController {
             self.urgent = true;
             self.dirty = true;
         }
+        let routine = matches!(
+            outcome,
+            Outcome::CommandResumed(_) | Outcome::CommandPaused(_)
+        );
         let text = match outcome {
             Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
             Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
@@ -281,6 +286,10 @@ impl DiskController {
             }
             other => format!("{other:?}"),
         };
-        info!("disk {key}: job {name}: {text}");
+        if routine {
+            routine!(self, "disk {key}: job {name}: {text}");
+        } else {
+            info!("disk {key}: job {name}: {text}");
+        }
     }
 }

@@ -235,7 +235,7 @@ impl DiskController {
         for s in switches {
             let (job, order) = match s {
                 Switch::Start(job) => {
-                    info!("disk {}: job {} runs", self.key, j.run.name(job));
+                    routine!(self, "disk {}: job {} runs", self.key, j.run.name(job));
                     (
                         job,
                         Order::Start {
@@ -245,7 +245,7 @@ impl DiskController {
                     )
                 }
                 Switch::Stop(job) => {
-                    info!("disk {}: job {} pauses", self.key, j.run.name(job));
+                    routine!(self, "disk {}: job {} pauses", self.key, j.run.name(job));
                     (job, Order::Stop)
                 }
             };
