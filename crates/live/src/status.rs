@@ -816,6 +816,18 @@ fn shadow_from_metrics(
 /// timeout 1m50s"); a gauge the catalogue does not describe keeps its
 /// name, its value rounded to what matters. `None` is "never".
 fn human_gauge(name: &str, value: Option<f64>) -> String {
+    match gauge_info(name) {
+        Some(g) => g.describe(value),
+        None => format!(
+            "{} {}",
+            name.replace('_', " "),
+            value.map_or_else(|| "never".to_string(), |v| significant(v, 4))
+        ),
+    }
+}
+
+/// The catalogue entry of gauge `name`, if a component documents it.
+fn gauge_info(name: &str) -> Option<&'static lull_core::registry::GaugeInfo> {
     static GAUGES: std::sync::OnceLock<Vec<&'static lull_core::registry::GaugeInfo>> =
         std::sync::OnceLock::new();
     let gauges = GAUGES.get_or_init(|| {
@@ -825,14 +837,35 @@ fn human_gauge(name: &str, value: Option<f64>) -> String {
             .flat_map(|c| c.gauges.iter())
             .collect()
     });
-    match gauges.iter().find(|g| g.matches(name)) {
-        Some(g) => g.describe(value),
-        None => format!(
-            "{} {}",
-            name.replace('_', " "),
-            value.map_or_else(|| "never".to_string(), |v| significant(v, 4))
-        ),
+    gauges.iter().find(|g| g.matches(name)).copied()
+}
+
+/// `items` joined by `sep` (`", "`, `"; "`, `" "`) in lines of at most
+/// `width` characters, each line but the last ending in `sep` without its
+/// trailing blank (an item longer than `width` alone on its line).
+fn wrap_list(items: &[String], sep: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let end = sep.trim_end();
+    for item in items {
+        match lines.last_mut() {
+            Some(line)
+                if line.chars().count()
+                    + sep.chars().count()
+                    + item.chars().count()
+                    + end.chars().count()
+                    <= width =>
+            {
+                line.push_str(sep);
+                line.push_str(item);
+            }
+            Some(line) => {
+                line.push_str(end);
+                lines.push(item.clone());
+            }
+            None => lines.push(item.clone()),
+        }
     }
+    lines
 }
 
 use lull_core::registry::significant;
@@ -1010,9 +1043,14 @@ pub fn render_text(st: &Status) -> String {
         if d.errors > 0 {
             field("errors", d.errors.to_string());
         }
-        // What the network has learned, in words, a line per node.
+        // What the network has learned, in words, a block per node. What
+        // does not exist yet ("none": the period of a periodic source
+        // none was found) is left to the JSON.
         let mut nodes: Vec<(&str, Vec<String>)> = Vec::new();
         for g in &d.nodes {
+            if g.value.is_none() && gauge_info(&g.name).is_some_and(|i| i.none == "none") {
+                continue;
+            }
             let words = human_gauge(&g.name, g.value);
             match nodes.last_mut() {
                 Some((node, list)) if *node == g.node => list.push(words),
@@ -1035,7 +1073,17 @@ pub fn render_text(st: &Status) -> String {
             label = "";
         }
         for (node, list) in &nodes {
-            field(label, format!("{node}: {}", list.join(", ")));
+            // Wrapped at about 100 columns: `auto` reports a score of
+            // gauges.
+            let indent = " ".repeat(node.chars().count() + 2);
+            let width = 100 - 14 - indent.len().min(40);
+            for (i, line) in wrap_list(list, ", ", width).iter().enumerate() {
+                if i == 0 {
+                    field(label, format!("{node}: {line}"));
+                } else {
+                    field("", format!("{indent}{line}"));
+                }
+            }
             label = "";
         }
         if !d.last_decision.is_empty() {
@@ -1109,18 +1157,28 @@ fn energy(wh: f64) -> String {
 /// saved on this disk's own activity, then how lull compares.
 fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
     use std::fmt::Write as _;
+    // Wrapped at 100 columns under the field, as the learned gauges are.
+    let mut field = |label: &str, lines: Vec<String>| {
+        let mut label = label.to_string();
+        for l in lines {
+            let _ = writeln!(out, "  {label:<11} {l}");
+            label.clear();
+        }
+    };
     for w in &r.windows {
-        let _ = write!(out, "  {:<11} ", format!("saved {}", w.window));
+        let label = format!("saved {}", w.window);
         if w.idle_periods == 0 {
-            let _ = writeln!(
-                out,
-                "no idle period ended yet ({} watched)",
-                secs(w.observed_s)
+            field(
+                &label,
+                vec![format!(
+                    "no idle period ended yet ({} watched)",
+                    secs(w.observed_s)
+                )],
             );
             continue;
         }
-        let mut first = true;
-        for (policy, label) in [
+        let mut policies = Vec::new();
+        for (policy, name) in [
             ("lull", "lull"),
             ("hd-idle-10min", "hd-idle 10 min"),
             (lull_activity::shadow::YOUR_TIMEOUT, "your timeout"),
@@ -1129,47 +1187,45 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
-            if !first {
-                out.push_str("; ");
-            }
-            let _ = write!(out, "{label}");
+            let mut item = name.to_string();
             if policy == "best-fixed" || policy == lull_activity::shadow::YOUR_TIMEOUT {
                 match p.timeout_s {
                     Some(t) => {
-                        let _ = write!(out, " ({})", secs(t));
+                        let _ = write!(item, " ({})", secs(t));
                     }
-                    None => out.push_str(" (never)"),
+                    None => item.push_str(" (never)"),
                 }
             }
             let _ = write!(
-                out,
+                item,
                 " {}, {} spin-up{}",
                 energy(p.saved_wh),
                 p.spinups,
                 if p.spinups == 1 { "" } else { "s" }
             );
-            first = false;
+            policies.push(item);
         }
-        let _ = write!(out, "\n  {:<11} ", "");
-        match w.excess_vs_best_fixed {
-            Some(x) => {
-                let _ = write!(out, "excess vs best fixed {x:.2}");
-            }
-            None => out.push_str("excess vs best fixed n/a (a fixed timeout was optimal)"),
-        }
+        let mut lines = wrap_list(&policies, "; ", 100 - 14);
+        let mut ratios = match w.excess_vs_best_fixed {
+            Some(x) => format!("excess vs best fixed {x:.2}"),
+            None => "excess vs best fixed n/a (a fixed timeout was optimal)".to_string(),
+        };
         if let Some(g) = w.gain_vs_clairvoyant {
-            let _ = write!(out, ", gain vs clairvoyant {g:.2}");
+            let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
         }
-        let _ = writeln!(
-            out,
+        let _ = write!(
+            ratios,
             " ({} idle period{} in {} watched)",
             w.idle_periods,
             if w.idle_periods == 1 { "" } else { "s" },
             secs(w.observed_s)
         );
+        lines.push(ratios);
         if let Some(note) = small_margin_note(w) {
-            let _ = writeln!(out, "  {:<11} {note}", "");
+            let words: Vec<String> = note.split(' ').map(str::to_string).collect();
+            lines.extend(wrap_list(&words, " ", 100 - 14));
         }
+        field(&label, lines);
     }
 }
 

@@ -398,11 +398,31 @@ fn scene() -> Status {
                     capacity: 4.0,
                     next_in_s: Some(0.0),
                 }),
-                nodes: vec![
-                    NodeGauge::new("n0", "p_long", 0.12191474762754606),
-                    NodeGauge::new("n0", "margin", f64::MAX),
-                    NodeGauge::new("n0", "fallback_timeout_s", 110.25),
-                ],
+                // What `auto` reports (long-idle's gauges), with a
+                // periodic source found: the SMART poll every 30 minutes.
+                nodes: [
+                    ("p_long", 0.12191474762754606),
+                    ("margin", f64::MAX),
+                    ("at_once", 31.0),
+                    ("at_once_right", 27.0),
+                    ("at_start", 0.0),
+                    ("serial_correlation", 0.4127),
+                    ("by_context", 212.0),
+                    ("acting_timeout_s", 110.25),
+                    ("fallback_timeout_s", 110.25),
+                    ("fallback_leader_timeout_s", 95.1),
+                    ("fallback_leader_weight", 0.23),
+                    ("fallback_periods", 1234.0),
+                    ("periodic_sources", 1.0),
+                    ("periodic_period_s", 1800.0),
+                    ("periodic_confidence", 0.87),
+                    ("periodic_next_in_s", 420.0),
+                    ("periodic_hits", 40.0),
+                    ("periodic_misses", 3.0),
+                ]
+                .into_iter()
+                .map(|(name, v)| NodeGauge::new("n0", name, v))
+                .collect(),
                 learned_idle_periods: Some(1234),
                 learned_since_unix: Some(1_800_005_000 - 9 * 86_400),
                 wakeups: [("smbd".to_string(), 2u64), ("unknown".to_string(), 1)]
@@ -471,6 +491,57 @@ fn the_text_status_of_a_scripted_scene_is_pinned() {
     assert_eq!(
         text, want,
         "the text status changed; LULL_BLESS=1 to accept"
+    );
+}
+
+/// `auto`'s score of gauges is wrapped at 100 columns under its node, and
+/// the periodic source's details, "none" while none is found, are left
+/// to the JSON.
+#[test]
+fn what_auto_learned_is_wrapped_and_leaves_out_what_does_not_exist() {
+    let mut st = scene();
+    let text = render_text(&st);
+    let learned: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("  learned"))
+        .skip(1)
+        .take_while(|l| l.starts_with("              "))
+        .collect();
+    assert!(learned.len() >= 3, "{text}");
+    assert!(learned[0].starts_with("              n0: chance"), "{text}");
+    for l in &learned[1..] {
+        assert!(
+            l.starts_with("                  ") && !l.starts_with("                   "),
+            "{l:?}"
+        );
+    }
+    assert!(learned.iter().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(
+        text.contains("period of the most confident source 30m"),
+        "{text}"
+    );
+    // No source: its period, confidence and next arrival say nothing.
+    for g in &mut st.disks[0].nodes {
+        match g.name.as_str() {
+            "periodic_sources" => g.value = Some(0.0),
+            "periodic_period_s" | "periodic_confidence" | "periodic_next_in_s" => {
+                *g = NodeGauge::new("n0", &g.name.clone(), f64::MAX)
+            }
+            _ => {}
+        }
+    }
+    let text = render_text(&st);
+    assert!(text.contains("confident periodic sources 0"), "{text}");
+    for gone in [
+        "period of the most confident source",
+        "its confidence",
+        "next predicted periodic arrival",
+    ] {
+        assert!(!text.contains(gone), "{gone}: {text}");
+    }
+    assert!(
+        text.contains("at-once margin never"),
+        "'never' is kept: {text}"
     );
 }
 
