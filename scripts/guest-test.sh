@@ -20,8 +20,9 @@
 #     SCSI: scsi-hd on virtio-scsi        (the SCSI disk driver alone)
 #     USB:  usb-storage on xHCI           (the path of USB enclosures)
 #   each with a serial, so the guest has /dev/disk/by-id/ links, and a
-#   second USB disk without one (a bridge that names no drive), which
-#   `lulld --check` names from sysfs;
+#   second USB disk without one (a bridge that names no drive) and an
+#   NVMe drive (which SG_IO does not reach), which `lulld --check` names
+#   from sysfs and leaves alone as flash;
 # - QEMU with TCG (KVM hangs on these machines under nested
 #   virtualization; LULL_GUEST_ACCEL=kvm to try it), its serial console
 #   in OUT/console.log and its QMP monitor on two FIFOs, through which the
@@ -133,7 +134,7 @@ with_libs "$hdparm" /sbin/hdparm
 
 # Modules in load order (each one's dependencies first).
 : > "$root/modules/order"
-for m in ahci sd_mod sg virtio_pci virtio_scsi xhci_pci usb_storage; do
+for m in ahci sd_mod sg virtio_pci virtio_scsi xhci_pci usb_storage nvme; do
   modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$root/modules/"
@@ -146,7 +147,7 @@ chmod +x "$root/init" "$root/bin/scenario.sh" "$root/bin/by-id.sh"
 (cd "$root" && find . | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$work/initrd.gz"
 
 # --- the disks and the machine ----------------------------------------------------
-for d in sata scsi usb usbns; do truncate -s 64M "$work/$d.img"; done
+for d in sata scsi usb usbns nvme; do truncate -s 64M "$work/$d.img"; done
 mkfifo "$work/qmp.in" "$work/qmp.out"
 console="$out/console.log"
 : > "$console"
@@ -168,6 +169,7 @@ qemu-system-x86_64 \
   -blockdev "driver=raw,node-name=scsi,file.driver=file,file.filename=$work/scsi.img" \
   -blockdev "driver=raw,node-name=usb,file.driver=file,file.filename=$work/usb.img" \
   -blockdev "driver=raw,node-name=usbns,file.driver=file,file.filename=$work/usbns.img" \
+  -blockdev "driver=raw,node-name=nvme,file.driver=file,file.filename=$work/nvme.img" \
   -device ahci,id=ahci \
   -device "ide-hd,drive=sata,bus=ahci.0,serial=LULLSATA0001,model=LULL SATA DISK,rotation_rate=7200" \
   -device virtio-scsi-pci,id=scsi \
@@ -175,6 +177,7 @@ qemu-system-x86_64 \
   -device qemu-xhci,id=xhci \
   -device "${usb_dev[0]}" \
   -device usb-storage,id=usb1,bus=xhci.0,drive=usbns \
+  -device nvme,id=nvme0,serial=LULLNVME0001,drive=nvme \
   >"$work/qemu.log" 2>&1 &
 qemu_pid=$!
 

@@ -38,6 +38,9 @@ wait_for 30 "three disks" sh -c "[ -e $sata ] && [ -e $scsi ] && [ -e $usb ]"
 # USB device's own serial string is QEMU's, from the port).
 wait_for 30 "a USB disk without a serial number" sh -c "ls /dev/disk/by-id/usb-QEMU_QEMU_HARDDISK_1-*"
 noserial=$(ls /dev/disk/by-id/usb-QEMU_QEMU_HARDDISK_1-* | head -1)
+# And an NVMe drive: SG_IO does not reach it; sysfs names it.
+wait_for 30 "an NVMe drive" sh -c "[ -e /sys/block/nvme0n1 ]"
+say "nvme-wwid $(cat /sys/block/nvme0n1/wwid 2>/dev/null)"
 for l in /dev/disk/by-id/*; do
   k=$(readlink "$l")
   say "byid ${l##*/} ${k##*/} $(cat /sys/block/${k##*/}/queue/rotational 2>/dev/null) $(readlink -f /sys/block/${k##*/}/device | sed 's,.*/devices/,,')"
@@ -77,12 +80,18 @@ done
 lulld --config /etc/lull.toml --check > /tmp/check.txt 2>&1
 say "check-exit $?"
 sed 's/^/@@ check /' /tmp/check.txt
-# The fourth disk, checked alone: lulld names it from sysfs.
+# The fourth disk and the NVMe drive, checked alone: lulld names them
+# from sysfs, and leaves the NVMe drive alone (flash, and nothing to send
+# a standby through).
 cat > /etc/lull-noserial.toml <<TOML
 state_file = "/var/lib/lull/noserial.json"
 
 [[disk]]
 device = "$noserial"
+task = "standby"
+
+[[disk]]
+device = "nvme0n1"
 task = "standby"
 TOML
 lulld --config /etc/lull-noserial.toml --check > /tmp/check-noserial.txt 2>&1

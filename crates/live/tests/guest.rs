@@ -158,6 +158,19 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
             && check.contains("followed by serial \"usb "),
         "{usb_serial}: {check}"
     );
+    // The NVMe drive: SG_IO does not reach it, so it is named by its
+    // namespace's wwid, and left alone as flash.
+    let wwid = t.step("nvme-wwid").join("");
+    assert!(!wwid.trim().is_empty(), "the guest's nvme0n1 has a wwid");
+    assert!(
+        check.contains(&format!("followed by serial \"wwid {}\"", wwid.trim())),
+        "{wwid}: {check}"
+    );
+    let nvme = check
+        .split("disk[1]")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no NVMe disk in {check}"));
+    assert!(nvme.contains("left alone: "), "{nvme}");
 
     // Which transport the probe chose, and why.
     let probe = |disk: &str| -> Vec<String> {

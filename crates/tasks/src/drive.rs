@@ -453,7 +453,19 @@ impl Drive {
             ),
             None => {
                 let mut d = Drive::fallback();
-                d.why = format!("{}: a modern 3.5-inch drive", facts.describe());
+                d.why = if facts.spins() == Some(false) {
+                    // No preset describes flash; the fallback's service
+                    // times stand in (the B of flush, command and jobs,
+                    // slower than flash: a later start, never an earlier
+                    // one), and a standby is never sent.
+                    format!(
+                        "{}: a solid-state disk, which no preset describes; {}'s figures stand in",
+                        facts.describe(),
+                        d.preset
+                    )
+                } else {
+                    format!("{}: a modern 3.5-inch drive", facts.describe())
+                };
                 d
             }
         }
@@ -614,6 +626,27 @@ mod tests {
         assert_eq!(FormFactor::from_code(0x02), Some(FormFactor::In3_5));
         assert_eq!(FormFactor::from_code(0x00), None);
         assert_eq!(FormFactor::from_code(0x06), None);
+    }
+
+    #[test]
+    fn a_solid_state_disk_is_not_called_a_3_5_inch_drive() {
+        let ssd = DriveFacts {
+            rotational: Some(false),
+            ..DriveFacts::default()
+        };
+        let d = Drive::identified(&ssd);
+        assert_eq!(d.preset, DEFAULT_PRESET);
+        assert!(d.why.contains("a solid-state disk"), "{}", d.why);
+        assert!(!d.why.contains("3.5-inch"), "{}", d.why);
+        let spinning = DriveFacts {
+            rotational: Some(true),
+            ..DriveFacts::default()
+        };
+        assert!(
+            Drive::identified(&spinning)
+                .why
+                .contains("a modern 3.5-inch drive")
+        );
     }
 
     #[test]
