@@ -22,6 +22,37 @@ fn standby_gauges(
     }
 }
 
+/// A config of one standby disk `sda` (`timer(10s)`), a state file in
+/// which it is present, and the time now.
+fn one_standby_disk() -> (Config, State, u64) {
+    let reg = crate::default_registry();
+    let cfg = Config::parse(
+        Path::new("t.toml"),
+        "[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n",
+        &reg,
+    )
+    .unwrap();
+    let mut state = State::default();
+    state.disk("sda").present = true;
+    (cfg, state, 1_700_000_000)
+}
+
+/// A status of `disks` at `now`, read from a state file alone.
+fn status_of(disks: Vec<DiskStatus>, now: u64) -> Status {
+    Status {
+        config: "t.toml".into(),
+        metrics: None,
+        state_file: "s".into(),
+        dry_run: Some(false),
+        daemon_running: None,
+        daemon_pid: None,
+        now_unix: now,
+        state_written_unix: Some(now),
+        state_interval_s: 60.0,
+        disks,
+    }
+}
+
 /// A scrape of a daemon with one standby disk (captured from
 /// `metrics::render`'s output format).
 const CAPTURED: &str = r#"# HELP lull_spindowns_total Spin-downs issued by lull.
@@ -99,17 +130,8 @@ fn the_metrics_renderer_parses_back() {
 /// (up to `state_interval` old): a disk busy now is not "idle for 50s".
 #[test]
 fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
-    let reg = crate::default_registry();
-    let cfg = Config::parse(
-        Path::new("t.toml"),
-        "[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n",
-        &reg,
-    )
-    .unwrap();
-    let now = 1_700_000_000;
-    let mut state = State::default();
+    let (cfg, mut state, now) = one_standby_disk();
     let d = state.disk("sda");
-    d.present = true;
     // The state file's last write: an idle period 50 s old.
     d.idle_since_unix = Some(now - 50);
     d.next_decision_unix = Some(now + 5);
@@ -152,17 +174,8 @@ fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
 /// no power change says nothing of when the state began.
 #[test]
 fn the_last_decision_and_the_power_state_come_from_the_metrics() {
-    let reg = crate::default_registry();
-    let cfg = Config::parse(
-        Path::new("t.toml"),
-        "[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n",
-        &reg,
-    )
-    .unwrap();
-    let now = 1_700_000_000;
-    let mut state = State::default();
+    let (cfg, mut state, now) = one_standby_disk();
     let d = state.disk("sda");
-    d.present = true;
     d.last_decision = "dry run: would spin /dev/sda down".into();
     d.last_decision_unix = now - 40;
     let mut gauges = [standby_gauges("sda", None)];
@@ -176,18 +189,7 @@ fn the_last_decision_and_the_power_state_come_from_the_metrics() {
     let d = combine(&cfg, &state, &samples, true, now);
     assert_eq!(d[0].last_decision, "skip standby: wear budget \"x\"\nnext");
     assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 36), true));
-    let shown = render_text(&Status {
-        config: "t.toml".into(),
-        metrics: None,
-        state_file: "s".into(),
-        dry_run: Some(false),
-        daemon_running: None,
-        daemon_pid: None,
-        now_unix: now,
-        state_written_unix: Some(now),
-        state_interval_s: 60.0,
-        disks: d,
-    });
+    let shown = render_text(&status_of(d, now));
     assert!(shown.contains("  power       active for 36s\n"), "{shown}");
     assert!(
         shown.contains("skip standby: wear budget \"x\" next"),
@@ -289,18 +291,7 @@ fn combines_metrics_state_and_config() {
     assert!(b.wear.is_none());
     assert_eq!(b.last_wake_unix, Some(now - 5));
     assert_eq!(b.last_wake_cause.as_deref(), Some("io"));
-    let text = render_text(&Status {
-        config: "t.toml".into(),
-        metrics: None,
-        state_file: "s".into(),
-        dry_run: Some(false),
-        daemon_running: None,
-        daemon_pid: None,
-        now_unix: now,
-        state_written_unix: Some(now),
-        state_interval_s: 60.0,
-        disks,
-    });
+    let text = render_text(&status_of(disks, now));
     let (first, second) = text.split_once("\n\n").unwrap();
     assert!(first.lines().next().unwrap().ends_with("(sda)"), "{first}");
     for want in [
