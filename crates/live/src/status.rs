@@ -1066,7 +1066,7 @@ pub fn render_text(st: &Status) -> String {
             field(
                 label,
                 format!(
-                    "learning{over} {n} idle period{} seen (kept across restarts)",
+                    "learning{over} {n} idle period{} of a poll or longer seen (kept across restarts)",
                     if n == 1 { "" } else { "s" }
                 ),
             );
