@@ -466,11 +466,21 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let mut disks = Vec::new();
     let mut warnings = pre.warnings;
     warnings.extend(pre.logged);
-    if let crate::instance::Holder::Held(pid) = crate::instance::holder(&cfg.state_file) {
+    let holder = crate::instance::holder(&cfg.state_file);
+    if let crate::instance::Holder::Held(pid) = holder {
         warnings.push(format!(
             "a lulld{} is running on state file {}: a start now would be refused; `systemctl reload lull` (SIGHUP) gives it a changed file",
             crate::instance::holder_text(pid),
             cfg.state_file.display()
+        ));
+    } else if let Some(addr) = cfg.metrics.listen
+        && let Err(e) = std::net::TcpListener::bind(addr)
+    {
+        // No lulld of this file holds it: a start would fail the same
+        // way (another program on the port, a port below 1024 without
+        // the right to it).
+        warnings.push(format!(
+            "metrics.listen {addr}: cannot listen: {e}; a start now would fail (is another program listening there?)"
         ));
     }
     for (d, found) in cfg.disks.iter().zip(&pre.found) {

@@ -779,6 +779,30 @@ fn a_flush_disk_s_routine_is_told_once_at_info_level() {
     );
 }
 
+// An admin's mistake: `metrics.listen` on a port another program holds.
+// The start fails on it; `--check` says so beforehand.
+#[test]
+fn check_warns_of_a_metrics_port_another_program_holds() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let s = Setup::new(
+        &format!(
+            "[metrics]\nlisten = \"127.0.0.1:{port}\"\n[[disk]]\ndevice = \"fakea\"\ntask = \"flush\"\n"
+        ),
+        &line("fakea", 0, 5),
+    );
+    let out = check_ok(&s.config);
+    assert!(
+        out.contains(&format!(
+            "warning: metrics.listen 127.0.0.1:{port}: cannot listen: "
+        )) && out.contains("a start now would fail"),
+        "{out}"
+    );
+    drop(taken);
+    let out = check_ok(&s.config);
+    assert!(!out.contains("metrics.listen"), "free again: {out}");
+}
+
 // Issue 19: `--check` validates a jobs disk's tables and says in advance
 // which jobs admission control admits.
 #[test]
