@@ -136,7 +136,10 @@ pub fn network_label(s: &Summary, rows: &[Row]) -> String {
 fn label_parts(s: &Summary, rows: &[Row]) -> (String, String) {
     let name = match spec_of(rows, s.policy) {
         None => "?".to_string(),
-        Some(r) if r.spec == crate::grid::BEST_FIXED => "best fixed timer in hindsight".into(),
+        Some(r) if r.spec == crate::grid::BEST_FIXED => match r.params.get(crate::sweep::UNDER) {
+            Some(under) => format!("best fixed timer in hindsight under {under}"),
+            None => "best fixed timer in hindsight".into(),
+        },
         Some(r) => r.spec.clone(),
     };
     let suffix = if s.equivalents.is_empty() {
@@ -760,8 +763,14 @@ pub fn markdown(
         let best_fixed = rows
             .iter()
             .find(|r| r.trace_index == t.index && r.reference && r.spec == crate::grid::BEST_FIXED)
-            .and_then(|r| r.params.get("start.t"))
-            .map_or_else(|| "-".to_string(), |v| format!("`timer(t={v})`"));
+            .and_then(|r| {
+                let t = r.params.get("start.t")?;
+                Some(match r.params.get(crate::sweep::UNDER) {
+                    Some(under) => format!("`timer(t={t})` under {under}"),
+                    None => format!("`timer(t={t})`"),
+                })
+            })
+            .unwrap_or_else(|| "-".to_string());
         let _ = writeln!(
             out,
             "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {best_fixed} |",
