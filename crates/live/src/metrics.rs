@@ -354,16 +354,15 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     }
     let _ = writeln!(
         out,
-        "# HELP lull_power_state_since_timestamp_seconds When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake; absent before it sees one).\n# TYPE lull_power_state_since_timestamp_seconds gauge"
+        "# HELP lull_power_state_since_timestamp_seconds When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one).\n# TYPE lull_power_state_since_timestamp_seconds gauge"
     );
     for g in gauges {
-        if let Some(t) = g.power_since_unix {
-            let _ = writeln!(
-                out,
-                "lull_power_state_since_timestamp_seconds{{disk=\"{}\"}} {t}",
-                label(&g.key)
-            );
-        }
+        let _ = writeln!(
+            out,
+            "lull_power_state_since_timestamp_seconds{{disk=\"{}\"}} {}",
+            label(&g.key),
+            Value(g.power_since_unix.map_or(f64::NAN, |t| t as f64))
+        );
     }
     // The last decision's words, as comments: a label holding them would
     // start a new series at every decision, and Prometheus ignores a

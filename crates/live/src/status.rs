@@ -667,9 +667,14 @@ pub fn combine(
             // else the state file's last decision bounds it (exact when
             // that decision is the change). A metrics endpoint of an
             // older daemon has neither.
-            let power_since = metric("lull_power_state_since_timestamp_seconds")
+            let since_metric = metric("lull_power_state_since_timestamp_seconds");
+            let power_since = since_metric
                 .filter(|s| s.value.is_finite() && s.value > 0.0)
                 .map(|s| s.value as u64);
+            // NaN: the daemon did not see the state begin, whatever the
+            // state file's last decision says (a drive asleep when first
+            // asked was "found in standby").
+            let unseen = since_metric.is_some() && power_since.is_none();
             // The last decision's words: the metrics' (current) over the
             // state file's (up to `state_interval` old).
             let last_decision = metric(crate::metrics::LAST_DECISION)
@@ -687,7 +692,7 @@ pub fn combine(
                 since_unix: power_since
                     .or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
                 since_exact: power_since.is_some()
-                    || (present && is_change(&st.last_decision, standby)),
+                    || (!unseen && present && is_change(&st.last_decision, standby)),
                 task_running: metric("lull_task_running").map(|s| s.value != 0.0),
                 last_decision,
                 idle_since_unix: instant("lull_idle_since_timestamp_seconds", st.idle_since_unix)

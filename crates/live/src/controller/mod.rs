@@ -175,6 +175,10 @@ pub struct DiskController {
     /// saw it happen (Unix seconds); `None` until it sees a change, and
     /// again after the disk vanished.
     power_since_unix: Option<u64>,
+    /// The drive was seen awake (I/O, or a power check) since this
+    /// controller began: a standby found later began within a power
+    /// check's interval, one found first may be hours old.
+    seen_active: bool,
     /// A flush runs: its own writes are not foreground I/O.
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
@@ -318,6 +322,7 @@ impl DiskController {
             recorded: None,
             standby_since: None,
             power_since_unix: None,
+            seen_active: false,
             flushing: false,
             absorb_next: false,
             not_running: false,

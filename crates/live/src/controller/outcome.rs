@@ -196,6 +196,10 @@ impl DiskController {
             (PowerState::Standby, None) => {
                 self.activity(Record::Power { t, standby: true }, out);
                 self.set_standby(Some(t), now);
+                if !self.seen_active {
+                    // Asleep when first asked: since when, nobody saw.
+                    self.power_since_unix = None;
+                }
                 self.sleep_snapshot = Some(witness.snapshot());
                 // The drive's own APM may be that something.
                 let apm = self
@@ -208,6 +212,10 @@ impl DiskController {
                 let text = format!("found in standby (spun down by something else{apm})");
                 info!("disk {}: {text}", self.key);
                 Some(text)
+            }
+            (PowerState::Active, None) => {
+                self.seen_active = true;
+                None
             }
             _ => None,
         }

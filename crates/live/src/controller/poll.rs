@@ -67,6 +67,7 @@ impl DiskController {
             }
             // What it does now, lull has not seen begin.
             self.power_since_unix = None;
+            self.seen_active = false;
             self.idle_since = None;
             self.acted = false;
             self.dirty = true;
@@ -184,6 +185,7 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) {
         let t = now.mono;
+        self.seen_active = true;
         let idle = self.idle_since.map(|since| t - since);
         let env = || {
             idle.map(|idle| vec![("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64()))])

@@ -360,6 +360,19 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
         found(&mut c, &r),
         "found in standby (spun down by something else)"
     );
+    // Seen busy, then found asleep: asleep since about the check.
+    assert_eq!(c.gauges(at(9).mono).power_since_unix, Some(at(3).unix));
+    // Found asleep before it was ever seen awake: since when is unknown.
+    let (mut fresh, _) = controller("network = \"timer(5s)\"\n");
+    fresh.on_outcome(
+        at(1),
+        Outcome::Power(PowerState::Standby),
+        true,
+        &mut NoWitness,
+        &mut Vec::new(),
+    );
+    assert!(fresh.in_standby());
+    assert_eq!(fresh.gauges(at(9).mono).power_since_unix, None);
     // The same, for a drive whose APM level lets it spin itself down.
     let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
     let st = DiskState {

@@ -196,10 +196,19 @@ fn the_last_decision_and_the_power_state_come_from_the_metrics() {
         "{shown}"
     );
     // A daemon that saw no change yet: the state file's decision bounds
-    // it, as before.
+    // it, as before, never exactly (not even "found in standby", which a
+    // drive asleep when first asked is).
     gauges[0].power_since_unix = None;
     let text = crate::metrics::render(&current, &gauges, 1, false);
+    assert!(
+        text.contains("lull_power_state_since_timestamp_seconds{disk=\"sda\"} NaN\n"),
+        "{text}"
+    );
     let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 40), false));
+    let mut found = state.clone();
+    found.disk("sda").last_decision = "found in standby (spun down by something else)".into();
+    let d = combine(&cfg, &found, &parse_metrics(&text).unwrap(), true, now);
     assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 40), false));
     // Without metrics, the state file's words.
     let d = combine(&cfg, &state, &[], false, now);
