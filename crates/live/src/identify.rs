@@ -523,9 +523,10 @@ pub fn sysfs_rotational(sysfs: &Path, kernel: &str) -> Option<bool> {
 /// A USB serial names the enclosure, not the drive in it, and cheap
 /// bridges give every unit the same string: with the disk's size in the
 /// name, two such enclosures are told apart unless their drives are the
-/// same size too, and a drive swapped for one of the same size in the
-/// same enclosure is taken for the old one. Blank or all-zero values
-/// count as none.
+/// same size too (the daemon then knows the second one watched by its
+/// key), and a drive swapped for one of the same size in the same
+/// enclosure is taken for the old one. Blank or all-zero values count as
+/// none.
 pub fn sysfs_serial(sysfs: &Path, kernel: &str) -> Option<(String, &'static str)> {
     let read = |p: &Path| -> Option<String> {
         let text = std::fs::read_to_string(p).ok()?;

@@ -779,6 +779,51 @@ fn a_flush_disk_s_routine_is_told_once_at_info_level() {
     );
 }
 
+// Two drives watched at once that give one serial number (enclosures
+// whose bridges give every unit the same string; a firmware's placeholder
+// serial): one is followed by it, the other by its key, and the log says
+// so. A drive with a serial of its own is followed by it.
+#[test]
+fn two_drives_with_one_serial_number_are_told_apart_by_key() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\ntask = \"flush\"\n[[disk]]\ndevice = \"fakeb\"\ntask = \"flush\"\n[[disk]]\ndevice = \"fakec\"\ntask = \"flush\"\n",
+        &format!(
+            "{}{}{}",
+            line("fakea", 0, 5),
+            line("fakeb", 1, 5),
+            line("fakec", 2, 5)
+        ),
+    );
+    for (disk, serial) in [
+        ("fakea", "VOL-SAME"),
+        ("fakeb", "VOL-SAME"),
+        ("fakec", "VOL-C"),
+    ] {
+        let dir = s.dir.path().join("no-sysfs/block").join(disk);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("serial"), format!("{serial}\n")).unwrap();
+    }
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the warning",
+        Duration::from_secs(20),
+        || {
+            d.log()
+                .contains("gives the same serial number, \"serial VOL-SAME\"")
+        },
+        || d.log(),
+    );
+    assert!(d.stop().success());
+    let st = s.state();
+    let serial = |disk: &str| st[disk]["identity"]["serial"].as_str().map(str::to_string);
+    let same: Vec<_> = ["fakea", "fakeb"].into_iter().map(serial).collect();
+    assert!(
+        same.contains(&Some("serial VOL-SAME".into())) && same.contains(&None),
+        "one followed by the serial, one by its key: {same:?}\n{st}"
+    );
+    assert_eq!(serial("fakec").as_deref(), Some("serial VOL-C"), "{st}");
+}
+
 // An admin's mistake: `metrics.listen` on a port another program holds.
 // The start fails on it; `--check` says so beforehand.
 #[test]

@@ -236,6 +236,39 @@ impl Daemon {
         crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs)
     }
 
+    /// Forgets the serial number of `identity` (the drive found at `r`)
+    /// when another disk watched now, but disk `except`, has the same one:
+    /// two enclosures whose bridges give every unit one serial string
+    /// (sysfs's name for a drive without its own), or drives with a
+    /// firmware's placeholder serial. Each is then known by its key, as
+    /// a drive without a serial is, rather than one taking the other's
+    /// state and evidence.
+    fn unique_serial(&self, identity: &mut Identity, r: &Resolved, except: Option<usize>) {
+        let Some(serial) = identity.serial.as_deref() else {
+            return;
+        };
+        let twin = self.disks.iter().enumerate().find(|(j, d)| {
+            Some(*j) != except
+                && d.ctl.kernel() != r.kernel
+                && d.ctl
+                    .state()
+                    .identity
+                    .as_ref()
+                    .and_then(|i| i.serial.as_deref())
+                    == Some(serial)
+        });
+        if let Some((_, d)) = twin {
+            warn!(
+                "disk {} ({}): disk {} ({}) gives the same serial number, {serial:?}: two drives cannot both be followed by it, so this one is known by its key",
+                r.key,
+                r.kernel,
+                d.ctl.key(),
+                d.ctl.kernel()
+            );
+            identity.serial = None;
+        }
+    }
+
     /// `cfg` resolved for the drive `identity` says it is (see
     /// [`DiskConfig::for_drive`]), logged; the configuration as parsed
     /// when the network or a job does not fit that drive's B.
@@ -270,7 +303,8 @@ impl Daemon {
         family: Family,
         after: Vec<JoinHandle<()>>,
     ) -> Option<Disk> {
-        let identity = self.identity(r);
+        let mut identity = self.identity(r);
+        self.unique_serial(&mut identity, r, None);
         let cfg = &self.for_drive(entry, r, &identity);
         let (mut st, note) = self.state.take_for(&r.key, Some(&identity));
         if let Some(n) = note {
@@ -393,7 +427,8 @@ impl Daemon {
         if numbers.is_empty() || (known.device == numbers && known.kernel == kernel) {
             return false;
         }
-        let now = crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs);
+        let mut now = crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs);
+        self.unique_serial(&mut now, r, Some(i));
         let other = now.serial.is_some() && now.serial != known.serial;
         self.fresh_identity = other.then_some(now);
         other
