@@ -797,3 +797,37 @@ fn validate(schema: &serde_json::Value, v: &serde_json::Value, at: &str, errors:
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+
+    /// Wrapping loses and adds nothing: the lines, joined back, are the
+    /// items joined by the separator; every line fits the width unless it
+    /// holds a single item longer than it.
+    #[test]
+    fn wrapping_keeps_every_item_and_fits_the_width(
+        items in proptest::collection::vec("[a-z0-9 %()]{1,30}", 0..20),
+        sep in proptest::sample::select(vec![", ", "; ", " "]),
+        width in 10usize..100,
+    ) {
+        let items: Vec<String> = items;
+        let lines = wrap_list(&items, sep, width);
+        let end = sep.trim_end();
+        let joined: Vec<String> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 < lines.len() {
+                    l.strip_suffix(end).unwrap_or(l).to_string()
+                } else {
+                    l.clone()
+                }
+            })
+            .collect();
+        proptest::prop_assert_eq!(joined.join(sep), items.join(sep));
+        for l in &lines {
+            let alone = items.iter().any(|i| l.strip_suffix(end).unwrap_or(l) == i);
+            proptest::prop_assert!(l.chars().count() <= width || alone, "{:?} over {}", l, width);
+        }
+    }
+}
