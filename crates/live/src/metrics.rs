@@ -340,29 +340,33 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             u8::from(g.running)
         );
     }
-    let _ = writeln!(
-        out,
-        "# HELP lull_in_standby Whether lull spun the disk down and it has stayed idle.\n# TYPE lull_in_standby gauge"
-    );
-    for g in gauges {
-        let _ = writeln!(
-            out,
-            "lull_in_standby{{disk=\"{}\"}} {}",
-            label(&g.key),
-            u8::from(g.in_standby)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "# HELP lull_power_state_since_timestamp_seconds When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one).\n# TYPE lull_power_state_since_timestamp_seconds gauge"
-    );
-    for g in gauges {
-        let _ = writeln!(
-            out,
-            "lull_power_state_since_timestamp_seconds{{disk=\"{}\"}} {}",
-            label(&g.key),
-            Value(g.power_since_unix.map_or(f64::NAN, |t| t as f64))
-        );
+    // What the controller knows beyond the state file, a sample per disk
+    // (none where the function gives none).
+    type PerGauge = (&'static str, &'static str, fn(&DiskGauges) -> Option<f64>);
+    let per_gauge: [PerGauge; 3] = [
+        (
+            "lull_in_standby",
+            "Whether lull spun the disk down and it has stayed idle.",
+            |g| Some(f64::from(u8::from(g.in_standby))),
+        ),
+        (
+            "lull_power_state_since_timestamp_seconds",
+            "When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one).",
+            |g| Some(g.power_since_unix.map_or(f64::NAN, |t| t as f64)),
+        ),
+        (
+            "lull_energy_saved_joules",
+            "Estimated energy saved by spin-downs (power model of the disk's preset).",
+            |g| g.energy_saved_j,
+        ),
+    ];
+    for (name, help, f) in per_gauge {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for g in gauges {
+            if let Some(v) = f(g) {
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(&g.key), Value(v));
+            }
+        }
     }
     // The last decision's words, as comments: a label holding them would
     // start a new series at every decision, and Prometheus ignores a
@@ -376,20 +380,6 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
                 label(k),
                 label(&d.last_decision),
                 d.last_decision_unix
-            );
-        }
-    }
-    let _ = writeln!(
-        out,
-        "# HELP lull_energy_saved_joules Estimated energy saved by spin-downs (power model of the disk's preset).\n# TYPE lull_energy_saved_joules gauge"
-    );
-    for g in gauges {
-        if let Some(e) = g.energy_saved_j {
-            let _ = writeln!(
-                out,
-                "lull_energy_saved_joules{{disk=\"{}\"}} {}",
-                label(&g.key),
-                Value(e)
             );
         }
     }
