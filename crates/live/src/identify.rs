@@ -381,6 +381,28 @@ impl Identity {
         }
     }
 
+    /// Forgets this drive's serial number (the drive at kernel name
+    /// `kernel`) when another drive of `others` (kernel name, identity)
+    /// gives the same one, and returns that drive's kernel name: two
+    /// enclosures whose bridges give every unit one serial string
+    /// (sysfs's name for a drive without its own), or drives with a
+    /// firmware's placeholder serial. This one is then known by its key,
+    /// as a drive without a serial is, rather than one taking the other's
+    /// state and evidence. The daemon asks it of the disks it watches,
+    /// `lulld --check` of those it reports.
+    pub fn drop_shared_serial<'a>(
+        &mut self,
+        kernel: &str,
+        others: impl IntoIterator<Item = (&'a str, &'a Identity)>,
+    ) -> Option<&'a str> {
+        let serial = self.serial.as_deref()?;
+        let (twin, _) = others
+            .into_iter()
+            .find(|(k, i)| *k != kernel && i.serial.as_deref() == Some(serial))?;
+        self.serial = None;
+        Some(twin)
+    }
+
     fn take_ata(&mut self, a: AtaIdentity, via: &str) {
         self.apm = a.apm.or(self.apm);
         self.epc_enabled = a.epc_enabled.or(self.epc_enabled);
@@ -566,6 +588,15 @@ pub fn sysfs_serial(sysfs: &Path, kernel: &str) -> Option<(String, &'static str)
         }
     }
     None
+}
+
+/// What the daemon and `lulld --check` say when a drive's serial number
+/// is forgotten because the drive at kernel name `twin` gives it too
+/// ([`Identity::drop_shared_serial`]).
+pub fn shared_serial_text(twin: &str, serial: &str) -> String {
+    format!(
+        "{twin} gives the same serial number, {serial:?}: two drives cannot both be followed by it, so this one is known by its key"
+    )
 }
 
 /// The size of disk `kernel` in 512-byte sectors, from the sysfs root

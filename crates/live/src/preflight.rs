@@ -483,12 +483,25 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             "metrics.listen {addr}: cannot listen: {e}; a start now would fail (is another program listening there?)"
         ));
     }
+    // The drives identified so far, by kernel name: a serial number two
+    // of them give follows neither, as in the daemon.
+    let mut identified: Vec<(String, crate::identify::Identity)> = Vec::new();
     for (d, found) in cfg.disks.iter().zip(&pre.found) {
         if found.is_empty() {
             disks.push(check_disk(d, &d.device, false, None));
         }
         for r in found {
-            let id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
+            let mut id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
+            let serial = id.serial.clone().unwrap_or_default();
+            let seen = identified.iter().map(|(k, i)| (k.as_str(), i));
+            if let Some(twin) = id.drop_shared_serial(&r.kernel, seen) {
+                warnings.push(format!(
+                    "disk[{}] {}: {}",
+                    d.index,
+                    r.kernel,
+                    crate::identify::shared_serial_text(twin, &serial)
+                ));
+            }
             let facts = id.facts();
             let sectors = crate::identify::sysfs_sectors(&cfg.sysfs, &r.kernel);
             let resolved = match d.for_identified(&facts, sectors, registry) {
@@ -528,6 +541,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                 true,
                 Some((said, id.serial.clone())),
             ));
+            identified.push((r.kernel.clone(), id));
         }
     }
     Ok(CheckReport {

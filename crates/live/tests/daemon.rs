@@ -803,6 +803,22 @@ fn two_drives_with_one_serial_number_are_told_apart_by_key() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("serial"), format!("{serial}\n")).unwrap();
     }
+    // `--check` says what the daemon will do.
+    let out = check_ok(&s.config);
+    assert!(
+        out.contains(
+            "warning: disk[1] fakeb: fakea gives the same serial number, \"serial VOL-SAME\""
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("followed by serial \"serial VOL-SAME\"")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(out.matches("no serial number: ").count(), 1, "{out}");
+    assert!(out.contains("followed by serial \"serial VOL-C\""), "{out}");
     let mut d = start(&s.config, &[]);
     wait_for(
         "the warning",

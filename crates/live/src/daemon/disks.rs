@@ -236,36 +236,23 @@ impl Daemon {
         crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs)
     }
 
-    /// Forgets the serial number of `identity` (the drive found at `r`)
-    /// when another disk watched now, but disk `except`, has the same one:
-    /// two enclosures whose bridges give every unit one serial string
-    /// (sysfs's name for a drive without its own), or drives with a
-    /// firmware's placeholder serial. Each is then known by its key, as
-    /// a drive without a serial is, rather than one taking the other's
-    /// state and evidence.
+    /// [`Identity::drop_shared_serial`] among the disks watched now but
+    /// disk `except`, with a warning when it forgets.
     fn unique_serial(&self, identity: &mut Identity, r: &Resolved, except: Option<usize>) {
-        let Some(serial) = identity.serial.as_deref() else {
-            return;
-        };
-        let twin = self.disks.iter().enumerate().find(|(j, d)| {
-            Some(*j) != except
-                && d.ctl.kernel() != r.kernel
-                && d.ctl
-                    .state()
-                    .identity
-                    .as_ref()
-                    .and_then(|i| i.serial.as_deref())
-                    == Some(serial)
-        });
-        if let Some((_, d)) = twin {
+        let serial = identity.serial.clone();
+        let watched = self
+            .disks
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| Some(*j) != except)
+            .filter_map(|(_, d)| Some((d.ctl.kernel(), d.ctl.state().identity.as_ref()?)));
+        if let Some(twin) = identity.drop_shared_serial(&r.kernel, watched) {
             warn!(
-                "disk {} ({}): disk {} ({}) gives the same serial number, {serial:?}: two drives cannot both be followed by it, so this one is known by its key",
+                "disk {} ({}): {}",
                 r.key,
                 r.kernel,
-                d.ctl.key(),
-                d.ctl.kernel()
+                crate::identify::shared_serial_text(twin, serial.as_deref().unwrap_or_default())
             );
-            identity.serial = None;
         }
     }
 
