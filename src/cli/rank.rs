@@ -590,13 +590,14 @@ fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> Strin
         eprintln!("lull: note: {n}");
     }
     let mut text = String::new();
-    let ranked = outcome.summaries.iter().filter(|s| !s.reference).count();
+    let traces = outcome.meta.traces.len();
     let _ = writeln!(
         text,
-        "task {}: {} networks × {} traces, {} runs ranked on {} and {}{}",
+        "task {}: {} × {} trace{}, {} runs ranked on {} and {}{}",
         outcome.meta.task,
-        ranked,
-        outcome.meta.traces.len(),
+        lull_rank::report::counted(&outcome.summaries),
+        traces,
+        if traces == 1 { "" } else { "s" },
         outcome.meta.runs,
         outcome.axes.x.measure,
         outcome.axes.y.measure,

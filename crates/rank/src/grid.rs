@@ -164,7 +164,14 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   weighted majority), `low-pass`, `vote`, `and`, `quality`,
 ///   `violation-rate` and `time-of-day` filters; for `writeback` and
 ///   `cleaning` also the background regulators (preemption gate, latency
-///   target).
+///   target). The skeptics that judge predicted durations keep a duration
+///   predictor where the start detectors run alone (`low-pass` over
+///   `average(n=10, initial=B)`, `quality` over `fixed(d=B)`: did the declaration
+///   hold long enough to pay), since without one they would pass
+///   everything; `violation-rate`, whose threshold is a rate per second
+///   that does not scale with `B`, is left out there. `time-of-day` learns
+///   the busiest hours from a day's requests, so on a trace of one day it
+///   passes everything and is reported as equivalent to its input.
 ///
 /// Components this build does not register (or that need a break-even
 /// time the registry does not have) are skipped with a note when the grid
@@ -212,16 +219,19 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
     specs.push(format!("follow-share({members})"));
     specs.push(format!("follow-share(follow=majority; {members})"));
     specs.push(format!("follow-share(eta=8, alpha=0.05; {members})"));
-    let avg = if durations.is_empty() {
-        "timer(t=B/4)".to_string()
-    } else {
-        "timer(t=B/4) + average(n=10)".to_string()
-    };
-    specs.push(format!("low-pass(min=B; {avg})"));
-    specs.push(format!(
-        "low-pass(min=B; {})",
-        with("adapt-timer-arith-geom(step=B/8)")
-    ));
+    // The skeptics that judge predicted durations get a duration predictor
+    // even where the task cannot tell durations apart: without one
+    // `low-pass`, `quality` and `violation-rate` pass every prediction and
+    // each network would be its input again. `low-pass(min=B)` needs one
+    // whose predictions vary (a fixed `4B` or 1 s always passes it);
+    // `quality` judges whether a declaration held for `fixed(d=B)`, that is
+    // whether the spin-down it prompts pays for itself.
+    // (`initial=B`: before any period is seen it predicts what passes, a
+    // length that scales with `B` as the rest of the spin-down grid does.)
+    specs.push("low-pass(min=B; timer(t=B/4) + average(n=10, initial=B))".into());
+    specs.push(
+        "low-pass(min=B; adapt-timer-arith-geom(step=B/8) + average(n=10, initial=B))".into(),
+    );
     specs.push(format!(
         "vote(threshold=2; {}, {}, {})",
         with("timer(t=B)"),
@@ -233,11 +243,18 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
         with("timer(t=B/4)"),
         with("event-window(n=50, rate=R/4)")
     ));
-    specs.push(format!("quality(threshold=0.8; {})", with("timer(t=B)")));
-    specs.push(format!(
-        "violation-rate(max=0.1; {})",
-        with("adapt-timer-arith-geom(step=B/8)")
-    ));
+    if durations.is_empty() {
+        specs.push("quality(threshold=0.8; timer(t=B) + fixed(d=B))".into());
+        // `violation-rate`'s threshold is violations per second, which does
+        // not scale with `B`; for spin-down, `quality` judges the same
+        // outcomes as a share of the declarations.
+    } else {
+        specs.push(format!("quality(threshold=0.8; {})", with("timer(t=B)")));
+        specs.push(format!(
+            "violation-rate(max=0.1; {})",
+            with("adapt-timer-arith-geom(step=B/8)")
+        ));
+    }
     specs.push(format!("time-of-day(busiest=7; {})", with("timer(t=B)")));
     if moves_io {
         // Background regulation (issue 11): keep a task that moves I/O

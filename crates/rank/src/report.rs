@@ -664,6 +664,26 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     out
 }
 
+/// What a ranking counted, for its first line: the distinct networks, the
+/// networks folded into one of them for identical measures on every trace,
+/// and the reference rows ("55 networks (5 more identical to one of them)
+/// and 3 references"), so that networks × traces adds up to the runs.
+pub fn counted(summaries: &[Summary]) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let ranked = summaries.iter().filter(|s| !s.reference);
+    let same: usize = ranked.clone().map(|s| s.equivalents.len()).sum();
+    let references = summaries.iter().filter(|s| s.reference).count();
+    let mut text = plural(ranked.count(), "network", "networks");
+    if same > 0 {
+        text += &format!(" ({same} more identical to one of them)");
+    }
+    if references > 0 {
+        text += &format!(" and {}", plural(references, "reference", "references"));
+    }
+    text
+}
+
 /// The whole `report.md`.
 pub fn markdown(
     meta: &RunMeta,
@@ -673,7 +693,6 @@ pub fn markdown(
     figures: &[Figure],
 ) -> String {
     let mut out = String::new();
-    let networks = summaries.iter().filter(|s| !s.reference).count();
     let _ = writeln!(out, "# lull rank — task `{}`\n", meta.task);
     let how = match meta.score {
         crate::score::Mode::Robust => format!(
@@ -703,8 +722,8 @@ pub fn markdown(
     };
     let _ = writeln!(
         out,
-        "{} networks ranked on {} trace{} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
-        networks,
+        "{} on {} trace{} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
+        counted(summaries),
         meta.traces.len(),
         if meta.traces.len() == 1 { "" } else { "s" },
         rows.len(),
