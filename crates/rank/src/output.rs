@@ -368,13 +368,14 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
 /// The reference network of a task: the oracle, which for `spindown`
 /// declares only the idle periods longer than the drive's break-even time
 /// (SPEC §4.2's oracle energy; spinning down for a shorter period costs
-/// energy).
+/// energy), written `oracle(min=B)` like the grid's networks: resolved
+/// against the drive's exact `B`, not a rounding of it.
 pub fn reference_for(opts: &ReplayOptions) -> Result<String, RankError> {
     if crate::base_task(&opts.task) == "spindown" {
-        let model = lull_blktrace_replay::replay::power_model(opts.device.as_deref())
+        // An unknown drive is an input error here, before any replay.
+        lull_blktrace_replay::replay::power_model(opts.device.as_deref())
             .map_err(|e| RankError::Input(e.to_string()))?;
-        let ms = (model.break_even_s() * 1000.0).round();
-        return Ok(format!("oracle(min={ms}ms)"));
+        return Ok("oracle(min=B)".into());
     }
     Ok("oracle()".to_string())
 }

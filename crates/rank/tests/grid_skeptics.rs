@@ -167,6 +167,13 @@ fn the_counts_of_the_first_line_add_up_to_the_runs() {
         "2 networks (1 more identical to one of them) and 1 reference"
     );
     assert_eq!(outcome.rows.len(), (2 + 1 + 1) * 2);
+    // The oracle is written against B like the networks, and is exactly
+    // the oracle its rows measure themselves against.
+    for r in outcome.rows.iter().filter(|r| r.reference) {
+        assert_eq!(r.spec, "oracle(min=B)");
+        let (e, o) = (r.measure("energy_j"), r.measure("oracle_energy_j"));
+        assert_eq!(e, o, "{}", r.trace);
+    }
     let report = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(
         report.contains(
