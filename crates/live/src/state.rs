@@ -93,6 +93,11 @@ pub struct DiskState {
     /// the activity log's records; what `lull status` shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<lull_activity::ShadowReport>,
+    /// When the entry was moved aside to `serial:SERIAL` to wait for its
+    /// drive (Unix seconds; [`State::forget_parked`]); cleared when the
+    /// drive comes back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked_unix: Option<u64>,
     /// What the disk's network has learned ([`lull_core::learned`]),
     /// restored at the next start when the network and the drive's B are
     /// the same; written at each idle period's end and at stop.
@@ -167,6 +172,14 @@ pub struct JobProcess {
 }
 
 pub use lull_tasks::gate::WearBudget;
+
+/// The key prefix of a drive's entry while the drive is away
+/// ([`State::take_for`]).
+pub const PARKED_PREFIX: &str = "serial:";
+/// Days a drive's state waits under [`PARKED_PREFIX`] for the drive.
+pub const PARKED_DAYS: u64 = 365;
+/// At most this many absent drives' states are kept.
+pub const PARKED_MAX: usize = 64;
 
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -267,7 +280,7 @@ impl State {
         if let Some(other) = self.disks.get(key).and_then(serial_of)
             && other != serial
         {
-            let aside = format!("serial:{other}");
+            let aside = format!("{PARKED_PREFIX}{other}");
             if let Some(d) = self.disks.remove(key) {
                 note = Some(format!(
                     "{key} is now drive {serial}; the state of drive {other} is kept as {aside:?} until it is back"
@@ -290,7 +303,8 @@ impl State {
             });
         match found {
             Some(k) => {
-                let d = self.disks.remove(&k).unwrap_or_default();
+                let mut d = self.disks.remove(&k).unwrap_or_default();
+                d.parked_unix = None;
                 if k != key {
                     let moved = format!("drive {serial} was {k:?}: its state follows it to {key}");
                     note = Some(match note {
@@ -302,6 +316,52 @@ impl State {
             }
             None => (self.disks.remove(key).unwrap_or_default(), note),
         }
+    }
+
+    /// Forgets the states of drives that waited under `serial:SERIAL` (see
+    /// [`State::take_for`]) for more than [`PARKED_DAYS`], and beyond the
+    /// [`PARKED_MAX`] that waited least, so that a machine that sees many
+    /// drives pass (a backup rotation, a recovery bench) does not keep
+    /// and rewrite every one it ever met. An entry parked without a date
+    /// (moved aside just now, or by a daemon older than the date) is dated
+    /// `now_unix`. A clock before 2020 is not believed (a board without a
+    /// real-time clock, before NTP): nothing is dated or forgotten by age
+    /// then, and dates from such a clock are taken again. Returns a line
+    /// for each drive forgotten.
+    pub fn forget_parked(&mut self, now_unix: u64) -> Vec<String> {
+        const BELIEVED: u64 = 1_577_836_800; // 2020-01-01
+        let clock = now_unix >= BELIEVED;
+        let mut parked: Vec<(u64, String)> = self
+            .disks
+            .iter_mut()
+            .filter(|(k, _)| k.starts_with(PARKED_PREFIX))
+            .map(|(k, d)| {
+                if clock && d.parked_unix.is_none_or(|t| t < BELIEVED) {
+                    d.parked_unix = Some(now_unix);
+                }
+                (d.parked_unix.unwrap_or(now_unix), k.clone())
+            })
+            .collect();
+        // Longest parked first; ties by key, for a deterministic choice.
+        parked.sort();
+        let over = parked.len().saturating_sub(PARKED_MAX);
+        let mut said = Vec::new();
+        for (i, (since, key)) in parked.into_iter().enumerate() {
+            let days = now_unix.saturating_sub(since) / 86_400;
+            let why = if clock && days > PARKED_DAYS {
+                format!("not seen for {days} days")
+            } else if i < over {
+                format!(
+                    "more than {PARKED_MAX} absent drives are kept, and it left longest ago ({days} days)"
+                )
+            } else {
+                continue;
+            };
+            self.disks.remove(&key);
+            let drive = &key[PARKED_PREFIX.len()..];
+            said.push(format!("the state of drive {drive} is forgotten: {why}"));
+        }
+        said
     }
 
     /// The entry of `key`, created if needed.
@@ -417,6 +477,64 @@ mod tests {
         // Without a serial number, the kernel name is all there is.
         st.disks.insert("loop0".into(), drive("L", 2));
         assert_eq!(st.take_for("loop0", None).0.spindowns, 2);
+    }
+
+    /// A drive's state waits for it a year, and no more than
+    /// [`PARKED_MAX`] absent drives are kept: the longest gone go first.
+    #[test]
+    fn absent_drives_are_forgotten_after_a_year_or_beyond_the_cap() {
+        let day = 86_400;
+        // Day 20,000 is in 2024 (a clock before 2020 is not believed).
+        let d0 = 20_000;
+        let mut st = State::default();
+        st.disks.insert("sdb".into(), drive("OLD", 5));
+        st.disks.insert("sdc".into(), drive("KEPT", 1));
+        // A new drive on sdb parks OLD; dated when first seen parked.
+        st.take_for("sdb", Some(&id("NEW")));
+        assert!(st.forget_parked(d0 * day).is_empty());
+        assert_eq!(st.disks["serial:OLD"].parked_unix, Some(d0 * day));
+        // A year later it is still kept; a day more, forgotten.
+        assert!(st.forget_parked((d0 + 365) * day).is_empty());
+        let said = st.forget_parked((d0 + 366) * day + 1);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("OLD") && said[0].contains("366 days"),
+            "{}",
+            said[0]
+        );
+        assert!(!st.disks.contains_key("serial:OLD"));
+        assert!(
+            st.disks.contains_key("sdc"),
+            "present drives are not touched"
+        );
+        // A drive that comes back is no longer parked.
+        st.disks.insert("serial:BACK".into(), drive("BACK", 2));
+        st.forget_parked((d0 + 400) * day);
+        let (back, _) = st.take_for("sdd", Some(&id("BACK")));
+        assert_eq!((back.spindowns, back.parked_unix), (2, None));
+        // The cap: the ones parked longest go first.
+        for i in 0..PARKED_MAX + 3 {
+            let serial = format!("P{i:03}");
+            st.disks
+                .insert(format!("serial:{serial}"), drive(&serial, 0));
+            st.forget_parked((d0 + 500) * day + i as u64);
+        }
+        let parked: Vec<&String> = st
+            .disks
+            .keys()
+            .filter(|k| k.starts_with("serial:"))
+            .collect();
+        assert_eq!(parked.len(), PARKED_MAX);
+        assert_eq!(parked[0], "serial:P003", "{parked:?}");
+        // A clock from before NTP set it dates nothing and forgets nothing
+        // by age; the date is taken again once the clock is right.
+        let mut st = State::default();
+        st.disks.insert("serial:PI".into(), drive("PI", 1));
+        assert!(st.forget_parked(600).is_empty());
+        assert_eq!(st.disks["serial:PI"].parked_unix, None);
+        st.disks.get_mut("serial:PI").unwrap().parked_unix = Some(900);
+        assert!(st.forget_parked(d0 * day).is_empty());
+        assert_eq!(st.disks["serial:PI"].parked_unix, Some(d0 * day));
     }
 
     #[test]

@@ -297,6 +297,9 @@ impl Daemon {
         if let Some(n) = note {
             info!("disk {}: {n}", r.key);
         }
+        for n in self.state.forget_parked(crate::timer::unix_now()) {
+            info!("{n}");
+        }
         st.drive = Some(DriveRecord {
             preset: cfg.drive.preset.clone(),
             preset_source: cfg.drive.source.to_string(),
