@@ -79,6 +79,15 @@ pub fn first_session(bytes: &[u8]) -> Option<Session> {
     }
 }
 
+/// Reads and parses the segment file `f`.
+fn read_segment(f: &Path) -> Result<(Vec<Record>, Option<String>), ReadError> {
+    let bytes = fs::read(f).map_err(|source| ReadError::Io {
+        path: f.to_path_buf(),
+        source,
+    })?;
+    parse_segment(&bytes, f)
+}
+
 /// The records of one segment's bytes (`path` names it in errors and
 /// warnings), and a warning when its tail was torn.
 pub fn parse_segment(
@@ -213,20 +222,19 @@ impl Log {
                 path: path.to_path_buf(),
             });
         };
-        // The drive of the last run: the newest segment's last session.
-        let bytes = fs::read(newest).map_err(|source| ReadError::Io {
-            path: newest.clone(),
-            source,
-        })?;
-        let drive = parse_segment(&bytes, newest)?
-            .0
-            .iter()
-            .rev()
-            .find_map(|r| match r {
-                Record::Session(s) => Some(s.drive_id),
-                _ => None,
-            })
-            .flatten();
+        // The drive of the last run: the newest segment's last session
+        // (its records are kept for their turn below, not read again).
+        let mut newest_parsed = Some(read_segment(newest)?);
+        let drive = newest_parsed.as_ref().and_then(|(records, _)| {
+            records
+                .iter()
+                .rev()
+                .find_map(|r| match r {
+                    Record::Session(s) => Some(s.drive_id),
+                    _ => None,
+                })
+                .flatten()
+        });
         let (all, followed) = drive_segments(path, drive);
         let mut log = Log {
             followed,
@@ -236,7 +244,11 @@ impl Log {
             // Of the own log, every run: the rebuild leaves out another
             // drive's and counts them.
             let own = f.parent() == Some(path);
-            log.push_file(&f, |s| own || of_drive(s, drive, false))?;
+            let parsed = match newest_parsed.take_if(|_| f == *newest) {
+                Some(p) => p,
+                None => read_segment(&f)?,
+            };
+            log.push_parsed(parsed, |s| own || of_drive(s, drive, false));
         }
         Ok(log)
     }
@@ -244,11 +256,18 @@ impl Log {
     /// Adds the segment file `f`, keeping the runs whose session `keep`
     /// accepts.
     fn push_file(&mut self, f: &Path, keep: impl Fn(&Session) -> bool) -> Result<(), ReadError> {
-        let bytes = fs::read(f).map_err(|source| ReadError::Io {
-            path: f.to_path_buf(),
-            source,
-        })?;
-        let (records, warning) = parse_segment(&bytes, f)?;
+        let parsed = read_segment(f)?;
+        self.push_parsed(parsed, keep);
+        Ok(())
+    }
+
+    /// Adds a parsed segment, keeping the runs whose session `keep`
+    /// accepts.
+    fn push_parsed(
+        &mut self,
+        (records, warning): (Vec<Record>, Option<String>),
+        keep: impl Fn(&Session) -> bool,
+    ) {
         self.warnings.extend(warning);
         let mut on = true;
         self.extend(records.into_iter().filter(|r| {
@@ -257,7 +276,6 @@ impl Log {
             }
             on
         }));
-        Ok(())
     }
 
     /// Adds a segment's bytes (`path` names it in errors).
