@@ -156,9 +156,10 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   property of the host's sync daemon, wall-clock by nature);
 /// - each start detector × four duration predictors (`fixed(d=4B)`,
 ///   `backoff-arith-geom(step=B/4, initial=B)`,
-///   `backoff-geom-geom(initial=B)`, `average(n=10)`; the fixed duration
-///   is 1 s for the tasks that move I/O, whose predictions must fit between
-///   requests) — unless the task cannot tell them apart
+///   `backoff-geom-geom(initial=B)`, `average(n=10)`, for spin-down with
+///   `initial=B`; the fixed duration and the average's first prediction
+///   are 1 s for the tasks that move I/O, whose predictions must fit
+///   between requests) — unless the task cannot tell them apart
 ///   ([`durations_matter`]), when each start detector runs alone;
 /// - skeptic networks: `follow-share` over four good predictors (best and
 ///   weighted majority), `low-pass`, `vote`, `and`, `quality`,
@@ -281,13 +282,16 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// instead of 10 s, so that every network of the spin-down grid but
 /// `dpll(period=30s)` and `time-of-day` (wall-clock by nature) decides
 /// the same on a trace and drive scaled together
-/// (`crates/rank/tests/scale_invariance.rs`). The tasks that move I/O keep
+/// (`crates/rank/tests/scale_invariance.rs`); under a stop policy that
+/// follows predicted ends, `average(n=10)` predicts `B` rather than 1 s
+/// before it has seen a period. The tasks that move I/O keep
 /// the defaults: their `B` is a disk access (milliseconds), and sampling
 /// that often would cost more than the detector learns.
 fn scale_with_b(spec: &str) -> String {
     spec.replace("moving-average(rate=", "moving-average(period=B/4, rate=")
         .replace("rate-change(rate=", "rate-change(period=B/4, rate=")
         .replace("adaptive-rate(rate=", "adaptive-rate(horizon=4B, rate=")
+        .replace("average(n=10)", "average(n=10, initial=B)")
 }
 
 /// The default grid of `task` under the task's default stop policy
