@@ -170,7 +170,7 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   `average(n=10, initial=B)`, `quality` over `fixed(d=B)`: did the declaration
 ///   hold long enough to pay), since without one they would pass
 ///   everything; `violation-rate`, whose threshold is a rate per second
-///   that does not scale with `B`, is left out there. `time-of-day` learns
+///   that does not scale with `B`, is left out of the spin-down grid. `time-of-day` learns
 ///   the busiest hours from a day's requests, so on a trace of one day it
 ///   passes everything and is reported as equivalent to its input.
 ///
@@ -246,11 +246,13 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
     ));
     if durations.is_empty() {
         specs.push("quality(threshold=0.8; timer(t=B) + fixed(d=B))".into());
-        // `violation-rate`'s threshold is violations per second, which does
-        // not scale with `B`; for spin-down, `quality` judges the same
-        // outcomes as a share of the declarations.
     } else {
         specs.push(format!("quality(threshold=0.8; {})", with("timer(t=B)")));
+    }
+    // `violation-rate`'s threshold is violations per second, which does not
+    // scale with `B`: for spin-down, `quality` judges the same outcomes as a
+    // share of the declarations.
+    if crate::base_task(task) != "spindown" {
         specs.push(format!(
             "violation-rate(max=0.1; {})",
             with("adapt-timer-arith-geom(step=B/8)")
