@@ -139,7 +139,7 @@ impl StartDetector for AdaptiveTimer {
         Some(Learned::new(
             "adaptive-timer",
             1,
-            vec![self.timeout.value().0 as f64],
+            vec![self.timeout.exact()],
         ))
     }
     fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {

@@ -37,9 +37,17 @@ impl Step {
 }
 
 /// A length kept within `[floor, ceiling]` and adjusted by [`Step`]s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The length is kept in nanoseconds as an `f64`, not as whole
+/// nanoseconds: halving an odd length would drop half a nanosecond that
+/// the next doubling doubles, so over many periods the value would drift
+/// from what the same adjustments give on a trace scaled by a power of
+/// two (`crates/rank/tests/scale_invariance.rs` found 2.5 µs in a day).
+/// An `f64` halves and doubles exactly and holds every whole nanosecond up
+/// to 104 days; [`Bounded::value`] rounds to the nearest nanosecond.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bounded {
-    value: Nanos,
+    value: f64,
     floor: Nanos,
     ceiling: Nanos,
     up: Step,
@@ -56,7 +64,7 @@ impl Bounded {
     pub fn new(initial: Nanos, floor: Nanos, ceiling: Nanos, up: Step, down: Step) -> Self {
         assert!(floor <= ceiling, "floor above ceiling");
         Bounded {
-            value: initial.clamp(floor, ceiling),
+            value: initial.clamp(floor, ceiling).0 as f64,
             floor,
             ceiling,
             up,
@@ -74,11 +82,16 @@ impl Bounded {
                 self.ceiling.approx()
             )));
         }
-        self.value = Nanos(v as u64);
+        self.value = v;
         Ok(())
     }
-    /// The current value.
+    /// The current value, to the nearest nanosecond.
     pub fn value(&self) -> Nanos {
+        Nanos(self.value.round() as u64)
+    }
+    /// The current value in nanoseconds, unrounded: what a saved state
+    /// keeps, so that a restored copy adjusts exactly alike.
+    pub fn exact(&self) -> f64 {
         self.value
     }
     /// The floor.
@@ -91,11 +104,22 @@ impl Bounded {
     }
     /// Lengthens the value by one step, up to the ceiling.
     pub fn lengthen(&mut self) {
-        self.value = self.up.up(self.value).clamp(self.floor, self.ceiling);
+        let v = match self.up {
+            Step::Arith(s) => self.value + s.0 as f64,
+            Step::Geom => self.value * 2.0,
+        };
+        self.value = self.clamped(v);
     }
     /// Shortens the value by one step, down to the floor.
     pub fn shorten(&mut self) {
-        self.value = self.down.down(self.value).clamp(self.floor, self.ceiling);
+        let v = match self.down {
+            Step::Arith(s) => (self.value - s.0 as f64).max(0.0),
+            Step::Geom => self.value / 2.0,
+        };
+        self.value = self.clamped(v);
+    }
+    fn clamped(&self, v: f64) -> f64 {
+        v.clamp(self.floor.0 as f64, self.ceiling.0 as f64)
     }
 
     /// Reads `step` (when either direction is arithmetic), `initial`,
@@ -213,6 +237,41 @@ pub(crate) const B_CEILING: ParamInfo = ParamInfo::optional(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Halving an odd length and doubling it back gives the length again,
+    /// as it does on a trace scaled by two: nothing is lost to whole
+    /// nanoseconds between adjustments (the type's docs).
+    #[test]
+    fn halvings_lose_nothing_between_adjustments() {
+        let mut b = Bounded::new(
+            Nanos(1_001),
+            Nanos(1),
+            Nanos(1 << 40),
+            Step::Geom,
+            Step::Geom,
+        );
+        for _ in 0..5 {
+            b.shorten();
+        }
+        assert_eq!(b.exact(), 1_001.0 / 32.0);
+        assert_eq!(b.value(), Nanos(31), "rounded to the nearest (31.28)");
+        for _ in 0..5 {
+            b.lengthen();
+        }
+        assert_eq!(b.value(), Nanos(1_001));
+        // The same adjustments at twice the scale are exactly twice.
+        let mut k = Bounded::new(
+            Nanos(2_002),
+            Nanos(2),
+            Nanos(1 << 41),
+            Step::Geom,
+            Step::Geom,
+        );
+        for _ in 0..5 {
+            k.shorten();
+        }
+        assert_eq!(k.exact(), 2.0 * b.exact() / 32.0);
+    }
 
     #[test]
     fn steps_stay_within_bounds() {

@@ -93,7 +93,7 @@ impl DurationPredictor for Backoff {
             "backoff",
             1,
             vec![
-                self.est.value().0 as f64,
+                self.est.exact(),
                 ago(now, end),
                 len.map_or(-1.0, |l| l.0 as f64),
             ],

@@ -286,7 +286,10 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// the same on a trace and drive scaled together
 /// (`crates/rank/tests/scale_invariance.rs`); under a stop policy that
 /// follows predicted ends, `average(n=10)` predicts `B` rather than 1 s
-/// before it has seen a period. The tasks that move I/O keep
+/// before it has seen a period, and the backoffs keep their estimates
+/// between `B/256` and `256B` rather than 10 ms and 10 minutes (11.7 ms
+/// and 12.8 minutes on the paper's drive, `B` = 3 s; powers of two, so
+/// that a `B` that scales by one scales them exactly). The tasks that move I/O keep
 /// the defaults: their `B` is a disk access (milliseconds), and sampling
 /// that often would cost more than the detector learns.
 fn scale_with_b(spec: &str) -> String {
@@ -294,6 +297,14 @@ fn scale_with_b(spec: &str) -> String {
         .replace("rate-change(rate=", "rate-change(period=B/4, rate=")
         .replace("adaptive-rate(rate=", "adaptive-rate(horizon=4B, rate=")
         .replace("average(n=10)", "average(n=10, initial=B)")
+        .replace(
+            "backoff-arith-geom(step=B/4, initial=B)",
+            "backoff-arith-geom(step=B/4, initial=B, floor=B/256, ceiling=256B)",
+        )
+        .replace(
+            "backoff-geom-geom(initial=B)",
+            "backoff-geom-geom(initial=B, floor=B/256, ceiling=256B)",
+        )
 }
 
 /// The default grid of `task` under the task's default stop policy
