@@ -161,6 +161,40 @@ pub struct RankConfig {
     pub validate: Option<f64>,
 }
 
+impl RankConfig {
+    /// Ranks `grid` (named `grid_name` in `run.toml`) over `sources` for
+    /// `task` under its default policy, device and timing, writing to
+    /// `out`: every core, the whole run, the busiest device of each trace,
+    /// strict input, no progress bar, robust scores, no limits, no
+    /// validation. Set the fields to change any of it.
+    pub fn new(
+        sources: Vec<Source>,
+        grid: Grid,
+        grid_name: &str,
+        task: &str,
+        out: impl Into<PathBuf>,
+    ) -> Self {
+        RankConfig {
+            sources,
+            grid,
+            grid_name: grid_name.into(),
+            replay: ReplayOptions {
+                task: task.into(),
+                ..ReplayOptions::default()
+            },
+            jobs: None,
+            shard: Shard::ALL,
+            disk: None,
+            lenient: false,
+            progress: false,
+            out: out.into(),
+            score: Mode::Robust,
+            limits: Limits::default(),
+            validate: None,
+        }
+    }
+}
+
 /// What a finished run, merge or redraw produced.
 #[derive(Clone, Debug)]
 pub struct Outcome {

@@ -15,9 +15,8 @@
 //! networks visible ("55 networks × 30 traces, 1890 runs" did not add up),
 //! counts every run.
 
-use lull_blktrace_replay::replay::ReplayOptions;
 use lull_core::time::Nanos;
-use lull_rank::{Grid, RankConfig, Shard, Source, default_grid, rank};
+use lull_rank::{Grid, RankConfig, Source, default_grid, rank};
 
 /// Skeptics whose spec names them at the sink.
 const SKEPTICS: &[&str] = &["low-pass(", "quality(", "violation-rate(", "time-of-day("];
@@ -49,29 +48,13 @@ fn skeptics_and_inputs(task: &str) -> Grid {
 fn identical_skeptics(task: &str, workload: &str) -> (usize, Vec<String>) {
     let out = tempfile::tempdir().unwrap();
     let grid = skeptics_and_inputs(task);
-    let cfg = RankConfig {
-        sources: vec![Source::Builtin {
-            name: workload.into(),
-            duration: Nanos::from_secs(2 * 86_400),
-            seed: 3,
-            day: None,
-        }],
-        grid,
-        grid_name: "default".into(),
-        replay: ReplayOptions {
-            task: task.into(),
-            ..ReplayOptions::default()
-        },
-        jobs: None,
-        shard: Shard::ALL,
-        disk: None,
-        lenient: false,
-        progress: false,
-        out: out.path().to_path_buf(),
-        score: lull_rank::Mode::Robust,
-        limits: lull_rank::Limits::default(),
-        validate: None,
+    let source = Source::Builtin {
+        name: workload.into(),
+        duration: Nanos::from_secs(2 * 86_400),
+        seed: 3,
+        day: None,
     };
+    let cfg = RankConfig::new(vec![source], grid, "default", task, out.path());
     let outcome = rank(&cfg, &lull_rank::registry()).expect("the default grid ranks");
     let spec = |i: usize| {
         outcome
@@ -131,36 +114,21 @@ fn every_skeptic_of_the_writeback_grid_filters_something() {
 #[test]
 fn the_counts_of_the_first_line_add_up_to_the_runs() {
     let out = tempfile::tempdir().unwrap();
-    let cfg = RankConfig {
-        sources: Source::all_builtin(Nanos::from_secs(3600), 5)
-            .into_iter()
-            .take(2)
-            .collect(),
-        grid: Grid {
-            specs: vec![
-                "timer(t=B)".into(),
-                // No duration to judge: it passes everything.
-                "quality(threshold=0.8; timer(t=B))".into(),
-                "timer(t=2B)".into(),
-            ],
-            references: vec!["oracle()".into()],
-            lenient: false,
-        },
-        grid_name: "counts".into(),
-        replay: ReplayOptions {
-            task: "spindown".into(),
-            ..ReplayOptions::default()
-        },
-        jobs: None,
-        shard: Shard::ALL,
-        disk: None,
+    let grid = Grid {
+        specs: vec![
+            "timer(t=B)".into(),
+            // No duration to judge: it passes everything.
+            "quality(threshold=0.8; timer(t=B))".into(),
+            "timer(t=2B)".into(),
+        ],
+        references: vec!["oracle()".into()],
         lenient: false,
-        progress: false,
-        out: out.path().to_path_buf(),
-        score: lull_rank::Mode::Robust,
-        limits: lull_rank::Limits::default(),
-        validate: None,
     };
+    let sources = Source::all_builtin(Nanos::from_secs(3600), 5)
+        .into_iter()
+        .take(2)
+        .collect();
+    let cfg = RankConfig::new(sources, grid, "counts", "spindown", out.path());
     let outcome = rank(&cfg, &lull_rank::registry()).unwrap();
     assert_eq!(
         lull_rank::report::counted(&outcome.summaries),

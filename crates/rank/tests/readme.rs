@@ -6,9 +6,8 @@
 //! `scripts/figures.sh readme-rank` when an intended change moves it;
 //! `scripts/figures.sh --check` compares the whole block, picture included.
 
-use lull_blktrace_replay::replay::ReplayOptions;
 use lull_core::time::Nanos;
-use lull_rank::{Limits, Mode, RankConfig, Shard, Source};
+use lull_rank::{RankConfig, Source};
 
 #[test]
 fn the_readme_table_is_what_the_code_prints() {
@@ -32,24 +31,13 @@ fn the_readme_table_is_what_the_code_prints() {
         .map(|l| format!("{l}\n"))
         .collect();
     let out = tempfile::tempdir().unwrap();
-    let cfg = RankConfig {
-        sources: Source::all_builtin(Nanos::from_secs(2 * 3600), 1),
-        grid: lull_rank::default_grid("spindown"),
-        grid_name: "default".into(),
-        replay: ReplayOptions {
-            task: "spindown".into(),
-            ..ReplayOptions::default()
-        },
-        jobs: None,
-        shard: Shard::ALL,
-        disk: None,
-        lenient: false,
-        progress: false,
-        out: out.path().to_path_buf(),
-        score: Mode::Robust,
-        limits: Limits::default(),
-        validate: None,
-    };
+    let cfg = RankConfig::new(
+        Source::all_builtin(Nanos::from_secs(2 * 3600), 1),
+        lull_rank::default_grid("spindown"),
+        "default",
+        "spindown",
+        out.path(),
+    );
     let o = lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
     let printed = lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10);
     assert_eq!(
