@@ -167,12 +167,13 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   `cleaning` also the background regulators (preemption gate, latency
 ///   target). The skeptics that judge predicted durations keep a duration
 ///   predictor where the start detectors run alone (`low-pass` over
-///   `average(n=10, initial=B)`, `quality` over `fixed(d=B)`: did the declaration
-///   hold long enough to pay), since without one they would pass
-///   everything; `violation-rate`, whose threshold is a rate per second
-///   that does not scale with `B`, is left out of the spin-down grid. `time-of-day` learns
-///   the busiest hours from a day's requests, so on a trace of one day it
-///   passes everything and is reported as equivalent to its input.
+///   `average(n=10, initial=B)`, `quality` over `fixed(d=B)`: did the
+///   declaration hold long enough to pay), since without one they would pass
+///   everything; `violation-rate`, whose threshold is a rate per second that
+///   does not scale with `B`, is left out of the spin-down grid.
+///   `time-of-day` learns the busiest hours from a day's requests, so on a
+///   trace of one day it passes everything and is reported as equivalent to
+///   its input.
 ///
 /// Components this build does not register (or that need a break-even
 /// time the registry does not have) are skipped with a note when the grid
@@ -284,14 +285,14 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// instead of 10 s, so that every network of the spin-down grid but
 /// `dpll(period=30s)` and `time-of-day` (wall-clock by nature) decides
 /// the same on a trace and drive scaled together
-/// (`crates/rank/tests/scale_invariance.rs`); under a stop policy that
-/// follows predicted ends, `average(n=10)` predicts `B` rather than 1 s
-/// before it has seen a period, and the backoffs keep their estimates
-/// between `B/256` and `256B` rather than 10 ms and 10 minutes (11.7 ms
-/// and 12.8 minutes on the paper's drive, `B` = 3 s; powers of two, so
-/// that a `B` that scales by one scales them exactly). The tasks that move I/O keep
-/// the defaults: their `B` is a disk access (milliseconds), and sampling
-/// that often would cost more than the detector learns.
+/// (`crates/rank/tests/scale_invariance.rs`); under a stop policy that follows
+/// predicted ends, `average(n=10)` predicts `B` rather than 1 s before it has
+/// seen a period, and the backoffs keep their estimates between `B/256` and
+/// `256B` rather than 10 ms and 10 minutes (11.7 ms and 12.8 minutes on the
+/// paper's drive, `B` = 3 s; `B` over and times a power of two, exact
+/// whenever `B` itself is scaled by one). The tasks that move I/O keep the defaults: their `B`
+/// is a disk access (milliseconds), and sampling that often would cost more
+/// than the detector learns.
 fn scale_with_b(spec: &str) -> String {
     spec.replace("moving-average(rate=", "moving-average(period=B/4, rate=")
         .replace("rate-change(rate=", "rate-change(period=B/4, rate=")
