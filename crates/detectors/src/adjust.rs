@@ -20,18 +20,19 @@ pub enum Step {
 }
 
 impl Step {
-    /// `x` lengthened by this step (saturating).
-    pub fn up(self, x: Nanos) -> Nanos {
+    /// A length of `x` nanoseconds lengthened by this step (lengths are
+    /// `f64` nanoseconds: see [`Bounded`]).
+    pub fn up(self, x: f64) -> f64 {
         match self {
-            Step::Arith(s) => x + s,
-            Step::Geom => x + x,
+            Step::Arith(s) => x + s.0 as f64,
+            Step::Geom => x * 2.0,
         }
     }
-    /// `x` shortened by this step (saturating at zero).
-    pub fn down(self, x: Nanos) -> Nanos {
+    /// A length of `x` nanoseconds shortened by this step, not below zero.
+    pub fn down(self, x: f64) -> f64 {
         match self {
-            Step::Arith(s) => x - s,
-            Step::Geom => Nanos(x.0 / 2),
+            Step::Arith(s) => (x - s.0 as f64).max(0.0),
+            Step::Geom => x / 2.0,
         }
     }
 }
@@ -104,19 +105,11 @@ impl Bounded {
     }
     /// Lengthens the value by one step, up to the ceiling.
     pub fn lengthen(&mut self) {
-        let v = match self.up {
-            Step::Arith(s) => self.value + s.0 as f64,
-            Step::Geom => self.value * 2.0,
-        };
-        self.value = self.clamped(v);
+        self.value = self.clamped(self.up.up(self.value));
     }
     /// Shortens the value by one step, down to the floor.
     pub fn shorten(&mut self) {
-        let v = match self.down {
-            Step::Arith(s) => (self.value - s.0 as f64).max(0.0),
-            Step::Geom => self.value / 2.0,
-        };
-        self.value = self.clamped(v);
+        self.value = self.clamped(self.down.down(self.value));
     }
     fn clamped(&self, v: f64) -> f64 {
         v.clamp(self.floor.0 as f64, self.ceiling.0 as f64)
