@@ -368,3 +368,41 @@ fn four_shards_from_scheduler_variables_merge_into_one_run() {
         "index 4 of 4 (0-based) is out of range"
     );
 }
+
+/// The recommendation weighs delayed requests alike with energy; where the
+/// grid's lowest in energy is another network, the report names it and
+/// what it costs in delays.
+#[test]
+fn the_recommendation_points_to_the_lowest_energy_network() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 1), workstation(3600, 2)];
+    let o = lull_rank::rank(&config(tmp.path(), sources, &SENSIBLE), &reg).unwrap();
+    let report = fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    let mean = |spec: &str, m: &str| {
+        let v: Vec<f64> = o
+            .rows
+            .iter()
+            .filter(|r| r.spec == spec)
+            .map(|r| r.measure(m).unwrap())
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let lowest = SENSIBLE
+        .iter()
+        .copied()
+        .min_by(|a, b| mean(a, "excess_vs_best_fixed").total_cmp(&mean(b, "excess_vs_best_fixed")))
+        .unwrap();
+    let chosen = recommended(&o);
+    assert!(SENSIBLE.contains(&chosen.as_str()), "{chosen}");
+    // On these hours the ranking picks a long timer (few delays) and the
+    // adaptive timer spends the least energy.
+    assert_ne!(lowest, chosen);
+    assert!(mean(lowest, "excess_vs_best_fixed") < mean(&chosen, "excess_vs_best_fixed"));
+    let pointer = format!("For energy alone, the grid's lowest is `{lowest}`");
+    assert!(report.contains(&pointer), "{pointer} in:\n{report}");
+    assert!(
+        per_hour(&o, lowest) > per_hour(&o, &chosen),
+        "it spends less energy by delaying more"
+    );
+}
