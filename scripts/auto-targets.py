@@ -19,7 +19,12 @@ the issue's target:
     scripts/auto-targets.py [LULL_BINARY]    # default $LULL, then target/release/lull
 
 `LULL_TARGETS_NET` replaces `auto` by another network (for experiments:
-the tables in docs/results.md are always `auto`'s).
+the tables in docs/results.md are always `auto`'s). `LULL_TARGETS_WARM=1`
+lets the network first learn from a day of the same workload with seed
+s + 1000 (`lull replay --warm-up-seed`), as a daemon that ran the day before
+would have: the measures are still day s's alone (docs/results.md, "After a
+day of learning"). `LULL_TARGETS_WARM=144h` learns from that long a stretch
+instead (`--warm-up-duration`).
 
 About 150 replays, a minute or two on two cores. scripts/figures.sh puts
 the tables in docs/results.md's `auto-targets` block.
@@ -37,16 +42,24 @@ SEEDS = range(201, 207)
 WORKLOADS = ["office", "home-nas", "db-checkpoint", "cron-server", "workstation", "news",
              "database", "sync30", "iid-exp", "iid-pareto"]
 NET = os.environ.get("LULL_TARGETS_NET", "auto")
+WARM_ENV = os.environ.get("LULL_TARGETS_WARM", "")
+WARM = WARM_ENV not in ("", "0")
+WARM_DURATION = WARM_ENV if WARM and WARM_ENV != "1" else None
+WARM_OFFSET = 1000
 KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "structured",
         "cron-server": "structured, periodic", "workstation": "correlated",
         "news": "correlated", "database": "correlated", "sync30": "periodic",
         "iid-exp": "independent", "iid-pareto": "independent"}
 
 
-def replay(workload, device, net, seed, duration="24h"):
+def replay(workload, device, net, seed, duration="24h", warm=False):
     argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration",
             duration, "--task", "spindown", "--device", device, "--net", net,
             "--format", "json"]
+    if warm:
+        argv += ["--warm-up-seed", str(seed + WARM_OFFSET)]
+        if WARM_DURATION:
+            argv += ["--warm-up-duration", WARM_DURATION]
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
@@ -66,14 +79,16 @@ def main():
     long_jobs = [(w, d, "timer(B)", 2, "240h") for w in WORKLOADS if KIND[w] == "independent"
                  for d in DEVICES]
     with ThreadPoolExecutor(2) as ex:
-        auto = dict(zip(auto_jobs, ex.map(lambda j: replay(*j), auto_jobs)))
+        auto = dict(zip(auto_jobs, ex.map(lambda j: replay(*j, warm=WARM), auto_jobs)))
         long = dict(zip(long_jobs, ex.map(lambda j: replay(*j), long_jobs)))
     opt = {(j[0], j[1]): r["best_fixed_timeout_s"] for j, r in long.items()}
     fixed_jobs = [(w, d, f"timer({t:.6f}s)", s) for (w, d), t in opt.items() for s in SEEDS]
     with ThreadPoolExecutor(2) as ex:
         fixed = dict(zip(fixed_jobs, ex.map(lambda j: replay(*j), fixed_jobs)))
     for d in DEVICES:
-        print(f"\n`{d}`, `auto` on seeds 201–206 (24 h each), median (range):\n")
+        stretch = f"{WARM_DURATION} of" if WARM_DURATION else "a day of"
+        after = (f", each after learning {stretch} seed s + {WARM_OFFSET}" if WARM else "")
+        print(f"\n`{d}`, `{NET}` on seeds 201–206 (24 h each{after}), median (range):\n")
         print("| workload | gaps | excess vs best fixed | gain vs clairvoyant "
               "| clairvoyant adds (% of energy) "
               "| distribution-optimal timeout: its excess | target | met |")

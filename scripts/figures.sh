@@ -40,6 +40,7 @@ BLOCKS=(
   "auto-vs-fixed|docs/results.md|check|scripts/auto-vs-fixed.sh"
   "auto-robustness|docs/results.md|check|python3 scripts/auto-robustness.py"
   "auto-targets|docs/results.md|check|python3 scripts/auto-targets.py"
+  "auto-targets-warm|docs/results.md|check|LULL_TARGETS_WARM=1 python3 scripts/auto-targets.py"
   "results-spindown|docs/results.md|check|python3 scripts/results-tables.py spindown"
   "results-writeback-wd|docs/results.md|check|python3 scripts/results-tables.py writeback"
   "results-writeback-hp|docs/results.md|check|python3 scripts/results-tables.py writeback-hp"

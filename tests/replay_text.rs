@@ -76,3 +76,78 @@ fn json_carries_what_auto_learned() {
     assert!((0.0..=1.0).contains(&gauge("n0.p_long")), "{v}");
     assert!(gauge("n0.fallback_periods") > 0.0, "{v}");
 }
+
+/// `--warm-up-seed` and `--warm-up`: the network learns from another day
+/// first; the JSON says how long the warm-up was, the measures are the
+/// trace's, and misuse is a usage error that names the flag.
+#[test]
+fn warm_up_learns_first_and_says_so() {
+    let base = [
+        "replay",
+        "--workload",
+        "office",
+        "--duration",
+        "6h",
+        "--task",
+        "spindown",
+        "--device",
+        "wd-red-plus",
+        "--format",
+        "json",
+    ];
+    let json = |extra: &[&str]| {
+        let o = lull(&[&base[..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let cold = json(&[]);
+    let warm = json(&["--warm-up-seed", "7"]);
+    assert!(cold.get("warm_up_s").is_none());
+    let span = warm["warm_up_s"].as_f64().unwrap();
+    assert!(span > 5.0 * 3600.0 && span <= 6.0 * 3600.0, "{span}");
+    assert_eq!(cold["baseline_energy_j"], warm["baseline_energy_j"]);
+    assert!(
+        warm["gauges"]["n0.fallback_periods"].as_f64().unwrap()
+            > cold["gauges"]["n0.fallback_periods"].as_f64().unwrap()
+    );
+    // The same day as a file (the normalized CSV, which carries no wall
+    // clock, so the hour of day is not learned from it): as many periods
+    // learned from as from the seed.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("day.csv");
+    let o = lull(&[
+        "synth",
+        "--workload",
+        "office",
+        "--duration",
+        "6h",
+        "--seed",
+        "7",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_file = json(&["--warm-up", file.to_str().unwrap()]);
+    assert_eq!(
+        from_file["gauges"]["n0.fallback_periods"],
+        warm["gauges"]["n0.fallback_periods"]
+    );
+    assert_ne!(from_file["energy_j"], cold["energy_j"]);
+    // Misuse.
+    let missing = dir.path().join("nope.csv");
+    let o = lull(&[&base[..], &["--warm-up", missing.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nope.csv"), "{}", stderr(&o));
+    let o = lull(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--task",
+        "spindown",
+        "--warm-up-seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--warm-up TRACE"), "{}", stderr(&o));
+    let o = lull(&[&base[..], &["--warm-up-seed", "3", "--restart-every", "1h"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -70,6 +70,21 @@ pub(crate) struct Args {
     /// (as the daemon keeps it in its state file).
     #[arg(long, requires = "restart_every")]
     keep_state: bool,
+    /// Before the trace, the network learns from this one (any supported
+    /// format; the day before, say), and starts the trace with what it
+    /// learned, as a daemon restarted between them would: the measures
+    /// are the trace's alone, of a network that has already learned.
+    /// Trace-timed tasks only (none, spindown).
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["restart_every", "warm_up_seed"])]
+    warm_up: Option<PathBuf>,
+    /// Like --warm-up, from the built-in workload with this seed (the same
+    /// workload; without a TRACE only).
+    #[arg(long, value_name = "SEED", conflicts_with = "restart_every")]
+    warm_up_seed: Option<u64>,
+    /// With --warm-up-seed: how long a stretch of the workload the network
+    /// learns from. Default: --duration.
+    #[arg(long, value_name = "DURATION", requires = "warm_up_seed")]
+    warm_up_duration: Option<String>,
     /// For a daemon's activity log of several runs: replay it as one run.
     /// By default the network restarts where the daemon restarted, in the
     /// run's own time frame and wall clock, with what the run before
@@ -307,7 +322,21 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         && runs
             .iter()
             .any(|r| r.network != runs[runs.len() - 1].network);
+    let warm = warm_up_timeline(&args)?;
+    if warm.is_some() && daemon_runs {
+        return Err(CliError::input(anyhow!(
+            "--warm-up and --warm-up-seed replay one run: add --one-run for a daemon's activity log of {} runs",
+            runs.len()
+        )));
+    }
     let (outcome, restarts) = match &args.restart_every {
+        None if warm.is_some() => {
+            let warm = warm.as_ref().expect("checked");
+            let o = lull_blktrace_replay::replay::replay_spec_warm(
+                &timeline, warm, &spec, &registry, &opts,
+            )?;
+            (o, None)
+        }
         None if own_networks => {
             let specs = runs
                 .iter()
@@ -362,6 +391,9 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             .map_err(|e| CliError::runtime(anyhow!("{}: {e}", path.display())))?;
     }
     let mut pairs = outcome.report.pairs();
+    if let Some(w) = &warm {
+        pairs.push(("warm_up_s", w.span().as_secs_f64()));
+    }
     if let Some(n) = restarts {
         pairs.push(("restarts", n as f64));
     }
@@ -424,6 +456,42 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         })(),
     };
     written.map_err(CliError::runtime)
+}
+
+/// The trace `--warm-up` or `--warm-up-seed` names, as a timeline (its
+/// busiest device, or `--disk`'s), if either is given.
+fn warm_up_timeline(args: &Args) -> Result<Option<Timeline>, CliError> {
+    let trace = match (&args.warm_up, args.warm_up_seed) {
+        (Some(path), _) => load_trace(Some(path), &args.workload, &args.source)?,
+        (None, Some(seed)) => {
+            if args.trace.is_some() {
+                return Err(CliError::input(anyhow!(
+                    "--warm-up-seed warms up on a built-in workload: without a TRACE only (for a trace, --warm-up TRACE)"
+                )));
+            }
+            let mut source = super::SourceArgs {
+                seed,
+                ..args.source.clone()
+            };
+            if let Some(d) = &args.warm_up_duration {
+                parse_duration(d)
+                    .map_err(|e| CliError::input(anyhow!("--warm-up-duration: {e}")))?;
+                source.duration = d.clone();
+            }
+            load_trace(None, &args.workload, &source)?
+        }
+        (None, None) => return Ok(None),
+    };
+    let requests = select_device(&trace, args.source.disk.as_deref())
+        .map_err(|e| CliError::input(anyhow!("--warm-up: {}", e.message())))?;
+    if requests.is_empty() {
+        return Err(CliError::input(anyhow!(
+            "--warm-up: the trace has no requests"
+        )));
+    }
+    Ok(Some(
+        Timeline::from_requests(&requests).with_clock(trace.clock),
+    ))
 }
 
 /// A daemon's activity log is replayed as the daemon ran it: what the

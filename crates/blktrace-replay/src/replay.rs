@@ -609,6 +609,56 @@ pub fn replay_spec_with(
 ) -> Result<ReplayOutcome, ReplayError> {
     let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
     let network = spec.build(registry)?;
+    replay_network(timeline, network, opts, reference)
+}
+
+/// [`replay_spec`] of a network that has first learned from `warm` (another
+/// trace: the day before, say) what a daemon that ran it would have kept in
+/// its state file, and starts `timeline` with that, restored at its start
+/// as the daemon restores it after a restart (times saved before are long
+/// ago; what was learned from them is kept). The measures are
+/// `timeline`'s alone. What it answers: how a network does on a trace once
+/// it has learned, where a cold replay also counts its learning. Only for
+/// trace-timed tasks (`none`, `spindown`): the network sees the same events
+/// whatever the task does, so `warm` is replayed without one.
+pub fn replay_spec_warm(
+    timeline: &Timeline,
+    warm: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+) -> Result<ReplayOutcome, ReplayError> {
+    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
+        return Err(ReplayError::Option(format!(
+            "--warm-up replays trace-timed tasks (none, spindown), not {}",
+            opts.task
+        )));
+    }
+    let reference = trace_reference(timeline, opts)?;
+    let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
+    let mut engine = Engine::with_policy(spec.build(registry)?, policy, NoTask);
+    replay(warm, &mut engine)?;
+    let mut parts = Vec::new();
+    let end = warm.end().unwrap_or(Nanos::ZERO);
+    engine.detector().save_parts(end, &mut parts);
+    let mut network = spec.build(registry)?;
+    let start = timeline.start().unwrap_or(Nanos::ZERO);
+    network
+        .restore_parts(&mut parts.as_slice(), start)
+        .map_err(ReplayError::Learned)?;
+    replay_network(timeline, network, opts, reference)
+}
+
+/// Replays `timeline` through `network` (built for `opts`' task and
+/// device) with the options; `reference` is the trace's
+/// ([`trace_reference`]).
+fn replay_network(
+    timeline: &Timeline,
+    network: lull_core::network::Network,
+    opts: &ReplayOptions,
+    reference: Option<BestFixed>,
+) -> Result<ReplayOutcome, ReplayError> {
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         let model = service_model(opts.device.as_deref())?;
