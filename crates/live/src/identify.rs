@@ -15,8 +15,9 @@
 //! | 3 | INQUIRY, VPD page B1h Block Device Characteristics (SBC-4 6.6.2) | MEDIUM ROTATION RATE (bytes 4–5), NOMINAL FORM FACTOR (byte 7, bits 3:0) |
 //! | 4 | INQUIRY, VPD page 89h ATA Information (SAT-4 12.4.2) | the drive's IDENTIFY DEVICE data (bytes 60–571) |
 //! | 5 | ATA IDENTIFY DEVICE (ACS-3 7.12) in ATA PASS-THROUGH (16), then (12), PIO data-in | model (words 27–46), serial (10–19), form factor (168), rotation rate (217), APM (83, 86, 87, 91), EPC (119, 120) |
-//! | 6 | `/sys/block/NAME/queue/rotational` | the kernel's rotational flag |
-//! | 7 | sysfs: an NVMe namespace's `wwid`, a virtio disk's or card's `serial`, a USB enclosure's serial string ([`sysfs_serial`]) | a name for a drive that gave no serial number |
+//! | 6 | for a drive with EPC enabled: ATA READ LOG EXT (ACS-3 7.24) of the Power Conditions log (08h), page 01h, in ATA PASS-THROUGH (16); for a SCSI drive (no IDENTIFY data, VPD B1h answered): MODE SENSE (10) (SPC-4 6.12) of the Power Condition mode page (1Ah, SPC-4 7.5.13) | its own Standby_z timer: enabled, and after how long |
+//! | 7 | `/sys/block/NAME/queue/rotational` | the kernel's rotational flag |
+//! | 8 | sysfs: an NVMe namespace's `wwid`, a virtio disk's or card's `serial`, a USB enclosure's serial string ([`sysfs_serial`]) | a name for a drive that gave no serial number |
 //!
 //! Steps 1 to 4 are answered by the SCSI layer between host and drive
 //! (libata answers them from the IDENTIFY data it read at probe time), so
@@ -24,7 +25,10 @@
 //! when steps 1–4 left the rotation rate, the model or the serial number
 //! unknown (a USB bridge that implements no VPD pages); ACS lets a drive in standby
 //! answer IDENTIFY DEVICE, but some spin up for it, so the daemon asks once
-//! per appearance of a drive and keeps the answer in the state file.
+//! per appearance of a drive and keeps the answer in the state file. Step
+//! 6 goes to the drive too, and only to a drive that can have the timer
+//! (EPC enabled; a SCSI target that implements VPD pages, not a bare USB
+//! bridge, which may not survive a mode page it does not know).
 //! Every step that fails (an illegal request, SG_IO not supported on a
 //! loop or NVMe device) is skipped; what was learnt is merged, ATA's answer
 //! first.
@@ -36,18 +40,25 @@
 //! the daemon finds the disk "in standby (spun down by something else)".
 //! The IDENTIFY data says so (words 83 and 86 bit 3: supported and
 //! enabled; word 91: the level), and the daemon and `lulld --check` warn
-//! with the fix. Extended Power Conditions (words 119 and 120 bit 7) is
-//! reported, not warned of: its Standby_z timer, the one that spins a
-//! drive down, is off by default and is read only from a log page. From
-//! VPD page 89h the data is what libata read when it last probed the drive
-//! (boot, replug, resume), so a level set since then shows after the next
-//! probe; `hdparm -B /dev/sdX` reads the current one.
+//! with the fix. Extended Power Conditions (words 119 and 120 bit 7) has
+//! timers of its own, and the one that spins a drive down is Standby_z:
+//! off by default, set by a vendor's firmware on some drives or by
+//! `openSeaChest_PowerControl --standby_z`. Step 6 reads it where it
+//! lives (an ATA drive's Power Conditions log, a SCSI drive's Power
+//! Condition mode page, whose STANDBY bit and timer are Standby_z's since
+//! SPC-4), and an enabled timer is warned of like an APM level that
+//! allows standby. From VPD page 89h the IDENTIFY data is what libata
+//! read when it last probed the drive (boot, replug, resume), so a level
+//! set since then shows after the next probe; `hdparm -B /dev/sdX` reads
+//! the current one. The log page and the mode page are the drive's
+//! current settings.
 //!
 //! The parsers take byte slices and never panic on any input; the tests
 //! pin them on fixtures laid out as the standards define them.
 
 use std::path::Path;
 
+use lull_core::time::Nanos;
 use lull_tasks::drive::{DriveFacts, FormFactor, Rotation};
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +115,116 @@ pub fn identify_12() -> [u8; 12] {
     c[4] = 1;
     c[9] = ATA_IDENTIFY_DEVICE;
     c
+}
+
+/// Operation code of MODE SENSE (10) (SPC-4 6.12).
+pub const OP_MODE_SENSE_10: u8 = 0x5A;
+/// ATA READ LOG EXT (ACS-3 7.24).
+pub const ATA_READ_LOG_EXT: u8 = 0x2F;
+/// The Power Conditions log's address (ACS-3 9.12).
+pub const POWER_CONDITIONS_LOG: u8 = 0x08;
+/// Its page of the Standby_y and Standby_z descriptors.
+pub const STANDBY_CONDITIONS_PAGE: u8 = 0x01;
+/// The Power Condition mode page's code (SPC-4 7.5.13).
+pub const POWER_CONDITION_MODE_PAGE: u8 = 0x1A;
+/// Bytes asked of MODE SENSE (10): the 8-byte header, no block
+/// descriptors (DBD), and the 40-byte page.
+const MODE_SENSE_ALLOC: u16 = 8 + 40;
+
+/// MODE SENSE (10) of the current values of the Power Condition mode page
+/// (SPC-4 6.12): byte 1 DBD (bit 3: no block descriptors); byte 2 PC 00b
+/// (current) and PAGE CODE 1Ah; bytes 7–8 ALLOCATION LENGTH.
+pub fn mode_sense_power() -> [u8; 10] {
+    let [hi, lo] = MODE_SENSE_ALLOC.to_be_bytes();
+    [
+        OP_MODE_SENSE_10,
+        1 << 3,
+        POWER_CONDITION_MODE_PAGE,
+        0,
+        0,
+        0,
+        0,
+        hi,
+        lo,
+        0,
+    ]
+}
+
+/// How many bytes [`mode_sense_power`] asks for.
+pub fn mode_sense_power_len() -> usize {
+    usize::from(MODE_SENSE_ALLOC)
+}
+
+/// ATA READ LOG EXT of one 512-byte page `page` of log `log`, in ATA
+/// PASS-THROUGH (16) (SAT 13.2.3): PROTOCOL PIO Data-In with EXTEND (a
+/// 48-bit command; byte 1), the lengths as for IDENTIFY (byte 2), COUNT 1
+/// (byte 6), LBA 7:0 the log address (byte 8), LBA 15:8 the page (byte 10),
+/// COMMAND 2Fh (byte 14).
+pub fn read_log_ext_16(log: u8, page: u8) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    c[0] = crate::sgio::OP_ATA_PASS_THROUGH_16;
+    c[1] = (PROTOCOL_PIO_DATA_IN << 1) | 1;
+    c[2] = DATA_IN_ONE_BLOCK;
+    c[6] = 1;
+    c[8] = log;
+    c[10] = page;
+    c[14] = ATA_READ_LOG_EXT;
+    c
+}
+
+/// A drive's own Standby_z timer: after `timer_ms` of idleness an enabled
+/// one spins the drive down, whatever lull decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandbyTimer {
+    /// Whether the timer is enabled (the current setting).
+    pub enabled: bool,
+    /// Its current setting, in milliseconds (the standards count 100 ms).
+    pub timer_ms: u64,
+}
+
+impl StandbyTimer {
+    fn new(enabled: bool, hundreds_of_ms: u32) -> Self {
+        StandbyTimer {
+            enabled,
+            timer_ms: u64::from(hundreds_of_ms) * 100,
+        }
+    }
+
+    /// The timer in words: `after 10 min`.
+    fn after(self) -> String {
+        format!("after {}", Nanos::from_millis(self.timer_ms).approx())
+    }
+}
+
+/// The Standby_z timer in page 01h of an ATA drive's Power Conditions log
+/// (ACS-3 9.12): the Standby_z descriptor is the page's bytes 448–511;
+/// its byte 1 holds POWER CONDITION SUPPORTED (bit 7) and CURRENT TIMER
+/// ENABLED (bit 2), bytes 12–15 CURRENT TIMER SETTING (little-endian, in
+/// 100 ms). `None` when the page is short or the condition not supported.
+pub fn parse_power_conditions_standby(page: &[u8]) -> Option<StandbyTimer> {
+    let d = page.get(448..512)?;
+    if d[1] & 0x80 == 0 {
+        return None;
+    }
+    let timer = u32::from_le_bytes([d[12], d[13], d[14], d[15]]);
+    Some(StandbyTimer::new(d[1] & 0x04 != 0, timer))
+}
+
+/// The Standby_z timer in MODE SENSE (10) data of the Power Condition
+/// mode page (SPC-4 7.5.13): after the 8-byte header and BLOCK DESCRIPTOR
+/// LENGTH (bytes 6–7) bytes of descriptors, the page (byte 0, bits 5:0:
+/// 1Ah) has STANDBY_Z in byte 3 bit 0 and the STANDBY_Z CONDITION TIMER in
+/// bytes 8–11 (big-endian, in 100 ms), where SPC-3's shorter page had its
+/// STANDBY bit and timer. `None` when the data is short or another page.
+pub fn parse_mode_power(data: &[u8]) -> Option<StandbyTimer> {
+    let descriptors = usize::from(u16::from_be_bytes([*data.get(6)?, *data.get(7)?]));
+    let page = data.get(8 + descriptors..)?;
+    if page.first()? & 0x3F != POWER_CONDITION_MODE_PAGE || *page.get(1)? < 0x0A {
+        return None;
+    }
+    let p = page.get(..12)?;
+    let timer = u32::from_be_bytes([p[8], p[9], p[10], p[11]]);
+    Some(StandbyTimer::new(p[3] & 0x01 != 0, timer))
 }
 
 /// What ATA IDENTIFY DEVICE data says (ACS-3 7.12.7).
@@ -292,6 +413,10 @@ pub struct Identity {
     /// (absent: not supported, or no IDENTIFY data).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub epc_enabled: Option<bool>,
+    /// Its own Standby_z timer (step 6 of the module docs; absent: not
+    /// asked, not supported or no answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standby_z: Option<StandbyTimer>,
     /// Which commands answered (`INQUIRY, VPD 80h, VPD B1h`).
     pub via: String,
     /// The device numbers it was asked on (`major:minor`).
@@ -305,8 +430,9 @@ pub struct Identity {
     pub layout: u32,
 }
 
-/// The layout [`identify`] answers now: 1 added the drive's APM and EPC.
-pub const IDENTITY_LAYOUT: u32 = 1;
+/// The layout [`identify`] answers now: 1 added the drive's APM and EPC,
+/// 2 its Standby_z timer.
+pub const IDENTITY_LAYOUT: u32 = 2;
 
 impl Identity {
     /// The facts the preset resolution uses.
@@ -336,9 +462,19 @@ impl Identity {
             }
             Apm::Level(l) => format!("APM level {l}: no standby of its own"),
         });
-        let epc = (self.epc_enabled == Some(true)).then(|| {
-            "EPC enabled: its own idle timers, and its Standby_z timer if set".to_string()
-        });
+        let epc = match (self.epc_enabled, self.standby_z) {
+            (_, Some(z)) if z.enabled => Some(format!(
+                "Standby_z timer {}: the drive spins itself down",
+                z.after()
+            )),
+            (Some(true), Some(_)) => {
+                Some("EPC enabled: its own idle timers, Standby_z off".to_string())
+            }
+            (Some(true), None) => {
+                Some("EPC enabled: its own idle timers, and its Standby_z timer if set".to_string())
+            }
+            _ => None,
+        };
         match (apm, epc) {
             (Some(a), Some(e)) => Some(format!("{a}; {e}")),
             (a, e) => a.or(e),
@@ -354,17 +490,75 @@ impl Identity {
         }
     }
 
+    /// Its Standby_z timer, when enabled.
+    pub fn self_standby_timer(&self) -> Option<StandbyTimer> {
+        self.standby_z.filter(|z| z.enabled)
+    }
+
+    /// Whether the drive may spin itself down regardless of lull: an APM
+    /// level that allows it, or an enabled Standby_z timer.
+    pub fn spins_itself_down(&self) -> bool {
+        self.self_standby_level().is_some() || self.self_standby_timer().is_some()
+    }
+
+    /// What lets the drive spin itself down, in a few words for a log line
+    /// (`the drive's APM level 127 lets it spin itself down`).
+    pub fn self_standby_reason(&self) -> Option<String> {
+        let apm = self
+            .self_standby_level()
+            .map(|l| format!("the drive's APM level {l} lets it spin itself down"));
+        let z = self
+            .self_standby_timer()
+            .map(|z| format!("its Standby_z timer spins it down {}", z.after()));
+        match (apm, z) {
+            (Some(a), Some(z)) => Some(format!("{a}, {z}")),
+            (a, z) => a.or(z),
+        }
+    }
+
+    /// The commands that leave spin-down to lull, when the drive may spin
+    /// itself down ([`Identity::spins_itself_down`]).
+    pub fn own_standby_fix(&self) -> Option<String> {
+        let apm = self
+            .self_standby_level()
+            .map(|_| format!("`hdparm -B 254 /dev/{}`", self.kernel));
+        let z = self.self_standby_timer().map(|_| {
+            format!(
+                "`openSeaChest_PowerControl -d /dev/{} --standby_z disable`",
+                self.kernel
+            )
+        });
+        match (apm, z) {
+            (Some(a), Some(z)) => Some(format!("{a} and {z}")),
+            (a, z) => a.or(z),
+        }
+    }
+
     /// Why the drive may spin itself down regardless of lull, when its
-    /// APM level allows it ([`Identity::self_standby_level`]): for a
-    /// warning with the fix.
+    /// APM level allows it ([`Identity::self_standby_level`]) or its
+    /// Standby_z timer is enabled: for a warning with the fix.
     pub fn own_standby(&self) -> Option<String> {
-        let level = self.self_standby_level()?;
-        Some(format!(
-            "the drive's own APM level is {level} (1–127 let a drive spin itself down): its spin-downs \
-             compete with lull's decisions and show as \"found in standby\"; `hdparm -B 254 /dev/{}` \
-             (or 128–253 to keep its other power saving) leaves spin-down to lull",
-            self.kernel
-        ))
+        let apm = self.self_standby_level().map(|level| {
+            format!(
+                "the drive's own APM level is {level} (1–127 let a drive spin itself down): its spin-downs \
+                 compete with lull's decisions and show as \"found in standby\"; `hdparm -B 254 /dev/{}` \
+                 (or 128–253 to keep its other power saving) leaves spin-down to lull",
+                self.kernel
+            )
+        });
+        let z = self.self_standby_timer().map(|z| {
+            format!(
+                "the drive's own EPC Standby_z timer spins it down {} of idleness: its spin-downs compete \
+                 with lull's decisions and show as \"found in standby\"; `openSeaChest_PowerControl -d /dev/{} \
+                 --standby_z disable` leaves spin-down to lull (`--showEPCSettings` shows its timers)",
+                z.after(),
+                self.kernel
+            )
+        });
+        match (apm, z) {
+            (Some(a), Some(z)) => Some(format!("{a}; and {z}")),
+            (a, z) => a.or(z),
+        }
     }
 
     /// Gives a drive that answered no serial number the name sysfs has
@@ -451,9 +645,11 @@ fn form_factor_code(f: FormFactor) -> u8 {
 
 /// Asks the drive behind `link` what it is (the steps of the module docs)
 /// and reads `rotational` (the contents of `queue/rotational`, if the
-/// caller could read it). Never fails: what could not be learnt stays
-/// unknown.
-pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
+/// caller could read it). `usb`: the disk is behind a USB bridge, which is
+/// asked no mode page (the kernel asks a USB disk none it can skip: cheap
+/// bridges hang on pages they do not know). Never fails: what could not be
+/// learnt stays unknown.
+pub fn identify(link: &mut dyn Link, rotational: Option<bool>, usb: bool) -> Identity {
     let mut id = Identity {
         rotational,
         layout: IDENTITY_LAYOUT,
@@ -496,6 +692,7 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
     {
         id.take_ata(a, "VPD 89h");
     }
+    let scsi_target = !usb && id.via.contains("VPD B1h") && !id.via.contains("VPD 89h");
     // A serial number is worth the question too: it is what the state
     // and the activity log follow the drive by.
     if !id.knows_enough() || id.serial.is_none() {
@@ -508,6 +705,28 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>) -> Identity {
                 id.take_ata(a, via);
                 break;
             }
+        }
+    }
+    // Step 6: the drive's own Standby_z timer, where it can have one.
+    let ata = id.via.contains("89h") || id.via.contains("IDENTIFY");
+    if ata && id.epc_enabled == Some(true) {
+        let cdb = read_log_ext_16(POWER_CONDITIONS_LOG, STANDBY_CONDITIONS_PAGE);
+        let answer = link.send(&cdb, 512).ok().filter(|r| r.ok);
+        if let Some(z) = answer
+            .as_ref()
+            .and_then(|r| parse_power_conditions_standby(&r.data))
+        {
+            id.standby_z = Some(z);
+            id.note("LOG 08h");
+        }
+    } else if !ata && scsi_target {
+        let answer = link
+            .send(&mode_sense_power(), mode_sense_power_len())
+            .ok()
+            .filter(|r| r.ok);
+        if let Some(z) = answer.as_ref().and_then(|r| parse_mode_power(&r.data)) {
+            id.standby_z = Some(z);
+            id.note("MODE PAGE 1Ah");
         }
     }
     if id.rotational.is_some() {
@@ -599,6 +818,21 @@ pub fn shared_serial_text(twin: &str, serial: &str) -> String {
     )
 }
 
+/// Whether disk `kernel` (under the sysfs root `sysfs`) sits behind a USB
+/// bridge: its device's path runs through a USB device.
+pub fn sysfs_on_usb(sysfs: &Path, kernel: &str) -> bool {
+    let (Ok(root), Ok(dev)) = (
+        std::fs::canonicalize(sysfs),
+        std::fs::canonicalize(sysfs.join("block").join(kernel).join("device")),
+    ) else {
+        return false;
+    };
+    dev.strip_prefix(&root).is_ok_and(|p| {
+        p.components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with("usb"))
+    })
+}
+
 /// The size of disk `kernel` in 512-byte sectors, from the sysfs root
 /// `sysfs` (`/sys/block/NAME/size`): 0 for a device that holds no medium
 /// (an empty card-reader slot).
@@ -640,7 +874,11 @@ impl Link for Quick {
 pub fn identify_disk(kernel: &str, sysfs: &Path) -> Identity {
     let dev = Path::new("/dev").join(kernel);
     let mut link = Quick(crate::sgio::Device::open(&dev));
-    let mut id = identify(&mut link, sysfs_rotational(sysfs, kernel));
+    let mut id = identify(
+        &mut link,
+        sysfs_rotational(sysfs, kernel),
+        sysfs_on_usb(sysfs, kernel),
+    );
     id.name_from_sysfs(sysfs, kernel);
     let (device, kernel) = crate::transport::identity(&dev);
     id.device = device;

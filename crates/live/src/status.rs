@@ -306,9 +306,14 @@ pub struct DiskStatus {
     /// any ([`crate::identify::Identity::power_management`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drive_power: Option<String>,
-    /// Whether the drive's APM level lets it spin itself down (01h–7Fh),
-    /// competing with lull's decisions.
+    /// Whether the drive may spin itself down, competing with lull's
+    /// decisions: its APM level allows it (01h–7Fh), or its Standby_z
+    /// timer is enabled.
     pub spins_itself_down: bool,
+    /// What leaves spin-down to lull then (`hdparm -B 254 /dev/sdb`;
+    /// [`crate::identify::Identity::own_standby_fix`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby_fix: Option<String>,
     /// How the daemon reaches the drive's power management (`ata16`,
     /// `ata12`, `scsi`, `hdparm`, or `none`: nothing does, and a standby
     /// disk is left alone until it is replugged), once it has probed.
@@ -748,7 +753,11 @@ pub fn combine(
                 spins_itself_down: st
                     .identity
                     .as_ref()
-                    .is_some_and(|i| i.self_standby_level().is_some()),
+                    .is_some_and(crate::identify::Identity::spins_itself_down),
+                standby_fix: st
+                    .identity
+                    .as_ref()
+                    .and_then(crate::identify::Identity::own_standby_fix),
                 shadow: shadow_from_metrics(samples, key, st).or_else(|| st.shadow.clone()),
             }
         })
@@ -989,13 +998,11 @@ pub fn render_text(st: &Status) -> String {
             None => {}
         }
         if let Some(p) = &d.drive_power {
-            let fix = if d.spins_itself_down && d.left_alone.is_none() {
-                format!(
-                    " (`hdparm -B 254 /dev/{}` leaves spin-down to lull)",
-                    d.kernel_name
-                )
-            } else {
-                String::new()
+            let fix = match &d.standby_fix {
+                Some(f) if d.spins_itself_down && d.left_alone.is_none() => {
+                    format!(" ({f} leaves spin-down to lull)")
+                }
+                _ => String::new(),
             };
             field("drive power", format!("{p}{fix}"));
         }

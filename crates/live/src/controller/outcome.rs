@@ -201,13 +201,14 @@ impl DiskController {
                     self.power_since_unix = None;
                 }
                 self.sleep_snapshot = Some(witness.snapshot());
-                // The drive's own APM may be that something.
+                // The drive's own APM or Standby_z timer may be that
+                // something.
                 let apm = self
                     .st
                     .identity
                     .as_ref()
-                    .and_then(crate::identify::Identity::self_standby_level)
-                    .map(|l| format!(": the drive's APM level {l} lets it spin itself down"))
+                    .and_then(crate::identify::Identity::self_standby_reason)
+                    .map(|r| format!(": {r}"))
                     .unwrap_or_default();
                 let text = format!("found in standby (spun down by something else{apm})");
                 info!("disk {}: {text}", self.key);

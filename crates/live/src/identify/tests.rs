@@ -287,6 +287,292 @@ struct Fake {
     sent: Vec<Vec<u8>>,
 }
 
+impl Fake {
+    fn new(pages: Vec<(Option<u8>, Vec<u8>)>, ata: Option<Vec<u8>>) -> Self {
+        Fake {
+            pages,
+            ata,
+            sent: Vec::new(),
+        }
+    }
+}
+
+/// [`Fake`], answering READ LOG EXT with `log` and MODE SENSE with `mode`
+/// as well.
+struct Pages {
+    fake: Fake,
+    log: Option<Vec<u8>>,
+    mode: Option<Vec<u8>>,
+}
+
+impl Link for Pages {
+    fn send(&mut self, cdb: &[u8], data_in: usize) -> Result<Reply, SendError> {
+        let answer = match (cdb[0], cdb.get(14)) {
+            (0x85, Some(&ATA_READ_LOG_EXT)) => Some(self.log.clone()),
+            (OP_MODE_SENSE_10, _) => Some(self.mode.clone()),
+            _ => None,
+        };
+        let Some(data) = answer else {
+            return self.fake.send(cdb, data_in);
+        };
+        self.fake.sent.push(cdb.to_vec());
+        Ok(match data {
+            Some(data) => Reply {
+                ok: true,
+                data,
+                ..Reply::default()
+            },
+            None => Reply {
+                status: 2,
+                sense: vec![0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x24, 0],
+                ..Reply::default()
+            },
+        })
+    }
+    fn hdparm_check(&mut self) -> HdparmAnswer {
+        HdparmAnswer::Missing
+    }
+    fn hdparm_standby(&mut self) -> Result<(), String> {
+        Err("no".into())
+    }
+}
+
+/// Page 01h of the Power Conditions log with a Standby_z descriptor
+/// (bytes 448–511): supported, its current timer enabled or not, the
+/// current setting `timer` in 100 ms (bytes 12–15, little-endian); the
+/// Standby_y descriptor before it (384–447) with other values.
+fn standby_log_page(supported: bool, enabled: bool, timer: u32) -> Vec<u8> {
+    let mut p = vec![0u8; 512];
+    // Standby_y: supported, enabled, 7 s: not the one read.
+    p[385] = 0x80 | 0x04;
+    p[396..400].copy_from_slice(&70u32.to_le_bytes());
+    p[449] = if supported { 0x80 | 0x40 | 0x20 } else { 0 } | if enabled { 0x04 } else { 0 };
+    // Default and saved settings differ from the current one.
+    p[452..456].copy_from_slice(&1u32.to_le_bytes());
+    p[456..460].copy_from_slice(&2u32.to_le_bytes());
+    p[460..464].copy_from_slice(&timer.to_le_bytes());
+    p
+}
+
+/// MODE SENSE (10) data: the 8-byte header with `descriptors` bytes of
+/// block descriptors, then the Power Condition mode page of `len` bytes
+/// after its 2-byte header (26h in SPC-4, 0Ah in SPC-3), STANDBY_Z (byte
+/// 3 bit 0) and its timer (bytes 8–11, big-endian, 100 ms); IDLE_A (byte
+/// 3 bit 1) set with another timer.
+fn power_mode_page(descriptors: u16, len: u8, standby_z: bool, timer: u32) -> Vec<u8> {
+    let mut d = vec![0u8; 8 + usize::from(descriptors)];
+    d[6..8].copy_from_slice(&descriptors.to_be_bytes());
+    let mut page = vec![0u8; 2 + usize::from(len)];
+    page[0] = 0x80 | 0x1A; // PS set
+    page[1] = len;
+    page[3] = 0x02 | u8::from(standby_z);
+    page[4..8].copy_from_slice(&20u32.to_be_bytes());
+    page[8..12].copy_from_slice(&timer.to_be_bytes());
+    d.extend_from_slice(&page);
+    let total = (d.len() - 2) as u16;
+    d[0..2].copy_from_slice(&total.to_be_bytes());
+    d
+}
+
+#[test]
+fn the_standby_z_timer_is_read_where_acs_and_spc_put_it() {
+    let c = read_log_ext_16(POWER_CONDITIONS_LOG, STANDBY_CONDITIONS_PAGE);
+    assert_eq!(
+        (c[0], c[1], c[2], c[6], c[8], c[10], c[14]),
+        (0x85, 0x09, 0x0e, 1, 0x08, 0x01, 0x2f)
+    );
+    assert!(
+        c.iter()
+            .enumerate()
+            .all(|(i, &b)| [0, 1, 2, 6, 8, 10, 14].contains(&i) || b == 0)
+    );
+    assert_eq!(mode_sense_power(), [0x5a, 0x08, 0x1a, 0, 0, 0, 0, 0, 48, 0]);
+    assert_eq!(mode_sense_power_len(), 48);
+    let z = |enabled, ms| {
+        Some(StandbyTimer {
+            enabled,
+            timer_ms: ms,
+        })
+    };
+    // ATA: the Standby_z descriptor's current setting, not Standby_y's,
+    // nor the default or saved one.
+    assert_eq!(
+        parse_power_conditions_standby(&standby_log_page(true, true, 6000)),
+        z(true, 600_000)
+    );
+    assert_eq!(
+        parse_power_conditions_standby(&standby_log_page(true, false, 6000)),
+        z(false, 600_000)
+    );
+    assert_eq!(
+        parse_power_conditions_standby(&standby_log_page(false, true, 6000)),
+        None,
+        "not supported"
+    );
+    assert_eq!(parse_power_conditions_standby(&[0u8; 511]), None);
+    // SCSI: after the header and any block descriptors, in SPC-4's page
+    // and SPC-3's shorter one.
+    for (desc, len) in [(0, 0x26), (8, 0x26), (0, 0x0a)] {
+        assert_eq!(
+            parse_mode_power(&power_mode_page(desc, len, true, 36_000)),
+            z(true, 3_600_000),
+            "{desc} {len}"
+        );
+    }
+    assert_eq!(
+        parse_mode_power(&power_mode_page(0, 0x26, false, 36_000)),
+        z(false, 3_600_000)
+    );
+    let mut other = power_mode_page(0, 0x26, true, 1);
+    other[8] = 0x08; // the caching page
+    assert_eq!(parse_mode_power(&other), None);
+    assert_eq!(
+        parse_mode_power(&power_mode_page(0, 0x26, true, 1)[..15]),
+        None
+    );
+}
+
+#[test]
+fn the_drive_s_own_standby_z_timer_is_asked_where_it_can_be() {
+    let epc = with_word(
+        with_word(
+            identify_data("ST4000NM0035-1V4107", "ZC1", 2, 7200, true),
+            119,
+            0x4080,
+        ),
+        120,
+        0x4080,
+    );
+    let mut info = vec![0u8; 568];
+    info[56..].copy_from_slice(&epc);
+    let sata = || {
+        Fake::new(
+            vec![
+                (None, inquiry_data("ATA", "ST4000NM0035-1V4")),
+                (Some(0x80), vpd_page(0x80, b"ZC1")),
+                (Some(0xB1), bdc_page(7200, 2)),
+                (Some(0x89), vpd_page(0x89, &info)),
+            ],
+            None,
+        )
+    };
+    // A SATA drive with EPC: its Power Conditions log.
+    let mut link = Pages {
+        fake: sata(),
+        log: Some(standby_log_page(true, true, 9000)),
+        mode: None,
+    };
+    let id = identify(&mut link, Some(true), false);
+    assert_eq!(
+        id.standby_z,
+        Some(StandbyTimer {
+            enabled: true,
+            timer_ms: 900_000
+        })
+    );
+    assert!(id.via.contains("LOG 08h"), "{}", id.via);
+    assert!(link.fake.sent.iter().all(|c| c[0] != OP_MODE_SENSE_10));
+    assert!(id.spins_itself_down());
+    let own = Identity {
+        kernel: "sdd".into(),
+        ..id.clone()
+    };
+    let warning = own.own_standby().unwrap();
+    assert!(
+        warning.contains("Standby_z timer spins it down after 15m"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("openSeaChest_PowerControl -d /dev/sdd --standby_z disable"),
+        "{warning}"
+    );
+    assert_eq!(
+        own.own_standby_fix().as_deref(),
+        Some("`openSeaChest_PowerControl -d /dev/sdd --standby_z disable`")
+    );
+    assert_eq!(
+        own.power_management().as_deref(),
+        Some("Standby_z timer after 15m: the drive spins itself down")
+    );
+    // Its timer off: reported, not warned of.
+    let mut link = Pages {
+        fake: sata(),
+        log: Some(standby_log_page(true, false, 9000)),
+        mode: None,
+    };
+    let id = identify(&mut link, Some(true), false);
+    assert!(!id.spins_itself_down());
+    assert_eq!(id.own_standby(), None);
+    assert_eq!(
+        id.power_management().as_deref(),
+        Some("EPC enabled: its own idle timers, Standby_z off")
+    );
+    // Without EPC enabled, the log is not asked.
+    let mut plain = sata();
+    plain.pages[3] = (Some(0x89), {
+        let mut i = vec![0u8; 568];
+        i[56..].copy_from_slice(&identify_data("ST4000NM0035-1V4107", "ZC1", 2, 7200, true));
+        vpd_page(0x89, &i)
+    });
+    let mut link = Pages {
+        fake: plain,
+        log: Some(standby_log_page(true, true, 9000)),
+        mode: None,
+    };
+    let id = identify(&mut link, Some(true), false);
+    assert_eq!(id.standby_z, None);
+    assert!(
+        link.fake
+            .sent
+            .iter()
+            .all(|c| c.len() != 16 || c[14] != ATA_READ_LOG_EXT)
+    );
+    // A SAS drive: the Power Condition mode page.
+    let sas = || {
+        Fake::new(
+            vec![
+                (None, inquiry_data("SEAGATE", "ST4000NM0025")),
+                (Some(0x80), vpd_page(0x80, b"ZC2")),
+                (Some(0xB1), bdc_page(7200, 2)),
+            ],
+            None,
+        )
+    };
+    let mut link = Pages {
+        fake: sas(),
+        log: None,
+        mode: Some(power_mode_page(8, 0x26, true, 6000)),
+    };
+    let id = identify(&mut link, Some(true), false);
+    assert_eq!(
+        id.standby_z,
+        Some(StandbyTimer {
+            enabled: true,
+            timer_ms: 600_000
+        })
+    );
+    assert!(id.via.contains("MODE PAGE 1Ah"), "{}", id.via);
+    // The same behind a USB bridge: no mode page is asked.
+    let mut link = Pages {
+        fake: sas(),
+        log: None,
+        mode: Some(power_mode_page(8, 0x26, true, 6000)),
+    };
+    let id = identify(&mut link, Some(true), true);
+    assert_eq!(id.standby_z, None);
+    assert!(link.fake.sent.iter().all(|c| c[0] != OP_MODE_SENSE_10));
+    // Kept in the state file.
+    let id = Identity {
+        standby_z: Some(StandbyTimer {
+            enabled: true,
+            timer_ms: 600_000,
+        }),
+        ..Identity::default()
+    };
+    let json = serde_json::to_string(&id).unwrap();
+    assert_eq!(serde_json::from_str::<Identity>(&json).unwrap(), id);
+}
+
 impl Link for Fake {
     fn send(&mut self, cdb: &[u8], _data_in: usize) -> Result<Reply, SendError> {
         self.sent.push(cdb.to_vec());
@@ -337,7 +623,7 @@ fn libata_answers_from_its_vpd_pages_without_a_pass_through() {
         ata: Some(ata),
         sent: Vec::new(),
     };
-    let id = identify(&mut fake, Some(true));
+    let id = identify(&mut fake, Some(true), false);
     assert_eq!(
         id.model.as_deref(),
         Some("WDC WD40EFRX-68N32N0"),
@@ -371,7 +657,7 @@ fn a_bridge_without_vpd_pages_is_asked_identify() {
         ata: Some(identify_data("ST32000645NS", "Z1P0ABCD", 2, 7200, true)),
         sent: Vec::new(),
     };
-    let id = identify(&mut fake, None);
+    let id = identify(&mut fake, None, true);
     assert_eq!(id.model.as_deref(), Some("ST32000645NS"));
     assert_eq!(id.key().as_deref(), Some("serial:Z1P0ABCD"));
     assert_eq!(Drive::identified(&id.facts()).preset, "constellation-es2");
@@ -397,13 +683,13 @@ fn a_bridge_without_a_serial_page_is_asked_identify_for_the_serial() {
         )),
         sent: Vec::new(),
     };
-    let id = identify(&mut fake, Some(true));
+    let id = identify(&mut fake, Some(true), true);
     assert_eq!(id.serial.as_deref(), Some("WD-WCC7K7654321"));
     assert_eq!(fake.sent.last().unwrap()[0], 0x85);
     // Without pass-through either, no serial: sysfs is asked next
     // (`Identity::name_from_sysfs`).
     fake.ata = None;
-    let id = identify(&mut fake, Some(true));
+    let id = identify(&mut fake, Some(true), true);
     assert_eq!(id.serial, None);
     assert_eq!(id.rotation_code, Some(5400));
 }
@@ -422,7 +708,7 @@ fn nothing_answers_a_loop_device() {
             Err("no".into())
         }
     }
-    let id = identify(&mut NotSg, Some(false));
+    let id = identify(&mut NotSg, Some(false), false);
     assert_eq!((id.model.as_ref(), id.serial.as_ref()), (None, None));
     assert_eq!(id.facts().spins(), Some(false));
     assert_eq!(id.via, "queue/rotational");
@@ -439,6 +725,17 @@ proptest! {
         let _ = parse_vpd_serial(&data);
         let _ = parse_vpd_characteristics(&data);
         let _ = parse_vpd_ata_information(&data);
+        let _ = parse_power_conditions_standby(&data);
+        let _ = parse_mode_power(&data);
+    }
+
+    /// Any Standby_z timer written where the standards put it reads back
+    /// as written, in the log and in the mode page alike.
+    #[test]
+    fn standby_z_round_trips(enabled: bool, timer: u32, descriptors in 0u16..64) {
+        let want = Some(StandbyTimer { enabled, timer_ms: u64::from(timer) * 100 });
+        prop_assert_eq!(parse_power_conditions_standby(&standby_log_page(true, enabled, timer)), want);
+        prop_assert_eq!(parse_mode_power(&power_mode_page(descriptors, 0x26, enabled, timer)), want);
     }
 
     /// Any model and serial written into IDENTIFY data read back as written.
@@ -523,6 +820,15 @@ fn a_drive_without_a_serial_number_is_named_from_sysfs() {
         Some("usb 152d:0578 DD564198838B2, 7814037168 sectors")
     );
     assert_eq!(name("sdc"), None, "not the root hub's serial");
+    // Both are behind USB (no mode page is asked of them); a disk on a
+    // SATA port is not, nor one without a device.
+    let ata = "devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0";
+    std::fs::create_dir_all(sys.join(ata)).unwrap();
+    std::fs::create_dir_all(sys.join("block/sda")).unwrap();
+    std::os::unix::fs::symlink(sys.join(ata), sys.join("block/sda/device")).unwrap();
+    assert!(sysfs_on_usb(sys, "sdb") && sysfs_on_usb(sys, "sdc"));
+    assert!(!sysfs_on_usb(sys, "sda"));
+    assert!(!sysfs_on_usb(sys, "vda"));
     assert_eq!(name("sdq"), None, "not there");
     // Identification takes it only where the drive named itself nothing.
     let mut id = Identity::default();

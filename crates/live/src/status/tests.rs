@@ -437,6 +437,7 @@ fn scene() -> Status {
                 left_alone: None,
                 drive_power: Some("APM level 254: no standby of its own".into()),
                 spins_itself_down: false,
+                standby_fix: None,
                 transport: Some("ata16".into()),
                 transport_why: Some("ATA PASS-THROUGH (16) CHECK POWER MODE answered".into()),
                 shadow: Some(sh.report()),
@@ -472,6 +473,7 @@ fn scene() -> Status {
                 left_alone: None,
                 drive_power: None,
                 spins_itself_down: false,
+                standby_fix: None,
                 transport: None,
                 transport_why: None,
                 shadow: None,
@@ -551,6 +553,7 @@ fn a_drive_that_spins_itself_down_is_shown_with_the_fix() {
     let d = &mut st.disks[0];
     d.drive_power = Some("APM level 127: the drive may spin itself down".into());
     d.spins_itself_down = true;
+    d.standby_fix = Some("`hdparm -B 254 /dev/sdb`".into());
     let text = render_text(&st);
     assert!(
         text.contains("  drive power APM level 127: the drive may spin itself down (`hdparm -B 254 /dev/sdb` leaves spin-down to lull)\n"),
@@ -586,6 +589,10 @@ fn a_drive_that_spins_itself_down_is_shown_with_the_fix() {
         Some("APM level 96: the drive may spin itself down")
     );
     assert!(d[0].spins_itself_down);
+    assert_eq!(
+        d[0].standby_fix.as_deref(),
+        Some("`hdparm -B 254 /dev/sdc`")
+    );
 }
 
 #[test]
