@@ -934,7 +934,11 @@ pub fn render_text(st: &Status) -> String {
         );
     }
     if st.dry_run == Some(true) {
-        out.push_str("(the daemon runs with --dry-run: it decides but does not act)\n");
+        out.push_str(if st.daemon_running == Some(false) {
+            "(its last run was a dry run, lulld --dry-run: it decided but did not act)\n"
+        } else {
+            "(the daemon runs with --dry-run: it decides but does not act)\n"
+        });
     }
     if st.disks.is_empty() {
         let _ = writeln!(out, "no disks in the daemon's state or metrics yet");

@@ -701,6 +701,16 @@ fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
         text.contains("4 used in 24 h by spin-downs it would have done, "),
         "{text}"
     );
+    // A dry run that has stopped is spoken of in the past.
+    st.daemon_running = Some(false);
+    let text = render_text(&st);
+    assert!(
+        text.contains(
+            "\n(its last run was a dry run, lulld --dry-run: it decided but did not act)\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("the daemon runs with"), "{text}");
 }
 
 #[test]
