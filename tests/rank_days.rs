@@ -148,3 +148,68 @@ fn day_seeds_are_distinct_and_day_one_is_the_seed() {
     assert_ne!(day_seed(1, 2), 2);
     assert_ne!(day_seed(1, 3), day_seed(2, 2));
 }
+
+/// `--warm-up` is for the built-in workloads and the tasks on recorded
+/// times: elsewhere a usage error that says why.
+#[test]
+fn warm_up_is_refused_where_it_cannot_apply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let out = out.to_str().unwrap();
+    let o = lull(&[
+        "rank",
+        "--task",
+        "writeback",
+        "--warm-up",
+        "--workload",
+        "office",
+        "--days",
+        "1",
+        "--duration",
+        "1h",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("trace-timed tasks"), "{}", stderr(&o));
+    let trace = tmp.path().join("t.csv");
+    let s = lull(&[
+        "synth",
+        "--workload",
+        "office",
+        "--duration",
+        "1h",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(s.status.success(), "{}", stderr(&s));
+    let o = lull(&[
+        "rank",
+        trace.to_str().unwrap(),
+        "--task",
+        "spindown",
+        "--warm-up",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--warm-up"), "{}", stderr(&o));
+    let o = lull(&[
+        "rank",
+        "--task",
+        "spindown",
+        "--warm-up",
+        "--workload",
+        "office",
+        "--days",
+        "1",
+        "--duration",
+        "2h",
+        "--out",
+        out,
+        "--top",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("auto"), "{}", stdout(&o));
+}

@@ -188,6 +188,13 @@ struct RunArgs {
     /// the one day --seed names.
     #[arg(long, value_name = "N", conflicts_with_all = ["traces", "from_daemon"])]
     days: Option<u32>,
+    /// Rank every built-in day as a daemon that ran the day before would
+    /// decide it: each network first learns from a stretch of the same
+    /// workload and length with another seed (`lull_rank::warm_up_seed`),
+    /// then is measured on the day alone. Trace-timed tasks (none,
+    /// spindown); not with TRACE (for a trace: `lull replay --warm-up`).
+    #[arg(long, conflicts_with_all = ["traces", "from_daemon", "validate"])]
+    warm_up: bool,
     #[command(flatten)]
     source: super::SourceArgs,
     /// Rows of the ranking printed on stdout.
@@ -334,6 +341,23 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
         }
     } else {
         a.traces.iter().cloned().map(Source::File).collect()
+    };
+    let sources = if a.warm_up {
+        if lull_blktrace_replay::replay::resolve_timing(&task, timing)
+            .map_err(|e| CliError::input(anyhow!(e)))?
+            == Timing::Model
+        {
+            return Err(CliError::input(anyhow!(
+                "--warm-up ranks trace-timed tasks (none, spindown), not {task}"
+            )));
+        }
+        sources
+            .into_iter()
+            .map(Source::warmed_up)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CliError::input(anyhow!(e)))?
+    } else {
+        sources
     };
     let cfg = RankConfig {
         sources,

@@ -628,13 +628,26 @@ pub fn replay_spec_warm(
     registry: &Registry,
     opts: &ReplayOptions,
 ) -> Result<ReplayOutcome, ReplayError> {
+    let reference = trace_reference(timeline, opts)?;
+    replay_spec_warm_with(timeline, warm, spec, registry, opts, reference)
+}
+
+/// [`replay_spec_warm`] with the trace's reference measures computed once
+/// beforehand ([`trace_reference`]), as a sweep over many networks does.
+pub fn replay_spec_warm_with(
+    timeline: &Timeline,
+    warm: &Timeline,
+    spec: &NetworkSpec,
+    registry: &Registry,
+    opts: &ReplayOptions,
+    reference: Option<BestFixed>,
+) -> Result<ReplayOutcome, ReplayError> {
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         return Err(ReplayError::Option(format!(
             "--warm-up replays trace-timed tasks (none, spindown), not {}",
             opts.task
         )));
     }
-    let reference = trace_reference(timeline, opts)?;
     let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     let mut engine = Engine::with_policy(spec.build(registry)?, policy, NoTask);

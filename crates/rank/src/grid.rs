@@ -173,7 +173,8 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 ///   does not scale with `B`, is left out of the spin-down grid.
 ///   `time-of-day` learns the busiest hours from a day's requests, so on a
 ///   trace of one day it passes everything and is reported as equivalent to
-///   its input.
+///   its input; `lull rank --warm-up`, where every network has learned from
+///   another day first, ranks it on what it learned.
 ///
 /// Components this build does not register (or that need a break-even
 /// time the registry does not have) are skipped with a note when the grid

@@ -88,7 +88,7 @@ pub use analysis::Limits;
 pub use grid::{Grid, GridError, default_grid, default_grid_for};
 pub use output::{ALL_DISKS, Outcome, RankConfig, RunMeta, merge, merge_with, rank, replot};
 pub use score::Mode;
-pub use sweep::{Shard, Source, day_seed};
+pub use sweep::{Shard, Source, day_seed, warm_up_seed};
 
 /// Everything that can go wrong in a ranking.
 #[derive(Debug, thiserror::Error)]

@@ -446,8 +446,10 @@ fn split(t: &lull_core::event::Timeline, fraction: f64) -> (Workload, Workload) 
             source: String::new(),
             timeline: lull_core::event::Timeline::from_sorted_events(events).with_clock(t.clock()),
             note: None,
-            // Each part replays as one run.
+            // Each part replays as one run, from nothing learned
+            // (`lull rank` refuses --validate with --warm-up).
             runs: Vec::new(),
+            warm: None,
         }
     };
     (part(true), part(false))

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lull_blktrace_replay::activity;
 use lull_blktrace_replay::replay::{
-    ReplayOptions, replay_spec, replay_spec_runs_with, replay_spec_with, trace_reference,
+    ReplayOptions, replay_spec, replay_spec_runs_with, replay_spec_warm_with, replay_spec_with,
+    trace_reference,
 };
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
@@ -156,7 +157,19 @@ pub enum Source {
         /// 1-based; its seed is [`day_seed`] of the run's), or `None`
         /// for a run of one day. It names the trace `office@2`.
         day: Option<u32>,
+        /// `lull rank --warm-up`: every network first learns from a
+        /// stretch of the same workload and length with this seed
+        /// ([`warm_up_seed`] of its own), as a daemon that ran the day
+        /// before would have, and is measured on this one alone.
+        warm_up: Option<u64>,
     },
+}
+
+/// The seed of the stretch a built-in workload of seed `seed` is warmed
+/// up on (`lull rank --warm-up`): a mix of `seed` that no day of a run
+/// shares ([`day_seed`] mixes the run's seed with the day's number).
+pub fn warm_up_seed(seed: u64) -> u64 {
+    day_seed(seed ^ 0x5741_524D_5550_0000, 2)
 }
 
 /// The seed of day `day` (1-based) of a built-in workload in a run with
@@ -216,10 +229,14 @@ impl Source {
                 duration,
                 seed,
                 day,
+                warm_up,
             } => format!(
-                "built-in workload {name}, {} s, seed {seed}{}",
+                "built-in workload {name}, {} s, seed {seed}{}{}",
                 duration.as_secs_f64(),
-                day.map(|d| format!(" (day {d})")).unwrap_or_default()
+                day.map(|d| format!(" (day {d})")).unwrap_or_default(),
+                warm_up
+                    .map(|w| format!(", after learning from seed {w}"))
+                    .unwrap_or_default()
             ),
         }
     }
@@ -284,6 +301,7 @@ impl Source {
                     duration,
                     seed,
                     day: None,
+                    warm_up: None,
                 });
                 continue;
             }
@@ -292,15 +310,43 @@ impl Source {
                 duration,
                 seed: day_seed(seed, d),
                 day: Some(d),
+                warm_up: None,
             }));
         }
         out
+    }
+
+    /// The same source, warmed up (`lull rank --warm-up`): a built-in
+    /// workload learns first from a stretch of [`warm_up_seed`] of its
+    /// seed; a trace file cannot be (an error naming it).
+    pub fn warmed_up(self) -> Result<Source, RankError> {
+        match self {
+            Source::Builtin {
+                name,
+                duration,
+                seed,
+                day,
+                ..
+            } => Ok(Source::Builtin {
+                name,
+                duration,
+                seed,
+                day,
+                warm_up: Some(warm_up_seed(seed)),
+            }),
+            other => Err(RankError::Input(format!(
+                "{}: --warm-up warms up the built-in workloads on another stretch of the same workload; \
+                 a trace has none (replay one after another with lull replay TRACE --warm-up OTHER)",
+                other.describe()
+            ))),
+        }
     }
 
     /// Reads (or generates) the workload. A multi-device trace is reduced
     /// to `disk`, or to its busiest device.
     pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
         let mut runs = Vec::new();
+        let mut warm = None;
         let (requests, note, clock) = match self {
             Source::File(p) if activity::is_log(p).map_err(RankError::Trace)? => {
                 // A daemon's log: its runs too, to restart where it did.
@@ -327,12 +373,17 @@ impl Source {
                 name,
                 duration,
                 seed,
+                warm_up,
                 ..
             } => {
                 let shape =
                     synth::shape(name).ok_or_else(|| RankError::Input(synth::unknown(name)))?;
                 // Structured workloads carry a wall clock (time 0 is midnight).
                 let trace = synth::generate(shape, *duration, *seed);
+                if let Some(w) = warm_up {
+                    let t = synth::generate(shape, *duration, *w);
+                    warm = Some(Timeline::from_requests(&t.requests).with_clock(t.clock));
+                }
                 (trace.requests, None, trace.clock)
             }
         };
@@ -346,6 +397,7 @@ impl Source {
         w.timeline = std::mem::take(&mut w.timeline).with_clock(clock);
         w.note = note;
         w.runs = runs;
+        w.warm = warm;
         Ok(w)
     }
 }
@@ -384,6 +436,9 @@ pub struct Workload {
     /// with more than one, every network restarts where the daemon did,
     /// as `lull replay` of the log does. Empty for other traces.
     pub runs: Vec<activity::lull_activity::RunStart>,
+    /// What every network learns from first (`lull rank --warm-up`;
+    /// [`Source::warmed_up`]), or nothing.
+    pub warm: Option<Timeline>,
 }
 
 /// The mean request rate of a timeline (requests over its span, IO/s):
@@ -402,6 +457,7 @@ impl Workload {
             timeline: Timeline::from_requests(requests),
             note: None,
             runs: Vec::new(),
+            warm: None,
         }
     }
 }
@@ -590,7 +646,9 @@ fn run_one(
     } else {
         opts
     };
-    let out = if w.runs.len() > 1 && restarts_apply(opts) {
+    let out = if let Some(warm) = &w.warm {
+        replay_spec_warm_with(&w.timeline, warm, &spec, registry, opts, reference)
+    } else if w.runs.len() > 1 && restarts_apply(opts) {
         replay_spec_runs_with(&w.timeline, &spec, registry, opts, &w.runs, reference).map(|o| o.0)
     } else {
         replay_spec_with(&w.timeline, &spec, registry, opts, reference)

@@ -46,6 +46,7 @@ fn workstation(secs: u64, seed: u64) -> Source {
         duration: Nanos::from_secs(secs),
         seed,
         day: None,
+        warm_up: None,
     }
 }
 
@@ -405,4 +406,59 @@ fn the_recommendation_points_to_the_lowest_energy_network() {
         per_hour(&o, lowest) > per_hour(&o, &chosen),
         "it spends less energy by delaying more"
     );
+}
+
+/// `lull rank --warm-up`: every network first learns from another stretch
+/// of the same built-in workload; one that learns nothing ranks as cold,
+/// `auto` does not, and the traces say what they were warmed up on.
+#[test]
+fn a_warmed_up_rank_changes_what_learns_and_nothing_else() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let office = |warm: bool| {
+        let s = Source::Builtin {
+            name: "office".into(),
+            duration: Nanos::from_secs(86_400),
+            seed: 5,
+            day: None,
+            warm_up: None,
+        };
+        if warm { s.warmed_up().unwrap() } else { s }
+    };
+    let specs = ["timer(t=B)", "share()"];
+    let cold = lull_rank::rank(
+        &config(&tmp.path().join("c"), vec![office(false)], &specs),
+        &reg,
+    )
+    .unwrap();
+    let warm = lull_rank::rank(
+        &config(&tmp.path().join("w"), vec![office(true)], &specs),
+        &reg,
+    )
+    .unwrap();
+    let energy = |o: &Outcome, spec: &str| {
+        o.rows
+            .iter()
+            .find(|r| r.spec == spec)
+            .unwrap()
+            .measure("energy_j")
+            .unwrap()
+    };
+    assert_eq!(energy(&cold, "timer(t=B)"), energy(&warm, "timer(t=B)"));
+    assert_eq!(
+        energy(&cold, "oracle(min=B)"),
+        energy(&warm, "oracle(min=B)")
+    );
+    assert_ne!(energy(&cold, "share()"), energy(&warm, "share()"));
+    assert_ne!(energy(&cold, "auto"), energy(&warm, "auto"));
+    let report = fs::read_to_string(tmp.path().join("w/report.md")).unwrap();
+    let seed = lull_rank::warm_up_seed(5);
+    assert!(
+        report.contains(&format!("seed 5, after learning from seed {seed}")),
+        "{report}"
+    );
+    assert_ne!(seed, lull_rank::day_seed(5, 2), "no day of a run");
+    // A trace file has no other stretch to learn from.
+    let e = Source::File("x.csv".into()).warmed_up().unwrap_err();
+    assert!(e.to_string().contains("x.csv"), "{e}");
 }

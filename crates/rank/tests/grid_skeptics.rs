@@ -53,6 +53,7 @@ fn identical_skeptics(task: &str, workload: &str) -> (usize, Vec<String>) {
         duration: Nanos::from_secs(2 * 86_400),
         seed: 3,
         day: None,
+        warm_up: None,
     };
     let cfg = RankConfig::new(vec![source], grid, "default", task, out.path());
     let outcome = rank(&cfg, &lull_rank::registry()).expect("the default grid ranks");

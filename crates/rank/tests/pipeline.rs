@@ -32,12 +32,14 @@ fn sources() -> Vec<Source> {
             duration: Nanos::from_secs(900),
             seed: 1,
             day: None,
+            warm_up: None,
         },
         Source::Builtin {
             name: "workstation".into(),
             duration: Nanos::from_secs(900),
             seed: 2,
             day: None,
+            warm_up: None,
         },
     ]
 }
