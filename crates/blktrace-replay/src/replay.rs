@@ -456,15 +456,23 @@ pub fn replay_spec_restarting(
             "--restart-every must be above 0".into(),
         ));
     }
-    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
-        return Err(ReplayError::Option(format!(
-            "--restart-every replays trace-timed tasks (none, spindown), not {}",
-            opts.task
-        )));
-    }
+    trace_timed(opts, "--restart-every")?;
     let detector = |build| crate::restart::Restarting::new(build, restart);
     let reference = trace_reference(timeline, opts)?;
     replay_restarting(timeline, spec, registry, opts, detector, reference)
+}
+
+/// An error naming `flag` unless `opts`' task replays on the trace's own
+/// times (`none`, `spindown`): a network rebuilt or warmed up mid-way is
+/// the daemon's, which runs no task on a device model.
+fn trace_timed(opts: &ReplayOptions, flag: &str) -> Result<(), ReplayError> {
+    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
+        return Err(ReplayError::Option(format!(
+            "{flag} replays trace-timed tasks (none, spindown), not {}",
+            opts.task
+        )));
+    }
+    Ok(())
 }
 
 /// [`replay_spec`] of a daemon's activity log with the network rebuilt
@@ -642,12 +650,7 @@ pub fn replay_spec_warm_with(
     opts: &ReplayOptions,
     reference: Option<BestFixed>,
 ) -> Result<ReplayOutcome, ReplayError> {
-    if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
-        return Err(ReplayError::Option(format!(
-            "--warm-up replays trace-timed tasks (none, spindown), not {}",
-            opts.task
-        )));
-    }
+    trace_timed(opts, "--warm-up")?;
     let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
     let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
     let mut engine = Engine::with_policy(spec.build(registry)?, policy, NoTask);

@@ -278,6 +278,23 @@ fn command_blocks_follow_the_standards() {
     assert_eq!((c[0], c[1], c[2], c[4], c[9]), (0xa1, 0x08, 0x0e, 1, 0xec));
 }
 
+/// A good reply with `data`, or without it CHECK CONDITION with fixed
+/// sense ILLEGAL REQUEST, INVALID FIELD IN CDB.
+fn reply(data: Option<Vec<u8>>) -> Reply {
+    match data {
+        Some(data) => Reply {
+            ok: true,
+            data,
+            ..Reply::default()
+        },
+        None => Reply {
+            status: 2,
+            sense: vec![0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x24, 0],
+            ..Reply::default()
+        },
+    }
+}
+
 /// A drive behind a link: answers the INQUIRY pages in `pages` (by page
 /// code, `None` the standard data) and ATA IDENTIFY with `ata`; refuses
 /// the rest.
@@ -316,18 +333,7 @@ impl Link for Pages {
             return self.fake.send(cdb, data_in);
         };
         self.fake.sent.push(cdb.to_vec());
-        Ok(match data {
-            Some(data) => Reply {
-                ok: true,
-                data,
-                ..Reply::default()
-            },
-            None => Reply {
-                status: 2,
-                sense: vec![0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x24, 0],
-                ..Reply::default()
-            },
-        })
+        Ok(reply(data))
     }
     fn hdparm_check(&mut self) -> HdparmAnswer {
         HdparmAnswer::Missing
@@ -582,19 +588,7 @@ impl Link for Fake {
         } else {
             self.ata.clone()
         };
-        Ok(match data {
-            Some(data) => Reply {
-                ok: true,
-                data,
-                ..Reply::default()
-            },
-            None => Reply {
-                status: 2,
-                // Fixed sense: ILLEGAL REQUEST, INVALID FIELD IN CDB.
-                sense: vec![0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x24, 0],
-                ..Reply::default()
-            },
-        })
+        Ok(reply(data))
     }
     fn hdparm_check(&mut self) -> HdparmAnswer {
         HdparmAnswer::Missing
