@@ -462,3 +462,25 @@ fn a_warmed_up_rank_changes_what_learns_and_nothing_else() {
     let e = Source::File("x.csv".into()).warmed_up().unwrap_err();
     assert!(e.to_string().contains("x.csv"), "{e}");
 }
+
+/// The day on which `quality` failed under `--warm-up` (its judge restored
+/// a prediction that began before the new run's clock): every network now
+/// finishes there.
+#[test]
+fn a_warmed_up_quality_network_finishes_on_news_day_three() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let seed = lull_rank::day_seed(1, 3);
+    let news = Source::Builtin {
+        name: "news".into(),
+        duration: Nanos::from_secs(86_400),
+        seed,
+        day: None,
+        warm_up: None,
+    }
+    .warmed_up()
+    .unwrap();
+    let spec = "quality(threshold=0.8; timer(t=B) + fixed(d=B))";
+    let o = lull_rank::rank(&config(tmp.path(), vec![news], &[spec]), &reg).unwrap();
+    assert!(o.rows.iter().any(|r| r.spec == spec), "it ran");
+}

@@ -214,7 +214,11 @@ impl Judge {
         }
     }
 
-    /// Takes back what [`Judge::save`] wrote, at `now`.
+    /// Takes back what [`Judge::save`] wrote, at `now`. A prediction that
+    /// began before this clock's zero (a daemon restored at the start of
+    /// its new run, while the old one was judging a prediction) is
+    /// forgotten, as [`lull_core::learned::from_ago`] forgets such times:
+    /// its outcome was the old run's, and the state around it is kept.
     pub(crate) fn restore(&mut self, v: &[f64], now: Nanos) -> Result<(), LearnedError> {
         let count = |x: f64| (x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32);
         let bad = || LearnedError::new("a judged prediction out of range");
@@ -222,14 +226,21 @@ impl Judge {
         self.open = if v[1] == 0.0 {
             None
         } else {
+            if !v[2].is_finite() || v[2].abs() >= u64::MAX as f64 {
+                return Err(bad());
+            }
             let start = i128::from(now.0) + v[2] as i128;
-            let start = u64::try_from(start).map_err(|_| bad())?;
             let duration = (v[3] >= 0.0).then(|| Nanos(v[3] as u64));
-            Some(Open {
-                p: Prediction::new(Nanos(start), duration),
-                started: v[4] != 0.0,
-                violations: count(v[5]).ok_or_else(bad)?,
-            })
+            let violations = count(v[5]).ok_or_else(bad)?;
+            match u64::try_from(start) {
+                Ok(start) => Some(Open {
+                    p: Prediction::new(Nanos(start), duration),
+                    started: v[4] != 0.0,
+                    violations,
+                }),
+                Err(_) if start < 0 => None,
+                Err(_) => return Err(bad()),
+            }
         };
         Ok(())
     }
@@ -365,6 +376,33 @@ mod tests {
         // Tolerance: 0.1 + 0.2 reaches 0.3.
         let live = [Some(p(0, None)), Some(p(0, None))];
         assert!(cover_vote(&live, |i| [0.1, 0.2][i], 0.3, s(0)).is_some());
+    }
+
+    /// A judged prediction saved by one run and restored at the zero of
+    /// the next one's clock began before it: forgotten, not an error that
+    /// would throw away everything the network learned (found by `lull
+    /// rank --warm-up`, where `quality` failed on one day in thirty).
+    #[test]
+    fn a_prediction_from_before_the_clock_s_zero_is_forgotten() {
+        let mut j = Judge::new();
+        j.on_input(&p(100, Some(5)), &Context::at(s(100)), |_| {});
+        let mut v = Vec::new();
+        j.save(s(102), &mut v);
+        assert!(v[2] < 0.0, "began 2 s before the save");
+        // At the same clock: exactly as it was.
+        let mut same = Judge::new();
+        same.restore(&v, s(102)).unwrap();
+        assert_eq!(same.open.map(|o| o.p), Some(p(100, Some(5))));
+        // At a new clock's zero: forgotten.
+        let mut fresh = Judge::new();
+        fresh.restore(&v, Nanos::ZERO).unwrap();
+        assert!(fresh.open.is_none());
+        // Nonsense is still refused.
+        for bad in [f64::NAN, f64::INFINITY, 1e30] {
+            let mut w = v.clone();
+            w[2] = bad;
+            assert!(Judge::new().restore(&w, s(102)).is_err(), "{bad}");
+        }
     }
 
     #[test]
