@@ -420,6 +420,40 @@ fn every_component_that_learns_keeps_it_or_says_why_not() {
     );
 }
 
+proptest! {
+    #![proptest_config(lull_testkit::cases(48))]
+
+    /// A daemon restores what its last run saved at the zero of its new
+    /// run's clock, whatever the old run was doing when it saved (inside
+    /// an idle period, a burst, a prediction being judged): every
+    /// component takes its state back there, or the daemon would throw
+    /// away all it learned ("its learned state is not used"). `quality`
+    /// once refused a judged prediction that began before the new zero.
+    #[test]
+    fn every_component_takes_its_state_back_at_a_new_run_s_zero(
+        gaps in gaps(),
+        cut_at in 0.05f64..1.0,
+        which in 0usize..ALL.len(),
+    ) {
+        let r = registry();
+        let (name, spec, _) = ALL[which];
+        let tl = trace(&gaps);
+        let ev = tl.events();
+        let cut = ((ev.len() as f64 * cut_at) as usize).min(ev.len() - 1);
+        let mut a = engine(spec, &r);
+        for e in &ev[..=cut] {
+            a.push(e).unwrap();
+        }
+        // Saved a while after the last event, as at a stop mid-period.
+        let stop = ev[cut].time + Nanos::from_millis(gaps[which % gaps.len()]);
+        a.advance(stop).unwrap();
+        let parts = a.save_learned();
+        let mut b = engine(spec, &r);
+        let restored = b.restore_learned(&parts);
+        prop_assert!(restored.is_ok(), "{}: {:?}", name, restored);
+    }
+}
+
 #[test]
 fn every_component_restores_exactly_what_it_saved() {
     // What `restore` takes back, `save` gives again: no value dropped or
