@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/results.md, issue 17: why delayed writeback loses on `home-nas`.
+"""docs/results.md, issue 17: why delayed writeback loses on `home-nas` and `cron-server`.
 
 A FIFO simulation of the wd-red-plus service model (crates/tasks/src/device.rs)
 outside lull, on a normalized CSV: mean read latency (ms) with every write
@@ -37,14 +37,19 @@ def service(head, sector, b):
 
 
 def run(reqs, delay, only_when_busy=False, flush_after=1.0):
-    head, free, lat, queue = 0, 0.0, [], []
+    # `last`: the latest arrival. The host sees a delayed write complete at
+    # once, so the disk has been idle `flush_after` only that long after
+    # both the device fell free and the last request arrived: a flush
+    # never starts before the write it flushes exists.
+    head, free, last, lat, queue = 0, 0.0, 0.0, [], []
     for a, op, sector, b in reqs:
         if queue:
-            t = free + flush_after
+            t = max(free, last) + flush_after
             while queue and t < a:
                 s, n = queue.pop(0)
                 t += service(head, s, n)
                 head, free = s + (n + 511) // 512, t
+        last = a
         if delay and op == "W" and (not only_when_busy or free > a or queue):
             queue.append((sector, b))
             continue

@@ -1,23 +1,27 @@
 #!/bin/bash
 # docs/results.md, issue 17: change in mean read latency (%) of the writeback
 # task per device, network and built-in workload (seed 1; 4 h for the
-# paper-era workloads, 24 h for the structured ones). A trace the device
+# paper-era workloads, 24 h for the others, whose first hours are night). A trace the device
 # cannot serve (`lull replay` exits 2 saying so) is `saturated`; any other
 # failure stops the script.
 # Usage: scripts/writeback-table.sh [NET...]    (lull: $LULL or target/release/lull)
 set -euo pipefail
 L=${LULL:-target/release/lull}
 [ $# -gt 0 ] || set -- auto 'timer(1s) + fixed(10s)' 'long-idle()'
-echo '| device | network | workstation | news | database | sync30 | office | home-nas | db-checkpoint |'
-echo '|---|---|---:|---:|---:|---:|---:|---:|---:|'
+workloads=(workstation news database sync30 office home-nas db-checkpoint cron-server iid-exp iid-pareto)
+printf '| device | network |'
+printf ' %s |' "${workloads[@]}"
+printf '\n|---|---|'
+printf -- '---:|%.0s' "${workloads[@]}"
+echo
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 for dev in wd-red-plus hp97560; do
   for n in "$@"; do
     printf '| `%s` | `%s` |' "$dev" "$n"
-    for wl in workstation news database sync30 office home-nas db-checkpoint; do
-      d=4h
-      case $wl in office | home-nas | db-checkpoint) d=24h ;; esac
+    for wl in "${workloads[@]}"; do
+      d=24h
+      case $wl in workstation | news | database | sync30) d=4h ;; esac
       rc=0
       out=$("$L" replay --workload "$wl" --duration "$d" --seed 1 --task "${TASK:-writeback}" \
         --device "$dev" --net "$n" --format json 2>"$err") || rc=$?
