@@ -45,6 +45,7 @@ BLOCKS=(
   "results-writeback-wd|docs/results.md|check|python3 scripts/results-tables.py writeback"
   "results-writeback-hp|docs/results.md|check|python3 scripts/results-tables.py writeback-hp"
   "writeback-auto|docs/results.md|check|scripts/writeback-table.sh"
+  "writeback-absorb-busy|docs/results.md|check|TASK='writeback(absorb=busy)' scripts/writeback-table.sh"
   "writeback-target|docs/results.md|check|python3 scripts/results-tables.py writeback-target"
   "writeback-predicted-end|docs/results.md|check|python3 scripts/results-tables.py writeback-predicted-end"
   "saturation|docs/results.md|all|scripts/regulation-table.sh saturation"

@@ -167,6 +167,11 @@ impl DeviceSim {
         }
     }
 
+    /// Nothing in service and nothing waiting.
+    fn idle(&self) -> bool {
+        self.current.is_none() && self.rest.is_empty()
+    }
+
     fn submit(&mut self, source: Source, op: Op, sector: u64, bytes: u32, now: Nanos) {
         let est = self.disk.estimate(sector, u64::from(bytes));
         let job = Job {
@@ -509,6 +514,7 @@ pub fn run_model<D: Detector>(
             let i = next;
             next += 1;
             let r = &requests[i];
+            engine.task_mut().device_idle(dev.idle());
             let admission = engine.task_mut().on_arrival(r, now, &mut out);
             for io in out.drain(..) {
                 dev.submit(Source::Task(io), io.op, io.sector, io.bytes, now);

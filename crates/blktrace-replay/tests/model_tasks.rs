@@ -70,10 +70,16 @@ proptest! {
         reqs in trace(),
         net in prop::sample::select(vec!["timer(0s)", "timer(100ms) + fixed(500ms)", "timer(1s) + fixed(50ms)"]),
         small_cap in prop::bool::ANY,
+        through_when_idle in prop::bool::ANY,
     ) {
         let model = ServiceModel::default_model();
         let cfg = if small_cap {
             WritebackConfig { max_outstanding: 8192, queue_cap: 64 << 10, forced_flush: 32 << 10, ..WritebackConfig::paper() }
+        } else if through_when_idle {
+            // FIFO, whose device writes carry the foreground write's index
+            // as their tag (the accounting below); the elevator's pieces
+            // are checked in lull-tasks' own property.
+            WritebackConfig { absorb: lull_tasks::writeback::Absorb::WhenBusy, ..WritebackConfig::paper() }
         } else {
             WritebackConfig::default()
         };

@@ -82,6 +82,11 @@ pub trait BackgroundTask: IdleTask {
     /// A foreground request arrives at `now`. The task may absorb it and may
     /// push I/O to issue at once (forced work) into `out`.
     fn on_arrival(&mut self, req: &Request, now: Nanos, out: &mut Vec<DeviceIo>) -> Admission;
+    /// Whether the device is idle (nothing in service, nothing queued) as
+    /// the next foreground request arrives: the driver says so just before
+    /// [`BackgroundTask::on_arrival`]. Ignored unless a task asks for it
+    /// (`writeback(absorb=busy)` writes through to an idle disk).
+    fn device_idle(&mut self, _idle: bool) {}
     /// The task may issue I/O now. The device finishes what is already
     /// queued at `device_free_at`; `disk` estimates service times.
     fn poll(&mut self, now: Nanos, device_free_at: Nanos, disk: &Disk, out: &mut Vec<DeviceIo>);

@@ -461,6 +461,9 @@ impl<T: BackgroundTask> BackgroundTask for Regulated<T> {
     fn on_arrival(&mut self, req: &Request, now: Nanos, out: &mut Vec<DeviceIo>) -> Admission {
         self.inner.on_arrival(req, now, out)
     }
+    fn device_idle(&mut self, idle: bool) {
+        self.inner.device_idle(idle);
+    }
     fn poll(&mut self, now: Nanos, device_free_at: Nanos, disk: &Disk, out: &mut Vec<DeviceIo>) {
         if !self.manners.may_run(now) {
             return;

@@ -13,6 +13,7 @@
 //! | `order` | [`FlushOrder::Fifo`] | [`FlushOrder::Elevator`] (sector order, coalescing) |
 //! | `read_priority` | no: one FIFO device queue | yes: reads pass waiting flush writes, and the flush pauses while a read is at the device |
 //! | `high_water`: drain in the background above it | never (= cap) | half the cap |
+//! | `absorb`: which writes wait | every write | every write (`absorb=busy`: only those that find the disk busy) |
 //!
 //! **The paper's policy** (SPEC §4.3), kept for fidelity: writes wait in a
 //! FIFO queue ([`WriteQueue`]). In predicted idle time the task writes it
@@ -52,6 +53,11 @@
 //!   drains one step at a time even outside predicted idle time, behind
 //!   reads; a write that would still overflow the cap forces out only
 //!   what makes room, in steps, which reads pass.
+//! - *Optionally, the head where the host left it* (`absorb=busy`,
+//!   [`Absorb::WhenBusy`], not the default): a write that finds the disk
+//!   idle goes through at once, so a read that continues where it ended
+//!   stays sequential, and the queued data it overwrites is dropped. It
+//!   pays on a current disk and loses on a slow one (docs/results.md).
 //! - *Reads see the newest data* from the task's memory: the queue and
 //!   the writes issued but not complete ([`Writeback::latest`]), since a
 //!   read may now reach the disk before an older flush write.
@@ -94,6 +100,18 @@ pub enum FlushOrder {
     Elevator,
 }
 
+/// Which foreground writes the task takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absorb {
+    /// Every write (the paper's).
+    Always,
+    /// Only a write that arrives while the device is busy; one that finds
+    /// it idle goes through at once, leaving the head where the host put
+    /// it (a read that continues where the write ended stays sequential),
+    /// and the queued data it overwrites is dropped.
+    WhenBusy,
+}
+
 /// The knobs of the writeback task (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WritebackConfig {
@@ -112,6 +130,8 @@ pub struct WritebackConfig {
     /// Above this many queued bytes the task drains outside idle time
     /// too, one step at a time (the paper: never, `queue_cap`).
     pub high_water: u64,
+    /// Which writes it takes (both policies: [`Absorb::Always`]).
+    pub absorb: Absorb,
 }
 
 impl Default for WritebackConfig {
@@ -132,6 +152,7 @@ impl WritebackConfig {
             order: FlushOrder::Fifo,
             read_priority: false,
             high_water: 16 << 20,
+            absorb: Absorb::Always,
         }
     }
 
@@ -149,13 +170,15 @@ impl WritebackConfig {
             order: FlushOrder::Elevator,
             read_priority: true,
             high_water: 8 << 20,
+            absorb: Absorb::Always,
         }
     }
 
     /// A named policy (`paper`, `improved`) with `key=value` overrides,
     /// comma-separated: `cap`, `forced`, `outstanding`, `high_water`
     /// (bytes, with an optional `KiB`/`MiB`/`GiB` suffix), `order`
-    /// (`fifo`, `elevator`), `read_priority` (`true`, `false`).
+    /// (`fifo`, `elevator`), `read_priority` (`true`, `false`), `absorb`
+    /// (`always`, `busy`).
     pub fn parse(
         base: &str,
         overrides: &str,
@@ -198,9 +221,16 @@ impl WritebackConfig {
                     }
                 }
                 "read_priority" => c.read_priority = v.parse().map_err(|_| bad())?,
+                "absorb" => {
+                    c.absorb = match v {
+                        "always" => Absorb::Always,
+                        "busy" => Absorb::WhenBusy,
+                        _ => return Err(bad()),
+                    }
+                }
                 _ => {
                     return Err(WritebackConfigError(format!(
-                        "unknown key `{k}` (known: cap, forced, outstanding, high_water, order, read_priority)"
+                        "unknown key `{k}` (known: cap, forced, outstanding, high_water, order, read_priority, absorb)"
                     )));
                 }
             }
@@ -501,6 +531,9 @@ pub struct Writeback {
     forced_flushes: u64,
     baseline: Baseline,
     tags: u64,
+    /// The device was idle as the request now arriving came
+    /// ([`BackgroundTask::device_idle`]).
+    device_idle: bool,
 }
 
 impl Writeback {
@@ -530,6 +563,7 @@ impl Writeback {
             forced_flushes: 0,
             baseline: Baseline::default(),
             tags: 0,
+            device_idle: false,
         }
     }
     /// The paper's policy ([`WritebackConfig::paper`]).
@@ -677,25 +711,7 @@ impl Writeback {
             FlushOrder::Elevator => sectors * 512,
         };
         if b > self.cfg.queue_cap {
-            // Written through: what is queued for these sectors must not
-            // reach the disk after it.
-            match self.cfg.order {
-                FlushOrder::Fifo => {
-                    if self.fifo.bytes() > 0 {
-                        self.forced_flushes += 1;
-                    }
-                    while let Some(e) = self.fifo.pop_entry() {
-                        self.issue_fifo_entry(e, out);
-                    }
-                }
-                FlushOrder::Elevator => {
-                    self.sectors.remove_range(sector, sectors);
-                }
-            }
-            // Reads that pass nothing but task writes reach the disk
-            // after this one: the task no longer answers for these sectors.
-            self.in_flight.remove_range(sector, sectors);
-            self.level.set(now, self.queue_bytes());
+            self.write_through(sector, sectors, false, now, out);
             return false;
         }
         if self.queue_bytes() + b > self.cfg.queue_cap {
@@ -735,6 +751,42 @@ impl Writeback {
         }
         self.level.set(now, self.queue_bytes());
         true
+    }
+
+    /// A write of `sectors` at `sector` goes to the device itself: what is
+    /// queued for these sectors must not reach the disk after it. Under
+    /// FIFO order the whole queue goes out first (a forced flush); under
+    /// elevator order the queued data it overwrites is dropped (counted
+    /// as superseded when `superseded`: replaced by a newer write, as in
+    /// the queue).
+    fn write_through(
+        &mut self,
+        sector: u64,
+        sectors: u64,
+        superseded: bool,
+        now: Nanos,
+        out: &mut Vec<DeviceIo>,
+    ) {
+        match self.cfg.order {
+            FlushOrder::Fifo => {
+                if self.fifo.bytes() > 0 {
+                    self.forced_flushes += 1;
+                }
+                while let Some(e) = self.fifo.pop_entry() {
+                    self.issue_fifo_entry(e, out);
+                }
+            }
+            FlushOrder::Elevator => {
+                let dropped = self.sectors.remove_range(sector, sectors);
+                if superseded {
+                    self.sectors.superseded += dropped;
+                }
+            }
+        }
+        // Reads that pass nothing but task writes reach the disk
+        // after this one: the task no longer answers for these sectors.
+        self.in_flight.remove_range(sector, sectors);
+        self.level.set(now, self.queue_bytes());
     }
 
     fn issue_fifo_entry(&mut self, e: QueuedWrite, out: &mut Vec<DeviceIo>) {
@@ -815,10 +867,19 @@ impl BackgroundTask for Writeback {
         if req.op == Op::Read {
             self.reads_pending += 1;
         }
+        if req.op == Op::Write && self.cfg.absorb == Absorb::WhenBusy && self.device_idle {
+            let sectors = u64::from(req.bytes).div_ceil(512);
+            self.write_through(req.sector, sectors, true, now, out);
+            return Admission::Device;
+        }
         if req.op != Op::Write || !self.enqueue(tag, req.sector, req.bytes, now, out) {
             return Admission::Device;
         }
         Admission::Absorbed
+    }
+
+    fn device_idle(&mut self, idle: bool) {
+        self.device_idle = idle;
     }
 
     fn poll(&mut self, now: Nanos, device_free_at: Nanos, disk: &Disk, out: &mut Vec<DeviceIo>) {
@@ -1116,6 +1177,52 @@ mod tests {
         assert!(w.forced_flushes() > 0);
     }
 
+    /// `absorb=busy`: a write that finds the device idle goes through,
+    /// dropping the queued data it overwrites; one that finds it busy is
+    /// taken as always.
+    #[test]
+    fn a_write_to_an_idle_disk_goes_through_and_replaces_queued_data() {
+        let model = ServiceModel::default_model();
+        let cfg = WritebackConfig {
+            absorb: Absorb::WhenBusy,
+            ..WritebackConfig::improved(&model)
+        };
+        let mut w = Writeback::new(cfg, &model);
+        let mut out = Vec::new();
+        let write = |sector: u64, sectors: u32| {
+            Request::new(Nanos(0), Nanos(0), Op::Write, sector, sectors * 512)
+        };
+        w.device_idle(false);
+        assert_eq!(
+            w.on_arrival(&write(0, 16), Nanos(1), &mut out),
+            Admission::Absorbed
+        );
+        assert_eq!(w.queue_bytes(), 16 * 512);
+        assert_eq!(w.latest(4), Some(0));
+        // Over half of it, at an idle disk: through, and the queue keeps
+        // only the other half.
+        w.device_idle(true);
+        assert_eq!(
+            w.on_arrival(&write(0, 8), Nanos(2), &mut out),
+            Admission::Device
+        );
+        assert!(out.is_empty(), "nothing forced out under elevator order");
+        assert_eq!(w.queue_bytes(), 8 * 512);
+        assert_eq!(w.latest(4), None, "the disk answers for it now");
+        assert_eq!(w.latest(12), Some(0));
+        assert_eq!(w.sector_queue().superseded(), 8 * 512);
+        // Reads are not writes: they go to the device either way.
+        let read = Request::new(Nanos(0), Nanos(0), Op::Read, 100, 512);
+        assert_eq!(w.on_arrival(&read, Nanos(3), &mut out), Admission::Device);
+        // Always (the default) takes every write.
+        let mut a = Writeback::improved(&model);
+        a.device_idle(true);
+        assert_eq!(
+            a.on_arrival(&write(0, 8), Nanos(1), &mut out),
+            Admission::Absorbed
+        );
+    }
+
     #[test]
     fn policies_parse_with_overrides() {
         let m = ServiceModel::default_model();
@@ -1129,7 +1236,16 @@ mod tests {
         assert_eq!(c.order, FlushOrder::Fifo);
         assert_eq!(c.max_outstanding, 64 << 10);
         assert!(c.read_priority);
-        for bad in ["cap=lots", "speed=1", "order=random", "outstanding=100"] {
+        assert_eq!(c.absorb, Absorb::Always);
+        let c = WritebackConfig::parse("improved", "absorb=busy", &m).unwrap();
+        assert_eq!(c.absorb, Absorb::WhenBusy);
+        for bad in [
+            "cap=lots",
+            "speed=1",
+            "order=random",
+            "outstanding=100",
+            "absorb=sometimes",
+        ] {
             let e = WritebackConfig::parse("paper", bad, &m)
                 .unwrap_err()
                 .to_string();

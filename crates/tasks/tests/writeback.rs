@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use lull_core::prelude::*;
 use lull_tasks::background::{Admission, BackgroundTask, DeviceIo};
 use lull_tasks::device::{Disk, ServiceModel};
-use lull_tasks::writeback::{FlushOrder, Piece, Writeback, WritebackConfig};
+use lull_tasks::writeback::{Absorb, FlushOrder, Piece, Writeback, WritebackConfig};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -64,6 +64,11 @@ fn config() -> impl Strategy<Value = WritebackConfig> {
                 ..WritebackConfig::improved(&model)
             }),
     ]
+    .prop_flat_map(|c| {
+        // Either takes every write, or writes through to an idle disk.
+        prop_oneof![Just(Absorb::Always), Just(Absorb::WhenBusy)]
+            .prop_map(move |absorb| WritebackConfig { absorb, ..c })
+    })
 }
 
 /// The disk: sector → tag of the last write applied; per (tag, sector)
@@ -98,9 +103,10 @@ proptest! {
         let disk = Disk::new(model.clone());
         let mut wb = Writeback::new(cfg, &model);
         let mut dev = Device::default();
-        // The device's task writes, oldest first, with what they carry
-        // (read when issued: the task forgets it at completion).
-        let mut fifo: VecDeque<(DeviceIo, Vec<Piece>)> = VecDeque::new();
+        // The device's writes, oldest first, with what they carry (read
+        // when issued: the task forgets it at completion): the task's,
+        // and the host's it wrote through (`None`).
+        let mut fifo: VecDeque<(Option<DeviceIo>, Vec<Piece>)> = VecDeque::new();
         let mut reads_at_device = 0u32;
         let mut truth: HashMap<u64, u64> = HashMap::new();
         let mut host_sectors = 0u64;
@@ -112,7 +118,22 @@ proptest! {
             match s {
                 Step::Write { sector, sectors } => {
                     let r = Request::new(t, t, Op::Write, sector, sectors * 512);
-                    prop_assert_eq!(wb.on_arrival(&r, t, &mut out), Admission::Absorbed);
+                    let idle = fifo.is_empty() && reads_at_device == 0;
+                    wb.device_idle(idle);
+                    let admitted = wb.on_arrival(&r, t, &mut out);
+                    // What the task forced out goes ahead of a write it
+                    // passes through.
+                    for io in out.drain(..) {
+                        let pieces = wb.pieces_of(&io).expect("an issued write").to_vec();
+                        fifo.push_back((Some(io), pieces));
+                    }
+                    if cfg.absorb == Absorb::WhenBusy && idle {
+                        prop_assert_eq!(admitted, Admission::Device);
+                        let piece = Piece { sector, sectors: u64::from(sectors), tag };
+                        fifo.push_back((None, vec![piece]));
+                    } else {
+                        prop_assert_eq!(admitted, Admission::Absorbed);
+                    }
                     for s in sector..sector + u64::from(sectors) {
                         truth.insert(s, tag);
                     }
@@ -125,8 +146,19 @@ proptest! {
                     reads_at_device += 1;
                     tag += 1;
                     // The task's memory (queue, or a write issued and not
-                    // complete), else the disk.
-                    let seen = wb.latest(sector).or(dev.data.get(&sector).copied());
+                    // complete), else a host write passed through and
+                    // waiting at the device (a read never passes one),
+                    // else the disk.
+                    let passed = fifo.iter().rev().find_map(|(io, pieces)| {
+                        io.is_none()
+                            .then(|| pieces.iter().find(|p| (p.sector..p.sector + p.sectors).contains(&sector)))
+                            .flatten()
+                            .map(|p| p.tag)
+                    });
+                    let seen = wb
+                        .latest(sector)
+                        .or(passed)
+                        .or(dev.data.get(&sector).copied());
                     prop_assert_eq!(seen, truth.get(&sector).copied());
                 }
                 Step::Idle(budget) => {
@@ -135,7 +167,10 @@ proptest! {
                 Step::Complete => {
                     if let Some((io, pieces)) = fifo.pop_front() {
                         dev.apply(&pieces);
-                        wb.on_io_done(&io, t);
+                        match io {
+                            Some(io) => wb.on_io_done(&io, t),
+                            None => wb.on_foreground_done(Op::Write, t, t),
+                        }
                     }
                 }
                 Step::ReadDone => {
@@ -152,7 +187,7 @@ proptest! {
                 let n: u64 = pieces.iter().map(|p| p.sectors).sum();
                 prop_assert_eq!(u64::from(io.bytes).div_ceil(512), n);
                 prop_assert_eq!(pieces[0].sector, io.sector);
-                fifo.push_back((io, pieces));
+                fifo.push_back((Some(io), pieces));
             }
             prop_assert!(wb.queue_bytes() <= cfg.queue_cap);
             prop_assert!(wb.outstanding() <= u64::from(cfg.max_outstanding));
@@ -163,7 +198,9 @@ proptest! {
         // The end: the device finishes, then what is still queued drains.
         while let Some((io, pieces)) = fifo.pop_front() {
             dev.apply(&pieces);
-            wb.on_io_done(&io, t);
+            if let Some(io) = io {
+                wb.on_io_done(&io, t);
+            }
         }
         wb.drain(&mut out);
         for io in out.drain(..) {
