@@ -789,6 +789,20 @@ pub fn merge_with(
         for t in m.traces {
             // A shard that loaded the trace knows its size.
             let e = traces.entry(t.index).or_insert_with(|| t.clone());
+            if (&e.name, &e.source) != (&t.name, &t.source) {
+                // Another seed, day or warm-up (or another file): the rows
+                // of the two runs are not of one trace.
+                return Err(RankError::Input(format!(
+                    "{} and {} rank different traces as trace {}: `{}` ({}) against `{}` ({}): they cannot be merged",
+                    first.display(),
+                    dir.display(),
+                    t.index + 1,
+                    e.name,
+                    e.source,
+                    t.name,
+                    t.source
+                )));
+            }
             if e.requests == 0 {
                 *e = t;
             }

@@ -484,3 +484,37 @@ fn a_warmed_up_quality_network_finishes_on_news_day_three() {
     let o = lull_rank::rank(&config(tmp.path(), vec![news], &[spec]), &reg).unwrap();
     assert!(o.rows.iter().any(|r| r.spec == spec), "it ran");
 }
+
+/// Shards of two runs over different traces (another seed, or the same
+/// days warmed up) are not one run: merging them is refused, naming the
+/// trace, where it used to mix their rows silently.
+#[test]
+fn shards_of_runs_over_different_traces_do_not_merge() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = |dir: &str, sources: Vec<Source>, index: usize| {
+        let dir = tmp.path().join(dir);
+        let mut cfg = config(&dir, sources, &SENSIBLE);
+        cfg.shard = Shard { index, count: 2 };
+        lull_rank::rank(&cfg, &reg).unwrap();
+        dir
+    };
+    let one = vec![workstation(1800, 1), workstation(1800, 2)];
+    let other = vec![workstation(1800, 1), workstation(1800, 3)];
+    let warm: Vec<Source> = one
+        .iter()
+        .cloned()
+        .map(|s| s.warmed_up().unwrap())
+        .collect();
+    let a = shard("a", one.clone(), 1);
+    for (name, sources) in [("seed", other), ("warm", warm)] {
+        let b = shard(name, sources, 2);
+        let e = lull_rank::merge(&[a.clone(), b], &tmp.path().join(format!("m-{name}")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rank different traces"), "{name}: {e}");
+    }
+    // Its own second shard merges.
+    let b = shard("b", one, 2);
+    lull_rank::merge(&[a, b], &tmp.path().join("m")).unwrap();
+}
