@@ -475,10 +475,7 @@ impl Identity {
             }
             _ => None,
         };
-        match (apm, epc) {
-            (Some(a), Some(e)) => Some(format!("{a}; {e}")),
-            (a, e) => a.or(e),
-        }
+        joined(apm, epc, "; ")
     }
 
     /// The drive's APM level, when it lets the drive spin itself down
@@ -510,10 +507,7 @@ impl Identity {
         let z = self
             .self_standby_timer()
             .map(|z| format!("its Standby_z timer spins it down {}", z.after()));
-        match (apm, z) {
-            (Some(a), Some(z)) => Some(format!("{a}, {z}")),
-            (a, z) => a.or(z),
-        }
+        joined(apm, z, ", ")
     }
 
     /// The commands that leave spin-down to lull, when the drive may spin
@@ -528,10 +522,7 @@ impl Identity {
                 self.kernel
             )
         });
-        match (apm, z) {
-            (Some(a), Some(z)) => Some(format!("{a} and {z}")),
-            (a, z) => a.or(z),
-        }
+        joined(apm, z, " and ")
     }
 
     /// Why the drive may spin itself down regardless of lull, when its
@@ -555,10 +546,7 @@ impl Identity {
                 self.kernel
             )
         });
-        match (apm, z) {
-            (Some(a), Some(z)) => Some(format!("{a}; and {z}")),
-            (a, z) => a.or(z),
-        }
+        joined(apm, z, "; and ")
     }
 
     /// Gives a drive that answered no serial number the name sysfs has
@@ -633,6 +621,14 @@ impl Identity {
     }
 }
 
+/// Both texts joined by `sep`, or the one there is.
+fn joined(a: Option<String>, b: Option<String>, sep: &str) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}{sep}{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 fn form_factor_code(f: FormFactor) -> u8 {
     match f {
         FormFactor::In5_25 => 1,
@@ -655,10 +651,11 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>, usb: bool) -> Ide
         layout: IDENTITY_LAYOUT,
         ..Identity::default()
     };
-    let mut ask = |page: Option<u8>, alloc: u16| -> Option<Vec<u8>> {
-        let r = link.send(&inquiry(page, alloc), usize::from(alloc)).ok()?;
-        r.ok.then_some(r.data)
-    };
+    // What answered: ATA IDENTIFY data (VPD 89h or a pass-through), and
+    // the Block Device Characteristics page (a SCSI target that
+    // implements VPD pages).
+    let (mut ata, mut characteristics) = (false, false);
+    let mut ask = |page: Option<u8>, alloc: u16| answer(link, &inquiry(page, alloc), alloc.into());
     if let Some(q) = ask(None, 96).as_deref().and_then(parse_inquiry) {
         let model = if q.vendor.is_empty() || q.vendor == "ATA" {
             q.product
@@ -685,14 +682,15 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>, usb: bool) -> Ide
         }
         id.form_factor_code = ff.map(form_factor_code);
         id.note("VPD B1h");
+        characteristics = true;
     }
     if let Some(a) = ask(Some(0x89), 572)
         .as_deref()
         .and_then(parse_vpd_ata_information)
     {
         id.take_ata(a, "VPD 89h");
+        ata = true;
     }
-    let scsi_target = !usb && id.via.contains("VPD B1h") && !id.via.contains("VPD 89h");
     // A serial number is worth the question too: it is what the state
     // and the activity log follow the drive by.
     if !id.knows_enough() || id.serial.is_none() {
@@ -700,39 +698,43 @@ pub fn identify(link: &mut dyn Link, rotational: Option<bool>, usb: bool) -> Ide
             (&identify_16()[..], "IDENTIFY (PASS-THROUGH 16)"),
             (&identify_12()[..], "IDENTIFY (PASS-THROUGH 12)"),
         ] {
-            let answer = link.send(cdb, 512).ok().filter(|r| r.ok);
-            if let Some(a) = answer.as_ref().and_then(|r| parse_identify(&r.data)) {
+            if let Some(a) = answer(link, cdb, 512).as_deref().and_then(parse_identify) {
                 id.take_ata(a, via);
+                ata = true;
                 break;
             }
         }
     }
     // Step 6: the drive's own Standby_z timer, where it can have one.
-    let ata = id.via.contains("89h") || id.via.contains("IDENTIFY");
-    if ata && id.epc_enabled == Some(true) {
+    let standby_z = if ata && id.epc_enabled == Some(true) {
         let cdb = read_log_ext_16(POWER_CONDITIONS_LOG, STANDBY_CONDITIONS_PAGE);
-        let answer = link.send(&cdb, 512).ok().filter(|r| r.ok);
-        if let Some(z) = answer
-            .as_ref()
-            .and_then(|r| parse_power_conditions_standby(&r.data))
-        {
-            id.standby_z = Some(z);
-            id.note("LOG 08h");
-        }
-    } else if !ata && scsi_target {
-        let answer = link
-            .send(&mode_sense_power(), mode_sense_power_len())
-            .ok()
-            .filter(|r| r.ok);
-        if let Some(z) = answer.as_ref().and_then(|r| parse_mode_power(&r.data)) {
-            id.standby_z = Some(z);
-            id.note("MODE PAGE 1Ah");
-        }
+        answer(link, &cdb, 512)
+            .as_deref()
+            .and_then(parse_power_conditions_standby)
+            .map(|z| (z, "LOG 08h"))
+    } else if !ata && characteristics && !usb {
+        answer(link, &mode_sense_power(), mode_sense_power_len())
+            .as_deref()
+            .and_then(parse_mode_power)
+            .map(|z| (z, "MODE PAGE 1Ah"))
+    } else {
+        None
+    };
+    if let Some((z, via)) = standby_z {
+        id.standby_z = Some(z);
+        id.note(via);
     }
     if id.rotational.is_some() {
         id.note("queue/rotational");
     }
     id
+}
+
+/// The data `cdb` brings back over `link` (up to `len` bytes), if the
+/// command succeeded.
+fn answer(link: &mut dyn Link, cdb: &[u8], len: usize) -> Option<Vec<u8>> {
+    let r = link.send(cdb, len).ok()?;
+    r.ok.then_some(r.data)
 }
 
 /// The kernel's rotational flag of disk `kernel` under the sysfs root
