@@ -444,13 +444,19 @@ impl SectorQueue {
         }
     }
 
+    /// Drops the queued data of `[sector, sector + sectors)` because a
+    /// newer write replaces it, counting it in [`SectorQueue::superseded`].
+    pub fn supersede(&mut self, sector: u64, sectors: u64) {
+        self.superseded += self.remove_range(sector, sectors);
+    }
+
     /// Queues a write of `sectors` sectors at `sector`, replacing queued
     /// data it overlaps.
     pub fn insert(&mut self, tag: u64, sector: u64, sectors: u64) {
         if sectors == 0 {
             return;
         }
-        self.superseded += self.remove_range(sector, sectors);
+        self.supersede(sector, sectors);
         self.runs.insert(sector, (sectors, tag));
         self.sectors += sectors;
     }
@@ -776,11 +782,9 @@ impl Writeback {
                     self.issue_fifo_entry(e, out);
                 }
             }
+            FlushOrder::Elevator if superseded => self.sectors.supersede(sector, sectors),
             FlushOrder::Elevator => {
-                let dropped = self.sectors.remove_range(sector, sectors);
-                if superseded {
-                    self.sectors.superseded += dropped;
-                }
+                self.sectors.remove_range(sector, sectors);
             }
         }
         // Reads that pass nothing but task writes reach the disk
