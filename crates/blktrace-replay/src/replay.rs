@@ -652,17 +652,23 @@ pub fn replay_spec_warm_with(
 ) -> Result<ReplayOutcome, ReplayError> {
     trace_timed(opts, "--warm-up")?;
     let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
-    let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
-    let mut engine = Engine::with_policy(spec.build(registry)?, policy, NoTask);
-    replay(warm, &mut engine)?;
-    let mut parts = Vec::new();
-    let end = warm.end().unwrap_or(Nanos::ZERO);
-    engine.detector().save_parts(end, &mut parts);
     let mut network = spec.build(registry)?;
-    let start = timeline.start().unwrap_or(Nanos::ZERO);
-    network
-        .restore_parts(&mut parts.as_slice(), start)
-        .map_err(ReplayError::Learned)?;
+    // A network with nothing to save learns nothing (a learning component
+    // saves its state from the start): the warm-up would change nothing.
+    let mut fresh = Vec::new();
+    network.save_parts(Nanos::ZERO, &mut fresh);
+    if fresh.iter().any(Option::is_some) {
+        let policy = opts.policy.unwrap_or_else(|| default_policy(&opts.task));
+        let mut engine = Engine::with_policy(spec.build(registry)?, policy, NoTask);
+        replay(warm, &mut engine)?;
+        let mut parts = Vec::new();
+        let end = warm.end().unwrap_or(Nanos::ZERO);
+        engine.detector().save_parts(end, &mut parts);
+        let start = timeline.start().unwrap_or(Nanos::ZERO);
+        network
+            .restore_parts(&mut parts.as_slice(), start)
+            .map_err(ReplayError::Learned)?;
+    }
     replay_network(timeline, network, opts, reference)
 }
 
