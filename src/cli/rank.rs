@@ -343,14 +343,13 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
         a.traces.iter().cloned().map(Source::File).collect()
     };
     let sources = if a.warm_up {
-        if lull_blktrace_replay::replay::resolve_timing(&task, timing)
-            .map_err(|e| CliError::input(anyhow!(e)))?
-            == Timing::Model
-        {
-            return Err(CliError::input(anyhow!(
-                "--warm-up ranks trace-timed tasks (none, spindown), not {task}"
-            )));
-        }
+        let opts = ReplayOptions {
+            task: task.clone(),
+            timing,
+            ..ReplayOptions::default()
+        };
+        lull_blktrace_replay::replay::trace_timed(&opts, "--warm-up")
+            .map_err(|e| CliError::input(anyhow!(e)))?;
         sources
             .into_iter()
             .map(Source::warmed_up)

@@ -465,7 +465,7 @@ pub fn replay_spec_restarting(
 /// An error naming `flag` unless `opts`' task replays on the trace's own
 /// times (`none`, `spindown`): a network rebuilt or warmed up mid-way is
 /// the daemon's, which runs no task on a device model.
-fn trace_timed(opts: &ReplayOptions, flag: &str) -> Result<(), ReplayError> {
+pub fn trace_timed(opts: &ReplayOptions, flag: &str) -> Result<(), ReplayError> {
     if resolve_timing(&opts.task, opts.timing)? == Timing::Model {
         return Err(ReplayError::Option(format!(
             "{flag} replays trace-timed tasks (none, spindown), not {}",
