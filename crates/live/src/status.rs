@@ -1229,14 +1229,18 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         if let Some(g) = w.gain_vs_clairvoyant {
             let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
         }
-        let _ = write!(
-            ratios,
-            " ({} idle period{} in {} watched)",
+        lines.push(ratios);
+        // Two counts, since the learner's line above counts periods of a
+        // poll or longer and this one every gap the activity log holds:
+        // the chances to save are the periods longer than B, which are
+        // the oracle's spin-ups.
+        let long = w.policy("oracle").map_or(0, |o| o.spinups);
+        lines.push(format!(
+            "{} idle period{} of any length in {} watched, {long} longer than the break-even time",
             w.idle_periods,
             if w.idle_periods == 1 { "" } else { "s" },
             secs(w.observed_s)
-        );
-        lines.push(ratios);
+        ));
         if let Some(note) = small_margin_note(w) {
             let words: Vec<String> = note.split(' ').map(str::to_string).collect();
             lines.extend(wrap_list(&words, " ", 100 - 14));

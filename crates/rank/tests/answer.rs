@@ -408,6 +408,40 @@ fn the_recommendation_points_to_the_lowest_energy_network() {
     );
 }
 
+/// The report gives the clairvoyant's and the oracle's margins over the
+/// best fixed timer, pooled over the traces as a share of the energy of
+/// never spinning down: the room `gain_vs_clairvoyant` divides by.
+#[test]
+fn the_recommendation_says_how_much_room_the_gain_divides() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 1), workstation(3600, 2)];
+    let o = lull_rank::rank(&config(tmp.path(), sources, &SENSIBLE), &reg).unwrap();
+    let report = fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    let chosen = recommended(&o);
+    let sum = |m: &str| -> f64 {
+        o.rows
+            .iter()
+            .filter(|r| r.spec == chosen)
+            .map(|r| r.measure(m).unwrap())
+            .sum()
+    };
+    let base = sum("baseline_energy_j");
+    let best = sum("best_fixed_energy_j");
+    let cv = 100.0 * (best - sum("window_clairvoyant_energy_j")) / base;
+    let oracle = 100.0 * (best - sum("oracle_energy_j")) / base;
+    assert!(cv >= 0.0 && oracle >= cv, "{cv} {oracle}");
+    let sentence = format!(
+        "On these traces the clairvoyant timer spends {cv:.2} % of the energy of never spinning down less than the best fixed timer (the oracle {oracle:.2} %)"
+    );
+    assert!(report.contains(&sentence), "{sentence} in:\n{report}");
+    assert_eq!(
+        report.contains("the gain divides by little"),
+        cv < lull_tasks::spindown::SMALL_MARGIN_PCT,
+        "{report}"
+    );
+}
+
 /// `lull rank --warm-up`: every network first learns from another stretch
 /// of the same built-in workload; one that learns nothing ranks as cold,
 /// `auto` does not, and the traces say what they were warmed up on.
