@@ -68,7 +68,8 @@
 //! that model as well (a context cell of its own) was measured and not
 //! kept: no workload gained beyond noise and `db-checkpoint` on the NAS
 //! drive lost (median excess over the best fixed timeout 1.023 → 1.049,
-//! docs/periodic-results-draft.md).
+//! docs/results.md, "Periodic structure and the clairvoyant per-window
+//! timer").
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};

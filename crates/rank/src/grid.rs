@@ -143,8 +143,9 @@ pub fn durations_matter(task: &str, policy: lull_core::actuator::StopPolicy) -> 
 /// - timers log-spaced from `B/16` to `16B`, the adaptive timers (initial
 ///   `B`, floor `B/16`, ceiling `16B`, steps `B/8` and `B/2`),
 ///   `random-timer()` (break-even `B`), `share()` and `share(decision=median)`
-///   (timeout experts), where `B` is the break-even time of the task's
-///   device ([`Registry::with_breakeven`]);
+///   (timeout experts) and, for spin-down, `periodic()` (share's timeout
+///   gated by learned periodic arrivals), where `B` is the break-even time
+///   of the task's device ([`Registry::with_breakeven`]);
 /// - the rate detectors (event windows, moving average, time window,
 ///   adaptive rate, rate change) at thresholds relative to each trace's
 ///   mean request rate `R` (requests / span): `R/16`, `R/4`, `R`, `4R`;
@@ -211,6 +212,13 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
                 specs.push(format!("{s} + {d}"));
             }
         }
+    }
+    if crate::base_task(task) == "spindown" {
+        // The periodic estimator with share's timeout behind it (issue
+        // 29), `auto`'s gate as a network of its own. Spin-down only: on
+        // the tasks that move I/O `B` is a disk access, and periods of
+        // milliseconds are the foreground's request spacing.
+        specs.push(with("periodic()"));
     }
     let members = [
         with("timer(t=B)"),
