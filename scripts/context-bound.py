@@ -16,7 +16,10 @@ timeout for each value of a context known when an idle period starts:
 - `last4`: the longest of the last four idle periods (same bins);
 - `since`: the time since the last idle period longer than `B` ended;
 - `hour`: the hour of the day (the built-in days start at midnight);
-- `prev+since`, `last4+since`: the pairs.
+- `rate`: the load before the period, requests that arrived in the `8B`
+  before it began (a power-of-two bin of the count; `8B` is ten minutes
+  on the NAS drive), the regime `news` and `database` carry;
+- `prev+since`, `last4+since`, `rate+prev`: the pairs.
 
 and scores each such table on the six unseen days (seeds 201-206, as
 auto-targets.py), in the break-even model of the paper: an idle period
@@ -43,6 +46,7 @@ all periods (`ftl`) and per bin of the previous period's length
 (`ftl/prev`; a bin's own leader once it has 8 periods). Pure Python, a
 few minutes on two cores (it parses 160 days of synthetic requests).
 """
+import bisect
 import math
 import os
 import statistics
@@ -59,7 +63,8 @@ TRAIN_SEED = 2
 WINDOW_S = 600.0
 WORKLOADS = ["office", "home-nas", "db-checkpoint", "cron-server", "workstation", "news",
              "database", "sync30", "iid-exp", "iid-pareto"]
-CONTEXTS = ["fixed", "prev", "last4", "since", "hour", "prev+since", "last4+since"]
+CONTEXTS = ["fixed", "prev", "last4", "since", "hour", "rate", "prev+since", "last4+since",
+            "rate+prev"]
 
 
 def synth(workload, seed, duration, out):
@@ -71,21 +76,23 @@ def synth(workload, seed, duration, out):
 
 
 def idle_periods(path):
-    """(start, length) of every idle period, in seconds: from the latest
-    completion so far to the next arrival, as lull's replay sees them."""
-    starts, lengths = [], []
+    """(starts, lengths, arrivals): the start and length of every idle
+    period, in seconds, from the latest completion so far to the next
+    arrival, as lull's replay sees them; and every request's arrival."""
+    starts, lengths, arrivals = [], [], []
     done = None
     with open(path) as f:
         next(f)
         for line in f:
             a, c, _ = line.split(",", 2)
             a, c = int(a), int(c)
+            arrivals.append(a / 1e9)
             if done is not None and a > done:
                 starts.append(done / 1e9)
                 lengths.append((a - done) / 1e9)
             if done is None or c > done:
                 done = c
-    return starts, lengths
+    return starts, lengths, arrivals
 
 
 def best_timeout(lengths, b):
@@ -115,7 +122,8 @@ def bin2(x, b, lo, hi):
     return max(lo, min(hi, math.floor(math.log2(max(x, 1e-9) / b))))
 
 
-def contexts(starts, lengths, b):
+def contexts(starts, lengths, b, arrivals):
+    """Each context's key for every idle period; `arrivals` sorted."""
     n = len(lengths)
     prev = [bin2(lengths[i - 1], b, -8, 4) if i else None for i in range(n)]
     last4 = [bin2(max(lengths[max(0, i - 4):i]), b, -8, 4) if i else None for i in range(n)]
@@ -125,8 +133,12 @@ def contexts(starts, lengths, b):
         if length > b:
             last = s + length
     hour = [int(s // 3600) % 24 for s in starts]
+    rate = [min(12, int(math.log2(1 + bisect.bisect_right(arrivals, s)
+                                  - bisect.bisect_right(arrivals, s - 8 * b))))
+            for s in starts]
     return {"fixed": [None] * n, "prev": prev, "last4": last4, "since": since, "hour": hour,
-            "prev+since": list(zip(prev, since)), "last4+since": list(zip(last4, since))}
+            "rate": rate, "prev+since": list(zip(prev, since)),
+            "last4+since": list(zip(last4, since)), "rate+prev": list(zip(rate, prev))}
 
 
 def online_excess(starts, lengths, b, per_prev):
@@ -137,7 +149,7 @@ def online_excess(starts, lengths, b, per_prev):
     grid = [low * 2 ** (k / 4) for k in range(40)] + [math.inf]
     seen = [(s, x) for s, x in zip(starts, lengths) if x >= low]
     total = sum(x for x in lengths if x < low)
-    keys = contexts([s for s, _ in seen], [x for _, x in seen], b)["prev"] if per_prev \
+    keys = contexts([s for s, _ in seen], [x for _, x in seen], b, [])["prev"] if per_prev \
         else [None] * len(seen)
     overall = [0.0] * len(grid)
     bins = {}
@@ -170,7 +182,7 @@ def workload_rows(workload):
     with tempfile.TemporaryDirectory() as tmp:
         train = os.path.join(tmp, "train.csv")
         synth(workload, TRAIN_SEED, "240h", train)
-        tr_starts, tr_lengths = idle_periods(train)
+        tr_starts, tr_lengths, tr_arrivals = idle_periods(train)
         days = []
         for seed in SEEDS:
             path = os.path.join(tmp, f"{seed}.csv")
@@ -180,11 +192,11 @@ def workload_rows(workload):
     for device, b in DEVICES.items():
         fallback = best_timeout(tr_lengths, b)[0]
         tables = {name: {k: best_timeout(v, b)[0] for k, v in grouped(keys, tr_lengths).items()}
-                  for name, keys in contexts(tr_starts, tr_lengths, b).items()}
+                  for name, keys in contexts(tr_starts, tr_lengths, b, tr_arrivals).items()}
         gains = {name: [] for name in CONTEXTS}
         online = {"ftl": [], "ftl/prev": []}
         adds = []
-        for starts, lengths in days:
+        for starts, lengths, arrivals in days:
             best_fixed = best_timeout(lengths, b)[1]
             windows = grouped([int(s // WINDOW_S) for s in starts], lengths)
             clair = sum(best_timeout(v, b)[1] for v in windows.values())
@@ -192,7 +204,7 @@ def workload_rows(workload):
             online["ftl"].append(online_excess(starts, lengths, b, False))
             online["ftl/prev"].append(online_excess(starts, lengths, b, True))
             adds.append(100 * (best_fixed - clair) / never if never else 0.0)
-            for name, keys in contexts(starts, lengths, b).items():
+            for name, keys in contexts(starts, lengths, b, arrivals).items():
                 table = tables[name]
                 c = sum(cost(table.get(k, fallback), length, b) for k, length in zip(keys, lengths))
                 # Under 0.1 % of the energy to capture, the ratio is noise.
