@@ -532,6 +532,54 @@ fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
     assert!(seen >= 5, "only {seen} blktrace samples");
 }
 
+/// One CPU's file of a blktrace capture replays as the whole capture
+/// (its directory, its base name as `blkparse -i` takes it), and stderr
+/// says the siblings were read with it: a CPU's file alone misses the
+/// requests the other CPUs saw and makes their gaps look idle.
+#[test]
+fn one_cpu_file_reads_the_whole_capture_and_says_so() {
+    let Some(root) = shared_traces() else {
+        lull_testkit::skip("no ../shared/traces (set LULL_TRACES)");
+        return;
+    };
+    let dir = root.join("blktrace/liuzel01_mynotes_sda");
+    let replay = |p: &Path| {
+        let out = lull(&[
+            "replay",
+            p.to_str().unwrap(),
+            "--task",
+            "spindown",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{}: {}", p.display(), stderr(&out));
+        out
+    };
+    let whole = replay(&dir);
+    let one = replay(&dir.join("sda.blktrace.0"));
+    let base = replay(&dir.join("sda"));
+    assert_eq!(one.stdout, whole.stdout);
+    assert_eq!(base.stdout, whole.stdout);
+    let note = stderr(&one);
+    assert!(
+        note.contains("sda.blktrace.0: one CPU's file of a per-CPU capture")
+            && note.contains("blkparse -i sda"),
+        "{note}"
+    );
+    assert!(
+        !stderr(&base).contains("one CPU's file"),
+        "{}",
+        stderr(&base)
+    );
+    let info = lull(&[
+        "trace",
+        "info",
+        dir.join("sda.blktrace.0").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("requests    113 "), "{text}");
+}
+
 /// A parameter out of its range says the range as a person reads it:
 /// "greater than 0", not `f64::MIN_POSITIVE` written out (issue 36).
 #[test]

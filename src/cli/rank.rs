@@ -418,10 +418,9 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
         }
     }
     let path = daemon_log(arg, a.state.as_deref(), a.config.as_deref())?;
+    // Its reader's notes (a torn tail) come with the ranking's, when the
+    // log is loaded as the trace.
     let log = lull_blktrace_replay::activity::open_log(&path)?;
-    for n in &log.trace.notes {
-        eprintln!("lull: note: {n}");
-    }
     let session = log.session;
     let mut gate = lull_blktrace_replay::activity::daemon_gate(&session);
     if let Some(d) = &a.device {

@@ -218,11 +218,16 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     if trace.skipped > 0 {
         eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
     }
-    if trace.format == lull_blktrace_replay::activity::NAME {
-        // A torn tail of the daemon's activity log: read up to it.
-        for n in &trace.notes {
-            eprintln!("lull: note: {n}");
-        }
+    // What the reader did: a torn tail of the daemon's activity log read
+    // up to it, a per-CPU file read with its siblings, requests that
+    // never completed.
+    let named = args
+        .trace
+        .as_ref()
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default();
+    for n in &trace.notes {
+        eprintln!("lull: note: {named}{n}");
     }
     let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {

@@ -74,7 +74,9 @@ pub fn is_log_dir(dir: &Path) -> bool {
 /// whose (decoded) content starts like one.
 pub fn is_log(path: &Path) -> Result<bool, TraceError> {
     Ok(is_log_dir(path)
-        || (!path.is_dir() && crate::read::sniff_file(path)? == Some(crate::Format::Activity)))
+        || (!path.is_dir()
+            && path.exists()
+            && crate::read::sniff_file(path)? == Some(crate::Format::Activity)))
 }
 
 /// Reads one segment from a decoded stream; `path` names it in errors.

@@ -652,6 +652,43 @@ mod tests {
     const C: u32 = 8 | (1 << 7 | 1 << 1) << 16;
     const NOTE: u32 = 1 << 26;
 
+    /// One CPU's file of a capture is read with its siblings (and says
+    /// so), the base name reads the set as `blkparse -i` does, and a file
+    /// without siblings of its own base is read alone.
+    #[test]
+    fn a_per_cpu_capture_is_read_whole_however_it_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, at: u64, sector: u64| {
+            let mut d = record(at, Q, sector, 4096, &[], false);
+            d.extend(record(at + 1_000_000, C, sector, 4096, &[], false));
+            std::fs::write(dir.path().join(name), d).unwrap();
+        };
+        write("sda.blktrace.0", 0, 0);
+        write("sda.blktrace.1", 10_000_000_000, 8);
+        write("sdb.blktrace.0", 5_000_000_000, 16);
+        let open = |name: &str| crate::read::open(&dir.path().join(name), ReadOptions::default());
+        let one = open("sda.blktrace.0").unwrap();
+        assert_eq!(one.requests.len(), 2);
+        assert!(
+            one.notes.iter().any(|n| n.contains("one CPU's file")
+                && n.contains("blkparse -i sda")
+                && n.contains("the other 1 file of it")),
+            "{:?}",
+            one.notes
+        );
+        for name in ["sda", "sda.blktrace", "sda.blktrace.1"] {
+            let t = open(name).unwrap();
+            assert_eq!(t.requests.len(), 2, "{name}");
+            assert_eq!(t.requests, one.requests, "{name}");
+        }
+        assert!(open("sda").unwrap().notes.is_empty());
+        let alone = open("sdb.blktrace.0").unwrap();
+        assert_eq!(alone.requests.len(), 1);
+        assert!(alone.notes.is_empty(), "{:?}", alone.notes);
+        let missing = open("sdc").unwrap_err().to_string();
+        assert!(missing.contains("sdc"), "{missing}");
+    }
+
     #[test]
     fn pairs_in_both_byte_orders() {
         for big in [false, true] {

@@ -129,12 +129,24 @@ normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device` and its daemon'
 /// Opens `path` (a file, a directory of activity log segments, or a
 /// directory of per-CPU blktrace files) and reads it with the reader its
 /// content calls for.
+///
+/// A per-CPU blktrace capture is read whole however it is named: the
+/// directory, the device's base name as `blkparse -i sda` takes it
+/// (`sda` or `sda.blktrace`, for `sda.blktrace.0`, `sda.blktrace.1`, …),
+/// or one of its files, whose siblings are read with it (with a note):
+/// one CPU's file alone misses the requests the others saw, and its idle
+/// periods are the gaps between them.
 pub fn open(path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     if path.is_dir() {
         if activity::is_log_dir(path) {
             return Ok(activity::open_log(path)?.trace);
         }
         return open_dir(path, opts);
+    }
+    if let Some((files, note)) = cpu_set(path)? {
+        let mut trace = read_cpu_files(path, files, opts)?;
+        trace.notes.extend(note);
+        return Ok(trace);
     }
     let (head, input) = input::open_decoded(path)?;
     dispatch(head, input, path, opts)
@@ -188,6 +200,57 @@ fn other_files_hint(dir: &Path) -> String {
     }
 }
 
+/// The per-CPU capture `path` names, when it names one and not a lone
+/// file: the files of the set, and a note when the user named one of
+/// them (the others are read too).
+///
+/// - `DIR/sda` or `DIR/sda.blktrace`, no such file, and
+///   `DIR/sda.blktrace.<cpu>` files beside it: the set (`blkparse -i`);
+/// - `DIR/sda.blktrace.<cpu>`, a file with siblings of the same base:
+///   the set, and the note.
+fn cpu_set(path: &Path) -> Result<Option<(Vec<std::path::PathBuf>, Option<String>)>, TraceError> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let (base, named) = if path.exists() {
+        match name.rsplit_once(".blktrace.") {
+            Some((base, cpu)) if cpu.parse::<u32>().is_ok() => (base, true),
+            _ => return Ok(None),
+        }
+    } else {
+        (name.strip_suffix(".blktrace").unwrap_or(name), false)
+    };
+    if !parent.is_dir() {
+        return Ok(None);
+    }
+    let files: Vec<_> = blktrace::cpu_files(parent)?
+        .into_iter()
+        .filter(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.rsplit_once(".blktrace."))
+                .is_some_and(|(b, _)| b == base)
+        })
+        .collect();
+    if files.is_empty() || (named && files.len() == 1) {
+        return Ok(None);
+    }
+    let note = named.then(|| {
+        format!(
+            "one CPU's file of a per-CPU capture, read with the other {} file{} of it \
+             ({base}.blktrace.*), as `blkparse -i {base}` reads them: one CPU's file alone misses \
+             the requests the others saw",
+            files.len() - 1,
+            if files.len() == 2 { "" } else { "s" }
+        )
+    });
+    Ok(Some((files, note)))
+}
+
 /// The per-CPU blktrace files of `dir`, merged.
 fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     let files = blktrace::cpu_files(dir)?;
@@ -201,6 +264,16 @@ fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
             ),
         ));
     }
+    read_cpu_files(dir, files, opts)
+}
+
+/// Per-CPU blktrace `files` (of the capture `named`), merged; empty ones
+/// (a CPU that saw no I/O) are skipped.
+fn read_cpu_files(
+    named: &Path,
+    files: Vec<std::path::PathBuf>,
+    opts: ReadOptions,
+) -> Result<Trace, TraceError> {
     let mut inputs = Vec::with_capacity(files.len());
     for f in files {
         let (empty, is_blktrace, input) = open_cpu_file(&f)?;
@@ -219,7 +292,7 @@ fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     }
     if inputs.is_empty() {
         return Err(TraceError::format(
-            dir,
+            named,
             "every per-CPU blktrace file is empty",
         ));
     }

@@ -329,8 +329,10 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
     for (i, (src, w)) in sources.iter().zip(&loaded).enumerate() {
         let (requests, span_s, idle_s, idle_periods) = match w {
             Some(w) => {
-                if let Some(n) = &w.note {
-                    notes.push(n.clone());
+                for n in &w.notes {
+                    if !notes.contains(n) {
+                        notes.push(n.clone());
+                    }
                 }
                 cdfs.push(IdleCdf::of(&w.name, &w.timeline));
                 (
@@ -445,7 +447,7 @@ fn split(t: &lull_core::event::Timeline, fraction: f64) -> (Workload, Workload) 
             name: String::new(),
             source: String::new(),
             timeline: lull_core::event::Timeline::from_sorted_events(events).with_clock(t.clock()),
-            note: None,
+            notes: Vec::new(),
             // Each part replays as one run, from nothing learned
             // (`lull rank` refuses --validate with --warm-up).
             runs: Vec::new(),

@@ -347,10 +347,16 @@ impl Source {
     pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
         let mut runs = Vec::new();
         let mut warm = None;
+        let mut notes = Vec::new();
+        // A reader's notes, each naming its file, then the device picked.
+        let mut read_notes = |trace: &lull_blktrace_replay::Trace, p: &Path| {
+            notes.extend(trace.notes.iter().map(|n| format!("{}: {n}", p.display())));
+        };
         let (requests, note, clock) = match self {
             Source::File(p) if activity::is_log(p).map_err(RankError::Trace)? => {
                 // A daemon's log: its runs too, to restart where it did.
                 let log = activity::open_log(p).map_err(RankError::Trace)?;
+                read_notes(&log.trace, p);
                 runs = log.runs;
                 let (requests, note) = pick_device(&log.trace, disk, p)?;
                 (requests, note, log.trace.clock)
@@ -359,6 +365,7 @@ impl Source {
                 let trace =
                     lull_blktrace_replay::open(p, lull_blktrace_replay::ReadOptions { lenient })
                         .map_err(RankError::Trace)?;
+                read_notes(&trace, p);
                 let (requests, note) = pick_device(&trace, disk, p)?;
                 (requests, note, trace.clock)
             }
@@ -366,6 +373,7 @@ impl Source {
                 let trace =
                     lull_blktrace_replay::open(path, lull_blktrace_replay::ReadOptions { lenient })
                         .map_err(RankError::Trace)?;
+                read_notes(&trace, path);
                 let (requests, note) = pick_device(&trace, Some(device), path)?;
                 (requests, note, trace.clock)
             }
@@ -387,6 +395,7 @@ impl Source {
                 (trace.requests, None, trace.clock)
             }
         };
+        notes.extend(note);
         if requests.is_empty() {
             return Err(RankError::Input(format!(
                 "{}: the trace has no requests",
@@ -395,7 +404,7 @@ impl Source {
         }
         let mut w = Workload::from_requests(self.name(), self.describe(), &requests);
         w.timeline = std::mem::take(&mut w.timeline).with_clock(clock);
-        w.note = note;
+        w.notes = notes;
         w.runs = runs;
         w.warm = warm;
         Ok(w)
@@ -429,8 +438,10 @@ pub struct Workload {
     pub source: String,
     /// Its events.
     pub timeline: Timeline,
-    /// Something the user should know (device chosen, …).
-    pub note: Option<String>,
+    /// What the user should know: what the reader did (a per-CPU file
+    /// read with its siblings, requests that never completed, …) and the
+    /// device chosen, each naming the file.
+    pub notes: Vec<String>,
     /// For a daemon's activity log, where each of its runs began
     /// ([`lull_activity::Rebuilt::runs`](lull_blktrace_replay::activity::lull_activity::Rebuilt::runs)):
     /// with more than one, every network restarts where the daemon did,
@@ -455,7 +466,7 @@ impl Workload {
             name,
             source,
             timeline: Timeline::from_requests(requests),
-            note: None,
+            notes: Vec::new(),
             runs: Vec::new(),
             warm: None,
         }
