@@ -200,6 +200,10 @@ fn other_files_hint(dir: &Path) -> String {
     }
 }
 
+/// A per-CPU capture's files, and a note for the user when one of them
+/// was named.
+type CpuSet = (Vec<std::path::PathBuf>, Option<String>);
+
 /// The per-CPU capture `path` names, when it names one and not a lone
 /// file: the files of the set, and a note when the user named one of
 /// them (the others are read too).
@@ -208,7 +212,7 @@ fn other_files_hint(dir: &Path) -> String {
 ///   `DIR/sda.blktrace.<cpu>` files beside it: the set (`blkparse -i`);
 /// - `DIR/sda.blktrace.<cpu>`, a file with siblings of the same base:
 ///   the set, and the note.
-fn cpu_set(path: &Path) -> Result<Option<(Vec<std::path::PathBuf>, Option<String>)>, TraceError> {
+fn cpu_set(path: &Path) -> Result<Option<CpuSet>, TraceError> {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return Ok(None);
     };
