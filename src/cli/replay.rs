@@ -645,6 +645,17 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
     let [best_over_oracle, clairvoyant_over_best] =
         lull_tasks::spindown::small_margins(base, oracle, best, get("window_clairvoyant_energy_j"));
     let mut notes = Vec::new();
+    if oracle >= base {
+        // Not even the oracle saves: no idle period outlasts B. One note
+        // says so; the three it would take say it three times.
+        notes.push(
+            "nothing can save energy on this trace, not even the oracle: no idle period \
+             outlasts the break-even time, so every reference spends what never spinning down \
+             does and the ratios compare equals"
+                .to_string(),
+        );
+        return notes;
+    }
     if best >= base
         && let Some(t) = get("best_fixed_timeout_s")
     {
@@ -730,6 +741,18 @@ mod tests {
             n[0].contains("never fires") && n[0].contains("4.999641 s"),
             "{n:?}"
         );
+        // Nothing to save even for the oracle: one note, not three.
+        let nothing = vec![
+            ("baseline_energy_j", 1000.0),
+            ("oracle_energy_j", 1000.0),
+            ("best_fixed_energy_j", 1000.0),
+            ("window_clairvoyant_energy_j", 1000.0),
+            ("best_fixed_timeout_s", 4.999641),
+            ("gain_vs_clairvoyant", f64::NAN),
+        ];
+        let n = super::reference_notes(&nothing);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].contains("not even the oracle"), "{n:?}");
         // Not a spin-down replay: no references, no notes.
         assert!(super::reference_notes(&[("actual_s", 1.0)]).is_empty());
     }
