@@ -120,6 +120,74 @@ fn replay_reads_a_segment_and_a_directory() {
     assert!(stdout(&out).contains("activity-log"), "{}", stdout(&out));
 }
 
+/// A daemon that polls once a second cannot run a timeout shorter than
+/// a second, and the log's gaps shorter than a poll are its
+/// reconstruction (a poll's requests spread evenly over it): the
+/// references of a replay of the log are judged from the poll on, where
+/// the same requests as a plain trace find a best fixed timeout of a
+/// tenth of a second between those reconstructed requests.
+#[test]
+fn replay_of_a_log_judges_fixed_timeouts_from_the_daemons_poll() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = header().to_vec();
+    let mut s = session();
+    s.drive = "paper-2.5in".into();
+    Record::Session(s).encode(&mut bytes);
+    poll(1, 1, PollKind::Baseline, 0, 0).encode(&mut bytes);
+    let mut t = 1;
+    for i in 0..40u64 {
+        // Three busy polls of eight reads (gaps of about an eighth of a
+        // second inside each), then 4 to 11 s of quiet.
+        for k in 0..3 {
+            poll(t + k, t + k + 1, PollKind::Normal, 8, 0).encode(&mut bytes);
+        }
+        t += 3 + 4 + i % 8;
+    }
+    Record::Mark(Nanos(t * S)).encode(&mut bytes);
+    let log = write(&dir.path().join("0001.lact"), &bytes);
+    let csv = dir.path().join("same.csv");
+    let out = lull(&["trace", "convert", &log, "-o", csv.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = |input: &str| {
+        let out = lull(&[
+            "replay",
+            input,
+            "--net",
+            "timer(2s)",
+            "--task",
+            "spindown",
+            "--device",
+            "paper-2.5in",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (from_log, plain) = (json(&log), json(csv.to_str().unwrap()));
+    let timeout = |v: &serde_json::Value| v["best_fixed_timeout_s"].as_f64().unwrap();
+    assert_eq!(from_log["baseline_energy_j"], plain["baseline_energy_j"]);
+    assert!(timeout(&plain) < 0.5, "{plain}");
+    assert!(timeout(&from_log) >= 1.0, "{from_log}");
+    let energy = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap();
+    // Fewer choices: never better than the unfloored references.
+    for k in ["best_fixed_energy_j", "window_clairvoyant_energy_j"] {
+        assert!(
+            energy(&from_log, k) >= energy(&plain, k),
+            "{k}: {from_log} {plain}"
+        );
+    }
+    assert_eq!(from_log["oracle_energy_j"], plain["oracle_energy_j"]);
+    // `lull rank --from-daemon` judges its reference rows the same way.
+    let out_dir = dir.path().join("ranked");
+    let out = rank_from_daemon(&log, &["--jobs", "1", "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    for (spec, t) in columns(&csv, "best_fixed_timeout_s") {
+        assert_eq!(t, timeout(&from_log), "{spec}");
+    }
+}
+
 #[test]
 fn replay_of_a_log_defaults_to_how_the_daemon_ran() {
     // The log's session: wd-red-plus (B = 72 s), auto, standby. Without

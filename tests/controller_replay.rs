@@ -315,6 +315,8 @@ fn spindown(gate: StandbyGate) -> ReplayOptions {
         timing: Timing::Auto,
         log: true,
         gate,
+        // The references do not take part in a decision.
+        ..ReplayOptions::default()
     }
 }
 

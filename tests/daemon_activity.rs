@@ -225,6 +225,8 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
         // The daemon's checks (its wear budget, its drive's break-even), as
         // `lull replay` of the log makes them.
         gate: lull_blktrace_replay::activity::daemon_gate(session),
+        // Its references judged from its poll on, as the CLI does.
+        reference_floor: session.poll,
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // With the daemon's restarts, as `lull replay` of the log makes them.

@@ -369,6 +369,9 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             timing,
             log: false,
             gate: daemon.map(|d| d.gate).unwrap_or_default(),
+            // The daemon's poll: no fixed timeout below it is a reference
+            // it could have run.
+            reference_floor: daemon.map_or(Nanos::ZERO, |d| d.session.poll),
         },
         jobs: a.jobs,
         shard,

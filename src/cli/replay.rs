@@ -242,6 +242,9 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         timing,
         log: args.log.is_some(),
         gate,
+        // A daemon's log: its references from its poll on (it could not act
+        // sooner, and shorter gaps are the log's reconstruction).
+        reference_floor: session.as_ref().map_or(Nanos::ZERO, |s| s.poll),
     };
     if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
         let what = format!(

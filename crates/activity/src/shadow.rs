@@ -36,7 +36,11 @@
 //! The best fixed timeout in hindsight is the best of the grid, not of
 //! every real number: the grid is 0 and B·2^(k/2) for k = −12…14 (B/64 to
 //! 128·B in steps of √2, [`grid`]) plus the references (1, 5, 10, 20, 30
-//! and 60 minutes), 34 candidates. Its energy is never below the exact
+//! and 60 minutes), 34 candidates; the daemon's shadow keeps those of at
+//! least its poll and the poll itself ([`Shadow::with_floor`]: nothing
+//! that polls can act sooner, and shorter idle periods are the log's
+//! reconstruction), and compares with `BestFixed::from_idle_periods_from`
+//! at the same floor. Its energy is never below the exact
 //! best fixed timeout's (`BestFixed::from_idle_periods`, which `lull
 //! replay` reports), and equal when that lies on the grid; the exact one
 //! sits just above some idle period's length, and the grid's nearest
@@ -86,7 +90,8 @@ struct Bucket {
     hour: u64,
     /// Nanoseconds the daemon watched the disk in it.
     observed: u64,
-    /// Idle periods that ended in it.
+    /// Idle periods that ended in it, of at least the floor (a poll:
+    /// [`Shadow::with_floor`]).
     periods: u64,
     /// Per candidate: periods it fired in, and its sleep (ns).
     fired: Vec<u32>,
@@ -135,6 +140,9 @@ pub struct Shadow {
     cv_slept: Vec<u64>,
     /// The user's own fixed timeout, reported as [`YOUR_TIMEOUT`].
     yours: Option<Nanos>,
+    /// The shortest timeout a fixed policy may use, and the shortest idle
+    /// period counted ([`Shadow::with_floor`]).
+    floor: Nanos,
 }
 
 /// The policy name of the user's own fixed timeout
@@ -168,7 +176,39 @@ impl Shadow {
             cv_fired: Vec::new(),
             cv_slept: Vec::new(),
             yours: None,
+            floor: Nanos::ZERO,
         }
+    }
+
+    /// Judges the fixed timeouts (the best fixed, the clairvoyant's) from
+    /// `floor` on, and counts the idle periods of at least `floor`: the
+    /// daemon's poll interval. A daemon that looks at the disk once a
+    /// poll cannot act sooner, and the idle periods shorter than a poll
+    /// are the activity log's reconstruction (a poll's requests spread
+    /// evenly over it), not gaps the disk had: a best fixed timeout of
+    /// 0.1 s on a 1 s poll would be judged on those and recommend what no
+    /// polling daemon can run. The candidates below the floor go and the
+    /// floor joins them; the oracle is unchanged (the bound). Call it
+    /// before the first record, as [`Shadow::with_your_timeout`].
+    pub fn with_floor(mut self, floor: Nanos) -> Shadow {
+        let fresh = self.buckets.is_empty() && self.cv_window.is_none();
+        debug_assert!(fresh, "with_floor after the first record");
+        if !fresh || floor == Nanos::ZERO {
+            return self;
+        }
+        let yours = self.yours;
+        self.candidates.retain(|&c| c >= floor || Some(c) == yours);
+        if let Err(i) = self.candidates.binary_search(&floor) {
+            self.candidates.insert(i, floor);
+        }
+        self.floor = floor;
+        self
+    }
+
+    /// The shortest timeout judged and idle period counted
+    /// ([`Shadow::with_floor`]; zero: every one).
+    pub fn floor(&self) -> Nanos {
+        self.floor
     }
 
     /// Also reports the fixed timeout `timeout` by the name
@@ -371,8 +411,9 @@ impl Shadow {
         self.clairvoyant(t, len);
         let oracle = len.as_secs_f64() > self.model.break_even_s();
         let candidates = std::mem::take(&mut self.candidates);
+        let counted = len >= self.floor;
         let b = self.bucket(hour);
-        b.periods += 1;
+        b.periods += u64::from(counted);
         for (i, &c) in candidates.iter().enumerate() {
             if len < c {
                 break;
@@ -419,7 +460,10 @@ impl Shadow {
         let save = self.model.p_active - self.model.p_sleep;
         let up = self.model.spinup_energy();
         let mut best = (0.0, (0, 0));
-        for (&n, &slept) in self.cv_fired.iter().zip(&self.cv_slept) {
+        // The user's own timeout may lie below the floor: reported, not a
+        // choice of the references.
+        let from = self.candidates.partition_point(|&c| c < self.floor);
+        for (&n, &slept) in self.cv_fired.iter().zip(&self.cv_slept).skip(from) {
             let saved = save * Nanos(slept).as_secs_f64() - up * n as f64;
             if saved > best.0 {
                 best = (saved, (slept, n));
@@ -520,7 +564,7 @@ impl Shadow {
         };
         let mut best = 0;
         let mut best_energy = f64::INFINITY;
-        for i in 0..k {
+        for i in self.candidates.partition_point(|&c| c < self.floor)..k {
             let e = m.energy(span, Nanos(slept[i]).as_secs_f64().min(span), fired[i]);
             if e < best_energy {
                 best_energy = e;
@@ -629,7 +673,8 @@ pub struct WindowReport {
     pub window: String,
     /// Seconds the daemon watched the disk in it.
     pub observed_s: f64,
-    /// Idle periods that ended in it.
+    /// Idle periods that ended in it, of at least the floor (a poll:
+    /// [`Shadow::with_floor`]).
     pub idle_periods: u64,
     /// Energy of a disk that never sleeps, joules.
     pub baseline_energy_j: f64,

@@ -82,14 +82,21 @@ proptest! {
         steps in steps(),
         preset in prop::sample::select(vec!["wd-red-plus", "paper-2.5in", "seagate-ultrathin"]),
         yours_ms in prop::option::of(prop_oneof![Just(600_000u64), 1u64..4_000_000]),
+        floor_ms in prop_oneof![Just(0u64), Just(1_000), 1u64..60_000],
     ) {
         let model = PowerModel::preset(preset).unwrap();
         let b = model.break_even();
         let recs = records(CLOCK, &steps);
+        let floor = Nanos::from_millis(floor_ms);
         let mut shadow = Shadow::new(model.clone(), b);
         if let Some(ms) = yours_ms {
             shadow = shadow.with_your_timeout(Nanos::from_millis(ms));
         }
+        // The daemon's poll: no fixed timeout below it is judged, no idle
+        // period below it counted.
+        shadow = shadow.with_floor(floor);
+        prop_assert!(shadow.candidates().iter().all(|&c| c >= floor || Some(c) == shadow.your_timeout()));
+        prop_assert!(floor == Nanos::ZERO || shadow.candidates().contains(&floor));
         for r in &recs {
             shadow.feed(r);
         }
@@ -101,7 +108,10 @@ proptest! {
         let report = shadow.report();
         let w = &report.windows[1];
         let ind = independent(&recs, &model, shadow.candidates());
-        prop_assert_eq!(w.idle_periods, ind.periods.len() as u64);
+        prop_assert_eq!(
+            w.idle_periods,
+            ind.periods.iter().filter(|(a, b)| *b - *a >= floor).count() as u64
+        );
         let watched = span - Nanos::from_secs(1);
         prop_assert!(close(w.observed_s, watched.as_secs_f64()), "{} vs {:?}", w.observed_s, watched);
         let energy = |sleep: Nanos, n: u64| {
@@ -137,17 +147,21 @@ proptest! {
         // The best of the grid is the least energy of the grid, never below
         // the exact best fixed timeout, and the oracle beats everything.
         let best = w.policy("best-fixed").unwrap();
+        // (Of the candidates from the floor on: the user's own timeout
+        // below it is reported, not chosen.)
         let grid_min = ind
             .fixed
             .iter()
-            .map(|&(n, s)| energy(s, n))
+            .zip(shadow.candidates())
+            .filter(|(_, c)| **c >= floor)
+            .map(|(&(n, s), _)| energy(s, n))
             .fold(w.baseline_energy_j, f64::min);
         prop_assert!(close(best.energy_j, grid_min));
         // "Never" exactly when the best of the grid spins down never: a
         // grid timeout that never fired is not named as the best.
         prop_assert_eq!(best.timeout_s.is_none(), best.spinups == 0, "{:?}", best);
-        let exact = BestFixed::from_idle_periods(
-            ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model);
+        let exact = BestFixed::from_idle_periods_from(
+            ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model, floor);
         prop_assert!(best.energy_j >= exact.energy_j - 1e-6 * exact.energy_j.abs().max(1.0));
         // ... and above it by at most the sleep the periods from the exact
         // timeout t* lose with the next candidate g ≥ t*: save·(g − t*) each.
@@ -172,7 +186,7 @@ proptest! {
         let (mut cv_sleep, mut cv_up) = (Nanos::ZERO, 0u64);
         for lens in windows.values() {
             let mut best = (0.0, Nanos::ZERO, 0u64);
-            for &c in shadow.candidates() {
+            for &c in shadow.candidates().iter().filter(|&&c| c >= floor) {
                 let fired: Vec<&Nanos> = lens.iter().filter(|&&l| l >= c).collect();
                 let slept = fired.iter().fold(Nanos::ZERO, |s, &&l| s + (l - c));
                 let saved = save * slept.as_secs_f64() - model.spinup_energy() * fired.len() as f64;
@@ -185,9 +199,9 @@ proptest! {
         }
         prop_assert_eq!(cv.spinups, cv_up);
         prop_assert!(close(cv.energy_j, energy(cv_sleep, cv_up)), "{} vs {}", cv.energy_j, energy(cv_sleep, cv_up));
-        let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_idle_periods(
+        let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_idle_periods_from(
             ind.periods.iter().copied(), w.observed_s, &model,
-            Nanos::from_secs(600), CLOCK);
+            Nanos::from_secs(600), CLOCK, floor);
         prop_assert!(cv.energy_j >= exact_cv.energy_j - 1e-6 * exact_cv.energy_j.abs().max(1.0));
         prop_assert!(cv.energy_j <= best.energy_j + 1e-6 * best.energy_j.abs().max(1.0));
         for p in &w.policies {

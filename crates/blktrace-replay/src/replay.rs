@@ -96,6 +96,12 @@ pub struct ReplayOptions {
     /// break-even), as `lull replay` of a daemon's activity log makes them
     /// ([`lull_tasks::gate`]). The default checks nothing (SPEC §4.2).
     pub gate: StandbyGate,
+    /// For `spindown`: the shortest timeout the fixed-timeout references
+    /// (the best fixed timeout, the per-window clairvoyant) may use. For a
+    /// daemon's activity log, its poll: the daemon cannot act sooner, and
+    /// the log's idle periods shorter than a poll are its reconstruction
+    /// ([`BestFixed::from_idle_periods_from`]). Zero (the default): any.
+    pub reference_floor: Nanos,
 }
 
 impl Default for ReplayOptions {
@@ -107,6 +113,7 @@ impl Default for ReplayOptions {
             timing: Timing::Auto,
             log: false,
             gate: StandbyGate::default(),
+            reference_floor: Nanos::ZERO,
         }
     }
 }
@@ -282,14 +289,20 @@ pub fn trace_reference(
     }
     let model = power_model(opts.device.as_deref())?;
     let span = timeline.span().as_secs_f64();
-    let mut best =
-        BestFixed::from_idle_periods(timeline.idle_periods().map(|p| p.len()), span, &model);
-    best.window_clairvoyant = Some(WindowClairvoyant::from_idle_periods(
+    let floor = opts.reference_floor;
+    let mut best = BestFixed::from_idle_periods_from(
+        timeline.idle_periods().map(|p| p.len()),
+        span,
+        &model,
+        floor,
+    );
+    best.window_clairvoyant = Some(WindowClairvoyant::from_idle_periods_from(
         timeline.idle_periods().map(|p| (p.start, p.end)),
         span,
         &model,
         WindowClairvoyant::WINDOW,
         timeline.clock().unwrap_or(Nanos::ZERO),
+        floor,
     ));
     Ok(Some(best))
 }

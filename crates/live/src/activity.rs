@@ -367,6 +367,9 @@ pub fn shadow_from_log(
     if let Some(t) = yours {
         shadow = shadow.with_your_timeout(t);
     }
+    // Judged from the poll on, as the daemon's own shadow is (its last
+    // session's poll).
+    shadow = shadow.with_floor(session.poll);
     // Streamed: a week of a busy disk's polls is a few million records,
     // which `lull status` has no need to hold at once.
     read_back(cfg, key, session.drive_id, |r| shadow.feed(&r));
@@ -467,7 +470,9 @@ mod tests {
         let all: Vec<Record> = a.iter().chain(&b).cloned().collect();
         assert_eq!(back, all);
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut live = Shadow::new(model.clone(), model.break_even());
+        // As the daemon builds it: judged from its poll (the sessions' 1 s).
+        let mut live =
+            Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
         for r in &all {
             live.feed(r);
         }
@@ -498,7 +503,8 @@ mod tests {
         }
         let report = |preset: &str| {
             let model = lull_tasks::PowerModel::preset(preset).unwrap();
-            let mut sh = Shadow::new(model.clone(), model.break_even());
+            let mut sh =
+                Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
             a.iter().chain(&b).for_each(|r| sh.feed(r));
             sh.settle();
             sh.report()
@@ -562,7 +568,7 @@ mod tests {
         assert_eq!(back(None), cat(&[&old, &a, &b, &c]), "no drive known: all");
         // `lull status`'s shadow from the log is that of the last run's drive.
         let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut sh = Shadow::new(model.clone(), model.break_even());
+        let mut sh = Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
         cat(&[&old, &a, &c]).iter().for_each(|r| sh.feed(r));
         sh.settle();
         assert_eq!(shadow_from_log(&cfg, "sdb", None).unwrap(), sh.report());

@@ -138,7 +138,7 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
         ),
         (
             "lull_shadow_idle_periods",
-            "Idle periods that ended in the window (shadow evaluation).",
+            "Idle periods of a poll or longer that ended in the window (shadow evaluation).",
             |w| Some(w.idle_periods as f64),
         ),
         (

@@ -1230,13 +1230,12 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
         }
         lines.push(ratios);
-        // Two counts, since the learner's line above counts periods of a
-        // poll or longer and this one every gap the activity log holds:
-        // the chances to save are the periods longer than B, which are
-        // the oracle's spin-ups.
+        // The periods of a poll or longer, as the learner counts them, and
+        // the chances to save among them: the periods longer than B, the
+        // oracle's spin-ups.
         let long = w.policy("oracle").map_or(0, |o| o.spinups);
         lines.push(format!(
-            "{} idle period{} of any length in {} watched, {long} longer than the break-even time",
+            "{} idle period{} of a poll or longer in {} watched, {long} longer than the break-even time",
             w.idle_periods,
             if w.idle_periods == 1 { "" } else { "s" },
             secs(w.observed_s)

@@ -151,13 +151,27 @@ impl WindowClairvoyant {
         window: Nanos,
         clock: Nanos,
     ) -> WindowClairvoyant {
+        Self::from_idle_periods_from(periods, span_s, model, window, clock, Nanos::ZERO)
+    }
+
+    /// [`WindowClairvoyant::from_idle_periods`] choosing each window's
+    /// timeout among those of at least `floor`
+    /// ([`BestFixed::from_idle_periods_from`]).
+    pub fn from_idle_periods_from(
+        periods: impl IntoIterator<Item = (Nanos, Nanos)>,
+        span_s: f64,
+        model: &PowerModel,
+        window: Nanos,
+        clock: Nanos,
+        floor: Nanos,
+    ) -> WindowClairvoyant {
         let w = window.0.max(1);
         let (mut saved, mut spinups) = (0.0, 0u64);
         let mut lens: Vec<Nanos> = Vec::new();
         let mut current: Option<u64> = None;
         let mut close = |lens: &mut Vec<Nanos>| {
             // Span 0: the energy is minus what the window's best saves.
-            let b = BestFixed::from_idle_periods(lens.drain(..), 0.0, model);
+            let b = BestFixed::from_idle_periods_from(lens.drain(..), 0.0, model, floor);
             saved -= b.energy_j;
             spinups += b.spinups;
         };
@@ -216,6 +230,22 @@ impl BestFixed {
         span_s: f64,
         model: &PowerModel,
     ) -> BestFixed {
+        Self::from_idle_periods_from(periods, span_s, model, Nanos::ZERO)
+    }
+
+    /// [`BestFixed::from_idle_periods`] over the timeouts of at least
+    /// `floor` only: the fixed timeouts a daemon that looks at the disk
+    /// every `floor` can run (`lull replay` of its activity log, whose
+    /// idle periods shorter than a poll are the log's reconstruction, not
+    /// the disk's). The timeouts tried are `floor` and one nanosecond above
+    /// each distinct period length from `floor` on; a zero `floor` is
+    /// [`BestFixed::from_idle_periods`] to the bit.
+    pub fn from_idle_periods_from(
+        periods: impl IntoIterator<Item = Nanos>,
+        span_s: f64,
+        model: &PowerModel,
+        floor: Nanos,
+    ) -> BestFixed {
         let mut l: Vec<Nanos> = periods.into_iter().filter(|p| *p > Nanos::ZERO).collect();
         l.sort_unstable();
         let save = model.p_active - model.p_sleep;
@@ -241,12 +271,22 @@ impl BestFixed {
                 suffix += l[i].as_secs_f64();
             }
             let fire = (n - i) as u64;
+            if v < floor {
+                // These periods are below every timeout allowed.
+                break;
+            }
             // t just above the next shorter length (or 0): fires l[i..].
-            let t = if i == 0 {
+            let mut t = if i == 0 {
                 Nanos::ZERO
             } else {
                 l[i - 1] + Nanos::NANO
             };
+            // Below the floor, the floor fires the same periods (those
+            // shorter than it are all shorter than v), and is the last try.
+            let last = t < floor;
+            if last {
+                t = floor;
+            }
             let ts = t.as_secs_f64();
             let energy = base - save * (suffix - ts * fire as f64) + up * fire as f64;
             if energy <= best.energy_j {
@@ -259,6 +299,9 @@ impl BestFixed {
                 };
             }
             debug_assert!(j > i, "each step consumes a run of equal lengths");
+            if last {
+                break;
+            }
         }
         best
     }

@@ -360,6 +360,52 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+    /// With a floor (a polling daemon's shortest timeout), the best fixed
+    /// timeout is the best of the timers of at least the floor: replaying
+    /// it spends its energy, no timer from the floor on spends less, it
+    /// never beats the unfloored one, and a zero floor is that one to the
+    /// bit. The per-window clairvoyant with the floor lies between the
+    /// oracle and the floored best fixed timeout.
+    #[test]
+    fn the_best_fixed_timeout_from_a_floor_is_exact_and_unbeaten_above_it(
+        reqs in trace(),
+        floor_ms in 0u64..20_000,
+        timeouts in prop::collection::vec(0u64..70_000, 1..8),
+        preset in prop::sample::select(lull_tasks::power::PRESETS.to_vec()),
+    ) {
+        let model = PowerModel::preset(preset).unwrap();
+        let timeline = Timeline::from_requests(&reqs);
+        let span = timeline.span().as_secs_f64();
+        let lens = || timeline.idle_periods().map(|p| p.len());
+        let floor = ms(floor_ms);
+        let b = BestFixed::from_idle_periods_from(lens(), span, &model, floor);
+        let free = best_fixed(&reqs, &model);
+        prop_assert_eq!(BestFixed::from_idle_periods_from(lens(), span, &model, Nanos::ZERO), free);
+        let tol = |e: f64| 1e-6 * (1.0 + e.abs());
+        prop_assert!(free.energy_j <= b.energy_j + tol(b.energy_j), "{free:?} vs {b:?}");
+        prop_assert!(Nanos::from_secs_f64(b.timeout_s) >= floor || b.spinups == 0, "{b:?}");
+        let at_best = timer_energy(&reqs, Nanos::from_secs_f64(b.timeout_s), &model);
+        prop_assert!((at_best - b.energy_j).abs() < tol(b.energy_j), "{at_best} vs {b:?}");
+        for t in timeouts.into_iter().map(ms).chain([floor]).filter(|&t| t >= floor) {
+            let e = timer_energy(&reqs, t, &model);
+            prop_assert!(b.energy_j <= e + tol(e), "timer {t:?}: {e} < {b:?}");
+        }
+        let c = WindowClairvoyant::from_idle_periods_from(
+            timeline.idle_periods().map(|p| (p.start, p.end)),
+            span,
+            &model,
+            Nanos::from_secs(10),
+            Nanos::ZERO,
+            floor,
+        );
+        prop_assert!(c.energy_j <= b.energy_j + tol(b.energy_j), "{c:?} vs {b:?}");
+        let r = run(Timer::new(Nanos::ZERO, None), StopPolicy::EarlierOf, &reqs, model.clone());
+        prop_assert!(r.oracle_energy_j <= c.energy_j + tol(c.energy_j));
+    }
+}
+
 /// The clairvoyant per-window timer of `reqs` with windows of `window`.
 fn clairvoyant(reqs: &[Request], model: &PowerModel, window: Nanos) -> WindowClairvoyant {
     let timeline = Timeline::from_requests(reqs);

@@ -340,7 +340,7 @@ impl DiskController {
             detached: false,
             last_idle: None,
             events: Vec::with_capacity(64),
-            shadow: Self::shadow_for(cfg),
+            shadow: Self::shadow_for(cfg, settings.poll),
             session_sent: false,
             last_record: None,
             day: None,
@@ -416,7 +416,10 @@ impl DiskController {
         });
     }
 
-    fn shadow_for(cfg: &DiskConfig) -> Option<Shadow> {
+    /// The shadow evaluation of a `standby` disk with a power model,
+    /// judging fixed timeouts from the daemon's `poll` on (it cannot act
+    /// sooner; [`Shadow::with_floor`]).
+    fn shadow_for(cfg: &DiskConfig, poll: Nanos) -> Option<Shadow> {
         match (&cfg.task, &cfg.power) {
             (
                 TaskConfig::Standby {
@@ -425,10 +428,11 @@ impl DiskController {
                 Some(model),
             ) => {
                 let shadow = Shadow::new(model.clone(), cfg.breakeven);
-                Some(match compare_timeout {
+                let shadow = match compare_timeout {
                     Some(t) => shadow.with_your_timeout(*t),
                     None => shadow,
-                })
+                };
+                Some(shadow.with_floor(poll))
             }
             _ => None,
         }
