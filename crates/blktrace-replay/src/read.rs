@@ -143,7 +143,7 @@ pub fn open(path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
         }
         return open_dir(path, opts);
     }
-    if let Some((files, note)) = cpu_set(path)? {
+    if let Some((files, note)) = cpu_set(path) {
         let mut trace = read_cpu_files(path, files, opts)?;
         trace.notes.extend(note);
         return Ok(trace);
@@ -212,10 +212,8 @@ type CpuSet = (Vec<std::path::PathBuf>, Option<String>);
 ///   `DIR/sda.blktrace.<cpu>` files beside it: the set (`blkparse -i`);
 /// - `DIR/sda.blktrace.<cpu>`, a file with siblings of the same base:
 ///   the set, and the note.
-fn cpu_set(path: &Path) -> Result<Option<CpuSet>, TraceError> {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return Ok(None);
-    };
+fn cpu_set(path: &Path) -> Option<CpuSet> {
+    let name = path.file_name().and_then(|n| n.to_str())?;
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -223,15 +221,18 @@ fn cpu_set(path: &Path) -> Result<Option<CpuSet>, TraceError> {
     let (base, named) = if path.exists() {
         match name.rsplit_once(".blktrace.") {
             Some((base, cpu)) if cpu.parse::<u32>().is_ok() => (base, true),
-            _ => return Ok(None),
+            _ => return None,
         }
     } else {
         (name.strip_suffix(".blktrace").unwrap_or(name), false)
     };
     if !parent.is_dir() {
-        return Ok(None);
+        return None;
     }
-    let files: Vec<_> = blktrace::cpu_files(parent)?
+    // A folder that cannot be listed has no siblings to offer: the path is
+    // read (or not found) as named.
+    let files: Vec<_> = blktrace::cpu_files(parent)
+        .unwrap_or_default()
         .into_iter()
         .filter(|f| {
             f.file_name()
@@ -241,7 +242,7 @@ fn cpu_set(path: &Path) -> Result<Option<CpuSet>, TraceError> {
         })
         .collect();
     if files.is_empty() || (named && files.len() == 1) {
-        return Ok(None);
+        return None;
     }
     let note = named.then(|| {
         format!(
@@ -252,7 +253,7 @@ fn cpu_set(path: &Path) -> Result<Option<CpuSet>, TraceError> {
             if files.len() == 2 { "" } else { "s" }
         )
     });
-    Ok(Some((files, note)))
+    Some((files, note))
 }
 
 /// The per-CPU blktrace files of `dir`, merged.
