@@ -286,7 +286,9 @@ fn tick(v: f64) -> String {
     if a == 0.0 {
         "0".into()
     } else if !(1e-3..1e6).contains(&a) {
-        format!("{v:.1e}")
+        // `1e-5`, `2.5e-5`, `2e7`: no `.0` on a whole mantissa, so a log
+        // axis reads 1e-5, 1e-4, 0.001 rather than 1.0e-5, 1.0e-4, 0.001.
+        format!("{v:.1e}").replace(".0e", "e")
     } else if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
@@ -1016,7 +1018,10 @@ mod tests {
         assert_eq!(tick(2.5), "2.5");
         assert_eq!(tick(0.1), "0.1");
         assert_eq!(tick(1500.0), "1500");
-        assert_eq!(tick(2e7), "2.0e7");
+        assert_eq!(tick(2e7), "2e7");
+        assert_eq!(tick(1e-5), "1e-5");
+        assert_eq!(tick(2.5e-5), "2.5e-5");
+        assert_eq!(tick(-1e-4), "-1e-4");
         assert_eq!(slug("msr:hm_0/x"), "msr-hm_0-x");
         assert_eq!(ramp(0.0), RGBColor(68, 1, 84));
         assert_eq!(ramp(2.0), RGBColor(253, 231, 37));
