@@ -130,23 +130,18 @@ fn pooled(
 /// says the gain divides by little, as `lull replay` and `lull status`
 /// note it. `None` without spindown rows.
 fn clairvoyant_margin(rows: &[Row], policy: usize) -> Option<String> {
-    let (mut base, mut cv, mut oracle) = (0.0, 0.0, 0.0);
-    for r in rows.iter().filter(|r| r.network_index == policy) {
-        if let (Some(e0), Some(b), Some(c), Some(o)) = (
-            r.measure("baseline_energy_j"),
-            r.measure("best_fixed_energy_j"),
-            r.measure("window_clairvoyant_energy_j"),
-            r.measure("oracle_energy_j"),
-        ) {
-            base += e0;
-            cv += b - c;
-            oracle += b - o;
-        }
-    }
-    if base <= 0.0 {
-        return None;
-    }
-    let (cv, oracle) = (100.0 * cv / base, 100.0 * oracle / base);
+    // Over the energy of never spinning down, pooled as the ratios are.
+    let share_of_never = |reference: &str| {
+        pooled(
+            rows,
+            policy,
+            ["best_fixed_energy_j", reference, "baseline_energy_j"],
+            |[b, r, never]| (b - r, never),
+        )
+        .map(|x| 100.0 * x)
+    };
+    let cv = share_of_never("window_clairvoyant_energy_j")?;
+    let oracle = share_of_never("oracle_energy_j")?;
     let mut note = format!(
         "On these traces the clairvoyant timer spends {cv:.2} % of the energy of never spinning down less than the best fixed timer (the oracle {oracle:.2} %)"
     );
