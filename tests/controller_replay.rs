@@ -53,6 +53,9 @@ struct Decisions {
     records: Vec<Record>,
     /// Its shadow evaluation at the end.
     shadow: Option<ShadowReport>,
+    /// The idle periods its learned state counts at the end (none for a
+    /// network that learns nothing).
+    learned_periods: Option<u64>,
 }
 
 /// The live side: the controller over the counters of `completions`
@@ -263,6 +266,7 @@ fn drive_saving(
         t = wake.min(end);
     }
     d.shadow = ctl.shadow();
+    d.learned_periods = ctl.state_at(t).learned.map(|l| l.idle_periods);
     (d, requests)
 }
 
@@ -585,6 +589,11 @@ fn log_replays_like_live(
         oracle.saved_wh * 3600.0,
         oracle_saved
     );
+    // `lull status`'s two counts, the learner's and the shadow's, count
+    // the same idle periods of a poll or longer, deadline polls included.
+    if let Some(n) = live.learned_periods {
+        prop_assert_eq!(n, w.idle_periods, "learned vs shadow");
+    }
     Ok(())
 }
 

@@ -132,6 +132,69 @@ fn event(time: Nanos, kind: EventKind, op: Op, bytes: u32, pair: Nanos) -> Event
     }
 }
 
+/// The idle periods in a stream of [`Piece`]s: the gap from the last
+/// completion to the next arrival while no request is held open. One
+/// definition for the shadow ([`crate::Shadow`], which counts the idle
+/// periods of at least the daemon's poll) and the daemon's own count of
+/// the idle periods its network has learned from, so that `lull status`
+/// shows two counts of one thing that agree on a fresh run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    busy_until: Option<Nanos>,
+    open: bool,
+}
+
+impl Gaps {
+    /// Nothing seen yet: the first arrival ends no idle period.
+    pub fn new() -> Gaps {
+        Gaps::default()
+    }
+
+    /// Takes the next piece; returns the length of the idle period an
+    /// arrival ends (none before the first request, while one is held
+    /// open, or for an arrival before the disk emptied).
+    pub fn piece(&mut self, p: Piece) -> Option<Nanos> {
+        match p {
+            Piece::Request { start, end, .. } => {
+                let gap = self.arrival(start);
+                self.complete(end);
+                gap
+            }
+            Piece::Open { at } => {
+                let gap = self.arrival(at);
+                self.open = true;
+                gap
+            }
+            Piece::Close { at, .. } => {
+                self.open = false;
+                self.complete(at);
+                None
+            }
+        }
+    }
+
+    /// The length of the idle period an arrival at `t` would end (what
+    /// [`Gaps::piece`] returns for it), without taking it.
+    pub fn arrival(&self, t: Nanos) -> Option<Nanos> {
+        let from = self.busy_until.filter(|_| !self.open)?;
+        (t > from).then(|| t - from)
+    }
+
+    fn complete(&mut self, t: Nanos) {
+        self.busy_until = Some(self.busy_until.map_or(t, |b| b.max(t)));
+    }
+
+    /// When the last request completed (none before the first).
+    pub fn busy_until(&self) -> Option<Nanos> {
+        self.busy_until
+    }
+
+    /// Whether a request is held open (I/O in flight at the last poll).
+    pub fn open(&self) -> bool {
+        self.open
+    }
+}
+
 /// The operations completed in `(t0, t]` as requests (module docs).
 fn spread(p: &Poll, f: &mut impl FnMut(Piece)) {
     let d = &p.counts;

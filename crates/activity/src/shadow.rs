@@ -53,7 +53,7 @@ use lull_core::time::Nanos;
 use lull_tasks::PowerModel;
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 
-use crate::poll::Piece;
+use crate::poll::{Gaps, Piece};
 use crate::record::{Poll, Record};
 
 /// The grid of candidate timeouts, as multiples of B: 0, and B·2^(k/2)
@@ -77,6 +77,25 @@ pub const REFERENCES: [(&str, u64); 5] = [
 
 /// Extra grid points in seconds (the references and 20 minutes).
 const EXTRA_S: [u64; 6] = [60, 300, 600, 1200, 1800, 3600];
+
+/// The fixed timeouts a shadow judges for a drive whose break-even time is
+/// `breakeven`, from `floor` on (the daemon's poll; zero: every one),
+/// sorted and without repeats: [`grid`] × B, [`REFERENCES`] and 20
+/// minutes, those below `floor` dropped and `floor` itself added when it
+/// is not zero. [`Shadow`] judges these (with [`Shadow::with_floor`]),
+/// and `lull rank --from-daemon` replays them under the daemon's wear
+/// budget, so the two choose the best fixed timeout from one list.
+pub fn fixed_timeouts(breakeven: Nanos, floor: Nanos) -> Vec<Nanos> {
+    let mut candidates: Vec<Nanos> = grid()
+        .map(|k| Nanos::from_secs_f64(breakeven.as_secs_f64() * k))
+        .chain(EXTRA_S.iter().map(|&s| Nanos::from_secs(s)))
+        .filter(|&c| c >= floor)
+        .chain((floor > Nanos::ZERO).then_some(floor))
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    candidates
+}
 
 /// The windows reported: name and length in hours.
 pub const WINDOWS: [(&str, u64); 2] = [("24h", 24), ("7d", 168)];
@@ -126,8 +145,7 @@ pub struct Shadow {
     pending: Vec<Piece>,
     /// Where booking stands: the end of the busy time so far (`None`
     /// before the run's first request), and a held request open.
-    busy_until: Option<Nanos>,
-    open: bool,
+    gaps: Gaps,
     /// lull's standby: asleep since, or ordered while busy.
     asleep_since: Option<Nanos>,
     armed: bool,
@@ -153,22 +171,15 @@ impl Shadow {
     /// A shadow for a drive with `model` whose break-even time is
     /// `breakeven` (the disk's B, which scales the grid).
     pub fn new(model: PowerModel, breakeven: Nanos) -> Shadow {
-        let mut candidates: Vec<Nanos> = grid()
-            .map(|k| Nanos::from_secs_f64(breakeven.as_secs_f64() * k))
-            .chain(EXTRA_S.iter().map(|&s| Nanos::from_secs(s)))
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
         Shadow {
             model,
             breakeven,
-            candidates,
+            candidates: fixed_timeouts(breakeven, Nanos::ZERO),
             buckets: VecDeque::with_capacity(WINDOWS[1].1 as usize + 1),
             clock: None,
             last: None,
             pending: Vec::new(),
-            busy_until: None,
-            open: false,
+            gaps: Gaps::new(),
             asleep_since: None,
             armed: false,
             newest_hour: 0,
@@ -357,10 +368,14 @@ impl Shadow {
         if self.asleep_since.is_some() {
             return;
         }
-        let idle = !self.open && self.busy_until.is_some_and(|b| b <= t);
+        let idle = !self.gaps.open() && self.gaps.busy_until().is_some_and(|b| b <= t);
         if idle {
             // Ordered earlier while busy: asleep since the disk emptied.
-            let since = if self.armed { self.busy_until } else { None };
+            let since = if self.armed {
+                self.gaps.busy_until()
+            } else {
+                None
+            };
             self.armed = false;
             self.asleep_since = Some(since.unwrap_or(t));
         } else {
@@ -369,39 +384,21 @@ impl Shadow {
     }
 
     fn piece(&mut self, p: Piece) {
-        match p {
-            Piece::Request { start, end, .. } => {
-                self.arrival(start);
-                self.busy_until = Some(self.busy_until.map_or(end, |b| b.max(end)));
-            }
-            Piece::Open { at } => {
-                self.arrival(at);
-                self.open = true;
-            }
-            Piece::Close { at, .. } => {
-                self.open = false;
-                self.busy_until = Some(self.busy_until.map_or(at, |b| b.max(at)));
-            }
+        let t = piece_time(&p);
+        if let Some(len) = self.gaps.piece(p) {
+            self.ended(t, len);
         }
     }
 
-    /// An arrival at `t`: the idle period before it (if any) ends.
-    fn arrival(&mut self, t: Nanos) {
-        if self.open {
-            return;
-        }
-        let Some(from) = self.busy_until else {
-            return;
-        };
-        if t <= from {
-            return;
-        }
+    /// The idle period of length `len` ended by an arrival at `t`.
+    fn ended(&mut self, t: Nanos, len: Nanos) {
+        let from = t - len;
         if self.armed {
             self.armed = false;
             self.asleep_since.get_or_insert(from);
         }
         let lull = self.asleep_since.take().map(|a| t - a.max(from));
-        self.book(t, t - from, lull);
+        self.book(t, len, lull);
     }
 
     /// Books an idle period of length `len` ended at `t`, of which lull
@@ -491,14 +488,15 @@ impl Shadow {
     /// progress ends unbooked (the gap to the next run is busy).
     fn end_run(&mut self) {
         self.settle();
-        if let (Some(t), false) = (self.last, self.open) {
+        if let Some(t) = self.last {
             // The gap between runs is one busy request: its arrival ends
             // the period in progress at the run's last instant.
-            self.arrival(t);
+            if let Some(len) = self.gaps.arrival(t) {
+                self.ended(t, len);
+            }
         }
         self.last = None;
-        self.busy_until = None;
-        self.open = false;
+        self.gaps = Gaps::new();
         self.asleep_since = None;
         self.armed = false;
     }

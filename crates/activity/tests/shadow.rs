@@ -97,6 +97,16 @@ proptest! {
         shadow = shadow.with_floor(floor);
         prop_assert!(shadow.candidates().iter().all(|&c| c >= floor || Some(c) == shadow.your_timeout()));
         prop_assert!(floor == Nanos::ZERO || shadow.candidates().contains(&floor));
+        // One list with `lull rank --from-daemon`'s under-budget best
+        // fixed timer: the shadow's candidates are `fixed_timeouts` and
+        // the user's own timeout.
+        let mut shared = lull_activity::shadow::fixed_timeouts(b, floor);
+        if let Some(y) = shadow.your_timeout() {
+            shared.push(y);
+            shared.sort_unstable();
+            shared.dedup();
+        }
+        prop_assert_eq!(shadow.candidates(), &shared[..]);
         for r in &recs {
             shadow.feed(r);
         }

@@ -125,8 +125,8 @@ pub struct Snapshot {
     /// The break-even time B the network was built with (nanoseconds): a
     /// network built for another drive learned another scale.
     pub breakeven_ns: u64,
-    /// Idle periods the network has learned from, over every run that
-    /// carried this state.
+    /// Idle periods the network has seen, over every run that carried
+    /// this state (the daemon counts those of at least its poll).
     pub idle_periods: u64,
     /// When learning began (Unix seconds; 0 unknown).
     pub since_unix: u64,

@@ -252,7 +252,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         // nothing, or before its first idle period.
         (
             "lull_learned_idle_periods",
-            "Idle periods the disk's network has learned from, over every run that kept its state.",
+            "Idle periods of a poll or longer the disk's network has seen, over every run that kept its state.",
             "gauge",
             |d| d.learned.as_ref().map(|l| l.idle_periods as f64),
         ),

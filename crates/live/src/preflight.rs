@@ -343,6 +343,10 @@ pub struct CheckDisk {
     /// are set against.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compare_timeout_s: Option<f64>,
+    /// `max_spindowns_per_day` of a `standby` disk: its wear budget over a
+    /// rolling 24 h (0: never spun down).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_spindowns_per_day: Option<u32>,
     /// `task = "jobs"`: the admission decisions, in words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<String>,
@@ -385,11 +389,24 @@ impl CheckReport {
             }
             if let Some(why) = &d.left_alone {
                 out.push_str(&format!("  left alone: {why}\n"));
-            } else if let Some(t) = d.compare_timeout_s {
-                out.push_str(&format!(
-                    "  savings compared with your timeout {} in lull status and the metrics\n",
-                    lull_core::time::Nanos::from_secs_f64(t).approx()
-                ));
+            } else {
+                match d.max_spindowns_per_day {
+                    // hd-idle's `-i 0` and `hdparm -S 0` read alike.
+                    Some(0) => out.push_str(
+                        "  wear budget 0 spin-downs a day (max_spindowns_per_day = 0): it is never spun down\n",
+                    ),
+                    Some(n) => out.push_str(&format!(
+                        "  wear budget {n} spin-downs a day, at most {} at once\n",
+                        lull_tasks::gate::WearBudget::capacity(n)
+                    )),
+                    None => {}
+                }
+                if let Some(t) = d.compare_timeout_s {
+                    out.push_str(&format!(
+                        "  savings compared with your timeout {} in lull status and the metrics\n",
+                        lull_core::time::Nanos::from_secs_f64(t).approx()
+                    ));
+                }
             }
             for j in &d.jobs {
                 out.push_str(&format!("  {j}\n"));
@@ -450,6 +467,13 @@ fn check_disk(
             TaskConfig::Standby {
                 compare_timeout, ..
             } => compare_timeout.map(Nanos::as_secs_f64),
+            _ => None,
+        },
+        max_spindowns_per_day: match d.task {
+            TaskConfig::Standby {
+                max_spindowns_per_day,
+                ..
+            } => Some(max_spindowns_per_day),
             _ => None,
         },
         jobs,

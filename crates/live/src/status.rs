@@ -268,9 +268,10 @@ pub struct DiskStatus {
     pub wear: Option<WearStatus>,
     /// What the network has learned (its current timeouts, thresholds).
     pub nodes: Vec<NodeGauge>,
-    /// How many idle periods its learned state has seen, over every run
-    /// that kept it (from the state file; absent for a network that
-    /// learns nothing, or before its first idle period).
+    /// How many idle periods of a poll or longer its learned state has
+    /// seen, over every run that kept it (counted as the shadow counts
+    /// them; from the state file; absent for a network that learns
+    /// nothing, or before its first idle period).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub learned_idle_periods: Option<u64>,
     /// Since when it has been learning (Unix seconds).

@@ -1476,3 +1476,54 @@ fn a_disk_another_daemon_acts_on_is_left_alone() {
     );
     assert!(db.stop().success(), "{}", db.log());
 }
+
+// An admin who writes `max_spindowns_per_day = 0` as hd-idle's `-i 0`
+// ("no timeout") gets a disk lull never spins down; `--check` says so,
+// and what a budget allows at once otherwise.
+#[test]
+fn check_states_each_standby_disks_wear_budget() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\ntask = \"standby\"\nmax_spindowns_per_day = 0\n[[disk]]\ndevice = \"fakeb\"\ntask = \"standby\"\nmax_spindowns_per_day = 24\n[[disk]]\ndevice = \"fakec\"\ntask = \"flush\"\n",
+        &format!(
+            "{}{}{}",
+            line("fakea", 0, 5),
+            line("fakeb", 1, 5),
+            line("fakec", 2, 5)
+        ),
+    );
+    let out = check_ok(&s.config);
+    let block = |disk: &str| {
+        let from = out
+            .find(&format!("): {disk}; task"))
+            .unwrap_or_else(|| panic!("{out}"));
+        let rest = &out[from..];
+        rest[..rest[1..].find("\ndisk[").map_or(rest.len(), |i| i + 1)].to_string()
+    };
+    assert!(
+        block("fakea").contains(
+            "wear budget 0 spin-downs a day (max_spindowns_per_day = 0): it is never spun down"
+        ),
+        "{out}"
+    );
+    assert!(
+        block("fakeb").contains("wear budget 24 spin-downs a day, at most 4 at once"),
+        "{out}"
+    );
+    assert!(!block("fakec").contains("wear budget"), "{out}");
+    let json = run(&[
+        "--config",
+        s.config.to_str().unwrap(),
+        "--check",
+        "--format",
+        "json",
+    ]);
+    assert!(json.status.success(), "{json:?}");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let budgets: Vec<_> = v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["max_spindowns_per_day"].as_u64())
+        .collect();
+    assert_eq!(budgets, [Some(0), Some(24), None]);
+}

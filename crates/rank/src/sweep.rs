@@ -777,9 +777,9 @@ pub fn best_fixed_row(
     // Under the daemon's wear budget (its activity log records one), the
     // timeout that is best without it can spend the budget in the first
     // short gaps and sit the long ones out awake: the reference is then
-    // the best of it and the shadow's grid of timeouts (B/64 to 128·B,
-    // and hd-idle's and hdparm's; from the daemon's poll on), each
-    // replayed under the budget.
+    // the best of it and the shadow's candidates (B/64 to 128·B, hd-idle's
+    // and hdparm's, 20 minutes; from the daemon's poll on), each replayed
+    // under the budget.
     let gated = opts.gate.max_spindowns_per_day.zip(opts.gate.break_even);
     if let Some((_, b)) = gated {
         let energy = |o: &lull_blktrace_replay::replay::ReplayOutcome| {
@@ -789,16 +789,9 @@ pub fn best_fixed_row(
                 .find(|p| p.0 == "energy_j")
                 .map_or(f64::INFINITY, |p| p.1)
         };
-        // From the daemon's poll on, as the shadow judges them.
-        let floor = opts.reference_floor.as_secs_f64();
-        let grid = activity::lull_activity::shadow::grid()
-            .map(|k| k * b.as_secs_f64())
-            .filter(|&c| c >= floor)
-            .chain((floor > 0.0).then_some(floor));
-        let named = activity::lull_activity::shadow::REFERENCES
-            .iter()
-            .map(|(_, s)| *s as f64);
-        for c in grid.chain(named) {
+        // The shadow's own candidates, from the daemon's poll on.
+        let grid = activity::lull_activity::shadow::fixed_timeouts(b, opts.reference_floor);
+        for c in grid.into_iter().map(Nanos::as_secs_f64) {
             let out = timer(c)?;
             if energy(&out) < energy(&best.2) {
                 best = (c, false, out);

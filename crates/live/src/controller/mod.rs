@@ -113,6 +113,7 @@ pub use protocol::{
 
 use std::path::PathBuf;
 
+use lull_activity::poll::Gaps;
 use lull_activity::{PollKind, Record, Session, Shadow, ShadowReport};
 use lull_core::actuator::PolicyActuator;
 use lull_core::engine::Engine;
@@ -246,6 +247,12 @@ pub struct DiskController {
     /// The learned state's poll the activity log last named
     /// ([`Record::Learned`]).
     learned_logged: Option<Nanos>,
+    /// The idle periods in the polls' requests, as the shadow finds them
+    /// in the activity log ([`lull_activity::poll::Gaps`]).
+    gaps: Gaps,
+    /// Idle periods of a poll or longer that ended since the learned
+    /// state last counted them.
+    gaps_ended: u64,
 }
 
 /// The longest stretch of quiet polls without an activity record: a log
@@ -348,6 +355,8 @@ impl DiskController {
             learned_at: None,
             polled_at: None,
             learned_logged: None,
+            gaps: Gaps::new(),
+            gaps_ended: 0,
         })
     }
 
@@ -393,13 +402,16 @@ impl DiskController {
     }
 
     /// Keeps what the network has learned in the state (at the poll that
-    /// ended an idle period, `ended`, once the engine has seen its
-    /// events; and at stop), counting the idle period.
-    fn keep_learned(&mut self, now: Now, ended: bool) {
+    /// ended an idle period, once the engine has seen its events; and at
+    /// stop), counting the idle periods of a poll or longer that ended
+    /// since: those the shadow counts, so that `lull status`'s two counts
+    /// agree on a fresh run.
+    fn keep_learned(&mut self, now: Now) {
         let parts = self.engine.save_learned();
         if parts.iter().all(Option::is_none) {
             return;
         }
+        let ended = std::mem::take(&mut self.gaps_ended);
         self.learned_at = Some(now.mono);
         let (periods, since) = self
             .st
@@ -410,7 +422,7 @@ impl DiskController {
             format: lull_core::learned::SNAPSHOT_FORMAT,
             network: self.cfg.network.clone(),
             breakeven_ns: self.cfg.breakeven.0,
-            idle_periods: periods + u64::from(ended),
+            idle_periods: periods + ended,
             since_unix: since,
             parts,
         });
@@ -546,12 +558,27 @@ impl DiskController {
         if self.session_sent {
             self.activity(Record::End(now.mono), out);
         }
-        self.keep_learned(now, false);
+        // The period in progress ends here, as the shadow ends it when the
+        // log's next run begins.
+        if self
+            .gaps
+            .arrival(now.mono)
+            .is_some_and(|len| len >= self.settings.poll)
+        {
+            self.gaps_ended += 1;
+        }
+        self.keep_learned(now);
     }
 
     /// The poll's record, a mark, or nothing (a quiet poll).
     fn record_poll(&mut self, t: Nanos, poll: Option<lull_activity::Poll>, out: &mut Vec<Output>) {
         let Some(p) = poll else { return };
+        let (gaps, floor) = (&mut self.gaps, self.settings.poll);
+        p.pieces(|piece| {
+            if gaps.piece(piece).is_some_and(|len| len >= floor) {
+                self.gaps_ended += 1;
+            }
+        });
         if !self.session_sent {
             self.session_sent = true;
             let s = self.session();

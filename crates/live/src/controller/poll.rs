@@ -136,7 +136,7 @@ impl DiskController {
             }
         }
         if std::mem::take(&mut self.keep_pending) {
-            self.keep_learned(now, true);
+            self.keep_learned(now);
         }
         if self.engine.task().pending() {
             let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
