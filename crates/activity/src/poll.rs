@@ -248,3 +248,45 @@ fn spread(p: &Poll, f: &mut impl FnMut(Piece)) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(start: u64, end: u64) -> Piece {
+        Piece::Request {
+            start: Nanos(start),
+            end: Nanos(end),
+            op: Op::Read,
+            bytes: 0,
+        }
+    }
+
+    #[test]
+    fn gaps_are_from_the_last_completion_to_the_next_arrival() {
+        let mut g = Gaps::new();
+        // The first arrival ends nothing.
+        assert_eq!(g.piece(req(10, 20)), None);
+        // Overlapping or back-to-back: no idle period.
+        assert_eq!(g.piece(req(15, 30)), None);
+        assert_eq!(g.piece(req(30, 40)), None);
+        assert_eq!(g.busy_until(), Some(Nanos(40)));
+        // A gap from the latest completion, not the last request's.
+        assert_eq!(g.piece(req(45, 46)), Some(Nanos(5)));
+        assert_eq!(g.arrival(Nanos(100)), Some(Nanos(54)));
+        // A request held open hides every gap until it closes.
+        assert_eq!(g.piece(Piece::Open { at: Nanos(60) }), Some(Nanos(14)));
+        assert!(g.open());
+        assert_eq!(g.piece(req(200, 210)), None);
+        assert_eq!(g.arrival(Nanos(300)), None);
+        assert_eq!(
+            g.piece(Piece::Close {
+                at: Nanos(250),
+                since: Nanos(60)
+            }),
+            None
+        );
+        assert!(!g.open());
+        assert_eq!(g.piece(req(1000, 1001)), Some(Nanos(750)));
+    }
+}
