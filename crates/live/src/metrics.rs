@@ -201,7 +201,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         ),
         (
             "lull_task_starts_total",
-            "Idle task starts.",
+            "The network's decisions to start the idle task (for standby also those the wear budget or the break-even check refused: lull_spindowns_total counts the spin-downs sent).",
             "counter",
             |d| Some(d.task_starts as f64),
         ),

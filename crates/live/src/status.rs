@@ -260,7 +260,8 @@ pub struct DiskStatus {
     pub foreign_spinups: u64,
     /// Errors while acting on the disk.
     pub errors: u64,
-    /// Idle task starts.
+    /// The network's decisions to start the idle task (for `standby` also
+    /// those the wear budget or the break-even check refused).
     pub task_starts: u64,
     /// Seconds in standby after lull's spin-downs.
     pub standby_s: f64,
