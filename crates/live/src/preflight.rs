@@ -32,6 +32,8 @@ pub struct Preflight {
     /// ([`own_files_on_spun_down_disks`]) and, but in a dry run, a program
     /// that spins disks down beside it ([`competing_spin_down`]).
     pub logged: Vec<String>,
+    /// The whole disks diskstats lists now, by kernel name (sorted).
+    pub present: Vec<String>,
 }
 
 /// The checks a start (and a reload) runs beyond the file's own
@@ -125,6 +127,7 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         out.found.push(found);
     }
     if let Some(sample) = &sample {
+        out.present = whole_disks(sample);
         out.logged = own_files_on_spun_down_disks(cfg, dry_run, sample, &out.found);
         if !dry_run {
             out.warnings
@@ -347,6 +350,11 @@ pub struct CheckDisk {
     /// rolling 24 h (0: never spun down).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_spindowns_per_day: Option<u32>,
+    /// Absent now: what might be meant instead, or where to look (a name
+    /// that differs from a present disk's only in case, the disks present,
+    /// the folder of a missing link).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absent_hint: Option<String>,
     /// `task = "jobs"`: the admission decisions, in words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<String>,
@@ -360,10 +368,10 @@ impl CheckReport {
             self.config, self.poll, self.state_file
         );
         for d in &self.disks {
-            let now = if d.present {
-                d.device.clone()
-            } else {
-                "not present now (the daemon waits for it)".to_string()
+            let now = match (d.present, &d.absent_hint) {
+                (true, _) => d.device.clone(),
+                (false, None) => "not present now (the daemon waits for it)".to_string(),
+                (false, Some(h)) => format!("not present now (the daemon waits for it; {h})"),
             };
             out.push_str(&format!(
                 "disk[{}] {} (line {}): {}; task {}, network {}, policy {}\n  drive {} ({}: {}), break-even {}\n",
@@ -417,6 +425,62 @@ impl CheckReport {
         }
         out
     }
+}
+
+/// The whole disks in `sample`, by kernel name, sorted.
+pub(crate) fn whole_disks(sample: &Sample) -> Vec<String> {
+    let mut out: Vec<String> = sample
+        .names()
+        .filter(|n| partition_of(n, sample.names()).is_none())
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}
+
+/// What `--check` (and the daemon's warning) says beside a `[[disk]]` whose `device` resolves to
+/// nothing now (the daemon waits for it, so a typo would wait forever):
+/// a kernel name that differs from a present disk's only in case is
+/// named (kernel names are case-sensitive); another kernel name gets the
+/// whole disks present now (at most ten); a missing link, the folder
+/// that lists those present, or that the folder is missing. Nothing for
+/// a glob: matching nothing yet is what a glob for hot-plugged disks does.
+pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
+    if crate::devices::is_glob(device) {
+        return None;
+    }
+    let name = device.strip_prefix("/dev/").unwrap_or(device);
+    if !name.contains('/') {
+        if let Some(p) = present.iter().find(|p| p.eq_ignore_ascii_case(name)) {
+            return Some(format!(
+                "kernel names are case-sensitive: did you mean `{p}`?"
+            ));
+        }
+        if present.is_empty() {
+            return None;
+        }
+        let shown = present
+            .iter()
+            .take(10)
+            .map(String::as_str)
+            .collect::<Vec<_>>();
+        let more = present.len().saturating_sub(shown.len());
+        return Some(format!(
+            "present now: {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let dir = Path::new(device).parent()?;
+    Some(if dir.is_dir() {
+        format!("`ls -l {}` lists the links present now", dir.display())
+    } else {
+        format!("{} does not exist now", dir.display())
+    })
 }
 
 /// One [`CheckDisk`] for `d` as resolved for its drive.
@@ -476,6 +540,7 @@ fn check_disk(
             } => Some(max_spindowns_per_day),
             _ => None,
         },
+        absent_hint: None,
         jobs,
     }
 }
@@ -512,7 +577,9 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     let mut identified: Vec<(String, crate::identify::Identity)> = Vec::new();
     for (d, found) in cfg.disks.iter().zip(&pre.found) {
         if found.is_empty() {
-            disks.push(check_disk(d, &d.device, false, None));
+            let mut c = check_disk(d, &d.device, false, None);
+            c.absent_hint = absent_hint(&d.device, &pre.present);
+            disks.push(c);
         }
         for r in found {
             let mut id = crate::identify::identify_disk(&r.kernel, &cfg.sysfs);
@@ -735,6 +802,49 @@ pub(crate) async fn stop_orphans(state: &mut State, cfg: &Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_absent_disk_gets_a_hint_where_one_helps() {
+        let present: Vec<String> = ["loop0", "sda", "sdb"].map(String::from).to_vec();
+        assert_eq!(
+            absent_hint("SDA", &present).as_deref(),
+            Some("kernel names are case-sensitive: did you mean `sda`?")
+        );
+        assert_eq!(
+            absent_hint("/dev/Loop0", &present).as_deref(),
+            Some("kernel names are case-sensitive: did you mean `loop0`?")
+        );
+        assert_eq!(
+            absent_hint("sdz", &present).as_deref(),
+            Some("present now: loop0, sda, sdb")
+        );
+        let many: Vec<String> = (0..13).map(|i| format!("sd{i}")).collect();
+        assert!(
+            absent_hint("nvme0n1", &many)
+                .unwrap()
+                .ends_with("sd8, sd9 and 3 more")
+        );
+        // A glob for hot-plugged disks waits quietly.
+        assert_eq!(absent_hint("sd[x-z]", &present), None);
+        assert_eq!(absent_hint("sdz", &[]), None);
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("ata-NOPE");
+        assert_eq!(
+            absent_hint(link.to_str().unwrap(), &present),
+            Some(format!(
+                "`ls -l {}` lists the links present now",
+                dir.path().display()
+            ))
+        );
+        let gone = dir.path().join("by-nothing/ata-NOPE");
+        assert_eq!(
+            absent_hint(gone.to_str().unwrap(), &present),
+            Some(format!(
+                "{} does not exist now",
+                dir.path().join("by-nothing").display()
+            ))
+        );
+    }
 
     fn args(s: &str) -> Option<Vec<String>> {
         Some(s.split_whitespace().map(String::from).collect())

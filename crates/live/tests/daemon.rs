@@ -1479,11 +1479,12 @@ fn a_disk_another_daemon_acts_on_is_left_alone() {
 
 // An admin who writes `max_spindowns_per_day = 0` as hd-idle's `-i 0`
 // ("no timeout") gets a disk lull never spins down; `--check` says so,
-// and what a budget allows at once otherwise.
+// and what a budget allows at once otherwise. A typo in a kernel name
+// would wait forever: `--check` says what it might have meant.
 #[test]
 fn check_states_each_standby_disks_wear_budget() {
     let s = Setup::new(
-        "[[disk]]\ndevice = \"fakea\"\ntask = \"standby\"\nmax_spindowns_per_day = 0\n[[disk]]\ndevice = \"fakeb\"\ntask = \"standby\"\nmax_spindowns_per_day = 24\n[[disk]]\ndevice = \"fakec\"\ntask = \"flush\"\n",
+        "[[disk]]\ndevice = \"fakea\"\ntask = \"standby\"\nmax_spindowns_per_day = 0\n[[disk]]\ndevice = \"fakeb\"\ntask = \"standby\"\nmax_spindowns_per_day = 24\n[[disk]]\ndevice = \"fakec\"\ntask = \"flush\"\n[[disk]]\ndevice = \"FAKEB\"\ntask = \"flush\"\n",
         &format!(
             "{}{}{}",
             line("fakea", 0, 5),
@@ -1510,6 +1511,11 @@ fn check_states_each_standby_disks_wear_budget() {
         "{out}"
     );
     assert!(!block("fakec").contains("wear budget"), "{out}");
+    // An absent disk whose name differs from a present one's only in case.
+    assert!(
+        out.contains("FAKEB (line 19): not present now (the daemon waits for it; kernel names are case-sensitive: did you mean `fakeb`?)"),
+        "{out}"
+    );
     let json = run(&[
         "--config",
         s.config.to_str().unwrap(),
@@ -1525,5 +1531,5 @@ fn check_states_each_standby_disks_wear_budget() {
         .iter()
         .map(|d| d["max_spindowns_per_day"].as_u64())
         .collect();
-    assert_eq!(budgets, [Some(0), Some(24), None]);
+    assert_eq!(budgets, [Some(0), Some(24), None, None]);
 }

@@ -469,8 +469,14 @@ impl Daemon {
                 && !self.disks.iter().any(|d| d.ctl.config().is_entry(c))
                 && self.missing.insert(c.device.clone())
             {
+                let hint = crate::preflight::absent_hint(
+                    &c.device,
+                    &crate::preflight::whole_disks(sample),
+                )
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
                 warn!(
-                    "disk {} (config line {}): not present; waiting for it to appear",
+                    "disk {} (config line {}): not present; waiting for it to appear{hint}",
                     c.device, c.line
                 );
                 let st = self.state.disk(&c.device);
