@@ -442,7 +442,7 @@ pub(crate) fn whole_disks(sample: &Sample) -> Vec<String> {
 /// nothing now (the daemon waits for it, so a typo would wait forever):
 /// a kernel name that differs from a present disk's only in case is
 /// named (kernel names are case-sensitive); another kernel name gets the
-/// whole disks present now (at most ten); a missing link, the folder
+/// whole disks present now (its kind first, at most ten); a missing link, the folder
 /// that lists those present, or that the folder is missing. Nothing for
 /// a glob: matching nothing yet is what a glob for hot-plugged disks does.
 pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
@@ -459,11 +459,18 @@ pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
         if present.is_empty() {
             return None;
         }
-        let shown = present
-            .iter()
-            .take(10)
-            .map(String::as_str)
-            .collect::<Vec<_>>();
+        // Those of the same kind first (`sd…` for `sdz`, `nvme…` for
+        // `nvme1n1`: the longest common prefix): a server lists dm-, loop,
+        // nbd and ram devices too.
+        let common = |n: &str| {
+            n.bytes()
+                .zip(name.bytes())
+                .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
+                .count()
+        };
+        let mut ordered: Vec<&str> = present.iter().map(String::as_str).collect();
+        ordered.sort_by_key(|p| std::cmp::Reverse(common(p)));
+        let shown = ordered.iter().take(10).copied().collect::<Vec<_>>();
         let more = present.len().saturating_sub(shown.len());
         return Some(format!(
             "present now: {}{}",
@@ -816,7 +823,7 @@ mod tests {
         );
         assert_eq!(
             absent_hint("sdz", &present).as_deref(),
-            Some("present now: loop0, sda, sdb")
+            Some("present now: sda, sdb, loop0")
         );
         let many: Vec<String> = (0..13).map(|i| format!("sd{i}")).collect();
         assert!(
