@@ -442,7 +442,8 @@ pub(crate) fn whole_disks(sample: &Sample) -> Vec<String> {
 /// nothing now (the daemon waits for it, so a typo would wait forever):
 /// a kernel name that differs from a present disk's only in case is
 /// named (kernel names are case-sensitive); another kernel name gets the
-/// whole disks present now (its kind first, at most ten); a missing link, the folder
+/// whole disks present now (its kind first, at most ten; loop, ram, zram
+/// and nbd devices only for a name of their kind); a missing link, the folder
 /// that lists those present, or that the folder is missing. Nothing for
 /// a glob: matching nothing yet is what a glob for hot-plugged disks does.
 pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
@@ -468,10 +469,24 @@ pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
                 .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
                 .count()
         };
-        let mut ordered: Vec<&str> = present.iter().map(String::as_str).collect();
+        // Memory and loop devices (every unattached loop is listed) only
+        // for a name of their kind.
+        let virtual_ = |p: &str| {
+            ["loop", "ram", "zram", "nbd"]
+                .iter()
+                .any(|v| p.starts_with(v))
+        };
+        let mut ordered: Vec<&str> = present
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !virtual_(p) || common(p) > 0)
+            .collect();
         ordered.sort_by_key(|p| std::cmp::Reverse(common(p)));
+        if ordered.is_empty() {
+            return None;
+        }
         let shown = ordered.iter().take(10).copied().collect::<Vec<_>>();
-        let more = present.len().saturating_sub(shown.len());
+        let more = ordered.len() - shown.len();
         return Some(format!(
             "present now: {}{}",
             shown.join(", "),
@@ -823,8 +838,14 @@ mod tests {
         );
         assert_eq!(
             absent_hint("sdz", &present).as_deref(),
-            Some("present now: sda, sdb, loop0")
+            Some("present now: sda, sdb")
         );
+        assert_eq!(
+            absent_hint("loop9", &present).as_deref(),
+            Some("present now: loop0, sda, sdb")
+        );
+        let only_loops: Vec<String> = ["loop0", "zram0"].map(String::from).to_vec();
+        assert_eq!(absent_hint("sdb", &only_loops), None);
         let many: Vec<String> = (0..13).map(|i| format!("sd{i}")).collect();
         assert!(
             absent_hint("nvme0n1", &many)
