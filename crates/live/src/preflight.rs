@@ -438,14 +438,15 @@ pub(crate) fn whole_disks(sample: &Sample) -> Vec<String> {
     out
 }
 
-/// What `--check` (and the daemon's warning) says beside a `[[disk]]` whose `device` resolves to
-/// nothing now (the daemon waits for it, so a typo would wait forever):
-/// a kernel name that differs from a present disk's only in case is
-/// named (kernel names are case-sensitive); another kernel name gets the
-/// whole disks present now (its kind first, at most ten; loop, ram, zram
-/// and nbd devices only for a name of their kind); a missing link, the folder
-/// that lists those present, or that the folder is missing. Nothing for
-/// a glob: matching nothing yet is what a glob for hot-plugged disks does.
+/// What `--check` (and the daemon's warning) says beside a `[[disk]]`
+/// whose `device` resolves to nothing now (the daemon waits for it, so a
+/// typo would wait forever): a kernel name that differs from a present
+/// disk's only in case is named (kernel names are case-sensitive);
+/// another kernel name gets the whole disks present now (its kind first,
+/// at most ten; loop, ram, zram and nbd devices only for a name of their
+/// kind); a missing link, the folder that lists those present, or that
+/// the folder is missing. Nothing for a glob: matching nothing yet is
+/// what a glob for hot-plugged disks does.
 pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
     if crate::devices::is_glob(device) {
         return None;
