@@ -53,5 +53,9 @@ start=$SECONDS
 echo "soak: pass 2, parsers on arbitrary and mutated bytes, x$PARSER_SCALE"
 LULL_SOAK_LOG="$log" LULL_PROPTEST_SCALE="$PARSER_SCALE" \
   run cargo test --profile soak -p lull-blktrace-replay --test malformed
+LULL_SOAK_LOG="$log" LULL_PROPTEST_SCALE="$PARSER_SCALE" \
+  run cargo test --profile soak -p lull-activity --test read
+LULL_SOAK_LOG="$log" LULL_PROPTEST_SCALE="$PARSER_SCALE" \
+  run cargo test --profile soak -p lull-cli --test input_parsers
 echo "soak: pass 2 ran $(count) in $((SECONDS - start)) s"
 echo "soak: clean (seed $SEED)"

@@ -1,0 +1,205 @@
+//! Every parser of what a user types or a machine hands lull, on arbitrary
+//! and on mutated input: it answers `Ok` or an error, it never panics.
+//! The trace readers have their own (`lull-blktrace-replay`'s
+//! `tests/malformed.rs`), the activity log its own
+//! (`lull-activity`'s `tests/read.rs`); these are the rest: network specs
+//! (one line and TOML, then built into a network), drive power and service
+//! models, durations, `lull rank` grid files, the daemon's configuration,
+//! `/proc/diskstats`, hd-idle's options, and the daemon's state file.
+//! `scripts/soak.sh` runs them with its parsers' scale.
+
+use std::path::Path;
+
+use lull_core::spec::NetworkSpec;
+use lull_core::time::parse_duration;
+use lull_tasks::PowerModel;
+use lull_tasks::device::ServiceModel;
+use proptest::prelude::*;
+
+/// Text made of the characters specs, configurations and counters are
+/// written with, so that the parsers get past their first byte.
+fn texty(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            8 => prop::sample::select(
+                "abcdefgilmnoprstuvwxyzBRS0123456789()[]{}=;,+-./_*:#\"' \n\t@"
+                    .chars()
+                    .collect::<Vec<_>>()
+            ),
+            1 => any::<char>(),
+        ],
+        0..max,
+    )
+    .prop_map(|cs| cs.into_iter().collect())
+}
+
+/// `valid` with a few bytes replaced, inserted or deleted at random.
+fn mutated(valid: &'static str) -> impl Strategy<Value = String> {
+    prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, any::<u8>()), 1..8).prop_map(
+        move |edits| {
+            let mut b = valid.as_bytes().to_vec();
+            for (i, kind, byte) in edits {
+                let at = i.index(b.len() + 1);
+                match kind {
+                    0 if at < b.len() => b[at] = byte,
+                    1 => b.insert(at, byte),
+                    _ if at < b.len() => {
+                        b.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            String::from_utf8_lossy(&b).into_owned()
+        },
+    )
+}
+
+const SPEC: &str = "low-pass(min=3s; vote(threshold=2; timer(1s) + fixed(10s), event-window(n=10, rate=0.25) + average(n=3, initial=B)))";
+
+const TOML_NET: &str = "[[node]]\nname = \"fast\"\nspec = \"timer(1s) + fixed(10s)\"\n\n[[node]]\nname = \"careful\"\nspec = \"timer(5s) + fixed(60s)\"\n\n[[node]]\nname = \"both\"\nskeptic = \"and\"\ninputs = [\"fast\", \"careful\"]\n";
+
+const GRID: &str = include_str!("../crates/rank/grids/timers.toml");
+
+const CONFIG: &str = include_str!("../contrib/lull.toml");
+
+const DISKSTATS: &str = "   8       0 sda 4085 35 43290 411 194919 3860 1928420 6295 0 6076 7142 70 0 2293830 6 990 428\n   8       1 sda1 10 0 80 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n 259       0 nvme0n1 1 2 3 4 5 6 7 8 0 9 10\n   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+const HD_IDLE: &str =
+    "-i 0 -a sda -i 300 -a /dev/disk/by-id/ata-X -i 60 -c ata -s 1 -l /var/log/hd-idle.log";
+
+/// A state file as the daemon writes it: every field of a disk's entry.
+fn state_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let mut st = lull_live::state::State::default();
+        st.disks.insert(
+            "sdb".into(),
+            lull_live::state::DiskState {
+                spindowns: 3,
+                spinups: 2,
+                standby_s: 12.5,
+                ..Default::default()
+            },
+        );
+        serde_json::to_string_pretty(&st).unwrap()
+    })
+}
+
+/// The daemon's registry, with `B` of the paper's drive for specs that
+/// name it (as `lull replay` and the daemon resolve it).
+fn with_b() -> lull::Setup {
+    lull::for_drive("paper-2.5in", lull::Work::Standby).unwrap()
+}
+
+/// One spec string through the parser and, when it parses, the builder:
+/// a network is the parser's word made real, and a bad parameter value
+/// must be an error there too.
+fn spec_round(text: &str, registry: &lull_core::registry::Registry) {
+    if let Ok(spec) = NetworkSpec::parse(text, Some(registry)) {
+        let _ = spec.build(registry);
+    }
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+
+    #[test]
+    fn network_specs_never_panic(text in prop_oneof![texty(80), mutated(SPEC)]) {
+        let setup = with_b();
+        spec_round(&text, setup.registry());
+        // And with the names resolved later (`--grid` files, TOML nodes).
+        let _ = NetworkSpec::parse(&text, None);
+    }
+
+    #[test]
+    fn toml_networks_never_panic(text in prop_oneof![texty(120), mutated(TOML_NET)]) {
+        let setup = with_b();
+        let registry = setup.registry();
+        if let Ok(spec) = NetworkSpec::from_toml(&text, Some(registry)) {
+            let _ = spec.build(registry);
+        }
+    }
+
+    #[test]
+    fn drive_models_and_durations_never_panic(
+        text in prop_oneof![
+            texty(60),
+            mutated("wd-red-plus,p_active=3.3W,t_spinup=10s"),
+            mutated("p_active=2,p_sleep=0.5,p_spinup=3W,t_spinup=2s,t_spindown=500ms"),
+            mutated("2B/16"),
+            mutated("90m"),
+        ],
+    ) {
+        let _ = text.parse::<PowerModel>();
+        let _ = text.parse::<ServiceModel>();
+        let _ = parse_duration(&text);
+    }
+
+    #[test]
+    fn grid_files_never_panic(text in prop_oneof![texty(120), mutated(GRID)]) {
+        for task in ["spindown", "writeback", "cleaning", "nonsense"] {
+            let _ = lull_rank::grid::Grid::from_toml(&text, task);
+        }
+    }
+
+    #[test]
+    fn daemon_configurations_never_panic(text in prop_oneof![texty(200), mutated(CONFIG)]) {
+        let registry = lull_live::default_registry();
+        let _ = lull_live::config::Config::parse(Path::new("lull.toml"), &text, &registry);
+    }
+
+    #[test]
+    fn diskstats_never_panic(text in prop_oneof![texty(200), mutated(DISKSTATS)]) {
+        let _ = lull_live::diskstats::parse(&text);
+    }
+
+    #[test]
+    fn hd_idle_options_never_panic(text in prop_oneof![texty(80), mutated(HD_IDLE)]) {
+        let _ = lull_live::hd_idle::parse(&text);
+        let _ = lull_live::hd_idle::convert(&text);
+    }
+
+    #[test]
+    fn state_files_never_panic(bytes in prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..300),
+        mutated(state_text()).prop_map(String::into_bytes),
+    ]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        std::fs::write(&path, &bytes).unwrap();
+        // A damaged file is an `InvalidData` error (the daemon keeps it
+        // aside and starts afresh), never a panic.
+        if let Err(e) = lull_live::state::State::load(&path) {
+            prop_assert!(
+                e.kind() == std::io::ErrorKind::InvalidData,
+                "{e}"
+            );
+        }
+    }
+}
+
+/// The valid inputs the mutations start from are valid: otherwise the
+/// properties above would only ever see errors.
+#[test]
+fn the_seeds_of_the_mutations_parse() {
+    let setup = with_b();
+    let b = setup.registry();
+    NetworkSpec::parse(SPEC, Some(b)).unwrap().build(b).unwrap();
+    NetworkSpec::from_toml(TOML_NET, Some(b))
+        .unwrap()
+        .build(b)
+        .unwrap();
+    let registry = lull_live::default_registry();
+    "wd-red-plus,p_active=3.3W,t_spinup=10s"
+        .parse::<PowerModel>()
+        .unwrap();
+    parse_duration("90m").unwrap();
+    lull_rank::grid::Grid::from_toml(GRID, "spindown").unwrap();
+    lull_live::config::Config::parse(Path::new("lull.toml"), CONFIG, &registry).unwrap();
+    assert_eq!(lull_live::diskstats::parse(DISKSTATS).unwrap().len(), 4);
+    lull_live::hd_idle::convert(HD_IDLE).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    std::fs::write(&path, state_text()).unwrap();
+    lull_live::state::State::load(&path).unwrap();
+}
