@@ -145,7 +145,11 @@ proptest! {
     #[test]
     fn daemon_configurations_never_panic(text in prop_oneof![texty(200), mutated(CONFIG)]) {
         let registry = lull_live::default_registry();
-        let _ = lull_live::config::Config::parse(Path::new("lull.toml"), &text, &registry);
+        // And an error names the file (and the line, where there is one).
+        if let Err(e) = lull_live::config::Config::parse(Path::new("lull.toml"), &text, &registry) {
+            let shown = e.to_string();
+            prop_assert!(shown.starts_with("lull.toml"), "{shown}");
+        }
     }
 
     #[test]
