@@ -94,10 +94,20 @@ fn with_b() -> lull::Setup {
 /// One spec string through the parser and, when it parses, the builder:
 /// a network is the parser's word made real, and a bad parameter value
 /// must be an error there too.
-fn spec_round(text: &str, registry: &lull_core::registry::Registry) {
-    if let Ok(spec) = NetworkSpec::parse(text, Some(registry)) {
-        let _ = spec.build(registry);
+fn spec_round(text: &str, registry: &lull_core::registry::Registry) -> Result<(), TestCaseError> {
+    match NetworkSpec::parse(text, Some(registry)) {
+        Ok(spec) => {
+            if let Err(e) = spec.build(registry) {
+                // The message the user reads is made too.
+                let _ = e.to_string();
+            }
+        }
+        Err(e) => {
+            prop_assert!(e.pos <= text.len(), "{} past {}", e.pos, text.len());
+            let _ = e.to_string();
+        }
     }
+    Ok(())
 }
 
 proptest! {
@@ -106,17 +116,26 @@ proptest! {
     #[test]
     fn network_specs_never_panic(text in prop_oneof![texty(80), mutated(SPEC)]) {
         let setup = with_b();
-        spec_round(&text, setup.registry());
+        spec_round(&text, setup.registry())?;
         // And with the names resolved later (`--grid` files, TOML nodes).
-        let _ = NetworkSpec::parse(&text, None);
+        if let Err(e) = NetworkSpec::parse(&text, None) {
+            let _ = e.to_string();
+        }
     }
 
     #[test]
     fn toml_networks_never_panic(text in prop_oneof![texty(120), mutated(TOML_NET)]) {
         let setup = with_b();
         let registry = setup.registry();
-        if let Ok(spec) = NetworkSpec::from_toml(&text, Some(registry)) {
-            let _ = spec.build(registry);
+        match NetworkSpec::from_toml(&text, Some(registry)) {
+            Ok(spec) => {
+                if let Err(e) = spec.build(registry) {
+                    let _ = e.to_string();
+                }
+            }
+            Err(e) => {
+                let _ = e.to_string();
+            }
         }
     }
 
@@ -130,15 +149,23 @@ proptest! {
             mutated("90m"),
         ],
     ) {
-        let _ = text.parse::<PowerModel>();
-        let _ = text.parse::<ServiceModel>();
-        let _ = parse_duration(&text);
+        if let Err(e) = text.parse::<PowerModel>() {
+            let _ = e.to_string();
+        }
+        if let Err(e) = text.parse::<ServiceModel>() {
+            let _ = e.to_string();
+        }
+        if let Err(e) = parse_duration(&text) {
+            let _ = e.to_string();
+        }
     }
 
     #[test]
     fn grid_files_never_panic(text in prop_oneof![texty(120), mutated(GRID)]) {
         for task in ["spindown", "writeback", "cleaning", "nonsense"] {
-            let _ = lull_rank::grid::Grid::from_toml(&text, task);
+            if let Err(e) = lull_rank::grid::Grid::from_toml(&text, task) {
+                let _ = e.to_string();
+            }
         }
     }
 
@@ -154,13 +181,19 @@ proptest! {
 
     #[test]
     fn diskstats_never_panic(text in prop_oneof![texty(200), mutated(DISKSTATS)]) {
-        let _ = lull_live::diskstats::parse(&text);
+        if let Err(e) = lull_live::diskstats::parse(&text) {
+            let _ = e.to_string();
+        }
     }
 
     #[test]
     fn hd_idle_options_never_panic(text in prop_oneof![texty(80), mutated(HD_IDLE)]) {
-        let _ = lull_live::hd_idle::parse(&text);
-        let _ = lull_live::hd_idle::convert(&text);
+        if let Err(e) = lull_live::hd_idle::parse(&text) {
+            let _ = e.to_string();
+        }
+        if let Err(e) = lull_live::hd_idle::convert(&text) {
+            let _ = e.to_string();
+        }
     }
 
     #[test]
