@@ -5,7 +5,8 @@
 //! (`lull-activity`'s `tests/read.rs`); these are the rest: network specs
 //! (one line and TOML, then built into a network), drive power and service
 //! models, durations, `lull rank` grid files, the daemon's configuration,
-//! `/proc/diskstats`, hd-idle's options, and the daemon's state file.
+//! `/proc/diskstats`, hd-idle's options, the daemon's state file, and
+//! what `lull status` reads and prints of the daemon's metrics.
 //! `scripts/soak.sh` runs them with its parsers' scale.
 
 use std::path::Path;
@@ -239,4 +240,171 @@ fn the_seeds_of_the_mutations_parse() {
     let path = dir.path().join("state.json");
     std::fs::write(&path, state_text()).unwrap();
     lull_live::state::State::load(&path).unwrap();
+}
+
+/// The samples `lull status` reads of one disk `sdb`, each with a value
+/// to fill in (`{}`): every name it looks for, with the labels it wants.
+const METRICS: &[&str] = &[
+    "lull_dry_run {}",
+    "lull_disk_present{disk=\"sdb\"} {}",
+    "lull_errors_total{disk=\"sdb\"} {}",
+    "lull_foreign_spinups_total{disk=\"sdb\"} {}",
+    "lull_idle_since_timestamp_seconds{disk=\"sdb\"} {}",
+    "lull_in_standby{disk=\"sdb\"} {}",
+    "lull_last_wake_timestamp_seconds{disk=\"sdb\",cause=\"spinup\"} {}",
+    "lull_learned_idle_periods{disk=\"sdb\"} {}",
+    "lull_learned_since_timestamp_seconds{disk=\"sdb\"} {}",
+    "lull_next_decision_timestamp_seconds{disk=\"sdb\"} {}",
+    "lull_node_gauge{disk=\"sdb\",node=\"n0\",name=\"acting_timeout_s\"} {}",
+    "lull_node_gauge{disk=\"sdb\",node=\"n0\",name=\"p_long\"} {}",
+    "lull_node_gauge{disk=\"sdb\",node=\"n0\",name=\"margin\"} {}",
+    "lull_node_gauge{disk=\"sdb\",node=\"n0\",name=\"periodic_next_in_s\"} {}",
+    "lull_power_state_since_timestamp_seconds{disk=\"sdb\"} {}",
+    "lull_shadow_observed_seconds{disk=\"sdb\",window=\"24h\"} {}",
+    "lull_shadow_baseline_energy_joules{disk=\"sdb\",window=\"24h\"} {}",
+    "lull_shadow_energy_joules{disk=\"sdb\",policy=\"lull\",window=\"24h\"} {}",
+    "lull_shadow_energy_joules{disk=\"sdb\",policy=\"best-fixed\",window=\"24h\"} {}",
+    "lull_shadow_energy_joules{disk=\"sdb\",policy=\"oracle\",window=\"24h\"} {}",
+    "lull_shadow_energy_joules{disk=\"sdb\",policy=\"hd-idle-10min\",window=\"24h\"} {}",
+    "lull_shadow_energy_joules{disk=\"sdb\",policy=\"clairvoyant-10min\",window=\"24h\"} {}",
+    "lull_shadow_timeout_seconds{disk=\"sdb\",policy=\"best-fixed\",window=\"24h\"} {}",
+    "lull_shadow_timeout_seconds{disk=\"sdb\",policy=\"hd-idle-10min\",window=\"24h\"} {}",
+    "lull_shadow_spinups_total{disk=\"sdb\",policy=\"lull\",window=\"24h\"} {}",
+    "lull_shadow_spinups_total{disk=\"sdb\",policy=\"best-fixed\",window=\"24h\"} {}",
+    "lull_shadow_spinups_total{disk=\"sdb\",policy=\"oracle\",window=\"24h\"} {}",
+    "lull_shadow_spinups_total{disk=\"sdb\",policy=\"hd-idle-10min\",window=\"24h\"} {}",
+    "lull_shadow_spinups_total{disk=\"sdb\",policy=\"clairvoyant-10min\",window=\"24h\"} {}",
+    "lull_shadow_idle_periods{disk=\"sdb\",window=\"24h\"} {}",
+    "lull_shadow_excess_vs_best_fixed{disk=\"sdb\",window=\"24h\"} {}",
+    "lull_shadow_gain_vs_clairvoyant{disk=\"sdb\",window=\"24h\"} {}",
+    "lull_spindowns_total{disk=\"sdb\"} {}",
+    "lull_spinups_total{disk=\"sdb\"} {}",
+    "lull_standby_seconds_total{disk=\"sdb\"} {}",
+    "lull_task_running{disk=\"sdb\",task=\"standby\"} {}",
+    "lull_task_starts_total{disk=\"sdb\"} {}",
+    "lull_wakeups_total{disk=\"sdb\",comm=\"smartd\"} {}",
+];
+
+/// Values a metric can hold, the format's specials and the extremes among
+/// them.
+fn metric_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("NaN".to_string()),
+        Just("+Inf".to_string()),
+        Just("-Inf".to_string()),
+        Just("-1".to_string()),
+        Just("0".to_string()),
+        Just("1e300".to_string()),
+        Just("-1e300".to_string()),
+        Just("18446744073709551616".to_string()),
+        (0.0f64..4e9).prop_map(|v| v.to_string()),
+        any::<f64>().prop_map(|v| v.to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+
+    /// `lull status` reads the daemon's metrics (from its endpoint or its
+    /// textfile: a half-written file, another program on the port, a
+    /// daemon of another version) and its state file: whatever values
+    /// they hold, it prints a status or an error, never a panic.
+    #[test]
+    fn status_never_panics_on_what_it_reads(
+        values in prop::collection::vec(metric_value(), METRICS.len()),
+        keep in prop::collection::vec(any::<bool>(), METRICS.len()),
+        breakeven_s in prop_oneof![Just(f64::NAN), Just(-1.0), Just(0.0), Just(1e300), 0.0f64..1e4],
+        standby_s in prop_oneof![Just(f64::NAN), Just(-1.0), Just(f64::INFINITY), 0.0f64..1e9],
+        tail in prop_oneof![Just(String::new()), texty(60)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let prom = dir.path().join("lull.prom");
+        let state = dir.path().join("state.json");
+        let config = dir.path().join("lull.toml");
+        let mut text = String::new();
+        for ((line, v), k) in METRICS.iter().zip(&values).zip(&keep) {
+            if *k {
+                text.push_str(&line.replace("{}", v));
+                text.push('\n');
+            }
+        }
+        text.push_str(&tail);
+        std::fs::write(&prom, text).unwrap();
+        let mut st = lull_live::state::State::default();
+        st.disks.insert(
+            "sdb".into(),
+            lull_live::state::DiskState {
+                standby_s,
+                drive: Some(lull_live::state::DriveRecord {
+                    preset: "wd-red-plus".into(),
+                    preset_source: "config".into(),
+                    why: "named".into(),
+                    breakeven_s,
+                    left_alone: None,
+                }),
+                ..Default::default()
+            },
+        );
+        // serde_json writes NaN and infinities as null, which reads back
+        // as an error: write what it can. A dry run's state file too, for
+        // the cases whose `lull_dry_run` is not 0.
+        let st = serde_json::to_string(&st).unwrap();
+        std::fs::write(&state, &st).unwrap();
+        std::fs::write(dir.path().join("state.dry-run.json"), &st).unwrap();
+        std::fs::write(
+            &config,
+            format!(
+                "state_file = {state:?}\n[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = \"sdb\"\n"
+            ),
+        )
+        .unwrap();
+        let registry = lull_live::default_registry();
+        for json in [false, true] {
+            let _ = lull_live::status::report(&config, json, &registry);
+        }
+    }
+}
+
+/// The status property's set-up reads: with every sample present and
+/// plain values, `lull status` shows the disk and its shadow evaluation.
+#[test]
+fn the_status_set_up_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("lull.prom");
+    let state = dir.path().join("state.json");
+    let config = dir.path().join("lull.toml");
+    // Not a dry run (whose state file is another).
+    let text: String = METRICS
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("{}\n", l.replace("{}", &i.to_string())))
+        .collect();
+    std::fs::write(&prom, text).unwrap();
+    let mut st = lull_live::state::State::default();
+    st.disks.insert(
+        "sdb".into(),
+        lull_live::state::DiskState {
+            drive: Some(lull_live::state::DriveRecord {
+                preset: "wd-red-plus".into(),
+                preset_source: "config".into(),
+                why: "named".into(),
+                breakeven_s: 72.4,
+                left_alone: None,
+            }),
+            ..Default::default()
+        },
+    );
+    std::fs::write(&state, serde_json::to_string(&st).unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "state_file = {state:?}\n[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = \"sdb\"\n"
+        ),
+    )
+    .unwrap();
+    let registry = lull_live::default_registry();
+    let out = lull_live::status::report(&config, false, &registry).unwrap();
+    assert!(out.contains("sdb"), "{out}");
+    assert!(out.contains("drive       wd-red-plus"), "{out}");
+    assert!(out.contains("saved 24h"), "{out}");
 }
