@@ -297,6 +297,21 @@ impl Shadow {
         self.pending.clear();
     }
 
+    /// Books the pending pieces ([`Shadow::settle`]) and counts the time
+    /// up to `t` as watched, as the next record would: the daemon calls it
+    /// after each poll's records, quiet polls writing none (a mark a
+    /// minute). Without it the time watched, and the energies over it,
+    /// lag up to a mark behind the daemon; with it they end at the last
+    /// poll. The next record books from `t` on, so the totals are those of
+    /// a replay of the log once that record is written. An instant before
+    /// the last one seen changes nothing.
+    pub fn watched_to(&mut self, t: Nanos) {
+        self.settle();
+        if self.last.is_some_and(|l| t > l) {
+            self.observe(t);
+        }
+    }
+
     fn queue(&mut self, p: &Poll) {
         let mut pending = std::mem::take(&mut self.pending);
         p.pieces(|piece| pending.push(piece));

@@ -242,6 +242,41 @@ proptest! {
         c.settle();
         prop_assert_eq!(a.report(), c.report());
     }
+
+    /// The daemon's quiet polls (`Shadow::watched_to`, no record) move
+    /// the time watched on, and once the next record comes the shadow is
+    /// the one a replay of the log builds.
+    #[test]
+    fn quiet_polls_change_nothing_the_next_record_books(
+        steps in steps(),
+        at in prop::collection::vec(0.0f64..1.0, 1..40),
+    ) {
+        let model = PowerModel::preset("wd-red-plus").unwrap();
+        let b = model.break_even();
+        let recs = records(CLOCK, &steps);
+        let mut a = Shadow::new(model.clone(), b);
+        let mut c = Shadow::new(model, b);
+        let mut last: Option<Nanos> = None;
+        for (i, r) in recs.iter().enumerate() {
+            // Quiet polls between the last poll's records and this poll's
+            // (and some before the last: those change nothing).
+            let next_poll = matches!(r, Record::Poll(_) | Record::Mark(_) | Record::End(_));
+            if let (Some(l), Some(t), true) = (last, r.time(), next_poll) {
+                for f in at.iter().skip(i % at.len()).take(3) {
+                    let q = Nanos(l.0 + ((t.0.saturating_sub(l.0)) as f64 * f) as u64);
+                    c.watched_to(q);
+                    c.watched_to(Nanos(q.0 / 2));
+                    prop_assert!(c.report().windows[1].observed_s >= a.report().windows[1].observed_s);
+                }
+            }
+            a.feed(r);
+            c.feed(r);
+            last = r.time().or(last);
+        }
+        a.settle();
+        c.settle();
+        prop_assert_eq!(a.report(), c.report());
+    }
 }
 
 #[test]

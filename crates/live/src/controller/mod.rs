@@ -602,6 +602,9 @@ impl DiskController {
             return;
         };
         s.settle();
+        // A quiet poll writes no record (a mark a minute): the time
+        // watched still reaches this poll for `lull status`.
+        s.watched_to(now.mono);
         let day = now.unix / 86_400;
         if self.day.replace(day).is_some_and(|d| d != day) {
             let r = s.report();

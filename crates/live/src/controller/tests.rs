@@ -813,3 +813,20 @@ fn sessions_name_the_drive_by_its_serial_number() {
     assert_ne!(x.drive_id, y.drive_id);
     assert_eq!(x.key, y.key);
 }
+
+#[test]
+fn the_shadow_has_watched_up_to_the_last_poll() {
+    // Busy for 5 s, then quiet: quiet polls write no record but a mark a
+    // minute, and the time watched still reaches the last poll.
+    let (mut c, r) = controller("");
+    run(&mut c, &r, 0, 200, |s| 10 * s.min(5));
+    let shadow = c.shadow().expect("a standby disk has a shadow");
+    for w in &shadow.windows {
+        assert_eq!(w.observed_s, 199.0, "{}", w.window);
+    }
+    // And what a replay of the log books, once the next record comes,
+    // is the same: a mark at 260 s.
+    run(&mut c, &r, 200, 261, |_| 50);
+    let w = &c.shadow().unwrap().windows[1];
+    assert_eq!(w.observed_s, 260.0);
+}
