@@ -101,7 +101,9 @@ fn refusal_text(shortfalls: &[(Request, lull_reserve::reserve::Shortfall)]) -> S
         .map(|(r, s)| {
             format!(
                 "{r} is short by {} a day (worst: {} in the window from {:02}:00)",
-                s.per_day, s.worst, s.worst_window_hour
+                s.per_day.approx(),
+                s.worst.approx(),
+                s.worst_window_hour
             )
         })
         .collect::<Vec<_>>()
@@ -399,6 +401,17 @@ mod tests {
         assert!(g[1].admitted);
         assert!(!g[2].admitted);
         assert_eq!(r.sch.reports()[1].request.amount, s(180));
+    }
+
+    #[test]
+    fn a_refusal_says_its_shortfall_as_people_read_durations() {
+        // 40 min an hour, 10 % kept: 14.4 h a day; 20 h is 5.6 h short.
+        let jobs = [job("backup:20h/day")];
+        let d = admission(&jobs, 0.1, s(2400));
+        assert_eq!(
+            decision_text(&jobs[0], &d[0]),
+            "job backup refused, it does not fit beside the jobs admitted before it: 20h/day is short by 5h36m a day (worst: 5h36m in the window from 00:00)"
+        );
     }
 
     #[test]
