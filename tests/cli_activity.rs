@@ -611,6 +611,53 @@ fn rank_from_daemon_s_best_fixed_timer_is_the_best_under_the_wear_budget() {
     assert!(!report.contains("under the wear budget"), "{report}");
 }
 
+/// A log whose daemon ran with `max_spindowns_per_day = 0` (it never spun
+/// the disk down: hd-idle's `-i 0`, or only watching): under that budget
+/// every network saves nothing and the ranking was one tie. It is ranked
+/// without one, with a note, and `--emit-config` says which budget its
+/// table takes; `lull replay` of the log still replays it as it ran.
+#[test]
+fn rank_from_daemon_ranks_a_log_with_a_budget_of_zero_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    write(&logs.join("0001.lact"), &segment_of(session_with(Some(0))));
+    let keep = dir.path().join("out");
+    let out = rank_from_daemon(
+        logs.to_str().unwrap(),
+        &["--jobs", "1", "--out", keep.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("had a wear budget of 0 spin-downs a day"),
+        "{}",
+        stderr(&out)
+    );
+    let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
+    let rows = columns(&csv, "mean_energy_saved_pct");
+    let timers: Vec<f64> = rows
+        .iter()
+        .filter(|(spec, _)| spec.starts_with("timer(t="))
+        .map(|r| r.1)
+        .collect();
+    assert!(timers.iter().any(|&v| v > 1.0), "{rows:?}");
+    let report = std::fs::read_to_string(keep.join("report.md")).unwrap();
+    assert!(!report.contains("under the wear budget"), "{report}");
+    let emitted = rank_from_daemon(logs.to_str().unwrap(), &["--jobs", "1", "--emit-config"]);
+    assert!(emitted.status.success(), "{}", stderr(&emitted));
+    let toml = String::from_utf8_lossy(&emitted.stdout);
+    assert!(!toml.contains("\nmax_spindowns_per_day"), "{toml}");
+    assert!(
+        toml.contains("takes the daemon's default (48 a day)"),
+        "{toml}"
+    );
+    // The replay is the daemon's: nothing spun down.
+    let out = lull(&["replay", logs.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["spinups"].as_f64(), Some(0.0), "{v}");
+}
+
 #[test]
 fn a_torn_tail_is_a_note_and_damage_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -426,6 +426,11 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
     let log = lull_blktrace_replay::activity::open_log(&path)?;
     let session = log.session;
     let mut gate = lull_blktrace_replay::activity::daemon_gate(&session);
+    if gate.max_spindowns_per_day == Some(0) {
+        // Ranked without it, as the loader ranks such runs (its note says
+        // so): under a budget of 0 every network saves nothing.
+        gate.max_spindowns_per_day = None;
+    }
     if let Some(d) = &a.device {
         // Another drive: its break-even.
         let model = lull_blktrace_replay::replay::power_model(Some(d))?;
@@ -599,6 +604,11 @@ fn emit_config(
     // The budget every network was ranked under (the log's).
     if let Some(n) = d.gate.max_spindowns_per_day {
         let _ = writeln!(t, "max_spindowns_per_day = {n}");
+    } else if d.session.max_spindowns_per_day == Some(0) {
+        let _ = writeln!(
+            t,
+            "# the log's max_spindowns_per_day = 0 never spun the disk down; ranked without a budget, this table takes the daemon's default (48 a day)"
+        );
     }
     lull_live::Config::parse(Path::new("<--emit-config>"), &t, &lull::registry()).map_err(|e| {
         CliError::runtime(anyhow!(
