@@ -458,9 +458,6 @@ pub(crate) fn absent_hint(device: &str, present: &[String]) -> Option<String> {
                 "kernel names are case-sensitive: did you mean `{p}`?"
             ));
         }
-        if present.is_empty() {
-            return None;
-        }
         // Those of the same kind first (`sd…` for `sdz`, `nvme…` for
         // `nvme1n1`: the longest common prefix): a server lists dm-, loop,
         // nbd and ram devices too.
