@@ -302,6 +302,46 @@ fn metric_value() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Writes what `lull status` reads into `dir`: the metrics textfile
+/// `metrics`, a state file (and a dry run's) with one disk `sdb` whose
+/// drive has `breakeven_s` and which slept `standby_s`, and a
+/// configuration naming them; returns the configuration's path.
+fn status_files(dir: &Path, metrics: &str, breakeven_s: f64, standby_s: f64) -> std::path::PathBuf {
+    let prom = dir.join("lull.prom");
+    let state = dir.join("state.json");
+    let config = dir.join("lull.toml");
+    std::fs::write(&prom, metrics).unwrap();
+    let mut st = lull_live::state::State::default();
+    st.disks.insert(
+        "sdb".into(),
+        lull_live::state::DiskState {
+            standby_s,
+            drive: Some(lull_live::state::DriveRecord {
+                preset: "wd-red-plus".into(),
+                preset_source: "config".into(),
+                why: "named".into(),
+                breakeven_s,
+                left_alone: None,
+            }),
+            ..Default::default()
+        },
+    );
+    // serde_json writes NaN and infinities as null, which reads back as
+    // an error: write what it can. A dry run's state file too, for
+    // metrics whose `lull_dry_run` is not 0.
+    let st = serde_json::to_string(&st).unwrap();
+    std::fs::write(&state, &st).unwrap();
+    std::fs::write(dir.join("state.dry-run.json"), &st).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "state_file = {state:?}\n[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = \"sdb\"\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
 proptest! {
     #![proptest_config(lull_testkit::cases(256))]
 
@@ -317,10 +357,6 @@ proptest! {
         standby_s in prop_oneof![Just(f64::NAN), Just(-1.0), Just(f64::INFINITY), 0.0f64..1e9],
         tail in prop_oneof![Just(String::new()), texty(60)],
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let prom = dir.path().join("lull.prom");
-        let state = dir.path().join("state.json");
-        let config = dir.path().join("lull.toml");
         let mut text = String::new();
         for ((line, v), k) in METRICS.iter().zip(&values).zip(&keep) {
             if *k {
@@ -329,35 +365,8 @@ proptest! {
             }
         }
         text.push_str(&tail);
-        std::fs::write(&prom, text).unwrap();
-        let mut st = lull_live::state::State::default();
-        st.disks.insert(
-            "sdb".into(),
-            lull_live::state::DiskState {
-                standby_s,
-                drive: Some(lull_live::state::DriveRecord {
-                    preset: "wd-red-plus".into(),
-                    preset_source: "config".into(),
-                    why: "named".into(),
-                    breakeven_s,
-                    left_alone: None,
-                }),
-                ..Default::default()
-            },
-        );
-        // serde_json writes NaN and infinities as null, which reads back
-        // as an error: write what it can. A dry run's state file too, for
-        // the cases whose `lull_dry_run` is not 0.
-        let st = serde_json::to_string(&st).unwrap();
-        std::fs::write(&state, &st).unwrap();
-        std::fs::write(dir.path().join("state.dry-run.json"), &st).unwrap();
-        std::fs::write(
-            &config,
-            format!(
-                "state_file = {state:?}\n[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = \"sdb\"\n"
-            ),
-        )
-        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = status_files(dir.path(), &text, breakeven_s, standby_s);
         let registry = lull_live::default_registry();
         for json in [false, true] {
             let _ = lull_live::status::report(&config, json, &registry);
@@ -369,39 +378,14 @@ proptest! {
 /// plain values, `lull status` shows the disk and its shadow evaluation.
 #[test]
 fn the_status_set_up_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let prom = dir.path().join("lull.prom");
-    let state = dir.path().join("state.json");
-    let config = dir.path().join("lull.toml");
-    // Not a dry run (whose state file is another).
+    // Not a dry run (`lull_dry_run 0`).
     let text: String = METRICS
         .iter()
         .enumerate()
         .map(|(i, l)| format!("{}\n", l.replace("{}", &i.to_string())))
         .collect();
-    std::fs::write(&prom, text).unwrap();
-    let mut st = lull_live::state::State::default();
-    st.disks.insert(
-        "sdb".into(),
-        lull_live::state::DiskState {
-            drive: Some(lull_live::state::DriveRecord {
-                preset: "wd-red-plus".into(),
-                preset_source: "config".into(),
-                why: "named".into(),
-                breakeven_s: 72.4,
-                left_alone: None,
-            }),
-            ..Default::default()
-        },
-    );
-    std::fs::write(&state, serde_json::to_string(&st).unwrap()).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "state_file = {state:?}\n[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = \"sdb\"\n"
-        ),
-    )
-    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = status_files(dir.path(), &text, 72.4, 0.0);
     let registry = lull_live::default_registry();
     let out = lull_live::status::report(&config, false, &registry).unwrap();
     assert!(out.contains("sdb"), "{out}");
