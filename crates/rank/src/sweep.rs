@@ -362,11 +362,13 @@ impl Source {
                 // and a ranking would recommend one tie among all: such
                 // runs are ranked without a budget (`lull replay` of the
                 // log still replays them as the daemon ran).
-                let zero = runs
-                    .iter_mut()
-                    .filter(|r| r.max_spindowns_per_day == Some(0))
-                    .map(|r| r.max_spindowns_per_day = None)
-                    .count();
+                let mut zero = 0;
+                for r in &mut runs {
+                    if r.max_spindowns_per_day == Some(0) {
+                        r.max_spindowns_per_day = None;
+                        zero += 1;
+                    }
+                }
                 if zero > 0 {
                     notes.push(format!(
                         "{}: {zero} of its {} runs had a wear budget of 0 spin-downs a day (`max_spindowns_per_day = 0`: the daemon never spun the disk down); under it no network saves anything, so they are ranked without one (--max-spinups-per-day N recommends among the networks that keep N)",

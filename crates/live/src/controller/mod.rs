@@ -601,9 +601,9 @@ impl DiskController {
         let Some(s) = self.shadow.as_mut() else {
             return;
         };
-        s.settle();
-        // A quiet poll writes no record (a mark a minute): the time
-        // watched still reaches this poll for `lull status`.
+        // Books the poll's pieces; and a quiet poll writes no record (a
+        // mark a minute), so the time watched still reaches this poll for
+        // `lull status`.
         s.watched_to(now.mono);
         let day = now.unix / 86_400;
         if self.day.replace(day).is_some_and(|d| d != day) {
