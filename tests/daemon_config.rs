@@ -122,6 +122,53 @@ fn an_unwritable_state_file_stops_the_start() {
     }
 }
 
+#[test]
+fn a_missing_state_directory_is_created_by_a_start_not_by_check() {
+    let s = setup(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1s)\"\ntask = \"flush\"\n",
+        &line("fakea", 0, 1),
+    );
+    // `cargo install` leaves no /var/lib/lull behind: two levels missing.
+    let state = s.dir.path().join("var/lib/lull/state.json");
+    let text = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(&format!("{:?}", s.state), &format!("{state:?}"));
+    std::fs::write(&s.config, text).unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = state.parent().unwrap();
+    assert!(
+        text.contains(&format!(
+            "state_file: directory {} does not exist; a start creates it",
+            dir.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        !s.dir.path().join("var").exists(),
+        "--check creates nothing"
+    );
+
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the lock file",
+        Duration::from_secs(20),
+        || state.with_file_name("state.json.lock").exists(),
+        || d.log(),
+    );
+    assert!(d.stop().success(), "{}", d.log());
+    assert!(
+        support::state(&state)["fakea"].is_object(),
+        "the stop saved the state there: {}",
+        d.log()
+    );
+}
+
 const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(500ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n";
 
 #[test]

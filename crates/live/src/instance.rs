@@ -92,10 +92,18 @@ pub fn lock_path(state_file: &Path) -> PathBuf {
 }
 
 impl InstanceLock {
-    /// Locks `state_file`'s lock file, creating it, and writes this
-    /// process's pid in it. Waits up to two seconds for a holder to let go.
+    /// Locks `state_file`'s lock file, creating it (and the directory
+    /// both are in, as `mkdir -p` would: a `cargo install` has no package
+    /// to make `/var/lib/lull`), and writes this process's pid in it.
+    /// Waits up to two seconds for a holder to let go.
     pub fn acquire(state_file: &Path) -> Result<InstanceLock, LockError> {
-        Self::lock(lock_path(state_file), WAIT)
+        let path = lock_path(state_file);
+        let dir = crate::preflight::parent_dir(state_file);
+        std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::lock(path, WAIT)
     }
 
     /// Locks the disk with device numbers `dev` in `dir` (created if need
@@ -287,11 +295,17 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_that_does_not_exist_is_an_io_error_naming_the_file() {
+    fn a_missing_directory_is_created_and_one_that_cannot_be_is_an_io_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join("missing").join("state.json");
+        let state = dir.path().join("var/lib/lull").join("state.json");
+        let lock = InstanceLock::acquire(&state).unwrap();
+        assert!(lock_path(&state).is_file());
+        drop(lock);
+        // A path through a regular file cannot be made.
+        std::fs::write(dir.path().join("file"), b"").unwrap();
+        let state = dir.path().join("file/lull").join("state.json");
         let e = InstanceLock::acquire(&state).unwrap_err();
         assert!(matches!(e, LockError::Io { .. }), "{e:?}");
-        assert!(e.to_string().contains("missing/state.json.lock"), "{e}");
+        assert!(e.to_string().contains("file/lull/state.json.lock"), "{e}");
     }
 }

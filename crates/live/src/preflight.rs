@@ -37,9 +37,10 @@ pub struct Preflight {
 }
 
 /// The checks a start (and a reload) runs beyond the file's own
-/// validation, which `--check` runs too: the state file's directory exists
-/// and is writable (not in a dry run, which writes no state) and the
-/// state file is readable; the metrics textfile's directory exists and is
+/// validation, which `--check` runs too: the state file's directory is
+/// writable, or can be made (the daemon creates it; not checked in a dry
+/// run, which keeps its own state file and runs without it if need be),
+/// and the state file is readable; the metrics textfile's directory exists and is
 /// writable; the activity log's directory can be made (a warning, not an
 /// error); no two entries resolve to the same device now (`loop0` and
 /// `/dev/loop0`: which task would it get?).
@@ -52,7 +53,14 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
     };
     let mut out = Preflight::default();
     if !dry_run {
-        dir_writable(&cfg.state_file).map_err(|m| err("state_file", m))?;
+        let dir = parent_dir(&cfg.state_file);
+        creatable_dir(dir).map_err(|m| err("state_file", m))?;
+        if !dir.exists() {
+            out.warnings.push(format!(
+                "state_file: directory {} does not exist; a start creates it",
+                dir.display()
+            ));
+        }
         match State::load(&cfg.state_file) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => out.warnings.push(format!(
@@ -263,12 +271,17 @@ fn creatable_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// The directory `path` is in exists and the daemon may create files in it.
-fn dir_writable(path: &Path) -> Result<(), String> {
-    let dir = match path.parent() {
+/// The directory `path` is in (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// The directory `path` is in exists and the daemon may create files in it.
+fn dir_writable(path: &Path) -> Result<(), String> {
+    let dir = parent_dir(path);
     let m = std::fs::metadata(dir).map_err(|e| format!("directory {}: {e}", dir.display()))?;
     if !m.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));

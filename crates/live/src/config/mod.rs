@@ -82,7 +82,7 @@
 //! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
 //!
 //! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
-//! never: how often the power state of standby disks is read, by CHECK
+//! never, else from the poll to 1 day: how often the power state of standby disks is read, by CHECK
 //! POWER MODE or REQUEST SENSE, neither of which wakes a disk; not with
 //! `hdparm`), `diskstats` (default
 //! `/proc/diskstats`) and `sysfs` (default `/sys`) for tests and
@@ -712,8 +712,21 @@ impl Config {
             None => DEFAULT_STATE_INTERVAL,
         };
         let power_check = match &raw.power_check {
-            Some(p) => parse_duration(p.get_ref())
-                .map_err(|e| cx.err(Some(p.span()), "power_check", e.to_string()))?,
+            Some(p) => {
+                let d = parse_duration(p.get_ref())
+                    .map_err(|e| cx.err(Some(p.span()), "power_check", e.to_string()))?;
+                // Past a day it would mean `0s` without saying so; below
+                // the poll (checked once the poll is known) it would not
+                // be what it says, the state being read at polls.
+                if d > Nanos::from_secs(86_400) {
+                    return Err(cx.err(
+                        Some(p.span()),
+                        "power_check",
+                        "must be 0s (never) or between the poll and 1d",
+                    ));
+                }
+                d
+            }
             None => DEFAULT_POWER_CHECK,
         };
         let mut metrics = MetricsConfig::default();
@@ -822,6 +835,20 @@ impl Config {
         } else {
             poll
         };
+        if let Some(p) = &raw.power_check
+            && power_check != Nanos::ZERO
+            && power_check < poll
+        {
+            return Err(cx.err(
+                Some(p.span()),
+                "power_check",
+                format!(
+                    "must be 0s (never) or between the poll ({}{}) and 1d: the power state is read at polls",
+                    poll,
+                    if poll_derived { ", derived" } else { "" }
+                ),
+            ));
+        }
         Ok(Config {
             path: path.to_path_buf(),
             state_file,

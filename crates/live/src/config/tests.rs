@@ -233,6 +233,27 @@ fn errors_name_line_and_key() {
     );
     assert!(e.message.contains("between 1s and 1h"), "{e}");
     assert_eq!(parse("").unwrap().state_interval, DEFAULT_STATE_INTERVAL);
+    // `power_check` is read at polls: below the poll it would not be
+    // what it says; past a day, `0s` without saying so.
+    for (bad, what) in [
+        ("1ms", "between the poll (1s) and 1d"),
+        ("999ms", "between the poll (1s) and 1d"),
+        ("25h", "between the poll and 1d"),
+    ] {
+        let e = err(&format!("poll = \"1s\"\npower_check = \"{bad}\"\n"));
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(2), Some("power_check")),
+            "{bad}: {e}"
+        );
+        assert!(e.message.contains(what), "{what} in {e}");
+    }
+    for (good, ms) in [("0s", 0), ("1s", 1000), ("1d", 86_400_000)] {
+        let c = parse(&format!("poll = \"1s\"\npower_check = \"{good}\"\n")).unwrap();
+        assert_eq!(c.power_check, Nanos::from_millis(ms), "{good}");
+    }
+    let c = parse("poll = \"100ms\"\npower_check = \"200ms\"\n").unwrap();
+    assert_eq!(c.power_check, Nanos::from_millis(200));
     assert_eq!(
         parse("state_interval = \"5m\"\n").unwrap().state_interval,
         Nanos::from_secs(300)
