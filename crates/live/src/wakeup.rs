@@ -15,9 +15,13 @@
 //! - Of those, the ones holding a file open (or their working directory)
 //!   on one of the disk's file systems (the disk's, its partitions' and
 //!   holders' device numbers, compared with `stat` of `/proc/PID/fd/*`)
-//!   are named as the likely waker, most bytes first. If none is, the
+//!   are named as the likely waker, most bytes first, and so are kernel
+//!   threads whose name says they work for one of those devices
+//!   (`kworker/u8:2+flush-8:16`, `jbd2/sdb1-8`). If none is, the
 //!   process with the most bytes is named with `?` after it: it did I/O,
-//!   but maybe on another disk.
+//!   but maybe on another disk. A kernel thread whose name says it works
+//!   for another device (`kworker/u8:0-loop0` when `loop1` woke) is never
+//!   named.
 //!
 //! # Limits
 //!
@@ -116,23 +120,121 @@ pub fn uses_devices(pid: u32, devs: &[(u32, u32)]) -> bool {
         .any(|e| on(&e.path()))
 }
 
+/// The block device a kernel thread's name says it works for, if it
+/// says one: `kworker/u8:0-loop0` (a worker last running the `loop0`
+/// workqueue; `+` instead of `-` while it runs), `kworker/u8:2+flush-8:16`
+/// (writeback of the device 8:16), `kworker/0:1H-xfs-buf/sda1`,
+/// `jbd2/sda1-8` (ext4's journal on `sda1`), `flush-8:16` (older
+/// kernels' writeback threads). Anything else, a user process's name
+/// included, names none: its I/O may be on any disk.
+pub fn kernel_thread_device(comm: &str) -> Option<DeviceRef> {
+    let numbers = |t: &str| {
+        let (a, b) = t.split_once(':')?;
+        Some(DeviceRef::Numbers(a.parse().ok()?, b.parse().ok()?))
+    };
+    if let Some(t) = comm.strip_prefix("flush-") {
+        return numbers(t);
+    }
+    if let Some(rest) = comm.strip_prefix("jbd2/") {
+        let (name, _inode) = rest.rsplit_once('-')?;
+        return (!name.is_empty()).then(|| DeviceRef::Name(name.to_string()));
+    }
+    let rest = comm.strip_prefix("kworker/")?;
+    let (_, wq) = rest.split_once(['-', '+'])?;
+    if let Some(t) = wq.strip_prefix("flush-") {
+        return numbers(t);
+    }
+    // A workqueue named for a device ends in its name (`loop0`,
+    // `xfs-buf/sda1`); the rest (`events_unbound`, `writeback`) name
+    // none, which only the system can tell (`DeviceRef::Name` is then
+    // looked up).
+    let name = wq.rsplit('/').next().unwrap_or(wq);
+    (!name.is_empty()).then(|| DeviceRef::Name(name.to_string()))
+}
+
+/// A block device a kernel thread's name refers to
+/// ([`kernel_thread_device`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceRef {
+    /// By kernel name (`loop0`, `sda1`): a device only if the system has
+    /// one by that name.
+    Name(String),
+    /// By device numbers (major, minor).
+    Numbers(u32, u32),
+}
+
+/// Whether a grower's name ties it to the disk (`Some(true)`), to another
+/// block device (`Some(false)`), or to none. `lands` resolves a kernel
+/// name to the devices its I/O reaches ([`lands_on`]; `None`: no such
+/// device, so not a device).
+fn names_device(
+    comm: &str,
+    devs: &[(u32, u32)],
+    lands: &impl Fn(&str) -> Option<Vec<(u32, u32)>>,
+) -> Option<bool> {
+    let reach = match kernel_thread_device(comm)? {
+        DeviceRef::Numbers(a, b) => vec![(a, b)],
+        DeviceRef::Name(n) => lands(&n)?,
+    };
+    Some(reach.iter().any(|d| devs.contains(d)))
+}
+
+/// The devices the I/O of a worker for the block device `name` reaches,
+/// from `sysfs` (`/sys`): the device itself and, for a loop device, the
+/// one holding its backing file (its worker reads and writes that file).
+/// Stacked devices (dm, md) need nothing more: the disk's holders are
+/// among its own devices. `None` when there is no such block device.
+pub fn lands_on(sysfs: &std::path::Path, name: &str) -> Option<Vec<(u32, u32)>> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = sysfs.join("class/block").join(name);
+    let t = std::fs::read_to_string(dir.join("dev")).ok()?;
+    let (a, b) = t.trim().split_once(':')?;
+    let mut out = vec![(a.parse().ok()?, b.parse().ok()?)];
+    if let Ok(f) = std::fs::read_to_string(dir.join("loop/backing_file"))
+        && let Ok(m) = std::fs::metadata(f.trim_end_matches('\n'))
+    {
+        let d = m.dev();
+        out.push((
+            nix::sys::stat::major(d) as u32,
+            nix::sys::stat::minor(d) as u32,
+        ));
+    }
+    Some(out)
+}
+
 /// Who most likely woke the disk whose devices are `devs`: the growing
 /// processes that use it, or else the biggest grower marked uncertain.
+/// A kernel thread whose name says which device it works for
+/// ([`kernel_thread_device`]; `lands` resolves a kernel name, as
+/// [`lands_on`] does) is one of the first when that device's I/O reaches
+/// one of `devs` and never named when it does not (`loop0`'s worker did
+/// not wake `loop1`, though its working directory, `/`, may be on it).
 /// Returns `(comm, description)` pairs for the log, the first one the one
 /// counted; empty when no process did storage I/O.
-pub fn suspects(grown: &[(u32, String, u64)], uses: impl Fn(u32) -> bool) -> Vec<(String, String)> {
-    let sure: Vec<(String, String)> = grown
+pub fn suspects(
+    grown: &[(u32, String, u64)],
+    uses: impl Fn(u32) -> bool,
+    devs: &[(u32, u32)],
+    lands: impl Fn(&str) -> Option<Vec<(u32, u32)>>,
+) -> Vec<(String, String)> {
+    // Each grower with what its name says (see `names_device`).
+    let candidates: Vec<_> = grown
         .iter()
-        .filter(|(pid, _, _)| uses(*pid))
+        .map(|g| (g, names_device(&g.1, devs, &lands)))
+        .filter(|(_, named)| *named != Some(false))
+        .collect();
+    let sure: Vec<(String, String)> = candidates
+        .iter()
+        .filter(|((pid, _, _), named)| *named == Some(true) || uses(*pid))
         .take(3)
-        .map(|(pid, comm, b)| (comm.clone(), format!("{comm} (pid {pid}, {b} bytes)")))
+        .map(|((pid, comm, b), _)| (comm.clone(), format!("{comm} (pid {pid}, {b} bytes)")))
         .collect();
     if !sure.is_empty() {
         return sure;
     }
-    grown
+    candidates
         .first()
-        .map(|(pid, comm, b)| {
+        .map(|((pid, comm, b), _)| {
             vec![(
                 format!("{comm}?"),
                 format!("{comm}? (pid {pid}, {b} bytes, no open file on the disk)"),
@@ -160,7 +262,12 @@ pub struct Attribution {
 /// taken when it went to sleep.
 pub fn attribute(before: Snapshot, devs: &[(u32, u32)]) -> Attribution {
     let grown = grew(&before, &snapshot());
-    let who = suspects(&grown, |pid| uses_devices(pid, devs));
+    let who = suspects(
+        &grown,
+        |pid| uses_devices(pid, devs),
+        devs,
+        |name| lands_on(std::path::Path::new("/sys"), name),
+    );
     if who.is_empty() {
         return Attribution {
             text: ", woken by a process that is gone (or by the kernel)".to_string(),
@@ -206,11 +313,104 @@ mod tests {
         assert_eq!(g[1].2, 4096);
         assert_eq!(g[2].2, 7, "pid 3 is another process now");
 
-        let who = suspects(&g, |pid| pid == 2);
+        let none = |_: &str| None;
+        let who = suspects(&g, |pid| pid == 2, &[], none);
         assert_eq!(who[0].0, "smbd");
-        let who = suspects(&g, |_| false);
+        let who = suspects(&g, |_| false, &[], none);
         assert_eq!(who[0].0, "rsync?");
-        assert!(suspects(&[], |_| true).is_empty());
+        assert!(suspects(&[], |_| true, &[], none).is_empty());
+    }
+
+    #[test]
+    fn kernel_threads_name_their_devices() {
+        let n = |s: &str| Some(DeviceRef::Name(s.to_string()));
+        for (comm, want) in [
+            ("kworker/u8:0-loop0", n("loop0")),
+            ("kworker/u8:0+loop12", n("loop12")),
+            ("kworker/u8:2+flush-8:16", Some(DeviceRef::Numbers(8, 16))),
+            ("kworker/u8:2-flush-253:0", Some(DeviceRef::Numbers(253, 0))),
+            ("kworker/0:1H-xfs-buf/sda1", n("sda1")),
+            ("kworker/3:0-events", n("events")),
+            ("jbd2/sda1-8", n("sda1")),
+            ("jbd2/dm-0-8", n("dm-0")),
+            ("flush-8:16", Some(DeviceRef::Numbers(8, 16))),
+            ("kworker/0:0", None),
+            ("kworker/u8:0-", None),
+            ("flush-8", None),
+            ("jbd2/", None),
+            ("rsync", None),
+            ("loop0", None),
+        ] {
+            assert_eq!(kernel_thread_device(comm), want, "{comm}");
+        }
+    }
+
+    #[test]
+    fn a_worker_for_another_device_is_never_named() {
+        // loop1 (7:1) woke; loop0's worker (7:0) did the most I/O, a
+        // workqueue not named for a device next, rsync the least.
+        let g = vec![
+            (10, "kworker/u8:0-loop0".to_string(), 9000),
+            (11, "kworker/3:0-events".to_string(), 500),
+            (12, "rsync".to_string(), 100),
+        ];
+        // loop0's backing file is on 8:0.
+        let numbers = |name: &str| match name {
+            "loop0" => Some(vec![(7, 0), (8, 0)]),
+            "loop1" => Some(vec![(7, 1)]),
+            _ => None,
+        };
+        let devs = [(7, 1)];
+        // Uncertain: the biggest grower that names no other device.
+        let who = suspects(&g, |_| false, &devs, numbers);
+        assert_eq!(who.len(), 1);
+        assert_eq!(who[0].0, "kworker/3:0-events?");
+        // Its working directory (`/`) on the disk does not make loop0's
+        // worker a suspect either.
+        let who = suspects(&g, |pid| pid != 11, &devs, numbers);
+        assert_eq!(
+            who.iter().map(|w| w.0.as_str()).collect::<Vec<_>>(),
+            ["rsync"]
+        );
+        // A worker for the disk itself is named, surely.
+        let g2 = [
+            (13, "kworker/u8:2+flush-7:1".to_string(), 40),
+            (12, "rsync".to_string(), 100),
+        ];
+        let who = suspects(&g2, |_| false, &devs, numbers);
+        assert_eq!(who[0].0, "kworker/u8:2+flush-7:1");
+        // Only growers naming other devices: nothing to name.
+        assert!(suspects(&g[..1], |_| true, &devs, numbers).is_empty());
+        // The disk holding loop0's backing file was woken by its worker.
+        let who = suspects(&g, |_| false, &[(8, 0), (8, 1)], numbers);
+        assert_eq!(who[0].0, "kworker/u8:0-loop0");
+    }
+
+    #[test]
+    fn a_loop_devices_worker_lands_on_its_backing_files_disk() {
+        use std::os::unix::fs::MetadataExt;
+        let sys = tempfile::tempdir().unwrap();
+        let backing = sys.path().join("disk.img");
+        std::fs::write(&backing, b"").unwrap();
+        let d = std::fs::metadata(&backing).unwrap().dev();
+        let host = (
+            nix::sys::stat::major(d) as u32,
+            nix::sys::stat::minor(d) as u32,
+        );
+        let dir = sys.path().join("class/block/loop3");
+        std::fs::create_dir_all(dir.join("loop")).unwrap();
+        std::fs::write(dir.join("dev"), "7:3\n").unwrap();
+        std::fs::write(
+            dir.join("loop/backing_file"),
+            format!("{}\n", backing.display()),
+        )
+        .unwrap();
+        let sda = sys.path().join("class/block/sda");
+        std::fs::create_dir_all(&sda).unwrap();
+        std::fs::write(sda.join("dev"), "8:0\n").unwrap();
+        assert_eq!(lands_on(sys.path(), "loop3"), Some(vec![(7, 3), host]));
+        assert_eq!(lands_on(sys.path(), "sda"), Some(vec![(8, 0)]));
+        assert_eq!(lands_on(sys.path(), "events"), None);
     }
 
     #[test]
