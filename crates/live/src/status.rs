@@ -1148,12 +1148,21 @@ fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
             secs((t - now) as f64)
         )
     });
+    // An empty wear budget refuses whatever the network decides: said
+    // beside the idle period, which would otherwise read as if nothing
+    // held the disk up.
+    let wear = d
+        .wear
+        .as_ref()
+        .and_then(|w| w.next_in_s.filter(|&n| n > 0.0 && w.tokens < 1.0))
+        .map(|n| format!("; the wear budget allows no spin-down for {}", secs(n)))
+        .unwrap_or_default();
     match (idle, next) {
         (_, _) if d.task_running == Some(true) => {
             Some("I/O, or the end of the predicted idle time: the task runs".into())
         }
-        (Some(i), Some(n)) => Some(format!("{i}; {n}")),
-        (Some(i), None) => Some(format!("{i}; nothing decided until I/O comes")),
+        (Some(i), Some(n)) => Some(format!("{i}; {n}{wear}")),
+        (Some(i), None) => Some(format!("{i}; nothing decided until I/O comes{wear}")),
         (None, Some(n)) => Some(n),
         (None, None) => Some("an idle period: the disk is busy".into()),
     }

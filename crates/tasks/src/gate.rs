@@ -125,8 +125,8 @@ impl std::fmt::Display for Refusal {
             Refusal::Wear { per_day: 0, .. } => write!(f, "max_spindowns_per_day = 0"),
             Refusal::Wear { per_day, wait_s } => write!(
                 f,
-                "wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {} s",
-                wait_s.ceil()
+                "wear budget ({per_day} spin-downs a day, spread over the day) has its next spin-down in {}",
+                Nanos::from_secs_f64(wait_s.ceil()).approx()
             ),
             Refusal::ShortPrediction { budget, break_even } => write!(
                 f,
@@ -267,7 +267,14 @@ mod tests {
         assert_eq!(bucket.as_ref().unwrap().tokens, 0.0);
         // Empty: the wear budget says when the next comes (6 a day: 4 h).
         match gate.admit(&mut bucket, 101, Some(Nanos::from_secs(10))) {
-            Err(Refusal::Wear { per_day: 6, wait_s }) => assert_eq!(wait_s.ceil(), 14_399.0),
+            Err(r @ Refusal::Wear { per_day: 6, wait_s }) => {
+                assert_eq!(wait_s.ceil(), 14_399.0);
+                // Read as the status and the log show durations.
+                assert_eq!(
+                    r.to_string(),
+                    "wear budget (6 spin-downs a day, spread over the day) has its next spin-down in 4h"
+                );
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(gate.admit(&mut bucket, 100 + 14_400, None), Ok(()));

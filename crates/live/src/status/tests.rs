@@ -156,9 +156,27 @@ fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
     let c = current.disk("sda");
     (c.idle_since_unix, c.next_decision_unix) = (Some(now - 2), Some(now + 1));
     let text = crate::metrics::render(&current, &gauges, 1, false);
-    let idle = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    let mut idle = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
     assert_eq!(idle[0].idle_since_unix, Some(now - 2));
     assert_eq!(idle[0].next_decision_unix, Some(now + 1));
+    assert_eq!(
+        waiting(&idle[0], now).as_deref(),
+        Some("idle for 2s; the network decides in 1s unless I/O comes")
+    );
+    // An empty wear budget is said beside it: the decision will be refused.
+    idle[0].wear = Some(WearStatus {
+        per_day: 48,
+        spent_24h: 8,
+        tokens: 0.4,
+        capacity: 8.0,
+        next_in_s: Some(1638.0),
+    });
+    assert_eq!(
+        waiting(&idle[0], now).as_deref(),
+        Some(
+            "idle for 2s; the network decides in 1s unless I/O comes; the wear budget allows no spin-down for 27m 18s"
+        )
+    );
     // Metrics of a daemon without them, or none: the state file's.
     let old = parse_metrics("lull_polls_total 3\n").unwrap();
     for samples in [old, Vec::new()] {
