@@ -594,6 +594,42 @@ fn log_replays_like_live(
     if let Some(n) = live.learned_periods {
         prop_assert_eq!(n, w.idle_periods, "learned vs shadow");
     }
+    // The references held to the daemon's wear budget: the shadow's best
+    // fixed timeout and clairvoyant are `lull replay`'s of the log (the
+    // session's poll the floor, as `lull replay` of a log sets it), to
+    // the joule.
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(CLOCK));
+    let opts = ReplayOptions {
+        reference_floor: log.runs[0].session.poll,
+        ..spindown(gate)
+    };
+    let reference = lull_blktrace_replay::replay::trace_reference(&timeline, &opts)
+        .expect("reference")
+        .expect("spindown has one");
+    prop_assert_eq!(w.wear_budget_per_day, Some(per_day).filter(|&n| n > 0));
+    if per_day == 0 {
+        // No budget to keep (the daemon never spun down): the replay's
+        // references are the exact ones, the shadow's of its grid.
+        return Ok(());
+    }
+    let best = w.policy("best-fixed").unwrap();
+    let base = m("baseline_energy_j");
+    prop_assert_eq!(best.spinups, reference.spinups);
+    prop_assert!(
+        close(best.saved_wh * 3600.0, base - reference.energy_j),
+        "best fixed {} J vs replay {} J",
+        best.saved_wh * 3600.0,
+        base - reference.energy_j
+    );
+    let cv = w.policy("clairvoyant-10min").unwrap();
+    let rcv = reference.window_clairvoyant.expect("computed");
+    prop_assert_eq!(cv.spinups, rcv.spinups);
+    prop_assert!(
+        close(cv.saved_wh * 3600.0, base - rcv.energy_j),
+        "clairvoyant {} J vs replay {} J",
+        cv.saved_wh * 3600.0,
+        base - rcv.energy_j
+    );
     Ok(())
 }
 

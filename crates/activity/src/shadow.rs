@@ -50,8 +50,8 @@
 use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
-use lull_tasks::PowerModel;
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
+use lull_tasks::{BudgetedTimers, PowerModel};
 
 use crate::poll::{Gaps, Piece};
 use crate::record::{Poll, Record};
@@ -112,9 +112,15 @@ struct Bucket {
     /// Idle periods that ended in it, of at least the floor (a poll:
     /// [`Shadow::with_floor`]).
     periods: u64,
-    /// Per candidate: periods it fired in, and its sleep (ns).
+    /// Per candidate, under the daemon's wear budget ([`BudgetedTimers`]):
+    /// periods it fired in, and its sleep (ns). The best fixed timeout and
+    /// the clairvoyant are chosen from these.
     fired: Vec<u32>,
     slept: Vec<u64>,
+    /// The same without a budget for the named references (as
+    /// [`Shadow::refs`] lists them): hd-idle and `hdparm -S` have none.
+    ref_fired: Vec<u32>,
+    ref_slept: Vec<u64>,
     oracle_slept: u64,
     oracle_spinups: u64,
     lull_slept: u64,
@@ -152,7 +158,8 @@ pub struct Shadow {
     /// The newest Unix hour seen: windows end with it.
     newest_hour: u64,
     /// The clairvoyant's open window (Unix window index) and, per
-    /// candidate, the periods it fires in and its sleep in that window.
+    /// candidate, the periods it fires in and its sleep in that window,
+    /// under the wear budget.
     cv_window: Option<u64>,
     cv_fired: Vec<u64>,
     cv_slept: Vec<u64>,
@@ -161,6 +168,17 @@ pub struct Shadow {
     /// The shortest timeout a fixed policy may use, and the shortest idle
     /// period counted ([`Shadow::with_floor`]).
     floor: Nanos,
+    /// The candidates held to the daemon's wear budget, and the current
+    /// run's budget (its session's; `None` or 0: none) and mode (0 the
+    /// real daemon, 1 a dry run: a bucket each, as each keeps its state
+    /// file).
+    timers: BudgetedTimers,
+    per_day: Option<u32>,
+    mode: usize,
+    /// The candidates reported by name, as indices: [`REFERENCES`] in
+    /// order, then the user's own timeout if there is one. Judged without
+    /// a budget, as those tools run them.
+    refs: Vec<usize>,
 }
 
 /// The policy name of the user's own fixed timeout
@@ -188,7 +206,25 @@ impl Shadow {
             cv_slept: Vec::new(),
             yours: None,
             floor: Nanos::ZERO,
+            timers: BudgetedTimers::new(),
+            per_day: None,
+            mode: 0,
+            refs: Vec::new(),
         }
+        .with_refs()
+    }
+
+    /// Finds the named references among the candidates again (the list
+    /// changed).
+    fn with_refs(mut self) -> Shadow {
+        let at = |c: Nanos| self.candidates.binary_search(&c).ok();
+        self.refs = REFERENCES
+            .iter()
+            .map(|&(_, secs)| Nanos::from_secs(secs))
+            .chain(self.yours)
+            .map(|c| at(c).expect("a named reference is a candidate"))
+            .collect();
+        self
     }
 
     /// Judges the fixed timeouts (the best fixed, the clairvoyant's) from
@@ -208,12 +244,16 @@ impl Shadow {
             return self;
         }
         let yours = self.yours;
-        self.candidates.retain(|&c| c >= floor || Some(c) == yours);
+        // The named references stay, below the floor too (a poll of
+        // several minutes): reported, never chosen.
+        let named = |c: Nanos| REFERENCES.iter().any(|&(_, s)| Nanos::from_secs(s) == c);
+        self.candidates
+            .retain(|&c| c >= floor || Some(c) == yours || named(c));
         if let Err(i) = self.candidates.binary_search(&floor) {
             self.candidates.insert(i, floor);
         }
         self.floor = floor;
-        self
+        self.with_refs()
     }
 
     /// The shortest timeout judged and idle period counted
@@ -237,7 +277,7 @@ impl Shadow {
             self.candidates.insert(i, timeout);
         }
         self.yours = Some(timeout);
-        self
+        self.with_refs()
     }
 
     /// The user's own fixed timeout, if it reports one.
@@ -261,6 +301,8 @@ impl Shadow {
             Record::Session(s) => {
                 self.end_run();
                 self.clock = Some(s.clock);
+                self.per_day = s.max_spindowns_per_day;
+                self.mode = usize::from(s.dry_run);
             }
             Record::Poll(p) => {
                 self.settle();
@@ -357,6 +399,8 @@ impl Shadow {
                 hour,
                 fired: vec![0; k],
                 slept: vec![0; k],
+                ref_fired: vec![0; self.refs.len()],
+                ref_slept: vec![0; self.refs.len()],
                 ..Bucket::default()
             });
         }
@@ -420,18 +464,41 @@ impl Shadow {
     /// slept `lull`.
     fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
         let hour = self.unix_hour(t);
-        self.clairvoyant(t, len);
+        self.open_window(t);
         let oracle = len.as_secs_f64() > self.model.break_even_s();
         let candidates = std::mem::take(&mut self.candidates);
         let counted = len >= self.floor;
+        let start = t - len;
+        let budget = lull_tasks::TimerBudget {
+            per_day: self.per_day,
+            mode: self.mode,
+            clock: self.clock,
+        };
+        let mut timers = std::mem::take(&mut self.timers);
+        let (mut cv_fired, mut cv_slept) = (
+            std::mem::take(&mut self.cv_fired),
+            std::mem::take(&mut self.cv_slept),
+        );
+        let refs = std::mem::take(&mut self.refs);
         let b = self.bucket(hour);
         b.periods += u64::from(counted);
+        for (j, &i) in refs.iter().enumerate() {
+            let c = candidates[i];
+            if len >= c {
+                b.ref_fired[j] = b.ref_fired[j].saturating_add(1);
+                b.ref_slept[j] += (len - c).0;
+            }
+        }
         for (i, &c) in candidates.iter().enumerate() {
             if len < c {
                 break;
             }
-            b.fired[i] = b.fired[i].saturating_add(1);
-            b.slept[i] += (len - c).0;
+            if timers.fires(i, c, start, len, budget) {
+                b.fired[i] = b.fired[i].saturating_add(1);
+                b.slept[i] += (len - c).0;
+                cv_fired[i] += 1;
+                cv_slept[i] += (len - c).0;
+            }
         }
         if oracle {
             b.oracle_slept += len.0;
@@ -442,11 +509,14 @@ impl Shadow {
             b.lull_spinups += 1;
         }
         self.candidates = candidates;
+        self.refs = refs;
+        (self.timers, self.cv_fired, self.cv_slept) = (timers, cv_fired, cv_slept);
     }
 
-    /// The clairvoyant's share of a period of `len` ended at `t`: its
-    /// window closes when a period ends in a later one.
-    fn clairvoyant(&mut self, t: Nanos, len: Nanos) {
+    /// The clairvoyant's window of a period ended at `t` (its share is
+    /// booked with the period's): the open window closes when a period
+    /// ends in a later one.
+    fn open_window(&mut self, t: Nanos) {
         let k = self.candidates.len();
         let w = self.clock.unwrap_or(Nanos::ZERO).0.saturating_add(t.0) / CLAIRVOYANT_WINDOW.0;
         if self.cv_window.is_some_and(|c| c != w) {
@@ -456,13 +526,6 @@ impl Shadow {
             self.cv_window = Some(w);
             self.cv_fired = vec![0; k];
             self.cv_slept = vec![0; k];
-        }
-        for (i, &c) in self.candidates.iter().enumerate() {
-            if len < c {
-                break;
-            }
-            self.cv_fired[i] += 1;
-            self.cv_slept[i] += (len - c).0;
         }
     }
 
@@ -533,6 +596,8 @@ impl Shadow {
         let k = self.candidates.len();
         let (mut observed, mut periods) = (0u64, 0u64);
         let (mut fired, mut slept) = (vec![0u64; k], vec![0u64; k]);
+        let r = self.refs.len();
+        let (mut ref_fired, mut ref_slept) = (vec![0u64; r], vec![0u64; r]);
         let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
         let (mut cv_slept, mut cv_up) = (0u64, 0u64);
         // The open window counts too.
@@ -553,6 +618,10 @@ impl Shadow {
             for i in 0..k {
                 fired[i] += u64::from(b.fired[i]);
                 slept[i] += b.slept[i];
+            }
+            for j in 0..r {
+                ref_fired[j] += u64::from(b.ref_fired[j]);
+                ref_slept[j] += b.ref_slept[j];
             }
             o_slept += b.oracle_slept;
             o_up += b.oracle_spinups;
@@ -577,6 +646,8 @@ impl Shadow {
         };
         let mut best = 0;
         let mut best_energy = f64::INFINITY;
+        // Chosen under the wear budget the daemon kept (the same as
+        // without one when it had none).
         for i in self.candidates.partition_point(|&c| c < self.floor)..k {
             let e = m.energy(span, Nanos(slept[i]).as_secs_f64().min(span), fired[i]);
             if e < best_energy {
@@ -584,21 +655,15 @@ impl Shadow {
                 best = i;
             }
         }
-        let at = |secs: u64| {
-            let c = Nanos::from_secs(secs);
-            self.candidates
-                .iter()
-                .position(|&x| x == c)
-                .expect("on the grid")
-        };
         let mut policies = vec![figures("lull", None, l_slept, l_up)];
-        for (name, secs) in REFERENCES {
-            let i = at(secs);
-            policies.push(figures(name, Some(self.candidates[i]), slept[i], fired[i]));
-        }
-        if let Some(t) = self.yours {
-            let i = self.candidates.binary_search(&t).expect("on the grid");
-            policies.push(figures(YOUR_TIMEOUT, Some(t), slept[i], fired[i]));
+        // The named references (`refs`): REFERENCES, then the user's own.
+        let names = REFERENCES
+            .iter()
+            .map(|&(name, _)| name)
+            .chain(self.yours.map(|_| YOUR_TIMEOUT));
+        for (j, name) in names.enumerate() {
+            let c = self.candidates[self.refs[j]];
+            policies.push(figures(name, Some(c), ref_slept[j], ref_fired[j]));
         }
         // Never spinning down is a fixed timeout too (one above every
         // period), and it wins a tie: a grid timeout that never fired
@@ -641,6 +706,7 @@ impl Shadow {
             policies,
             excess_vs_best_fixed: excess.is_finite().then_some(excess),
             gain_vs_clairvoyant: gain.is_finite().then_some(gain),
+            wear_budget_per_day: self.per_day.filter(|&n| n > 0),
         }
     }
 
@@ -653,6 +719,9 @@ impl Shadow {
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
             + (self.cv_fired.capacity() + self.cv_slept.capacity()) * 8
+            + self.buckets.len() * self.refs.len() * (4 + 8)
+            + self.timers.footprint()
+            + self.refs.capacity() * 8
     }
 
     /// The newest Unix hour it has seen.
@@ -704,6 +773,13 @@ pub struct WindowReport {
     /// adds nothing and lull is worse than the best fixed timeout.
     #[serde(default)]
     pub gain_vs_clairvoyant: Option<f64>,
+    /// The wear budget (spin-downs a day) the best fixed timeout and the
+    /// clairvoyant were held to, as the daemon was: its last session's;
+    /// `None` without one. hd-idle's and `hdparm -S`'s timeouts and the
+    /// user's own are judged as those tools run them, without one; the
+    /// oracle is the bound, without one.
+    #[serde(default)]
+    pub wear_budget_per_day: Option<u32>,
 }
 
 impl WindowReport {

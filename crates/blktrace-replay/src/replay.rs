@@ -284,12 +284,56 @@ pub fn trace_reference(
     timeline: &Timeline,
     opts: &ReplayOptions,
 ) -> Result<Option<BestFixed>, ReplayError> {
+    trace_reference_runs(timeline, opts, &[])
+}
+
+/// [`trace_reference`] of a daemon's activity log of `runs`. With the
+/// daemon's wear budget among `opts`' checks, the best fixed timeout and
+/// the clairvoyant per-window timer keep it too, as the daemon's shadow
+/// judges them ([`BestFixed::under_wear_budget`]): each run's budget (its
+/// session's, else the gate's), a bucket per mode, over the shadow's
+/// candidates from the reference floor on
+/// ([`lull_activity::shadow::fixed_timeouts`]). Without a budget (or with
+/// 0, a daemon that never spun the disk down), the exact ones.
+pub fn trace_reference_runs(
+    timeline: &Timeline,
+    opts: &ReplayOptions,
+    runs: &[lull_activity::RunStart],
+) -> Result<Option<BestFixed>, ReplayError> {
     if opts.task != "spindown" {
         return Ok(None);
     }
     let model = power_model(opts.device.as_deref())?;
     let span = timeline.span().as_secs_f64();
     let floor = opts.reference_floor;
+    let gate_runs: Vec<lull_tasks::gate::GateRun> = runs
+        .iter()
+        .map(|r| lull_tasks::gate::GateRun {
+            from: r.offset,
+            dry_run: r.dry_run,
+            max_spindowns_per_day: r.max_spindowns_per_day,
+        })
+        .collect();
+    let per_day = opts.gate.max_spindowns_per_day;
+    // The daemon's checks are on (the gate has a budget), and some run
+    // had one above 0.
+    let budgeted = per_day.is_some()
+        && std::iter::once(per_day)
+            .chain(gate_runs.iter().map(|r| r.max_spindowns_per_day))
+            .any(|n| n.is_some_and(|n| n > 0));
+    if budgeted {
+        let b = opts.gate.break_even.unwrap_or_else(|| model.break_even());
+        let timeouts = lull_activity::shadow::fixed_timeouts(b, floor);
+        return Ok(Some(BestFixed::under_wear_budget(
+            timeline.idle_periods().map(|p| (p.start, p.end)),
+            span,
+            &model,
+            &timeouts,
+            &gate_runs,
+            per_day,
+            timeline.clock(),
+        )));
+    }
     let mut best = BestFixed::from_idle_periods_from(
         timeline.idle_periods().map(|p| p.len()),
         span,
@@ -502,7 +546,7 @@ pub fn replay_spec_runs(
     opts: &ReplayOptions,
     runs: &[lull_activity::RunStart],
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
-    let reference = trace_reference(timeline, opts)?;
+    let reference = trace_reference_runs(timeline, opts, runs)?;
     replay_spec_runs_with(timeline, spec, registry, opts, runs, reference)
 }
 
@@ -542,7 +586,7 @@ pub fn replay_log_runs(
             runs.len()
         )));
     }
-    let reference = trace_reference(timeline, opts)?;
+    let reference = trace_reference_runs(timeline, opts, runs)?;
     let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
     for s in specs {
         s.build(&registry)?;

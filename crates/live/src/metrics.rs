@@ -82,7 +82,7 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     let per_policy: [PerPolicy; 3] = [
         (
             "lull_shadow_energy_joules",
-            "Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the oracle would have spent (shadow evaluation).",
+            "Energy over the window of what lull did and of what fixed timeouts, the best fixed timeout in hindsight and the clairvoyant timer (both under the daemon's wear budget) and the oracle would have spent (shadow evaluation).",
             |p| Some(p.energy_j),
         ),
         (
@@ -120,7 +120,7 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     // `lull status` shows the shadow from the metrics (current to the
     // second) rather than from the state file (up to `state_interval`
     // old).
-    let per_window: [PerWindow; 5] = [
+    let per_window: [PerWindow; 6] = [
         (
             "lull_shadow_excess_vs_best_fixed",
             "(lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.",
@@ -145,6 +145,11 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
             "lull_shadow_baseline_energy_joules",
             "Energy over the window of a disk that never sleeps (shadow evaluation).",
             |w| Some(w.baseline_energy_j),
+        ),
+        (
+            "lull_shadow_wear_budget_per_day",
+            "The wear budget (spin-downs a day) the best fixed timeout and the clairvoyant timer are held to, as the daemon is; absent without one (shadow evaluation).",
+            |w| w.wear_budget_per_day.map(f64::from),
         ),
     ];
     for (name, help, value) in per_window {

@@ -812,6 +812,9 @@ fn shadow_from_metrics(
             policies,
             excess_vs_best_fixed: per_window("lull_shadow_excess_vs_best_fixed"),
             gain_vs_clairvoyant: per_window("lull_shadow_gain_vs_clairvoyant"),
+            wear_budget_per_day: per_window("lull_shadow_wear_budget_per_day")
+                .filter(|n| n.is_finite() && *n >= 1.0 && *n <= f64::from(u32::MAX))
+                .map(|n| n as u32),
         });
     }
     let (drive, breakeven_s) = match (&st.shadow, &st.drive) {
@@ -1239,6 +1242,13 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         };
         if let Some(g) = w.gain_vs_clairvoyant {
             let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
+        }
+        if let Some(n) = w.wear_budget_per_day {
+            // The references lull is judged against kept its budget.
+            let _ = write!(
+                ratios,
+                " (best fixed and clairvoyant held to lull's wear budget, {n} a day)"
+            );
         }
         lines.push(ratios);
         // The periods of a poll or longer, as the learner counts them, and

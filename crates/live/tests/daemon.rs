@@ -259,9 +259,10 @@ fn a_disk_whose_link_is_gone_is_absent_though_its_kernel_name_stays() {
 fn check_refuses_what_a_start_refuses() {
     let cases: Vec<(String, &str, &str)> = vec![
         (
-            "state_file = \"/nonexistent-lull-dir/state.json\"\n".into(),
+            // A directory that cannot be made (a missing one is made).
+            "state_file = \"/proc/nonexistent-lull-dir/state.json\"\n".into(),
             "key `state_file`",
-            "/nonexistent-lull-dir",
+            "/proc",
         ),
         (
             "[metrics]\ntextfile = \"/nonexistent-lull-dir/lull.prom\"\n".into(),

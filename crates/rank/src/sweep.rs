@@ -19,7 +19,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lull_blktrace_replay::activity;
 use lull_blktrace_replay::replay::{
     ReplayOptions, replay_spec, replay_spec_runs_with, replay_spec_warm_with, replay_spec_with,
-    trace_reference,
+    trace_reference, trace_reference_runs,
 };
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
@@ -585,8 +585,18 @@ pub fn run(
         workloads
             .par_iter()
             .map(|w| {
-                w.as_ref()
-                    .and_then(|w| trace_reference(&w.timeline, &opts.replay).ok().flatten())
+                w.as_ref().and_then(|w| {
+                    // A daemon's log: each run's wear budget, as its
+                    // networks are replayed.
+                    let runs = if w.runs.len() > 1 && restarts_apply(&opts.replay) {
+                        &w.runs[..]
+                    } else {
+                        &[]
+                    };
+                    trace_reference_runs(&w.timeline, &opts.replay, runs)
+                        .ok()
+                        .flatten()
+                })
             })
             .collect()
     });

@@ -187,6 +187,116 @@ pub struct GateRun {
     pub max_spindowns_per_day: Option<u32>,
 }
 
+impl GateRun {
+    /// The run of `runs` (ascending by [`GateRun::from`]) that instant
+    /// `at` falls in, if any.
+    pub fn at(runs: &[GateRun], at: Nanos) -> Option<GateRun> {
+        let i = runs.partition_point(|r| r.from <= at);
+        i.checked_sub(1).map(|i| runs[i])
+    }
+}
+
+/// Fixed timers held to the daemon's wear budget, period by period: the
+/// references a daemon's spin-downs are judged against (the best fixed
+/// timeout in hindsight, the clairvoyant per-window timer), which must
+/// keep the budget the daemon kept. Without it, on a busy disk the best
+/// fixed timeout of a short drive spins down hundreds of times a day
+/// while the daemon, held to 48, can not; lull would be judged against a
+/// policy it was not allowed to run.
+///
+/// Each timer has a bucket per daemon mode (real, dry run), as each mode
+/// keeps its state file, refilled and charged as [`StandbyGate::admit`]
+/// charges the daemon's: the bucket is full at its first check, and a
+/// timer that fires in a period takes a token at its deadline (the
+/// period's start plus its timeout, whole Unix seconds) or, finding none,
+/// leaves the disk spinning through that period.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BudgetedTimers {
+    buckets: [Vec<Option<WearBudget>>; 2],
+}
+
+impl BudgetedTimers {
+    /// Timers with empty histories.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The idle period from `start` lasting `len`: calls `fire(i)` for
+    /// each timeout `timeouts[i]` that spins the disk down in it, held to
+    /// `budget` (without one, every timeout of at most `len` fires, as the
+    /// references are judged without a budget). `timeouts` must be the
+    /// same list at every call.
+    pub fn period(
+        &mut self,
+        timeouts: &[Nanos],
+        start: Nanos,
+        len: Nanos,
+        budget: TimerBudget,
+        mut fire: impl FnMut(usize),
+    ) {
+        for (i, &c) in timeouts.iter().enumerate() {
+            if self.fires(i, c, start, len, budget) {
+                fire(i);
+            }
+        }
+    }
+
+    /// Whether timer `i` (of the list [`BudgetedTimers::period`] takes),
+    /// whose timeout is `timeout`, spins the disk down in the idle period
+    /// from `start` lasting `len`, taking its token if it does: for
+    /// callers whose budget differs from one timer to the next (a
+    /// deadline in another daemon run).
+    pub fn fires(
+        &mut self,
+        i: usize,
+        timeout: Nanos,
+        start: Nanos,
+        len: Nanos,
+        budget: TimerBudget,
+    ) -> bool {
+        if timeout > len {
+            return false;
+        }
+        let Some(per_day) = budget.per_day.filter(|&n| n > 0) else {
+            return true;
+        };
+        let buckets = &mut self.buckets[budget.mode.min(1)];
+        if buckets.len() <= i {
+            buckets.resize(i + 1, None);
+        }
+        let unix = unix_secs(budget.clock, start + timeout);
+        let b = buckets[i].get_or_insert_with(|| WearBudget::full(per_day, unix));
+        // As the gate does: a refusal leaves the bucket as it was (refilled
+        // only when a token is taken, so the refill is one sum, not many).
+        let mut peek = b.clone();
+        let taken = peek.take(per_day, unix).is_ok();
+        if taken {
+            *b = peek;
+        }
+        taken
+    }
+
+    /// Bytes of memory it holds.
+    pub fn footprint(&self) -> usize {
+        self.buckets
+            .iter()
+            .map(|b| b.capacity() * std::mem::size_of::<Option<WearBudget>>())
+            .sum()
+    }
+}
+
+/// The wear budget a [`BudgetedTimers`] timer is held to at a deadline:
+/// the daemon run's it falls in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerBudget {
+    /// Spin-downs a day (`None` or 0: no budget).
+    pub per_day: Option<u32>,
+    /// The bucket: 0 the real daemon's, 1 a dry run's.
+    pub mode: usize,
+    /// The wall clock at time 0, for the refill ([`unix_secs`]).
+    pub clock: Option<Nanos>,
+}
+
 /// The wall clock at engine instant `at`, whole Unix seconds: `clock` is
 /// the wall clock at the engine's time zero (relative time from 0 when it
 /// is not known).
@@ -197,6 +307,68 @@ pub fn unix_secs(clock: Option<Nanos>, at: Nanos) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn budgeted_timers_keep_the_gates_budget() {
+        let t = |s: u64| Nanos::from_secs(s);
+        let timeouts = [t(1), t(10), t(100)];
+        let clock = Some(Nanos::from_secs(1_700_000_000));
+        let budget = |mode: usize, per_day: Option<u32>| TimerBudget {
+            per_day,
+            mode,
+            clock,
+        };
+        let mut timers = BudgetedTimers::new();
+        let mut fired = [0u32; 3];
+        // 6 a day: a burst of 1, then one every 4 h. Periods of 50 s
+        // every minute: 1 s and 10 s fire in the first only.
+        for k in 0..10 {
+            timers.period(&timeouts, t(60 * k), t(50), budget(0, Some(6)), |i| {
+                fired[i] += 1
+            });
+        }
+        assert_eq!(fired, [1, 1, 0]);
+        // The dry run's bucket is its own.
+        timers.period(&timeouts, t(700), t(50), budget(1, Some(6)), |i| {
+            fired[i] += 1
+        });
+        assert_eq!(fired, [2, 2, 0]);
+        // Four hours on, each real-mode timer has a token again.
+        timers.period(
+            &timeouts,
+            t(4 * 3600 + 60),
+            t(200),
+            budget(0, Some(6)),
+            |i| fired[i] += 1,
+        );
+        assert_eq!(fired, [3, 3, 1]);
+        // No budget (or 0): every timeout at most the period fires.
+        for per_day in [None, Some(0)] {
+            let mut f = Vec::new();
+            timers.period(&timeouts, t(5 * 3600), t(10), budget(0, per_day), |i| {
+                f.push(i)
+            });
+            assert_eq!(f, [0, 1], "{per_day:?}");
+        }
+        // The same as the gate admits a timer's standby, decision by
+        // decision.
+        let gate = StandbyGate {
+            break_even: None,
+            max_spindowns_per_day: Some(48),
+        };
+        let (mut bucket, mut timers) = (None, BudgetedTimers::new());
+        for k in 0..200u64 {
+            let start = t(k * 97);
+            let admitted = gate
+                .admit(&mut bucket, unix_secs(clock, start + t(10)), None)
+                .is_ok();
+            let mut fired = false;
+            timers.period(&[t(10)], start, t(60), budget(0, Some(48)), |_| {
+                fired = true
+            });
+            assert_eq!(fired, admitted, "period {k}");
+        }
+    }
 
     #[test]
     fn the_wear_budget_spreads_over_the_day() {

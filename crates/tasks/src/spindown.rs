@@ -67,7 +67,9 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
-use crate::gate::{GateRun, Refusal, StandbyGate, WearBudget, unix_secs};
+use crate::gate::{
+    BudgetedTimers, GateRun, Refusal, StandbyGate, TimerBudget, WearBudget, unix_secs,
+};
 use crate::power::PowerModel;
 
 /// The `spindown` task: a disk that sleeps in predicted idle time.
@@ -306,6 +308,123 @@ impl BestFixed {
         best
     }
 
+    /// The best fixed timeout of `timeouts` (ascending: those a daemon
+    /// polling as the log's did could run), and the clairvoyant
+    /// per-10-minute timer ([`WindowClairvoyant::WINDOW`]) choosing among
+    /// them, each timeout held to the daemon's wear budget
+    /// ([`BudgetedTimers`]): the references of a replay made with the
+    /// daemon's checks, which keep the budget the daemon kept. `periods`
+    /// are `(start, end)` on the timeline, in order; each timer is checked
+    /// with the budget of the run ([`GateRun::at`] its deadline) in
+    /// `runs`, else `per_day`, in that run's bucket. `clock` is the wall
+    /// clock at time 0, for the budget's refill and the windows.
+    ///
+    /// Of the timeouts, not every real number: the least energy of the
+    /// list, "never" when none saves anything (`timeout_s` then just above
+    /// the longest period, as [`BestFixed::from_idle_periods`] says it),
+    /// ties to the shorter. Each window's choice keeps each timeout's own
+    /// history of tokens, so the clairvoyant may sleep a little more than
+    /// one timer switching between them could (a reference, optimistic
+    /// as the oracle is); it never spends more than the best fixed one.
+    /// A budget can also hold a timeout back from a period it would lose
+    /// in, so the best under one may spend less than the exact best
+    /// without one.
+    pub fn under_wear_budget(
+        periods: impl IntoIterator<Item = (Nanos, Nanos)>,
+        span_s: f64,
+        model: &PowerModel,
+        timeouts: &[Nanos],
+        runs: &[GateRun],
+        per_day: Option<u32>,
+        clock: Option<Nanos>,
+    ) -> BestFixed {
+        let window = WindowClairvoyant::WINDOW;
+        let k = timeouts.len();
+        let save = model.p_active - model.p_sleep;
+        let up = model.spinup_energy();
+        let base = model.energy(span_s, 0.0, 0);
+        let mut timers = BudgetedTimers::new();
+        let (mut fired, mut slept) = (vec![0u64; k], vec![0.0f64; k]);
+        // The open window's sums, and the clairvoyant's so far.
+        let (mut w_fired, mut w_slept) = (vec![0u64; k], vec![0.0f64; k]);
+        let (mut cv_saved, mut cv_spinups) = (0.0, 0u64);
+        let mut current: Option<u64> = None;
+        let mut longest = Nanos::ZERO;
+        let mut close = |w_fired: &mut Vec<u64>, w_slept: &mut Vec<f64>| {
+            let mut best = (0.0, 0u64);
+            for i in 0..k {
+                let saved = save * w_slept[i] - up * w_fired[i] as f64;
+                if saved > best.0 {
+                    best = (saved, w_fired[i]);
+                }
+            }
+            cv_saved += best.0;
+            cv_spinups += best.1;
+            w_fired.iter_mut().for_each(|f| *f = 0);
+            w_slept.iter_mut().for_each(|s| *s = 0.0);
+        };
+        let w = window.0.max(1);
+        for (start, end) in periods {
+            let len = end - start;
+            longest = longest.max(len);
+            let win = clock.unwrap_or(Nanos::ZERO).0.saturating_add(end.0) / w;
+            if current.is_some_and(|c| c != win) {
+                close(&mut w_fired, &mut w_slept);
+            }
+            current = Some(win);
+            // The run its timers decide in: each deadline may fall in
+            // another, so the run is looked up per timeout.
+            for (i, &c) in timeouts.iter().enumerate() {
+                if c > len {
+                    break;
+                }
+                let budget = match GateRun::at(runs, start + c) {
+                    Some(r) => TimerBudget {
+                        per_day: r.max_spindowns_per_day.or(per_day),
+                        mode: usize::from(r.dry_run),
+                        clock,
+                    },
+                    None => TimerBudget {
+                        per_day,
+                        mode: 0,
+                        clock,
+                    },
+                };
+                if timers.fires(i, c, start, len, budget) {
+                    let s = (len - c).as_secs_f64();
+                    fired[i] += 1;
+                    slept[i] += s;
+                    w_fired[i] += 1;
+                    w_slept[i] += s;
+                }
+            }
+        }
+        close(&mut w_fired, &mut w_slept);
+        let mut best = BestFixed {
+            timeout_s: (longest + Nanos::NANO).as_secs_f64(),
+            energy_j: base,
+            spinups: 0,
+            window_clairvoyant: None,
+        };
+        for i in 0..k {
+            let energy = base - save * slept[i] + up * fired[i] as f64;
+            if energy < best.energy_j {
+                best = BestFixed {
+                    timeout_s: timeouts[i].as_secs_f64(),
+                    energy_j: energy,
+                    spinups: fired[i],
+                    window_clairvoyant: None,
+                };
+            }
+        }
+        best.window_clairvoyant = Some(WindowClairvoyant {
+            window_s: window.as_secs_f64(),
+            energy_j: base - cv_saved,
+            spinups: cv_spinups,
+        });
+        best
+    }
+
     /// `(energy − oracle) / (best fixed − oracle)`: how much of the best
     /// fixed timeout's excess over the oracle a policy spending `energy_j`
     /// still has (below 1: it beat every fixed timeout).
@@ -530,8 +649,7 @@ impl IdleTask for Spindown {
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
-            let at = self.runs.partition_point(|r| r.from <= ctx.now);
-            let (mode, gate) = match at.checked_sub(1).map(|i| self.runs[i]) {
+            let (mode, gate) = match GateRun::at(&self.runs, ctx.now) {
                 Some(run) => (
                     usize::from(run.dry_run),
                     StandbyGate {
