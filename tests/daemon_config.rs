@@ -130,9 +130,13 @@ fn a_missing_state_directory_is_created_by_a_start_not_by_check() {
     );
     // `cargo install` leaves no /var/lib/lull behind: two levels missing.
     let state = s.dir.path().join("var/lib/lull/state.json");
+    // The metrics textfile beside it: its directory is the one a start
+    // makes.
+    let prom = state.with_file_name("lull.prom");
     let text = std::fs::read_to_string(&s.config)
         .unwrap()
-        .replace(&format!("{:?}", s.state), &format!("{state:?}"));
+        .replace(&format!("{:?}", s.state), &format!("{state:?}"))
+        + &format!("[metrics]\ntextfile = {prom:?}\n");
     std::fs::write(&s.config, text).unwrap();
     let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -167,6 +171,18 @@ fn a_missing_state_directory_is_created_by_a_start_not_by_check() {
         "the stop saved the state there: {}",
         d.log()
     );
+    assert!(prom.is_file(), "the metrics went there too: {}", d.log());
+    // Elsewhere the textfile's directory must exist (node-exporter's: a
+    // typo would leave the metrics where nothing collects them).
+    let elsewhere = s.dir.path().join("node-exporter/lull.prom");
+    let text = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(&format!("{prom:?}"), &format!("{elsewhere:?}"));
+    std::fs::write(&s.config, text).unwrap();
+    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("key `metrics.textfile`"), "{err}");
 }
 
 const COMMAND_DISK: &str = "[[disk]]\ndevice = \"DISK\"\nnetwork = \"timer(500ms)\"\ntask = \"command\"\ncommand = [\"/bin/sleep\", \"1000\"]\n";

@@ -40,9 +40,9 @@ pub struct Preflight {
 /// validation, which `--check` runs too: the state file's directory is
 /// writable, or can be made (the daemon creates it; not checked in a dry
 /// run, which keeps its own state file and runs without it if need be),
-/// and the state file is readable; the metrics textfile's directory exists and is
-/// writable; the activity log's directory can be made (a warning, not an
-/// error); no two entries resolve to the same device now (`loop0` and
+/// and the state file is readable; the metrics textfile's directory exists
+/// and is writable (or, when it is the state file's, can be made); the
+/// activity log's directory can be made (a warning, not an error); no two entries resolve to the same device now (`loop0` and
 /// `/dev/loop0`: which task would it get?).
 pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
     let err = |key: &str, message: String| ConfigError {
@@ -76,7 +76,15 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         }
     }
     if let Some(tf) = &cfg.metrics.textfile {
-        dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+        // Beside the state file, its directory is the one a start makes;
+        // elsewhere (node-exporter's textfile directory) it must exist: a
+        // typo there would leave the metrics where nothing collects them.
+        let dir = parent_dir(tf);
+        if dir == parent_dir(&cfg.state_file) {
+            creatable_dir(dir).map_err(|m| err("metrics.textfile", m))?;
+        } else {
+            dir_writable(tf).map_err(|m| err("metrics.textfile", m))?;
+        }
     }
     if cfg.activity.enabled
         && let Err(m) = creatable_dir(&cfg.activity.dir)
