@@ -31,6 +31,17 @@
 //! `gain_vs_clairvoyant` is the share of what it adds over the best fixed
 //! timeout that lull captured.
 //!
+//! The best fixed timeout and the clairvoyant are **held to the daemon's
+//! wear budget**, as lull is: each candidate books a second set of sums
+//! from [`BudgetedTimers`] (a token bucket each, charged as the daemon's
+//! gate charges its own, with each session's budget, a bucket per mode).
+//! Without it a busy disk's best fixed timeout spins down hundreds of
+//! times a day where the daemon may spin down 48, and lull would be judged
+//! against a policy it was not allowed to run. The named references
+//! (hd-idle's 10 minutes, `hdparm -S`'s, the user's own timeout) are what
+//! those tools do, without a budget, and the oracle is the bound: those
+//! keep the plain sums.
+//!
 //! # What is approximate
 //!
 //! The best fixed timeout in hindsight is the best of the grid, not of
