@@ -276,6 +276,12 @@ fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
         "{}",
         stdout(&out)
     );
+    // ... and that the references kept the budget as lull did.
+    assert!(
+        stdout(&out).contains("the best fixed timeout and the clairvoyant held to the budget too"),
+        "{}",
+        stdout(&out)
+    );
     // The flags are spin-down's, and the budget is a daemon's check.
     for bad in [
         vec!["--standby-checks", "none", "--max-spindowns-per-day", "3"],

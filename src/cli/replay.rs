@@ -600,6 +600,10 @@ fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
             b.as_secs_f64()
         ));
     }
+    if gate.max_spindowns_per_day.is_some_and(|n| n > 0) {
+        // `trace_reference_runs`: the references keep the budget too.
+        parts.push("the best fixed timeout and the clairvoyant held to the budget too".into());
+    }
     format!("the daemon's: {}", parts.join("; "))
 }
 
