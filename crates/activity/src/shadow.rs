@@ -476,6 +476,8 @@ impl Shadow {
     fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
         let hour = self.unix_hour(t);
         self.open_window(t);
+        // The bucket exists before the lists it is sized by are taken.
+        self.bucket(hour);
         let oracle = len.as_secs_f64() > self.model.break_even_s();
         let candidates = std::mem::take(&mut self.candidates);
         let counted = len >= self.floor;
