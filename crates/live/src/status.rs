@@ -1243,14 +1243,13 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
         if let Some(g) = w.gain_vs_clairvoyant {
             let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
         }
+        lines.push(ratios);
         if let Some(n) = w.wear_budget_per_day {
             // The references lull is judged against kept its budget.
-            let _ = write!(
-                ratios,
-                " (best fixed and clairvoyant held to lull's wear budget, {n} a day)"
-            );
+            lines.push(format!(
+                "best fixed and clairvoyant held to lull's wear budget, {n} spin-downs a day"
+            ));
         }
-        lines.push(ratios);
         // The periods of a poll or longer, as the learner counts them, and
         // the chances to save among them: the periods longer than B, the
         // oracle's spin-ups.

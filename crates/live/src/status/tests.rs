@@ -351,8 +351,10 @@ fn scene() -> Status {
     let mut sh =
         Shadow::new(model.clone(), model.break_even()).with_your_timeout(Nanos::from_secs(300));
     let s = Nanos::from_secs;
+    // Held to the disk's wear budget, 24 a day (its `wear` below).
     sh.feed(&Record::Session(Session {
         clock: s(1_800_000_000),
+        max_spindowns_per_day: Some(24),
         ..Session::default()
     }));
     let mut t = 1;
