@@ -32,6 +32,17 @@ fn run(args: &[&str]) -> std::process::Output {
     Command::new(LULL).args(args).output().unwrap()
 }
 
+/// `lull daemon --config CONFIG --check`, which must pass: its report.
+fn check_ok(config: &Path) -> String {
+    let out = run(&["daemon", "--config", config.to_str().unwrap(), "--check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn config_errors_name_the_line_and_key() {
     let s = setup(
@@ -87,13 +98,7 @@ fn check_lists_present_and_missing_disks() {
         "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1s)\"\ntask = \"flush\"\n\n[[disk]]\ndevice = \"fakeb\"\ntask = \"flush\"\n",
         &line("fakea", 0, 1),
     );
-    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = check_ok(&s.config);
     assert!(text.contains("disk[0] fakea (line 8): fakea;"), "{text}");
     assert!(
         text.contains("disk[1] fakeb (line 13): not present now"),
@@ -138,13 +143,7 @@ fn a_missing_state_directory_is_created_by_a_start_not_by_check() {
         .replace(&format!("{:?}", s.state), &format!("{state:?}"))
         + &format!("[metrics]\ntextfile = {prom:?}\n");
     std::fs::write(&s.config, text).unwrap();
-    let out = run(&["daemon", "--config", s.config.to_str().unwrap(), "--check"]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = check_ok(&s.config);
     let dir = state.parent().unwrap();
     assert!(
         text.contains(&format!(

@@ -14,19 +14,12 @@ use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 use lull_tasks::{PowerModel, StandbyGate};
 
+mod common;
+
+use common::{measure, registry};
+
 /// 2023-11-14 22:13:20 UTC: the wall clock the budget refills by.
 const CLOCK: Nanos = Nanos(1_700_000_000_000_000_000);
-
-fn registry() -> lull_core::registry::Registry {
-    let mut r = lull_core::registry::Registry::new();
-    lull_detectors::register(&mut r);
-    lull_skeptics::register(&mut r);
-    r
-}
-
-fn measure(pairs: &[(&'static str, f64)], name: &str) -> f64 {
-    pairs.iter().find(|p| p.0 == name).map_or(f64::NAN, |p| p.1)
-}
 
 #[test]
 fn the_best_fixed_timeout_under_a_budget_is_the_best_of_its_timers_replayed() {

@@ -10,16 +10,9 @@ use lull_core::event::Timeline;
 use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 
-fn registry() -> lull_core::registry::Registry {
-    let mut r = lull_core::registry::Registry::new();
-    lull_detectors::register(&mut r);
-    lull_skeptics::register(&mut r);
-    r
-}
+mod common;
 
-fn measure(pairs: &[(&'static str, f64)], name: &str) -> f64 {
-    pairs.iter().find(|p| p.0 == name).map_or(f64::NAN, |p| p.1)
-}
+use common::{measure, registry};
 
 #[test]
 fn a_daily_restart_with_the_learned_state_changes_nothing() {

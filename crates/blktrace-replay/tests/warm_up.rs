@@ -9,12 +9,9 @@ use lull_core::event::Timeline;
 use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 
-fn registry() -> lull_core::registry::Registry {
-    let mut r = lull_core::registry::Registry::new();
-    lull_detectors::register(&mut r);
-    lull_skeptics::register(&mut r);
-    r
-}
+mod common;
+
+use common::registry;
 
 fn day(workload: &str, seed: u64) -> Timeline {
     let shape = synth::shape(workload).unwrap();

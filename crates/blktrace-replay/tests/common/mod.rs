@@ -1,4 +1,7 @@
-//! What the integration tests share: where the public trace samples are.
+//! What the integration tests share: where the public trace samples are,
+//! the registry of every component, a measure by name.
+
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -17,4 +20,17 @@ pub(crate) fn traces() -> Option<PathBuf> {
         ));
         None
     }
+}
+
+/// A registry with every detector and skeptic.
+pub(crate) fn registry() -> lull_core::registry::Registry {
+    let mut r = lull_core::registry::Registry::new();
+    lull_detectors::register(&mut r);
+    lull_skeptics::register(&mut r);
+    r
+}
+
+/// The measure `name` of a report's pairs (NaN when absent).
+pub(crate) fn measure(pairs: &[(&'static str, f64)], name: &str) -> f64 {
+    pairs.iter().find(|p| p.0 == name).map_or(f64::NAN, |p| p.1)
 }
