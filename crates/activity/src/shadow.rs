@@ -14,7 +14,7 @@
 //! and spin-ups of its actual standby orders (from the moment it ordered
 //! one to the next arrival, as a replay books them). Windows are sums of
 //! the last 24 or 168 hours: memory is that of 168 buckets, whatever the
-//! uptime (about 85 KB per disk with a week of buckets, plus one busy
+//! uptime (about 100 KB per disk with a week of buckets, plus one busy
 //! poll's pending pieces, at most 33 KB; [`Shadow::footprint`]).
 //!
 //! The idle periods are those a replay of the activity log sees
@@ -108,6 +108,10 @@ pub fn fixed_timeouts(breakeven: Nanos, floor: Nanos) -> Vec<Nanos> {
     candidates
 }
 
+/// How many references are reported by name at most: [`REFERENCES`] and
+/// the user's own timeout.
+const NAMED: usize = REFERENCES.len() + 1;
+
 /// The windows reported: name and length in hours.
 pub const WINDOWS: [(&str, u64); 2] = [("24h", 24), ("7d", 168)];
 
@@ -130,8 +134,8 @@ struct Bucket {
     slept: Vec<u64>,
     /// The same without a budget for the named references (as
     /// [`Shadow::refs`] lists them): hd-idle and `hdparm -S` have none.
-    ref_fired: Vec<u32>,
-    ref_slept: Vec<u64>,
+    ref_fired: [u32; NAMED],
+    ref_slept: [u64; NAMED],
     oracle_slept: u64,
     oracle_spinups: u64,
     lull_slept: u64,
@@ -410,8 +414,6 @@ impl Shadow {
                 hour,
                 fired: vec![0; k],
                 slept: vec![0; k],
-                ref_fired: vec![0; self.refs.len()],
-                ref_slept: vec![0; self.refs.len()],
                 ..Bucket::default()
             });
         }
@@ -732,7 +734,6 @@ impl Shadow {
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
             + (self.cv_fired.capacity() + self.cv_slept.capacity()) * 8
-            + self.buckets.len() * self.refs.len() * (4 + 8)
             + self.timers.footprint()
             + self.refs.capacity() * 8
     }
