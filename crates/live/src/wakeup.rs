@@ -124,6 +124,7 @@ pub fn uses_devices(pid: u32, devs: &[(u32, u32)]) -> bool {
 /// says one: `kworker/u8:0-loop0` (a worker last running the `loop0`
 /// workqueue; `+` instead of `-` while it runs), `kworker/u8:2+flush-8:16`
 /// (writeback of the device 8:16), `kworker/0:1H-xfs-buf/sda1`,
+/// `kworker/u8:3-kcryptd/253:0` (dm-crypt's device 253:0),
 /// `jbd2/sda1-8` (ext4's journal on `sda1`), `flush-8:16` (older
 /// kernels' writeback threads). Anything else, a user process's name
 /// included, names none: its I/O may be on any disk.
@@ -149,7 +150,8 @@ pub fn kernel_thread_device(comm: &str) -> Option<DeviceRef> {
     // none, which only the system can tell (`DeviceRef::Name` is then
     // looked up).
     let name = wq.rsplit('/').next().unwrap_or(wq);
-    (!name.is_empty()).then(|| DeviceRef::Name(name.to_string()))
+    // `kcryptd/253:0`: by device numbers.
+    numbers(name).or_else(|| (!name.is_empty()).then(|| DeviceRef::Name(name.to_string())))
 }
 
 /// A block device a kernel thread's name refers to
@@ -330,6 +332,10 @@ mod tests {
             ("kworker/u8:2+flush-8:16", Some(DeviceRef::Numbers(8, 16))),
             ("kworker/u8:2-flush-253:0", Some(DeviceRef::Numbers(253, 0))),
             ("kworker/0:1H-xfs-buf/sda1", n("sda1")),
+            (
+                "kworker/u8:3-kcryptd/253:0",
+                Some(DeviceRef::Numbers(253, 0)),
+            ),
             ("kworker/3:0-events", n("events")),
             ("jbd2/sda1-8", n("sda1")),
             ("jbd2/dm-0-8", n("dm-0")),
