@@ -575,9 +575,21 @@ fn rank_from_daemon_s_best_fixed_timer_is_the_best_under_the_wear_budget() {
         assert!(out.status.success(), "{}", stderr(&out));
         let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
         let report = std::fs::read_to_string(keep.join("report.md")).unwrap();
-        (columns(&csv, "mean_energy_saved_pct"), report)
+        (
+            columns(&csv, "mean_energy_saved_pct"),
+            report,
+            columns(&csv, "mean_excess_vs_best_fixed"),
+        )
     };
-    let (rows, report) = saved(Some(1));
+    let (rows, report, excess) = saved(Some(1));
+    // Every row is judged against that reference, as `lull status` and
+    // `lull replay` of the log judge lull: the reference's own row is 1.
+    let own = excess
+        .iter()
+        .find(|(spec, _)| spec == "best-fixed")
+        .map(|r| r.1)
+        .expect("a best-fixed row");
+    assert!((own - 1.0).abs() < 1e-9, "{own}: {excess:?}");
     let best = rows
         .iter()
         .find(|(spec, _)| spec == "best-fixed")
@@ -612,7 +624,7 @@ fn rank_from_daemon_s_best_fixed_timer_is_the_best_under_the_wear_budget() {
         );
     }
     // Without a budget, the exact best fixed timer, as before.
-    let (_, report) = saved(None);
+    let (_, report, _) = saved(None);
     assert!(report.contains("best fixed timer in hindsight"), "{report}");
     assert!(!report.contains("under the wear budget"), "{report}");
 }

@@ -19,7 +19,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lull_blktrace_replay::activity;
 use lull_blktrace_replay::replay::{
     ReplayOptions, replay_spec, replay_spec_runs_with, replay_spec_warm_with, replay_spec_with,
-    trace_reference, trace_reference_runs,
+    trace_reference_runs,
 };
 use lull_blktrace_replay::synth;
 use lull_core::event::Timeline;
@@ -789,17 +789,28 @@ pub fn best_fixed_row(
     };
     // To the nanosecond: the best timeout lies just above an idle period's
     // length, and a rounded one could fire in that period.
+    // A daemon's log of several runs: its timers replayed as the
+    // networks' rows are, each run with its own budget.
+    let runs = if w.runs.len() > 1 && restarts_apply(opts) {
+        &w.runs[..]
+    } else {
+        &[]
+    };
     let reference = match reference {
         Some(r) => Some(r),
-        None => trace_reference(&w.timeline, opts)
+        None => trace_reference_runs(&w.timeline, opts, runs)
             .map_err(|e| format!("best fixed timer on {}: {e}", w.name))?,
     };
     let timer = |t: f64| -> Result<_, String> {
         let text = format!("timer(t={}ns)", Nanos::from_secs_f64(t).0);
         let spec = lull_core::spec::NetworkSpec::parse(&text, Some(registry))
             .map_err(|e| format!("`{text}`: {}", e.message))?;
-        replay_spec_with(&w.timeline, &spec, registry, opts, reference)
-            .map_err(|e| format!("`{text}` on {}: {e}", w.name))
+        if runs.is_empty() {
+            replay_spec_with(&w.timeline, &spec, registry, opts, reference)
+        } else {
+            replay_spec_runs_with(&w.timeline, &spec, registry, opts, runs, reference).map(|o| o.0)
+        }
+        .map_err(|e| format!("`{text}` on {}: {e}", w.name))
     };
     let mut best = (t, never, timer(t)?);
     // Under the daemon's wear budget (its activity log records one), the
