@@ -221,31 +221,11 @@ impl BudgetedTimers {
         Self::default()
     }
 
-    /// The idle period from `start` lasting `len`: calls `fire(i)` for
-    /// each timeout `timeouts[i]` that spins the disk down in it, held to
-    /// `budget` (without one, every timeout of at most `len` fires, as the
-    /// references are judged without a budget). `timeouts` must be the
-    /// same list at every call.
-    pub fn period(
-        &mut self,
-        timeouts: &[Nanos],
-        start: Nanos,
-        len: Nanos,
-        budget: TimerBudget,
-        mut fire: impl FnMut(usize),
-    ) {
-        for (i, &c) in timeouts.iter().enumerate() {
-            if self.fires(i, c, start, len, budget) {
-                fire(i);
-            }
-        }
-    }
-
-    /// Whether timer `i` (of the list [`BudgetedTimers::period`] takes),
+    /// Whether timer `i` (each timeout keeps its index in every call),
     /// whose timeout is `timeout`, spins the disk down in the idle period
-    /// from `start` lasting `len`, taking its token if it does: for
-    /// callers whose budget differs from one timer to the next (a
-    /// deadline in another daemon run).
+    /// from `start` lasting `len`, held to `budget` (without one, every
+    /// timeout of at most `len` fires, as the references are judged
+    /// without a budget), taking its token if it does.
     pub fn fires(
         &mut self,
         i: usize,
@@ -264,16 +244,14 @@ impl BudgetedTimers {
         if buckets.len() <= i {
             buckets.resize(i + 1, None);
         }
+        // The gate's own check, so the buckets are charged as the
+        // daemon's is (a refusal leaves one as it was).
+        let gate = StandbyGate {
+            break_even: None,
+            max_spindowns_per_day: Some(per_day),
+        };
         let unix = unix_secs(budget.clock, start + timeout);
-        let b = buckets[i].get_or_insert_with(|| WearBudget::full(per_day, unix));
-        // As the gate does: a refusal leaves the bucket as it was (refilled
-        // only when a token is taken, so the refill is one sum, not many).
-        let mut peek = b.clone();
-        let taken = peek.take(per_day, unix).is_ok();
-        if taken {
-            *b = peek;
-        }
-        taken
+        gate.admit(&mut buckets[i], unix, None).is_ok()
     }
 
     /// Bytes of memory it holds.
@@ -318,36 +296,35 @@ mod tests {
             mode,
             clock,
         };
+        // The timeouts that fire in the period from `start` lasting `len`.
+        let period = |timers: &mut BudgetedTimers, start, len, b| -> Vec<usize> {
+            (0..timeouts.len())
+                .filter(|&i| timers.fires(i, timeouts[i], start, len, b))
+                .collect()
+        };
         let mut timers = BudgetedTimers::new();
         let mut fired = [0u32; 3];
         // 6 a day: a burst of 1, then one every 4 h. Periods of 50 s
         // every minute: 1 s and 10 s fire in the first only.
         for k in 0..10 {
-            timers.period(&timeouts, t(60 * k), t(50), budget(0, Some(6)), |i| {
-                fired[i] += 1
-            });
+            for i in period(&mut timers, t(60 * k), t(50), budget(0, Some(6))) {
+                fired[i] += 1;
+            }
         }
         assert_eq!(fired, [1, 1, 0]);
         // The dry run's bucket is its own.
-        timers.period(&timeouts, t(700), t(50), budget(1, Some(6)), |i| {
-            fired[i] += 1
-        });
-        assert_eq!(fired, [2, 2, 0]);
-        // Four hours on, each real-mode timer has a token again.
-        timers.period(
-            &timeouts,
-            t(4 * 3600 + 60),
-            t(200),
-            budget(0, Some(6)),
-            |i| fired[i] += 1,
+        assert_eq!(
+            period(&mut timers, t(700), t(50), budget(1, Some(6))),
+            [0, 1]
         );
-        assert_eq!(fired, [3, 3, 1]);
+        // Four hours on, each real-mode timer has a token again.
+        assert_eq!(
+            period(&mut timers, t(4 * 3600 + 60), t(200), budget(0, Some(6))),
+            [0, 1, 2]
+        );
         // No budget (or 0): every timeout at most the period fires.
         for per_day in [None, Some(0)] {
-            let mut f = Vec::new();
-            timers.period(&timeouts, t(5 * 3600), t(10), budget(0, per_day), |i| {
-                f.push(i)
-            });
+            let f = period(&mut timers, t(5 * 3600), t(10), budget(0, per_day));
             assert_eq!(f, [0, 1], "{per_day:?}");
         }
         // The same as the gate admits a timer's standby, decision by
@@ -362,10 +339,7 @@ mod tests {
             let admitted = gate
                 .admit(&mut bucket, unix_secs(clock, start + t(10)), None)
                 .is_ok();
-            let mut fired = false;
-            timers.period(&[t(10)], start, t(60), budget(0, Some(48)), |_| {
-                fired = true
-            });
+            let fired = timers.fires(0, t(10), start, t(60), budget(0, Some(48)));
             assert_eq!(fired, admitted, "period {k}");
         }
     }
