@@ -306,14 +306,7 @@ pub fn trace_reference_runs(
     let model = power_model(opts.device.as_deref())?;
     let span = timeline.span().as_secs_f64();
     let floor = opts.reference_floor;
-    let gate_runs: Vec<lull_tasks::gate::GateRun> = runs
-        .iter()
-        .map(|r| lull_tasks::gate::GateRun {
-            from: r.offset,
-            dry_run: r.dry_run,
-            max_spindowns_per_day: r.max_spindowns_per_day,
-        })
-        .collect();
+    let gate_runs = crate::restart::gate_runs(runs);
     let per_day = opts.gate.max_spindowns_per_day;
     // The daemon's checks are on (the gate has a budget), and some run
     // had one above 0.

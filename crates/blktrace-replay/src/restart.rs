@@ -226,15 +226,7 @@ impl Restarting {
     /// schedule.
     pub fn gate_runs(&self) -> Option<Vec<GateRun>> {
         match &self.schedule {
-            Schedule::Runs { runs, .. } => Some(
-                runs.iter()
-                    .map(|r| GateRun {
-                        from: r.offset,
-                        dry_run: r.dry_run,
-                        max_spindowns_per_day: r.max_spindowns_per_day,
-                    })
-                    .collect(),
-            ),
+            Schedule::Runs { runs, .. } => Some(gate_runs(runs)),
             Schedule::Every { .. } => None,
         }
     }
@@ -452,6 +444,19 @@ impl Detector for Restarting {
         let now = self.frame.map_or(now, |f| now.saturating_sub(f.offset));
         self.inner.restore_parts(parts, now)
     }
+}
+
+/// The checks of a daemon's `runs` for the replay's `spindown` task and
+/// its references: where each run begins, whether it was a dry run (its
+/// own wear bucket) and its session's wear budget.
+pub fn gate_runs(runs: &[RunStart]) -> Vec<GateRun> {
+    runs.iter()
+        .map(|r| GateRun {
+            from: r.offset,
+            dry_run: r.dry_run,
+            max_spindowns_per_day: r.max_spindowns_per_day,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -588,11 +588,7 @@ pub fn run(
                 w.as_ref().and_then(|w| {
                     // A daemon's log: each run's wear budget, as its
                     // networks are replayed.
-                    let runs = if w.runs.len() > 1 && restarts_apply(&opts.replay) {
-                        &w.runs[..]
-                    } else {
-                        &[]
-                    };
+                    let runs = replayed_runs(w, &opts.replay);
                     trace_reference_runs(&w.timeline, &opts.replay, runs)
                         .ok()
                         .flatten()
@@ -648,11 +644,21 @@ pub fn run(
     Ok(outcome)
 }
 
-/// Whether a daemon's restarts are replayed for `opts`' task: a
-/// trace-timed one (the daemon runs no task on a device model).
-fn restarts_apply(opts: &ReplayOptions) -> bool {
-    lull_blktrace_replay::replay::resolve_timing(&opts.task, opts.timing)
-        .is_ok_and(|t| t != lull_blktrace_replay::replay::Timing::Model)
+/// The daemon's runs `w` is replayed with, each network restarting and
+/// checked with its run's budget where the daemon did: a log of several
+/// runs, for a trace-timed task (the daemon runs no task on a device
+/// model); empty otherwise (one run).
+fn replayed_runs<'a>(
+    w: &'a Workload,
+    opts: &ReplayOptions,
+) -> &'a [activity::lull_activity::RunStart] {
+    let trace_timed = lull_blktrace_replay::replay::resolve_timing(&opts.task, opts.timing)
+        .is_ok_and(|t| t != lull_blktrace_replay::replay::Timing::Model);
+    if w.runs.len() > 1 && trace_timed {
+        &w.runs
+    } else {
+        &[]
+    }
 }
 
 fn run_one(
@@ -687,8 +693,8 @@ fn run_one(
     };
     let out = if let Some(warm) = &w.warm {
         replay_spec_warm_with(&w.timeline, warm, &spec, registry, opts, reference)
-    } else if w.runs.len() > 1 && restarts_apply(opts) {
-        replay_spec_runs_with(&w.timeline, &spec, registry, opts, &w.runs, reference).map(|o| o.0)
+    } else if let runs @ [_, ..] = replayed_runs(w, opts) {
+        replay_spec_runs_with(&w.timeline, &spec, registry, opts, runs, reference).map(|o| o.0)
     } else {
         replay_spec_with(&w.timeline, &spec, registry, opts, reference)
     }
@@ -791,11 +797,7 @@ pub fn best_fixed_row(
     // length, and a rounded one could fire in that period.
     // A daemon's log of several runs: its timers replayed as the
     // networks' rows are, each run with its own budget.
-    let runs = if w.runs.len() > 1 && restarts_apply(opts) {
-        &w.runs[..]
-    } else {
-        &[]
-    };
+    let runs = replayed_runs(w, opts);
     let reference = match reference {
         Some(r) => Some(r),
         None => trace_reference_runs(&w.timeline, opts, runs)

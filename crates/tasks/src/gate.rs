@@ -194,6 +194,16 @@ impl GateRun {
         let i = runs.partition_point(|r| r.from <= at);
         i.checked_sub(1).map(|i| runs[i])
     }
+
+    /// The wear bucket (0 the real daemon's, 1 a dry run's) and budget a
+    /// decision at `at` is checked with: its run's in `runs`, the run's
+    /// own budget when its session recorded one, else `per_day`.
+    pub fn budget_at(runs: &[GateRun], at: Nanos, per_day: Option<u32>) -> (usize, Option<u32>) {
+        match GateRun::at(runs, at) {
+            Some(r) => (usize::from(r.dry_run), r.max_spindowns_per_day.or(per_day)),
+            None => (0, per_day),
+        }
+    }
 }
 
 /// Fixed timers held to the daemon's wear budget, period by period: the

@@ -378,17 +378,11 @@ impl BestFixed {
                 if c > len {
                     break;
                 }
-                let budget = match GateRun::at(runs, start + c) {
-                    Some(r) => TimerBudget {
-                        per_day: r.max_spindowns_per_day.or(per_day),
-                        mode: usize::from(r.dry_run),
-                        clock,
-                    },
-                    None => TimerBudget {
-                        per_day,
-                        mode: 0,
-                        clock,
-                    },
+                let (mode, per_day) = GateRun::budget_at(runs, start + c, per_day);
+                let budget = TimerBudget {
+                    per_day,
+                    mode,
+                    clock,
                 };
                 if timers.fires(i, c, start, len, budget) {
                     let s = (len - c).as_secs_f64();
@@ -649,17 +643,11 @@ impl IdleTask for Spindown {
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
-            let (mode, gate) = match GateRun::at(&self.runs, ctx.now) {
-                Some(run) => (
-                    usize::from(run.dry_run),
-                    StandbyGate {
-                        max_spindowns_per_day: run
-                            .max_spindowns_per_day
-                            .or(self.gate.max_spindowns_per_day),
-                        ..self.gate
-                    },
-                ),
-                None => (0, self.gate),
+            let (mode, max_spindowns_per_day) =
+                GateRun::budget_at(&self.runs, ctx.now, self.gate.max_spindowns_per_day);
+            let gate = StandbyGate {
+                max_spindowns_per_day,
+                ..self.gate
             };
             if let Err(why) = gate.admit(&mut self.buckets[mode], unix, budget) {
                 self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
