@@ -1534,3 +1534,82 @@ fn check_states_each_standby_disks_wear_budget() {
         .collect();
     assert_eq!(budgets, [Some(0), Some(24), None, None]);
 }
+
+// Tried as an admin: a first start ran the system's hdparm, which refused
+// the disk; the admin named another `hdparm` in the file and reloaded.
+// The disk's entry had not changed, so it kept its actors, built with the
+// old program, and the reload changed nothing until a restart. The
+// top-level keys a disk takes at its start (`hdparm`, `poll`,
+// `power_check`, the activity log's) now start every disk again, as a
+// restart would, keeping its counters and what it learned.
+#[test]
+fn a_reload_that_changes_hdparm_runs_the_new_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let disk = "[[disk]]\ndevice = \"fakeh\"\nnetwork = \"timer(200ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n";
+    let s = Setup::new(disk, &line("fakeh", 0, 1));
+    let stand_in = |name: &str| {
+        let path = s.dir.path().join(name);
+        let ran = s.dir.path().join(format!("{name}.ran"));
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho \"$*\" >> {ran:?}\nexit 0\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (path, ran)
+    };
+    let (first, first_ran) = stand_in("hdparm-first");
+    let (second, second_ran) = stand_in("hdparm-second");
+    let text = std::fs::read_to_string(&s.config).unwrap();
+    write(&s.config, &format!("hdparm = {first:?}\n{text}"));
+    let mut d = start(&s.config, &[]);
+    let mut ios = 1;
+    // Busy, then quiet until `ran` holds a spin-down.
+    let mut spin_down_with = |ran: &Path, d: &Daemon| {
+        let t = Instant::now();
+        while !ran.exists() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "no spin-down by {ran:?}: {}",
+                d.log()
+            );
+            ios += 1;
+            write(&s.diskstats, &line("fakeh", 0, ios));
+            std::thread::sleep(Duration::from_millis(700));
+        }
+    };
+    spin_down_with(&first_ran, &d);
+    write(&s.config, &format!("hdparm = {second:?}\n{text}"));
+    d.signal("-HUP");
+    wait_for(
+        "the reload",
+        Duration::from_secs(20),
+        || d.log().contains("configuration reloaded"),
+        || d.log(),
+    );
+    let before = std::fs::read_to_string(&first_ran).unwrap();
+    spin_down_with(&second_ran, &d);
+    assert!(d.stop().success(), "{}", d.log());
+    let log = d.log();
+    assert!(
+        log.contains("disk fakeh: hdparm changed; its controller starts again"),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&first_ran).unwrap(),
+        before,
+        "the old hdparm ran after the reload: {log}"
+    );
+    assert!(
+        std::fs::read_to_string(&second_ran)
+            .unwrap()
+            .contains("-y /dev/fakeh"),
+        "{log}"
+    );
+    // The counters went on across the reload: both spin-downs are there.
+    assert!(
+        s.state()["fakeh"]["spindowns"].as_u64() >= Some(2),
+        "{}",
+        s.state()
+    );
+}

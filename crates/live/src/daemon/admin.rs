@@ -69,6 +69,7 @@ impl Daemon {
             Ok((new, lock)) => {
                 let old_listen = self.cfg.metrics.listen;
                 let state_moved = new.state_file != self.cfg.state_file;
+                let shared = shared_settings_changed(&self.cfg, &new);
                 if let Some(lock) = lock {
                     self.lock = lock;
                 }
@@ -76,17 +77,28 @@ impl Daemon {
                 self.hooks.set_timeout(self.cfg.hook_timeout);
                 let mut gone = Vec::new();
                 for mut d in std::mem::take(&mut self.disks) {
-                    match self
+                    let same = self
                         .cfg
                         .disks
                         .iter()
-                        .find(|c| c.same_settings(d.ctl.config()))
-                    {
+                        .find(|c| c.same_settings(d.ctl.config()));
+                    match same.filter(|_| shared.is_empty()) {
                         Some(c) => {
                             // Same settings, maybe another line: keep its
                             // engine, its command and what it learned.
                             d.ctl.set_config(c);
                             self.disks.push(d);
+                        }
+                        None if same.is_some() => {
+                            // Its controller and actors took these at their
+                            // start: they start again with the new ones, as
+                            // at a restart (what it learned is kept).
+                            info!(
+                                "disk {}: {} changed; its controller starts again",
+                                d.ctl.key(),
+                                shared.join(", ")
+                            );
+                            gone.push(d);
                         }
                         None => {
                             info!("disk {}: configuration changed or removed", d.ctl.key());
@@ -118,4 +130,28 @@ impl Daemon {
         self.release_code_soon();
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
     }
+}
+
+/// The top-level keys every disk's controller and actors take when they
+/// start, named where `new` differs from `old`: the poll (the activity
+/// log's session and the shadow's floor), `power_check`, the `hdparm`
+/// program and the activity log's settings. A reload that changes one
+/// starts every disk again, as a restart would; the other top-level keys
+/// (hooks, `hook_timeout`, `state_interval`, metrics, the state file) are
+/// read where they are used.
+pub(super) fn shared_settings_changed(old: &Config, new: &Config) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    if old.poll != new.poll {
+        changed.push("poll");
+    }
+    if old.power_check != new.power_check {
+        changed.push("power_check");
+    }
+    if old.hdparm != new.hdparm {
+        changed.push("hdparm");
+    }
+    if old.activity != new.activity {
+        changed.push("the activity log's settings");
+    }
+    changed
 }
