@@ -372,6 +372,8 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             // The daemon's poll: no fixed timeout below it is a reference
             // it could have run.
             reference_floor: daemon.map_or(Nanos::ZERO, |d| d.session.poll),
+            // Each log's own, set by the sweep with the daemon's checks.
+            busy_polls: None,
         },
         jobs: a.jobs,
         shard,

@@ -180,6 +180,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     // session that says how the daemon ran.
     let mut session = None;
     let mut runs = Vec::new();
+    let mut busy_polls = None;
     let chosen_net = args.net.is_some();
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
@@ -187,6 +188,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             daemon_defaults(&mut args, &log.session);
             session = Some(log.session);
             runs = log.runs;
+            busy_polls = Some(log.busy_polls);
             if args.max_spindowns_per_day.is_some() {
                 // The budget asked for wins over each run's own.
                 for r in &mut runs {
@@ -245,6 +247,9 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         // A daemon's log: its references from its poll on (it could not act
         // sooner, and shorter gaps are the log's reconstruction).
         reference_floor: session.as_ref().map_or(Nanos::ZERO, |s| s.poll),
+        // With the daemon's checks, the standbys its polls overtook are
+        // skipped as it skipped them.
+        busy_polls: busy_polls.filter(|_| !gate.is_open()),
     };
     if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
         let what = format!(

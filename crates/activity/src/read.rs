@@ -375,14 +375,21 @@ impl Log {
                         shifted.t0 = offset + p.t0;
                         shifted.t = offset + p.t;
                         shifted.held_since = p.held_since.map(|h| offset + h);
+                        let mut last_arrival = None;
                         shifted.pieces(|piece| match piece {
                             Piece::Request {
                                 start,
                                 end,
                                 op,
                                 bytes,
-                            } => out.requests.push(Request::new(start, end, op, 0, bytes)),
-                            Piece::Open { at } => open = Some(at),
+                            } => {
+                                last_arrival = last_arrival.max(Some(start));
+                                out.requests.push(Request::new(start, end, op, 0, bytes))
+                            }
+                            Piece::Open { at } => {
+                                last_arrival = last_arrival.max(Some(at));
+                                open = Some(at)
+                            }
                             Piece::Close { at, since } => {
                                 out.requests.push(Request::new(
                                     open.take().unwrap_or(since),
@@ -393,6 +400,9 @@ impl Log {
                                 ));
                             }
                         });
+                        if let Some(last) = last_arrival {
+                            out.busy_polls.push(shifted.t0, last);
+                        }
                     }
                     Record::Standby(t) => out.standbys.push(offset + *t),
                     Record::StandbyFailed(t) => out.failed.push(offset + *t),
@@ -521,6 +531,10 @@ pub struct Rebuilt {
     /// a replay that restarts the network where the daemon restarted
     /// decides as the daemon did across its restarts.
     pub runs: Vec<RunStart>,
+    /// Each poll that brought I/O, for a replay that skips the standbys
+    /// such a poll overtook, as the daemon did
+    /// ([`lull_tasks::gate::BusyPolls`]).
+    pub busy_polls: lull_tasks::gate::BusyPolls,
     /// The runs left out because they were of another drive than the last
     /// run's ([`Session::drive_id`]: the disk's key had another drive
     /// then). Runs that name no drive are kept.

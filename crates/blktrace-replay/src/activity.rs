@@ -57,6 +57,10 @@ pub struct ActivityTrace {
     /// ([`lull_activity::Rebuilt::runs`]): a replay restarts the network
     /// there ([`crate::replay::replay_spec_runs`]).
     pub runs: Vec<lull_activity::RunStart>,
+    /// Each poll that brought I/O: a replay with the daemon's checks skips
+    /// the standbys such a poll overtook, as the daemon did
+    /// ([`ReplayOptions::busy_polls`](crate::replay::ReplayOptions::busy_polls)).
+    pub busy_polls: std::sync::Arc<lull_tasks::BusyPolls>,
 }
 
 /// Whether `head` (the first bytes of a decoded stream) starts like an
@@ -156,6 +160,7 @@ pub fn from_log(log: &Log) -> ActivityTrace {
         failed: rebuilt.failed,
         end: rebuilt.end,
         runs: rebuilt.runs,
+        busy_polls: std::sync::Arc::new(rebuilt.busy_polls),
     }
 }
 

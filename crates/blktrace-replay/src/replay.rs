@@ -102,6 +102,12 @@ pub struct ReplayOptions {
     /// the log's idle periods shorter than a poll are its reconstruction
     /// ([`BestFixed::from_idle_periods_from`]). Zero (the default): any.
     pub reference_floor: Nanos,
+    /// For `spindown` replaying a daemon's activity log with its checks:
+    /// the log's polls that brought I/O, so that a start such a poll
+    /// overtook is skipped as the daemon skipped it
+    /// ([`lull_tasks::gate`], "Decisions the poll overtook"). `None`: no
+    /// polls (any other trace).
+    pub busy_polls: Option<std::sync::Arc<lull_tasks::BusyPolls>>,
 }
 
 impl Default for ReplayOptions {
@@ -114,6 +120,7 @@ impl Default for ReplayOptions {
             log: false,
             gate: StandbyGate::default(),
             reference_floor: Nanos::ZERO,
+            busy_polls: None,
         }
     }
 }
@@ -374,7 +381,10 @@ fn spindown_task(
     opts: &ReplayOptions,
     best_fixed: Option<BestFixed>,
 ) -> Result<Spindown, ReplayError> {
-    let task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
+    let mut task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
+    if let Some(p) = &opts.busy_polls {
+        task = task.with_busy_polls(p.clone());
+    }
     Ok(match best_fixed {
         Some(b) => task.with_best_fixed(b),
         None => task,

@@ -451,6 +451,7 @@ fn split(t: &lull_core::event::Timeline, fraction: f64) -> (Workload, Workload) 
             // Each part replays as one run, from nothing learned
             // (`lull rank` refuses --validate with --warm-up).
             runs: Vec::new(),
+            busy_polls: None,
             warm: None,
         }
     };
@@ -472,6 +473,9 @@ fn validate(
     let mut tails = Vec::new();
     for w in loaded.iter().flatten() {
         let (mut h, mut t) = split(&w.timeline, fraction);
+        // A log's polls, at the times both parts keep.
+        h.busy_polls.clone_from(&w.busy_polls);
+        t.busy_polls.clone_from(&w.busy_polls);
         h.name = format!("{} (first {:.0} %)", w.name, fraction * 100.0);
         t.name = format!("{} (rest)", w.name);
         if h.timeline.requests() == 0 || t.timeline.requests() == 0 {

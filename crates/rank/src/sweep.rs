@@ -9,6 +9,7 @@
 //! and are always sorted by them, so the order in which jobs finish never
 //! shows in an output file.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -346,6 +347,7 @@ impl Source {
     /// to `disk`, or to its busiest device.
     pub fn load(&self, disk: Option<&str>, lenient: bool) -> Result<Workload, RankError> {
         let mut runs = Vec::new();
+        let mut busy_polls = None;
         let mut warm = None;
         let mut notes = Vec::new();
         // A reader's notes, each naming its file, then the device picked.
@@ -358,6 +360,7 @@ impl Source {
                 let log = activity::open_log(p).map_err(RankError::Trace)?;
                 read_notes(&log.trace, p);
                 runs = log.runs;
+                busy_polls = Some(log.busy_polls);
                 // Under a wear budget of 0 every network saves nothing,
                 // and a ranking would recommend one tie among all: such
                 // runs are ranked without a budget (`lull replay` of the
@@ -424,6 +427,7 @@ impl Source {
         w.timeline = std::mem::take(&mut w.timeline).with_clock(clock);
         w.notes = notes;
         w.runs = runs;
+        w.busy_polls = busy_polls;
         w.warm = warm;
         Ok(w)
     }
@@ -465,6 +469,10 @@ pub struct Workload {
     /// with more than one, every network restarts where the daemon did,
     /// as `lull replay` of the log does. Empty for other traces.
     pub runs: Vec<activity::lull_activity::RunStart>,
+    /// For a daemon's activity log, its polls that brought I/O: replayed
+    /// with the daemon's checks, a standby such a poll overtook is skipped
+    /// as the daemon skipped it ([`ReplayOptions::busy_polls`]).
+    pub busy_polls: Option<std::sync::Arc<lull_tasks::BusyPolls>>,
     /// What every network learns from first (`lull rank --warm-up`;
     /// [`Source::warmed_up`]), or nothing.
     pub warm: Option<Timeline>,
@@ -486,6 +494,7 @@ impl Workload {
             timeline: Timeline::from_requests(requests),
             notes: Vec::new(),
             runs: Vec::new(),
+            busy_polls: None,
             warm: None,
         }
     }
@@ -589,7 +598,7 @@ pub fn run(
                     // A daemon's log: each run's wear budget, as its
                     // networks are replayed.
                     let runs = replayed_runs(w, &opts.replay);
-                    trace_reference_runs(&w.timeline, &opts.replay, runs)
+                    trace_reference_runs(&w.timeline, &workload_options(w, &opts.replay), runs)
                         .ok()
                         .flatten()
                 })
@@ -644,6 +653,18 @@ pub fn run(
     Ok(outcome)
 }
 
+/// `opts` for replays of `w`: with the daemon's checks, a log's polls
+/// that brought I/O too, so that the standbys they overtook are skipped.
+fn workload_options<'a>(w: &Workload, opts: &'a ReplayOptions) -> Cow<'a, ReplayOptions> {
+    match &w.busy_polls {
+        Some(p) if !opts.gate.is_open() => Cow::Owned(ReplayOptions {
+            busy_polls: Some(p.clone()),
+            ..opts.clone()
+        }),
+        _ => Cow::Borrowed(opts),
+    }
+}
+
 /// The daemon's runs `w` is replayed with, each network restarting and
 /// checked with its run's budget where the daemon did: a log of several
 /// runs, for a trace-timed task (the daemon runs no task on a device
@@ -674,6 +695,7 @@ fn run_one(
         .and_then(Option::as_ref)
         .ok_or_else(|| format!("trace #{t} was not loaded"))?;
     let net = &networks[n];
+    let opts = &*workload_options(w, opts);
     let spec = net
         .spec_for(mean_rate(&w.timeline), registry)
         .map_err(|e| format!("{e} on {}", w.name))?;
@@ -763,6 +785,7 @@ pub fn best_fixed_row(
     registry: &Registry,
     opts: &ReplayOptions,
 ) -> Result<Option<Row>, String> {
+    let opts = &*workload_options(w, opts);
     let t = match reference {
         // Computed once per trace (`trace_reference`): no probe replay.
         Some(b) => Some(b.timeout_s),

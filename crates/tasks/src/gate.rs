@@ -27,8 +27,72 @@
 //! The checks that depend on the hardware (the disk is unplugged, no
 //! transport reaches it, a standby failed and its retry has not come)
 //! stay in the controller: a replay has no hardware to ask.
+//!
+//! # Decisions the poll overtook
+//!
+//! The daemon learns of I/O a poll at a time, and the engine decides
+//! within the poll's interval, at instants already past when the poll is
+//! read: a timer's deadline that fell before the first request of the
+//! poll, or a gap between two requests the poll's counts were spread
+//! into. When the same poll brought I/O at or after such a decision's
+//! instant, the idle period it was for ended before the daemon could act:
+//! sending the standby then would spin the disk down right after I/O it
+//! has just seen, and spend a wear token on it. The controller skips such
+//! a start before the other checks; a replay of the log skips it too,
+//! knowing each poll that brought I/O from the log ([`BusyPolls`]).
 
 use lull_core::time::Nanos;
+
+/// The polls of a daemon's log that brought I/O: for each, the previous
+/// poll's instant and the latest arrival the poll's counts were spread
+/// into, in time order. A decision at an instant `at` with
+/// `since < at <= last_arrival` for one of them was overtaken by that
+/// poll's I/O ([module docs](self)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BusyPolls {
+    /// `(since, last_arrival)` of each poll, ascending.
+    polls: Vec<(Nanos, Nanos)>,
+}
+
+impl BusyPolls {
+    /// No polls.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a poll that covered `(since, …]` and brought an arrival at
+    /// `last_arrival` (its latest). One whose arrivals are all at or
+    /// before `since` (a first sample's, I/O in flight since the previous
+    /// poll) can overtake nothing and is not kept. Polls come in time
+    /// order; one out of order (a clock set back between runs) is kept in
+    /// order by dropping those it overlaps.
+    pub fn push(&mut self, since: Nanos, last_arrival: Nanos) {
+        if last_arrival <= since {
+            return;
+        }
+        while self.polls.last().is_some_and(|&(_, l)| l >= last_arrival) {
+            self.polls.pop();
+        }
+        self.polls.push((since, last_arrival));
+    }
+
+    /// Whether a decision at `at` was overtaken: a poll covering `at`
+    /// brought an arrival at `at` or later.
+    pub fn overtakes(&self, at: Nanos) -> bool {
+        let i = self.polls.partition_point(|&(_, last)| last < at);
+        self.polls.get(i).is_some_and(|&(since, _)| since < at)
+    }
+
+    /// How many polls.
+    pub fn len(&self) -> usize {
+        self.polls.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.polls.is_empty()
+    }
+}
 
 /// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
 /// the daily budget (at least one), and refills at the daily rate, so a
@@ -442,6 +506,32 @@ mod tests {
             Ok(())
         );
         assert!(none.is_none());
+    }
+
+    #[test]
+    fn a_decision_is_overtaken_only_by_its_own_poll_s_later_io() {
+        let s = Nanos::from_secs;
+        let ms = Nanos::from_millis;
+        let mut b = BusyPolls::new();
+        assert!(b.is_empty() && !b.overtakes(s(1)));
+        // The poll at 3 s (since 2 s) brought arrivals up to 2.9 s; the
+        // poll at 6 s (since 5 s) one at 5.5 s.
+        b.push(s(2), ms(2900));
+        b.push(s(5), ms(5500));
+        assert_eq!(b.len(), 2);
+        for (at, overtaken) in [
+            (s(2), false), // the previous poll's instant: acted on then
+            (ms(2001), true),
+            (ms(2900), true), // an arrival at the same instant comes after
+            (ms(2901), false),
+            (s(3), false),
+            (s(4), false), // a quiet poll's interval
+            (ms(5200), true),
+            (ms(5600), false),
+            (s(9), false),
+        ] {
+            assert_eq!(b.overtakes(at), overtaken, "{at:?}");
+        }
     }
 
     #[test]

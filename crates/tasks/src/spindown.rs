@@ -68,7 +68,7 @@ use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
 use crate::gate::{
-    BudgetedTimers, GateRun, Refusal, StandbyGate, TimerBudget, WearBudget, unix_secs,
+    BudgetedTimers, BusyPolls, GateRun, Refusal, StandbyGate, TimerBudget, WearBudget, unix_secs,
 };
 use crate::power::PowerModel;
 
@@ -102,6 +102,11 @@ pub struct Spindown {
     runs: Vec<GateRun>,
     /// Starts the gate refused: wear budget, short prediction.
     refused: [u64; 2],
+    /// A daemon log's polls that brought I/O, when a replay of the log
+    /// asks for them: starts they overtook are skipped.
+    busy_polls: Option<std::sync::Arc<BusyPolls>>,
+    /// Starts skipped because their poll's I/O overtook them.
+    overtaken: u64,
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -496,6 +501,8 @@ impl Spindown {
             buckets: [None, None],
             runs: Vec::new(),
             refused: [0; 2],
+            busy_polls: None,
+            overtaken: 0,
         }
     }
 
@@ -507,6 +514,17 @@ impl Spindown {
     /// (`refused_wear_budget`, `refused_below_break_even`).
     pub fn with_gate(mut self, gate: StandbyGate) -> Self {
         self.gate = gate;
+        self
+    }
+
+    /// Skips each start that a poll of a daemon's log overtook (`polls`:
+    /// its I/O came at or after the start's instant, so the daemon, which
+    /// reads the disk's counters a poll at a time, learned of the idle
+    /// period only after it had ended; [`crate::gate`], "Decisions the
+    /// poll overtook"), as the daemon skipped it. Counted in the measure
+    /// `overtaken_by_poll`; no token of the wear budget is spent on it.
+    pub fn with_busy_polls(mut self, polls: std::sync::Arc<BusyPolls>) -> Self {
+        self.busy_polls = Some(polls);
         self
     }
 
@@ -641,6 +659,16 @@ impl IdleTask for Spindown {
     }
 
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        if self
+            .busy_polls
+            .as_ref()
+            .is_some_and(|p| p.overtakes(ctx.now))
+        {
+            self.overtaken += 1;
+            self.running = false;
+            self.armed = false;
+            return;
+        }
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
             let (mode, max_spindowns_per_day) =
@@ -763,6 +791,9 @@ impl IdleTask for Spindown {
         if !self.gate.is_open() {
             v.push(("refused_wear_budget", self.refused[0] as f64));
             v.push(("refused_below_break_even", self.refused[1] as f64));
+        }
+        if self.busy_polls.is_some() {
+            v.push(("overtaken_by_poll", self.overtaken as f64));
         }
         v
     }

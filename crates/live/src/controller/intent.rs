@@ -188,6 +188,20 @@ impl DiskController {
         budget: Option<Nanos>,
     ) -> Option<String> {
         let key = &self.key;
+        if self
+            .overtaking
+            .is_some_and(|(since, last)| since < at && at <= last)
+        {
+            // The poll that let the engine decide also brought I/O at or
+            // after the decision's instant: the idle period ended before
+            // the daemon could act. A replay of the log skips it alike
+            // (`Spindown::with_busy_polls`); no token is spent. (One text
+            // for all: a new skip reason is written to the state at once.)
+            let why = "skip standby: the poll that showed the idle period also showed its end"
+                .to_string();
+            debug!("disk {key}: {why}");
+            return Some(why);
+        }
         if !self.st.present {
             // Unplugged: the device node is gone (or is another disk's
             // soon); the engine's timer ran on while it was away.

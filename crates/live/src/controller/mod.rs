@@ -211,6 +211,11 @@ pub struct DiskController {
     /// logged at info level since the last standby went (the same again
     /// goes to debug level).
     refusals_said: Vec<&'static str>,
+    /// The poll being handled, when it brought I/O: the previous poll's
+    /// instant and its latest arrival. A standby the engine decided
+    /// between the two is skipped, its idle period already over
+    /// (`lull_tasks::gate`, "Decisions the poll overtook").
+    overtaking: Option<(Nanos, Nanos)>,
     /// The routine lines of each idle period go to debug level
     /// ([`routine!`]): a `flush`, `command` or `jobs` disk said its first
     /// one at info level.
@@ -342,6 +347,7 @@ impl DiskController {
             idle_since: None,
             last_skip: None,
             refusals_said: Vec::new(),
+            overtaking: None,
             quiet_routine: false,
             acted: false,
             detached: false,

@@ -48,6 +48,7 @@ impl DiskController {
             Some(o) => o,
             None => self.tracker.poll(t, sample, late, &mut events),
         };
+        let since = o.record.map(|p| p.t0);
         self.record_poll(t, o.record, out);
         if self.recorded != Some(o.present) {
             if self.st.present != o.present || self.st.kernel_name != self.kernel {
@@ -106,6 +107,16 @@ impl DiskController {
                 });
             }
         }
+        // As a replay of the log has it (`Rebuilt::busy_polls`): the
+        // recorded poll's interval and its latest arrival.
+        self.overtaking = since.and_then(|since| {
+            events
+                .iter()
+                .filter(|e| e.kind == lull_core::event::EventKind::Arrival)
+                .map(|e| e.time)
+                .max()
+                .map(|last| (since, last))
+        });
         let mut failed = None;
         for ev in events.iter() {
             if let Err(e) = self.engine.push(ev) {

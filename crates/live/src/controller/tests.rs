@@ -830,3 +830,29 @@ fn the_shadow_has_watched_up_to_the_last_poll() {
     let w = &c.shadow().unwrap().windows[1];
     assert_eq!(w.observed_s, 260.0);
 }
+
+// Tried on a loop device with the paper drive (B = 3 s, poll 1 s): a poll
+// that found two writes, a tenth of a second apart in the kernel's count
+// of busy time, was spread into two requests with half a second between
+// them; the engine's timer fired in that gap, and the controller sent
+// `hdparm -y` at the poll, after the I/O it had just seen (and a second
+// at the next poll), spending two of the wear budget's tokens on one
+// idle period. A decision about an idle period that the same poll's I/O
+// already ended is a decision about the past: it is skipped, as a replay
+// of the log skips it.
+#[test]
+fn a_decision_the_same_poll_s_io_overtook_is_not_sent() {
+    let (mut c, r) = controller("network = \"timer(300ms)\"\nmax_spindowns_per_day = 1000\n");
+    // Two operations at second 3 with 2 ms of busy time; quiet otherwise.
+    let line = |s: u64| {
+        let (n, io) = if s >= 3 { (2, 2) } else { (0, 0) };
+        format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 {io} 0\n", n * 8)
+    };
+    let outs = drive(&mut c, &r, 0, 6, line);
+    // The idle period from the baseline on: its timer fired at 0.3 s, sent
+    // at the poll of second 1. The poll of second 3 ended the period from
+    // second 1 (its timer had already spun the disk down: a wake) and held
+    // two in-poll gaps whose timers the same poll overtook; the period
+    // from second 3 on fires at 3.3 s, sent at second 4.
+    assert_eq!(standby_orders(&outs), vec![1, 4], "{outs:#?}");
+}
