@@ -227,6 +227,8 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
         gate: lull_blktrace_replay::activity::daemon_gate(session),
         // Its references judged from its poll on, as the CLI does.
         reference_floor: session.poll,
+        // The standbys its polls overtook skipped, as the daemon did.
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // With the daemon's restarts, as `lull replay` of the log makes them.
@@ -246,7 +248,7 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
             LogEntry::Command {
                 at,
                 command: Act::Start { .. },
-            } => Some(*at),
+            } if !rebuilt.busy_polls.overtakes(*at) => Some(*at),
             _ => None,
         })
         .collect();

@@ -439,7 +439,11 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                 writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
             }
             if !opts.gate.is_open() {
-                writeln!(out, "checks   {}", checks_text(&opts.gate))?;
+                writeln!(
+                    out,
+                    "checks   {}",
+                    checks_text(&opts.gate, opts.busy_polls.is_some())
+                )?;
             }
             // Names align however long the longest is
             // (`window_clairvoyant_energy_j` is 27 characters), the
@@ -591,7 +595,7 @@ fn standby_gate(
 }
 
 /// The checks' line of the text output.
-fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
+fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool) -> String {
     let mut parts = Vec::new();
     if let Some(n) = gate.max_spindowns_per_day {
         parts.push(format!(
@@ -608,6 +612,10 @@ fn checks_text(gate: &lull_tasks::StandbyGate) -> String {
     if gate.max_spindowns_per_day.is_some_and(|n| n > 0) {
         // `trace_reference_runs`: the references keep the budget too.
         parts.push("the best fixed timeout and the clairvoyant held to the budget too".into());
+    }
+    if polls {
+        // `Spindown::with_busy_polls`: the log's polls are known.
+        parts.push("no standby the same poll's I/O overtook".into());
     }
     format!("the daemon's: {}", parts.join("; "))
 }

@@ -524,3 +524,37 @@ fn small_reference_margins_are_found_in_percent_of_the_baseline() {
     assert_eq!(small_margins(10_000.0, 5_000.0, 5_001.0, None)[1], None);
     assert_eq!(small_margins(0.0, 0.0, 0.0, Some(0.0)), [None, None]);
 }
+
+#[test]
+fn a_start_a_poll_overtook_leaves_the_disk_spinning() {
+    use lull_tasks::BusyPolls;
+    // The timer of the hand-computed trace above fires at 2 s and at 13 s.
+    // A daemon's poll covering (1.5 s, 2.5 s] that brought I/O at 2.2 s
+    // overtakes the first: the disk stays up through the 10 s gap. The
+    // second, at 13 s, is in no busy poll's interval and sleeps as before.
+    let reqs = [
+        req(0, 1000),
+        req(11_000, 12_000),
+        req(11_500, 11_700),
+        req(13_000, 14_000),
+    ];
+    let mut polls = BusyPolls::new();
+    polls.push(ms(1500), ms(2200));
+    let timeline = Timeline::from_requests(&reqs);
+    let task = Spindown::new(PowerModel::paper()).with_busy_polls(std::sync::Arc::new(polls));
+    let mut engine = Engine::with_policy(
+        Timer::new(ms(1000), None),
+        StopPolicy::EarlierOf,
+        task,
+    );
+    replay(&timeline, &mut engine).unwrap();
+    let r = engine.task().report();
+    // Only the second gap's spin-down: slept 0 s, C waits 2.5 s.
+    assert_eq!(r.spinups, 1, "{r:?}");
+    assert!(close(r.sleep_s, 0.0), "{r:?}");
+    // 1.6·14 + 2.4·1.5 = 26 J: the never-spinning 22.4 J and one wasted spin-up.
+    assert!(close(r.energy_j, 1.6 * 14.0 + 2.4 * 1.5), "{r:?}");
+    let m = engine.task().measures();
+    let overtaken = m.iter().find(|(n, _)| *n == "overtaken_by_poll").map(|x| x.1);
+    assert_eq!(overtaken, Some(1.0));
+}
