@@ -211,6 +211,10 @@ pub fn lands_on(sysfs: &std::path::Path, name: &str) -> Option<Vec<(u32, u32)>> 
 /// [`lands_on`] does) is one of the first when that device's I/O reaches
 /// one of `devs` and never named when it does not (`loop0`'s worker did
 /// not wake `loop1`, though its working directory, `/`, may be on it).
+/// The uncertain fallback never names the daemon itself: its own writes
+/// (the state file, the metrics) go elsewhere, or it would hold a file on
+/// the disk and be named surely (a poll of 1 s makes it the biggest
+/// grower of a quiet machine: "woken by lulld?" was its own I/O).
 /// Returns `(comm, description)` pairs for the log, the first one the one
 /// counted; empty when no process did storage I/O.
 pub fn suspects(
@@ -234,8 +238,10 @@ pub fn suspects(
     if !sure.is_empty() {
         return sure;
     }
+    let own = std::process::id();
     candidates
-        .first()
+        .iter()
+        .find(|((pid, _, _), _)| *pid != own)
         .map(|((pid, comm, b), _)| {
             vec![(
                 format!("{comm}?"),
@@ -321,6 +327,16 @@ mod tests {
         let who = suspects(&g, |_| false, &[], none);
         assert_eq!(who[0].0, "rsync?");
         assert!(suspects(&[], |_| true, &[], none).is_empty());
+        // The daemon's own writes are never the uncertain guess, however
+        // much it grew; it is named when it holds a file on the disk.
+        let own = std::process::id();
+        let mut with_self = vec![(own, "lulld".to_string(), 1 << 30)];
+        with_self.extend(g.iter().cloned());
+        let who = suspects(&with_self, |_| false, &[], none);
+        assert_eq!(who[0].0, "rsync?");
+        assert!(suspects(&with_self[..1], |_| false, &[], none).is_empty());
+        let who = suspects(&with_self, |pid| pid == own, &[], none);
+        assert_eq!(who[0].0, "lulld");
     }
 
     #[test]
