@@ -745,6 +745,7 @@ fn log_replays_like_live(
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(CLOCK));
     let opts = ReplayOptions {
         reference_floor: log.runs[0].session.poll,
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
         ..spindown(gate)
     };
     let reference = lull_blktrace_replay::replay::trace_reference(&timeline, &opts)

@@ -164,6 +164,10 @@ pub struct Shadow {
     last: Option<Nanos>,
     /// The current run's pieces not yet booked (the last poll's).
     pending: Vec<Piece>,
+    /// The instant of the poll before the one `pending` came from: a
+    /// deadline after it that the poll's own I/O overtook was not acted on
+    /// ([`lull_tasks::gate::BusyPolls`]).
+    pending_since: Nanos,
     /// Where booking stands: the end of the busy time so far (`None`
     /// before the run's first request), and a held request open.
     gaps: Gaps,
@@ -212,6 +216,7 @@ impl Shadow {
             clock: None,
             last: None,
             pending: Vec::new(),
+            pending_since: Nanos::ZERO,
             gaps: Gaps::new(),
             asleep_since: None,
             armed: false,
@@ -370,6 +375,7 @@ impl Shadow {
     }
 
     fn queue(&mut self, p: &Poll) {
+        self.pending_since = p.t0;
         let mut pending = std::mem::take(&mut self.pending);
         p.pieces(|piece| pending.push(piece));
         self.pending = pending;
@@ -462,7 +468,8 @@ impl Shadow {
         }
     }
 
-    /// The idle period of length `len` ended by an arrival at `t`.
+    /// The idle period of length `len` ended by an arrival at `t`, of the
+    /// poll pending.
     fn ended(&mut self, t: Nanos, len: Nanos) {
         let from = t - len;
         if self.armed {
@@ -470,12 +477,21 @@ impl Shadow {
             self.asleep_since.get_or_insert(from);
         }
         let lull = self.asleep_since.take().map(|a| t - a.max(from));
-        self.book(t, len, lull);
+        // A timer's deadline after the previous poll came with this
+        // poll's I/O, too late to act on (`BusyPolls::act_end`, as a
+        // replay of the log has it).
+        let since = self.pending_since;
+        let act = if t > since {
+            since.max(from) - from
+        } else {
+            len
+        };
+        self.book(t, len, act, lull);
     }
 
-    /// Books an idle period of length `len` ended at `t`, of which lull
-    /// slept `lull`.
-    fn book(&mut self, t: Nanos, len: Nanos, lull: Option<Nanos>) {
+    /// Books an idle period of length `len` ended at `t`, in which the
+    /// timeouts of at most `act` fire, and of which lull slept `lull`.
+    fn book(&mut self, t: Nanos, len: Nanos, act: Nanos, lull: Option<Nanos>) {
         let hour = self.unix_hour(t);
         self.open_window(t);
         // The bucket exists before the lists it is sized by are taken.
@@ -499,7 +515,7 @@ impl Shadow {
         b.periods += u64::from(counted);
         for (j, &i) in refs.iter().enumerate() {
             let c = candidates[i];
-            if len >= c {
+            if act >= c {
                 b.ref_fired[j] = b.ref_fired[j].saturating_add(1);
                 b.ref_slept[j] += (len - c).0;
             }
@@ -508,7 +524,7 @@ impl Shadow {
             if len < c {
                 break;
             }
-            if timers.fires(i, c, start, len, budget) {
+            if timers.fires(i, c, start, act, budget) {
                 b.fired[i] = b.fired[i].saturating_add(1);
                 b.slept[i] += (len - c).0;
                 cv_fired[i] += 1;
@@ -583,7 +599,9 @@ impl Shadow {
         self.settle();
         if let Some(t) = self.last {
             // The gap between runs is one busy request: its arrival ends
-            // the period in progress at the run's last instant.
+            // the period in progress at the run's last instant (no poll
+            // brought it: its timers act up to its end).
+            self.pending_since = t;
             if let Some(len) = self.gaps.arrival(t) {
                 self.ended(t, len);
             }

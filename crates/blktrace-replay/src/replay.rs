@@ -301,7 +301,11 @@ pub fn trace_reference(
 /// session's, else the gate's), a bucket per mode, over the shadow's
 /// candidates from the reference floor on
 /// ([`lull_activity::shadow::fixed_timeouts`]). Without a budget (or with
-/// 0, a daemon that never spun the disk down), the exact ones.
+/// 0, a daemon that never spun the disk down), the exact ones. With the
+/// log's polls ([`ReplayOptions::busy_polls`]), each timer fires only
+/// where the daemon could have acted on its deadline
+/// ([`lull_tasks::gate::BusyPolls::act_end`]), as the network's standbys
+/// are skipped where a poll overtook them.
 pub fn trace_reference_runs(
     timeline: &Timeline,
     opts: &ReplayOptions,
@@ -321,11 +325,23 @@ pub fn trace_reference_runs(
         && std::iter::once(per_day)
             .chain(gate_runs.iter().map(|r| r.max_spindowns_per_day))
             .any(|n| n.is_some_and(|n| n > 0));
+    // Each period with the latest deadline the daemon could act on: a
+    // daemon's log's polls overtook those after the poll before its end,
+    // as they overtook the network's (`Spindown::with_busy_polls`).
+    let periods = || {
+        timeline.idle_periods().map(|p| {
+            let act_end = opts
+                .busy_polls
+                .as_ref()
+                .map_or(p.end, |b| b.act_end(p.start, p.end));
+            (p.start, act_end, p.end)
+        })
+    };
     if budgeted {
         let b = opts.gate.break_even.unwrap_or_else(|| model.break_even());
         let timeouts = lull_activity::shadow::fixed_timeouts(b, floor);
         return Ok(Some(BestFixed::under_wear_budget(
-            timeline.idle_periods().map(|p| (p.start, p.end)),
+            periods(),
             span,
             &model,
             &timeouts,
@@ -334,14 +350,14 @@ pub fn trace_reference_runs(
             timeline.clock(),
         )));
     }
-    let mut best = BestFixed::from_idle_periods_from(
-        timeline.idle_periods().map(|p| p.len()),
+    let mut best = BestFixed::from_act_periods_from(
+        periods().map(|(start, act_end, end)| (act_end - start, end - start)),
         span,
         &model,
         floor,
     );
-    best.window_clairvoyant = Some(WindowClairvoyant::from_idle_periods_from(
-        timeline.idle_periods().map(|p| (p.start, p.end)),
+    best.window_clairvoyant = Some(WindowClairvoyant::from_act_periods_from(
+        periods(),
         span,
         &model,
         WindowClairvoyant::WINDOW,

@@ -83,6 +83,20 @@ impl BusyPolls {
         self.polls.get(i).is_some_and(|&(since, _)| since < at)
     }
 
+    /// The latest deadline a daemon could act on in the idle period from
+    /// `start` to `end` (the arrival that ended it): `end`, or the
+    /// previous poll's instant when the poll that brought that arrival
+    /// overtook the deadlines after it (never before `start`: a period
+    /// that began within that poll leaves only a timeout of zero, below
+    /// any daemon's poll).
+    pub fn act_end(&self, start: Nanos, end: Nanos) -> Nanos {
+        let i = self.polls.partition_point(|&(_, last)| last < end);
+        match self.polls.get(i) {
+            Some(&(since, _)) if since < end => since.max(start),
+            _ => end,
+        }
+    }
+
     /// How many polls.
     pub fn len(&self) -> usize {
         self.polls.len()
@@ -297,18 +311,20 @@ impl BudgetedTimers {
 
     /// Whether timer `i` (each timeout keeps its index in every call),
     /// whose timeout is `timeout`, spins the disk down in the idle period
-    /// from `start` lasting `len`, held to `budget` (without one, every
-    /// timeout of at most `len` fires, as the references are judged
+    /// from `start` in which a timeout of at most `act` fires (its length,
+    /// or less where a poll overtook the deadlines at its end:
+    /// [`BusyPolls::act_end`]), held to `budget` (without one, every
+    /// timeout of at most `act` fires, as the references are judged
     /// without a budget), taking its token if it does.
     pub fn fires(
         &mut self,
         i: usize,
         timeout: Nanos,
         start: Nanos,
-        len: Nanos,
+        act: Nanos,
         budget: TimerBudget,
     ) -> bool {
-        if timeout > len {
+        if timeout > act {
             return false;
         }
         let Some(per_day) = budget.per_day.filter(|&n| n > 0) else {
@@ -519,6 +535,12 @@ mod tests {
         b.push(s(2), ms(2900));
         b.push(s(5), ms(5500));
         assert_eq!(b.len(), 2);
+        // A period ending at 2.5 s acts up to 2 s; one from 2.2 s, within
+        // the poll, on nothing after its start; one ending at 4 s (no
+        // poll brought it) up to its end.
+        assert_eq!(b.act_end(s(1), ms(2500)), s(2));
+        assert_eq!(b.act_end(ms(2200), ms(2500)), ms(2200));
+        assert_eq!(b.act_end(s(3), s(4)), s(4));
         for (at, overtaken) in [
             (s(2), false), // the previous poll's instant: acted on then
             (ms(2001), true),

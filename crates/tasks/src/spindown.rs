@@ -172,23 +172,44 @@ impl WindowClairvoyant {
         clock: Nanos,
         floor: Nanos,
     ) -> WindowClairvoyant {
+        Self::from_act_periods_from(
+            periods.into_iter().map(|(s, e)| (s, e, e)),
+            span_s,
+            model,
+            window,
+            clock,
+            floor,
+        )
+    }
+
+    /// [`WindowClairvoyant::from_idle_periods_from`] of periods
+    /// `(start, act_end, end)`: a timer fires in one only when its deadline
+    /// is at most `act_end` ([`BestFixed::from_act_periods_from`]).
+    pub fn from_act_periods_from(
+        periods: impl IntoIterator<Item = (Nanos, Nanos, Nanos)>,
+        span_s: f64,
+        model: &PowerModel,
+        window: Nanos,
+        clock: Nanos,
+        floor: Nanos,
+    ) -> WindowClairvoyant {
         let w = window.0.max(1);
         let (mut saved, mut spinups) = (0.0, 0u64);
-        let mut lens: Vec<Nanos> = Vec::new();
+        let mut lens: Vec<(Nanos, Nanos)> = Vec::new();
         let mut current: Option<u64> = None;
-        let mut close = |lens: &mut Vec<Nanos>| {
+        let mut close = |lens: &mut Vec<(Nanos, Nanos)>| {
             // Span 0: the energy is minus what the window's best saves.
-            let b = BestFixed::from_idle_periods_from(lens.drain(..), 0.0, model, floor);
+            let b = BestFixed::from_act_periods_from(lens.drain(..), 0.0, model, floor);
             saved -= b.energy_j;
             spinups += b.spinups;
         };
-        for (start, end) in periods {
+        for (start, act_end, end) in periods {
             let k = clock.0.saturating_add(end.0) / w;
             if current.is_some_and(|c| c != k) {
                 close(&mut lens);
             }
             current = Some(k);
-            lens.push(end - start);
+            lens.push((act_end.clamp(start, end) - start, end - start));
         }
         close(&mut lens);
         WindowClairvoyant {
@@ -253,40 +274,67 @@ impl BestFixed {
         model: &PowerModel,
         floor: Nanos,
     ) -> BestFixed {
-        let mut l: Vec<Nanos> = periods.into_iter().filter(|p| *p > Nanos::ZERO).collect();
+        Self::from_act_periods_from(periods.into_iter().map(|p| (p, p)), span_s, model, floor)
+    }
+
+    /// [`BestFixed::from_idle_periods_from`] of periods `(act, len)`: a
+    /// timer fires in one only when its timeout is at most `act` (at most
+    /// `len`), and then sleeps `len − t`. A daemon's activity log has
+    /// `act < len` where the poll that showed the period's end covered
+    /// deadlines before that end: the daemon learned of them with the I/O
+    /// that ended the period and sent no standby
+    /// ([`crate::gate::BusyPolls::act_end`]). With `act = len` throughout,
+    /// [`BestFixed::from_idle_periods_from`] to the bit.
+    pub fn from_act_periods_from(
+        periods: impl IntoIterator<Item = (Nanos, Nanos)>,
+        span_s: f64,
+        model: &PowerModel,
+        floor: Nanos,
+    ) -> BestFixed {
+        // Sorted by the longest timeout that fires in each.
+        let mut l: Vec<(Nanos, Nanos)> = periods
+            .into_iter()
+            .filter(|p| p.1 > Nanos::ZERO)
+            .map(|(a, len)| (a.min(len), len))
+            .collect();
         l.sort_unstable();
         let save = model.p_active - model.p_sleep;
         let up = model.spinup_energy();
         let base = model.energy(span_s, 0.0, 0);
-        // Suffix sums: periods from index i on fire for t ≤ l[i].
+        // Suffix sums: periods from index i on fire for t ≤ l[i].0.
         let mut suffix = 0.0;
         let mut best = BestFixed {
-            timeout_s: l.last().map_or(0.0, |&m| (m + Nanos::NANO).as_secs_f64()),
+            timeout_s: l
+                .iter()
+                .map(|p| p.0)
+                .max()
+                .map_or(0.0, |m| (m + Nanos::NANO).as_secs_f64()),
             energy_j: base,
             spinups: 0,
             window_clairvoyant: None,
         };
         // Walk from the longest down; at index i (first of a run of equal
-        // lengths) the firing set is l[i..].
+        // firing lengths) the firing set is l[i..].
         let n = l.len();
         let mut i = n;
         while i > 0 {
             let j = i;
-            let v = l[i - 1];
-            while i > 0 && l[i - 1] == v {
+            let v = l[i - 1].0;
+            while i > 0 && l[i - 1].0 == v {
                 i -= 1;
-                suffix += l[i].as_secs_f64();
+                suffix += l[i].1.as_secs_f64();
             }
             let fire = (n - i) as u64;
             if v < floor {
                 // These periods are below every timeout allowed.
                 break;
             }
-            // t just above the next shorter length (or 0): fires l[i..].
+            // t just above the next shorter firing length (or 0): fires
+            // l[i..].
             let mut t = if i == 0 {
                 Nanos::ZERO
             } else {
-                l[i - 1] + Nanos::NANO
+                l[i - 1].0 + Nanos::NANO
             };
             // Below the floor, the floor fires the same periods (those
             // shorter than it are all shorter than v), and is the last try.
@@ -319,7 +367,9 @@ impl BestFixed {
     /// them, each timeout held to the daemon's wear budget
     /// ([`BudgetedTimers`]): the references of a replay made with the
     /// daemon's checks, which keep the budget the daemon kept. `periods`
-    /// are `(start, end)` on the timeline, in order; each timer is checked
+    /// are `(start, act_end, end)` on the timeline, in order (a timer
+    /// fires in one only when its deadline is at most `act_end`, as in
+    /// [`BestFixed::from_act_periods_from`]); each timer is checked
     /// with the budget of the run ([`GateRun::at`] its deadline) in
     /// `runs`, else `per_day`, in that run's bucket. `clock` is the wall
     /// clock at time 0, for the budget's refill and the windows.
@@ -335,7 +385,7 @@ impl BestFixed {
     /// in, so the best under one may spend less than the exact best
     /// without one.
     pub fn under_wear_budget(
-        periods: impl IntoIterator<Item = (Nanos, Nanos)>,
+        periods: impl IntoIterator<Item = (Nanos, Nanos, Nanos)>,
         span_s: f64,
         model: &PowerModel,
         timeouts: &[Nanos],
@@ -369,9 +419,10 @@ impl BestFixed {
             w_slept.iter_mut().for_each(|s| *s = 0.0);
         };
         let w = window.0.max(1);
-        for (start, end) in periods {
+        for (start, act_end, end) in periods {
             let len = end - start;
-            longest = longest.max(len);
+            let act = act_end.clamp(start, end) - start;
+            longest = longest.max(act);
             let win = clock.unwrap_or(Nanos::ZERO).0.saturating_add(end.0) / w;
             if current.is_some_and(|c| c != win) {
                 close(&mut w_fired, &mut w_slept);
@@ -389,7 +440,7 @@ impl BestFixed {
                     mode,
                     clock,
                 };
-                if timers.fires(i, c, start, len, budget) {
+                if timers.fires(i, c, start, act, budget) {
                     let s = (len - c).as_secs_f64();
                     fired[i] += 1;
                     slept[i] += s;

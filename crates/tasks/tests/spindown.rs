@@ -542,11 +542,7 @@ fn a_start_a_poll_overtook_leaves_the_disk_spinning() {
     polls.push(ms(1500), ms(2200));
     let timeline = Timeline::from_requests(&reqs);
     let task = Spindown::new(PowerModel::paper()).with_busy_polls(std::sync::Arc::new(polls));
-    let mut engine = Engine::with_policy(
-        Timer::new(ms(1000), None),
-        StopPolicy::EarlierOf,
-        task,
-    );
+    let mut engine = Engine::with_policy(Timer::new(ms(1000), None), StopPolicy::EarlierOf, task);
     replay(&timeline, &mut engine).unwrap();
     let r = engine.task().report();
     // Only the second gap's spin-down: slept 0 s, C waits 2.5 s.
@@ -555,6 +551,9 @@ fn a_start_a_poll_overtook_leaves_the_disk_spinning() {
     // 1.6·14 + 2.4·1.5 = 26 J: the never-spinning 22.4 J and one wasted spin-up.
     assert!(close(r.energy_j, 1.6 * 14.0 + 2.4 * 1.5), "{r:?}");
     let m = engine.task().measures();
-    let overtaken = m.iter().find(|(n, _)| *n == "overtaken_by_poll").map(|x| x.1);
+    let overtaken = m
+        .iter()
+        .find(|(n, _)| *n == "overtaken_by_poll")
+        .map(|x| x.1);
     assert_eq!(overtaken, Some(1.0));
 }
