@@ -16,12 +16,17 @@ const CLOCK: Nanos = Nanos(1_700_000_000_000_000_000);
 
 /// Figures computed the slow, obvious way: idle periods from the rebuilt
 /// requests' timeline; every candidate timeout `c` sleeps `L − c` in
-/// every period `L ≥ c`; the oracle sleeps through periods longer than B;
+/// every period where the daemon could act on it (`c` at most the period's
+/// act length: up to the poll before the one that showed its end, when
+/// that poll's I/O overtook the deadlines after it, from the log's polls,
+/// `BusyPolls::act_end`); the oracle sleeps through periods longer than B;
 /// lull sleeps from its first standby order after the previous period
 /// ended (or from the period's start, if ordered while busy) to the
 /// period's end.
 struct Independent {
     periods: Vec<(Nanos, Nanos)>,
+    /// Each period's act length.
+    acts: Vec<Nanos>,
     fixed: Vec<(u64, Nanos)>,
     /// The same held to a wear budget of `per_day`: each timeout its own
     /// token bucket, full at its first deadline, a token taken at each
@@ -44,13 +49,18 @@ fn independent(
     let rebuilt = log.rebuild();
     let tl = Timeline::from_requests(&rebuilt.requests);
     let periods: Vec<(Nanos, Nanos)> = tl.idle_periods().map(|p| (p.start, p.end)).collect();
+    let acts: Vec<Nanos> = periods
+        .iter()
+        .map(|&(a, b)| rebuilt.busy_polls.act_end(a, b) - a)
+        .collect();
     let fixed = candidates
         .iter()
         .map(|&c| {
             periods
                 .iter()
-                .filter(|(a, b)| *b - *a >= c)
-                .fold((0, Nanos::ZERO), |(n, s), (a, b)| {
+                .zip(&acts)
+                .filter(|(_, act)| **act >= c)
+                .fold((0, Nanos::ZERO), |(n, s), ((a, b), _)| {
                     (n + 1, s + (*b - *a - c))
                 })
         })
@@ -61,8 +71,9 @@ fn independent(
             let mut bucket: Option<lull_tasks::WearBudget> = None;
             periods
                 .iter()
-                .map(|&(a, b)| {
-                    b - a >= c
+                .zip(&acts)
+                .map(|(&(a, _), &act)| {
+                    act >= c
                         && match per_day.filter(|&n| n > 0) {
                             None => true,
                             Some(n) => {
@@ -116,6 +127,7 @@ fn independent(
     }
     Independent {
         periods,
+        acts,
         fixed,
         budgeted,
         fires,
@@ -232,21 +244,34 @@ proptest! {
         // "Never" exactly when the best of the grid spins down never: a
         // grid timeout that never fired is not named as the best.
         prop_assert_eq!(best.timeout_s.is_none(), best.spinups == 0, "{:?}", best);
-        let exact = BestFixed::from_idle_periods_from(
-            ind.periods.iter().map(|(a, b)| *b - *a), w.observed_s, &model, floor);
+        let exact = BestFixed::from_act_periods_from(
+            ind.periods.iter().zip(&ind.acts).map(|((a, b), act)| (*act, *b - *a)),
+            w.observed_s, &model, floor);
         // (A budget can hold a timeout back from a period it would lose
         // in, so under one the grid's best may beat the exact timeout
         // without one.)
         let unbound = ind.budgeted == ind.fixed;
         prop_assert!(!unbound || best.energy_j >= exact.energy_j - 1e-6 * exact.energy_j.abs().max(1.0));
         // ... and, where the budget held no timeout back, above it by at
-        // most the sleep the periods from the exact timeout t* lose with
-        // the next candidate g ≥ t*: save·(g − t*) each.
+        // most what the periods in which the exact timeout t* fires lose
+        // with the next candidate g ≥ t*: save·(g − t*) each where g fires
+        // too, and what t* saved in those where it does not (their act
+        // length below g: with long polls a period can be long and its
+        // act length short).
         let t_star = Nanos::from_secs_f64(exact.timeout_s);
         if let Some(&g) = shadow.candidates().iter().find(|&&c| c >= t_star && unbound) {
-            let n = ind.periods.iter().filter(|(a, b)| *b - *a >= t_star).count() as f64;
             let save = model.p_active - model.p_sleep;
-            let bound = save * (g - t_star).as_secs_f64() * n;
+            let n = ind.acts.iter().filter(|&&act| act >= g).count() as f64;
+            let lost: f64 = ind
+                .periods
+                .iter()
+                .zip(&ind.acts)
+                .filter(|(_, act)| **act >= t_star && **act < g)
+                .map(|((a, b), _)| {
+                    (save * (*b - *a - t_star).as_secs_f64() - model.spinup_energy()).max(0.0)
+                })
+                .sum();
+            let bound = save * (g - t_star).as_secs_f64() * n + lost;
             prop_assert!(best.energy_j - exact.energy_j <= bound + 1e-6 * exact.energy_j.abs().max(1.0),
                 "grid best {} J, exact {} J at {}s, next candidate {}, bound {} J",
                 best.energy_j, exact.energy_j, exact.timeout_s, g, bound);
@@ -282,9 +307,9 @@ proptest! {
         }
         prop_assert_eq!(cv.spinups, cv_up);
         prop_assert!(close(cv.energy_j, energy(cv_sleep, cv_up)), "{} vs {}", cv.energy_j, energy(cv_sleep, cv_up));
-        let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_idle_periods_from(
-            ind.periods.iter().copied(), w.observed_s, &model,
-            Nanos::from_secs(600), CLOCK, floor);
+        let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_act_periods_from(
+            ind.periods.iter().zip(&ind.acts).map(|(&(a, b), &act)| (a, a + act, b)),
+            w.observed_s, &model, Nanos::from_secs(600), CLOCK, floor);
         prop_assert!(!unbound || cv.energy_j >= exact_cv.energy_j - 1e-6 * exact_cv.energy_j.abs().max(1.0));
         prop_assert!(cv.energy_j <= best.energy_j + 1e-6 * best.energy_j.abs().max(1.0));
         for p in &w.policies {
