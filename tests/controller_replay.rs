@@ -71,26 +71,14 @@ fn live(
     end: Nanos,
     registry: &Registry,
 ) -> (Decisions, Vec<Request>) {
-    live_with_budget(network, completions, poll, end, registry, UNLIMITED)
+    live_busy(network, completions, poll, end, registry, UNLIMITED, 0)
 }
 
 /// A wear budget no test reaches.
 const UNLIMITED: u32 = 1_000_000;
 
-/// [`live`], with `max_spindowns_per_day = per_day`.
-fn live_with_budget(
-    network: &str,
-    completions: &[Nanos],
-    poll: Nanos,
-    end: Nanos,
-    registry: &Registry,
-    per_day: u32,
-) -> (Decisions, Vec<Request>) {
-    live_busy(network, completions, poll, end, registry, per_day, 0)
-}
-
-/// [`live_with_budget`], the kernel counting `busy_ms` of busy time for
-/// each completion (diskstats' `io_ms`).
+/// [`live`], with `max_spindowns_per_day = per_day`, the kernel counting
+/// `busy_ms` of busy time for each completion (diskstats' `io_ms`).
 fn live_busy(
     network: &str,
     completions: &[Nanos],
@@ -816,7 +804,7 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
     log_replays_like_live("timer(4s)", &completions, (poll, 0), 6).unwrap();
     let registry = lull_live::default_registry();
     let end = *completions.last().unwrap();
-    let (d, _) = live_with_budget("timer(4s)", &completions, poll, end, &registry, 6);
+    let (d, _) = live_busy("timer(4s)", &completions, poll, end, &registry, 6, 0);
     let standbys: Vec<Nanos> = d
         .records
         .iter()

@@ -36,6 +36,18 @@ fn wait_restored(d: &Daemon, periods: u64, what: &str) {
     );
 }
 
+/// Sends `d` SIGHUP and waits until its log says `outcome` (the reload
+/// or its rejection).
+fn reload(d: &Daemon, outcome: &str) {
+    d.signal("-HUP");
+    wait_for(
+        outcome,
+        Duration::from_secs(20),
+        || d.log().contains(outcome),
+        || d.log(),
+    );
+}
+
 /// Starts `lulld --dry-run` on `config`.
 fn start_dry(config: &Path) -> Daemon {
     let mut cmd = Command::new(LULLD);
@@ -1217,13 +1229,7 @@ fn a_reload_onto_another_daemons_state_file_is_rejected() {
     );
     assert_ne!(moved, text);
     write(&b.config, &moved);
-    db.signal("-HUP");
-    wait_for(
-        "the rejection",
-        Duration::from_secs(20),
-        || db.log().contains("config reload rejected"),
-        || db.log(),
-    );
+    reload(&db, "config reload rejected");
     let log = db.log();
     assert!(
         log.contains(&format!("another lulld (pid {})", da.child.id())),
@@ -1580,13 +1586,7 @@ fn a_reload_that_changes_hdparm_runs_the_new_one() {
     };
     spin_down_with(&first_ran, &d);
     write(&s.config, &format!("hdparm = {second:?}\n{text}"));
-    d.signal("-HUP");
-    wait_for(
-        "the reload",
-        Duration::from_secs(20),
-        || d.log().contains("configuration reloaded"),
-        || d.log(),
-    );
+    reload(&d, "configuration reloaded");
     let before = std::fs::read_to_string(&first_ran).unwrap();
     spin_down_with(&second_ran, &d);
     assert!(d.stop().success(), "{}", d.log());
