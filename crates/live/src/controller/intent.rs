@@ -72,8 +72,9 @@ impl DiskController {
             return;
         }
         // Only a command has something to stop (it is paused); a standby
-        // or a flush ends by itself.
-        if matches!(self.cfg.task, TaskConfig::Command { .. }) {
+        // or a flush ends by itself; a start that was skipped left nothing
+        // running.
+        if ran && matches!(self.cfg.task, TaskConfig::Command { .. }) {
             out.push(Output::Order {
                 job: None,
                 order: Order::Stop,
@@ -94,6 +95,26 @@ impl DiskController {
         self.dirty = true;
         // Refused until an order leaves below.
         self.not_running = true;
+        if self
+            .overtaking
+            .is_some_and(|(since, last)| since < at && at <= last)
+        {
+            // The poll that let the engine decide also brought I/O at or
+            // after the decision's instant: the idle period ended before
+            // the daemon could act, and whatever the task is, starting it
+            // now would run it (a standby, a flush, a command resumed and
+            // paused at once) after I/O the daemon has just seen. A replay
+            // of the log skips a standby alike
+            // (`Spindown::with_busy_polls`); no token is spent. (One text
+            // per task: a new skip reason is written to the state at once.)
+            let why = format!(
+                "skip {}: the poll that showed the idle period also showed its end",
+                self.cfg.task.name()
+            );
+            debug!("disk {key}: {why}");
+            self.decide(now, why);
+            return;
+        }
         // Formatted only for a decision that names it.
         let budget_text = || budget.map_or("until busy".to_string(), |b| b.approx().to_string());
         match &self.cfg.task {
@@ -188,20 +209,6 @@ impl DiskController {
         budget: Option<Nanos>,
     ) -> Option<String> {
         let key = &self.key;
-        if self
-            .overtaking
-            .is_some_and(|(since, last)| since < at && at <= last)
-        {
-            // The poll that let the engine decide also brought I/O at or
-            // after the decision's instant: the idle period ended before
-            // the daemon could act. A replay of the log skips it alike
-            // (`Spindown::with_busy_polls`); no token is spent. (One text
-            // for all: a new skip reason is written to the state at once.)
-            let why = "skip standby: the poll that showed the idle period also showed its end"
-                .to_string();
-            debug!("disk {key}: {why}");
-            return Some(why);
-        }
         if !self.st.present {
             // Unplugged: the device node is gone (or is another disk's
             // soon); the engine's timer ran on while it was away.

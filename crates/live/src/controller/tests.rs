@@ -855,4 +855,30 @@ fn a_decision_the_same_poll_s_io_overtook_is_not_sent() {
     // two in-poll gaps whose timers the same poll overtook; the period
     // from second 3 on fires at 3.3 s, sent at second 4.
     assert_eq!(standby_orders(&outs), vec![1, 4], "{outs:#?}");
+    // A command is not resumed and paused at once for such a decision
+    // either: it runs from the first period and from the last.
+    let (mut c, r) =
+        controller("network = \"timer(300ms)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
+    let outs = drive(&mut c, &r, 0, 6, line);
+    let orders: Vec<(u64, &Order)> = outs
+        .iter()
+        .filter_map(|(s, o)| match o {
+            Output::Order { job: None, order } => Some((*s, order)),
+            _ => None,
+        })
+        .collect();
+    let starts: Vec<u64> = orders
+        .iter()
+        .filter(|(_, o)| matches!(o, Order::Start { .. }))
+        .map(|(s, _)| *s)
+        .collect();
+    assert_eq!(starts, vec![1, 4], "{orders:#?}");
+    assert_eq!(
+        orders
+            .iter()
+            .filter(|(_, o)| matches!(o, Order::Stop))
+            .count(),
+        1,
+        "the first run's pause at second 3 only: {orders:#?}"
+    );
 }
