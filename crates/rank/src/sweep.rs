@@ -702,11 +702,13 @@ fn run_one(
     // The oracle is the bound no policy exceeds: under the daemon's wear
     // budget it would spend the budget on the first gaps longer than B
     // and save less than networks that wait for the long ones, so its row
-    // ignores the budget (as its measure, `oracle_energy_j`, does).
+    // ignores the daemon's checks, the budget and the polls (as its
+    // measure, `oracle_energy_j`, does).
     let ungated;
     let opts = if net.reference && net.description.start_family == "oracle" {
         ungated = ReplayOptions {
             gate: lull_tasks::StandbyGate::default(),
+            busy_polls: None,
             ..opts.clone()
         };
         &ungated
