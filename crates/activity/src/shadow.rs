@@ -480,12 +480,7 @@ impl Shadow {
         // A timer's deadline after the previous poll came with this
         // poll's I/O, too late to act on (`BusyPolls::act_end`, as a
         // replay of the log has it).
-        let since = self.pending_since;
-        let act = if t > since {
-            since.max(from) - from
-        } else {
-            len
-        };
+        let act = lull_tasks::gate::acts_until(self.pending_since, from, t) - from;
         self.book(t, len, act, lull);
     }
 

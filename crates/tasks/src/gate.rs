@@ -43,6 +43,22 @@
 
 use lull_core::time::Nanos;
 
+/// Whether a poll that covered `(since, …]` and brought an arrival at
+/// `last` (its latest) overtook a decision at `at`: the rule of
+/// [`BusyPolls::overtakes`], for one poll (the controller's, as it reads
+/// it).
+pub fn overtook(since: Nanos, last: Nanos, at: Nanos) -> bool {
+    since < at && at <= last
+}
+
+/// The latest deadline a daemon could act on in the idle period from
+/// `start` to `end`, ended by an arrival of a poll that covered
+/// `(since, …]`: [`BusyPolls::act_end`] for that poll (the shadow's, as
+/// it books the period).
+pub fn acts_until(since: Nanos, start: Nanos, end: Nanos) -> Nanos {
+    if since < end { since.max(start) } else { end }
+}
+
 /// The polls of a daemon's log that brought I/O: for each, the previous
 /// poll's instant and the latest arrival the poll's counts were spread
 /// into, in time order. A decision at an instant `at` with
@@ -80,7 +96,9 @@ impl BusyPolls {
     /// brought an arrival at `at` or later.
     pub fn overtakes(&self, at: Nanos) -> bool {
         let i = self.polls.partition_point(|&(_, last)| last < at);
-        self.polls.get(i).is_some_and(|&(since, _)| since < at)
+        self.polls
+            .get(i)
+            .is_some_and(|&(since, last)| overtook(since, last, at))
     }
 
     /// The latest deadline a daemon could act on in the idle period from
@@ -91,10 +109,9 @@ impl BusyPolls {
     /// any daemon's poll).
     pub fn act_end(&self, start: Nanos, end: Nanos) -> Nanos {
         let i = self.polls.partition_point(|&(_, last)| last < end);
-        match self.polls.get(i) {
-            Some(&(since, _)) if since < end => since.max(start),
-            _ => end,
-        }
+        self.polls
+            .get(i)
+            .map_or(end, |&(since, _)| acts_until(since, start, end))
     }
 
     /// How many polls.

@@ -97,7 +97,7 @@ impl DiskController {
         self.not_running = true;
         if self
             .overtaking
-            .is_some_and(|(since, last)| since < at && at <= last)
+            .is_some_and(|(since, last)| lull_tasks::gate::overtook(since, last, at))
         {
             // The poll that let the engine decide also brought I/O at or
             // after the decision's instant: the idle period ended before
