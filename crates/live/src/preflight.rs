@@ -153,6 +153,13 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
     if !dry_run {
         out.logged.extend(competing_spin_down(cfg, &out.found));
     }
+    if cfg.disks.is_empty() {
+        // hd-idle with no `-a` watches every disk; lull touches only the
+        // disks its file names, so an empty file watches nothing.
+        out.logged.push(
+            "the configuration names no disk ([[disk]]): the daemon watches nothing (`device = \"sd*\"` names every SCSI and SATA disk)".to_string(),
+        );
+    }
     Ok(out)
 }
 
@@ -666,6 +673,9 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             }
             if let Some(own) = resolved.own_standby_warning(&id) {
                 warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
+            }
+            if let Some(w) = cfg.poll_warning(&resolved) {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
             disks.push(check_disk(
                 &resolved,

@@ -1484,6 +1484,50 @@ fn a_disk_another_daemon_acts_on_is_left_alone() {
     assert!(db.stop().success(), "{}", db.log());
 }
 
+// Two mistakes `--check` used to call ok: a file with no `[[disk]]` (hd-idle
+// with no `-a` watches every disk; lulld watched nothing, silently), and a
+// `poll` far coarser than a disk's network (`timer(5s)` under a 30 s poll
+// is a 30 s timer). Both are warnings, in `--check` and in a start's log.
+#[test]
+fn check_and_start_warn_of_no_disk_and_of_a_poll_coarser_than_the_network() {
+    let s = Setup::new("", "");
+    let out = check_ok(&s.config);
+    assert!(
+        out.contains(
+            "warning: the configuration names no disk ([[disk]]): the daemon watches nothing"
+        ),
+        "{out}"
+    );
+
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(5s)\"\n",
+        &line("fakea", 0, 5),
+    );
+    let text = std::fs::read_to_string(&s.config).unwrap();
+    let coarse = text.replace("poll = \"100ms\"", "poll = \"30s\"");
+    assert_ne!(coarse, text);
+    std::fs::write(&s.config, &coarse).unwrap();
+    let warning = "poll 30s is longer than the time scale of its network `timer(5s)` (5s)";
+    let out = check_ok(&s.config);
+    assert!(
+        out.contains(&format!("warning: disk[0] fakea: {warning}")),
+        "{out}"
+    );
+    assert!(!out.contains("names no disk"), "{out}");
+    let mut d = start_dry(&s.config);
+    wait_for(
+        "the poll warning",
+        Duration::from_secs(10),
+        || d.log().contains(warning),
+        || d.log(),
+    );
+    d.stop();
+    // A poll within the network's time scale says nothing.
+    std::fs::write(&s.config, coarse.replace("poll = \"30s\"", "poll = \"5s\"")).unwrap();
+    let out = check_ok(&s.config);
+    assert!(!out.contains("is longer than the time scale"), "{out}");
+}
+
 // An admin who writes `max_spindowns_per_day = 0` as hd-idle's `-i 0`
 // ("no timeout") gets a disk lull never spins down; `--check` says so,
 // and what a budget allows at once otherwise. A typo in a kernel name

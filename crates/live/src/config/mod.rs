@@ -880,6 +880,30 @@ impl Config {
             self.poll.to_string()
         }
     }
+
+    /// Why a `poll` set in the file is too coarse for disk `d` (its
+    /// configuration for the drive found), if it is: longer than the
+    /// time scale of the disk's network (at least [`MIN_DERIVED_POLL`]).
+    /// The network then sees no idle period shorter than a poll (the
+    /// quiet polls between two busy ones merge into busy time), learns
+    /// from fewer periods than it was built for, and acts up to a poll
+    /// late: `timer(5s)` under a 30 s poll is a 30 s timer. A derived
+    /// poll never is, and a disk left alone does not matter.
+    pub fn poll_warning(&self, d: &DiskConfig) -> Option<String> {
+        if self.poll_derived
+            || d.left_alone.is_some()
+            || self.poll <= d.time_scale.max(MIN_DERIVED_POLL)
+        {
+            return None;
+        }
+        Some(format!(
+            "poll {} is longer than the time scale of its network `{}` ({}): it sees no idle period shorter than a poll and acts up to a poll late; without `poll` the default would be {}",
+            self.poll,
+            d.network,
+            d.time_scale.approx(),
+            derived_poll(std::slice::from_ref(d))
+        ))
+    }
 }
 
 /// The least poll a derived default takes: what `poll` defaulted to

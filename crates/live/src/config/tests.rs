@@ -94,6 +94,43 @@ fn the_default_poll_follows_the_networks() {
     );
 }
 
+/// A `poll` set longer than a disk's network's time scale is said (the
+/// network sees no shorter idle period); one within it, a derived one
+/// and one for a disk left alone are not.
+#[test]
+fn a_poll_coarser_than_the_network_is_warned_of() {
+    let warn = |text: &str| {
+        let c = parse(text).unwrap();
+        c.poll_warning(&c.disks[0])
+    };
+    let w = warn("poll = \"30s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(5s)\"\n")
+        .expect("30 s against timer(5s)");
+    assert!(w.contains("poll 30s") && w.contains("timer(5s)"), "{w}");
+    assert!(w.contains("would be 1s"), "{w}");
+    assert_eq!(
+        warn("poll = \"5s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(5s)\"\n"),
+        None
+    );
+    // The least derived poll is never warned of, though auto's time
+    // scale (B/32 of the paper drive, 94 ms) is below it.
+    assert_eq!(
+        warn("poll = \"1s\"\n[[disk]]\ndevice = \"sda\"\npreset = \"paper-2.5in\"\n"),
+        None
+    );
+    assert!(
+        warn("poll = \"2s\"\n[[disk]]\ndevice = \"sda\"\npreset = \"paper-2.5in\"\n").is_some()
+    );
+    assert_eq!(
+        warn("[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(5s)\"\n"),
+        None,
+        "derived"
+    );
+    let mut c =
+        parse("poll = \"30s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(5s)\"\n").unwrap();
+    c.disks[0].left_alone = Some("does not rotate".into());
+    assert_eq!(c.poll_warning(&c.disks[0]), None, "left alone");
+}
+
 const JOBS: &str = r#"
 [[disk]]
 device = "sda"

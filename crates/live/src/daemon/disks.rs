@@ -312,6 +312,9 @@ impl Daemon {
         } else if let Some(own) = cfg.own_standby_warning(&identity) {
             warn!("disk {} ({}): {own}", r.key, r.kernel);
         }
+        if let Some(w) = self.cfg.poll_warning(cfg) {
+            warn!("disk {} ({}): {w}", r.key, r.kernel);
+        }
         st.identity = Some(identity);
         self.persist.mark(true, false);
         self.generation += 1;
