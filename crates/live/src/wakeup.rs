@@ -56,6 +56,69 @@ pub fn parse_io(text: &str) -> Option<u64> {
     sum
 }
 
+/// The storage bytes process `pid` and its live descendants have read
+/// and written so far (`read_bytes`, `write_bytes`), `None` when `pid`'s counters
+/// cannot be read (it exited, or `/proc/PID/io` is not the daemon's to
+/// read). A process's counters hold its reaped children's, and a child
+/// still running is found through `/proc/PID/task/TID/children`, so the
+/// sum neither loses a child's bytes when its parent reaps it nor counts
+/// them twice. A descendant that left the tree (reparented to init
+/// before it was reaped) is lost, which makes the command's I/O look
+/// smaller, never larger. At most 4 096 processes are visited.
+pub fn tree_io(pid: u32) -> Option<(u64, u64)> {
+    let (mut read, mut written) =
+        parse_io_split(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)?;
+    let mut stack = children(pid);
+    let mut visited = 1;
+    while let Some(p) = stack.pop() {
+        visited += 1;
+        if visited > 4096 {
+            break;
+        }
+        if let Some((r, w)) = std::fs::read_to_string(format!("/proc/{p}/io"))
+            .ok()
+            .and_then(|t| parse_io_split(&t))
+        {
+            read = read.saturating_add(r);
+            written = written.saturating_add(w);
+        }
+        stack.extend(children(p));
+    }
+    Some((read, written))
+}
+
+/// `read_bytes` and `write_bytes` of a `/proc/PID/io` text, `None` when
+/// either is missing or does not parse.
+pub fn parse_io_split(text: &str) -> Option<(u64, u64)> {
+    let (mut read, mut written) = (None, None);
+    for l in text.lines() {
+        if let Some(v) = l.strip_prefix("read_bytes:") {
+            read = Some(v.trim().parse::<u64>().ok()?);
+        } else if let Some(v) = l.strip_prefix("write_bytes:") {
+            written = Some(v.trim().parse::<u64>().ok()?);
+        }
+    }
+    Some((read?, written?))
+}
+
+/// The children of every thread of process `pid`, from
+/// `/proc/PID/task/TID/children` (empty when unreadable).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
 /// Reads every process's storage I/O counters.
 pub fn snapshot() -> Snapshot {
     let mut out = HashMap::new();

@@ -1187,6 +1187,88 @@ fn loop_standby_setup(why_root: &str) -> Option<(Setup, support::Loop, tempfile:
     Some((s, disk, dir))
 }
 
+// A maintenance command on a `command` disk (a scrub reading the disk) was
+// paused by its own reads at every poll and resumed a break-even time
+// later, so it ran whatever the foreground did. Its own I/O is now told
+// from the foreground's (`/proc/PID/io` of its process tree against the
+// disk's counters): alone it runs unpaused; the foreground's writes beside
+// it pause it.
+#[test]
+fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((s, disk, dir)) = loop_standby_setup("needs root (a loop device)") else {
+        return;
+    };
+    // A scrub: 64 KiB direct reads of the disk, a line per read.
+    let script = dir.path().join("scrub.sh");
+    let progress = dir.path().join("scrub.log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ni=0\nwhile true; do\n  dd if={} of=/dev/null bs=64k count=1 skip=$((i % 256)) iflag=direct status=none\n  echo $i >> {}\n  i=$((i + 1))\n  sleep 0.05\ndone\n",
+            disk.dev,
+            progress.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
+        "network = \"timer(1h)\"\ntask = \"standby\"\n",
+        &format!(
+            "network = \"timer(300ms)\"\ntask = \"command\"\ncommand = [{:?}]\n",
+            script.to_str().unwrap()
+        ),
+    );
+    std::fs::write(&s.config, cfg).unwrap();
+    let argv = ["/bin/sh", script.to_str().unwrap()];
+    let _reaper = Reaper(&argv);
+    let mut d = start(&s.config, &[("LULL_LOG", "debug")]);
+    let key = disk.dev.as_str();
+    wait_for(
+        "the command",
+        Duration::from_secs(20),
+        || s.state()[key]["command_pid"].as_u64().is_some(),
+        || d.log(),
+    );
+    let pid = s.state()[key]["command_pid"].as_u64().unwrap() as u32;
+    let reads = || {
+        std::fs::read_to_string(&progress)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    // Three seconds alone: 30 polls, each with the scrub's reads.
+    let before = reads();
+    std::thread::sleep(Duration::from_secs(3));
+    let alone = reads() - before;
+    assert!(alone >= 20, "the scrub ran: {alone} reads\n{}", d.log());
+    assert!(
+        d.log()
+            .contains("were its command's own I/O: not counted as activity"),
+        "{}",
+        d.log()
+    );
+    assert!(
+        !d.log()
+            .contains(&format!("command paused (SIGSTOP), pid {pid}")),
+        "paused by its own reads:\n{}",
+        d.log()
+    );
+    // The foreground writes beside it: paused.
+    let traffic = support::Traffic::new(&disk.dev);
+    traffic.set(true);
+    wait_for(
+        "the pause",
+        Duration::from_secs(10),
+        || {
+            d.log()
+                .contains(&format!("command paused (SIGSTOP), pid {pid}"))
+        },
+        || d.log(),
+    );
+    traffic.set(false);
+    d.stop();
+}
+
 /// Kills the processes running `argv` when dropped, passed or failed.
 struct Reaper<'a>(&'a [&'a str]);
 

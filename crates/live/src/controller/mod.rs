@@ -184,6 +184,19 @@ pub struct DiskController {
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
     absorb_next: bool,
+    /// The storage bytes read and written by each running command's
+    /// process tree at the last poll, by pid ([`WakeWitness::tree_io`]).
+    own_io: Vec<(u32, (u64, u64))>,
+    /// Bytes the task's commands read at the last poll that it did not
+    /// show on the disk: a read is charged when it is submitted and
+    /// counted by the disk when it completes, by the next poll.
+    own_reads: u64,
+    /// Bytes the task's commands wrote that no poll has shown on the disk
+    /// yet, oldest first, each with the poll it was seen at: a write is
+    /// charged to its process when the page is dirtied and reaches the
+    /// disk at writeback, up to half a minute later. Forgotten after
+    /// [`OWN_IO_MEMORY`].
+    own_writes: std::collections::VecDeque<(Nanos, u64)>,
     /// The engine started the task but it is not running: the start was
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
@@ -264,6 +277,12 @@ pub struct DiskController {
 /// cut short still tells how long the disk was watched to within this.
 pub const MARK_EVERY: Nanos = Nanos::from_secs(60);
 
+/// How long the bytes a task's command moved may wait for a poll that
+/// shows them on the disk: the kernel writes a dirty page back within
+/// `dirty_expire_centisecs` (30 s by default) plus a writeback interval
+/// (5 s), and a poll may come later still.
+pub const OWN_IO_MEMORY: Nanos = Nanos::from_secs(60);
+
 impl DiskController {
     /// A controller for the disk `key` (its config entry or resolved path)
     /// now named `kernel`, watching `family`, for actors of generation
@@ -337,6 +356,9 @@ impl DiskController {
             seen_active: false,
             flushing: false,
             absorb_next: false,
+            own_io: Vec::new(),
+            own_reads: 0,
+            own_writes: std::collections::VecDeque::new(),
             not_running: false,
             last_power_check: now,
             devs: Vec::new(),

@@ -5,7 +5,9 @@
 use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
-use super::{Context, DiskController, Now, Order, Output, WakeWitness, build_network};
+use super::{
+    Context, DiskController, Now, OWN_IO_MEMORY, Order, Output, WakeWitness, build_network,
+};
 use crate::config::{Backend, TaskConfig};
 use crate::hooks::HookEvent;
 use crate::jobs::Switch;
@@ -14,6 +16,88 @@ use crate::state::Wake;
 use crate::task::Intent;
 
 impl DiskController {
+    /// Whether all the disk did since the last poll was its own task's
+    /// command's I/O: it read no more than the running commands' process
+    /// trees read (at this poll or the last: a read is charged when
+    /// submitted and counted by the disk when it completes), wrote no
+    /// more than they wrote (within [`OWN_IO_MEMORY`]: a write is charged
+    /// when the page is dirtied and reaches the disk at writeback), and
+    /// completed no discard or flush (which no process is charged with).
+    /// Such a poll is absorbed as a flush's writes are: a scrub reading
+    /// the disk in its idle time does not end that idle time and pause
+    /// itself. I/O beyond the command's is the foreground's, and the poll
+    /// counts whole. Without a running command (or where the witness
+    /// cannot tell, [`WakeWitness::tree_io`]) nothing is asked.
+    fn own_io_only(&mut self, t: Nanos, sample: &Sample, witness: &mut dyn WakeWitness) -> bool {
+        let pids: Vec<u32> = match &self.cfg.task {
+            TaskConfig::Command { .. } => self.st.command_pid.into_iter().collect(),
+            TaskConfig::Jobs { .. } => self.st.job_pids.values().map(|j| j.pid).collect(),
+            TaskConfig::Standby { .. } | TaskConfig::Flush => Vec::new(),
+        };
+        let (mut read, mut written) = (0u64, 0u64);
+        let mut seen = Vec::with_capacity(pids.len());
+        for pid in pids {
+            let Some((r, w)) = witness.tree_io(pid) else {
+                continue;
+            };
+            // A command first seen now counts all it moved since it began.
+            let (r0, w0) = self
+                .own_io
+                .iter()
+                .find(|(p, _)| *p == pid)
+                .map_or((0, 0), |&(_, b)| b);
+            read = read.saturating_add(r.saturating_sub(r0));
+            written = written.saturating_add(w.saturating_sub(w0));
+            seen.push((pid, (r, w)));
+        }
+        self.own_io = seen;
+        if written > 0 {
+            self.own_writes.push_back((t, written));
+        }
+        while self
+            .own_writes
+            .front()
+            .is_some_and(|&(at, _)| at + OWN_IO_MEMORY < t)
+        {
+            self.own_writes.pop_front();
+        }
+        let read_credit = std::mem::take(&mut self.own_reads).saturating_add(read);
+        if read_credit == 0 && self.own_writes.is_empty() {
+            return false;
+        }
+        let Some((disk_read, disk_written, other)) = self.tracker.moved_since(sample) else {
+            return false;
+        };
+        let write_credit: u64 = self.own_writes.iter().map(|&(_, b)| b).sum();
+        let own = !other
+            && disk_read + disk_written > 0
+            && disk_read <= read_credit
+            && disk_written <= write_credit;
+        // What the disk showed of the credits is spent; a read charged now
+        // and not shown may complete by the next poll.
+        self.own_reads = read.min(read_credit - disk_read.min(read_credit));
+        let mut left = disk_written;
+        while left > 0
+            && let Some(front) = self.own_writes.front_mut()
+        {
+            let take = front.1.min(left);
+            front.1 -= take;
+            left -= take;
+            if front.1 == 0 {
+                self.own_writes.pop_front();
+            }
+        }
+        if own {
+            tracing::debug!(
+                "disk {}: the poll's {} KiB read and {} KiB written were its command's own I/O: not counted as activity",
+                self.key,
+                disk_read >> 10,
+                disk_written >> 10
+            );
+        }
+        own
+    }
+
     /// Handles the diskstats `sample` taken at `now` (`late`: much later
     /// than planned, [`crate::source`]): turns the disk's deltas into
     /// events, pushes them into the engine, advances it to `now`, and acts
@@ -38,7 +122,8 @@ impl DiskController {
         };
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        let absorb = self.flushing || std::mem::take(&mut self.absorb_next);
+        let own = !late && self.own_io_only(t, sample, cx.witness);
+        let absorb = self.flushing || std::mem::take(&mut self.absorb_next) || own;
         let absorbed = if absorb && !late {
             self.tracker.absorb(t, sample)
         } else {

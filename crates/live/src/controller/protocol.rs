@@ -143,12 +143,14 @@ pub enum Output {
     Activity(Record),
 }
 
-/// The one question about a disk the controller cannot answer from its
-/// inputs: which process woke it. The answer needs every process's I/O
-/// counters when the drive went to sleep and again when it woke
-/// ([`crate::wakeup`]), and it is needed at once, in the same log line as
-/// the wake. So the caller lends the controller a witness for the calls
-/// that may see a drive sleep or wake: the daemon's reads `/proc`
+/// The questions about processes the controller cannot answer from its
+/// inputs: which process woke a disk, and how much I/O its own task's
+/// command did. The first needs every process's I/O counters when the
+/// drive went to sleep and again when it woke ([`crate::wakeup`]), and it
+/// is needed at once, in the same log line as the wake; the second is
+/// needed at each poll while a command runs, to tell its I/O from the
+/// foreground's. So the caller lends the controller a witness for the
+/// calls that may need them: the daemon's reads `/proc`
 /// ([`crate::wakeup`]); a test or a replay passes [`NoWitness`].
 pub trait WakeWitness {
     /// Every process's I/O counters now (a drive just went to sleep).
@@ -157,6 +159,15 @@ pub trait WakeWitness {
     /// its partitions and holders), from the counters taken when it went
     /// to sleep.
     fn attribute(&mut self, before: Snapshot, devs: &[(u32, u32)]) -> Attribution;
+    /// The bytes process `pid` and its descendants have read from and
+    /// written to storage so far (`read_bytes` and `write_bytes` of
+    /// `/proc/PID/io`, which hold a process's reaped children's too),
+    /// `None` when it cannot be read. Asked for the running command of a
+    /// `command` or `jobs` disk only. The default knows nothing, so every
+    /// poll's I/O counts as the foreground's.
+    fn tree_io(&mut self, _pid: u32) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A witness that sees nothing: no snapshot, no suspects (what the

@@ -882,3 +882,175 @@ fn a_decision_the_same_poll_s_io_overtook_is_not_sent() {
         "the first run's pause at second 3 only: {orders:#?}"
     );
 }
+
+/// A witness whose command (pid `pid`) has read and written what
+/// `io(second)` says by each second: the daemon reads it from `/proc`.
+struct CommandIo<F: Fn(u64) -> (u64, u64)> {
+    pid: u32,
+    second: u64,
+    io: F,
+}
+
+impl<F: Fn(u64) -> (u64, u64)> WakeWitness for CommandIo<F> {
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::default()
+    }
+    fn attribute(&mut self, _: Snapshot, _: &[(u32, u32)]) -> crate::wakeup::Attribution {
+        crate::wakeup::Attribution::default()
+    }
+    fn tree_io(&mut self, pid: u32) -> Option<(u64, u64)> {
+        (pid == self.pid).then(|| (self.io)(self.second))
+    }
+}
+
+/// The seconds at which `c`, polled from `from` to `to` with
+/// `diskstats(s)` and its command's I/O `io(s)`, ordered its command
+/// paused.
+fn stops_with_command_io(
+    c: &mut DiskController,
+    registry: &Registry,
+    from: u64,
+    to: u64,
+    diskstats: impl Fn(u64) -> String,
+    io: impl Fn(u64) -> (u64, u64),
+) -> Vec<u64> {
+    let mut witness = CommandIo {
+        pid: 4242,
+        second: from,
+        io,
+    };
+    let mut stops = Vec::new();
+    for s in from..to {
+        witness.second = s;
+        let sample = Sample::new(parse(&diskstats(s)).unwrap());
+        let mut out = Vec::new();
+        let mut cx = Context {
+            registry,
+            witness: &mut witness,
+        };
+        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
+        if out.iter().any(|o| {
+            matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Stop
+                }
+            )
+        }) {
+            stops.push(s);
+        }
+    }
+    stops
+}
+
+/// A maintenance command's own I/O is not the foreground's: a scrub that
+/// reads the disk in its idle time is not paused by its own reads (it
+/// was, at every poll, and resumed a break-even time later, so it ran
+/// whatever the foreground did), nor by the writeback of its own writes
+/// within a minute. Reads or writes beyond the command's, a flush, or a
+/// write long after it are the foreground's and pause it.
+#[test]
+fn a_command_s_own_io_does_not_pause_it() {
+    let (mut c, r) =
+        controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
+    let outs = run(&mut c, &r, 0, 9, busy_then_quiet);
+    assert!(
+        outs.iter().any(|(s, o)| *s == 8
+            && matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. }
+                }
+            )),
+        "{outs:#?}"
+    );
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(8),
+        Outcome::CommandStarted(4242, None),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    // Sectors read and written by the disk by second `s` (512 bytes each),
+    // flushes; 100 reads before the command.
+    let line = |read: u64, written: u64, flushes: u64| {
+        format!(
+            "8 16 sdb {} 0 {} 0 {} 0 {} 0 0 0 0 0 0 0 0 {flushes} 0\n",
+            100 + read / 8,
+            800 + read,
+            written / 8,
+            written
+        )
+    };
+    const K: u64 = 1024;
+    // Seconds 9..20: the command reads 128 KiB a second, charged a poll
+    // before the disk completes it from second 12 on; it writes 1 MiB at
+    // second 15, which the disk writes back at 45. Nothing else.
+    let own = |s: u64| {
+        let read = 128 * K * (s.min(20) - 8);
+        let written = if s >= 15 { 1024 * K } else { 0 };
+        (read, written)
+    };
+    let disk_read = |s: u64| own(if s >= 12 { s - 1 } else { s }).0 / 512;
+    let quiet = |s: u64| line(disk_read(s), if s >= 45 { 2048 } else { 0 }, 0);
+    let stops = stops_with_command_io(&mut c, &r, 9, 50, quiet, own);
+    assert_eq!(stops, Vec::<u64>::new(), "its own reads and writeback");
+    assert_eq!(c.state().task_stops, 0);
+    // A foreground read of 4 KiB beside the command's own: paused.
+    let fg = |s: u64| line(disk_read(s) + 8 * u64::from(s >= 52), 2048, 0);
+    assert_eq!(stops_with_command_io(&mut c, &r, 50, 54, fg, own), vec![52]);
+
+    // Writes the command made more than a minute before are not its
+    // writeback any more; nor is a flush, whoever asked for it.
+    for (what, disk) in [
+        ("a write 70 s after the command's", (0u64, 8u64, 0u64)),
+        ("a flush", (0, 0, 1)),
+    ] {
+        let (mut c, r) =
+            controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
+        run(&mut c, &r, 0, 9, busy_then_quiet);
+        c.on_outcome(
+            at(8),
+            Outcome::CommandStarted(4242, None),
+            true,
+            &mut NoWitness,
+            &mut out,
+        );
+        let own = |s: u64| (0, if s >= 10 { 1024 * K } else { 0 });
+        let at80 = move |s: u64| {
+            let (r, w, f) = if s >= 80 { disk } else { (0, 0, 0) };
+            line(r, w, f)
+        };
+        assert_eq!(
+            stops_with_command_io(&mut c, &r, 9, 82, at80, own),
+            vec![80],
+            "{what}"
+        );
+    }
+    // Without a witness of the command's I/O, its reads pause it at once.
+    let (mut c, r) =
+        controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
+    run(&mut c, &r, 0, 9, busy_then_quiet);
+    c.on_outcome(
+        at(8),
+        Outcome::CommandStarted(4242, None),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    let reads = drive(&mut c, &r, 9, 11, |s| line(256 * (s - 8), 0, 0));
+    assert!(
+        reads.iter().any(|(s, o)| *s == 9
+            && matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Stop
+                }
+            )),
+        "{reads:#?}"
+    );
+}

@@ -120,6 +120,9 @@ impl crate::controller::WakeWitness for SystemWitness {
     ) -> crate::wakeup::Attribution {
         crate::wakeup::attribute(before, devs)
     }
+    fn tree_io(&mut self, pid: u32) -> Option<(u64, u64)> {
+        crate::wakeup::tree_io(pid)
+    }
 }
 
 /// The shell: see the [module docs](self).

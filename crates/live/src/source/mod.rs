@@ -59,7 +59,7 @@ use lull_activity::{Poll, PollKind};
 use lull_core::event::Event;
 use lull_core::time::Nanos;
 
-use crate::diskstats::{Counters, Delta, DiskStat};
+use crate::diskstats::{Counters, Delta, DiskStat, counter_delta};
 
 /// The most requests one disk turns into per poll.
 pub use lull_activity::poll::MAX_EVENTS_PER_POLL;
@@ -545,6 +545,21 @@ impl DiskTracker {
         self.family = family;
         self.slots.clear();
         self.steady = false;
+    }
+
+    /// What the whole disk completed since the last poll, if it had a
+    /// baseline then and is present now: the bytes read, the bytes
+    /// written, and whether it also completed discards or flushes (work
+    /// no process's I/O counters are charged with). Partitions and
+    /// holders are not added: their I/O reaches the disk and is in its
+    /// counters already.
+    pub fn moved_since(&self, sample: &Sample) -> Option<(u64, u64, bool)> {
+        let old = (*self.prev.first()?)?;
+        let new = sample.get(&self.family.disk)?;
+        let d = old.delta(new);
+        let read = counter_delta(old.sectors_read, new.sectors_read).saturating_mul(512);
+        let written = counter_delta(old.sectors_written, new.sectors_written).saturating_mul(512);
+        Some((read, written, d.discards > 0 || d.flushes > 0))
     }
 
     /// Whether it holds a synthetic request open (I/O in flight).
