@@ -18,6 +18,11 @@
 //! start and no stale file needs cleaning. The file holds the holder's pid
 //! for the message only; it is never removed (removing it would let a
 //! third start lock a new inode while the second still holds the old one).
+//! An admin may remove it anyway, with the state directory, to start
+//! afresh: the running daemon checks at every poll that the path still
+//! names the file it holds ([`InstanceLock::intact`]) and otherwise makes
+//! and locks it again ([`InstanceLock::retake`]), or stops if another
+//! daemon locked the new file first.
 //! Not on the disk devices: `udevd` skips a block device another process
 //! holds an exclusive `flock` on, which a daemon must never cause.
 //!
@@ -158,6 +163,38 @@ impl InstanceLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Whether the lock file at [`InstanceLock::path`] is still the file
+    /// this lock holds (same device and inode). An admin who removes the
+    /// state directory to start afresh removes the lock file with it: the
+    /// lock then holds an inode no path names, and a second daemon would
+    /// lock a new file and take the state file.
+    pub fn intact(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(&self.path), self._lock.metadata()) {
+            (Ok(named), Ok(held)) => named.dev() == held.dev() && named.ino() == held.ino(),
+            _ => false,
+        }
+    }
+
+    /// Takes the lock again when it is no longer [`intact`](Self::intact),
+    /// without waiting: the lock file (and its directory, as at a start) is
+    /// made anew and locked. `Ok(false)`: it was intact; `Ok(true)`: taken
+    /// again; [`LockError::Held`]: another process locked the new file
+    /// first (this one keeps its old lock, which protects nothing now).
+    pub fn retake(&mut self) -> Result<bool, LockError> {
+        if self.intact() {
+            return Ok(false);
+        }
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
+        *self = Self::lock(self.path.clone(), Duration::ZERO)?;
+        Ok(true)
+    }
 }
 
 /// The lock file of the disk with device numbers `dev` in `dir`:
@@ -284,6 +321,32 @@ mod tests {
             disk_lock_dir(Path::new("/tmp/x/diskstats")),
             Path::new("/tmp/x/diskstats.lull-locks")
         );
+    }
+
+    #[test]
+    fn a_lock_whose_file_was_removed_is_taken_again_unless_another_took_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("lull").join("state.json");
+        let mut lock = InstanceLock::acquire(&state).unwrap();
+        assert!(lock.intact());
+        assert!(!lock.retake().unwrap());
+        // The admin removes the state directory: the lock is not intact,
+        // and a second daemon could lock the state file now.
+        std::fs::remove_dir_all(dir.path().join("lull")).unwrap();
+        assert!(!lock.intact());
+        assert!(lock.retake().unwrap());
+        assert!(lock.intact());
+        assert_eq!(holder(&state), Holder::Held(Some(std::process::id())));
+        assert!(matches!(
+            InstanceLock::lock(lock_path(&state), Duration::ZERO),
+            Err(LockError::Held { .. })
+        ));
+        // Removed again, and another process locks the new file first.
+        std::fs::remove_dir_all(dir.path().join("lull")).unwrap();
+        let other = InstanceLock::acquire(&state).unwrap();
+        assert!(!lock.intact());
+        assert!(matches!(lock.retake(), Err(LockError::Held { .. })));
+        drop(other);
     }
 
     #[test]

@@ -168,7 +168,7 @@ impl Persist {
 /// Says error `e` with `say` unless it is the one `last` holds (said
 /// already), and keeps it there: a failing write is logged once per
 /// change, not at every save.
-fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&str)) {
+pub(crate) fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&str)) {
     if last.as_deref() != Some(e.as_str()) {
         say(&e);
         *last = Some(e);

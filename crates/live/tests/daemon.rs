@@ -1091,6 +1091,95 @@ fn what_auto_learned_is_kept_across_a_restart() {
     assert!(d.stop().success());
 }
 
+// An admin removes the state directory under the running daemon to start
+// afresh. The lock file went with it, and a second daemon could then take
+// the state file. Now the daemon makes and takes its lock again and writes
+// its state; if another daemon took the new lock first, it stops (exit 1)
+// without writing the other's state file.
+#[test]
+fn a_removed_state_directory_is_made_again_and_its_lock_retaken() {
+    let s = Setup::new(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1h)\"\n",
+        &line("fakea", 0, 5),
+    );
+    let sub = s.dir.path().join("var");
+    let state = sub.join("state.json");
+    let lock = sub.join("state.json.lock");
+    let text = std::fs::read_to_string(&s.config).unwrap().replace(
+        &format!("state_file = {:?}\n", s.state),
+        &format!("state_file = {state:?}\n"),
+    );
+    std::fs::write(&s.config, text).unwrap();
+    let mut d = start(&s.config, &[]);
+    wait_for(
+        "the state file",
+        Duration::from_secs(20),
+        || state.is_file(),
+        || d.log(),
+    );
+    std::fs::remove_dir_all(&sub).unwrap();
+    wait_for(
+        "the lock taken again",
+        Duration::from_secs(20),
+        || {
+            d.log()
+                .contains("was removed (with its directory?): made and taken again")
+        },
+        || d.log(),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap().trim(),
+        d.child.id().to_string()
+    );
+    wait_for(
+        "the state written again",
+        Duration::from_secs(20),
+        || state.is_file(),
+        || d.log(),
+    );
+    // A second daemon refused as ever.
+    let mut second = Daemon::spawn(
+        {
+            let mut c = Command::new(LULLD);
+            c.arg("--config").arg(&s.config);
+            c
+        },
+        s.dir.path().join("second.log"),
+        &[],
+    );
+    assert_eq!(second.exit_within(Duration::from_secs(20)).code(), Some(1));
+
+    // Removed again while the first is stopped, and a second daemon takes
+    // the new lock first: the first stops when it finds out.
+    d.signal("-STOP");
+    std::fs::remove_dir_all(&sub).unwrap();
+    let mut second = Daemon::spawn(
+        {
+            let mut c = Command::new(LULLD);
+            c.arg("--config").arg(&s.config);
+            c
+        },
+        s.dir.path().join("third.log"),
+        &[],
+    );
+    wait_for(
+        "the second daemon",
+        Duration::from_secs(20),
+        || second.log().contains("lull daemon started"),
+        || second.log(),
+    );
+    d.signal("-CONT");
+    let status = d.exit_within(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(1), "{}", d.log());
+    assert!(
+        d.log().contains("was removed, and another daemon took it"),
+        "{}",
+        d.log()
+    );
+    assert!(second.alive(), "{}", second.log());
+    assert_eq!(second.stop().code(), Some(0), "{}", second.log());
+}
+
 // An admin starts `lulld --config /etc/lull.toml` by hand while the
 // service runs. Before the state file's lock, both ran, both acted, and the
 // second stopped the first's command as left over from a crash.

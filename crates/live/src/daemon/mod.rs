@@ -47,7 +47,7 @@ use crate::controller::{Context, Now, Output, Settings};
 use crate::diskstats::read_diskstats;
 use crate::hooks::HookRunner;
 use crate::instance::{InstanceLock, LockError};
-use crate::persist::{Persist, Snapshot};
+use crate::persist::{Persist, Snapshot, said_once};
 use crate::preflight::{preflight, stop_orphans};
 use crate::resident::{RELEASE_DELAY, release_code_pages};
 use crate::source::Sample;
@@ -188,6 +188,11 @@ pub(crate) struct Daemon {
     /// The state file's lock ([`crate::instance`]), held while the daemon
     /// runs; `None` only for a dry run that may not create it.
     lock: Option<InstanceLock>,
+    /// Why the daemon must stop at once, without writing its state: the
+    /// state file's lock was lost to another daemon ([`Daemon::check_lock`]).
+    fatal: Option<String>,
+    /// The error that kept the lock from being taken again, said once.
+    lock_error: Option<String>,
 }
 
 /// Locks the state file the daemon is about to use (the dry run's own in a
@@ -300,6 +305,8 @@ impl Daemon {
             read_buf: Vec::new(),
             out: Vec::with_capacity(8),
             lock,
+            fatal: None,
+            lock_error: None,
         };
         d.start_metrics_server().await?;
         Ok(d)
@@ -394,6 +401,9 @@ impl Daemon {
                         Err(e) => return Err(DaemonError::Runtime(format!("poll timer: {e}"))),
                     };
                     self.poll(now, now > wake + slack);
+                    if self.fatal.is_some() {
+                        break;
+                    }
                 }
                 Some(s) = signals.recv() => {
                     if s == Signal::SIGHUP {
@@ -413,9 +423,49 @@ impl Daemon {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         let disks = std::mem::take(&mut self.disks);
         self.retire_all(disks).await;
+        if let Some(why) = self.fatal.take() {
+            // The state file is another daemon's now: not written.
+            return Err(DaemonError::Runtime(why));
+        }
         self.save(true);
         info!("stopped");
         Ok(())
+    }
+
+    /// After an admin removed the state directory (and the lock file in
+    /// it) under the running daemon: makes the lock file again and takes
+    /// it, and writes the state at once, so that a second daemon is still
+    /// refused ([`InstanceLock::retake`]). If another daemon locked the
+    /// new file first, this one stops without writing the state file: two
+    /// daemons on one state file are what the lock is for.
+    fn check_lock(&mut self) {
+        let Some(lock) = self.lock.as_mut() else {
+            return;
+        };
+        match lock.retake() {
+            Ok(false) => {}
+            Ok(true) => {
+                warn!(
+                    "the state file's lock file {} was removed (with its directory?): made and taken again; the state is written again now",
+                    lock.path().display()
+                );
+                self.persist.mark(true, true);
+                self.lock_error = None;
+            }
+            Err(e @ LockError::Held { .. }) => {
+                let why = format!(
+                    "the state file's lock file {} was removed, and another daemon took it: {e}; this one stops",
+                    lock.path().display()
+                );
+                error!("{why}");
+                self.fatal = Some(why);
+            }
+            Err(e) => said_once(&mut self.lock_error, e.to_string(), |e| {
+                error!(
+                    "{e} (the state file's lock file was removed and cannot be made again; said once until it changes)"
+                )
+            }),
+        }
     }
 
     /// Rare work ran (start-up, a reload, an actor's report, disks
@@ -525,6 +575,10 @@ impl Daemon {
         }
         self.last_poll = now;
         self.polls += 1;
+        self.check_lock();
+        if self.fatal.is_some() {
+            return;
+        }
         self.save_at(now, false);
     }
 
