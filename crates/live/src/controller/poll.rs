@@ -122,7 +122,9 @@ impl DiskController {
         };
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        let own = !late && self.own_io_only(t, sample, cx.witness);
+        // Asked even after a late poll, so the command's counters are
+        // current at the next one; a late poll's gap counts as busy anyway.
+        let own = self.own_io_only(t, sample, cx.witness) && !late;
         let absorb = self.flushing || std::mem::take(&mut self.absorb_next) || own;
         let absorbed = if absorb && !late {
             self.tracker.absorb(t, sample)
