@@ -268,7 +268,13 @@ pub fn lands_on(sysfs: &std::path::Path, name: &str) -> Option<Vec<(u32, u32)>> 
 }
 
 /// Who most likely woke the disk whose devices are `devs`: the growing
-/// processes that use it, or else the biggest grower marked uncertain.
+/// processes that use it, or else one grower marked uncertain: of those
+/// that moved at least `woke` bytes (what the disk did in the poll that
+/// showed it awake), the one that moved least, else the biggest. A short
+/// `dd` or `cp` that woke the disk has exited, but its parent (a cron
+/// job's shell) holds its bytes once it reaped it, while a build beside it
+/// moved gigabytes to other disks: the closest fit leaves the least I/O
+/// unexplained (`woke` 0: the biggest).
 /// A kernel thread whose name says which device it works for
 /// ([`kernel_thread_device`]; `lands` resolves a kernel name, as
 /// [`lands_on`] does) is one of the first when that device's I/O reaches
@@ -285,6 +291,7 @@ pub fn suspects(
     uses: impl Fn(u32) -> bool,
     devs: &[(u32, u32)],
     lands: impl Fn(&str) -> Option<Vec<(u32, u32)>>,
+    woke: u64,
 ) -> Vec<(String, String)> {
     // Each grower with what its name says (see `names_device`).
     let candidates: Vec<_> = grown
@@ -302,9 +309,11 @@ pub fn suspects(
         return sure;
     }
     let own = std::process::id();
-    candidates
-        .iter()
-        .find(|((pid, _, _), _)| *pid != own)
+    let others = || candidates.iter().filter(|((pid, _, _), _)| *pid != own);
+    others()
+        .filter(|((_, _, b), _)| woke > 0 && *b >= woke)
+        .min_by_key(|((_, _, b), _)| *b)
+        .or_else(|| others().next())
         .map(|((pid, comm, b), _)| {
             vec![(
                 format!("{comm}?"),
@@ -329,15 +338,17 @@ pub struct Attribution {
 }
 
 /// Names, best effort, what woke a disk whose users are `devs` (device
-/// numbers of the disk, its partitions and holders), from the snapshot
-/// taken when it went to sleep.
-pub fn attribute(before: Snapshot, devs: &[(u32, u32)]) -> Attribution {
+/// numbers of the disk, its partitions and holders) and moved `woke`
+/// bytes in the poll that showed it awake, from the snapshot taken when
+/// it went to sleep ([`suspects`]).
+pub fn attribute(before: Snapshot, devs: &[(u32, u32)], woke: u64) -> Attribution {
     let grown = grew(&before, &snapshot());
     let who = suspects(
         &grown,
         |pid| uses_devices(pid, devs),
         devs,
         |name| lands_on(std::path::Path::new("/sys"), name),
+        woke,
     );
     if who.is_empty() {
         return Attribution {
@@ -385,20 +396,30 @@ mod tests {
         assert_eq!(g[2].2, 7, "pid 3 is another process now");
 
         let none = |_: &str| None;
-        let who = suspects(&g, |pid| pid == 2, &[], none);
+        let who = suspects(&g, |pid| pid == 2, &[], none, 0);
         assert_eq!(who[0].0, "smbd");
-        let who = suspects(&g, |_| false, &[], none);
+        let who = suspects(&g, |_| false, &[], none, 0);
         assert_eq!(who[0].0, "rsync?");
-        assert!(suspects(&[], |_| true, &[], none).is_empty());
+        // The uncertain guess fits the bytes that woke the disk: of those
+        // that moved at least as much, the one that moved least (a cron
+        // shell holding its reaped `dd`'s bytes, not the build beside it);
+        // the biggest when none moved that much.
+        let fit = |woke| suspects(&g, |_| false, &[], none, woke)[0].0.clone();
+        assert_eq!(fit(4000), "smbd?");
+        assert_eq!(fit(4096), "smbd?");
+        assert_eq!(fit(4097), "rsync?");
+        assert_eq!(fit(5), "ls?");
+        assert_eq!(fit(20_000), "rsync?");
+        assert!(suspects(&[], |_| true, &[], none, 0).is_empty());
         // The daemon's own writes are never the uncertain guess, however
         // much it grew; it is named when it holds a file on the disk.
         let own = std::process::id();
         let mut with_self = vec![(own, "lulld".to_string(), 1 << 30)];
         with_self.extend(g.iter().cloned());
-        let who = suspects(&with_self, |_| false, &[], none);
+        let who = suspects(&with_self, |_| false, &[], none, 0);
         assert_eq!(who[0].0, "rsync?");
-        assert!(suspects(&with_self[..1], |_| false, &[], none).is_empty());
-        let who = suspects(&with_self, |pid| pid == own, &[], none);
+        assert!(suspects(&with_self[..1], |_| false, &[], none, 0).is_empty());
+        let who = suspects(&with_self, |pid| pid == own, &[], none, 0);
         assert_eq!(who[0].0, "lulld");
     }
 
@@ -447,12 +468,12 @@ mod tests {
         };
         let devs = [(7, 1)];
         // Uncertain: the biggest grower that names no other device.
-        let who = suspects(&g, |_| false, &devs, numbers);
+        let who = suspects(&g, |_| false, &devs, numbers, 0);
         assert_eq!(who.len(), 1);
         assert_eq!(who[0].0, "kworker/3:0-events?");
         // Its working directory (`/`) on the disk does not make loop0's
         // worker a suspect either.
-        let who = suspects(&g, |pid| pid != 11, &devs, numbers);
+        let who = suspects(&g, |pid| pid != 11, &devs, numbers, 0);
         assert_eq!(
             who.iter().map(|w| w.0.as_str()).collect::<Vec<_>>(),
             ["rsync"]
@@ -462,12 +483,12 @@ mod tests {
             (13, "kworker/u8:2+flush-7:1".to_string(), 40),
             (12, "rsync".to_string(), 100),
         ];
-        let who = suspects(&g2, |_| false, &devs, numbers);
+        let who = suspects(&g2, |_| false, &devs, numbers, 0);
         assert_eq!(who[0].0, "kworker/u8:2+flush-7:1");
         // Only growers naming other devices: nothing to name.
-        assert!(suspects(&g[..1], |_| true, &devs, numbers).is_empty());
+        assert!(suspects(&g[..1], |_| true, &devs, numbers, 0).is_empty());
         // The disk holding loop0's backing file was woken by its worker.
-        let who = suspects(&g, |_| false, &[(8, 0), (8, 1)], numbers);
+        let who = suspects(&g, |_| false, &[(8, 0), (8, 1)], numbers, 0);
         assert_eq!(who[0].0, "kworker/u8:0-loop0");
     }
 

@@ -836,14 +836,16 @@ impl DiskController {
         self.dirty = true;
     }
 
-    /// The drive woke (`cause`: [`Wake::SPINUP`] or [`Wake::FOREIGN`]):
-    /// names what woke it, records it, logs `text` with it, and runs
+    /// The drive woke (`cause`: [`Wake::SPINUP`] or [`Wake::FOREIGN`],
+    /// after `moved` bytes of I/O, 0 when none was counted): names what
+    /// woke it, records it, logs `text` with it, and runs
     /// `hooks` (the wake's, with their environment so far) with
     /// `LULL_WOKEN_BY` added.
     fn woke(
         &mut self,
         now: Now,
         cause: &str,
+        moved: u64,
         text: String,
         hooks: Vec<(HookEvent, HookEnv)>,
         witness: &mut dyn WakeWitness,
@@ -852,7 +854,7 @@ impl DiskController {
         let a = self
             .sleep_snapshot
             .take()
-            .map(|before| witness.attribute(before, &self.devs))
+            .map(|before| witness.attribute(before, &self.devs, moved))
             .unwrap_or_default();
         let mut wake = Wake {
             unix: now.unix,

@@ -173,7 +173,9 @@ impl DiskController {
             self.idle_since = Some(t);
         }
         if o.active && !absorb {
-            self.on_busy(now, sample, cx.witness, out);
+            // The bytes the poll showed, for the wake's attribution.
+            let moved = o.record.map_or(0, |p| p.counts.sectors.saturating_mul(512));
+            self.on_busy(now, sample, moved, cx.witness, out);
         }
         if let TaskConfig::Standby { backend, .. } = self.cfg.task {
             let pc = self.settings.power_check;
@@ -279,6 +281,7 @@ impl DiskController {
         &mut self,
         now: Now,
         sample: &Sample,
+        moved: u64,
         witness: &mut dyn WakeWitness,
         out: &mut Vec<Output>,
     ) {
@@ -302,7 +305,7 @@ impl DiskController {
                 self.key,
                 (t - since).approx()
             );
-            self.woke(now, Wake::SPINUP, text, hooks, witness, out);
+            self.woke(now, Wake::SPINUP, moved, text, hooks, witness, out);
             self.dirty = true;
             // Written at once, so `lull status` names the wakers (spin-ups
             // are rare: the wear budget bounds them).

@@ -156,9 +156,10 @@ pub trait WakeWitness {
     /// Every process's I/O counters now (a drive just went to sleep).
     fn snapshot(&mut self) -> Snapshot;
     /// Who woke a drive whose users are `devs` (device numbers of the disk,
-    /// its partitions and holders), from the counters taken when it went
-    /// to sleep.
-    fn attribute(&mut self, before: Snapshot, devs: &[(u32, u32)]) -> Attribution;
+    /// its partitions and holders) and that moved `woke` bytes in the poll
+    /// that showed it awake (0: no I/O was counted), from the counters
+    /// taken when it went to sleep.
+    fn attribute(&mut self, before: Snapshot, devs: &[(u32, u32)], woke: u64) -> Attribution;
     /// The bytes process `pid` and its descendants have read from and
     /// written to storage so far (`read_bytes` and `write_bytes` of
     /// `/proc/PID/io`, which hold a process's reaped children's too),
@@ -179,7 +180,7 @@ impl WakeWitness for NoWitness {
     fn snapshot(&mut self) -> Snapshot {
         Snapshot::default()
     }
-    fn attribute(&mut self, _before: Snapshot, _devs: &[(u32, u32)]) -> Attribution {
+    fn attribute(&mut self, _before: Snapshot, _devs: &[(u32, u32)], _woke: u64) -> Attribution {
         Attribution::default()
     }
 }

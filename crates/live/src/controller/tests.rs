@@ -895,7 +895,7 @@ impl<F: Fn(u64) -> (u64, u64)> WakeWitness for CommandIo<F> {
     fn snapshot(&mut self) -> Snapshot {
         Snapshot::default()
     }
-    fn attribute(&mut self, _: Snapshot, _: &[(u32, u32)]) -> crate::wakeup::Attribution {
+    fn attribute(&mut self, _: Snapshot, _: &[(u32, u32)], _: u64) -> crate::wakeup::Attribution {
         crate::wakeup::Attribution::default()
     }
     fn tree_io(&mut self, pid: u32) -> Option<(u64, u64)> {
@@ -1053,4 +1053,56 @@ fn a_command_s_own_io_does_not_pause_it() {
             )),
         "{reads:#?}"
     );
+}
+
+/// A witness that records the bytes each wake's attribution was given.
+#[derive(Default)]
+struct WokeBytes(Vec<u64>);
+
+impl WakeWitness for WokeBytes {
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::default()
+    }
+    fn attribute(
+        &mut self,
+        _: Snapshot,
+        _: &[(u32, u32)],
+        woke: u64,
+    ) -> crate::wakeup::Attribution {
+        self.0.push(woke);
+        crate::wakeup::Attribution::default()
+    }
+}
+
+/// The uncertain wake suspect is the grower that best fits the bytes the
+/// waking poll showed (`wakeup::suspects`): the controller hands those to
+/// the witness.
+#[test]
+fn a_wake_is_attributed_with_the_bytes_that_woke_the_disk() {
+    let (mut c, r) = controller("network = \"timer(3s)\"\nmax_spindowns_per_day = 1000\n");
+    let outs = run(&mut c, &r, 0, 9, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![8]);
+    let mut witness = WokeBytes::default();
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(8),
+        Outcome::SpunDown("hdparm -y".into()),
+        true,
+        &mut witness,
+        &mut out,
+    );
+    assert!(c.in_standby());
+    // Quiet until second 12, then 3 more reads of 8 sectors each.
+    for s in 9..13 {
+        let n = busy_then_quiet(s) + if s >= 12 { 3 } else { 0 };
+        let sample =
+            Sample::new(parse(&format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 0 0\n", n * 8)).unwrap());
+        let mut cx = Context {
+            registry: &r,
+            witness: &mut witness,
+        };
+        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
+    }
+    assert_eq!(witness.0, vec![3 * 8 * 512]);
+    assert!(!c.in_standby());
 }

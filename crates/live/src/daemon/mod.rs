@@ -117,8 +117,9 @@ impl crate::controller::WakeWitness for SystemWitness {
         &mut self,
         before: crate::wakeup::Snapshot,
         devs: &[(u32, u32)],
+        woke: u64,
     ) -> crate::wakeup::Attribution {
-        crate::wakeup::attribute(before, devs)
+        crate::wakeup::attribute(before, devs, woke)
     }
     fn tree_io(&mut self, pid: u32) -> Option<(u64, u64)> {
         crate::wakeup::tree_io(pid)
