@@ -844,8 +844,7 @@ impl DiskController {
     fn woke(
         &mut self,
         now: Now,
-        cause: &str,
-        moved: u64,
+        (cause, moved): (&str, u64),
         text: String,
         hooks: Vec<(HookEvent, HookEnv)>,
         witness: &mut dyn WakeWitness,

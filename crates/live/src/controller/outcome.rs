@@ -190,7 +190,7 @@ impl DiskController {
                     self.key,
                     (t - since).approx()
                 );
-                self.woke(now, Wake::FOREIGN, 0, text, hooks, witness, out);
+                self.woke(now, (Wake::FOREIGN, 0), text, hooks, witness, out);
                 Some("spun up by something else".into())
             }
             (PowerState::Standby, None) => {

@@ -305,7 +305,7 @@ impl DiskController {
                 self.key,
                 (t - since).approx()
             );
-            self.woke(now, Wake::SPINUP, moved, text, hooks, witness, out);
+            self.woke(now, (Wake::SPINUP, moved), text, hooks, witness, out);
             self.dirty = true;
             // Written at once, so `lull status` names the wakers (spin-ups
             // are rare: the wear budget bounds them).
