@@ -905,7 +905,7 @@ impl<F: Fn(u64) -> (u64, u64)> WakeWitness for CommandIo<F> {
 
 /// The seconds at which `c`, polled from `from` to `to` with
 /// `diskstats(s)` and its command's I/O `io(s)`, ordered its command
-/// paused.
+/// (or a job's) paused.
 fn stops_with_command_io(
     c: &mut DiskController,
     registry: &Registry,
@@ -933,8 +933,8 @@ fn stops_with_command_io(
             matches!(
                 o,
                 Output::Order {
-                    job: None,
-                    order: Order::Stop
+                    order: Order::Stop,
+                    ..
                 }
             )
         }) {
@@ -1105,4 +1105,39 @@ fn a_wake_is_attributed_with_the_bytes_that_woke_the_disk() {
     }
     assert_eq!(witness.0, vec![3 * 8 * 512]);
     assert!(!c.in_standby());
+}
+
+/// A `jobs` disk's running job is told from the foreground the same way.
+#[test]
+fn a_job_s_own_io_does_not_pause_it() {
+    let (mut c, r) = controller(
+        "network = \"timer(3s)\"\ntask = \"jobs\"\n[[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour:extra\"\n",
+    );
+    let outs = run(&mut c, &r, 0, 9, busy_then_quiet);
+    assert!(
+        outs.iter().any(|(s, o)| *s == 8
+            && matches!(
+                o,
+                Output::Order {
+                    job: Some(0),
+                    order: Order::Start { .. }
+                }
+            )),
+        "{outs:#?}"
+    );
+    c.on_job_outcome("scrub".into(), Outcome::CommandStarted(4242, None));
+    let line = |read: u64| {
+        format!(
+            "8 16 sdb {} 0 {} 0 0 0 0 0 0 0 0\n",
+            100 + read / 8,
+            800 + read
+        )
+    };
+    // 64 KiB a second, all the job's own, then 4 KiB more at second 20.
+    let own = |s: u64| (64 * 1024 * (s - 8), 0);
+    let disk = |s: u64| line(own(s).0 / 512 + 8 * u64::from(s >= 20));
+    assert_eq!(
+        stops_with_command_io(&mut c, &r, 9, 22, disk, own),
+        vec![20]
+    );
 }
