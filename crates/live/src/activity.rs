@@ -137,8 +137,16 @@ impl Writer {
         let Some(session) = self.session.clone() else {
             return;
         };
+        // A segment removed under the daemon (an admin deleting the state
+        // directory to start afresh) is not written on unseen until it is
+        // due: a new one starts, with the session record.
+        let unlinked = self.file.as_ref().is_some_and(|f| {
+            use std::os::unix::fs::MetadataExt;
+            f.metadata().is_ok_and(|m| m.nlink() == 0)
+        });
         let due = self.file.is_some()
-            && (self.size >= self.cfg.max_bytes / 8
+            && (unlinked
+                || self.size >= self.cfg.max_bytes / 8
                 || self.started.elapsed().unwrap_or_default() >= SEGMENT_AGE);
         if self.file.is_none() || due {
             self.file = None;
@@ -481,6 +489,32 @@ mod tests {
         assert_eq!(report, live.report());
         assert!(report.windows[1].idle_periods >= 30, "{report:?}");
         assert!(shadow_from_log(&cfg, "sdz", None).is_none());
+    }
+
+    /// The log's directory removed under a running writer: its next
+    /// records start a new segment there (with the session record), not
+    /// the removed file no path names.
+    #[test]
+    fn a_removed_log_starts_again_with_its_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(&dir.path().join("activity"));
+        let recs = records(1_700_000_000);
+        let key = "/dev/disk/by-id/ata-X";
+        let mut w = Writer::new(&cfg, key);
+        for r in &recs[..10] {
+            w.push(r);
+            w.flush();
+        }
+        std::fs::remove_dir_all(dir.path().join("activity")).unwrap();
+        for r in &recs[10..] {
+            w.push(r);
+            w.flush();
+        }
+        let mut back = Vec::new();
+        read_back(&cfg, key, None, |r| back.push(r));
+        let mut want = vec![recs[0].clone()];
+        want.extend(recs[10..].iter().cloned());
+        assert_eq!(back, want);
     }
 
     #[test]
