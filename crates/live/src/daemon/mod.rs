@@ -434,7 +434,9 @@ impl Daemon {
     }
 
     /// After an admin removed the state directory (and the lock file in
-    /// it) under the running daemon: makes the lock file again and takes
+    /// it) under the running daemon: checked at every poll, before the
+    /// state can be written (a `stat` and an `fstat`, a few microseconds
+    /// against the poll's read of diskstats), makes the lock file again and takes
     /// it, and writes the state at once, so that a second daemon is still
     /// refused ([`InstanceLock::retake`]). If another daemon locked the
     /// new file first, this one stops without writing the state file: two
