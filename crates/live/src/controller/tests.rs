@@ -944,14 +944,9 @@ fn stops_with_command_io(
     stops
 }
 
-/// A maintenance command's own I/O is not the foreground's: a scrub that
-/// reads the disk in its idle time is not paused by its own reads (it
-/// was, at every poll, and resumed a break-even time later, so it ran
-/// whatever the foreground did), nor by the writeback of its own writes
-/// within a minute. Reads or writes beyond the command's, a flush, or a
-/// write long after it are the foreground's and pause it.
-#[test]
-fn a_command_s_own_io_does_not_pause_it() {
+/// A `command` disk on `timer(3s)`, busy until second 5, whose command
+/// (pid 4242) the controller started at second 8.
+fn command_started() -> (DiskController, Registry) {
     let (mut c, r) =
         controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
     let outs = run(&mut c, &r, 0, 9, busy_then_quiet);
@@ -974,6 +969,18 @@ fn a_command_s_own_io_does_not_pause_it() {
         &mut NoWitness,
         &mut out,
     );
+    (c, r)
+}
+
+/// A maintenance command's own I/O is not the foreground's: a scrub that
+/// reads the disk in its idle time is not paused by its own reads (it
+/// was, at every poll, and resumed a break-even time later, so it ran
+/// whatever the foreground did), nor by the writeback of its own writes
+/// within a minute. Reads or writes beyond the command's, a flush, or a
+/// write long after it are the foreground's and pause it.
+#[test]
+fn a_command_s_own_io_does_not_pause_it() {
+    let (mut c, r) = command_started();
     // Sectors read and written by the disk by second `s` (512 bytes each),
     // flushes; 100 reads before the command.
     let line = |read: u64, written: u64, flushes: u64| {
@@ -1009,16 +1016,7 @@ fn a_command_s_own_io_does_not_pause_it() {
         ("a write 70 s after the command's", (0u64, 8u64, 0u64)),
         ("a flush", (0, 0, 1)),
     ] {
-        let (mut c, r) =
-            controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
-        run(&mut c, &r, 0, 9, busy_then_quiet);
-        c.on_outcome(
-            at(8),
-            Outcome::CommandStarted(4242, None),
-            true,
-            &mut NoWitness,
-            &mut out,
-        );
+        let (mut c, r) = command_started();
         let own = |s: u64| (0, if s >= 10 { 1024 * K } else { 0 });
         let at80 = move |s: u64| {
             let (r, w, f) = if s >= 80 { disk } else { (0, 0, 0) };
@@ -1031,16 +1029,7 @@ fn a_command_s_own_io_does_not_pause_it() {
         );
     }
     // Without a witness of the command's I/O, its reads pause it at once.
-    let (mut c, r) =
-        controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\n");
-    run(&mut c, &r, 0, 9, busy_then_quiet);
-    c.on_outcome(
-        at(8),
-        Outcome::CommandStarted(4242, None),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    let (mut c, r) = command_started();
     let reads = drive(&mut c, &r, 9, 11, |s| line(256 * (s - 8), 0, 0));
     assert!(
         reads.iter().any(|(s, o)| *s == 9
