@@ -1281,7 +1281,8 @@ fn loop_standby_setup(why_root: &str) -> Option<(Setup, support::Loop, tempfile:
 // later, so it ran whatever the foreground did. Its own I/O is now told
 // from the foreground's (`/proc/PID/io` of its process tree against the
 // disk's counters): alone it runs unpaused; the foreground's writes beside
-// it pause it.
+// it pause it. While it runs the daemon polls every 100 ms, not every
+// `poll` (2 s here), so that pause comes within 100 ms of the foreground.
 #[test]
 fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
     use std::os::unix::fs::PermissionsExt;
@@ -1301,13 +1302,17 @@ fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
-        "network = \"timer(1h)\"\ntask = \"standby\"\n",
-        &format!(
-            "network = \"timer(300ms)\"\ntask = \"command\"\ncommand = [{:?}]\n",
-            script.to_str().unwrap()
-        ),
-    );
+    let cfg = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(
+            "network = \"timer(1h)\"\ntask = \"standby\"\n",
+            &format!(
+                "network = \"timer(300ms)\"\ntask = \"command\"\ncommand = [{:?}]\n",
+                script.to_str().unwrap()
+            ),
+        )
+        .replace("poll = \"100ms\"", "poll = \"2s\"");
+    assert!(cfg.contains("poll = \"2s\""), "{cfg}");
     std::fs::write(&s.config, cfg).unwrap();
     let argv = ["/bin/sh", script.to_str().unwrap()];
     let _reaper = Reaper(&argv);
@@ -1325,11 +1330,15 @@ fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
             .map(|t| t.lines().count())
             .unwrap_or(0)
     };
-    // Three seconds alone: 30 polls, each with the scrub's reads.
-    let before = reads();
+    // Three seconds alone: 30 polls (not one or two), most with the
+    // scrub's reads.
+    let own_polls = || d.log().matches("were its command's own I/O").count();
+    let (before, polls_before) = (reads(), own_polls());
     std::thread::sleep(Duration::from_secs(3));
     let alone = reads() - before;
     assert!(alone >= 20, "the scrub ran: {alone} reads\n{}", d.log());
+    let polls = own_polls() - polls_before;
+    assert!(polls >= 10, "{polls} polls in 3 s\n{}", d.log());
     assert!(
         d.log()
             .contains("were its command's own I/O: not counted as activity"),

@@ -277,6 +277,12 @@ pub struct DiskController {
 /// cut short still tells how long the disk was watched to within this.
 pub const MARK_EVERY: Nanos = Nanos::from_secs(60);
 
+/// The shortest interval between two polls while a `command` or `jobs`
+/// disk's command runs ([`DiskController::task_poll`]): ten polls a
+/// second, a few hundred microseconds of CPU a second, and only while
+/// a command runs in the disk's idle time.
+pub const TASK_POLL: Nanos = Nanos::from_millis(100);
+
 /// How long the bytes a task's command moved may wait for a poll that
 /// shows them on the disk: the kernel writes a dirty page back within
 /// `dirty_expire_centisecs` (30 s by default) plus a writeback interval
@@ -726,6 +732,27 @@ impl DiskController {
             (a, b) => a.or(b),
         }
     }
+    /// How often the daemon should read diskstats for this disk now, when
+    /// it needs more than every `poll`: while a `command` disk's command
+    /// or a `jobs` disk's job runs (not in a dry run), every
+    /// [`TASK_POLL`] (or its B, when longer). Its B is one random access,
+    /// far below a poll, so the foreground's return is otherwise seen up
+    /// to a poll late while the command competes with it; polling faster
+    /// only while a command runs pauses it within [`TASK_POLL`] and costs
+    /// the extra polls only then. A standby disk never asks: nothing
+    /// competes with the foreground there, and a drive in standby can
+    /// wait for the next poll to be found awake.
+    pub fn task_poll(&self) -> Option<Nanos> {
+        let running = match (&self.cfg.task, &self.jobs) {
+            (TaskConfig::Jobs { .. }, Some(j)) => j.run.running(),
+            (TaskConfig::Command { .. }, _) => {
+                self.engine.task_running() && !self.not_running && self.st.command_pid.is_some()
+            }
+            _ => false,
+        };
+        (running && !self.settings.dry_run).then(|| self.cfg.breakeven.max(TASK_POLL))
+    }
+
     /// The names of the jobs of a `jobs` disk, in order.
     pub fn job_name(&self, job: usize) -> Option<&str> {
         self.jobs.as_ref().map(|j| j.run.name(job))

@@ -1130,3 +1130,40 @@ fn a_job_s_own_io_does_not_pause_it() {
         vec![20]
     );
 }
+
+/// While a command runs the daemon polls every `TASK_POLL`, so the
+/// foreground's return pauses it within that; not once it is paused, and
+/// never for a standby disk, even asleep.
+#[test]
+fn a_running_command_asks_for_faster_polls() {
+    let (mut c, r) = command_started();
+    assert_eq!(c.task_poll(), Some(TASK_POLL));
+    // The foreground: paused, back to the disk's poll.
+    let busy = drive(&mut c, &r, 9, 10, |_| {
+        "8 16 sdb 200 0 1600 0 0 0 0 0 0 0 0\n".to_string()
+    });
+    assert!(
+        busy.iter().any(|(_, o)| matches!(
+            o,
+            Output::Order {
+                job: None,
+                order: Order::Stop
+            }
+        )),
+        "{busy:#?}"
+    );
+    assert_eq!(c.task_poll(), None);
+    // A standby disk asleep.
+    let (mut c, r) = controller("network = \"timer(3s)\"\nmax_spindowns_per_day = 1000\n");
+    run(&mut c, &r, 0, 9, busy_then_quiet);
+    let mut out = Vec::new();
+    c.on_outcome(
+        at(8),
+        Outcome::SpunDown("hdparm -y".into()),
+        true,
+        &mut NoWitness,
+        &mut out,
+    );
+    assert!(c.in_standby());
+    assert_eq!(c.task_poll(), None);
+}

@@ -380,7 +380,13 @@ impl Daemon {
             .map_err(|e| DaemonError::Runtime(format!("cannot create the poll timer: {e}")))?;
         loop {
             let now = self.now();
-            let next_poll = self.last_poll + self.cfg.poll;
+            // Faster while a disk's command runs (`task_poll`).
+            let every = self
+                .disks
+                .iter()
+                .filter_map(|d| d.ctl.task_poll())
+                .fold(self.cfg.poll, Nanos::min);
+            let next_poll = self.last_poll + every;
             let wake = self
                 .disks
                 .iter()
