@@ -274,7 +274,8 @@ pub fn lands_on(sysfs: &std::path::Path, name: &str) -> Option<Vec<(u32, u32)>> 
 /// `dd` or `cp` that woke the disk has exited, but its parent (a cron
 /// job's shell) holds its bytes once it reaped it, while a build beside it
 /// moved gigabytes to other disks: the closest fit leaves the least I/O
-/// unexplained (`woke` 0: the biggest).
+/// unexplained (`woke` 0: the biggest). Generic kernel workers are never
+/// the uncertain guess.
 /// A kernel thread whose name says which device it works for
 /// ([`kernel_thread_device`]; `lands` resolves a kernel name, as
 /// [`lands_on`] does) is one of the first when that device's I/O reaches
@@ -308,8 +309,15 @@ pub fn suspects(
     if !sure.is_empty() {
         return sure;
     }
+    // Neither the daemon nor a kernel worker that names no device
+    // (`kworker/u8:0-events_unbound`, `kworker/u8:2-ext4-rsv-conversion`):
+    // it works for others, and its name tells the admin nothing.
     let own = std::process::id();
-    let others = || candidates.iter().filter(|((pid, _, _), _)| *pid != own);
+    let others = || {
+        candidates
+            .iter()
+            .filter(|((pid, comm, _), _)| *pid != own && !comm.starts_with("kworker/"))
+    };
     others()
         .filter(|((_, _, b), _)| woke > 0 && *b >= woke)
         .min_by_key(|((_, _, b), _)| *b)
@@ -410,6 +418,15 @@ mod tests {
         assert_eq!(fit(4097), "rsync?");
         assert_eq!(fit(5), "ls?");
         assert_eq!(fit(20_000), "rsync?");
+        // A kernel worker that names no device is never the guess, however
+        // well it fits: it works for others.
+        let mut with_worker = vec![(9, "kworker/u8:0-events_unbound".to_string(), 4100)];
+        with_worker.extend(g.iter().cloned());
+        with_worker.sort_by(|a, b| b.2.cmp(&a.2));
+        let who = suspects(&with_worker, |_| false, &[], none, 4000);
+        assert_eq!(who[0].0, "smbd?");
+        let only = vec![(9, "kworker/u8:0-events_unbound".to_string(), 4100)];
+        assert!(suspects(&only, |_| false, &[], none, 4000).is_empty());
         assert!(suspects(&[], |_| true, &[], none, 0).is_empty());
         // The daemon's own writes are never the uncertain guess, however
         // much it grew; it is named when it holds a file on the disk.
@@ -467,10 +484,11 @@ mod tests {
             _ => None,
         };
         let devs = [(7, 1)];
-        // Uncertain: the biggest grower that names no other device.
+        // Uncertain: the biggest grower that names no other device and is
+        // no kernel worker.
         let who = suspects(&g, |_| false, &devs, numbers, 0);
         assert_eq!(who.len(), 1);
-        assert_eq!(who[0].0, "kworker/3:0-events?");
+        assert_eq!(who[0].0, "rsync?");
         // Its working directory (`/`) on the disk does not make loop0's
         // worker a suspect either.
         let who = suspects(&g, |pid| pid != 11, &devs, numbers, 0);
