@@ -422,7 +422,7 @@ mod tests {
         // well it fits: it works for others.
         let mut with_worker = vec![(9, "kworker/u8:0-events_unbound".to_string(), 4100)];
         with_worker.extend(g.iter().cloned());
-        with_worker.sort_by(|a, b| b.2.cmp(&a.2));
+        with_worker.sort_by_key(|w| std::cmp::Reverse(w.2));
         let who = suspects(&with_worker, |_| false, &[], none, 4000);
         assert_eq!(who[0].0, "smbd?");
         let only = vec![(9, "kworker/u8:0-events_unbound".to_string(), 4100)];
