@@ -187,16 +187,15 @@ pub struct DiskController {
     /// The storage bytes read and written by each running command's
     /// process tree at the last poll, by pid ([`WakeWitness::tree_io`]).
     own_io: Vec<(u32, (u64, u64))>,
-    /// Bytes the task's commands read at the last poll that it did not
-    /// show on the disk: a read is charged when it is submitted and
-    /// counted by the disk when it completes, by the next poll.
-    own_reads: u64,
+    /// Bytes the task's commands read that no poll has shown on the disk
+    /// yet: a read is charged when it is submitted and counted by the
+    /// disk when it completes. Forgotten after [`OWN_READ_MEMORY`].
+    own_reads: Credit,
     /// Bytes the task's commands wrote that no poll has shown on the disk
-    /// yet, oldest first, each with the poll it was seen at: a write is
-    /// charged to its process when the page is dirtied and reaches the
-    /// disk at writeback, up to half a minute later. Forgotten after
-    /// [`OWN_IO_MEMORY`].
-    own_writes: std::collections::VecDeque<(Nanos, u64)>,
+    /// yet: a write is charged to its process when the page is dirtied
+    /// and reaches the disk at writeback, up to half a minute later.
+    /// Forgotten after [`OWN_IO_MEMORY`].
+    own_writes: Credit,
     /// The engine started the task but it is not running: the start was
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
@@ -283,6 +282,50 @@ pub const MARK_EVERY: Nanos = Nanos::from_secs(60);
 /// a command runs in the disk's idle time.
 pub const TASK_POLL: Nanos = Nanos::from_millis(100);
 
+/// How long the bytes a task's command read may wait for a poll that
+/// shows them on the disk: a queue of reads submitted at once completes
+/// over a few hundred milliseconds on a spinning drive, more than one of
+/// the polls every [`TASK_POLL`] while the command runs.
+pub const OWN_READ_MEMORY: Nanos = Nanos::from_secs(1);
+
+/// Bytes a task's command moved that no poll has shown on the disk yet,
+/// oldest first, each with the poll it was charged at
+/// ([`DiskController`]'s own-I/O check).
+#[derive(Clone, Debug, Default)]
+struct Credit(std::collections::VecDeque<(Nanos, u64)>);
+
+impl Credit {
+    /// Adds `bytes` charged at `t` and forgets what was charged more than
+    /// `memory` before `t`.
+    fn charge(&mut self, t: Nanos, bytes: u64, memory: Nanos) {
+        if bytes > 0 {
+            self.0.push_back((t, bytes));
+        }
+        while self.0.front().is_some_and(|&(at, _)| at + memory < t) {
+            self.0.pop_front();
+        }
+    }
+
+    /// What is left.
+    fn total(&self) -> u64 {
+        self.0.iter().map(|&(_, b)| b).sum()
+    }
+
+    /// Spends `bytes` the disk showed, oldest first.
+    fn spend(&mut self, mut bytes: u64) {
+        while bytes > 0
+            && let Some(front) = self.0.front_mut()
+        {
+            let take = front.1.min(bytes);
+            front.1 -= take;
+            bytes -= take;
+            if front.1 == 0 {
+                self.0.pop_front();
+            }
+        }
+    }
+}
+
 /// How long the bytes a task's command moved may wait for a poll that
 /// shows them on the disk: the kernel writes a dirty page back within
 /// `dirty_expire_centisecs` (30 s by default) plus a writeback interval
@@ -363,8 +406,8 @@ impl DiskController {
             flushing: false,
             absorb_next: false,
             own_io: Vec::new(),
-            own_reads: 0,
-            own_writes: std::collections::VecDeque::new(),
+            own_reads: Credit::default(),
+            own_writes: Credit::default(),
             not_running: false,
             last_power_check: now,
             devs: Vec::new(),

@@ -6,7 +6,8 @@ use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
 use super::{
-    Context, DiskController, Now, OWN_IO_MEMORY, Order, Output, WakeWitness, build_network,
+    Context, DiskController, Now, OWN_IO_MEMORY, OWN_READ_MEMORY, Order, Output, WakeWitness,
+    build_network,
 };
 use crate::config::{Backend, TaskConfig};
 use crate::hooks::HookEvent;
@@ -18,7 +19,7 @@ use crate::task::Intent;
 impl DiskController {
     /// Whether all the disk did since the last poll was its own task's
     /// command's I/O: it read no more than the running commands' process
-    /// trees read (at this poll or the last: a read is charged when
+    /// trees read (within [`OWN_READ_MEMORY`]: a read is charged when
     /// submitted and counted by the disk when it completes), wrote no
     /// more than they wrote (within [`OWN_IO_MEMORY`]: a write is charged
     /// when the page is dirtied and reaches the disk at writeback), and
@@ -51,42 +52,22 @@ impl DiskController {
             seen.push((pid, (r, w)));
         }
         self.own_io = seen;
-        if written > 0 {
-            self.own_writes.push_back((t, written));
-        }
-        while self
-            .own_writes
-            .front()
-            .is_some_and(|&(at, _)| at + OWN_IO_MEMORY < t)
-        {
-            self.own_writes.pop_front();
-        }
-        let read_credit = std::mem::take(&mut self.own_reads).saturating_add(read);
-        if read_credit == 0 && self.own_writes.is_empty() {
+        self.own_reads.charge(t, read, OWN_READ_MEMORY);
+        self.own_writes.charge(t, written, OWN_IO_MEMORY);
+        let (read_credit, write_credit) = (self.own_reads.total(), self.own_writes.total());
+        if read_credit == 0 && write_credit == 0 {
             return false;
         }
         let Some((disk_read, disk_written, other)) = self.tracker.moved_since(sample) else {
             return false;
         };
-        let write_credit: u64 = self.own_writes.iter().map(|&(_, b)| b).sum();
         let own = !other
             && disk_read + disk_written > 0
             && disk_read <= read_credit
             && disk_written <= write_credit;
-        // What the disk showed of the credits is spent; a read charged now
-        // and not shown may complete by the next poll.
-        self.own_reads = read.min(read_credit - disk_read.min(read_credit));
-        let mut left = disk_written;
-        while left > 0
-            && let Some(front) = self.own_writes.front_mut()
-        {
-            let take = front.1.min(left);
-            front.1 -= take;
-            left -= take;
-            if front.1 == 0 {
-                self.own_writes.pop_front();
-            }
-        }
+        // What the disk showed of the credits is spent.
+        self.own_reads.spend(disk_read);
+        self.own_writes.spend(disk_written);
         if own {
             tracing::debug!(
                 "disk {}: the poll's {} KiB read and {} KiB written were its command's own I/O: not counted as activity",
