@@ -197,7 +197,7 @@ fn instant(d: &DiskState, unix: Option<u64>) -> f64 {
 /// Renders every metric.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
     let mut out = String::with_capacity(4096);
-    let per_disk: [PerDisk; 13] = [
+    let per_disk: [PerDisk; 14] = [
         (
             "lull_idle_starts_total",
             "Idle periods observed.",
@@ -251,6 +251,12 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
             "Idle commands that ran to their end.",
             "counter",
             |d| Some(d.command_exits as f64),
+        ),
+        (
+            "lull_command_seconds_total",
+            "Time the idle command ran, neither paused nor stopped.",
+            "counter",
+            |d| Some(d.command_s),
         ),
         // What the network learned, for `lull status` (the state file's is
         // up to `state_interval` old): no sample for a network that learns

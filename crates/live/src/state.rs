@@ -56,6 +56,10 @@ pub struct DiskState {
     pub command_start: Option<u64>,
     /// Commands that ran to their end (not those the daemon stopped).
     pub command_exits: u64,
+    /// Seconds a `command` disk's command ran, neither paused nor
+    /// stopped: the idle time it was given (all time, kept across
+    /// restarts).
+    pub command_s: f64,
     /// The wear budget's token bucket ([`WearBudget`]).
     pub wear: Option<WearBudget>,
     /// Spin-ups the daemon did not cause seen by CHECK POWER MODE (the

@@ -263,6 +263,11 @@ pub struct DiskStatus {
     /// The network's decisions to start the idle task (for `standby` also
     /// those the wear budget or the break-even check refused).
     pub task_starts: u64,
+    /// Seconds a `command` disk's command ran in idle time, neither
+    /// paused nor stopped (all time).
+    pub command_s: f64,
+    /// Commands that ran to their end.
+    pub command_exits: u64,
     /// Seconds in standby after lull's spin-downs.
     pub standby_s: f64,
     /// The wear budget (standby disks).
@@ -714,6 +719,8 @@ pub fn combine(
                 foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
                 errors: counter("lull_errors_total", st.errors),
                 task_starts: counter("lull_task_starts_total", st.task_starts),
+                command_s: metric("lull_command_seconds_total").map_or(st.command_s, |s| s.value),
+                command_exits: counter("lull_command_exits_total", st.command_exits),
                 standby_s: metric("lull_standby_seconds_total").map_or(st.standby_s, |s| s.value),
                 wear,
                 nodes: samples
@@ -978,6 +985,19 @@ pub fn render_text(st: &Status) -> String {
                 ""
             };
             field("task", format!("{task}{running}"));
+            if task == "command" && (d.command_s > 0.0 || d.command_exits > 0) {
+                // The evidence of a command disk: the idle time its
+                // command was given.
+                field(
+                    "command",
+                    format!(
+                        "ran {} in idle time, {} run{} to the end",
+                        secs(d.command_s),
+                        d.command_exits,
+                        if d.command_exits == 1 { "" } else { "s" }
+                    ),
+                );
+            }
         }
         if let Some(w) = waiting(d, st.now_unix) {
             field("waiting", w);

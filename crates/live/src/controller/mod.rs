@@ -184,6 +184,10 @@ pub struct DiskController {
     flushing: bool,
     /// The flush finished: the next poll's deltas are still its own.
     absorb_next: bool,
+    /// Since when the command runs (started or resumed, not paused since):
+    /// its run time goes to [`DiskState::command_s`] when it is paused,
+    /// exits or is stopped.
+    command_since: Option<Nanos>,
     /// The storage bytes read and written by each running command's
     /// process tree at the last poll, by pid ([`WakeWitness::tree_io`]).
     own_io: Vec<(u32, (u64, u64))>,
@@ -405,6 +409,7 @@ impl DiskController {
             seen_active: false,
             flushing: false,
             absorb_next: false,
+            command_since: None,
             own_io: Vec::new(),
             own_reads: Credit::default(),
             own_writes: Credit::default(),
@@ -735,10 +740,14 @@ impl DiskController {
         if let Some(since) = self.standby_since {
             st.standby_s += (now - since).as_secs_f64();
         }
+        if let Some(since) = self.command_since {
+            st.command_s += (now - since).as_secs_f64();
+        }
         st.shadow = self.shadow();
         st
     }
-    /// Gives up the state-file entry (the disk is retired).
+    /// Gives up the state-file entry (the disk is retired; its command,
+    /// if it runs, is stopped and reported to the retired controller).
     pub fn into_state(self) -> DiskState {
         let mut st = self.st;
         st.shadow = self.shadow.as_ref().map(Shadow::report);

@@ -29,6 +29,21 @@ impl DiskController {
         let key = self.key.clone();
         let t = now.mono;
         self.dirty = true;
+        // The command's run time: from a start or a resume to a pause, its
+        // exit or its stop.
+        match &outcome {
+            Outcome::CommandStarted(..) | Outcome::CommandResumed(_) => {
+                self.command_since.get_or_insert(t);
+            }
+            Outcome::CommandPaused(_)
+            | Outcome::CommandExited(..)
+            | Outcome::CommandStopped(..) => {
+                if let Some(since) = self.command_since.take() {
+                    self.st.command_s += (t - since).as_secs_f64();
+                }
+            }
+            _ => {}
+        }
         let text = match outcome {
             Outcome::SpunDown(how) => {
                 self.st.spindowns += 1;

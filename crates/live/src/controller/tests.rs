@@ -1167,3 +1167,27 @@ fn a_running_command_asks_for_faster_polls() {
     assert!(c.in_standby());
     assert_eq!(c.task_poll(), None);
 }
+
+/// A command's run time is counted from its start or resume to its pause,
+/// exit or stop, and `state_at` includes the run so far: what `lull
+/// status` shows as the idle time the command was given.
+#[test]
+fn a_command_s_run_time_is_counted_while_it_runs() {
+    let (mut c, _r) = command_started();
+    let mut out = Vec::new();
+    let mut report = |c: &mut DiskController, s: u64, o: Outcome| {
+        c.on_outcome(at(s), o, true, &mut NoWitness, &mut out);
+    };
+    report(&mut c, 10, Outcome::CommandPaused(4242));
+    assert_eq!(c.state_at(Nanos::from_secs(11)).command_s, 2.0);
+    report(&mut c, 12, Outcome::CommandResumed(4242));
+    assert_eq!(c.state_at(Nanos::from_secs(15)).command_s, 5.0);
+    report(
+        &mut c,
+        16,
+        Outcome::CommandExited(4242, "exit status: 0".into()),
+    );
+    assert_eq!(c.state().command_s, 6.0);
+    assert_eq!(c.state_at(Nanos::from_secs(30)).command_s, 6.0);
+    assert_eq!(c.state().command_exits, 1);
+}

@@ -410,6 +410,8 @@ fn scene() -> Status {
                 foreign_spinups: 0,
                 errors: 0,
                 task_starts: 5,
+                command_s: 0.0,
+                command_exits: 0,
                 standby_s: 3456.0,
                 wear: Some(WearStatus {
                     per_day: 24,
@@ -478,6 +480,8 @@ fn scene() -> Status {
                 foreign_spinups: 0,
                 errors: 1,
                 task_starts: 12,
+                command_s: 0.0,
+                command_exits: 0,
                 standby_s: 0.0,
                 wear: None,
                 nodes: vec![NodeGauge::new("n0", "timeout_s", 5.0)],
@@ -500,6 +504,29 @@ fn scene() -> Status {
             },
         ],
     }
+}
+
+/// A `command` disk's evidence: the idle time its command was given.
+#[test]
+fn a_command_disk_says_how_long_its_command_ran() {
+    let mut st = scene();
+    let d = &mut st.disks[1];
+    d.task = Some("command".into());
+    let text = render_text(&st);
+    assert!(
+        !text.contains("  command     ran"),
+        "nothing ran yet: {text}"
+    );
+    let d = &mut st.disks[1];
+    (d.command_s, d.command_exits) = (754.2, 1);
+    let text = render_text(&st);
+    assert!(
+        text.contains("\n  command     ran 12m 34s in idle time, 1 run to the end\n"),
+        "{text}"
+    );
+    // A standby disk says nothing of commands.
+    st.disks[0].command_s = 5.0;
+    assert_eq!(render_text(&st).matches("  command     ran").count(), 1);
 }
 
 #[test]
