@@ -335,6 +335,26 @@ pub struct DiskStatus {
     /// oracle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shadow: Option<lull_activity::ShadowReport>,
+    /// A `jobs` disk's jobs, from the metrics (the state file holds only
+    /// their running commands): empty without metrics or jobs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobStatus>,
+}
+
+/// One job of a `jobs` disk as the daemon's metrics report it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobStatus {
+    /// Its name.
+    pub name: String,
+    /// Whether admission control admitted its reservation.
+    pub admitted: bool,
+    /// Seconds its command ran in the disk's idle time.
+    pub idle_s: f64,
+    /// Reservation windows in which it got less than its reservation.
+    pub deadlines_missed: u64,
+    /// Whether it fits the idle time observed (after a full day; `None`
+    /// before).
+    pub fits_observed: Option<bool>,
 }
 
 /// What `lull status` reports.
@@ -768,6 +788,7 @@ pub fn combine(
                     .as_ref()
                     .and_then(crate::identify::Identity::own_standby_fix),
                 shadow: shadow_from_metrics(samples, key, st).or_else(|| st.shadow.clone()),
+                jobs: jobs_from_metrics(samples, key),
             }
         })
         .collect()
@@ -841,6 +862,41 @@ fn shadow_from_metrics(
 /// idle period is long 12 %", `fallback_timeout_s 110` → "fallback
 /// timeout 1m50s"); a gauge the catalogue does not describe keeps its
 /// name, its value rounded to what matters. `None` is "never".
+/// The jobs of disk `key` in the metrics `samples`, in the order they
+/// first appear.
+fn jobs_from_metrics(samples: &[Sample], key: &str) -> Vec<JobStatus> {
+    let mut jobs: Vec<JobStatus> = Vec::new();
+    for s in samples.iter().filter(|s| s.label("disk") == Some(key)) {
+        let Some(name) = s.label("job") else {
+            continue;
+        };
+        let i = match jobs.iter().position(|j| j.name == name) {
+            Some(i) => i,
+            None => {
+                jobs.push(JobStatus {
+                    name: name.to_string(),
+                    admitted: false,
+                    idle_s: 0.0,
+                    deadlines_missed: 0,
+                    fits_observed: None,
+                });
+                jobs.len() - 1
+            }
+        };
+        let j = &mut jobs[i];
+        match s.name.as_str() {
+            "lull_job_admitted" => j.admitted = s.value != 0.0,
+            "lull_job_idle_seconds_total" => j.idle_s = s.value,
+            "lull_job_deadlines_missed_total" => j.deadlines_missed = s.value as u64,
+            "lull_job_fits_observed" => {
+                j.fits_observed = (!s.value.is_nan()).then_some(s.value != 0.0)
+            }
+            _ => {}
+        }
+    }
+    jobs
+}
+
 fn human_gauge(name: &str, value: Option<f64>) -> String {
     match gauge_info(name) {
         Some(g) => g.describe(value),
@@ -1001,6 +1057,29 @@ pub fn render_text(st: &Status) -> String {
         }
         if let Some(w) = waiting(d, st.now_unix) {
             field("waiting", w);
+        }
+        // A `jobs` disk's evidence: what each job got of the idle time.
+        for (i, j) in d.jobs.iter().enumerate() {
+            let fits = match (j.admitted, j.fits_observed) {
+                (false, _) => "refused at admission".to_string(),
+                (true, Some(true)) => "admitted; fits the idle time observed".to_string(),
+                (true, Some(false)) => {
+                    "admitted; would be refused on the idle time observed".to_string()
+                }
+                (true, None) => "admitted".to_string(),
+            };
+            let late = match j.deadlines_missed {
+                0 => String::new(),
+                n => format!(", late in {n} window{}", if n == 1 { "" } else { "s" }),
+            };
+            field(
+                if i == 0 { "jobs" } else { "" },
+                format!(
+                    "{}: ran {} in idle time, {fits}{late}",
+                    j.name,
+                    secs(j.idle_s)
+                ),
+            );
         }
         if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
             let b = lull_core::time::Nanos::from_secs_f64(b).approx();

@@ -463,6 +463,7 @@ fn scene() -> Status {
                 transport: Some("ata16".into()),
                 transport_why: Some("ATA PASS-THROUGH (16) CHECK POWER MODE answered".into()),
                 shadow: Some(sh.report()),
+                jobs: Vec::new(),
             },
             DiskStatus {
                 disk: "nvme0n1".into(),
@@ -501,6 +502,7 @@ fn scene() -> Status {
                 transport: None,
                 transport_why: None,
                 shadow: None,
+                jobs: Vec::new(),
             },
         ],
     }
@@ -527,6 +529,53 @@ fn a_command_disk_says_how_long_its_command_ran() {
     // A standby disk says nothing of commands.
     st.disks[0].command_s = 5.0;
     assert_eq!(render_text(&st).matches("  command     ran").count(), 1);
+}
+
+/// A `jobs` disk's evidence, from the daemon's metrics: what each job got
+/// of the idle time, whether it was admitted and fits, and its late
+/// windows; in the text and in the JSON.
+#[test]
+fn a_jobs_disk_says_what_each_job_got() {
+    let text = "lull_job_admitted{disk=\"sdc\",job=\"scrub\"} 1\n\
+        lull_job_admitted{disk=\"sdc\",job=\"trim\"} 0\n\
+        lull_job_admitted{disk=\"sdd\",job=\"other\"} 1\n\
+        lull_job_idle_seconds_total{disk=\"sdc\",job=\"scrub\"} 754.2\n\
+        lull_job_idle_seconds_total{disk=\"sdc\",job=\"trim\"} 0\n\
+        lull_job_deadlines_missed_total{disk=\"sdc\",job=\"scrub\"} 2\n\
+        lull_job_fits_observed{disk=\"sdc\",job=\"scrub\"} 0\n\
+        lull_job_fits_observed{disk=\"sdc\",job=\"trim\"} NaN\n";
+    let samples = parse_metrics(text).unwrap();
+    let jobs = jobs_from_metrics(&samples, "sdc");
+    assert_eq!(
+        jobs,
+        vec![
+            JobStatus {
+                name: "scrub".into(),
+                admitted: true,
+                idle_s: 754.2,
+                deadlines_missed: 2,
+                fits_observed: Some(false),
+            },
+            JobStatus {
+                name: "trim".into(),
+                admitted: false,
+                idle_s: 0.0,
+                deadlines_missed: 0,
+                fits_observed: None,
+            },
+        ]
+    );
+    let mut st = scene();
+    st.disks[1].task = Some("jobs".into());
+    st.disks[1].jobs = jobs;
+    let text = render_text(&st);
+    assert!(
+        text.contains("\n  jobs        scrub: ran 12m 34s in idle time, admitted; would be refused on the idle time observed, late in 2 windows\n              trim: ran 0s in idle time, refused at admission\n"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&st).unwrap();
+    assert_eq!(json["disks"][1]["jobs"][0]["idle_s"], 754.2);
+    assert!(json["disks"][0].get("jobs").is_none());
 }
 
 #[test]
@@ -796,6 +845,18 @@ fn the_json_status_keeps_to_its_schema() {
     let json = serde_json::to_value(scene()).unwrap();
     let mut errors = Vec::new();
     validate(&schema, &json, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    // A jobs disk's jobs too.
+    let mut st = scene();
+    st.disks[1].jobs = vec![JobStatus {
+        name: "scrub".into(),
+        admitted: true,
+        idle_s: 1.5,
+        deadlines_missed: 0,
+        fits_observed: None,
+    }];
+    let mut errors = Vec::new();
+    validate(&schema, &serde_json::to_value(st).unwrap(), "$", &mut errors);
     assert!(errors.is_empty(), "{errors:#?}");
     // And the check can fail: a key the schema does not know.
     let mut bad = json.clone();
