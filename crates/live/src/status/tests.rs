@@ -856,7 +856,12 @@ fn the_json_status_keeps_to_its_schema() {
         fits_observed: None,
     }];
     let mut errors = Vec::new();
-    validate(&schema, &serde_json::to_value(st).unwrap(), "$", &mut errors);
+    validate(
+        &schema,
+        &serde_json::to_value(st).unwrap(),
+        "$",
+        &mut errors,
+    );
     assert!(errors.is_empty(), "{errors:#?}");
     // And the check can fail: a key the schema does not know.
     let mut bad = json.clone();
