@@ -42,18 +42,10 @@ use std::collections::HashMap;
 /// Storage I/O counters of every process, by pid: `(comm, bytes)`.
 pub type Snapshot = HashMap<u32, (String, u64)>;
 
-/// Parses `read_bytes` + `write_bytes` out of a `/proc/PID/io` text.
-pub fn parse_io(text: &str) -> Option<u64> {
-    let mut sum = None;
-    for l in text.lines() {
-        if let Some(v) = l
-            .strip_prefix("read_bytes:")
-            .or_else(|| l.strip_prefix("write_bytes:"))
-        {
-            *sum.get_or_insert(0u64) += v.trim().parse::<u64>().ok()?;
-        }
-    }
-    sum
+/// `read_bytes` and `write_bytes` of process `pid` (`/proc/PID/io`),
+/// `None` when it cannot be read or parsed.
+fn proc_io(pid: u32) -> Option<(u64, u64)> {
+    parse_io_split(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
 }
 
 /// The storage bytes process `pid` and its live descendants have read
@@ -66,8 +58,7 @@ pub fn parse_io(text: &str) -> Option<u64> {
 /// before it was reaped) is lost, which makes the command's I/O look
 /// smaller, never larger. At most 4 096 processes are visited.
 pub fn tree_io(pid: u32) -> Option<(u64, u64)> {
-    let (mut read, mut written) =
-        parse_io_split(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)?;
+    let (mut read, mut written) = proc_io(pid)?;
     let mut stack = children(pid);
     let mut visited = 1;
     while let Some(p) = stack.pop() {
@@ -75,10 +66,7 @@ pub fn tree_io(pid: u32) -> Option<(u64, u64)> {
         if visited > 4096 {
             break;
         }
-        if let Some((r, w)) = std::fs::read_to_string(format!("/proc/{p}/io"))
-            .ok()
-            .and_then(|t| parse_io_split(&t))
-        {
+        if let Some((r, w)) = proc_io(p) {
             read = read.saturating_add(r);
             written = written.saturating_add(w);
         }
@@ -129,10 +117,7 @@ pub fn snapshot() -> Snapshot {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let Some(bytes) = std::fs::read_to_string(format!("/proc/{pid}/io"))
-            .ok()
-            .and_then(|t| parse_io(&t))
-        else {
+        let Some(bytes) = proc_io(pid).map(|(r, w)| r.saturating_add(w)) else {
             continue;
         };
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
@@ -381,8 +366,9 @@ mod tests {
     #[test]
     fn io_counters_parse() {
         let t = "rchar: 100\nwchar: 50\nsyscr: 3\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
-        assert_eq!(parse_io(t), Some(12288));
-        assert_eq!(parse_io("rchar: 1\n"), None);
+        assert_eq!(parse_io_split(t), Some((4096, 8192)));
+        assert_eq!(parse_io_split("rchar: 1\n"), None);
+        assert_eq!(parse_io_split("read_bytes: 4096\n"), None);
     }
 
     #[test]
