@@ -795,14 +795,23 @@ impl DiskController {
     /// competes with the foreground there, and a drive in standby can
     /// wait for the next poll to be found awake.
     pub fn task_poll(&self) -> Option<Nanos> {
-        let running = match (&self.cfg.task, &self.jobs) {
-            (TaskConfig::Jobs { .. }, Some(j)) => j.run.running(),
-            (TaskConfig::Command { .. }, _) => {
-                self.engine.task_running() && !self.not_running && self.st.command_pid.is_some()
-            }
-            _ => false,
+        let command = match self.cfg.task {
+            TaskConfig::Jobs { .. } => self.jobs.is_some(),
+            TaskConfig::Command { .. } => self.st.command_pid.is_some(),
+            TaskConfig::Standby { .. } | TaskConfig::Flush => false,
         };
-        (running && !self.settings.dry_run).then(|| self.cfg.breakeven.max(TASK_POLL))
+        (command && self.task_runs() && !self.settings.dry_run)
+            .then(|| self.cfg.breakeven.max(TASK_POLL))
+    }
+
+    /// Whether the idle task really runs (`lull_task_running`): a `jobs`
+    /// disk's job has the time, or the engine started the task and it was
+    /// neither refused nor failed nor exited.
+    fn task_runs(&self) -> bool {
+        match &self.jobs {
+            Some(j) => j.run.running(),
+            None => self.engine.task_running() && !self.not_running,
+        }
     }
 
     /// The names of the jobs of a `jobs` disk, in order.
@@ -964,10 +973,7 @@ impl DiskController {
         DiskGauges {
             key: self.key.clone(),
             task: self.cfg.task.name(),
-            running: match &self.jobs {
-                Some(j) => j.run.running(),
-                None => self.engine.task_running() && !self.not_running,
-            },
+            running: self.task_runs(),
             in_standby: self.standby_since.is_some(),
             power_since_unix: self.power_since_unix,
             energy_saved_j,
