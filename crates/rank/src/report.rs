@@ -620,6 +620,10 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             },
         );
     }
+    // `auto`'s row, which the excess and the gain sentences compare with.
+    let auto = summaries
+        .iter()
+        .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"));
     if let Some(e) = raw_mean(rows, best.policy, EXCESS) {
         let _ = write!(
             out,
@@ -630,9 +634,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
                 "unboundedly above".into()
             }
         );
-        if let Some(auto) = summaries
-            .iter()
-            .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+        if let Some(auto) = auto
             && let Some(a) = raw_mean(rows, auto.policy, EXCESS)
         {
             let _ = write!(out, " `auto`'s is {a:.2}×.");
@@ -646,9 +648,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             out,
             " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, it captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
         );
-        if let Some(auto) = summaries
-            .iter()
-            .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+        if let Some(auto) = auto
             && let Some(a) = raw_mean(rows, auto.policy, GAIN)
         {
             let _ = write!(out, " `auto` captures {a:.2}.");
