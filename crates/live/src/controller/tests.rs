@@ -78,6 +78,14 @@ fn at(s: u64) -> Now {
     }
 }
 
+/// What the actor reports at second `s` (of this controller's
+/// generation; no wake witness): the controller's outputs.
+fn report(c: &mut DiskController, s: u64, outcome: Outcome) -> Vec<Output> {
+    let mut out = Vec::new();
+    c.on_outcome(at(s), outcome, true, &mut NoWitness, &mut out);
+    out
+}
+
 /// Drives `c` second by second from `from` to `to` (exclusive) with
 /// `ios(s)` completed operations at second `s`; returns every output with
 /// its second.
@@ -157,27 +165,13 @@ fn a_timer_orders_standby_after_its_timeout_and_counts_it() {
     assert_eq!(c.take_changes(), (false, false));
     // A dry run's outcome too: the state must not go on reading "standby"
     // (`lull status` without metrics showed the disk asleep).
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(15),
-        Outcome::DryRun("spin /dev/sdb down".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 15, Outcome::DryRun("spin /dev/sdb down".into()));
     assert_eq!(c.take_changes(), (true, true));
     assert_eq!(c.state().last_decision, "dry run: would spin /dev/sdb down");
     assert!(!c.in_standby());
     // A skip for a new reason is written at once; the same again waits.
     let skip = |c: &mut DiskController, why: &str| {
-        let mut out = Vec::new();
-        c.on_outcome(
-            at(16),
-            Outcome::Skipped(why.into()),
-            true,
-            &mut NoWitness,
-            &mut out,
-        );
+        report(c, 16, Outcome::Skipped(why.into()));
         c.take_changes()
     };
     assert_eq!(
@@ -201,14 +195,7 @@ fn the_wear_budget_refuses_a_standby_and_says_when_the_next_comes() {
     let first = run(&mut c, &r, 0, 20, busy_then_quiet);
     assert_eq!(standby_orders(&first), vec![10]);
     // The drive went down; I/O wakes it, then it is idle again.
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(11),
-        Outcome::SpunDown("test".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 11, Outcome::SpunDown("test".into()));
     let second = run(&mut c, &r, 20, 40, |s| 100 + 20 * s.min(25));
     assert!(standby_orders(&second).is_empty(), "{second:?}");
     let st = c.state();
@@ -239,15 +226,8 @@ fn repeated_failures_back_off_and_success_resets() {
         let sent = standby_orders(&outs);
         assert_eq!(sent.len(), 1, "{outs:?}");
         orders += 1;
-        let mut out = Vec::new();
         c.take_changes();
-        c.on_outcome(
-            at(sent[0]),
-            Outcome::Failed("refused".into()),
-            true,
-            &mut NoWitness,
-            &mut out,
-        );
+        report(&mut c, sent[0], Outcome::Failed("refused".into()));
         // Written at once: the decision, already written, read "standby".
         assert_eq!(c.take_changes(), (true, true));
         t += 10;
@@ -278,14 +258,7 @@ fn repeated_failures_back_off_and_success_resets() {
     );
     let sent = standby_orders(&outs);
     assert_eq!(sent.len(), 1);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(sent[0]),
-        Outcome::SpunDown("ok".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, sent[0], Outcome::SpunDown("ok".into()));
     assert!(c.in_standby());
     assert_eq!(c.failures, 0);
 }
@@ -298,24 +271,10 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
     run(&mut c, &r, 0, 12, busy_then_quiet);
     // No change of power state seen yet: when this one began is unknown.
     assert_eq!(c.gauges(at(11).mono).power_since_unix, None);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(11),
-        Outcome::SpunDown("ok".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 11, Outcome::SpunDown("ok".into()));
     let since = |c: &DiskController| c.gauges(at(50).mono).power_since_unix;
     assert_eq!(since(&c), Some(at(11).unix));
-    out.clear();
-    c.on_outcome(
-        at(41),
-        Outcome::Power(PowerState::Active),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    let out = report(&mut c, 41, Outcome::Power(PowerState::Active));
     assert_eq!(since(&c), Some(at(41).unix));
     let st = c.state();
     assert_eq!((st.spinups, st.foreign_spinups), (1, 1));
@@ -344,14 +303,7 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
     // Quiet after second 3, then CHECK POWER MODE finds it asleep.
     let found = |c: &mut DiskController, r: &Registry| {
         run(c, r, 0, 3, busy_then_quiet);
-        let mut out = Vec::new();
-        c.on_outcome(
-            at(3),
-            Outcome::Power(PowerState::Standby),
-            true,
-            &mut NoWitness,
-            &mut out,
-        );
+        report(c, 3, Outcome::Power(PowerState::Standby));
         assert!(c.in_standby());
         c.state().last_decision.clone()
     };
@@ -364,13 +316,7 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
     assert_eq!(c.gauges(at(9).mono).power_since_unix, Some(at(3).unix));
     // Found asleep before it was ever seen awake: since when is unknown.
     let (mut fresh, _) = controller("network = \"timer(5s)\"\n");
-    fresh.on_outcome(
-        at(1),
-        Outcome::Power(PowerState::Standby),
-        true,
-        &mut NoWitness,
-        &mut Vec::new(),
-    );
+    report(&mut fresh, 1, Outcome::Power(PowerState::Standby));
     assert!(fresh.in_standby());
     assert_eq!(fresh.gauges(at(9).mono).power_since_unix, None);
     // The same, for a drive whose APM level lets it spin itself down.
@@ -444,14 +390,7 @@ fn a_flush_orders_its_devices_and_absorbs_its_own_writes() {
     // The flush's own writes (second 9) are not foreground I/O, nor are
     // those the poll after it finished sees.
     let outs = run(&mut c, &r, 9, 10, |_| 500);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(10),
-        Outcome::Flushed(vec![]),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 10, Outcome::Flushed(vec![]));
     let later = run(&mut c, &r, 10, 12, |_| 600);
     let stops = outs
         .iter()
@@ -551,14 +490,7 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
     // Back and quiet: spun down after its timeout, as a new disk would be.
     let back = run(&mut c, &r, 20, 40, |_| 100);
     assert_eq!(standby_orders(&back), vec![25]);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(25),
-        Outcome::SpunDown("ok".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 25, Outcome::SpunDown("ok".into()));
     assert!(c.in_standby());
     // Unplugged in standby: the standby time so far counts, then nothing
     // of that idle period is left.
@@ -961,14 +893,7 @@ fn command_started() -> (DiskController, Registry) {
             )),
         "{outs:#?}"
     );
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(8),
-        Outcome::CommandStarted(4242, None),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 8, Outcome::CommandStarted(4242, None));
     (c, r)
 }
 
@@ -1156,14 +1081,7 @@ fn a_running_command_asks_for_faster_polls() {
     // A standby disk asleep.
     let (mut c, r) = controller("network = \"timer(3s)\"\nmax_spindowns_per_day = 1000\n");
     run(&mut c, &r, 0, 9, busy_then_quiet);
-    let mut out = Vec::new();
-    c.on_outcome(
-        at(8),
-        Outcome::SpunDown("hdparm -y".into()),
-        true,
-        &mut NoWitness,
-        &mut out,
-    );
+    report(&mut c, 8, Outcome::SpunDown("hdparm -y".into()));
     assert!(c.in_standby());
     assert_eq!(c.task_poll(), None);
 }
@@ -1174,10 +1092,6 @@ fn a_running_command_asks_for_faster_polls() {
 #[test]
 fn a_command_s_run_time_is_counted_while_it_runs() {
     let (mut c, _r) = command_started();
-    let mut out = Vec::new();
-    let mut report = |c: &mut DiskController, s: u64, o: Outcome| {
-        c.on_outcome(at(s), o, true, &mut NoWitness, &mut out);
-    };
     report(&mut c, 10, Outcome::CommandPaused(4242));
     assert_eq!(c.state_at(Nanos::from_secs(11)).command_s, 2.0);
     report(&mut c, 12, Outcome::CommandResumed(4242));
