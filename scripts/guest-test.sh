@@ -6,6 +6,7 @@
 #
 #   scripts/guest-test.sh                 # builds lulld (debug), boots, reports
 #   LULLD=target/release/lulld scripts/guest-test.sh --out /tmp/guest
+#   scripts/guest-test.sh --scenario hd-idle   # Debian's hd-idle beside lulld
 #
 # What it does:
 # - the guest kernel: Debian's `linux-image-amd64` (its vmlinuz and
@@ -29,8 +30,14 @@
 #   script unplugs the SCSI and USB disks and plugs them back when the
 #   guest asks (the console lines `@@ unplug` / `@@ replug`).
 #
-# The guest prints what it saw as `@@ ` lines (see scripts/guest/scenario.sh);
-# crates/live/tests/guest.rs runs this script and checks them.
+# The guest prints what it saw as `@@ ` lines; crates/live/tests/guest.rs
+# runs this script and checks them. Two scenarios (`--scenario NAME`, the
+# script scripts/guest/NAME.sh):
+#   scenario  (the default) the transports, identification and hotplug;
+#   hd-idle   Debian's hd-idle (1.05, from this machine's package, with
+#             the C library it links) on the SATA disk beside lulld on
+#             the SCSI disk, the same reads on both: lulld configured by
+#             `lulld --from-hd-idle` from hd-idle's options.
 #
 # Exit codes: 0 the guest ran the scenario to its end; 1 it did not (the
 # console log says where it stopped); 77 something needed is missing
@@ -41,14 +48,18 @@ repo="$(dirname "$here")"
 
 out=""
 keep=0
+scenario=scenario
 while (($#)); do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
-    *) echo "guest-test: unknown argument $1 (--out DIR, --keep)" >&2; exit 2 ;;
+    --scenario) scenario="$2"; shift 2 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    *) echo "guest-test: unknown argument $1 (--out DIR, --keep, --scenario NAME)" >&2; exit 2 ;;
   esac
 done
+[[ "$scenario" =~ ^[a-z-]+$ && "$scenario" != lib && "$scenario" != by-id && -f "$here/guest/$scenario.sh" ]] \
+  || { echo "guest-test: no scenario $scenario (scripts/guest/*.sh: scenario, hd-idle)" >&2; exit 2; }
 
 skip() { echo "guest-test: skip: $*"; exit 77; }
 say() { echo "guest-test: $*"; }
@@ -65,6 +76,11 @@ command -v depmod >/dev/null && command -v modprobe >/dev/null \
   || skip "depmod/modprobe are not installed (apt-get install kmod)"
 hdparm="$(command -v hdparm || true)"
 [[ -n "$hdparm" ]] || skip "hdparm is not installed (apt-get install hdparm)"
+hd_idle=""
+if [[ "$scenario" == hd-idle ]]; then
+  hd_idle="$(command -v hd-idle || true)"
+  [[ -n "$hd_idle" ]] || skip "hd-idle is not installed (apt-get install hd-idle)"
+fi
 
 # --- the guest kernel -------------------------------------------------------
 mkdir -p "$cache"
@@ -131,6 +147,7 @@ with_libs() {
 }
 with_libs "$LULLD" /bin/lulld
 with_libs "$hdparm" /sbin/hdparm
+[[ -z "$hd_idle" ]] || with_libs "$hd_idle" /sbin/hd-idle
 
 # Modules in load order (each one's dependencies first).
 : > "$root/modules/order"
@@ -142,8 +159,8 @@ done | awk '!seen[$0]++' | while read -r ko; do
 done
 
 cp "$here/guest/init" "$root/init"
-cp "$here/guest/scenario.sh" "$here/guest/by-id.sh" "$root/bin/"
-chmod +x "$root/init" "$root/bin/scenario.sh" "$root/bin/by-id.sh"
+cp "$here"/guest/*.sh "$root/bin/"
+chmod +x "$root/init" "$root"/bin/*.sh
 (cd "$root" && find . | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$work/initrd.gz"
 
 # --- the disks and the machine ----------------------------------------------------
@@ -162,7 +179,7 @@ usb_dev=(usb-storage,id=usb0,bus=xhci.0,drive=usb,serial=LULLUSB0001)
 qemu-system-x86_64 \
   -accel "$accel" -m 512 -smp 1 -display none -no-reboot -monitor none \
   -kernel "$vmlinuz" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 quiet panic=-1 lull.timeout=$timeout_s" \
+  -append "console=ttyS0 quiet panic=-1 lull.timeout=$timeout_s lull.scenario=$scenario" \
   -serial "file:$console" \
   -chardev "pipe,id=qmp,path=$work/qmp" -mon chardev=qmp,mode=control \
   -blockdev "driver=raw,node-name=sata,file.driver=file,file.filename=$work/sata.img" \
@@ -192,7 +209,7 @@ qmp '{"execute":"qmp_capabilities"}'
 cat <&4 > "$out/qmp.log" &
 qmp_reader=$!
 
-say "booting ($accel); console in $console"
+say "booting ($accel, scenario $scenario); console in $console"
 start=$SECONDS
 unplugged=0
 replugged=0

@@ -12,24 +12,7 @@ sata=/dev/disk/by-id/ata-LULL_SATA_DISK_LULLSATA0001
 scsi=/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_LULLSCSI0001
 usb=/dev/disk/by-id/usb-QEMU_QEMU_HARDDISK_LULLUSB0001-0:0
 
-say() { echo "@@ $*"; }
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds.
-wait_for() {
-  t=$1 what=$2
-  shift 2
-  i=0
-  while ! "$@" >/dev/null 2>&1; do
-    i=$((i + 1))
-    if [ "$i" -gt $((t * 2)) ]; then say "missed $what"; return 1; fi
-    sleep 0.5
-  done
-  say "saw $what after $((i / 2)) s"
-}
-count() { grep -c "$1" "$2" 2>/dev/null || true; }
-at_least() { [ "$(count "$2" "$3")" -ge "$1" ]; }
-# Reads a block of the disk behind by-id link $1 with O_DIRECT (a request
-# diskstats counts), at offset $2 MiB.
-touch_disk() { dd if="$1" of=/dev/null bs=4096 count=1 skip=$(($2 * 256)) iflag=direct 2>/dev/null; }
+. /bin/lib.sh
 
 ip link set lo up
 wait_for 30 "three disks" sh -c "[ -e $sata ] && [ -e $scsi ] && [ -e $usb ]"

@@ -2,11 +2,16 @@
 //! under QEMU with a SATA disk on AHCI (libata's SAT translation), a SCSI
 //! disk on virtio-scsi and a USB mass-storage disk on xHCI, with the SCSI
 //! and USB disks unplugged and plugged back through QMP while lulld runs.
-//! `scripts/guest-test.sh` builds and boots the guest; this test runs it
-//! with the lulld of this build and checks what the guest printed.
+//! `scripts/guest-test.sh` builds and boots the guest; these tests run it
+//! with the lulld of this build and check what the guest printed. A
+//! second scenario runs Debian's hd-idle itself beside lulld configured
+//! from hd-idle's options, on the same reads, and sets their decisions
+//! side by side.
 //!
-//! It skips (saying why) when QEMU, busybox-static, kmod or the guest
-//! kernel cannot be had; `.ci/run` installs them.
+//! They skip (saying why) when QEMU, busybox-static, kmod, hd-idle or the
+//! guest kernel cannot be had; `.ci/run` installs them. One guest boots at
+//! a time: two TCG guests on a 2-core machine would starve each other's
+//! timers, and the hd-idle scenario's gaps are timed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,12 +80,17 @@ fn count(lines: &[&str], what: &str) -> usize {
     lines.iter().filter(|l| l.contains(what)).count()
 }
 
-#[test]
-fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
+/// Boots the guest on `scenario` (scripts/guest/SCENARIO.sh) with the
+/// lulld of this build and returns what it printed, after checking that
+/// it ran to its end with no wait missed; `None` (having said why) when
+/// the guest cannot be built here.
+fn boot(scenario: &str) -> Option<Transcript> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guest = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = tempfile::tempdir().unwrap();
     let run = Command::new(repo.join("scripts/guest-test.sh"))
-        .arg("--out")
+        .args(["--scenario", scenario, "--out"])
         .arg(out.path())
         .env("LULLD", LULLD)
         .output()
@@ -92,7 +102,7 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
             .find_map(|l| l.strip_prefix("guest-test: skip: "))
             .unwrap_or("the guest cannot be built here");
         lull_testkit::skip(why);
-        return;
+        return None;
     }
     let console = out.path().join("console.log");
     assert!(
@@ -106,6 +116,12 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
     assert!(missed.is_empty(), "the guest missed: {missed:?}");
     assert_eq!(t.step("end"), ["0"]);
     assert!(t.step("error").is_empty(), "{:?}", t.step("error"));
+    Some(t)
+}
+
+#[test]
+fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
+    let Some(t) = boot("scenario") else { return };
 
     // The disks, on their buses, with by-id links named as udev names them.
     let byid: BTreeMap<&str, &str> = t
@@ -380,4 +396,106 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
         .collect();
     assert_eq!(reads.len(), 3, "{:?}", t.step("diskstats"));
     assert!(reads.iter().all(|&r| r >= 3), "{reads:?}");
+}
+
+/// The seconds in `text` written as [`lull_core::Nanos::approx`] writes
+/// a duration under a minute (`5.99s`, `14s`).
+fn seconds(text: &str) -> f64 {
+    text.strip_suffix('s')
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a duration under a minute: {text:?}"))
+}
+
+/// Debian's hd-idle itself (the C original, 1.05) beside lulld, on the
+/// same reads (scripts/guest/hd-idle.sh): hd-idle `-i 6` on the SATA
+/// disk; on the SCSI disk, lulld configured by `lulld --from-hd-idle`
+/// from the same option. The converted file must decide as hd-idle
+/// decides, idle period by idle period, and what `lull status` says
+/// hd-idle's timeout would have done ("your timeout") must be what
+/// hd-idle did.
+#[test]
+fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
+    let Some(t) = boot("hd-idle") else { return };
+    assert_eq!(t.step("convert-exit"), ["0"]);
+    assert_eq!(t.step("hd-idle-exit"), ["0"]);
+    let toml = t.step("toml").join("\n");
+    assert!(toml.contains("network = \"timer(6s)\""), "{toml}");
+    assert!(toml.contains("compare_timeout = \"6s\""), "{toml}");
+    let disks = t.step("disks");
+    let lulld_disk = disks
+        .first()
+        .and_then(|l| l.split_whitespace().nth(3))
+        .unwrap_or_else(|| panic!("{disks:?}"));
+
+    // The reads as the guest made them: each gap well clear of the 6 s
+    // timeout (TCG kept time), so both daemons must agree on every one.
+    let touches: Vec<f64> = t.step("touch").iter().map(|l| l.parse().unwrap()).collect();
+    let gaps: Vec<f64> = touches.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps.iter().all(|&g| g <= 5.0 || g >= 9.0),
+        "the guest did not keep the schedule: {gaps:?}"
+    );
+    let long: Vec<f64> = gaps.iter().copied().filter(|&g| g >= 9.0).collect();
+    assert!(long.len() >= 3, "{gaps:?}");
+
+    // hd-idle's log: a line per spin-up it saw, with how long it had
+    // kept the disk stopped (whole seconds).
+    let hd_stopped: Vec<f64> = t
+        .step("hd-idle")
+        .iter()
+        .filter_map(|l| l.rsplit_once("stopped: "))
+        .map(|(_, s)| s.trim().parse().unwrap())
+        .collect();
+    // lulld's log: its spin-downs and how long each lasted.
+    let log = t.log_of(lulld_disk);
+    let lulld_standby: Vec<f64> = log
+        .iter()
+        .filter_map(|l| l.split_once("busy again after "))
+        .map(|(_, rest)| seconds(rest.split(' ').next().unwrap()))
+        .collect();
+    assert_eq!(
+        hd_stopped.len(),
+        long.len(),
+        "hd-idle spun down {hd_stopped:?} in gaps {gaps:?}"
+    );
+    assert_eq!(
+        lulld_standby.len(),
+        long.len(),
+        "lulld spun down {lulld_standby:?} in gaps {gaps:?}:\n{log:#?}"
+    );
+    assert_eq!(count(&log, ": in standby ("), long.len(), "{log:#?}");
+    // Period by period, the time each kept its disk down: a long gap less
+    // the timeout, to within the two polls (1 s each) and hd-idle's
+    // whole seconds.
+    for ((gap, hd), lulld) in long.iter().zip(&hd_stopped).zip(&lulld_standby) {
+        assert!(
+            (hd - lulld).abs() <= 2.0,
+            "gap {gap:.2} s: hd-idle stopped the disk {hd} s, lulld {lulld} s"
+        );
+        assert!(
+            (gap - 6.0 - lulld).abs() <= 1.5,
+            "gap {gap:.2} s: lulld kept it down {lulld} s"
+        );
+    }
+
+    // What lulld's status tells the user hd-idle's timeout would have
+    // done on this disk is what hd-idle did on its twin.
+    assert_eq!(t.step("status-exit"), ["0"]);
+    assert_eq!(t.step("status-json-exit"), ["0"]);
+    let status = t.step("status").join("\n");
+    assert!(status.contains("your timeout (6s)"), "{status}");
+    let js = t.json("status-json");
+    let disk = &js["disks"][0];
+    assert_eq!(disk["spindowns"], long.len(), "{disk}");
+    let window = &disk["shadow"]["windows"][0];
+    let spinups = |policy: &str| {
+        window["policies"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["policy"] == policy))
+            .map(|p| p["spinups"].clone())
+            .unwrap_or_else(|| panic!("no {policy} in {window}"))
+    };
+    assert_eq!(spinups("your-timeout"), hd_stopped.len(), "{window}");
+    assert_eq!(spinups("lull"), hd_stopped.len(), "{window}");
+    assert_eq!(t.step("lulld-exit"), ["0"]);
 }

@@ -1,0 +1,80 @@
+#!/bin/sh
+# The guest's second scenario (scripts/guest-test.sh --scenario hd-idle;
+# checked by crates/live/tests/guest.rs): Debian's hd-idle itself beside
+# lulld. hd-idle watches the SATA disk with `-i 6`; lulld watches the
+# SCSI disk with what `lulld --from-hd-idle` converts the same option
+# into (`timer(6s)`, `compare_timeout = "6s"`). Both disks get the same
+# reads at the same times, so each daemon's decisions can be set against
+# the other's: hd-idle's spin-downs (its log file, written at each
+# spin-up: how long the disk was stopped), lulld's (its log), and what
+# lulld's status says hd-idle's timeout would have done ("your timeout").
+limit=${1:-420}
+log=/tmp/lulld.log
+hdlog=/tmp/hd-idle.log
+sata=/dev/disk/by-id/ata-LULL_SATA_DISK_LULLSATA0001
+scsi=/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_LULLSCSI0001
+# The gaps between reads, in seconds: four longer than the timeout by
+# more than hd-idle's and lulld's poll (1 s) and second rounding can
+# blur, the others shorter than it by as much.
+gaps="2 12 3 15 1 10 4 20 2"
+
+. /bin/lib.sh
+
+wait_for 30 "two disks" sh -c "[ -e $sata ] && [ -e $scsi ]"
+hd=$(readlink -f $sata) && hd=${hd##*/}
+ld=$(readlink -f $scsi) && ld=${ld##*/}
+say "disks hd-idle $hd lulld $ld"
+say "hd-idle-version $(hd-idle -h 2>&1 | head -1)"
+
+# lulld's configuration is what the converter makes of hd-idle's options.
+lulld --from-hd-idle "-i 0 -a $ld -i 6" > /etc/lull.toml 2> /tmp/convert.err
+say "convert-exit $?"
+sed 's/^/@@ convert-err /' /tmp/convert.err
+sed 's/^/@@ toml /' /etc/lull.toml
+
+LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull.toml 2> $log &
+pid=$!
+say "lulld pid $pid"
+wait_for 60 "lulld's disk" at_least 1 "task standby, network" $log
+# hd-idle daemonizes (as its init script starts it); -l writes a line at
+# each spin-up it sees: how long the disk ran and how long it was stopped.
+hd-idle -i 0 -a "$hd" -i 6 -l $hdlog
+say "hd-idle-exit $?"
+hpid=$(pidof hd-idle)
+say "hd-idle pid $hpid"
+
+# The reads, each on both disks at once; the uptime of each is printed.
+touch_both() {
+  touch_disk /dev/$hd "$1" &
+  t=$!
+  touch_disk /dev/$ld "$1"
+  wait $t
+  say "touch $(uptime_s)"
+}
+n=1
+touch_both $n
+for g in $gaps; do
+  sleep "$g"
+  n=$((n + 1))
+  touch_both $n
+done
+# The last read's spin-ups seen by both (hd-idle writes its log line a
+# poll after it; lulld logs "busy again" at its next poll).
+sleep 3
+wait_for 20 "lulld's four spin-ups" at_least 4 "busy again after" $log
+wait_for 20 "hd-idle's four log lines" at_least 4 "stopped:" $hdlog
+sleep 2 # the state file is at most state_interval behind
+lulld status --config /etc/lull.toml > /tmp/status.txt 2>&1
+say "status-exit $?"
+sed 's/^/@@ status /' /tmp/status.txt
+lulld status --config /etc/lull.toml --format json > /tmp/status.json 2>&1
+say "status-json-exit $?"
+sed 's/^/@@ status-json /' /tmp/status.json
+kill -TERM $pid
+wait_for 20 "lulld stopped" sh -c "! kill -0 $pid"
+wait $pid
+say "lulld-exit $?"
+kill -TERM $hpid
+sed 's/^/@@ hd-idle /' $hdlog
+sed 's/^/@@ log /' $log
+grep -E " ($hd|$ld) " /proc/diskstats | sed 's/^/@@ diskstats /'
