@@ -8,10 +8,14 @@
 #
 # Traffic (QUIET=0, the default): every second one disk (in turn) gets a
 # 4 KiB direct write, so each disk is idle ~15 s out of 16 and both daemons
-# try to spin each down about every 16 s. Loop devices refuse standby:
-# hd-idle's SG_IO fails silently; lulld's `auto` backend finds no SG_IO and
-# falls back to hdparm (a process per attempt, counted in its CPU as
-# children's time). QUIET=1: no I/O at all, the NAS at night.
+# lulld tries to spin each down about every 16 s. Loop devices refuse
+# standby: lulld's `auto` backend finds no SG_IO and falls back to hdparm
+# (a process per attempt, counted in its CPU as children's time). hd-idle
+# 1.05 (Debian's) keeps only the lines of SCSI disks (`sd` and letters):
+# on loop devices it reads and parses /proc/diskstats every poll and
+# sleeps, with no per-disk state and no spin-down attempt, so the
+# comparison is a little in its favour (docs/performance.md). QUIET=1:
+# no I/O at all, the NAS at night.
 #
 # Needs root, losetup, hd-idle (apt-get install hd-idle) and a release
 # lulld:

@@ -5,9 +5,13 @@
 //! this module turns them into the `[[disk]]` tables that make lull spin
 //! the same disks down after the same idle times, with comments saying
 //! where lull differs and what to try next (the learning network `auto`,
-//! a drive preset). The options are those of the Go port packaged by
-//! Debian and Ubuntu (hd-idle 1.21; `-I` as documented in its
-//! `debian/hd-idle.default`):
+//! a drive preset). Two hd-idles are in use: the C original (Christian
+//! Müller's 1.05, Debian's and Ubuntu's `hd-idle` package: options `-a`,
+//! `-i`, `-l`, `-t`, `-d`, `-h`) and the Go port (Andoni del Olmo's 1.21,
+//! from its own releases), whose options are a superset (`-I` as
+//! documented in its `debian/hd-idle.default`). Both are converted; where
+//! they differ on the same options (an `-a` without its own `-i`), the Go
+//! port's meaning is written and a warning says what the C one does:
 //!
 //! | hd-idle | lull |
 //! |---|---|
@@ -83,6 +87,10 @@ pub struct NamedDisk {
     pub name: String,
     /// Its settings.
     pub settings: Settings,
+    /// Whether an `-i` of its own followed this `-a`. Without one, the two
+    /// hd-idles differ: the Go port gives the disk the default entry's
+    /// idle time, the C original (Debian's package, 1.05) 600 s.
+    pub own_idle: bool,
 }
 
 /// hd-idle's options, parsed as hd-idle parses them: `-i`, `-c` and `-p`
@@ -112,6 +120,10 @@ pub struct HdIdleOptions {
     /// `-spindownscript`: a script hd-idle runs (`/bin/bash SCRIPT DISK`)
     /// just before it spins a disk down.
     pub spindown_script: Option<String>,
+    /// The first option given that only the Go port has (`-c`, `-p`, `-s`,
+    /// `-I`, `-spinupscript`, `-spindownscript`): the C original refuses
+    /// them, so these options are the Go port's.
+    pub go_port_option: Option<String>,
 }
 
 /// Why the options cannot be converted. Every variant names the option.
@@ -260,6 +272,7 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
         debug: false,
         spinup_script: None,
         spindown_script: None,
+        go_port_option: None,
     };
     let mut it = words.iter();
     // hd-idle takes the next word as the value unless it starts with '-'.
@@ -282,6 +295,13 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
         why: why.to_string(),
     };
     while let Some(flag) = it.next() {
+        if matches!(
+            flag.as_str(),
+            "-c" | "-p" | "-s" | "-I" | "-spinupscript" | "-spindownscript"
+        ) && o.go_port_option.is_none()
+        {
+            o.go_port_option = Some(flag.clone());
+        }
         match flag.as_str() {
             "-a" => {
                 let name = value(&mut it, flag, "a disk name (sda, /dev/disk/by-id/…)")?;
@@ -298,6 +318,7 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                 o.disks.push(NamedDisk {
                     name,
                     settings: o.default,
+                    own_idle: false,
                 });
             }
             "-i" => {
@@ -306,6 +327,9 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                     .parse()
                     .map_err(|_| bad(flag, &v, "must be a whole number of seconds"))?;
                 set(&mut o, |x| x.idle_s = s);
+                if let Some(d) = o.disks.last_mut() {
+                    d.own_idle = true;
+                }
             }
             "-c" => {
                 let v = value(&mut it, flag, "a command type: ata or scsi")?;
@@ -377,7 +401,10 @@ impl HdIdleOptions {
     /// `-a` entry naming it (its kernel name, `/dev/` and it, or a link
     /// that `resolve` turns into it, as hd-idle resolves it), else the
     /// default entry's for a whole SCSI disk (`sd` and letters, the disks
-    /// hd-idle watches) and 0 for any other.
+    /// hd-idle watches) and 0 for any other. An `-a` without its own `-i`
+    /// under a default of 0 is never spun down by the Go port but after
+    /// 600 s by the C original: unless an option only the Go port has says
+    /// which runs, 600 (on the side of warning).
     pub fn idle_for(&self, kernel: &str, resolve: &dyn Fn(&str) -> Option<String>) -> u64 {
         let names = |d: &&NamedDisk| {
             d.name == kernel
@@ -385,6 +412,9 @@ impl HdIdleOptions {
                 || resolve(&d.name).is_some_and(|k| whole_disk(&k) == kernel)
         };
         match self.disks.iter().find(names) {
+            Some(d) if !d.own_idle && d.settings.idle_s == 0 && self.go_port_option.is_none() => {
+                HD_IDLE_DEFAULT_IDLE_S
+            }
             Some(d) => d.settings.idle_s,
             None if sd_suffix(kernel).is_some() => self.default.idle_s,
             None => 0,
@@ -664,7 +694,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
     );
     comment(
         &mut out,
-        "Timing: hd-idle reads /proc/diskstats every tenth of its shortest per-disk idle time (at least every 60 s), so its spin-downs come up to that interval late; lull reads it every `poll` and spins down on time.",
+        "Timing: hd-idle reads /proc/diskstats every tenth of its shortest idle time (the Go port at least every 60 s), in whole seconds, so its spin-downs come up to that interval late; lull reads it every `poll` and spins down on time.",
     );
     if let Some(p) = o.symlink_policy {
         comment(
@@ -784,6 +814,21 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
                 kernels.push(whole.to_string());
             }
             None => unresolved.push(d.name.clone()),
+        }
+        if !d.own_idle && d.settings.idle_s != HD_IDLE_DEFAULT_IDLE_S && o.go_port_option.is_none()
+        {
+            let w = format!(
+                "-a {} has no -i of its own: the Go port of hd-idle (1.21) gives the disk the default's {} s, as this file does; Debian's hd-idle package (the C original, 1.05, whose `hd-idle -h` lists no -c) gives it 600 s. If that is the hd-idle you run, {}",
+                d.name,
+                d.settings.idle_s,
+                if d.settings.idle_s == 0 {
+                    "add an entry for this disk with network = \"timer(600s)\""
+                } else {
+                    "write network = \"timer(600s)\" and compare_timeout = \"600s\" in its entry"
+                }
+            );
+            comment(&mut out, &w);
+            warnings.push(w);
         }
         if d.settings.idle_s == 0 {
             comment(

@@ -348,6 +348,14 @@ fn which_disks_a_running_hd_idle_spins_down_and_when() {
         .map(String::from)
         .to_vec();
     assert_eq!(parse_words(words).unwrap().idle_for("sdc", &link), 60);
+    // `-a sda` alone under `-i 0`: never for the Go port, 600 s for the C
+    // original (Debian's package); counted as the C one's unless an option
+    // only the Go port has shows which runs.
+    assert_eq!(parse("-i 0 -a sda").unwrap().idle_for("sda", &link), 600);
+    assert_eq!(
+        parse("-i 0 -a sda -c ata").unwrap().idle_for("sda", &link),
+        0
+    );
 }
 
 #[test]
@@ -396,4 +404,43 @@ fn hd_idle_s_scripts_become_hooks_that_run_them_alike() {
         .unwrap();
     assert!(status.success());
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "sdb\n");
+}
+
+#[test]
+fn an_a_without_its_own_i_is_warned_about_where_the_two_hd_idles_differ() {
+    let own = |w: &Conversion| {
+        w.warnings
+            .iter()
+            .filter(|w| w.contains("has no -i of its own"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // The Go port gives sda the default's 300 s (written); the C original,
+    // Debian's package, 600 s (warned, in the file too).
+    let (c, cfg) = config_of("-i 300 -a sda");
+    let w = own(&c);
+    assert_eq!(w.len(), 1, "{:?}", c.warnings);
+    assert!(w[0].contains("-a sda") && w[0].contains("300 s") && w[0].contains("600 s"));
+    assert!(w[0].contains("timer(600s)"), "{}", w[0]);
+    assert!(c.toml.contains("has no -i of its own"), "{}", c.toml);
+    let cov = coverage(&cfg, &["sda"]);
+    assert_eq!(cov["sda"].1, "timer(300s)");
+    // `-i 0 -a sda`: never for the Go port (no entry), 600 s for the C one.
+    let (c, cfg) = config_of("-i 0 -a sda");
+    let w = own(&c);
+    assert_eq!(w.len(), 1, "{:?}", c.warnings);
+    assert!(w[0].contains("add an entry"), "{}", w[0]);
+    assert!(coverage(&cfg, &["sda"]).is_empty());
+    // Where both agree, or an option only the Go port has says which
+    // hd-idle these options are for, nothing is said.
+    for opts in [
+        "-a sda",
+        "-i 300 -a sda -i 300",
+        "-i 300 -a sda -c ata",
+        "-s 1 -i 0 -a sda",
+        "-i 0 -a sda -i 60 -a sdb -i 600",
+    ] {
+        let (c, _) = config_of(opts);
+        assert!(own(&c).is_empty(), "{opts}: {:?}", c.warnings);
+    }
 }
