@@ -12,6 +12,7 @@ use lull_tasks::drive::DriveFacts;
 use tracing::{info, warn};
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
+use crate::controller::Spinner;
 use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::diskstats::parse;
 use crate::process;
@@ -731,22 +732,32 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
 /// it shares with lull, by name. For another program, or an hd-idle whose
 /// command line cannot be read, a warning that it may.
 pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<String> {
-    let running = process::running_named(process::SPIN_DOWN_DAEMONS);
-    if running.is_empty() {
-        return Vec::new();
-    }
     let kernels = spun_down_disks(cfg, found);
     if kernels.is_empty() {
         return Vec::new();
     }
-    running
+    spinners_of(&kernels)
+        .into_iter()
+        .map(|s| s.warning)
+        .collect()
+}
+
+/// The programs running now that spin disks down on a timeout of their own
+/// ([`process::SPIN_DOWN_DAEMONS`]) and may spin down one of `kernels`,
+/// each with its warning ([`competition`]). What the daemon's witness
+/// answers when a drive is found asleep that lull did not spin down
+/// ([`crate::controller::WakeWitness::spinners`]), and what the start
+/// warns of.
+pub fn spinners_of(kernels: &[&str]) -> Vec<Spinner> {
+    process::running_named(process::SPIN_DOWN_DAEMONS)
         .into_iter()
         .filter_map(|(pid, name)| {
             let args = (name == "hd-idle")
                 .then(|| process::cmdline(pid))
                 .flatten()
                 .map(|c| c.into_iter().skip(1).collect());
-            competition(&name, pid, args, &kernels, &crate::hd_idle::kernel_name_now)
+            let warning = competition(&name, pid, args, kernels, &crate::hd_idle::kernel_name_now)?;
+            Some(Spinner { name, pid, warning })
         })
         .collect()
 }
@@ -853,6 +864,42 @@ pub(crate) async fn stop_orphans(state: &mut State, cfg: &Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program named like hd-idle, started now, is found spinning the
+    /// disk down (its command line is not hd-idle's, so it may spin down
+    /// any: the warning says so), with its pid; gone, it is not.
+    #[test]
+    fn a_running_spin_down_program_is_found_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("hd-idle");
+        // A link, not a copy: the process is named after the path run,
+        // and a copy just written can fail to run (ETXTBSY) while another
+        // test's thread forks with its file still open for writing.
+        std::os::unix::fs::symlink("/bin/sleep", &fake).unwrap();
+        let mut p = std::process::Command::new(&fake).arg("60").spawn().unwrap();
+        // `spawn` may return before the child has run the program.
+        let comm = format!("/proc/{}/comm", p.id());
+        for _ in 0..500 {
+            if std::fs::read_to_string(&comm).is_ok_and(|c| c == "hd-idle\n") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let found = spinners_of(&["fakea"]);
+        let ours: Vec<_> = found.iter().filter(|s| s.pid == p.id()).collect();
+        assert_eq!(ours.len(), 1, "{found:?}");
+        assert_eq!(ours[0].name, "hd-idle");
+        assert!(
+            ours[0]
+                .warning
+                .contains(&format!("hd-idle (pid {})", p.id())),
+            "{}",
+            ours[0].warning
+        );
+        p.kill().unwrap();
+        p.wait().unwrap();
+        assert!(spinners_of(&["fakea"]).iter().all(|s| s.pid != p.id()));
+    }
 
     #[test]
     fn an_absent_disk_gets_a_hint_where_one_helps() {

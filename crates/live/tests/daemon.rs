@@ -1429,7 +1429,10 @@ fn a_reload_onto_another_daemons_state_file_is_rejected() {
 fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("hd-idle");
-    std::fs::copy("/bin/sleep", &fake).unwrap();
+    // A link, not a copy: the process is named after the path run, and a
+    // copy just written can fail to run (ETXTBSY) while another test's
+    // thread forks with its file still open for writing.
+    std::os::unix::fs::symlink("/bin/sleep", &fake).unwrap();
     let mut hd = Command::new(&fake).arg("60").spawn().unwrap();
     let standby = Setup::new(
         "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1h)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",

@@ -108,7 +108,7 @@ mod poll;
 mod protocol;
 
 pub use protocol::{
-    Context, HookEnv, NoWitness, Now, Order, Outcome, Output, Settings, WakeWitness,
+    Context, HookEnv, NoWitness, Now, Order, Outcome, Output, Settings, Spinner, WakeWitness,
 };
 
 use std::path::PathBuf;
@@ -227,6 +227,9 @@ pub struct DiskController {
     /// logged at info level since the last standby went (the same again
     /// goes to debug level).
     refusals_said: Vec<&'static str>,
+    /// The programs spinning this disk down beside lull already warned of
+    /// (by pid: [`WakeWitness::spinners`]), so each is warned of once.
+    spinners_warned: Vec<u32>,
     /// The poll being handled, when it brought I/O: the previous poll's
     /// instant and its latest arrival. A standby the engine decided
     /// between the two is skipped, its idle period already over
@@ -423,6 +426,7 @@ impl DiskController {
             idle_since: None,
             last_skip: None,
             refusals_said: Vec::new(),
+            spinners_warned: Vec::new(),
             overtaking: None,
             quiet_routine: false,
             acted: false,

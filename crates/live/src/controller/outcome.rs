@@ -60,7 +60,8 @@ impl DiskController {
                 format!("standby done ({how})")
             }
             Outcome::AlreadyStandby => {
-                info!("disk {key}: already in standby");
+                let by = self.spun_down_by(witness);
+                info!("disk {key}: already in standby{by}");
                 if current {
                     if self.standby_since.is_none() {
                         self.set_standby(Some(t), now);
@@ -69,7 +70,7 @@ impl DiskController {
                     let env = || vec![("LULL_RESULT", "already".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
                 }
-                "standby: the drive was already in standby".into()
+                format!("standby: the drive was already in standby{by}")
             }
             Outcome::Flushed(mounts) => {
                 if current {
@@ -218,14 +219,15 @@ impl DiskController {
                 self.sleep_snapshot = Some(witness.snapshot());
                 // The drive's own APM or Standby_z timer may be that
                 // something.
+                let by = self.spun_down_by(witness);
                 let apm = self
                     .st
                     .identity
                     .as_ref()
                     .and_then(crate::identify::Identity::self_standby_reason)
-                    .map(|r| format!(": {r}"))
+                    .map(|r| format!("{}{r}", if by.is_empty() { ": " } else { "; " }))
                     .unwrap_or_default();
-                let text = format!("found in standby (spun down by something else{apm})");
+                let text = format!("found in standby (spun down by something else{by}{apm})");
                 info!("disk {}: {text}", self.key);
                 Some(text)
             }
@@ -235,6 +237,30 @@ impl DiskController {
             }
             _ => None,
         }
+    }
+
+    /// The programs that spin this disk down beside lull, running now
+    /// ([`WakeWitness::spinners`]), as `": hd-idle (pid 652)"` for a line
+    /// saying the drive was found asleep (empty when there are none). The
+    /// first time one is seen, its warning (what it spins down, and what
+    /// to do) is logged: an hd-idle started after lull's start, which
+    /// the start's check could not name.
+    fn spun_down_by(&mut self, witness: &mut dyn WakeWitness) -> String {
+        let spinners = witness.spinners(&self.kernel);
+        for s in &spinners {
+            if !self.spinners_warned.contains(&s.pid) {
+                self.spinners_warned.push(s.pid);
+                warn!("disk {}: {}", self.key, s.warning);
+            }
+        }
+        if spinners.is_empty() {
+            return String::new();
+        }
+        let names: Vec<String> = spinners
+            .iter()
+            .map(|s| format!("{} (pid {})", s.name, s.pid))
+            .collect();
+        format!(": {}", names.join(", "))
     }
 
     /// A standby, flush or command failed: the task is not running; a

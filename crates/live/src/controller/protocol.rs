@@ -169,6 +169,27 @@ pub trait WakeWitness {
     fn tree_io(&mut self, _pid: u32) -> Option<(u64, u64)> {
         None
     }
+    /// The programs running now that spin the disk named `kernel` down on
+    /// a timeout of their own (hd-idle, by its options; another by its
+    /// name). Asked when a drive lull did not spin down is found in
+    /// standby, or is already in standby when lull spins it down: one of
+    /// them is then the likely cause. The default knows of none.
+    fn spinners(&mut self, _kernel: &str) -> Vec<Spinner> {
+        Vec::new()
+    }
+}
+
+/// A program that spins disks down on a timeout of its own, running beside
+/// lull ([`WakeWitness::spinners`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spinner {
+    /// Its name (`hd-idle`).
+    pub name: String,
+    /// Its process id.
+    pub pid: u32,
+    /// The warning for the admin: what it spins down and after how long,
+    /// and what to do ([`crate::preflight::competition`]).
+    pub warning: String,
 }
 
 /// A witness that sees nothing: no snapshot, no suspects (what the

@@ -1105,3 +1105,72 @@ fn a_command_s_run_time_is_counted_while_it_runs() {
     assert_eq!(c.state_at(Nanos::from_secs(30)).command_s, 6.0);
     assert_eq!(c.state().command_exits, 1);
 }
+
+/// A witness that sees `hd-idle` (pid 652) spinning disk `sdb` down, and
+/// counts the questions.
+#[derive(Default)]
+struct HdIdleBeside(Vec<String>);
+
+impl WakeWitness for HdIdleBeside {
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::default()
+    }
+    fn attribute(&mut self, _: Snapshot, _: &[(u32, u32)], _: u64) -> crate::wakeup::Attribution {
+        crate::wakeup::Attribution::default()
+    }
+    fn spinners(&mut self, kernel: &str) -> Vec<Spinner> {
+        self.0.push(kernel.to_string());
+        (kernel == "sdb")
+            .then(|| Spinner {
+                name: "hd-idle".into(),
+                pid: 652,
+                warning: "hd-idle (pid 652) spins down sdb (after 6s) too".into(),
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
+/// An hd-idle started after lull (the start's check could not name it)
+/// spins the disk down: the drive found asleep, or already asleep when
+/// lull spins it down, names it, and its warning is logged once.
+#[test]
+fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
+    run(&mut c, &r, 0, 3, busy_then_quiet);
+    let mut w = HdIdleBeside::default();
+    let mut out = Vec::new();
+    let power = Outcome::Power(PowerState::Standby);
+    c.on_outcome(at(3), power.clone(), true, &mut w, &mut out);
+    assert!(c.in_standby());
+    assert_eq!(
+        c.state().last_decision,
+        "found in standby (spun down by something else: hd-idle (pid 652))"
+    );
+    assert_eq!(w.0, ["sdb"]);
+    assert_eq!(c.spinners_warned, [652]);
+    // Busy again; then lull's own standby finds it asleep already.
+    run(&mut c, &r, 4, 6, |_| 3);
+    c.on_outcome(at(6), Outcome::AlreadyStandby, true, &mut w, &mut out);
+    assert_eq!(
+        c.state().last_decision,
+        "standby: the drive was already in standby: hd-idle (pid 652)"
+    );
+    assert_eq!(c.spinners_warned, [652], "warned of once");
+    // With no program beside it, the line is as before (the NoWitness
+    // tests above), and a drive that may spin itself down says both.
+    let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
+    let st = DiskState {
+        identity: Some(crate::identify::Identity {
+            apm: Some(crate::identify::Apm::Level(127)),
+            ..Default::default()
+        }),
+        ..DiskState::default()
+    };
+    let mut d = with_state(&r, &cfg, family, st, c.settings);
+    d.on_outcome(at(1), power, true, &mut w, &mut out);
+    assert_eq!(
+        d.state().last_decision,
+        "found in standby (spun down by something else: hd-idle (pid 652); the drive's APM level 127 lets it spin itself down)"
+    );
+}

@@ -124,6 +124,9 @@ impl crate::controller::WakeWitness for SystemWitness {
     fn tree_io(&mut self, pid: u32) -> Option<(u64, u64)> {
         crate::wakeup::tree_io(pid)
     }
+    fn spinners(&mut self, kernel: &str) -> Vec<crate::controller::Spinner> {
+        crate::preflight::spinners_of(&[kernel])
+    }
 }
 
 /// The shell: see the [module docs](self).
