@@ -1368,15 +1368,24 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
 }
 
 /// A line under a window's ratios when they divide by little
-/// ([`lull_tasks::spindown::small_margins`]), as `lull replay` notes it.
+/// ([`lull_tasks::spindown::small_margins`]), as `lull replay` notes it:
+/// only of a ratio the window shows, and not when even the oracle saved
+/// nothing (the line above says that no idle period outlasted the
+/// break-even time; there is no ratio to explain).
 fn small_margin_note(w: &lull_activity::shadow::WindowReport) -> Option<String> {
     let energy = |p: &str| w.policy(p).map(|f| f.energy_j);
+    let oracle = energy("oracle")?;
+    if oracle >= w.baseline_energy_j {
+        return None;
+    }
     let [best, clairvoyant] = lull_tasks::spindown::small_margins(
         w.baseline_energy_j,
-        energy("oracle")?,
+        oracle,
         energy("best-fixed")?,
         energy("clairvoyant-10min"),
     );
+    let best = best.filter(|_| w.excess_vs_best_fixed.is_some());
+    let clairvoyant = clairvoyant.filter(|_| w.gain_vs_clairvoyant.is_some());
     let part = |p: Option<f64>, what: &str| p.map(|p| format!("{what} by {p:.2} %"));
     let parts: Vec<String> = [
         part(best, "the best fixed timeout trails the oracle"),

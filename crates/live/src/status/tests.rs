@@ -961,3 +961,62 @@ proptest::proptest! {
         }
     }
 }
+
+/// The note under a window's ratios explains only a ratio it shows, and
+/// none when even the oracle saved nothing (a short watch, no idle period
+/// longer than B: seen in a guest, where it explained two ratios that
+/// read "n/a" and nothing).
+#[test]
+fn the_small_margin_note_explains_only_ratios_shown() {
+    let figures = |policy: &str, energy_j: f64| lull_activity::shadow::PolicyFigures {
+        policy: policy.into(),
+        timeout_s: None,
+        saved_wh: 0.0,
+        energy_j,
+        spinups: 0,
+    };
+    let window = |oracle: f64, best: f64, clairvoyant: f64, excess, gain| {
+        lull_activity::shadow::WindowReport {
+            window: "24h".into(),
+            observed_s: 3600.0,
+            idle_periods: 10,
+            baseline_energy_j: 10_000.0,
+            policies: vec![
+                figures("lull", 9_000.0),
+                figures("best-fixed", best),
+                figures("clairvoyant-10min", clairvoyant),
+                figures("oracle", oracle),
+            ],
+            excess_vs_best_fixed: excess,
+            gain_vs_clairvoyant: gain,
+            wear_budget_per_day: None,
+        }
+    };
+    // Both margins small, both ratios shown: both explained.
+    let note = small_margin_note(&window(8_000.0, 8_050.0, 8_040.0, Some(19.0), Some(-95.0)))
+        .expect("a note");
+    assert!(note.contains("trails the oracle by 0.50 %"), "{note}");
+    assert!(
+        note.contains("beats the best fixed one by 0.10 %"),
+        "{note}"
+    );
+    // A ratio not shown is not explained.
+    let note =
+        small_margin_note(&window(8_000.0, 8_050.0, 8_040.0, Some(19.0), None)).expect("a note");
+    assert!(!note.contains("clairvoyant"), "{note}");
+    assert_eq!(
+        small_margin_note(&window(8_000.0, 8_000.0, 8_000.0, None, None)),
+        None
+    );
+    // Nothing saved by anyone (the oracle spends what never spinning down
+    // does): no note.
+    assert_eq!(
+        small_margin_note(&window(10_000.0, 10_000.0, 10_000.0, None, None)),
+        None
+    );
+    // Large margins: no note.
+    assert_eq!(
+        small_margin_note(&window(5_000.0, 7_000.0, 6_000.0, Some(2.0), Some(-1.0))),
+        None
+    );
+}
