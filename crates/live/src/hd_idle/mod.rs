@@ -694,7 +694,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
     );
     comment(
         &mut out,
-        "Timing: hd-idle reads /proc/diskstats every tenth of its shortest idle time (the Go port at least every 60 s), in whole seconds, so its spin-downs come up to that interval late; lull reads it every `poll` and spins down on time.",
+        "Timing: hd-idle reads /proc/diskstats every tenth of its shortest idle time (the Go port at least every 60 s), in whole seconds, so its spin-downs come up to that interval late; so do lull's at the poll below, within a poll of the timeout.",
     );
     if let Some(p) = o.symlink_policy {
         comment(
@@ -720,7 +720,10 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
     }
     out.push('\n');
     let _ = writeln!(out, "state_file = \"/var/lib/lull/state.json\"");
-    let _ = writeln!(out, "poll = \"1s\"");
+    comment(
+        &mut out,
+        "No `poll`: lull reads /proc/diskstats every tenth of its disks' shortest timeout (within 1 s and 1 min), as hd-idle does: a disk with hd-idle's default 10 minutes is read once a minute, which costs about a twelfth of reading it every second. `auto` has a shorter time scale and gets a 1 s poll. Set `poll` to read more often; `--check` says what it is.",
+    );
     if o.ignore_spin_down_detection {
         comment(
             &mut out,

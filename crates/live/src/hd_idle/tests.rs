@@ -444,3 +444,21 @@ fn an_a_without_its_own_i_is_warned_about_where_the_two_hd_idles_differ() {
         assert!(own(&c).is_empty(), "{opts}: {:?}", c.warnings);
     }
 }
+
+/// The converted file sets no `poll`: lull derives it as hd-idle polls, a
+/// tenth of the shortest timeout (within 1 s and 1 min), so a converted
+/// 10-minute disk is read once a minute, not every second.
+#[test]
+fn the_converted_file_polls_as_hd_idle_does() {
+    for (opts, poll_s) in [
+        ("", 60),
+        ("-i 0 -a sda -i 6", 1),
+        ("-i 0 -a sda -i 300 -a sdb -i 1200", 30),
+        ("-i 0 -a sda -i 3600", 60),
+        ("-I -i 0 -a sda -i 600", 60),
+    ] {
+        let (c, cfg) = config_of(opts);
+        assert!(cfg.poll_derived, "{opts}: {}", c.toml);
+        assert_eq!(cfg.poll, Nanos::from_secs(poll_s), "{opts}");
+    }
+}
