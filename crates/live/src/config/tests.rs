@@ -315,6 +315,10 @@ fn errors_name_line_and_key() {
 fn the_shipped_config_parses_with_the_drives_break_even() {
     let c = parse(include_str!("../../../../contrib/lull.toml")).unwrap();
     assert_eq!(c.disks.len(), 1);
+    // The poll is derived from the network (auto: B/32, a tenth of it
+    // below 1 s: every second).
+    assert!(c.poll_derived);
+    assert_eq!(c.poll, Nanos::from_secs(1));
     let d = &c.disks[0];
     let red = PowerModel::preset("wd-red-plus").unwrap();
     assert_eq!(d.breakeven, red.break_even());
