@@ -7,9 +7,11 @@
 # reads at the same times, so each daemon's decisions can be set against
 # the other's: hd-idle's spin-downs (its log file, written at each
 # spin-up: how long the disk was stopped), lulld's (its log), and what
-# lulld's status says hd-idle's timeout would have done ("your timeout").
+# lulld's status says hd-idle's timeout would have done ("your timeout"),
+# and what a dry run beside hd-idle on its own disk says it would have.
 limit=${1:-420}
 log=/tmp/lulld.log
+drylog=/tmp/lulld-dry.log
 hdlog=/tmp/hd-idle.log
 sata=/dev/disk/by-id/ata-LULL_SATA_DISK_LULLSATA0001
 scsi=/dev/disk/by-id/scsi-0QEMU_QEMU_HARDDISK_LULLSCSI0001
@@ -36,6 +38,14 @@ LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull.toml 2> $log &
 pid=$!
 say "lulld pid $pid"
 wait_for 60 "lulld's disk" at_least 1 "task standby, network" $log
+# The documented way to compare before switching: a dry run beside
+# hd-idle, on hd-idle's own disk (its own state file).
+lulld --from-hd-idle "-i 0 -a $hd -i 6" 2>/dev/null \
+  | sed 's|^state_file = .*|state_file = "/var/lib/lull/dry/state.json"|' > /etc/lull-dry.toml
+LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-dry.toml --dry-run 2> $drylog &
+drypid=$!
+say "dry run pid $drypid"
+wait_for 60 "the dry run's disk" at_least 1 "task standby, network" $drylog
 # hd-idle daemonizes (as its init script starts it); -l writes a line at
 # each spin-up it sees: how long the disk ran and how long it was stopped.
 hd-idle -i 0 -a "$hd" -i 6 -l $hdlog
@@ -70,11 +80,18 @@ sed 's/^/@@ status /' /tmp/status.txt
 lulld status --config /etc/lull.toml --format json > /tmp/status.json 2>&1
 say "status-json-exit $?"
 sed 's/^/@@ status-json /' /tmp/status.json
-kill -TERM $pid
+lulld status --config /etc/lull-dry.toml --format json > /tmp/dry.json 2>&1
+say "dry-status-json-exit $?"
+sed 's/^/@@ dry-status-json /' /tmp/dry.json
+kill -TERM $pid $drypid
 wait_for 20 "lulld stopped" sh -c "! kill -0 $pid"
 wait $pid
 say "lulld-exit $?"
+wait_for 20 "the dry run stopped" sh -c "! kill -0 $drypid"
+wait $drypid
+say "dry-run-exit $?"
 kill -TERM $hpid
 sed 's/^/@@ hd-idle /' $hdlog
 sed 's/^/@@ log /' $log
+sed 's/^/@@ drylog /' $drylog
 grep -E " ($hd|$ld) " /proc/diskstats | sed 's/^/@@ diskstats /'

@@ -487,15 +487,31 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     let js = t.json("status-json");
     let disk = &js["disks"][0];
     assert_eq!(disk["spindowns"], long.len(), "{disk}");
-    let window = &disk["shadow"]["windows"][0];
-    let spinups = |policy: &str| {
+    let spinups = |disk: &serde_json::Value, policy: &str| {
+        let window = &disk["shadow"]["windows"][0];
         window["policies"]
             .as_array()
             .and_then(|ps| ps.iter().find(|p| p["policy"] == policy))
             .map(|p| p["spinups"].clone())
             .unwrap_or_else(|| panic!("no {policy} in {window}"))
     };
-    assert_eq!(spinups("your-timeout"), hd_stopped.len(), "{window}");
-    assert_eq!(spinups("lull"), hd_stopped.len(), "{window}");
+    assert_eq!(spinups(disk, "your-timeout"), hd_stopped.len(), "{disk}");
+    assert_eq!(spinups(disk, "lull"), hd_stopped.len(), "{disk}");
     assert_eq!(t.step("lulld-exit"), ["0"]);
+
+    // The documented way to compare before switching: a dry run of the
+    // converted file beside hd-idle, on hd-idle's own disk. It says it
+    // would have spun down where hd-idle did, and so would "your timeout".
+    assert_eq!(t.step("dry-status-json-exit"), ["0"]);
+    assert_eq!(t.step("dry-run-exit"), ["0"]);
+    let dry = t.json("dry-status-json");
+    assert_eq!(dry["dry_run"], true, "{dry}");
+    let disk = &dry["disks"][0];
+    assert_eq!(spinups(disk, "your-timeout"), hd_stopped.len(), "{disk}");
+    assert_eq!(spinups(disk, "lull"), hd_stopped.len(), "{disk}");
+    let drylog: Vec<&str> = t.step("drylog");
+    assert!(
+        drylog.iter().all(|l| !l.contains("hd-idle (pid")),
+        "a dry run beside hd-idle does not warn of it: {drylog:#?}"
+    );
 }

@@ -298,6 +298,13 @@ impl DiskController {
                 by: Vec::new(),
             });
             self.dirty = true;
+            // A dry run's would-be spin-up is written at once, as a real
+            // one is: `lull status` of a dry run beside hd-idle shows the
+            // period it would have slept through (its shadow) at once,
+            // not up to `state_interval` later.
+            if self.settings.dry_run && matches!(self.cfg.task, TaskConfig::Standby { .. }) {
+                self.urgent = true;
+            }
             self.hook(now, HookEvent::Wake, env, out);
         }
         self.acted = false;

@@ -1174,3 +1174,33 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
         "found in standby (spun down by something else: hd-idle (pid 652); the drive's APM level 127 lets it spin itself down)"
     );
 }
+
+/// In a dry run the end of an idle period lull would have slept through
+/// is written at once, as a real spin-up is: `lull status` of a dry run
+/// beside hd-idle lagged its shadow by up to `state_interval` (seen in
+/// the guest: 3 would-be spin-ups of 4).
+#[test]
+fn a_dry_run_s_would_be_spin_up_is_written_at_once() {
+    let r = crate::default_registry();
+    let (cfg, family) = sdb(
+        "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n",
+        &r,
+    );
+    let settings = Settings {
+        power_check: Nanos::ZERO,
+        dry_run: true,
+        clock: Nanos::ZERO,
+        poll: Nanos::from_secs(1),
+    };
+    let mut c = with_state(&r, &cfg, family, DiskState::default(), settings);
+    let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![10]);
+    report(&mut c, 10, Outcome::DryRun("spin /dev/sdb down".into()));
+    c.take_changes();
+    // Still quiet: nothing to write at once.
+    run(&mut c, &r, 12, 14, |_| 100);
+    assert_eq!(c.take_changes(), (false, false));
+    // Busy again: the would-be spin-up goes at once.
+    run(&mut c, &r, 14, 15, |_| 103);
+    assert_eq!(c.take_changes(), (true, true));
+}
