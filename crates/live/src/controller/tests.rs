@@ -298,6 +298,20 @@ fn a_foreign_spin_up_is_counted_and_hooked_with_the_time_asleep() {
     assert!(!c.in_standby());
 }
 
+/// A `timer(5s)` controller for a drive whose APM level (127) lets it
+/// spin itself down.
+fn with_apm_127(r: &Registry, settings: Settings) -> DiskController {
+    let (cfg, family) = sdb("network = \"timer(5s)\"\n", r);
+    let st = DiskState {
+        identity: Some(crate::identify::Identity {
+            apm: Some(crate::identify::Apm::Level(127)),
+            ..Default::default()
+        }),
+        ..DiskState::default()
+    };
+    with_state(r, &cfg, family, st, settings)
+}
+
 #[test]
 fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
     // Quiet after second 3, then CHECK POWER MODE finds it asleep.
@@ -320,15 +334,7 @@ fn a_disk_found_in_standby_names_the_drive_s_own_apm() {
     assert!(fresh.in_standby());
     assert_eq!(fresh.gauges(at(9).mono).power_since_unix, None);
     // The same, for a drive whose APM level lets it spin itself down.
-    let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
-    let st = DiskState {
-        identity: Some(crate::identify::Identity {
-            apm: Some(crate::identify::Apm::Level(127)),
-            ..Default::default()
-        }),
-        ..DiskState::default()
-    };
-    let mut d = with_state(&r, &cfg, family, st, c.settings);
+    let mut d = with_apm_127(&r, c.settings);
     assert_eq!(
         found(&mut d, &r),
         "found in standby (spun down by something else: the drive's APM level 127 lets it spin itself down)"
@@ -1159,15 +1165,7 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
     assert_eq!(c.spinners_warned, [652], "warned of once");
     // With no program beside it, the line is as before (the NoWitness
     // tests above), and a drive that may spin itself down says both.
-    let (cfg, family) = sdb("network = \"timer(5s)\"\n", &r);
-    let st = DiskState {
-        identity: Some(crate::identify::Identity {
-            apm: Some(crate::identify::Apm::Level(127)),
-            ..Default::default()
-        }),
-        ..DiskState::default()
-    };
-    let mut d = with_state(&r, &cfg, family, st, c.settings);
+    let mut d = with_apm_127(&r, c.settings);
     d.on_outcome(at(1), power, true, &mut w, &mut out);
     assert_eq!(
         d.state().last_decision,
