@@ -465,15 +465,16 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     );
     assert_eq!(count(&log, ": in standby ("), long.len(), "{log:#?}");
     // Period by period, the time each kept its disk down: a long gap less
-    // the timeout, to within the two polls (1 s each) and hd-idle's
-    // whole seconds.
+    // the timeout, to within the two polls (1 s each, each a poll late at
+    // the spin-down or the spin-up) and hd-idle's whole seconds (seen: 0
+    // to 1 s apart); a daemon with another timeout is several seconds off.
     for ((gap, hd), lulld) in long.iter().zip(&hd_stopped).zip(&lulld_standby) {
         assert!(
-            (hd - lulld).abs() <= 2.0,
+            (hd - lulld).abs() <= 3.0,
             "gap {gap:.2} s: hd-idle stopped the disk {hd} s, lulld {lulld} s"
         );
         assert!(
-            (gap - 6.0 - lulld).abs() <= 1.5,
+            (gap - 6.0 - lulld).abs() <= 2.0,
             "gap {gap:.2} s: lulld kept it down {lulld} s"
         );
     }
