@@ -368,6 +368,12 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                     why: "spins one disk down (or tests it) and exits: not a daemon setting; drop it (lull's daemon has no one-shot mode)",
                 });
             }
+            "-h" if o.words.len() == 1 => {
+                return Err(HdIdleError::Unsupported {
+                    flag: flag.clone(),
+                    why: "HD_IDLE_OPTS=\"-h\" is Debian's default, which keeps hd-idle off: it prints its usage and exits, so it spins no disk down and there is nothing to convert. Start from lull's annotated /etc/lull.toml (contrib/lull.toml), or give the options hd-idle was meant to run with",
+                });
+            }
             "-h" => {
                 return Err(HdIdleError::Unsupported {
                     flag: flag.clone(),

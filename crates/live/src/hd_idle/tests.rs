@@ -97,6 +97,20 @@ fn readme_command_types_per_disk() {
     assert!(sdb.contains("# -c scsi"), "{sdb}");
 }
 
+/// Debian's `/etc/default/hd-idle` as shipped (hd-idle 1.05+ds-2): `-h`
+/// keeps hd-idle off. Converting it says so, instead of "drop -h".
+#[test]
+fn debian_s_default_file_keeps_hd_idle_off_and_says_so() {
+    let e = convert_with("HD_IDLE_OPTS=\"-h\"", &no_links).unwrap_err();
+    assert_eq!(e.flag(), Some("-h"));
+    let text = e.to_string();
+    assert!(text.contains("Debian's default"), "{text}");
+    assert!(text.contains("spins no disk down"), "{text}");
+    // `-h` among other options is the option to drop.
+    let e = convert_with("-i 300 -h", &no_links).unwrap_err();
+    assert!(e.to_string().contains("drop it"), "{e}");
+}
+
 #[test]
 fn the_default_file_example_with_a_log_file() {
     let (c, cfg) = config_of(DEFAULT_FILE);
