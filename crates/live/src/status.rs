@@ -464,11 +464,9 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         .iter()
         .find(|s| s.name == "lull_dry_run")
         .map(|s| s.value != 0.0);
-    // A dry run keeps its own state file; without metrics to say so, a
-    // dry-run file where no real one is tells it.
-    let dry_run = dry_run.or_else(|| {
-        (!cfg.state_file.exists() && cfg.dry_run_state_file().exists()).then_some(true)
-    });
+    // A dry run keeps its own state file; without metrics to say so, the
+    // files and their locks tell it.
+    let dry_run = dry_run.or_else(|| dry_run_by_files(&cfg.state_file, &cfg.dry_run_state_file()));
     let state_file = cfg.state_path(dry_run == Some(true));
     let state = match std::fs::read(&state_file) {
         Ok(bytes) => serde_json::from_slice::<State>(&bytes).map_err(|e| {
@@ -516,6 +514,27 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             combine(&cfg, &state, &samples, text.is_some(), now_unix),
         ),
     })
+}
+
+/// Whether the status should come from the dry run's state file `dry`
+/// rather than the real one, `real`, when no metrics say which daemon
+/// runs: the one whose lock a daemon holds; with neither running, the one
+/// written last (`lulld --dry-run` beside hd-idle after a real run, or a
+/// real run after a dry one: both files stay). `None`: the real one.
+fn dry_run_by_files(real: &Path, dry: &Path) -> Option<bool> {
+    use crate::instance::{Holder, holder};
+    if matches!(holder(real), Holder::Held(_)) {
+        return None;
+    }
+    if matches!(holder(dry), Holder::Held(_)) {
+        return Some(true);
+    }
+    let written = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (written(real), written(dry)) {
+        (None, Some(_)) => Some(true),
+        (Some(r), Some(d)) if d > r => Some(true),
+        _ => None,
+    }
 }
 
 /// How old (seconds) the state file is that the status of a running

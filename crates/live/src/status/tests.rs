@@ -1020,3 +1020,43 @@ fn the_small_margin_note_explains_only_ratios_shown() {
         None
     );
 }
+
+/// Without metrics, the state file status reads is the running daemon's:
+/// a dry run beside hd-idle after a real run (both files stay) was shown
+/// as "no daemon is running", from the real run's stale file.
+#[test]
+fn the_running_daemon_s_state_file_is_read_real_or_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("state.json");
+    let dry = dir.path().join("state.dry-run.json");
+    let touch = |p: &Path, age_s: u64| {
+        std::fs::write(p, "{}").unwrap();
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    };
+    // Only a real file: the real one.
+    touch(&real, 60);
+    assert_eq!(dry_run_by_files(&real, &dry), None);
+    // Both, the dry run's written last, nothing running: the dry run's.
+    touch(&dry, 10);
+    assert_eq!(dry_run_by_files(&real, &dry), Some(true));
+    // A real run after it: the real one.
+    touch(&real, 0);
+    assert_eq!(dry_run_by_files(&real, &dry), None);
+    // A dry run running (its lock held), the real file newer: the dry
+    // run's.
+    let lock = crate::instance::InstanceLock::acquire(&dry).unwrap();
+    assert_eq!(dry_run_by_files(&real, &dry), Some(true));
+    // And a real daemon running wins over everything.
+    let real_lock = crate::instance::InstanceLock::acquire(&real).unwrap();
+    assert_eq!(dry_run_by_files(&real, &dry), None);
+    drop((lock, real_lock));
+    // Only a dry-run file: the dry run's.
+    std::fs::remove_file(&real).unwrap();
+    assert_eq!(dry_run_by_files(&real, &dry), Some(true));
+}
