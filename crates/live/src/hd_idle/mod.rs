@@ -6,7 +6,7 @@
 //! the same disks down after the same idle times, with comments saying
 //! where lull differs and what to try next (the learning network `auto`,
 //! a drive preset). Two hd-idles are in use: the C original (Christian
-//! Müller's 1.05, Debian's and Ubuntu's `hd-idle` package: options `-a`,
+//! Müller's 1.05, Debian's `hd-idle` package, which Ubuntu takes: options `-a`,
 //! `-i`, `-l`, `-t`, `-d`, `-h`) and the Go port (Andoni del Olmo's 1.21,
 //! from its own releases), whose options are a superset (`-I` as
 //! documented in its `debian/hd-idle.default`). Both are converted; where
