@@ -407,11 +407,17 @@ impl HdIdleOptions {
     /// `-a` entry naming it (its kernel name, `/dev/` and it, or a link
     /// that `resolve` turns into it, as hd-idle resolves it), else the
     /// default entry's for a whole SCSI disk (`sd` and letters, the disks
-    /// hd-idle watches) and 0 for any other. An `-a` without its own `-i`
+    /// hd-idle watches) and 0 for any other disk, named or not (hd-idle
+    /// reads only the lines of `sd` disks). An `-a` without its own `-i`
     /// under a default of 0 is never spun down by the Go port but after
     /// 600 s by the C original: unless an option only the Go port has says
     /// which runs, 600 (on the side of warning).
     pub fn idle_for(&self, kernel: &str, resolve: &dyn Fn(&str) -> Option<String>) -> u64 {
+        // Both hd-idles read only the lines of `sd` disks, whatever `-a`
+        // names.
+        if sd_suffix(kernel).is_none() {
+            return 0;
+        }
         let names = |d: &&NamedDisk| {
             d.name == kernel
                 || d.name.strip_prefix("/dev/") == Some(kernel)
@@ -809,6 +815,13 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
             Some(d.name.clone())
         };
         let mut note = None::<String>;
+        // hd-idle reads only the lines of `sd` disks: an entry naming
+        // anything else never spun a disk down.
+        let unwatched = kernel
+            .as_deref()
+            .map(whole_disk)
+            .filter(|w| sd_suffix(w).is_none())
+            .map(str::to_string);
         match &kernel {
             Some(k) => {
                 let whole = whole_disk(k);
@@ -850,19 +863,31 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
             out.push('\n');
             continue;
         }
-        let commented = d.settings.needs_power_condition();
-        if commented {
+        let power_condition = d.settings.needs_power_condition();
+        if power_condition {
             warnings.push(format!(
                 "{}: left commented out: lull sends only the STANDBY power condition",
                 origin_of(d)
             ));
         }
-        let note = match (note, commented) {
-            (Some(n), true) => Some(format!("{n}. {POWER_CONDITION_NOTE}")),
-            (Some(n), false) => Some(n),
-            (None, true) => Some(POWER_CONDITION_NOTE.to_string()),
-            (None, false) => None,
-        };
+        let mut notes: Vec<String> = note.into_iter().collect();
+        if let Some(w) = &unwatched {
+            let what = if d.name == *w || d.name.strip_prefix("/dev/") == Some(w.as_str()) {
+                format!("-a {}", d.name)
+            } else {
+                format!("-a {} ({w})", d.name)
+            };
+            let text = format!(
+                "{what} is not an sd disk: hd-idle reads only the diskstats lines of sd disks, so this entry never spun anything down; it is left commented out (enable it to have lull spin {w} down)"
+            );
+            warnings.push(text.clone());
+            notes.push(text);
+        }
+        if power_condition {
+            notes.push(POWER_CONDITION_NOTE.to_string());
+        }
+        let commented = power_condition || unwatched.is_some();
+        let note = (!notes.is_empty()).then(|| notes.join(". "));
         disk_block(
             &mut out,
             &d.name,

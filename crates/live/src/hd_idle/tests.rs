@@ -296,6 +296,10 @@ fn complement_globs() {
 /// hd-idle's rule: a named disk's own settings, else the default; and
 /// the default entry covers SCSI disks only.
 fn hd_idle_timeout(o: &HdIdleOptions, name: &str) -> u64 {
+    // Only `sd` disks, named or not.
+    if sd_suffix(name).is_none() {
+        return 0;
+    }
     match o.disks.iter().find(|d| d.name == name) {
         Some(d) => d.settings.idle_s,
         None if sd_suffix(name).is_some() => o.default.idle_s,
@@ -475,4 +479,32 @@ fn the_converted_file_polls_as_hd_idle_does() {
         assert!(cfg.poll_derived, "{opts}: {}", c.toml);
         assert_eq!(cfg.poll, Nanos::from_secs(poll_s), "{opts}");
     }
+}
+
+/// hd-idle reads only the diskstats lines of `sd` disks: an `-a` naming
+/// another disk never spun anything down, so its entry is written
+/// commented out, with a warning, and a running hd-idle with it is not
+/// counted as spinning that disk down.
+#[test]
+fn an_a_naming_a_disk_hd_idle_never_watches_is_left_commented_out() {
+    let link = "/dev/disk/by-id/nvme-Samsung_X";
+    let opts = format!("-i 0 -a nvme0n1 -i 300 -a {link} -i 600 -a sdb -i 300");
+    let c = convert_with(&opts, &|p| (p == link).then(|| "nvme1n1".to_string())).unwrap();
+    let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+    let devices: Vec<&str> = cfg.disks.iter().map(|d| d.device.as_str()).collect();
+    assert_eq!(devices, ["sdb"], "{}", c.toml);
+    for name in ["nvme0n1", "nvme1n1"] {
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains(name) && w.contains("not an sd disk")),
+            "{name}: {:?}",
+            c.warnings
+        );
+    }
+    assert!(c.toml.contains("# device = \"nvme0n1\""), "{}", c.toml);
+    let o = parse(&opts).unwrap();
+    let none = |_: &str| None;
+    assert_eq!(o.idle_for("nvme0n1", &none), 0);
+    assert_eq!(o.idle_for("sdb", &none), 300);
 }
