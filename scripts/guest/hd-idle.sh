@@ -29,7 +29,10 @@ say "disks hd-idle $hd lulld $ld"
 say "hd-idle-version $(hd-idle -h 2>&1 | head -1)"
 
 # lulld's configuration is what the converter makes of hd-idle's options.
-lulld --from-hd-idle "-i 0 -a $ld -i 6" > /etc/lull.toml 2> /tmp/convert.err
+# Both named by their by-id links, as the docs advise: hd-idle resolves
+# its link once, at its start; the converter keeps it, and lulld resolves
+# it at every poll.
+lulld --from-hd-idle "-i 0 -a $scsi -i 6" > /etc/lull.toml 2> /tmp/convert.err
 say "convert-exit $?"
 sed 's/^/@@ convert-err /' /tmp/convert.err
 sed 's/^/@@ toml /' /etc/lull.toml
@@ -40,7 +43,7 @@ say "lulld pid $pid"
 wait_for 60 "lulld's disk" at_least 1 "task standby, network" $log
 # The documented way to compare before switching: a dry run beside
 # hd-idle, on hd-idle's own disk (its own state file).
-lulld --from-hd-idle "-i 0 -a $hd -i 6" 2>/dev/null \
+lulld --from-hd-idle "-i 0 -a $sata -i 6" 2>/dev/null \
   | sed 's|^state_file = .*|state_file = "/var/lib/lull/dry/state.json"|' > /etc/lull-dry.toml
 LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-dry.toml --dry-run 2> $drylog &
 drypid=$!
@@ -48,7 +51,7 @@ say "dry run pid $drypid"
 wait_for 60 "the dry run's disk" at_least 1 "task standby, network" $drylog
 # hd-idle daemonizes (as its init script starts it); -l writes a line at
 # each spin-up it sees: how long the disk ran and how long it was stopped.
-hd-idle -i 0 -a "$hd" -i 6 -l $hdlog
+hd-idle -i 0 -a "$sata" -i 6 -l $hdlog
 say "hd-idle-exit $?"
 hpid=$(pidof hd-idle)
 say "hd-idle pid $hpid"

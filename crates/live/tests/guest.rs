@@ -409,7 +409,7 @@ fn seconds(text: &str) -> f64 {
 /// Debian's hd-idle itself (the C original, 1.05) beside lulld, on the
 /// same reads (scripts/guest/hd-idle.sh): hd-idle `-i 6` on the SATA
 /// disk; on the SCSI disk, lulld configured by `lulld --from-hd-idle`
-/// from the same option. The converted file must decide as hd-idle
+/// from the same option; each disk named by its by-id link. The converted file must decide as hd-idle
 /// decides, idle period by idle period, and what `lull status` says
 /// hd-idle's timeout would have done ("your timeout") must be what
 /// hd-idle did.
@@ -421,11 +421,8 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     let toml = t.step("toml").join("\n");
     assert!(toml.contains("network = \"timer(6s)\""), "{toml}");
     assert!(toml.contains("compare_timeout = \"6s\""), "{toml}");
-    let disks = t.step("disks");
-    let lulld_disk = disks
-        .first()
-        .and_then(|l| l.split_whitespace().nth(3))
-        .unwrap_or_else(|| panic!("{disks:?}"));
+    // Both named by their by-id links: the entry keeps the link.
+    assert!(toml.contains(&format!("device = \"{SCSI}\"")), "{toml}");
 
     // The reads as the guest made them: each gap well clear of the 6 s
     // timeout (TCG kept time), so both daemons must agree on every one.
@@ -447,7 +444,7 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         .map(|(_, s)| s.trim().parse().unwrap())
         .collect();
     // lulld's log: its spin-downs and how long each lasted.
-    let log = t.log_of(lulld_disk);
+    let log = t.log_of(SCSI);
     let lulld_standby: Vec<f64> = log
         .iter()
         .filter_map(|l| l.split_once("busy again after "))
