@@ -184,3 +184,28 @@ fn warnings_go_to_stderr_and_the_config_to_stdout() {
     assert!(toml.contains("power_check = \"60s\""), "{toml}");
     assert!(toml.contains("# device = \"sdb\""), "{toml}");
 }
+
+/// `--from-hd-idle /etc/default/hd-idle`: the defaults file itself, read
+/// as the shell that sources it would (its last `HD_IDLE_OPTS=` line);
+/// the file as Debian ships it keeps hd-idle off, which is said (exit 2).
+#[test]
+fn the_defaults_file_converts_as_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hd-idle");
+    std::fs::write(
+        &file,
+        "HD_IDLE_OPTS=\"-h\"\nSTART_HD_IDLE=true\nHD_IDLE_OPTS=\"-i 0 -a sdb -i 300\"\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let (_, check) = convert_and_check(dir.path(), path, &["sda", "sdb"]);
+    assert!(check.contains("timer(300s)"), "{check}");
+    std::fs::write(&file, "HD_IDLE_OPTS=\"-h\"\n").unwrap();
+    let out = lull(&["daemon", "--from-hd-idle", path]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("Debian's default"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -24,7 +24,8 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t, requires = "check")]
     format: super::Format,
     /// Print the lull configuration equivalent to hd-idle's options (the
-    /// value of HD_IDLE_OPTS, quoted as one argument) and exit; see
+    /// value of HD_IDLE_OPTS, quoted as one argument, or the path of
+    /// hd-idle's defaults file, /etc/default/hd-idle) and exit; see
     /// docs/coming-from-hd-idle.md.
     #[arg(long, value_name = "HD_IDLE_OPTS", allow_hyphen_values = true,
           conflicts_with_all = ["config", "dry_run", "check"])]
@@ -33,7 +34,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if let Some(opts) = &args.from_hd_idle {
-        let c = lull_live::hd_idle::convert(opts).map_err(CliError::input)?;
+        let c = lull_live::hd_idle::convert_arg(opts).map_err(CliError::input)?;
         for w in &c.warnings {
             eprintln!("lull: warning: {w}");
         }

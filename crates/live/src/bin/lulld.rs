@@ -17,7 +17,7 @@ const HELP: &str = "\
 lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
 usage: lulld [daemon] --config FILE [--dry-run | --check [--format json]]
-       lulld --from-hd-idle HD_IDLE_OPTS
+       lulld --from-hd-idle HD_IDLE_OPTS|/etc/default/hd-idle
        lulld status [--config FILE] [--format json]
 
   --config FILE  the TOML configuration (/etc/lull.toml; documented in
@@ -30,8 +30,9 @@ usage: lulld [daemon] --config FILE [--dry-run | --check [--format json]]
                  write no state file
   --from-hd-idle OPTS
                  print the configuration equivalent to hd-idle's options
-                 (HD_IDLE_OPTS from /etc/default/hd-idle, as one argument)
-                 and exit (2: an option lull cannot convert)
+                 (HD_IDLE_OPTS from /etc/default/hd-idle, as one argument,
+                 or that file's path) and exit (2: an option lull cannot
+                 convert)
   status         print each disk's state as the running daemon reports it
                  (its metrics and state file; --config defaults to
                  /etc/lull.toml; --format json for scripts; 1: not reachable)
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
                     say("--from-hd-idle needs hd-idle's options as one argument");
                     return ExitCode::from(2);
                 };
-                return match lull_live::hd_idle::convert(&opts) {
+                return match lull_live::hd_idle::convert_arg(&opts) {
                     Ok(c) => {
                         c.warnings
                             .iter()

@@ -164,6 +164,15 @@ pub enum HdIdleError {
     /// A quote that is not closed.
     #[error("the hd-idle options have an unclosed {0} quote")]
     Quote(char),
+    /// hd-idle's defaults file (`/etc/default/hd-idle`), given instead of
+    /// the options, could not be read or sets no `HD_IDLE_OPTS`.
+    #[error("{path}: {why}")]
+    DefaultsFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        why: String,
+    },
 }
 
 impl HdIdleError {
@@ -174,7 +183,7 @@ impl HdIdleError {
             HdIdleError::MissingValue { flag, .. }
             | HdIdleError::BadValue { flag, .. }
             | HdIdleError::Unsupported { flag, .. } => Some(flag),
-            HdIdleError::Quote(_) => None,
+            HdIdleError::Quote(_) | HdIdleError::DefaultsFile { .. } => None,
         }
     }
 }
@@ -456,6 +465,37 @@ pub struct Conversion {
 /// `/dev/…` links on this machine to find their kernel names.
 pub fn convert(text: &str) -> Result<Conversion, HdIdleError> {
     convert_with(text, &kernel_name_now)
+}
+
+/// What `--from-hd-idle ARG` converts: hd-idle's options, or, when `arg`
+/// names a file (`/etc/default/hd-idle`), the options its `HD_IDLE_OPTS`
+/// line sets ([`options_in_defaults_file`]).
+pub fn convert_arg(arg: &str) -> Result<Conversion, HdIdleError> {
+    let path = Path::new(arg.trim());
+    if arg.trim_start().starts_with('-') || !path.is_file() {
+        return convert(arg);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| HdIdleError::DefaultsFile {
+        path: path.display().to_string(),
+        why: format!("cannot read it: {e}"),
+    })?;
+    let opts = options_in_defaults_file(&text).ok_or_else(|| HdIdleError::DefaultsFile {
+        path: path.display().to_string(),
+        why: "no HD_IDLE_OPTS= line (hd-idle's defaults file sets its options there); give the options themselves".into(),
+    })?;
+    convert(&opts)
+}
+
+/// The `HD_IDLE_OPTS=…` assignment of hd-idle's defaults file, as the
+/// shell that sources it would leave it: the last one that is not a
+/// comment (`export` allowed). `None` if there is none.
+pub fn options_in_defaults_file(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim_start)
+        .map(|l| l.strip_prefix("export ").map_or(l, str::trim_start))
+        .filter(|l| l.starts_with("HD_IDLE_OPTS="))
+        .last()
+        .map(|l| l.trim_end().to_string())
 }
 
 /// The kernel name a `/dev/…` path points to now, if it resolves to a node

@@ -508,3 +508,40 @@ fn an_a_naming_a_disk_hd_idle_never_watches_is_left_commented_out() {
     assert_eq!(o.idle_for("nvme0n1", &none), 0);
     assert_eq!(o.idle_for("sdb", &none), 300);
 }
+
+/// `--from-hd-idle /etc/default/hd-idle`: the options of the file's last
+/// `HD_IDLE_OPTS=` line that is not a comment, as the shell sourcing it
+/// leaves them.
+#[test]
+fn the_defaults_file_itself_is_read() {
+    // Debian's file as shipped (hd-idle 1.05+ds-2), shortened.
+    let debian = "# defaults file for hd-idle\n\nHD_IDLE_OPTS=\"-h\"\n\n# hd-idle command line options\n#  -a <name>  Set device name\n#HD_IDLE_OPTS=\"-i 180 -l /var/log/hd-idle.log\"\n";
+    assert_eq!(
+        options_in_defaults_file(debian).as_deref(),
+        Some("HD_IDLE_OPTS=\"-h\"")
+    );
+    let edited =
+        format!("{debian}START_HD_IDLE=true\n  export HD_IDLE_OPTS=\"-i 0 -a sdb -i 300\"\n");
+    assert_eq!(
+        options_in_defaults_file(&edited).as_deref(),
+        Some("HD_IDLE_OPTS=\"-i 0 -a sdb -i 300\"")
+    );
+    assert_eq!(
+        options_in_defaults_file("# nothing\nSTART_HD_IDLE=false\n"),
+        None
+    );
+    // Through a file on disk.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hd-idle");
+    std::fs::write(&file, &edited).unwrap();
+    let c = convert_arg(file.to_str().unwrap()).unwrap();
+    assert!(c.toml.contains("device = \"sdb\""), "{}", c.toml);
+    std::fs::write(&file, debian).unwrap();
+    let e = convert_arg(file.to_str().unwrap()).unwrap_err();
+    assert!(e.to_string().contains("Debian's default"), "{e}");
+    std::fs::write(&file, "START_HD_IDLE=false\n").unwrap();
+    let e = convert_arg(file.to_str().unwrap()).unwrap_err();
+    assert!(e.to_string().contains("no HD_IDLE_OPTS= line"), "{e}");
+    // Options are options, even when a file of that name exists.
+    assert!(convert_arg("-i 0 -a sdb -i 300").is_ok());
+}
