@@ -493,8 +493,7 @@ pub fn options_in_defaults_file(text: &str) -> Option<String> {
     text.lines()
         .map(str::trim_start)
         .map(|l| l.strip_prefix("export ").map_or(l, str::trim_start))
-        .filter(|l| l.starts_with("HD_IDLE_OPTS="))
-        .last()
+        .rfind(|l| l.starts_with("HD_IDLE_OPTS="))
         .map(|l| l.trim_end().to_string())
 }
 
