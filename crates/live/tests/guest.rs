@@ -398,14 +398,6 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
     assert!(reads.iter().all(|&r| r >= 3), "{reads:?}");
 }
 
-/// The seconds in `text` written as [`lull_core::Nanos::approx`] writes
-/// a duration under a minute (`5.99s`, `14s`).
-fn seconds(text: &str) -> f64 {
-    text.strip_suffix('s')
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a duration under a minute: {text:?}"))
-}
-
 /// Debian's hd-idle itself (the C original, 1.05) beside lulld, on the
 /// same reads (scripts/guest/hd-idle.sh): hd-idle `-i 6` on the SATA
 /// disk; on the SCSI disk, lulld configured by `lulld --from-hd-idle`
@@ -448,7 +440,12 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     let lulld_standby: Vec<f64> = log
         .iter()
         .filter_map(|l| l.split_once("busy again after "))
-        .map(|(_, rest)| seconds(rest.split(' ').next().unwrap()))
+        .map(|(_, rest)| {
+            let text = rest.split(' ').next().unwrap();
+            lull_core::time::parse_duration(text)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+                .as_secs_f64()
+        })
         .collect();
     assert_eq!(
         hd_stopped.len(),

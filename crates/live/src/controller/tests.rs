@@ -1179,16 +1179,12 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
 /// the guest: 3 would-be spin-ups of 4).
 #[test]
 fn a_dry_run_s_would_be_spin_up_is_written_at_once() {
-    let r = crate::default_registry();
-    let (cfg, family) = sdb(
-        "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n",
-        &r,
-    );
+    let disk = "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n";
+    let (real, r) = controller(disk);
+    let (cfg, family) = sdb(disk, &r);
     let settings = Settings {
-        power_check: Nanos::ZERO,
         dry_run: true,
-        clock: Nanos::ZERO,
-        poll: Nanos::from_secs(1),
+        ..real.settings
     };
     let mut c = with_state(&r, &cfg, family, DiskState::default(), settings);
     let outs = run(&mut c, &r, 0, 12, busy_then_quiet);

@@ -437,8 +437,7 @@ impl HdIdleOptions {
                 HD_IDLE_DEFAULT_IDLE_S
             }
             Some(d) => d.settings.idle_s,
-            None if sd_suffix(kernel).is_some() => self.default.idle_s,
-            None => 0,
+            None => self.default.idle_s,
         }
     }
 }

@@ -302,8 +302,7 @@ fn hd_idle_timeout(o: &HdIdleOptions, name: &str) -> u64 {
     }
     match o.disks.iter().find(|d| d.name == name) {
         Some(d) => d.settings.idle_s,
-        None if sd_suffix(name).is_some() => o.default.idle_s,
-        None => 0,
+        None => o.default.idle_s,
     }
 }
 
