@@ -37,7 +37,9 @@
 #   hd-idle   Debian's hd-idle (1.05, from this machine's package, with
 #             the C library it links) on the SATA disk beside lulld on
 #             the SCSI disk, the same reads on both: lulld configured by
-#             `lulld --from-hd-idle` from hd-idle's options.
+#             `lulld --from-hd-idle` from hd-idle's options; then an
+#             hd-idle started after lulld, on the kernel's scsi_debug
+#             disk (which keeps a stopped state), that lulld finds.
 #
 # Exit codes: 0 the guest ran the scenario to its end; 1 it did not (the
 # console log says where it stopped); 77 something needed is missing
@@ -54,7 +56,7 @@ while (($#)); do
     --out) out="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --scenario) scenario="$2"; shift 2 ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "guest-test: unknown argument $1 (--out DIR, --keep, --scenario NAME)" >&2; exit 2 ;;
   esac
 done
@@ -157,6 +159,14 @@ done | awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$root/modules/"
   basename "$ko" >> "$root/modules/order"
 done
+
+# scsi_debug, a SCSI disk in the kernel's memory that keeps the stopped
+# state a START STOP UNIT leaves it in (QEMU's disks keep none): loaded by
+# the hd-idle scenario, not at boot (its dependencies are sd_mod's).
+mkdir -p "$root/modules/extra"
+modprobe -d "$kroot" -S "$kver" --show-depends scsi_debug \
+  | awk '$1 == "insmod" && $2 ~ /scsi_debug\.ko/ {print $2}' \
+  | while read -r ko; do cp "$ko" "$root/modules/extra/"; done
 
 cp "$here/guest/init" "$root/init"
 cp "$here"/guest/*.sh "$root/bin/"

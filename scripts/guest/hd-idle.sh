@@ -98,3 +98,50 @@ sed 's/^/@@ hd-idle /' $hdlog
 sed 's/^/@@ log /' $log
 sed 's/^/@@ drylog /' $drylog
 grep -E " ($hd|$ld) " /proc/diskstats | sed 's/^/@@ diskstats /'
+
+# Then an hd-idle started after lulld, on a disk that keeps its stopped
+# state: scsi_debug's (QEMU's disks forget a STOP UNIT at once, and answer
+# every power check "active"). lulld watches it with a timeout it never
+# reaches, and asks its power state every second (REQUEST SENSE, which a
+# stopped disk answers NOT READY, INITIALIZING COMMAND REQUIRED); hd-idle,
+# started after it, stops the disk after 3 s. lulld must find the disk in
+# standby and name hd-idle, which its start could not. The disk takes no
+# read after the stop: scsi_debug's stays stopped until a START UNIT,
+# which the kernel sends only when it rescans it.
+insmod /modules/extra/scsi_debug.ko dev_size_mb=16 inq_vendor=LULL inq_product=STOPPABLE
+say "scsi-debug-insmod $?"
+wait_for 30 "the stoppable disk" sh -c "grep -l STOPPABLE /sys/block/sd*/device/model"
+sd=$(grep -l STOPPABLE /sys/block/sd*/device/model | head -1)
+sd=${sd#/sys/block/} && sd=${sd%%/*}
+say "asleep-disk $sd"
+alog=/tmp/lulld-asleep.log
+mkdir -p /var/lib/lull/asleep
+# A preset: the kernel takes scsi_debug's disk for a solid-state one, which
+# lull would otherwise leave alone.
+cat > /etc/lull-asleep.toml <<TOML
+state_file = "/var/lib/lull/asleep/state.json"
+poll = "1s"
+power_check = "1s"
+[[disk]]
+device = "$sd"
+network = "timer(1h)"
+preset = "wd-red-plus"
+TOML
+LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-asleep.toml 2> $alog &
+apid=$!
+wait_for 60 "lulld's transport on $sd" at_least 1 ": transport " $alog
+hd-idle -i 0 -a $sd -i 3
+say "asleep-hd-idle-exit $?"
+wait_for 10 "hd-idle on $sd" pidof hd-idle
+hpid=$(pidof hd-idle)
+say "asleep-hd-idle pid $hpid"
+wait_for 60 "lulld finding $sd asleep" at_least 1 "found in standby" $alog
+sleep 2 # the state file is at most state_interval behind; a second check
+lulld status --config /etc/lull-asleep.toml > /tmp/asleep-status.txt 2>&1
+say "asleep-status-exit $?"
+sed 's/^/@@ asleep-status /' /tmp/asleep-status.txt
+kill -TERM $apid $hpid
+wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
+wait $apid
+say "asleep-lulld-exit $?"
+sed 's/^/@@ asleep-log /' $alog

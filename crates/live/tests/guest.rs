@@ -6,7 +6,8 @@
 //! with the lulld of this build and check what the guest printed. A
 //! second scenario runs Debian's hd-idle itself beside lulld configured
 //! from hd-idle's options, on the same reads, and sets their decisions
-//! side by side.
+//! side by side; then an hd-idle started after lulld, which lulld finds
+//! by the stopped disk it leaves.
 //!
 //! They skip (saying why) when QEMU, busybox-static, kmod, hd-idle or the
 //! guest kernel cannot be had; `.ci/run` installs them. One guest boots at
@@ -404,7 +405,9 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
 /// from the same option; each disk named by its by-id link. The converted file must decide as hd-idle
 /// decides, idle period by idle period, and what `lull status` says
 /// hd-idle's timeout would have done ("your timeout") must be what
-/// hd-idle did.
+/// hd-idle did. Then an hd-idle started after lulld, on a disk that keeps
+/// its stopped state (the kernel's `scsi_debug`): lulld must find the
+/// disk asleep and name hd-idle.
 #[test]
 fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     let Some(t) = boot("hd-idle") else { return };
@@ -509,4 +512,45 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         drylog.iter().all(|l| !l.contains("hd-idle (pid")),
         "a dry run beside hd-idle does not warn of it: {drylog:#?}"
     );
+
+    // An hd-idle started after lulld, on scsi_debug's disk (which keeps
+    // the stopped state hd-idle's STOP UNIT leaves it in): lulld's start
+    // could not warn of it. Its power check (REQUEST SENSE through the
+    // kernel's SG_IO: NOT READY, INITIALIZING COMMAND REQUIRED) finds the
+    // disk in standby, once, and names hd-idle by its pid, in its log
+    // and, at once, in `lull status`.
+    assert_eq!(t.step("scsi-debug-insmod"), ["0"]);
+    assert_eq!(t.step("asleep-hd-idle-exit"), ["0"]);
+    let sd = t.step("asleep-disk")[0];
+    let hpid = t.step("asleep-hd-idle")[0]
+        .strip_prefix("pid ")
+        .expect("hd-idle's pid");
+    let alog = t.step("asleep-log");
+    let key = format!("disk {sd}");
+    let alog: Vec<&str> = alog.into_iter().filter(|l| l.contains(&key)).collect();
+    assert_eq!(
+        count(&alog, ": transport scsi (answers SCSI REQUEST SENSE"),
+        1,
+        "{alog:#?}"
+    );
+    let found = format!("found in standby (spun down by something else: hd-idle (pid {hpid}))");
+    // Every later check finds it asleep still: said once, and the checks
+    // never woke it.
+    assert_eq!(count(&alog, &found), 1, "{alog:#?}");
+    assert_eq!(count(&alog, "found in standby"), 1, "{alog:#?}");
+    assert_eq!(count(&alog, "spun up by something else"), 0, "{alog:#?}");
+    let warning =
+        format!("hd-idle (pid {hpid}, options `-i 0 -a {sd} -i 3`) spins down {sd} (after 3s) too");
+    assert_eq!(count(&alog, &warning), 1, "{alog:#?}");
+    assert_eq!(t.step("asleep-status-exit"), ["0"]);
+    let status = t.step("asleep-status");
+    assert!(
+        find(&status, "power       standby", 0).is_some(),
+        "{status:#?}"
+    );
+    assert!(
+        find(&status, &format!("last        {found}"), 0).is_some(),
+        "{status:#?}"
+    );
+    assert_eq!(t.step("asleep-lulld-exit"), ["0"]);
 }

@@ -210,6 +210,11 @@ impl DiskController {
                 Some("spun up by something else".into())
             }
             (PowerState::Standby, None) => {
+                // Written at once, as lull's own spin-downs are: `lull
+                // status` showed the drive "active" for up to
+                // `state_interval` (seen in the guest, beside an hd-idle
+                // started after lull).
+                self.urgent = true;
                 self.activity(Record::Power { t, standby: true }, out);
                 self.set_standby(Some(t), now);
                 if !self.seen_active {
