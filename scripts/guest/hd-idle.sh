@@ -67,6 +67,15 @@ touch_both() {
 n=1
 touch_both $n
 for g in $gaps; do
+  if [ "$g" = 12 ]; then
+    # Inside the first long gap, after lulld's spin-down: what `lull
+    # status` reads from the state file (no metrics) must be that standby.
+    sleep 9
+    lulld status --config /etc/lull.toml --format json > /tmp/mid.json 2>&1
+    say "mid-status-json-exit $?"
+    sed 's/^/@@ mid-status-json /' /tmp/mid.json
+    g=3
+  fi
   sleep "$g"
   n=$((n + 1))
   touch_both $n

@@ -476,6 +476,13 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         );
     }
 
+    // In the first long gap, after lulld's spin-down, `lull status`
+    // (from the state file: no metrics) reads that standby at once.
+    assert_eq!(t.step("mid-status-json-exit"), ["0"]);
+    let mid = t.json("mid-status-json");
+    assert_eq!(mid["disks"][0]["power"], "standby", "{mid}");
+    assert_eq!(mid["disks"][0]["spindowns"], 1, "{mid}");
+
     // What lulld's status tells the user hd-idle's timeout would have
     // done on this disk is what hd-idle did on its twin.
     assert_eq!(t.step("status-exit"), ["0"]);

@@ -45,7 +45,13 @@ impl DiskController {
             _ => {}
         }
         let text = match outcome {
+            // Written at once, as the decision was: that write came
+            // before the drive answered, so `lull status` (from the state
+            // file) showed it active, one spin-down short, for up to
+            // `state_interval` of its standby. Rare: the wear budget
+            // bounds them.
             Outcome::SpunDown(how) => {
+                self.urgent = true;
                 self.st.spindowns += 1;
                 if current {
                     self.activity(Record::Power { t, standby: true }, out);
@@ -60,6 +66,7 @@ impl DiskController {
                 format!("standby done ({how})")
             }
             Outcome::AlreadyStandby => {
+                self.urgent = true;
                 let by = self.spun_down_by(witness);
                 info!("disk {key}: already in standby{by}");
                 if current {

@@ -1160,7 +1160,9 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
     assert_eq!(c.spinners_warned, [652]);
     // Busy again; then lull's own standby finds it asleep already.
     run(&mut c, &r, 4, 6, |_| 3);
+    c.take_changes();
     c.on_outcome(at(6), Outcome::AlreadyStandby, true, &mut w, &mut out);
+    assert!(c.take_changes().1, "written at once");
     assert_eq!(
         c.state().last_decision,
         "standby: the drive was already in standby: hd-idle (pid 652)"
@@ -1199,5 +1201,20 @@ fn a_dry_run_s_would_be_spin_up_is_written_at_once() {
     assert_eq!(c.take_changes(), (false, false));
     // Busy again: the would-be spin-up goes at once.
     run(&mut c, &r, 14, 15, |_| 103);
+    assert_eq!(c.take_changes(), (true, true));
+}
+
+/// A spin-down that went through is written at once, as its decision is:
+/// the decision's write comes before the drive answers, so `lull status`
+/// (from the state file) showed the drive active, with one spin-down
+/// fewer, for up to `state_interval` of its standby.
+#[test]
+fn a_spin_down_done_is_written_at_once() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
+    let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![10]);
+    assert!(c.take_changes().1, "the decision is written at once");
+    report(&mut c, 10, Outcome::SpunDown("ok".into()));
+    assert!(c.in_standby());
     assert_eq!(c.take_changes(), (true, true));
 }
