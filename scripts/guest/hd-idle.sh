@@ -53,6 +53,8 @@ wait_for 60 "the dry run's disk" at_least 1 "task standby, network" $drylog
 # each spin-up it sees: how long the disk ran and how long it was stopped.
 hd-idle -i 0 -a "$sata" -i 6 -l $hdlog
 say "hd-idle-exit $?"
+# Its parent has returned; the daemon it forked may not have begun yet.
+wait_for 10 "hd-idle running" pidof hd-idle
 hpid=$(pidof hd-idle)
 say "hd-idle pid $hpid"
 
@@ -103,6 +105,7 @@ wait_for 20 "the dry run stopped" sh -c "! kill -0 $drypid"
 wait $drypid
 say "dry-run-exit $?"
 kill -TERM $hpid
+wait_for 10 "hd-idle stopped" sh -c "! pidof hd-idle"
 sed 's/^/@@ hd-idle /' $hdlog
 sed 's/^/@@ log /' $log
 sed 's/^/@@ drylog /' $drylog
@@ -149,8 +152,22 @@ sleep 2 # the state file is at most state_interval behind; a second check
 lulld status --config /etc/lull-asleep.toml > /tmp/asleep-status.txt 2>&1
 say "asleep-status-exit $?"
 sed 's/^/@@ asleep-status /' /tmp/asleep-status.txt
-kill -TERM $apid $hpid
+kill -TERM $apid
 wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
 wait $apid
 say "asleep-lulld-exit $?"
+# A restart while the disk sleeps: the new run reads from the state file
+# that the disk was in standby when the last one stopped, and says so.
+rlog=/tmp/lulld-restarted.log
+LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-asleep.toml 2> $rlog &
+apid=$!
+wait_for 60 "the restarted lulld's power check" at_least 1 "in standby" $rlog
+lulld status --config /etc/lull-asleep.toml > /tmp/restarted-status.txt 2>&1
+say "restarted-status-exit $?"
+sed 's/^/@@ restarted-status /' /tmp/restarted-status.txt
+kill -TERM $apid $hpid
+wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
+wait $apid
+say "restarted-lulld-exit $?"
 sed 's/^/@@ asleep-log /' $alog
+sed 's/^/@@ restarted-log /' $rlog

@@ -357,7 +357,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     let per_gauge: [PerGauge; 3] = [
         (
             "lull_in_standby",
-            "Whether lull spun the disk down and it has stayed idle.",
+            "Whether lull spun the disk down (or found it in standby, or the daemon's previous run left it so) and it has stayed idle.",
             |g| Some(f64::from(u8::from(g.in_standby))),
         ),
         (

@@ -107,6 +107,13 @@ pub struct DiskState {
     /// the same; written at each idle period's end and at stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned: Option<lull_core::learned::Snapshot>,
+    /// Since when (Unix seconds) the drive is in the standby the daemon
+    /// knows of (its own spin-down, or found so), while it lasts: a
+    /// daemon restarted while the drive sleeps knows that its previous
+    /// run left it so, and does not take it for a drive spun down by
+    /// something else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby_unix: Option<u64>,
 }
 
 pub use crate::identify::Identity;
@@ -208,6 +215,22 @@ impl State {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
             Err(e) => Err(e),
         }
+    }
+
+    /// Forgets the standbys that began before the machine booted at
+    /// `booted_unix` ([`DiskState::standby_unix`]): a reboot ends them
+    /// (drives spin up at power-on, and the kernel starts them), so a
+    /// daemon started after one must not take its drives for asleep.
+    /// Returns the disks whose standby it forgot.
+    pub fn forget_standby_before(&mut self, booted_unix: u64) -> Vec<String> {
+        let mut forgot = Vec::new();
+        for (key, d) in &mut self.disks {
+            if d.standby_unix.is_some_and(|t| t < booted_unix) {
+                d.standby_unix = None;
+                forgot.push(key.clone());
+            }
+        }
+        forgot
     }
 
     /// Takes from a dry run's state file at `dry_run` what its networks
@@ -618,5 +641,17 @@ mod tests {
         assert_eq!(real.disks["sdc"].identity, Some(id("sdc")));
         // No dry run: nothing.
         assert!(real.carry_over_learned(&dir.path().join("none")).is_empty());
+    }
+
+    #[test]
+    fn a_reboot_ends_the_standby_the_last_run_left() {
+        let mut s = State::default();
+        for (key, t) in [("sda", Some(1_000)), ("sdb", Some(2_000)), ("sdc", None)] {
+            s.disks.entry(key.into()).or_default().standby_unix = t;
+        }
+        assert_eq!(s.forget_standby_before(1_500), ["sda"]);
+        assert_eq!(s.disks["sda"].standby_unix, None);
+        assert_eq!(s.disks["sdb"].standby_unix, Some(2_000));
+        assert_eq!(s.disks["sdc"].standby_unix, None);
     }
 }

@@ -639,9 +639,12 @@ pub fn combine(
             let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
             let standby = match metric("lull_in_standby") {
                 Some(s) => s.value != 0.0,
+                // The state file's standby (a file of an older daemon has
+                // only its last decision's words).
                 None => {
                     !have_metrics
-                        && (st.last_decision.starts_with("standby")
+                        && (st.standby_unix.is_some()
+                            || st.last_decision.starts_with("standby")
                             || st.last_decision.starts_with("found in standby"))
                 }
             };
@@ -719,9 +722,12 @@ pub fn combine(
             // that decision is the change). A metrics endpoint of an
             // older daemon has neither.
             let since_metric = metric("lull_power_state_since_timestamp_seconds");
-            let power_since = since_metric
-                .filter(|s| s.value.is_finite() && s.value > 0.0)
-                .map(|s| s.value as u64);
+            let power_since = match since_metric {
+                Some(s) => (s.value.is_finite() && s.value > 0.0).then_some(s.value as u64),
+                // Without metrics, the state file's standby began when it
+                // says.
+                None => st.standby_unix.filter(|_| standby && !have_metrics),
+            };
             // NaN: the daemon did not see the state begin, whatever the
             // state file's last decision says (a drive asleep when first
             // asked was "found in standby").

@@ -560,4 +560,27 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         "{status:#?}"
     );
     assert_eq!(t.step("asleep-lulld-exit"), ["0"]);
+
+    // lulld restarted while the disk sleeps: the new run knows from the
+    // state file that it was in standby when the last run stopped, and
+    // neither blames another program for it nor loses the standby.
+    let rlog = t.step("restarted-log");
+    let rlog: Vec<&str> = rlog.into_iter().filter(|l| l.contains(&key)).collect();
+    assert_eq!(
+        count(
+            &rlog,
+            "still in standby, as when the daemon's previous run stopped"
+        ),
+        1,
+        "{rlog:#?}"
+    );
+    assert_eq!(count(&rlog, "found in standby"), 0, "{rlog:#?}");
+    assert_eq!(count(&rlog, "spun up by something else"), 0, "{rlog:#?}");
+    assert_eq!(t.step("restarted-status-exit"), ["0"]);
+    let status = t.step("restarted-status");
+    assert!(
+        find(&status, "power       standby", 0).is_some(),
+        "{status:#?}"
+    );
+    assert_eq!(t.step("restarted-lulld-exit"), ["0"]);
 }

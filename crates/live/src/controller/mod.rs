@@ -772,8 +772,19 @@ impl DiskController {
     fn set_standby(&mut self, since: Option<Nanos>, now: Now) {
         if since.is_some() != self.standby_since.is_some() {
             self.power_since_unix = Some(now.unix);
+            self.st.standby_unix = since.map(|_| now.unix);
+        }
+        if since.is_none() {
+            // Awake: a standby the previous run left is over too.
+            self.st.standby_unix = None;
         }
         self.standby_since = since;
+    }
+
+    /// The drive was in standby when the daemon's previous run stopped
+    /// (its state file says so), and this run has not seen it since.
+    fn left_in_standby(&self) -> bool {
+        self.standby_since.is_none() && self.st.standby_unix.is_some()
     }
     /// Whether the drive is in standby (lull's or found so).
     pub fn in_standby(&self) -> bool {
@@ -978,7 +989,7 @@ impl DiskController {
             key: self.key.clone(),
             task: self.cfg.task.name(),
             running: self.task_runs(),
-            in_standby: self.standby_since.is_some(),
+            in_standby: self.standby_since.is_some() || self.st.standby_unix.is_some(),
             power_since_unix: self.power_since_unix,
             energy_saved_j,
             shadow: self.shadow(),

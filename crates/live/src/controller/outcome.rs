@@ -65,6 +65,20 @@ impl DiskController {
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
             }
+            Outcome::AlreadyStandby if self.left_in_standby() => {
+                // Asleep since the previous run's spin-down: nothing else
+                // spun it down.
+                self.urgent = true;
+                if current {
+                    self.resume_standby(now);
+                    self.sleep_snapshot = Some(witness.snapshot());
+                    let env = || vec![("LULL_RESULT", "already".to_string())];
+                    self.hook(now, HookEvent::Spindown, env, out);
+                }
+                info!("disk {key}: already in standby, as when the daemon's previous run stopped");
+                "standby: the drive was still in standby, as when the daemon's previous run stopped"
+                    .into()
+            }
             Outcome::AlreadyStandby => {
                 self.urgent = true;
                 let by = self.spun_down_by(witness);
@@ -216,6 +230,17 @@ impl DiskController {
                 self.woke(now, (Wake::FOREIGN, 0), text, hooks, witness, out);
                 Some("spun up by something else".into())
             }
+            (PowerState::Standby, None) if self.left_in_standby() => {
+                // Asleep since the previous run's spin-down: nothing else
+                // spun it down, and its standby began then.
+                self.urgent = true;
+                self.activity(Record::Power { t, standby: true }, out);
+                self.resume_standby(now);
+                self.sleep_snapshot = Some(witness.snapshot());
+                let text = "still in standby, as when the daemon's previous run stopped";
+                info!("disk {}: {text}", self.key);
+                Some(text.into())
+            }
             (PowerState::Standby, None) => {
                 // Written at once, as lull's own spin-downs are: `lull
                 // status` showed the drive "active" for up to
@@ -245,10 +270,31 @@ impl DiskController {
             }
             (PowerState::Active, None) => {
                 self.seen_active = true;
+                if self.st.standby_unix.take().is_some() {
+                    // The standby the previous run left ended while no
+                    // daemon watched: `lull status` says so at once.
+                    self.urgent = true;
+                    self.power_since_unix = None;
+                    info!(
+                        "disk {}: awake; it was in standby when the daemon's previous run stopped",
+                        self.key
+                    );
+                }
                 None
             }
             _ => None,
         }
+    }
+
+    /// Takes up the standby the daemon's previous run left the drive in
+    /// ([`DiskController::left_in_standby`]): in standby from `now` on for
+    /// this run's counters, since the previous run's spin-down for the
+    /// power state's age.
+    fn resume_standby(&mut self, now: Now) {
+        let since = self.st.standby_unix;
+        self.standby_since = Some(now.mono);
+        self.power_since_unix = since;
+        self.st.standby_unix = since;
     }
 
     /// The programs that spin this disk down beside lull, running now

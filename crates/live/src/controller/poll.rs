@@ -134,6 +134,7 @@ impl DiskController {
             if let Some(since) = self.standby_since.take() {
                 self.st.standby_s += (t - since).as_secs_f64();
             }
+            self.st.standby_unix = None;
             // What it does now, lull has not seen begin.
             self.power_since_unix = None;
             self.seen_active = false;

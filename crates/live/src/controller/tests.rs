@@ -1218,3 +1218,90 @@ fn a_spin_down_done_is_written_at_once() {
     assert!(c.in_standby());
     assert_eq!(c.take_changes(), (true, true));
 }
+
+/// The daemon restarted while the drive slept after its own spin-down
+/// (an upgrade, `systemctl restart`): its first power check finds the
+/// drive asleep, which is the previous run's standby, not one by
+/// "something else" (no program is looked for and none is named, though
+/// an hd-idle runs), dated from the previous run's spin-down; I/O then
+/// counts a spin-up. Awake at the first check instead, the state stops
+/// saying standby at once.
+#[test]
+fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
+    let disk = "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n";
+    let (mut c, r) = controller(disk);
+    let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![10]);
+    report(&mut c, 10, Outcome::SpunDown("ok".into()));
+    let st = c.state_at(Nanos::from_secs(20));
+    assert_eq!(st.standby_unix, Some(UNIX0 + 10));
+    // The file the status reads says standby, and since when.
+    let json = serde_json::to_string(&st).unwrap();
+    let st: DiskState = serde_json::from_str(&json).unwrap();
+    assert_eq!(st.standby_unix, Some(UNIX0 + 10));
+
+    let (cfg, family) = sdb(disk, &r);
+    let restarted = |st: &DiskState| with_state(&r, &cfg, family.clone(), st.clone(), c.settings);
+    let mut d = restarted(&st);
+    let mut w = HdIdleBeside::default();
+    let mut out = Vec::new();
+    d.on_outcome(
+        at(30),
+        Outcome::Power(PowerState::Standby),
+        true,
+        &mut w,
+        &mut out,
+    );
+    assert!(d.in_standby());
+    assert_eq!(
+        d.state().last_decision,
+        "still in standby, as when the daemon's previous run stopped"
+    );
+    assert!(w.0.is_empty(), "no program looked for: {:?}", w.0);
+    assert_eq!(d.state().standby_unix, Some(UNIX0 + 10));
+    assert_eq!(d.power_since_unix, Some(UNIX0 + 10));
+    assert!(d.take_changes().1);
+    // I/O: the drive spun up from the previous run's standby.
+    let spinups = d.state().spinups;
+    run(&mut d, &r, 31, 34, |s| s * 10);
+    assert_eq!(d.state().spinups, spinups + 1);
+    assert!(!d.in_standby());
+    assert_eq!(d.state().standby_unix, None);
+
+    // Lull's own standby after the restart finds it asleep still: the
+    // same, without a program named.
+    let mut d = restarted(&st);
+    d.on_outcome(at(30), Outcome::AlreadyStandby, true, &mut w, &mut out);
+    assert_eq!(
+        d.state().last_decision,
+        "standby: the drive was still in standby, as when the daemon's previous run stopped"
+    );
+    assert!(w.0.is_empty(), "no program looked for: {:?}", w.0);
+    assert!(d.in_standby());
+
+    // Awake at the first check: woken while no daemon watched.
+    let mut d = restarted(&st);
+    d.take_changes();
+    d.on_outcome(
+        at(30),
+        Outcome::Power(PowerState::Active),
+        true,
+        &mut w,
+        &mut out,
+    );
+    assert!(!d.in_standby());
+    assert_eq!(d.state().standby_unix, None);
+    assert!(d.take_changes().1);
+    // A drive found asleep later is one something else spun down.
+    d.on_outcome(
+        at(40),
+        Outcome::Power(PowerState::Standby),
+        true,
+        &mut w,
+        &mut out,
+    );
+    assert_eq!(
+        d.state().last_decision,
+        "found in standby (spun down by something else: hd-idle (pid 652))"
+    );
+}

@@ -265,6 +265,9 @@ impl Daemon {
                 }
             };
             stop_orphans(&mut s, &cfg).await;
+            // A standby the last run left ended if the machine rebooted
+            // since.
+            s.forget_standby_before(unix_now().saturating_sub(boottime().0 / 1_000_000_000));
             s.carry_over_learned(&cfg.dry_run_state_file());
             s.save(&cfg.state_file).map_err(|e| {
                 DaemonError::Runtime(format!(
