@@ -395,6 +395,8 @@ impl DiskController {
                 }
             }
         }
+        // A standby the previous run left began when it says.
+        let power_since_unix = st.standby_unix;
         Ok(DiskController {
             key: key.to_string(),
             engine,
@@ -408,7 +410,7 @@ impl DiskController {
             urgent: false,
             recorded: None,
             standby_since: None,
-            power_since_unix: None,
+            power_since_unix,
             seen_active: false,
             flushing: false,
             absorb_next: false,

@@ -1243,6 +1243,10 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
     let (cfg, family) = sdb(disk, &r);
     let restarted = |st: &DiskState| with_state(&r, &cfg, family.clone(), st.clone(), c.settings);
     let mut d = restarted(&st);
+    // Before any check, the metrics say standby since the spin-down.
+    let g = d.gauges(Nanos::from_secs(25));
+    assert!(g.in_standby);
+    assert_eq!(g.power_since_unix, Some(UNIX0 + 10));
     let mut w = HdIdleBeside::default();
     let mut out = Vec::new();
     d.on_outcome(
