@@ -583,4 +583,36 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         "{status:#?}"
     );
     assert_eq!(t.step("restarted-lulld-exit"), ["0"]);
+
+    // Both spinning the disk down, hd-idle first (`-i 3`, started after
+    // lulld's `timer(6s)`, no power checks): lulld's standby asks the
+    // power state first, finds the disk asleep and names hd-idle; it
+    // counts no spin-down of its own.
+    assert_eq!(t.step("rescan"), ["0"]);
+    let hpid = t.step("compete-hd-idle")[0]
+        .strip_prefix("pid ")
+        .expect("hd-idle's pid");
+    let clog = t.step("compete-log");
+    let clog: Vec<&str> = clog.into_iter().filter(|l| l.contains(&key)).collect();
+    let already = format!("already in standby: hd-idle (pid {hpid})");
+    assert_eq!(count(&clog, &already), 1, "{clog:#?}");
+    assert_eq!(count(&clog, "spins down"), 1, "warned of once: {clog:#?}");
+    assert_eq!(count(&clog, ": in standby ("), 0, "{clog:#?}");
+    assert_eq!(t.step("compete-status-exit"), ["0"]);
+    let status = t.step("compete-status");
+    assert!(
+        find(&status, "power       standby", 0).is_some(),
+        "{status:#?}"
+    );
+    assert!(find(&status, "spin-downs  0 ", 0).is_some(), "{status:#?}");
+    assert!(
+        find(
+            &status,
+            &format!("last        standby: the drive was {already}"),
+            0
+        )
+        .is_some(),
+        "{status:#?}"
+    );
+    assert_eq!(t.step("compete-lulld-exit"), ["0"]);
 }
