@@ -22,6 +22,21 @@ gaps="2 12 3 15 1 10 4 20 2"
 
 . /bin/lib.sh
 
+# status_of CONFIG STEP: lulld's status for CONFIG, as `@@ STEP` lines and
+# its exit code as `@@ STEP-exit`.
+status_of() {
+  lulld status --config "$1" > /tmp/"$2".txt 2>&1
+  say "$2-exit $?"
+  sed "s/^/@@ $2 /" /tmp/"$2".txt
+}
+# stop_lulld PID STEP: stops that lulld; its exit code as `@@ STEP-exit`.
+stop_lulld() {
+  kill -TERM "$1"
+  wait_for 20 "lulld stopped" sh -c "! kill -0 $1"
+  wait "$1"
+  say "$2-exit $?"
+}
+
 wait_for 30 "two disks" sh -c "[ -e $sata ] && [ -e $scsi ]"
 hd=$(readlink -f $sata) && hd=${hd##*/}
 ld=$(readlink -f $scsi) && ld=${ld##*/}
@@ -149,26 +164,17 @@ hpid=$(pidof hd-idle)
 say "asleep-hd-idle pid $hpid"
 wait_for 60 "lulld finding $sd asleep" at_least 1 "found in standby" $alog
 sleep 2 # the state file is at most state_interval behind; a second check
-lulld status --config /etc/lull-asleep.toml > /tmp/asleep-status.txt 2>&1
-say "asleep-status-exit $?"
-sed 's/^/@@ asleep-status /' /tmp/asleep-status.txt
-kill -TERM $apid
-wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
-wait $apid
-say "asleep-lulld-exit $?"
+status_of /etc/lull-asleep.toml asleep-status
+stop_lulld $apid asleep-lulld
 # A restart while the disk sleeps: the new run reads from the state file
 # that the disk was in standby when the last one stopped, and says so.
 rlog=/tmp/lulld-restarted.log
 LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-asleep.toml 2> $rlog &
 apid=$!
 wait_for 60 "the restarted lulld's power check" at_least 1 "in standby" $rlog
-lulld status --config /etc/lull-asleep.toml > /tmp/restarted-status.txt 2>&1
-say "restarted-status-exit $?"
-sed 's/^/@@ restarted-status /' /tmp/restarted-status.txt
-kill -TERM $apid $hpid
-wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
-wait $apid
-say "restarted-lulld-exit $?"
+status_of /etc/lull-asleep.toml restarted-status
+kill -TERM $hpid
+stop_lulld $apid restarted-lulld
 wait_for 10 "hd-idle stopped" sh -c "! pidof hd-idle"
 
 # Both spinning the same disk down, hd-idle first: lulld with no power
@@ -193,13 +199,9 @@ hpid=$(pidof hd-idle)
 say "compete-hd-idle pid $hpid"
 wait_for 60 "lulld's standby finding $sd asleep" at_least 1 "already in standby" $clog
 sleep 2 # urgent writes of the state file come at most once a second
-lulld status --config /etc/lull-compete.toml > /tmp/compete-status.txt 2>&1
-say "compete-status-exit $?"
-sed 's/^/@@ compete-status /' /tmp/compete-status.txt
-kill -TERM $apid $hpid
-wait_for 20 "lulld stopped" sh -c "! kill -0 $apid"
-wait $apid
-say "compete-lulld-exit $?"
+status_of /etc/lull-compete.toml compete-status
+kill -TERM $hpid
+stop_lulld $apid compete-lulld
 sed 's/^/@@ asleep-log /' $alog
 sed 's/^/@@ restarted-log /' $rlog
 sed 's/^/@@ compete-log /' $clog

@@ -52,13 +52,27 @@ impl Transcript {
             .collect()
     }
 
-    /// lulld's log lines about `disk` (its messages start `disk KEY`).
-    fn log_of(&self, disk: &str) -> Vec<&str> {
+    /// The lines of `step` about `disk` (lulld's messages name it as
+    /// `disk KEY`).
+    fn about(&self, step: &str, disk: &str) -> Vec<&str> {
         let key = format!("disk {disk}");
-        self.step("log")
+        self.step(step)
             .into_iter()
             .filter(|l| l.contains(&key))
             .collect()
+    }
+
+    /// The pid a `@@ STEP pid N` line gives.
+    fn pid(&self, step: &str) -> &str {
+        self.step(step)
+            .first()
+            .and_then(|l| l.strip_prefix("pid "))
+            .unwrap_or_else(|| panic!("no pid in {step}"))
+    }
+
+    /// lulld's log lines about `disk` (its messages start `disk KEY`).
+    fn log_of(&self, disk: &str) -> Vec<&str> {
+        self.about("log", disk)
     }
 
     /// The JSON that the lines of `step` make.
@@ -529,12 +543,8 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     assert_eq!(t.step("scsi-debug-insmod"), ["0"]);
     assert_eq!(t.step("asleep-hd-idle-exit"), ["0"]);
     let sd = t.step("asleep-disk")[0];
-    let hpid = t.step("asleep-hd-idle")[0]
-        .strip_prefix("pid ")
-        .expect("hd-idle's pid");
-    let alog = t.step("asleep-log");
-    let key = format!("disk {sd}");
-    let alog: Vec<&str> = alog.into_iter().filter(|l| l.contains(&key)).collect();
+    let hpid = t.pid("asleep-hd-idle");
+    let alog = t.about("asleep-log", sd);
     assert_eq!(
         count(&alog, ": transport scsi (answers SCSI REQUEST SENSE"),
         1,
@@ -564,8 +574,7 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     // lulld restarted while the disk sleeps: the new run knows from the
     // state file that it was in standby when the last run stopped, and
     // neither blames another program for it nor loses the standby.
-    let rlog = t.step("restarted-log");
-    let rlog: Vec<&str> = rlog.into_iter().filter(|l| l.contains(&key)).collect();
+    let rlog = t.about("restarted-log", sd);
     assert_eq!(
         count(
             &rlog,
@@ -589,11 +598,8 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     // power state first, finds the disk asleep and names hd-idle; it
     // counts no spin-down of its own.
     assert_eq!(t.step("rescan"), ["0"]);
-    let hpid = t.step("compete-hd-idle")[0]
-        .strip_prefix("pid ")
-        .expect("hd-idle's pid");
-    let clog = t.step("compete-log");
-    let clog: Vec<&str> = clog.into_iter().filter(|l| l.contains(&key)).collect();
+    let hpid = t.pid("compete-hd-idle");
+    let clog = t.about("compete-log", sd);
     let already = format!("already in standby: hd-idle (pid {hpid})");
     assert_eq!(count(&clog, &already), 1, "{clog:#?}");
     assert_eq!(count(&clog, "spins down"), 1, "warned of once: {clog:#?}");
