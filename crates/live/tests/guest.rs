@@ -578,7 +578,7 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     assert_eq!(
         count(
             &rlog,
-            "still in standby, as when the daemon's previous run stopped"
+            "still in standby, as before the daemon's restart or reload"
         ),
         1,
         "{rlog:#?}"

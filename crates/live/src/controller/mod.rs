@@ -656,6 +656,14 @@ impl DiskController {
             self.gaps_ended += 1;
         }
         self.keep_learned(now);
+        // The standby in progress counts to here: the entry it leaves
+        // ([`DiskController::into_state`]) is what the state file keeps
+        // (a stop lost the standby so far, which the saves before it had
+        // counted, and `lull status` saw the time in standby go back).
+        if let Some(since) = self.standby_since {
+            self.st.standby_s += (now.mono - since).as_secs_f64();
+            self.standby_since = Some(now.mono);
+        }
     }
 
     /// The poll's record, a mark, or nothing (a quiet poll).

@@ -75,8 +75,8 @@ impl DiskController {
                     let env = || vec![("LULL_RESULT", "already".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
                 }
-                info!("disk {key}: already in standby, as when the daemon's previous run stopped");
-                "standby: the drive was still in standby, as when the daemon's previous run stopped"
+                info!("disk {key}: already in standby, as before the daemon's restart or reload");
+                "standby: the drive was still in standby, as before the daemon's restart or reload"
                     .into()
             }
             Outcome::AlreadyStandby => {
@@ -237,7 +237,7 @@ impl DiskController {
                 self.activity(Record::Power { t, standby: true }, out);
                 self.resume_standby(now);
                 self.sleep_snapshot = Some(witness.snapshot());
-                let text = "still in standby, as when the daemon's previous run stopped";
+                let text = "still in standby, as before the daemon's restart or reload";
                 info!("disk {}: {text}", self.key);
                 Some(text.into())
             }
@@ -276,7 +276,7 @@ impl DiskController {
                     self.urgent = true;
                     self.power_since_unix = None;
                     info!(
-                        "disk {}: awake; it was in standby when the daemon's previous run stopped",
+                        "disk {}: awake; it was in standby before the daemon's restart or reload",
                         self.key
                     );
                 }

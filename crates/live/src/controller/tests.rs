@@ -1259,7 +1259,7 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
     assert!(d.in_standby());
     assert_eq!(
         d.state().last_decision,
-        "still in standby, as when the daemon's previous run stopped"
+        "still in standby, as before the daemon's restart or reload"
     );
     assert!(w.0.is_empty(), "no program looked for: {:?}", w.0);
     assert_eq!(d.state().standby_unix, Some(UNIX0 + 10));
@@ -1278,7 +1278,7 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
     d.on_outcome(at(30), Outcome::AlreadyStandby, true, &mut w, &mut out);
     assert_eq!(
         d.state().last_decision,
-        "standby: the drive was still in standby, as when the daemon's previous run stopped"
+        "standby: the drive was still in standby, as before the daemon's restart or reload"
     );
     assert!(w.0.is_empty(), "no program looked for: {:?}", w.0);
     assert!(d.in_standby());
@@ -1308,4 +1308,21 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
         d.state().last_decision,
         "found in standby (spun down by something else: hd-idle (pid 652))"
     );
+}
+
+/// A stop (or a reload that replaces the controller) while the drive
+/// sleeps keeps the standby so far in the entry it leaves, as the saves
+/// before it counted it: the state file's time in standby never goes back.
+#[test]
+fn a_stop_in_standby_keeps_the_standby_so_far() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
+    run(&mut c, &r, 0, 12, busy_then_quiet);
+    report(&mut c, 10, Outcome::SpunDown("ok".into()));
+    let saved = c.state_at(Nanos::from_secs(25)).standby_s;
+    assert_eq!(saved, 15.0);
+    c.finish(at(30), &mut Vec::new());
+    assert_eq!(c.state_at(Nanos::from_secs(30)).standby_s, 20.0);
+    let st = c.into_state();
+    assert_eq!(st.standby_s, 20.0);
+    assert_eq!(st.standby_unix, Some(UNIX0 + 10));
 }
