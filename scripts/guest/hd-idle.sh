@@ -22,12 +22,14 @@ gaps="2 12 3 15 1 10 4 20 2"
 
 . /bin/lib.sh
 
-# status_of CONFIG STEP: lulld's status for CONFIG, as `@@ STEP` lines and
-# its exit code as `@@ STEP-exit`.
+# status_of CONFIG STEP [ARG...]: lulld's status for CONFIG (with ARGs:
+# `--format json`), as `@@ STEP` lines and its exit code as `@@ STEP-exit`.
 status_of() {
-  lulld status --config "$1" > /tmp/"$2".txt 2>&1
-  say "$2-exit $?"
-  sed "s/^/@@ $2 /" /tmp/"$2".txt
+  config=$1 step=$2
+  shift 2
+  lulld status --config "$config" "$@" > /tmp/"$step".txt 2>&1
+  say "$step-exit $?"
+  sed "s/^/@@ $step /" /tmp/"$step".txt
 }
 # stop_lulld PID STEP: stops that lulld; its exit code as `@@ STEP-exit`.
 stop_lulld() {
@@ -88,9 +90,7 @@ for g in $gaps; do
     # Inside the first long gap, after lulld's spin-down: what `lull
     # status` reads from the state file (no metrics) must be that standby.
     sleep 9
-    lulld status --config /etc/lull.toml --format json > /tmp/mid.json 2>&1
-    say "mid-status-json-exit $?"
-    sed 's/^/@@ mid-status-json /' /tmp/mid.json
+    status_of /etc/lull.toml mid-status-json --format json
     g=3
   fi
   sleep "$g"
@@ -103,22 +103,11 @@ sleep 3
 wait_for 20 "lulld's four spin-ups" at_least 4 "busy again after" $log
 wait_for 20 "hd-idle's four log lines" at_least 4 "stopped:" $hdlog
 sleep 2 # the state file is at most state_interval behind
-lulld status --config /etc/lull.toml > /tmp/status.txt 2>&1
-say "status-exit $?"
-sed 's/^/@@ status /' /tmp/status.txt
-lulld status --config /etc/lull.toml --format json > /tmp/status.json 2>&1
-say "status-json-exit $?"
-sed 's/^/@@ status-json /' /tmp/status.json
-lulld status --config /etc/lull-dry.toml --format json > /tmp/dry.json 2>&1
-say "dry-status-json-exit $?"
-sed 's/^/@@ dry-status-json /' /tmp/dry.json
-kill -TERM $pid $drypid
-wait_for 20 "lulld stopped" sh -c "! kill -0 $pid"
-wait $pid
-say "lulld-exit $?"
-wait_for 20 "the dry run stopped" sh -c "! kill -0 $drypid"
-wait $drypid
-say "dry-run-exit $?"
+status_of /etc/lull.toml status
+status_of /etc/lull.toml status-json --format json
+status_of /etc/lull-dry.toml dry-status-json --format json
+stop_lulld $pid lulld
+stop_lulld $drypid dry-run
 kill -TERM $hpid
 wait_for 10 "hd-idle stopped" sh -c "! pidof hd-idle"
 sed 's/^/@@ hd-idle /' $hdlog

@@ -780,14 +780,16 @@ impl DiskController {
     /// Puts the drive in standby since `since`, or takes it out (`None`),
     /// at `now`; a change of state is the start of the present one.
     fn set_standby(&mut self, since: Option<Nanos>, now: Now) {
-        if since.is_some() != self.standby_since.is_some() {
+        let changed = since.is_some() != self.standby_since.is_some();
+        if changed {
             self.power_since_unix = Some(now.unix);
-            self.st.standby_unix = since.map(|_| now.unix);
         }
-        if since.is_none() {
-            // Awake: a standby the previous run left is over too.
-            self.st.standby_unix = None;
-        }
+        // Awake: a standby the previous run left is over too.
+        self.st.standby_unix = match since {
+            None => None,
+            Some(_) if changed => Some(now.unix),
+            Some(_) => self.st.standby_unix,
+        };
         self.standby_since = since;
     }
 

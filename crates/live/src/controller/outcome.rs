@@ -70,8 +70,7 @@ impl DiskController {
                 // spun it down.
                 self.urgent = true;
                 if current {
-                    self.resume_standby(now);
-                    self.sleep_snapshot = Some(witness.snapshot());
+                    self.resume_standby(now, witness);
                     let env = || vec![("LULL_RESULT", "already".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
                 }
@@ -235,8 +234,7 @@ impl DiskController {
                 // spun it down, and its standby began then.
                 self.urgent = true;
                 self.activity(Record::Power { t, standby: true }, out);
-                self.resume_standby(now);
-                self.sleep_snapshot = Some(witness.snapshot());
+                self.resume_standby(now, witness);
                 let text = "still in standby, as before the daemon's restart or reload";
                 info!("disk {}: {text}", self.key);
                 Some(text.into())
@@ -289,12 +287,11 @@ impl DiskController {
     /// Takes up the standby the daemon's previous run left the drive in
     /// ([`DiskController::left_in_standby`]): in standby from `now` on for
     /// this run's counters, since the previous run's spin-down for the
-    /// power state's age.
-    fn resume_standby(&mut self, now: Now) {
-        let since = self.st.standby_unix;
+    /// power state's age; the wake that ends it is attributed from now.
+    fn resume_standby(&mut self, now: Now, witness: &mut dyn WakeWitness) {
         self.standby_since = Some(now.mono);
-        self.power_since_unix = since;
-        self.st.standby_unix = since;
+        self.power_since_unix = self.st.standby_unix;
+        self.sleep_snapshot = Some(witness.snapshot());
     }
 
     /// The programs that spin this disk down beside lull, running now
