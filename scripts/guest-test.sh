@@ -40,7 +40,8 @@
 #             `lulld --from-hd-idle` from hd-idle's options; then an
 #             hd-idle started after lulld, on the kernel's scsi_debug
 #             disk (which keeps a stopped state), that lulld finds,
-#             across a restart of lulld too, and at its own standby.
+#             across a restart of lulld too; and one started before
+#             lulld, warned of at the start, found at lulld's standby.
 #
 # Exit codes: 0 the guest ran the scenario to its end; 1 it did not (the
 # console log says where it stopped); 77 something needed is missing
@@ -57,7 +58,7 @@ while (($#)); do
     --out) out="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --scenario) scenario="$2"; shift 2 ;;
-    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "guest-test: unknown argument $1 (--out DIR, --keep, --scenario NAME)" >&2; exit 2 ;;
   esac
 done

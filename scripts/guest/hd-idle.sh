@@ -167,11 +167,12 @@ stop_lulld $apid restarted-lulld
 wait_for 10 "hd-idle stopped" sh -c "! pidof hd-idle"
 
 # Both spinning the same disk down, hd-idle first: lulld with no power
-# checks and `timer(6s)`, hd-idle (started after it) with `-i 3`. lulld's
-# standby finds the disk asleep already (its transport asks first) and
-# names hd-idle. A rescan has the kernel start the disk again (sd sends
-# START UNIT to a disk that answers NOT READY, INITIALIZING COMMAND
-# REQUIRED).
+# checks and `timer(6s)`, hd-idle with `-i 3`, started before lulld this
+# time (both services enabled): lulld's start warns of it, and its standby
+# finds the disk asleep already (its transport asks first) and names
+# hd-idle without warning of it again. A rescan has the kernel start the
+# disk again (sd sends START UNIT to a disk that answers NOT READY,
+# INITIALIZING COMMAND REQUIRED).
 echo 1 > /sys/block/$sd/device/rescan
 say "rescan $?"
 clog=/tmp/lulld-compete.log
@@ -179,13 +180,13 @@ mkdir -p /var/lib/lull/compete
 sed -e 's|/asleep/|/compete/|' -e 's|power_check = "1s"|power_check = "0s"|' \
   -e 's|timer(1h)|timer(6s)|' /etc/lull-asleep.toml > /etc/lull-compete.toml
 sed 's/^/@@ compete-toml /' /etc/lull-compete.toml
-LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-compete.toml 2> $clog &
-apid=$!
-wait_for 60 "lulld's disk" at_least 1 "task standby, network" $clog
 hd-idle -i 0 -a $sd -i 3
 wait_for 10 "hd-idle on $sd again" pidof hd-idle
 hpid=$(pidof hd-idle)
 say "compete-hd-idle pid $hpid"
+LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-compete.toml 2> $clog &
+apid=$!
+wait_for 60 "lulld's disk" at_least 1 "task standby, network" $clog
 wait_for 60 "lulld's standby finding $sd asleep" at_least 1 "already in standby" $clog
 sleep 2 # urgent writes of the state file come at most once a second
 status_of /etc/lull-compete.toml compete-status

@@ -33,6 +33,10 @@ pub struct Preflight {
     /// ([`own_files_on_spun_down_disks`]) and, but in a dry run, a program
     /// that spins disks down beside it ([`competing_spin_down`]).
     pub logged: Vec<String>,
+    /// The process ids of the spin-down programs [`Preflight::logged`]
+    /// warns of: the daemon does not warn of them again when it finds a
+    /// drive one of them spun down.
+    pub spinners_warned: Vec<u32>,
     /// The whole disks diskstats lists now, by kernel name (sorted).
     pub present: Vec<String>,
 }
@@ -152,7 +156,10 @@ pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> 
         }
     }
     if !dry_run {
-        out.logged.extend(competing_spin_down(cfg, &out.found));
+        for s in competing_spin_down(cfg, &out.found) {
+            out.spinners_warned.push(s.pid);
+            out.logged.push(s.warning);
+        }
     }
     if cfg.disks.is_empty() {
         // hd-idle with no `-a` watches every disk; lull touches only the
@@ -724,22 +731,20 @@ pub fn check(path: &Path, registry: &Registry) -> Result<String, ConfigError> {
     check_report(path, registry).map(|r| r.text())
 }
 
-/// Warnings, one per program that spins disks down on its own timeout
-/// ([`process::SPIN_DOWN_DAEMONS`]) and runs now, when it may spin down a
-/// disk of `cfg` that lull is to spin down (`found`: the disks each entry
-/// resolves to now). For hd-idle its command line tells which disks it
-/// spins down and after how long ([`competition`]): it warns only of those
-/// it shares with lull, by name. For another program, or an hd-idle whose
-/// command line cannot be read, a warning that it may.
-pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<String> {
+/// The programs that spin disks down on their own timeout
+/// ([`process::SPIN_DOWN_DAEMONS`]) and run now, each with its warning,
+/// when they may spin down a disk of `cfg` that lull is to spin down
+/// (`found`: the disks each entry resolves to now). For hd-idle its
+/// command line tells which disks it spins down and after how long
+/// ([`competition`]): it is warned of only for those it shares with lull,
+/// by name. For another program, or an hd-idle whose command line cannot
+/// be read, the warning says that it may.
+pub fn competing_spin_down(cfg: &Config, found: &[Vec<Resolved>]) -> Vec<Spinner> {
     let kernels = spun_down_disks(cfg, found);
     if kernels.is_empty() {
         return Vec::new();
     }
     spinners_of(&kernels)
-        .into_iter()
-        .map(|s| s.warning)
-        .collect()
 }
 
 /// The programs running now that spin disks down on a timeout of their own
@@ -752,9 +757,13 @@ pub fn spinners_of(kernels: &[&str]) -> Vec<Spinner> {
     process::running_named(process::SPIN_DOWN_DAEMONS)
         .into_iter()
         .filter_map(|(pid, name)| {
+            // An empty command line is a process in the middle of its
+            // exec (renamed already, its arguments not yet readable): not
+            // hd-idle with no options, but one whose are unknown.
             let args = (name == "hd-idle")
                 .then(|| process::cmdline(pid))
                 .flatten()
+                .filter(|c| !c.is_empty())
                 .map(|c| c.into_iter().skip(1).collect());
             let warning = competition(&name, pid, args, kernels, &crate::hd_idle::kernel_name_now)?;
             Some(Spinner { name, pid, warning })
@@ -862,8 +871,32 @@ pub(crate) async fn stop_orphans(state: &mut State, cfg: &Config) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Starts a program named `hd-idle` in `dir` (a `sleep 60`: its
+    /// command line is not hd-idle's) and waits until it runs as that.
+    pub(crate) fn fake_hd_idle(dir: &Path) -> std::process::Child {
+        let fake = dir.join("hd-idle");
+        // A link, not a copy: the process is named after the path run,
+        // and a copy just written can fail to run (ETXTBSY) while another
+        // test's thread forks with its file still open for writing.
+        std::os::unix::fs::symlink("/bin/sleep", &fake).unwrap();
+        let p = std::process::Command::new(&fake).arg("60").spawn().unwrap();
+        // `spawn` may return before the child has run the program, and
+        // an exec renames the process before its new command line can be
+        // read (empty until then: read as hd-idle's with no options).
+        let comm = format!("/proc/{}/comm", p.id());
+        for _ in 0..500 {
+            if std::fs::read_to_string(&comm).is_ok_and(|c| c == "hd-idle\n")
+                && crate::process::cmdline(p.id()).is_some_and(|c| !c.is_empty())
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        p
+    }
 
     /// A program named like hd-idle, started now, is found spinning the
     /// disk down (its command line is not hd-idle's, so it may spin down
@@ -871,20 +904,7 @@ mod tests {
     #[test]
     fn a_running_spin_down_program_is_found_by_name() {
         let dir = tempfile::tempdir().unwrap();
-        let fake = dir.path().join("hd-idle");
-        // A link, not a copy: the process is named after the path run,
-        // and a copy just written can fail to run (ETXTBSY) while another
-        // test's thread forks with its file still open for writing.
-        std::os::unix::fs::symlink("/bin/sleep", &fake).unwrap();
-        let mut p = std::process::Command::new(&fake).arg("60").spawn().unwrap();
-        // `spawn` may return before the child has run the program.
-        let comm = format!("/proc/{}/comm", p.id());
-        for _ in 0..500 {
-            if std::fs::read_to_string(&comm).is_ok_and(|c| c == "hd-idle\n") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let mut p = fake_hd_idle(dir.path());
         let found = spinners_of(&["fakea"]);
         let ours: Vec<_> = found.iter().filter(|s| s.pid == p.id()).collect();
         assert_eq!(ours.len(), 1, "{found:?}");

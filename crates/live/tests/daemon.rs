@@ -1434,6 +1434,15 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
     // thread forks with its file still open for writing.
     std::os::unix::fs::symlink("/bin/sleep", &fake).unwrap();
     let mut hd = Command::new(&fake).arg("60").spawn().unwrap();
+    // Until its exec is done, the process is not hd-idle yet, or is one
+    // with an empty command line (hd-idle's with no options).
+    let proc = |f: &str| std::fs::read(format!("/proc/{}/{f}", hd.id())).unwrap_or_default();
+    wait_for(
+        "the fake hd-idle's exec",
+        Duration::from_secs(5),
+        || proc("comm") == b"hd-idle\n" && proc("cmdline").ends_with(b"hd-idle\060\0"),
+        String::new,
+    );
     let standby = Setup::new(
         "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(1h)\"\ntask = \"standby\"\nbackend = \"sgio\"\n",
         &line("fakea", 0, 5),

@@ -593,16 +593,25 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     );
     assert_eq!(t.step("restarted-lulld-exit"), ["0"]);
 
-    // Both spinning the disk down, hd-idle first (`-i 3`, started after
-    // lulld's `timer(6s)`, no power checks): lulld's standby asks the
-    // power state first, finds the disk asleep and names hd-idle; it
-    // counts no spin-down of its own.
+    // Both spinning the disk down, hd-idle first (`-i 3`, started before
+    // lulld's `timer(6s)`, no power checks): lulld's start warns of it;
+    // its standby asks the power state first, finds the disk asleep and
+    // names hd-idle, without warning of it again; it counts no spin-down
+    // of its own.
     assert_eq!(t.step("rescan"), ["0"]);
     let hpid = t.pid("compete-hd-idle");
     let clog = t.about("compete-log", sd);
     let already = format!("already in standby: hd-idle (pid {hpid})");
     assert_eq!(count(&clog, &already), 1, "{clog:#?}");
-    assert_eq!(count(&clog, "spins down"), 1, "warned of once: {clog:#?}");
+    let warning =
+        format!("hd-idle (pid {hpid}, options `-i 0 -a {sd} -i 3`) spins down {sd} (after 3s) too");
+    let whole = t.step("compete-log");
+    assert_eq!(count(&whole, &warning), 1, "warned of once: {whole:#?}");
+    let started = find(&whole, "lull daemon started", 0).expect("the start");
+    assert!(
+        find(&whole, &warning, 0).is_some_and(|w| w < started),
+        "warned of at the start: {whole:#?}"
+    );
     assert_eq!(count(&clog, ": in standby ("), 0, "{clog:#?}");
     assert_eq!(t.step("compete-status-exit"), ["0"]);
     let status = t.step("compete-status");

@@ -298,14 +298,18 @@ impl DiskController {
     /// ([`WakeWitness::spinners`]), as `": hd-idle (pid 652)"` for a line
     /// saying the drive was found asleep (empty when there are none). The
     /// first time one is seen, its warning (what it spins down, and what
-    /// to do) is logged: an hd-idle started after lull's start, which
-    /// the start's check could not name.
+    /// to do) is logged, unless the witness gave none (the daemon's gives
+    /// each program's once per process: its start's check may have): an
+    /// hd-idle started after lull's start, which the start's check could
+    /// not name.
     fn spun_down_by(&mut self, witness: &mut dyn WakeWitness) -> String {
         let spinners = witness.spinners(&self.kernel);
         for s in &spinners {
             if !self.spinners_warned.contains(&s.pid) {
                 self.spinners_warned.push(s.pid);
-                warn!("disk {}: {}", self.key, s.warning);
+                if !s.warning.is_empty() {
+                    warn!("disk {}: {}", self.key, s.warning);
+                }
             }
         }
         if spinners.is_empty() {

@@ -45,6 +45,11 @@ impl Daemon {
                         for w in pre.logged {
                             warn!("{w}");
                         }
+                        for pid in pre.spinners_warned {
+                            if !self.spinners_warned.contains(&pid) {
+                                self.spinners_warned.push(pid);
+                            }
+                        }
                         c
                     })
                     .map_err(|e| e.to_string())

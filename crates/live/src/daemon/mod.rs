@@ -88,9 +88,11 @@ pub enum DaemonError {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(opts: Options) -> Result<(), DaemonError> {
     let cfg = Config::load(&opts.config, &opts.registry)?;
-    for w in preflight(&cfg, opts.dry_run)?.logged {
+    let pre = preflight(&cfg, opts.dry_run)?;
+    for w in &pre.logged {
         tracing::warn!("{w}");
     }
+    let spinners_warned = pre.spinners_warned;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(4)
@@ -100,16 +102,21 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .build()
         .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async move {
-        let mut d = Daemon::new(opts, cfg).await?;
+        let mut d = Daemon::new(opts, cfg, spinners_warned).await?;
         d.run().await
     })
 }
 
-/// The daemon's witness: reads `/proc` ([`crate::wakeup`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct SystemWitness;
+/// The daemon's witness: reads `/proc` ([`crate::wakeup`]). `warned`
+/// holds the spin-down programs the daemon has warned of (at its start
+/// or at a drive they spun down): their warning is given once per
+/// process, whichever disk finds them.
+#[derive(Debug)]
+pub(crate) struct SystemWitness<'a> {
+    warned: &'a mut Vec<u32>,
+}
 
-impl crate::controller::WakeWitness for SystemWitness {
+impl crate::controller::WakeWitness for SystemWitness<'_> {
     fn snapshot(&mut self) -> crate::wakeup::Snapshot {
         crate::wakeup::snapshot()
     }
@@ -125,7 +132,15 @@ impl crate::controller::WakeWitness for SystemWitness {
         crate::wakeup::tree_io(pid)
     }
     fn spinners(&mut self, kernel: &str) -> Vec<crate::controller::Spinner> {
-        crate::preflight::spinners_of(&[kernel])
+        let mut found = crate::preflight::spinners_of(&[kernel]);
+        for s in &mut found {
+            if self.warned.contains(&s.pid) {
+                s.warning.clear();
+            } else {
+                self.warned.push(s.pid);
+            }
+        }
+        found
     }
 }
 
@@ -179,6 +194,11 @@ pub(crate) struct Daemon {
     /// claim (once a minute while one does).
     retry_claims_at: Option<Nanos>,
     read_error_logged: bool,
+    /// The spin-down programs warned of, by process id: at the start
+    /// ([`crate::preflight::Preflight::spinners_warned`]), at a reload, or
+    /// when a drive one of them spun down was found asleep
+    /// ([`SystemWitness`]).
+    spinners_warned: Vec<u32>,
     /// Where the by-path and glob entries resolved at the last poll: they
     /// are re-resolved every poll, because udev creates a by-id link after
     /// the kernel device appears.
@@ -225,7 +245,11 @@ fn lock_state(cfg: &Config, dry_run: bool) -> Result<Option<InstanceLock>, Daemo
 }
 
 impl Daemon {
-    async fn new(opts: Options, cfg: Config) -> Result<Daemon, DaemonError> {
+    async fn new(
+        opts: Options,
+        cfg: Config,
+        spinners_warned: Vec<u32>,
+    ) -> Result<Daemon, DaemonError> {
         // Before the state file is read: a second daemon must not take the
         // first's running command for a crash's leftover.
         let lock = lock_state(&cfg, opts.dry_run)?;
@@ -308,6 +332,7 @@ impl Daemon {
             claims_off: false,
             retry_claims_at: None,
             read_error_logged: false,
+            spinners_warned,
             path_sig: 0,
             read_buf: Vec::new(),
             out: Vec::with_capacity(8),
@@ -574,7 +599,9 @@ impl Daemon {
             out.clear();
             let mut cx = Context {
                 registry: &self.opts.registry,
-                witness: &mut SystemWitness,
+                witness: &mut SystemWitness {
+                    warned: &mut self.spinners_warned,
+                },
             };
             d.ctl.on_poll(stamp, &sample, late, &mut cx, &mut out);
             let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
@@ -626,8 +653,11 @@ impl Daemon {
             None => {
                 let mut out = std::mem::take(&mut self.out);
                 out.clear();
+                let mut witness = SystemWitness {
+                    warned: &mut self.spinners_warned,
+                };
                 d.ctl
-                    .on_outcome(now, r.outcome, current, &mut SystemWitness, &mut out);
+                    .on_outcome(now, r.outcome, current, &mut witness, &mut out);
                 let changes = d.carry_out(&self.hooks, &mut out);
                 self.out = out;
                 changes
@@ -669,5 +699,59 @@ impl Daemon {
                 d.state_written();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::WakeWitness;
+
+    /// The daemon's witness gives a spin-down program's warning once per
+    /// process: not for one its start already warned of, and once for one
+    /// it finds first, whichever disk asks after that.
+    #[test]
+    fn a_spin_down_program_is_warned_of_once_per_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = crate::preflight::tests::fake_hd_idle(dir.path());
+        let pid = p.id();
+        // Other tests' fake hd-idles may run too: only this one counts.
+        let ours = |found: Vec<crate::controller::Spinner>| {
+            let mine: Vec<_> = found.into_iter().filter(|s| s.pid == pid).collect();
+            assert_eq!(mine.len(), 1, "{mine:?}");
+            mine.into_iter().next().unwrap()
+        };
+        let times = |warned: &[u32]| warned.iter().filter(|&&w| w == pid).count();
+        // Warned of by the start's check: named, not warned of again.
+        let mut warned = vec![pid];
+        let s = ours(
+            SystemWitness {
+                warned: &mut warned,
+            }
+            .spinners("fakea"),
+        );
+        assert_eq!((s.name.as_str(), s.warning.as_str()), ("hd-idle", ""));
+        assert_eq!(times(&warned), 1);
+        // Started after the start: warned of at the first disk that finds
+        // it, and then no more, on that disk or another.
+        let mut warned = Vec::new();
+        let s = ours(
+            SystemWitness {
+                warned: &mut warned,
+            }
+            .spinners("fakea"),
+        );
+        assert!(s.warning.contains("hd-idle"), "{}", s.warning);
+        assert_eq!(times(&warned), 1);
+        let s = ours(
+            SystemWitness {
+                warned: &mut warned,
+            }
+            .spinners("fakeb"),
+        );
+        assert_eq!(s.warning, "");
+        assert_eq!(times(&warned), 1);
+        p.kill().unwrap();
+        p.wait().unwrap();
     }
 }
