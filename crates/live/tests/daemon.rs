@@ -1440,7 +1440,7 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
     wait_for(
         "the fake hd-idle's exec",
         Duration::from_secs(5),
-        || proc("comm") == b"hd-idle\n" && proc("cmdline").ends_with(b"hd-idle\060\0"),
+        || proc("comm") == b"hd-idle\n" && proc("cmdline").ends_with(b"hd-idle\x0060\0"),
         String::new,
     );
     let standby = Setup::new(
