@@ -855,14 +855,10 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         let mut note = None::<String>;
         // hd-idle reads only the lines of `sd` disks: an entry naming
         // anything else never spun a disk down.
-        let unwatched = kernel
-            .as_deref()
-            .map(whole_disk)
-            .filter(|w| sd_suffix(w).is_none())
-            .map(str::to_string);
-        match &kernel {
-            Some(k) => {
-                let whole = whole_disk(k);
+        let whole = kernel.as_deref().map(whole_disk);
+        let unwatched = whole.filter(|w| sd_suffix(w).is_none()).map(str::to_string);
+        match (&kernel, whole) {
+            (Some(k), Some(whole)) => {
                 if whole != k {
                     let w = format!(
                         "{} is {k} now, a partition; hd-idle watches its disk {whole}, lull watches what the device names: write the whole disk's /dev/disk/by-id/ link instead (`ls -l /dev/disk/by-id/ | grep -w {whole}`)",
@@ -873,7 +869,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
                 }
                 kernels.push(whole.to_string());
             }
-            None => unresolved.push(d.name.clone()),
+            _ => unresolved.push(d.name.clone()),
         }
         if !d.own_idle && d.settings.idle_s != HD_IDLE_DEFAULT_IDLE_S && o.go_port_option.is_none()
         {
