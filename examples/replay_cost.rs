@@ -8,7 +8,11 @@
 //! criterion's numbers there; instruction counts are exact and repeat.
 //! `scripts/replay-instructions.sh` runs this under callgrind.
 //!
-//! `cargo run --release --example replay_cost -- [RUNS] [timer|auto|share]`
+//! `cargo run --release --example replay_cost -- [RUNS] [timer|auto|share|SPEC]`
+//!
+//! A SPEC (any other network, with durations relative to the paper
+//! drive's B: `long-idle(min=B/8)`) is replayed alone, for cost studies
+//! of a variant (`scripts/replay-instructions.sh SPEC…`).
 
 use std::time::Instant;
 
@@ -29,16 +33,20 @@ fn main() {
         .break_even_s();
     let plain = lull::registry();
     let scaled = lull::registry().with_breakeven(Nanos::from_secs_f64(b));
-    for (name, spec, registry) in [
+    let mut nets = vec![
         ("timer", "timer(1s) + fixed(10s)", &plain),
         ("auto", "auto", &scaled),
         // What `auto` builds on: the share timeout alone, seeing the same
         // periods (of at least B/32).
         ("share", "share()", &scaled),
-    ] {
-        if only.as_deref().is_some_and(|o| o != name) {
-            continue;
+    ];
+    if let Some(o) = only.as_deref() {
+        nets.retain(|(name, ..)| *name == o);
+        if nets.is_empty() {
+            nets.push((o, o, &scaled));
         }
+    }
+    for (name, spec, registry) in nets {
         let mut best = f64::MAX;
         for _ in 0..runs {
             let t = Instant::now();
