@@ -719,10 +719,26 @@ fn unopenable(kernel: &str) -> Option<String> {
         .custom_flags(libc::O_NONBLOCK)
         .open(&path)
     {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(format!(
-            "cannot open {path} ({e}): the daemon could not send it a spin-down; run it as root (the packaged unit does), or give it read access to the device and CAP_SYS_RAWIO (SG_IO) or `hdparm`'s rights"
-        )),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Some(refused(&path, &e, crate::config::running_as_root()))
+        }
         _ => None,
+    }
+}
+
+/// [`unopenable`]'s warning for `path`, refused with `e` to a process run
+/// as root (`as_root`) or not. Root refused is refused by something above
+/// it (a container that does not pass the device through, a device
+/// cgroup, a security policy), which "run it as root" would not mend.
+fn refused(path: &str, e: &std::io::Error, as_root: bool) -> String {
+    if as_root {
+        format!(
+            "cannot open {path} ({e}) although the daemon runs as root: something above root refuses it (a container that does not pass the device through, a device cgroup such as systemd's DevicePolicy=/DeviceAllow=, seccomp, AppArmor or SELinux); the daemon could not send it a spin-down until that allows it"
+        )
+    } else {
+        format!(
+            "cannot open {path} ({e}): the daemon could not send it a spin-down; run it as root (the packaged unit does), or give it read access to the device and CAP_SYS_RAWIO (SG_IO) or `hdparm`'s rights"
+        )
     }
 }
 
@@ -919,6 +935,22 @@ pub(crate) mod tests {
         p.kill().unwrap();
         p.wait().unwrap();
         assert!(spinners_of(&["fakea"]).iter().all(|s| s.pid != p.id()));
+    }
+
+    /// A refusal to root is not mended by running as root: the warning
+    /// says what refuses root instead.
+    #[test]
+    fn a_device_refused_to_root_is_not_told_to_run_as_root() {
+        let e = std::io::Error::from_raw_os_error(libc::EPERM);
+        let user = refused("/dev/sdb", &e, false);
+        assert!(user.contains("run it as root"), "{user}");
+        let root = refused("/dev/sdb", &e, true);
+        assert!(!root.contains("run it as root"), "{root}");
+        assert!(
+            root.starts_with("cannot open /dev/sdb (Operation not permitted (os error 1)) although the daemon runs as root"),
+            "{root}"
+        );
+        assert!(root.contains("device cgroup"), "{root}");
     }
 
     #[test]
