@@ -161,6 +161,7 @@ rlog=/tmp/lulld-restarted.log
 LULL_LOG=debug LULL_LOG_FORMAT=plain lulld --config /etc/lull-asleep.toml 2> $rlog &
 apid=$!
 wait_for 60 "the restarted lulld's power check" at_least 1 "in standby" $rlog
+sleep 2 # urgent writes of the state file come at most once a second
 status_of /etc/lull-asleep.toml restarted-status
 kill -TERM $hpid
 stop_lulld $apid restarted-lulld

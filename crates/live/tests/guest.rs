@@ -591,6 +591,15 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         find(&status, "power       standby", 0).is_some(),
         "{status:#?}"
     );
+    assert!(
+        find(
+            &status,
+            "last        still in standby, as before the daemon's restart or reload",
+            0
+        )
+        .is_some(),
+        "{status:#?}"
+    );
     assert_eq!(t.step("restarted-lulld-exit"), ["0"]);
 
     // Both spinning the disk down, hd-idle first (`-i 3`, started before
