@@ -1149,6 +1149,14 @@ pub fn render_text(st: &Status) -> String {
             ""
         };
         if let Some(w) = &d.wear {
+            // The budget is charged per attempt: a standby that found the
+            // drive asleep already (hd-idle beside lull) or failed counts
+            // too, which "spin-downs 0 … 1 used" leaves a puzzle.
+            let would = if would.is_empty() && w.spent_24h as u64 > d.spindowns {
+                " by attempts, which count when the drive was asleep already or the standby failed"
+            } else {
+                would
+            };
             let _ = write!(
                 downs,
                 " (wear budget {}/day: {} used in 24 h{would}, {})",

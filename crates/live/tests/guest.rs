@@ -629,6 +629,17 @@ fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
         "{status:#?}"
     );
     assert!(find(&status, "spin-downs  0 ", 0).is_some(), "{status:#?}");
+    // The attempt spent a token of the wear budget: the line says why
+    // "0 … 1 used" is no contradiction.
+    assert!(
+        find(
+            &status,
+            "1 used in 24 h by attempts, which count when the drive was asleep already",
+            0
+        )
+        .is_some(),
+        "{status:#?}"
+    );
     assert!(
         find(
             &status,

@@ -783,6 +783,18 @@ fn small_savings_keep_their_sign_and_size() {
     assert_eq!(energy(0.0), "0.00 Wh");
 }
 
+/// More attempts in 24 h than spin-downs ever (a standby that found the
+/// drive asleep, or failed): the budget's line says what it counts.
+#[test]
+fn a_budget_spent_on_attempts_that_spun_nothing_down_says_so() {
+    let mut st = scene();
+    let said = "used in 24 h by attempts, which count when the drive was asleep already";
+    assert!(!render_text(&st).contains(said));
+    let d = st.disks.iter_mut().find(|d| d.wear.is_some()).unwrap();
+    d.spindowns = d.wear.as_ref().unwrap().spent_24h as u64 - 1;
+    assert!(render_text(&st).contains(said), "{}", render_text(&st));
+}
+
 #[test]
 fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
     let mut st = scene();
