@@ -1141,21 +1141,18 @@ pub fn render_text(st: &Status) -> String {
         }
         let standby = d.task.as_deref() == Some("standby") || d.spindowns + d.spinups > 0;
         let mut downs = d.spindowns.to_string();
-        // A dry run spends its budget on the spin-downs it would have
-        // done, which no counter counts: say so, or "0 … 8 used" puzzles.
-        let would = if st.dry_run == Some(true) {
-            " by spin-downs it would have done"
-        } else {
-            ""
-        };
         if let Some(w) = &d.wear {
-            // The budget is charged per attempt: a standby that found the
-            // drive asleep already (hd-idle beside lull) or failed counts
-            // too, which "spin-downs 0 … 1 used" leaves a puzzle.
-            let would = if would.is_empty() && w.spent_24h as u64 > d.spindowns {
+            // What the tokens went to, where the counters leave a puzzle
+            // ("0 … 8 used"): a dry run spends them on the spin-downs it
+            // would have done, which no counter counts; a real run per
+            // attempt, and a standby that found the drive asleep already
+            // (hd-idle beside lull) or failed counts too.
+            let would = if st.dry_run == Some(true) {
+                " by spin-downs it would have done"
+            } else if w.spent_24h as u64 > d.spindowns {
                 " by attempts, which count when the drive was asleep already or the standby failed"
             } else {
-                would
+                ""
             };
             let _ = write!(
                 downs,
