@@ -578,7 +578,7 @@ fn rank_from_daemon_s_best_fixed_timer_is_the_best_under_the_wear_budget() {
         (
             columns(&csv, "mean_energy_saved_pct"),
             report,
-            columns(&csv, "mean_excess_vs_best_fixed"),
+            columns(&csv, "pooled_excess_vs_best_fixed"),
         )
     };
     let (rows, report, excess) = saved(Some(1));

@@ -79,9 +79,11 @@ fn days_are_traces_of_their_own_and_day_one_is_the_seed() {
     assert!(!text1.contains("Across the"), "{text1}");
     let report = std::fs::read_to_string(three.join("report.md")).unwrap();
     let spread = report
-        .split("Across the 3 days of each workload its scaled distance ranged from ")
+        .split("Across the 3 days of each workload, `")
         .nth(1)
-        .expect("the recommendation states the spread across days");
+        .and_then(|s| s.split_once("`'s scaled distance ranged from "))
+        .map(|(_, s)| s)
+        .expect("the recommendation states the spread across days, naming the network");
     let (lo, rest) = spread.split_once(" to ").unwrap();
     let hi = rest.split([',', ' ']).next().unwrap();
     let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());

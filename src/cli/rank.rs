@@ -654,7 +654,8 @@ fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> Strin
     }
     text.push_str(&outcome.table(top));
     if let Some(first) = outcome.summaries.iter().find(|s| s.rank == Some(1))
-        && let Some(spread) = lull_rank::report::day_spread(&outcome.meta, first, &outcome.rows)
+        && let Some(spread) =
+            lull_rank::report::day_spread(&outcome.meta, first, &outcome.rows, "its")
     {
         let name = lull_rank::report::network_label(first, &outcome.rows);
         let _ = writeln!(text, "rank 1, {name}: {spread}");

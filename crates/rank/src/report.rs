@@ -356,6 +356,57 @@ pub fn family_table(
     v
 }
 
+/// The lowest and the highest mean distance of the ranked networks of
+/// start-detector family `family`.
+fn family_range(summaries: &[Summary], rows: &[Row], family: &str) -> (f64, f64) {
+    summaries
+        .iter()
+        .filter(|s| !s.reference && s.rank.is_some())
+        .filter(|s| spec_of(rows, s.policy).is_some_and(|r| r.start_family == family))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+            (lo.min(s.mean), hi.max(s.mean))
+        })
+}
+
+/// How far below no task the networks flagged `worse` fell, on the trace
+/// where each fell furthest, in benefit measure `x`: the range across
+/// them, and how many fell by a hundredth or less (a loss within
+/// rounding of the measure, where the flag is strict).
+fn worst_losses(worse: &[&&Summary], rows: &[Row], x: &str) -> String {
+    let losses: Vec<f64> = worse
+        .iter()
+        .filter_map(|s| {
+            rows.iter()
+                .filter(|r| r.network_index == s.policy)
+                .filter_map(|r| r.measure(x))
+                .filter(|v| v.is_finite())
+                .reduce(f64::min)
+                .map(|v| -v)
+        })
+        .filter(|v| *v > 0.0)
+        .collect();
+    let (Some(lo), Some(hi)) = (
+        losses.iter().copied().reduce(f64::min),
+        losses.iter().copied().reduce(f64::max),
+    ) else {
+        return String::new();
+    };
+    let slight = losses.iter().filter(|v| **v <= 0.01).count();
+    let mut text = if losses.len() == 1 {
+        format!(", by {} of `{x}` on its worst trace", num(Some(hi)))
+    } else {
+        format!(
+            ", by {} to {} of `{x}` on the worst trace of each",
+            num(Some(lo)),
+            num(Some(hi)),
+        )
+    };
+    if slight > 0 && losses.len() > 1 {
+        let _ = write!(text, "; {slight} of them by 0.01 or less");
+    }
+    text
+}
+
 /// Traces on which no ranked network achieves a positive value of a
 /// benefit measure (nothing in the grid saves energy there).
 pub fn nothing_gained(meta: &RunMeta, rows: &[Row], axes: &Axes) -> Vec<String> {
@@ -386,7 +437,9 @@ pub fn nothing_gained(meta: &RunMeta, rows: &[Row], axes: &Axes) -> Vec<String> 
 /// drive a day holds only tens of idle periods longer than B), so the
 /// recommendation says how much the days differ. `None` when no workload
 /// was run on more than one day.
-pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row]) -> Option<String> {
+///
+/// `whose` names the network in the sentence (`its`, or `` `auto`'s ``).
+pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row], whose: &str) -> Option<String> {
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
     for t in &meta.traces {
         let Some((base, day)) = t.name.rsplit_once('@') else {
@@ -444,14 +497,15 @@ pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row]) -> Option<Str
         parts.push(part);
     }
     let days = groups.iter().map(|(_, ix)| ix.len()).max().unwrap_or(0);
-    let mut out = format!("Across the {days} days of each workload its scaled distance ranged");
+    let mut out =
+        format!("Across the {days} days of each workload, {whose} scaled distance ranged");
     if let Some((lo, hi)) = range(&all_d) {
         let _ = write!(out, " from {lo:.3} to {hi:.3}");
     }
     if let Some((lo, hi)) = range(&all_e) {
         let _ = write!(
             out,
-            ", its energy above the best fixed timer's from {lo:.2}× to {hi:.2}×"
+            ", and its energy above the best fixed timer's from {lo:.2}× to {hi:.2}×"
         );
     }
     let _ = write!(
@@ -624,10 +678,12 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     let auto = summaries
         .iter()
         .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"));
-    if let Some(e) = raw_mean(rows, best.policy, EXCESS) {
+    let name = spec(best);
+    let excess = raw_mean(rows, best.policy, EXCESS);
+    if let Some(e) = excess {
         let _ = write!(
             out,
-            " Its energy above the oracle's is {} the best fixed timer's in hindsight (mean `excess_vs_best_fixed`; below 1 beats that timer).",
+            " Its energy above the oracle's is {} the best fixed timer's in hindsight (`excess_vs_best_fixed`, pooled over the traces: its excess energy over the oracle on all of them over the best fixed timer's; below 1 beats that timer).",
             if e.is_finite() {
                 format!("{e:.2}×")
             } else {
@@ -639,14 +695,17 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         {
             let _ = write!(out, " `auto`'s is {a:.2}×.");
         }
-        if let Some(energy) = energy_first(&ranked, rows, best, e, axes) {
-            let _ = write!(out, " {energy}");
-        }
+    }
+    if let Some(cr) = raw_mean(rows, best.policy, "competitive_ratio") {
+        let _ = write!(
+            out,
+            " `{name}` spends {cr:.3}× the offline oracle's energy (competitive ratio, mean over the traces)."
+        );
     }
     if let Some(g) = raw_mean(rows, best.policy, GAIN) {
         let _ = write!(
             out,
-            " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, it captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
+            " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, `{name}` captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
         );
         if let Some(auto) = auto
             && let Some(a) = raw_mean(rows, auto.policy, GAIN)
@@ -663,15 +722,34 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is not a number, shown as `-`."
         );
     }
-    if let Some(spread) = day_spread(meta, best, rows) {
+    if let Some(e) = excess
+        && let Some(energy) = energy_first(&ranked, rows, best, e, axes)
+    {
+        let _ = write!(out, " {energy}");
+    }
+    if let Some(spread) = day_spread(meta, best, rows, &format!("`{name}`'s")) {
         let _ = write!(out, " {spread}");
     }
-    let worse = ranked.iter().filter(|s| s.worse > 0).count();
-    if worse > 0 {
+    let worse: Vec<&&Summary> = ranked.iter().filter(|s| s.worse > 0).collect();
+    if !worse.is_empty() {
         let _ = write!(
             out,
-            " {worse} network{} did worse than no task on at least one trace (flagged `worse`): scored as doing nothing, they do not stretch anybody's scale.",
-            if worse == 1 { "" } else { "s" }
+            " {} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still counts.",
+            worse.len(),
+            if worse.len() == 1 { "" } else { "s" },
+            worst_losses(&worse, rows, axes.x.measure),
+            if worse.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            },
+            if worse.len() == 1 {
+                "it stretches"
+            } else {
+                "they stretch"
+            },
+            if worse.len() == 1 { "its" } else { "their" },
+            axes.y.measure.replace('_', " "),
         );
     }
     let frontier = ranked.iter().filter(|s| s.pareto).count();
@@ -680,14 +758,18 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         " {frontier} network{} on the Pareto frontier of the two measures across traces (flag `P`).",
         if frontier == 1 { " is" } else { "s are" }
     );
-    if let Some(cr) = raw_mean(rows, best.policy, "competitive_ratio") {
-        let _ = write!(
-            out,
-            " Its energy is {cr:.3}× what the offline oracle spends (competitive ratio)."
-        );
-    }
-    // The steadiest of the top ten.
-    let top: Vec<&&Summary> = ranked.iter().take(10).collect();
+    // The steadiest of the top ten that achieves something and keeps
+    // the limits: a network that never acts varies least of all.
+    let top: Vec<&&Summary> = ranked
+        .iter()
+        .take(10)
+        .filter(|s| {
+            rows.iter()
+                .filter(|r| r.network_index == s.policy)
+                .any(|r| r.measure(axes.x.measure).is_some_and(|v| v > 1e-9))
+                && limit_ratio(rows, s.policy, limits) <= 1.0
+        })
+        .collect();
     if let Some(steady) = top.iter().min_by(|a, b| {
         a.variance
             .total_cmp(&b.variance)
@@ -737,9 +819,10 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             .min_by(|a, b| a.3.total_cmp(&b.3).then(a.2.cmp(&b.2)))
             && safe.0 != f.0
         {
+            let (lo, hi) = family_range(summaries, rows, &safe.0);
             let _ = write!(
                 out,
-                " The family whose settings matter least is {}: its {} networks average {:.3}.",
+                " Picked with any of its settings, **{}** does best on average: its {} networks average {:.3} (from {lo:.3} to {hi:.3}).",
                 safe.0, safe.1, safe.3
             );
         }
@@ -789,7 +872,7 @@ pub fn markdown(
         crate::score::Mode::Robust => format!(
             "Scored robustly: on each trace, {} is scaled against references no other network can move ({}), \
              {} as `c / (c + c_oracle)` (0.5 = as costly as the oracle); a network's distance from the origin (0 = ideal) \
-             is averaged over the traces. A network that does worse than no task is scored as doing nothing and flagged `worse`. \
+             is averaged over the traces. A network that does worse than no task on a trace is scored there as achieving nothing of {} (its {} still counts) and flagged `worse`. \
              (`--score paper` gives the min–max scaling of §4.1.1 of *Idleness is not sloth*.)",
             axes.x.measure,
             match axes.x.form {
@@ -800,6 +883,8 @@ pub fn markdown(
                     "the share of the oracle's value captured".into(),
                 Form::Cost => "as a cost against the oracle's".into(),
             },
+            axes.y.measure,
+            axes.x.measure,
             axes.y.measure,
         ),
         crate::score::Mode::Paper => format!(

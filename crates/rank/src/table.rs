@@ -352,8 +352,15 @@ pub fn ranking_frame(
         crate::sweep::SPINUPS_PER_DAY,
     ] {
         if rows.iter().any(|r| r.measure(m).is_some()) {
+            // The excess and the gain are ratios of sums over the traces
+            // ([`crate::report::raw_mean`]), not means of ratios: named so.
+            let how = if [crate::analysis::EXCESS, crate::analysis::GAIN].contains(&m) {
+                "pooled"
+            } else {
+                "mean"
+            };
             cols.push(col(
-                &format!("mean_{m}"),
+                &format!("{how}_{m}"),
                 summaries
                     .iter()
                     .map(|s| raw_mean(s.policy, m))

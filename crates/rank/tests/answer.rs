@@ -552,3 +552,114 @@ fn shards_of_runs_over_different_traces_do_not_merge() {
     let b = shard("b", one, 2);
     lull_rank::merge(&[a, b], &tmp.path().join("m")).unwrap();
 }
+
+/// The steadiest network the report points to achieves something: a
+/// timer that never fires scores the same on every trace (it saves
+/// nothing and delays nothing), so it would vary least of all.
+#[test]
+fn the_steadiest_alternative_is_one_that_saves_energy() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 1), workstation(3600, 2)];
+    let mut specs = SENSIBLE.to_vec();
+    specs.push("timer(t=1000B)");
+    let o = lull_rank::rank(&config(tmp.path(), sources, &specs), &reg).unwrap();
+    let report = fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    let never: Vec<f64> = o
+        .rows
+        .iter()
+        .filter(|r| r.spec == "timer(t=1000B)")
+        .map(|r| r.measure("energy_saved_pct").unwrap())
+        .collect();
+    assert!(never.iter().all(|&v| v == 0.0), "{never:?}");
+    let sd = |spec: &str| {
+        let s = o
+            .summaries
+            .iter()
+            .find(|s| lull_rank::report::network_label(s, &o.rows) == spec)
+            .unwrap();
+        s.variance.sqrt()
+    };
+    // It is the steadiest of all, and not named.
+    assert!(
+        SENSIBLE.iter().all(|s| sd("timer(t=1000B)") <= sd(s)),
+        "{report}"
+    );
+    let steady = report
+        .split("If the same behaviour on every workload matters more than the last bit of performance, `")
+        .nth(1)
+        .and_then(|s| s.split_once('`'))
+        .map(|(s, _)| s.to_string())
+        .expect("a steadiest alternative");
+    assert_ne!(steady, "timer(t=1000B)", "{report}");
+    assert!(SENSIBLE.contains(&steady.as_str()), "{steady}");
+    let chosen = recommended(&o);
+    let steadiest = SENSIBLE
+        .iter()
+        .filter(|&&s| s != chosen)
+        .min_by(|a, b| sd(a).total_cmp(&sd(b)))
+        .unwrap();
+    assert_eq!(&steady, steadiest, "{report}");
+}
+
+/// `ranking.csv` names the excess over the best fixed timer and the gain
+/// over the clairvoyant as what they are: ratios of sums over the traces,
+/// not means of the per-trace ratios.
+#[test]
+fn the_ranking_table_calls_the_pooled_ratios_pooled() {
+    let reg = lull_rank::registry();
+    let tmp = tempfile::tempdir().unwrap();
+    let sources = vec![workstation(3600, 1), workstation(3600, 2)];
+    let o = lull_rank::rank(&config(tmp.path(), sources, &SENSIBLE), &reg).unwrap();
+    let csv = fs::read_to_string(tmp.path().join("ranking.csv")).unwrap();
+    // The header's names hold no commas.
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for m in ["excess_vs_best_fixed", "gain_vs_clairvoyant"] {
+        assert!(
+            header.contains(&format!("pooled_{m}").as_str()),
+            "{header:?}"
+        );
+        assert!(
+            !header.contains(&format!("mean_{m}").as_str()),
+            "{header:?}"
+        );
+    }
+    // The pooled excess of a network is its total excess energy over the
+    // oracle against the best fixed timer's, which is not the mean of the
+    // per-trace ratios.
+    let spec = recommended(&o);
+    let mine: Vec<_> = o.rows.iter().filter(|r| r.spec == spec).collect();
+    let m = |r: &&lull_rank::sweep::Row, k: &str| r.measure(k).unwrap();
+    let pooled = mine
+        .iter()
+        .map(|r| m(r, "energy_j") - m(r, "oracle_energy_j"))
+        .sum::<f64>()
+        / mine
+            .iter()
+            .map(|r| m(r, "best_fixed_energy_j") - m(r, "oracle_energy_j"))
+            .sum::<f64>();
+    let col = header
+        .iter()
+        .position(|h| *h == "pooled_excess_vs_best_fixed")
+        .unwrap();
+    let line = csv
+        .lines()
+        .skip(1)
+        .find(|l| l.contains(&spec))
+        .expect("the recommended network's row");
+    // Fields split at commas outside double quotes.
+    let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    let shown: f64 = fields[col].parse().unwrap();
+    assert!(
+        (shown - pooled).abs() < 1e-9 * pooled.abs().max(1.0),
+        "{shown} against {pooled}"
+    );
+}
