@@ -133,6 +133,21 @@ fn usage_errors_exit_2() {
         lull(&["replay", "/no/such/trace.csv"]).status.code(),
         Some(2)
     );
+    // A run directory named wrong is an input error too, named.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o").to_string_lossy().into_owned();
+    for args in [
+        vec!["plot", "/no/such/run"],
+        vec!["rank", "merge", "/no/such/run", "--out", &out],
+    ] {
+        let o = lull(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("/no/such/run: no such directory"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
@@ -203,6 +218,82 @@ fn trace_info_says_when_an_msr_trace_was_recorded() {
     let o = lull(&["trace", "info", &csv, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("start_unix_s").is_none());
+}
+
+/// `lull trace info` names each file and its devices in JSON too (one
+/// object per input, so several files need their names), and counts the
+/// bytes discarded beside those read and written.
+#[test]
+fn trace_info_names_the_file_and_counts_discarded_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        "a.csv",
+        &format!("{HEADER}0,1000,R,0,512,sda\n2000,3000,W,8,4096,sda\n4000,5000,D,16,65536,sda\n"),
+    );
+    let b = write(
+        dir.path(),
+        "b.csv",
+        &format!("{HEADER}0,1000,R,0,512,sdb\n"),
+    );
+    let o = lull(&["trace", "info", &a, &b, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], a.as_str());
+    assert_eq!(lines[1]["file"], b.as_str());
+    assert_eq!(lines[0]["device_names"], serde_json::json!(["sda"]));
+    assert_eq!(lines[1]["idle_device_name"], "sdb");
+    assert_eq!(lines[0]["discard_bytes"], 65536);
+    let sum = ["read_bytes", "write_bytes", "discard_bytes"]
+        .iter()
+        .map(|k| lines[0][k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(lines[0]["bytes"].as_u64(), Some(sum));
+    let o = lull(&["trace", "info", &a]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("bytes       70144 (512 read, 4096 written, 65536 discarded)"),
+        "{text}"
+    );
+}
+
+/// `lull replay`'s header names the network asked for by name (`auto`,
+/// the default) beside what it stands for, and the drive beside its B.
+#[test]
+fn replay_names_the_network_asked_for_and_the_drive() {
+    let o = lull(&["replay", "--task", "spindown", "--duration", "10m"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("network  auto (long-idle)\n"), "{text}");
+    assert!(
+        text.contains("device   paper-2.5in, break-even B = 3.000 s"),
+        "{text}"
+    );
+    let o = lull(&[
+        "replay",
+        "--task",
+        "spindown",
+        "--duration",
+        "10m",
+        "--device",
+        "wd-red-plus",
+        "--net",
+        "timer( 1s )+fixed(10s)",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("network  timer(1s) + fixed(10s)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("device   wd-red-plus, break-even B = 72.4"),
+        "{text}"
+    );
 }
 
 /// Issue 16, item 9: each cause of an error is printed once.

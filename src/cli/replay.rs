@@ -205,7 +205,8 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         &task,
         args.device.as_deref(),
     )?;
-    let spec = load_spec(args.net.as_deref().unwrap_or("auto"), &registry)?;
+    let asked = args.net.as_deref().unwrap_or("auto");
+    let spec = load_spec(asked, &registry)?;
     let policy = match &args.policy {
         Some(p) => Some(
             p.parse::<StopPolicy>()
@@ -217,20 +218,10 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         .timing
         .parse()
         .map_err(|e: String| CliError::input(anyhow!("--timing: {e}")))?;
-    if trace.skipped > 0 {
-        eprintln!("lull: skipped {} malformed record(s)", trace.skipped);
-    }
-    // What the reader did: a torn tail of the daemon's activity log read
-    // up to it, a per-CPU file read with its siblings, requests that
-    // never completed.
-    let named = args
-        .trace
-        .as_ref()
-        .map(|p| format!("{}: ", p.display()))
-        .unwrap_or_default();
-    for n in &trace.notes {
-        eprintln!("lull: note: {named}{n}");
-    }
+    // What the reader did: records skipped, a torn tail of the daemon's
+    // activity log read up to it, a per-CPU file read with its siblings,
+    // requests that never completed.
+    super::trace::report_reading(args.trace.as_deref(), &trace);
     let requests = select_device(&trace, args.source.disk.as_deref())?;
     if requests.is_empty() {
         return Err(CliError::input(anyhow!("the trace has no requests")));
@@ -421,7 +412,13 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             writeln!(out, "{}", serde_json::Value::Object(map))
         }
         Format::Text => (|| {
-            writeln!(out, "network  {spec}")?;
+            // A named network (`auto`, the default) says what it stands for.
+            let line = spec.to_string();
+            if asked.trim() != line && !asked.contains(['(', '@']) {
+                writeln!(out, "network  {} ({line})", asked.trim())?;
+            } else {
+                writeln!(out, "network  {line}")?;
+            }
             writeln!(
                 out,
                 "task     {}   policy {}   timing {}",
@@ -436,7 +433,14 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                 timeline.span().as_secs_f64()
             )?;
             if let Some(b) = registry.breakeven() {
-                writeln!(out, "device   break-even B = {:.3} s", b.as_secs_f64())?;
+                let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())
+                    .map(|d| format!("{}, ", d.preset))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "device   {drive}break-even B = {:.3} s",
+                    b.as_secs_f64()
+                )?;
             }
             if !opts.gate.is_open() {
                 writeln!(

@@ -60,16 +60,28 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
-fn report_reading(path: &Path, trace: &Trace) {
+/// What the reader did, on stderr, as `lull replay` and `lull trace`
+/// say it: the records it skipped (malformed ones under `--lenient`, and
+/// the requests a note below names as dropped) and its notes, each
+/// naming the file.
+pub(crate) fn report_reading(path: Option<&Path>, trace: &Trace) {
+    let named = path
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default();
     if trace.skipped > 0 {
+        let dropped = trace.notes.iter().any(|n| n.starts_with("dropped "));
         eprintln!(
-            "lull: {}: skipped {} record(s)",
-            path.display(),
-            trace.skipped
+            "lull: note: {named}skipped {} record(s){}",
+            trace.skipped,
+            if dropped {
+                " (malformed, or dropped as a note says)"
+            } else {
+                " (malformed)"
+            }
         );
     }
     for note in &trace.notes {
-        eprintln!("lull: {}: {note}", path.display());
+        eprintln!("lull: note: {named}{note}");
     }
 }
 
@@ -82,17 +94,34 @@ fn info(args: InfoArgs) -> Result<(), CliError> {
                 lenient: args.lenient,
             },
         )?;
-        report_reading(path, &trace);
+        report_reading(Some(path), &trace);
         let info = TraceInfo::of(&trace);
         let written = match args.format {
-            Format::Json => serde_json::to_string(&info)
-                .map_err(CliError::runtime)
-                .and_then(|s| writeln!(out, "{s}").map_err(CliError::runtime)),
+            Format::Json => serde_json::to_string(&JsonInfo {
+                file: path,
+                device_names: &trace.devices,
+                idle_device_name: &info.idle_device,
+                info: &info,
+            })
+            .map_err(CliError::runtime)
+            .and_then(|s| writeln!(out, "{s}").map_err(CliError::runtime)),
             Format::Text => write_text(&mut out, path, &trace, &info).map_err(CliError::runtime),
         };
         written?;
     }
     Ok(())
+}
+
+/// One line of `lull trace info --format json`: which file, its devices'
+/// names and the device whose idle periods are described, then every
+/// number of [`TraceInfo`].
+#[derive(serde::Serialize)]
+struct JsonInfo<'a> {
+    file: &'a Path,
+    device_names: &'a [String],
+    idle_device_name: &'a str,
+    #[serde(flatten)]
+    info: &'a TraceInfo,
 }
 
 fn write_text(
@@ -116,11 +145,15 @@ fn write_text(
         "  requests    {} ({} reads, {} writes, {} flushes, {} discards)",
         i.requests, i.reads, i.writes, i.flushes, i.discards
     )?;
-    writeln!(
+    write!(
         out,
-        "  bytes       {} ({} read, {} written)",
+        "  bytes       {} ({} read, {} written",
         i.bytes, i.read_bytes, i.write_bytes
     )?;
+    if i.discard_bytes > 0 {
+        write!(out, ", {} discarded", i.discard_bytes)?;
+    }
+    writeln!(out, ")")?;
     writeln!(out, "  span        {:.3} s", i.span_s)?;
     if let Some(start) = i.start_unix_s {
         let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(start.max(0.0));
@@ -206,7 +239,7 @@ fn convert(args: ConvertArgs) -> Result<(), CliError> {
             lenient: args.lenient,
         },
     )?;
-    report_reading(&args.file, &trace);
+    report_reading(Some(&args.file), &trace);
     write_normalized(&trace, &args.out)?;
     eprintln!(
         "lull: wrote {} requests of {} device(s) to {}",

@@ -65,6 +65,8 @@ pub struct TraceInfo {
     pub read_bytes: u64,
     /// Bytes written.
     pub write_bytes: u64,
+    /// Bytes discarded (trimmed).
+    pub discard_bytes: u64,
     /// Records the reader skipped.
     pub skipped: u64,
     /// First arrival to last completion, seconds.
@@ -235,6 +237,7 @@ impl TraceInfo {
             bytes: 0,
             read_bytes: 0,
             write_bytes: 0,
+            discard_bytes: 0,
             skipped: trace.skipped,
             span_s: 0.0,
             start_unix_s: trace.clock.map(|c| c.as_secs_f64()),
@@ -265,7 +268,10 @@ impl TraceInfo {
                 self.write_bytes += b;
             }
             Op::Flush => self.flushes += 1,
-            Op::Discard => self.discards += 1,
+            Op::Discard => {
+                self.discards += 1;
+                self.discard_bytes += b;
+            }
         }
     }
 
@@ -314,6 +320,7 @@ impl TraceInfo {
             ("bytes".into(), self.bytes as f64),
             ("read_bytes".into(), self.read_bytes as f64),
             ("write_bytes".into(), self.write_bytes as f64),
+            ("discard_bytes".into(), self.discard_bytes as f64),
             ("skipped".into(), self.skipped as f64),
             ("span_s".into(), self.span_s),
         ];

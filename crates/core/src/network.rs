@@ -220,9 +220,28 @@ impl NetworkBuilder {
                 match free.as_slice() {
                     [i] => *i,
                     [] => {
-                        return Err(NetworkError::node(
-                            "",
-                            "no sink: every node feeds another (is there a cycle?)",
+                        // Every node feeds another, so following any
+                        // consumer from any node comes back: name that
+                        // cycle, as a network with a sink does.
+                        let mut path = vec![0];
+                        let start = loop {
+                            let next = consumers[*path.last().unwrap_or(&0)][0].0;
+                            if let Some(at) = path.iter().position(|&p| p == next) {
+                                break at;
+                            }
+                            path.push(next);
+                        };
+                        let mut cycle: Vec<&str> = path[start..]
+                            .iter()
+                            .map(|&i| self.nodes[i].0.as_str())
+                            .collect();
+                        cycle.push(cycle[0]);
+                        return Err(self.err(
+                            cycle[0],
+                            format!(
+                                "is part of a cycle ({}), so no node is left to be the sink",
+                                cycle.join(" → ")
+                            ),
                         ));
                     }
                     many => {

@@ -722,6 +722,18 @@ pub fn read_meta(dir: &Path) -> Result<RunMeta, RankError> {
                 "{}: no run.toml, so no finished `lull rank` output (it is written last: a shard whose task failed or was killed has none)",
                 dir.display()
             ))
+        } else if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory {
+            // A directory named wrong is the caller's input, not a failure
+            // of the run (exit code 2).
+            RankError::Input(format!(
+                "{}: {}: a `lull rank --out` directory was expected",
+                dir.display(),
+                if dir.exists() {
+                    "not a directory"
+                } else {
+                    "no such directory"
+                }
+            ))
         } else {
             RankError::io(&path, e)
         }

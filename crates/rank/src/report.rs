@@ -81,12 +81,14 @@ pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
 /// traces of network `policy` (spindown rows carrying
 /// `window_clairvoyant_energy_j`): pooled like [`pooled_excess`], so a
 /// trace where the clairvoyant per-window timer adds almost nothing does
-/// not blow the mean up. `None` when there are none or the clairvoyant
-/// adds nothing anywhere (within [`BestFixed::OPTIMAL`] of its energy, as
-/// `lull replay` judges one trace: a daemon's short log where it equals
-/// the best fixed timer up to rounding gave gains of −10¹³).
+/// not blow the mean up. Where the clairvoyant adds nothing anywhere
+/// (within [`BestFixed::OPTIMAL`] of its energy, as `lull replay` judges
+/// one trace: a daemon's short log where it equals the best fixed timer
+/// up to rounding gave gains of −10¹³), 1 for a network as good as the
+/// best fixed timer and `None` for a worse one, as `lull replay` has it;
+/// `None` too without such rows.
 pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
-    pooled(
+    let (gained, room, tol) = pooled_parts(
         rows,
         policy,
         [
@@ -95,7 +97,15 @@ pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
             "window_clairvoyant_energy_j",
         ],
         |[e, b, c]| (b - e, b - c, c),
-    )
+    )?;
+    // Where the clairvoyant adds nothing, as `lull replay` has it on one
+    // trace ([`lull_tasks::spindown::WindowClairvoyant::gain`]): 1 for a
+    // network as good as the best fixed timer, not a number for a worse.
+    if room > tol {
+        Some(gained / room)
+    } else {
+        (gained >= -tol).then_some(1.0)
+    }
 }
 
 /// `Σ numerator / Σ room` over the rows of network `policy` that carry the
@@ -109,6 +119,20 @@ fn pooled(
     measures: [&str; 3],
     part: impl Fn([f64; 3]) -> (f64, f64, f64),
 ) -> Option<f64> {
+    match pooled_parts(rows, policy, measures, part) {
+        Some((sum, room, tol)) if room > tol => Some(sum / room),
+        _ => None,
+    }
+}
+
+/// The sums of [`pooled`]: `(Σ numerator, Σ room, the tolerance of
+/// rounding)`; `None` when no row of `policy` carries the measures.
+fn pooled_parts(
+    rows: &[Row],
+    policy: usize,
+    measures: [&str; 3],
+    part: impl Fn([f64; 3]) -> (f64, f64, f64),
+) -> Option<(f64, f64, f64)> {
     let (mut sum, mut room, mut scale) = (0.0, 0.0, 0.0);
     let mut any = false;
     for r in rows.iter().filter(|r| r.network_index == policy) {
@@ -124,8 +148,7 @@ fn pooled(
             any = true;
         }
     }
-    let tol = BestFixed::OPTIMAL * scale.max(1e-9);
-    (any && room > tol).then(|| sum / room)
+    any.then(|| (sum, room, BestFixed::OPTIMAL * scale.max(1e-9)))
 }
 
 /// What the clairvoyant per-window timer and the oracle add over the best
@@ -719,7 +742,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         // Spindown rows, and the clairvoyant adds nothing to divide by.
         let _ = write!(
             out,
-            " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is not a number, shown as `-`."
+            " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is 1 for a network as good as the best fixed timer (all of nothing) and not a number, shown as `-`, for one that is worse."
         );
     }
     if let Some(e) = excess
@@ -1041,5 +1064,24 @@ mod pooled_tests {
         ];
         let g = pooled_gain(&rows, 0).unwrap();
         assert!((g - (-3.522 + 0.478) / 0.363).abs() < 1e-6, "{g}");
+    }
+
+    /// Where the clairvoyant adds nothing, a network as good as the best
+    /// fixed timer captures all of nothing (1), as `lull replay` says of
+    /// one trace; a worse one's gain is not a number.
+    #[test]
+    fn with_nothing_to_capture_the_gain_follows_the_replay() {
+        let e = 363.478;
+        let rows = [row(0, e, e, e - 1e-13), row(1, 100.0, 100.0, 100.0)];
+        assert_eq!(pooled_gain(&rows, 0), Some(1.0));
+        let one = lull_tasks::spindown::WindowClairvoyant {
+            window_s: 600.0,
+            energy_j: e - 1e-13,
+            spinups: 0,
+        };
+        assert_eq!(one.gain(e, e), 1.0);
+        let rows = [row(0, e + 1.0, e, e - 1e-13)];
+        assert_eq!(pooled_gain(&rows, 0), None);
+        assert!(one.gain(e, e + 1.0).is_nan());
     }
 }

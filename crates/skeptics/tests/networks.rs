@@ -255,6 +255,47 @@ fn bad_parameters_are_rejected_naming_the_parameter() {
     }
 }
 
+/// A cycle is named by its nodes, whether or not a node is left to be the
+/// sink (with none, every node feeds another).
+#[test]
+fn a_cycle_is_rejected_naming_its_nodes() {
+    let r = registry();
+    let build = |doc: &str| {
+        NetworkSpec::from_toml(doc, Some(&r))
+            .unwrap()
+            .build(&r)
+            .unwrap_err()
+    };
+    let cycle = r#"
+        [[node]]
+        name = "a"
+        skeptic = "and"
+        inputs = ["b", "fast"]
+        [[node]]
+        name = "b"
+        skeptic = "and"
+        inputs = ["a", "fast"]
+        [[node]]
+        name = "fast"
+        spec = "timer(1s) + fixed(10s)"
+    "#;
+    let e = build(cycle);
+    assert!(["a", "b"].contains(&e.node.as_str()), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("is part of a cycle"), "{text}");
+    assert!(
+        text.contains("a → b → a") || text.contains("b → a → b"),
+        "{text}"
+    );
+    // With a node left over as the sink, the cycle is found too.
+    let with_sink = format!(
+        "{cycle}\n[[node]]\nname = \"out\"\nskeptic = \"and\"\ninputs = [\"a\", \"fast\"]\n"
+    );
+    let e = build(&with_sink);
+    assert!(["a", "b"].contains(&e.node.as_str()), "{e}");
+    assert!(e.to_string().contains("is part of a cycle"), "{e}");
+}
+
 #[test]
 fn wrong_number_of_inputs_is_rejected_naming_the_node() {
     for spec in [
