@@ -179,6 +179,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
                 axes: input.axes,
                 points,
                 families: &families,
+                same: input.summaries.iter().map(|s| s.equivalents.len()).sum(),
             },
         )?;
         figures.push(Figure { title, stem });
@@ -281,6 +282,14 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 /// Tick labels without noise: 3 significant figures, compact.
+/// The size of the `k`-th reference's cross: each smaller than the one
+/// before and drawn over it, so that two references at one point (`auto`
+/// and the best fixed timer, where `auto` settles on that timeout) both
+/// show.
+fn reference_size(k: usize) -> i32 {
+    12 - 3 * (k.min(2) as i32)
+}
+
 fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -342,6 +351,9 @@ struct Tradeoff<'a> {
     axes: Axes,
     points: Vec<Pt>,
     families: &'a [(String, RGBColor)],
+    /// Networks with measures identical to another's on every trace
+    /// (folded into it in the ranking), drawn over it.
+    same: usize,
 }
 
 /// The view of a trade-off plot: the ranges that cover the frontier, the
@@ -407,7 +419,7 @@ impl Draw for Tradeoff<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         root.fill(&WHITE).map_err(err)?;
         let (w, h) = root.dim_in_pixel();
-        let (main, foot) = root.split_vertically(h.saturating_sub(30));
+        let (main, foot) = root.split_vertically(h.saturating_sub(46));
         let (plot, legend) = main.split_horizontally(w.saturating_sub(230));
         let view = View::of(&self.points);
         let mut chart = ChartBuilder::on(&plot)
@@ -418,11 +430,15 @@ impl Draw for Tradeoff<'_> {
             .build_cartesian_2d(view.x.0..view.x.1, view.y.0..view.y.1)
             .map_err(err)?;
         let log_y = view.log_y;
+        // A log axis is labelled at its decades only: its half-decade
+        // ticks (3.16, 31.62, 316, 3162) read as other numbers when small.
         let yfmt = move |v: &f64| {
-            if log_y {
-                tick(10f64.powf(*v))
-            } else {
+            if !log_y {
                 tick(*v)
+            } else if (v - v.round()).abs() < 1e-9 {
+                tick(10f64.powf(v.round()))
+            } else {
+                String::new()
             }
         };
         chart
@@ -509,7 +525,11 @@ impl Draw for Tradeoff<'_> {
             let c = ref_colours[k % ref_colours.len()];
             let (at, _) = view.place(p);
             chart
-                .draw_series(std::iter::once(Cross::new(at, 8, c.stroke_width(3))))
+                .draw_series(std::iter::once(Cross::new(
+                    at,
+                    reference_size(k),
+                    c.stroke_width(3),
+                )))
                 .map_err(err)?;
         }
         // Legend in its own column.
@@ -541,7 +561,11 @@ impl Draw for Tradeoff<'_> {
         for (k, name) in refs.iter().enumerate() {
             let c = ref_colours[k % ref_colours.len()];
             legend
-                .draw(&Cross::new((18, y + 7), 6, c.stroke_width(3)))
+                .draw(&Cross::new(
+                    (18, y + 7),
+                    reference_size(k) * 3 / 4,
+                    c.stroke_width(3),
+                ))
                 .map_err(err)?;
             legend
                 .draw(&Text::new(
@@ -563,18 +587,30 @@ impl Draw for Tradeoff<'_> {
                 .draw(&Text::new("Pareto frontier", (32, y), (SANS, 14)))
                 .map_err(err)?;
         }
-        let mut caption = format!(
-            "{} networks; axes cover the frontier, the reference rows and every network not worse than no task",
-            self.points.iter().filter(|p| p.reference.is_none()).count()
-        );
+        let drawn = self.points.iter().filter(|p| p.reference.is_none()).count();
+        let mut caption = if self.same > 0 && self.same < drawn {
+            format!(
+                "{} networks (+{} identical to one, drawn over it)",
+                drawn - self.same,
+                self.same
+            )
+        } else {
+            format!("{drawn} networks")
+        };
         if outside > 0 {
-            caption.push_str(&format!("; {outside} outside, drawn hollow at the edge"));
+            caption.push_str(&format!("; {outside} outside the axes, hollow at the edge"));
         }
         if zero > 0 {
             caption.push_str(&format!("; {zero} with none, on the bottom edge"));
         }
-        foot.draw(&Text::new(caption, (20, 6), (SANS, 14)))
+        foot.draw(&Text::new(caption, (20, 4), (SANS, 14)))
             .map_err(err)?;
+        foot.draw(&Text::new(
+            "The axes cover the frontier, the references and every network not worse than no task.",
+            (20, 24),
+            (SANS, 14),
+        ))
+        .map_err(err)?;
         Ok(())
     }
 }
