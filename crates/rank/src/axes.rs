@@ -110,18 +110,27 @@ pub fn axes(task: &str) -> Axes {
 
 /// A human label with units for a measure name.
 pub fn label(measure: &str) -> String {
+    // Names whose unit is already in words, said once.
+    let said = match measure {
+        "energy_saved_pct" => "energy saved (%)",
+        "oracle_saved_pct" => "oracle's energy saved (%)",
+        "latency_improvement_pct" => "latency improvement (%)",
+        "delayed_ops" => "delayed requests",
+        "delayed_ops_per_hour" => "delayed requests per hour",
+        "spinups" => "spin-ups",
+        "spinups_per_day" => "spin-ups per day",
+        _ => "",
+    };
+    if !said.is_empty() {
+        return said.into();
+    }
     let unit = match measure {
         "actual_s" | "predicted_s" | "overflow_s" | "added_latency_s" => "s",
         "violations" => "requests",
         "violation_rate" => "violations per declared second",
         "efficiency" | "incompetence" => "fraction of idle time",
         "energy_j" | "baseline_energy_j" | "oracle_energy_j" => "J",
-        "energy_saved_pct" | "oracle_saved_pct" | "latency_improvement_pct" => "%",
         "competitive_ratio" => "× oracle energy",
-        "spinups" => "spin-ups",
-        "delayed_ops" => "delayed requests",
-        "delayed_ops_per_hour" => "delayed requests per hour",
-        "spinups_per_day" => "spin-ups per day",
         "excess_vs_best_fixed" => "× best fixed timer's excess over the oracle",
         "oracle_share" => "share of the oracle's savings",
         "read_latency_ms" | "baseline_read_latency_ms" | "mean_added_delay_ms" => "ms",
@@ -166,7 +175,8 @@ mod tests {
             axes("writeback+manners").x.measure,
             "latency_improvement_pct"
         );
-        assert_eq!(label("delayed_ops"), "delayed ops (delayed requests)");
+        assert_eq!(label("delayed_ops"), "delayed requests");
+        assert_eq!(label("energy_saved_pct"), "energy saved (%)");
         assert_eq!(label("mystery"), "mystery");
     }
 }

@@ -657,8 +657,8 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if traces == 1 { "" } else { "s" },
         spec(best),
         tail,
-        axes.x.measure.replace('_', " "),
-        axes.y.measure.replace('_', " "),
+        label(axes.x.measure),
+        label(axes.y.measure),
         best.mean,
         best.variance.sqrt(),
         num(raw_mean(rows, best.policy, axes.x.measure)),
@@ -757,7 +757,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if !worse.is_empty() {
         let _ = write!(
             out,
-            " {} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still counts.",
+            " {} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still weigh in.",
             worse.len(),
             if worse.len() == 1 { "" } else { "s" },
             worst_losses(&worse, rows, axes.x.measure),
@@ -772,7 +772,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
                 "they stretch"
             },
             if worse.len() == 1 { "its" } else { "their" },
-            axes.y.measure.replace('_', " "),
+            label(axes.y.measure),
         );
     }
     let frontier = ranked.iter().filter(|s| s.pareto).count();
