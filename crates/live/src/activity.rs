@@ -81,6 +81,8 @@ pub struct Writer {
     key: String,
     cfg: ActivityConfig,
     file: Option<File>,
+    /// The current segment's path.
+    path: PathBuf,
     /// When the current segment started, and its size.
     started: SystemTime,
     size: u64,
@@ -101,6 +103,7 @@ impl Writer {
             key: key.to_string(),
             cfg: cfg.clone(),
             file: None,
+            path: PathBuf::new(),
             started: SystemTime::UNIX_EPOCH,
             size: 0,
             session: None,
@@ -137,12 +140,17 @@ impl Writer {
         let Some(session) = self.session.clone() else {
             return;
         };
-        // A segment removed under the daemon (an admin deleting the state
-        // directory to start afresh) is not written on unseen until it is
-        // due: a new one starts, with the session record.
+        // A segment removed or moved under the daemon (an admin deleting
+        // the state directory to start afresh, or moving it aside) is not
+        // written on unseen until it is due: a new one starts where the
+        // log belongs, with the session record. The path must still name
+        // the file written: an open file moved away keeps its links.
         let unlinked = self.file.as_ref().is_some_and(|f| {
             use std::os::unix::fs::MetadataExt;
-            f.metadata().is_ok_and(|m| m.nlink() == 0)
+            match (f.metadata(), fs::metadata(&self.path)) {
+                (Ok(open), Ok(named)) => open.dev() != named.dev() || open.ino() != named.ino(),
+                _ => true,
+            }
         });
         let due = self.file.is_some()
             && (unlinked
@@ -206,6 +214,7 @@ impl Writer {
             let path = self.dir.join(format!("{ns:020}.{EXTENSION}"));
             match OpenOptions::new().append(true).create_new(true).open(&path) {
                 Ok(f) => {
+                    self.path = path;
                     self.started = now;
                     self.size = 0;
                     return Ok(f);
@@ -515,6 +524,37 @@ mod tests {
         let mut want = vec![recs[0].clone()];
         want.extend(recs[10..].iter().cloned());
         assert_eq!(back, want);
+    }
+
+    /// The same with the directory moved aside (`mv state state.old`): the
+    /// open segment keeps its links, and was written on in the moved
+    /// directory while the log's own started empty.
+    #[test]
+    fn a_log_moved_aside_starts_again_where_it_belongs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = cfg(&dir.path().join("activity"));
+        let recs = records(1_700_000_000);
+        let key = "sdb";
+        let mut w = Writer::new(&cfg, key);
+        for r in &recs[..10] {
+            w.push(r);
+            w.flush();
+        }
+        let aside = dir.path().join("activity.old");
+        std::fs::rename(dir.path().join("activity"), &aside).unwrap();
+        for r in &recs[10..] {
+            w.push(r);
+            w.flush();
+        }
+        let mut back = Vec::new();
+        read_back(&cfg, key, None, |r| back.push(r));
+        let mut want = vec![recs[0].clone()];
+        want.extend(recs[10..].iter().cloned());
+        assert_eq!(back, want);
+        // What was moved aside holds what was written before the move only.
+        let mut old = Vec::new();
+        read_back(&self::tests::cfg(&aside), key, None, |r| old.push(r));
+        assert_eq!(old, recs[..10].to_vec());
     }
 
     #[test]

@@ -65,7 +65,12 @@ impl DiskController {
             );
             self.quiet_routine = true;
         }
-        self.decide(now, format!("stop {task}: disk busy or prediction over"));
+        // The last decision stays the reason a refused or failed start did
+        // not run (no transport, the wear budget, …): a stop of nothing
+        // would hide it at the first I/O.
+        if ran {
+            self.decide(now, format!("stop {task}: disk busy or prediction over"));
+        }
         if let Some(j) = self.jobs.as_mut() {
             let switches = j.run.on_idle_end(at);
             self.switch_jobs(switches, out);

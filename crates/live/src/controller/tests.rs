@@ -209,6 +209,37 @@ fn the_wear_budget_refuses_a_standby_and_says_when_the_next_comes() {
     );
 }
 
+/// A start the budget refused stopped nothing: the I/O that ends the idle
+/// period leaves the refusal as the last decision (it read "stop
+/// standby: disk busy or prediction over", hiding why the disk stayed up).
+#[test]
+fn a_refused_start_s_reason_outlives_the_io_that_ends_its_idle_period() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1\n");
+    run(&mut c, &r, 0, 20, busy_then_quiet);
+    report(&mut c, 11, Outcome::SpunDown("test".into()));
+    // Idle from 25 on (refused at 30), then I/O again at 40.
+    run(&mut c, &r, 20, 45, |s| {
+        100 + 20 * s.min(25) + 20 * u64::from(s >= 40)
+    });
+    let st = c.state();
+    assert_eq!(st.task_starts, 2);
+    assert!(
+        st.last_decision
+            .starts_with("skip standby: wear budget (1 spin-downs a day"),
+        "{}",
+        st.last_decision
+    );
+    // A standby that ran is stopped as before.
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 10\n");
+    run(&mut c, &r, 0, 20, busy_then_quiet);
+    report(&mut c, 11, Outcome::SpunDown("test".into()));
+    run(&mut c, &r, 20, 22, |s| 100 + 20 * s);
+    assert_eq!(
+        c.state().last_decision,
+        "stop standby: disk busy or prediction over"
+    );
+}
+
 #[test]
 fn repeated_failures_back_off_and_success_resets() {
     let (mut c, r) = controller("network = \"timer(2s)\"\nmax_spindowns_per_day = 1000\n");
