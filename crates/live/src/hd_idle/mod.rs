@@ -649,10 +649,14 @@ fn disk_block(
             "max_spindowns_per_day = {}",
             crate::config::DEFAULT_SPINDOWNS_PER_DAY
         ),
-        format!(
-            "hd-idle has no cap: up to {} a day at this timeout",
-            86_400 / n.max(1)
-        ),
+        if n < 86_400 {
+            format!(
+                "hd-idle has no cap: up to {} a day at this timeout",
+                86_400 / n.max(1)
+            )
+        } else {
+            "hd-idle has no cap (at this timeout, at most one a day)".into()
+        },
     );
     key("# preset = \"wd-red-plus\"".into(), "see above".into());
     comment(out, origin);
@@ -853,6 +857,9 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
             Some(d.name.clone())
         };
         let mut note = None::<String>;
+        // What the entry names: the device, or the whole disk of a
+        // partition (which lull refuses: it acts on whole disks).
+        let mut device = d.name.clone();
         // hd-idle reads only the lines of `sd` disks: an entry naming
         // anything else never spun a disk down.
         let whole = kernel.as_deref().map(whole_disk);
@@ -860,12 +867,17 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         match (&kernel, whole) {
             (Some(k), Some(whole)) => {
                 if whole != k {
+                    let named = if d.name == *k {
+                        k.to_string()
+                    } else {
+                        format!("{} ({k} now)", d.name)
+                    };
                     let w = format!(
-                        "{} is {k} now, a partition; hd-idle watches its disk {whole}, lull watches what the device names: write the whole disk's /dev/disk/by-id/ link instead (`ls -l /dev/disk/by-id/ | grep -w {whole}`)",
-                        d.name
+                        "-a {named} names a partition; hd-idle watches its disk {whole}, and lull acts on whole disks only: the entry names {whole} (better, its /dev/disk/by-id/ link, which follows the drive: `ls -l /dev/disk/by-id/ | grep -w {whole}`)"
                     );
                     warnings.push(w.clone());
                     note = Some(w);
+                    device = whole.to_string();
                 }
                 kernels.push(whole.to_string());
             }
@@ -924,7 +936,7 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
         let note = (!notes.is_empty()).then(|| notes.join(". "));
         disk_block(
             &mut out,
-            &d.name,
+            &device,
             &d.settings,
             &origin_of(d),
             note.as_deref(),

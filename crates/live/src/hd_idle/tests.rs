@@ -214,6 +214,27 @@ fn each_flag() {
         "{:?}",
         c.warnings
     );
+    // ... and its entry names the whole disk, as hd-idle watches it: a
+    // partition is refused by --check and the start on the machine it was
+    // converted on.
+    let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+    assert_eq!(cfg.disks[0].device, "sdc", "{}", c.toml);
+    let c = convert_with("-i 0 -a sda1 -i 300", &no_links).unwrap();
+    let cfg = Config::parse(Path::new("x"), &c.toml, &crate::default_registry()).unwrap();
+    assert_eq!(cfg.disks[0].device, "sda", "{}", c.toml);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.starts_with("-a sda1 names a partition; hd-idle watches its disk sda")),
+        "{:?}",
+        c.warnings
+    );
+    // A timeout of a day or more: no "up to 0 a day".
+    let long = convert_with("-i 0 -a sda -i 100000", &no_links)
+        .unwrap()
+        .toml;
+    assert!(!long.contains("up to 0 a day"), "{long}");
+    assert!(long.contains("at most one a day"), "{long}");
     // -c.
     let ata = convert_with("-c ata", &no_links).unwrap().toml;
     assert!(ata.contains("backend = \"sgio\"") && ata.contains("for -c ata,"));
