@@ -200,7 +200,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     let per_disk: [PerDisk; 14] = [
         (
             "lull_idle_starts_total",
-            "Idle periods observed.",
+            "Idle periods observed: each time the disk's counters stopped moving between two polls (lull status counts those of at least a poll; a learner's own gauge counts the periods it learned from, by its own clock).",
             "counter",
             |d| Some(d.idle_starts as f64),
         ),

@@ -822,8 +822,14 @@ pub fn competition(
     kernels: &[&str],
     resolve: &dyn Fn(&str) -> Option<String>,
 ) -> Option<String> {
+    // `-i 0 -a DISK` is hd-idle's own way to leave one disk alone.
+    let keep = if name == "hd-idle" {
+        ", or `-i 0 -a DISK` in its options"
+    } else {
+        ", or its own setting that leaves a disk alone"
+    };
     let advice = format!(
-        "a disk both spin down goes down at whichever timeout comes first, and what lull learns and the savings it reports assume that it alone spins its disks down; stop {name} for the disks lull spins down (`systemctl disable --now {name}`, or `-i 0 -a DISK` in its options), or run `lulld --dry-run` beside it to compare"
+        "a disk both spin down goes down at whichever timeout comes first, and what lull learns and the savings it reports assume that it alone spins its disks down; stop {name} for the disks lull spins down (`systemctl disable --now {name}`{keep}), or run `lulld --dry-run` beside it to compare"
     );
     let options = args.and_then(|a| crate::hd_idle::parse_words(a).ok());
     let Some(o) = options else {
@@ -1081,6 +1087,8 @@ pub(crate) mod tests {
                 w.starts_with(&format!("{name} (pid 9) is running and may spin down")),
                 "{w}"
             );
+            // hd-idle's options are advised to hd-idle alone.
+            assert_eq!(w.contains("-i 0 -a DISK"), name == "hd-idle", "{w}");
         }
     }
 }

@@ -26,8 +26,10 @@ usage: lulld [daemon] --config FILE [--dry-run | --check [--format json]]
                  disks it names with the drive each was identified as and
                  its break-even time B, and exit (0: ok, 2: invalid;
                  --format json for scripts)
-  --dry-run      decide and log, but touch no drive, run no command and
-                 write no state file
+  --dry-run      decide and log, but touch no drive and run no command;
+                 its state goes to a file of its own beside the state
+                 file (state.dry-run.json for state.json), its activity
+                 logs and metrics as a real run's
   --from-hd-idle OPTS
                  print the configuration equivalent to hd-idle's options
                  (HD_IDLE_OPTS from /etc/default/hd-idle, as one argument,

@@ -15,6 +15,24 @@ pub(super) fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
             .then(|| format!("{}{k}", table_prefix(cx.text, l)))
     });
     let raw = e.message().trim();
+    // `[disk]` where `[[disk]]` is meant: serde says only "invalid type:
+    // map, expected a sequence".
+    let header = line.and_then(|l| {
+        let t = cx.text.lines().nth(l - 1)?.trim();
+        let name = t.strip_prefix('[')?.strip_suffix(']')?;
+        (!name.starts_with('[') && raw.contains("expected a sequence"))
+            .then(|| name.trim().to_string())
+    });
+    if let Some(name) = header {
+        return ConfigError {
+            file: cx.path.to_path_buf(),
+            line,
+            key: Some(name.clone()),
+            message: format!(
+                "`[{name}]` makes one table, where `{name}` takes a list of them: write `[[{name}]]` (one such header per entry)"
+            ),
+        };
+    }
     let message = key
         .as_deref()
         .and_then(|k| wrong_type(k, raw))

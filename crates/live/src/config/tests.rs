@@ -808,3 +808,15 @@ fn compare_timeout_is_a_standby_disks_duration() {
         assert!(e.message.contains(what), "{t}: {e}");
     }
 }
+
+/// `[disk]` for `[[disk]]`: serde's "invalid type: map, expected a
+/// sequence" named neither the key nor the fix.
+#[test]
+fn a_single_bracket_disk_table_is_told_to_double_its_brackets() {
+    let e = parse("state_file = \"/tmp/s.json\"\n[disk]\ndevice = \"sda\"\n").unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert_eq!(e.key.as_deref(), Some("disk"), "{e}");
+    assert!(e.to_string().contains("write `[[disk]]`"), "{e}");
+    // The right header parses.
+    parse("state_file = \"/tmp/s.json\"\n[[disk]]\ndevice = \"sda\"\n").unwrap();
+}

@@ -126,8 +126,8 @@ impl Daemon {
                     self.persist.mark(true, false);
                 }
                 info!(
-                    "configuration reloaded: {} disk entries",
-                    self.cfg.disks.len()
+                    "configuration reloaded: {}",
+                    super::entries(self.cfg.disks.len())
                 );
             }
         }

@@ -391,8 +391,8 @@ impl Daemon {
         dog.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
         info!(
-            "lull daemon started: {} disk entries, poll {}{}",
-            self.cfg.disks.len(),
+            "lull daemon started: {}, poll {}{}",
+            entries(self.cfg.disks.len()),
             self.cfg.poll_text(),
             if self.opts.dry_run {
                 ", dry run: no drive is touched, no command runs"
@@ -700,6 +700,12 @@ impl Daemon {
             }
         }
     }
+}
+
+/// "1 disk entry", "3 disk entries": for the start's and a reload's log
+/// lines.
+fn entries(n: usize) -> String {
+    format!("{n} disk {}", if n == 1 { "entry" } else { "entries" })
 }
 
 #[cfg(test)]
