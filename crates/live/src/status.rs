@@ -1240,7 +1240,17 @@ pub fn render_text(st: &Status) -> String {
             field("last", d.last_decision.replace('\n', " "));
         }
         if let Some(r) = &d.shadow {
-            shadow_text(&mut out, r);
+            // A disk the daemon cannot or may not spin down: lull's line
+            // is nothing it decided, and no ratio judges it.
+            let unreached = (st.dry_run != Some(true) && d.task.as_deref() == Some("standby"))
+                .then(|| {
+                    d.left_alone.clone().or_else(|| {
+                        (d.transport.as_deref() == Some("none"))
+                            .then(|| "no command reaches the drive".to_string())
+                    })
+                })
+                .flatten();
+            shadow_text(&mut out, r, unreached.as_deref());
         }
     }
     out
@@ -1314,7 +1324,12 @@ fn energy(wh: f64) -> String {
 
 /// The shadow evaluation in a disk's block: per window, what each policy
 /// saved on this disk's own activity, then how lull compares.
-fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
+///
+/// `unreached`: why the daemon left the disk alone, if it does; then
+/// lull's line says it spun nothing down and no ratio is given (the
+/// excess of a policy that never acted would read as lull's bad
+/// decisions).
+fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Option<&str>) {
     use std::fmt::Write as _;
     // Wrapped at 100 columns under the field, as the learned gauges are.
     let mut field = |label: &str, lines: Vec<String>| {
@@ -1346,6 +1361,10 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
+            if policy == "lull" && unreached.is_some() {
+                policies.push("lull none (the disk is left alone)".to_string());
+                continue;
+            }
             let mut item = name.to_string();
             if policy == "best-fixed" || policy == lull_activity::shadow::YOUR_TIMEOUT {
                 match p.timeout_s {
@@ -1365,6 +1384,17 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport) {
             policies.push(item);
         }
         let mut lines = wrap_list(&policies, "; ", 100 - 14);
+        if let Some(why) = unreached {
+            let words: Vec<String> = format!(
+                "no ratio: the daemon leaves this disk alone ({why}) and spun nothing down; the others show what each would have saved on its activity"
+            )
+            .split(' ')
+            .map(str::to_string)
+            .collect();
+            lines.extend(wrap_list(&words, " ", 100 - 14));
+            field(&label, lines);
+            continue;
+        }
         let mut ratios = match w.excess_vs_best_fixed {
             Some(x) => format!("excess vs best fixed {x:.2}"),
             None => "excess vs best fixed n/a (a fixed timeout was optimal)".to_string(),

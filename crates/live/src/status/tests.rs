@@ -771,6 +771,29 @@ fn a_disk_no_command_reaches_is_shown_left_alone_and_why() {
         text.contains("  transport   none: no command reaches the drive (SG_IO not supported; hdparm -C failed); it is left alone (no spin-down, no power checks) until it is replugged\n"),
         "{text}"
     );
+    // Its evidence judges nothing lull decided: no ratio, and lull's line
+    // says why it is empty (it read "excess vs best fixed 5.57").
+    assert!(!text.contains("excess vs best fixed"), "{text}");
+    assert!(
+        text.contains("lull none (the disk is left alone)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no ratio: the daemon leaves this disk alone (no command reaches the drive)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hd-idle 10 min "),
+        "the references stay: {text}"
+    );
+    // A dry run decides as if a command reached it: its ratios stay.
+    st.dry_run = Some(true);
+    let text = render_text(&st);
+    assert!(text.contains("excess vs best fixed"), "{text}");
+    // So does a disk that is reached.
+    st.dry_run = None;
+    st.disks[0].transport = Some("ata16".into());
+    assert!(render_text(&st).contains("excess vs best fixed"));
 }
 
 #[test]
