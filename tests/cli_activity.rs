@@ -484,6 +484,48 @@ fn rank_from_a_log_directory_emits_a_config_the_daemon_accepts() {
     }
 }
 
+/// The network the daemon ran is ranked beside the grid, and says where
+/// it came; the emitted table says which keys of the entry it cannot know.
+#[test]
+fn rank_from_daemon_ranks_the_network_the_daemon_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    let mut s = session_with(Some(48));
+    s.network = "timer(95s)".into();
+    write(&logs.join("0001.lact"), &segment_of(s));
+    let keep = dir.path().join("out");
+    let out = rank_from_daemon(
+        logs.to_str().unwrap(),
+        &["--jobs", "1", "--out", keep.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("the daemon ran `timer(95s)`: rank "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let csv = std::fs::read_to_string(keep.join("ranking.csv")).unwrap();
+    // Its row (reference rows have no rank: not a number to parse).
+    let rank = csv
+        .lines()
+        .find(|l| l.split(',').nth(1) == Some("timer(95s)"))
+        .and_then(|l| l.split(',').next())
+        .unwrap_or_else(|| panic!("no row timer(95s): {csv}"));
+    assert!(
+        line.contains(&format!("rank {rank} of ")),
+        "{line} against {rank}"
+    );
+    // The emitted table says what the log does not hold.
+    let out = rank_from_daemon(logs.to_str().unwrap(), &["--emit-config", "--jobs", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("(compare_timeout, backend, hooks, ...): keep yours"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// Whether a spec still writes a rate relative to `R` (`rate=R/4`).
 fn writes_rate_relative(spec: &str) -> bool {
     spec.split(['=', ',', ')', ';'])

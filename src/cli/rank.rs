@@ -272,7 +272,7 @@ fn scratch_dir() -> Result<PathBuf, CliError> {
 fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Result<(), CliError> {
     let task = a.task.clone().unwrap_or_default();
     let out = out.to_path_buf();
-    let grid = if a.grid == lull_rank::grid::DEFAULT {
+    let mut grid = if a.grid == lull_rank::grid::DEFAULT {
         let policy = match &a.policy {
             Some(p) => p
                 .parse::<StopPolicy>()
@@ -285,6 +285,16 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             .map_err(|e| CliError::input(anyhow!("--grid {}: {e}", a.grid)))?;
         Grid::from_toml(&text, &task).map_err(|e| CliError::input(anyhow!("{}: {e}", a.grid)))?
     };
+    // The network the daemon ran is ranked too (`auto` is a reference row
+    // already): the first question about one's own disk is how it did.
+    let ran = daemon
+        .map(|d| d.session.network.trim().to_string())
+        .filter(|n| !n.is_empty() && n != "auto");
+    if let Some(n) = &ran
+        && !grid.specs.contains(n)
+    {
+        grid.specs.push(n.clone());
+    }
     let shard = match a.shard.as_deref() {
         Some("auto") => Shard::auto().map_err(|e| CliError::input(anyhow!("{e}")))?,
         Some(s) => s
@@ -386,7 +396,27 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
         validate: a.validate,
     };
     let outcome = lull_rank::rank(&cfg, &lull::registry())?;
-    let table = finish(&outcome, keep.then_some(out.as_path()), a.top);
+    let mut table = finish(&outcome, keep.then_some(out.as_path()), a.top);
+    if let Some(n) = &ran
+        && let Some(s) = outcome.summaries.iter().find(|s| {
+            // Its own row, or the row it was folded into (identical
+            // measures on the log).
+            let spec_is = |i: usize| {
+                outcome
+                    .rows
+                    .iter()
+                    .any(|r| r.network_index == i && r.spec == *n)
+            };
+            !s.reference && (spec_is(s.policy) || s.equivalents.iter().any(|&i| spec_is(i)))
+        })
+    {
+        let ranked = outcome.summaries.iter().filter(|s| !s.reference).count();
+        let _ = writeln!(
+            table,
+            "the daemon ran `{n}`: rank {} of {ranked}",
+            s.rank.unwrap_or(0)
+        );
+    }
     match daemon {
         Some(d) if a.emit_config => {
             // stdout is the TOML alone; the ranking is for people.
@@ -593,6 +623,10 @@ fn emit_config(
     if network != row.spec {
         let _ = writeln!(t, "# as ranked: {}", row.spec);
     }
+    let _ = writeln!(
+        t,
+        "# the log records no other key of the entry (compare_timeout, backend, hooks, ...): keep yours"
+    );
     let _ = writeln!(t, "[[disk]]");
     let _ = writeln!(t, "device = {}", q(device));
     let _ = writeln!(t, "task = \"standby\"");
