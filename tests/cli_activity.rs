@@ -414,20 +414,7 @@ fn rank_from_daemon(arg: &str, extra: &[&str]) -> std::process::Output {
 
 /// The column `name` of every row of a ranking CSV, by spec.
 fn columns(csv: &str, name: &str) -> Vec<(String, f64)> {
-    // Fields split at commas outside double quotes (specs are quoted when
-    // they hold commas, and hold no quotes).
-    let fields = |line: &str| {
-        let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-        for c in line.chars() {
-            match c {
-                '"' => quoted = !quoted,
-                ',' if !quoted => out.push(std::mem::take(&mut cur)),
-                c => cur.push(c),
-            }
-        }
-        out.push(cur);
-        out
-    };
+    let fields = lull_testkit::csv_fields;
     let mut lines = csv.lines();
     let head = fields(lines.next().unwrap());
     let at = head.iter().position(|h| h == name).expect(name);

@@ -500,27 +500,34 @@ mod tests {
         assert!(shadow_from_log(&cfg, "sdz", None).is_none());
     }
 
+    /// Writes ten records of `key`'s log under `dir/activity`, then
+    /// `cut(dir/activity)` under the running writer, then the rest; what
+    /// the log's directory reads back, and the records written.
+    fn written_across(dir: &Path, key: &str, cut: impl Fn(&Path)) -> (Vec<Record>, Vec<Record>) {
+        let cfg = cfg(&dir.join("activity"));
+        let recs = records(1_700_000_000);
+        let mut w = Writer::new(&cfg, key);
+        for (i, r) in recs.iter().enumerate() {
+            if i == 10 {
+                cut(&dir.join("activity"));
+            }
+            w.push(r);
+            w.flush();
+        }
+        let mut back = Vec::new();
+        read_back(&cfg, key, None, |r| back.push(r));
+        (back, recs)
+    }
+
     /// The log's directory removed under a running writer: its next
     /// records start a new segment there (with the session record), not
     /// the removed file no path names.
     #[test]
     fn a_removed_log_starts_again_with_its_session() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = cfg(&dir.path().join("activity"));
-        let recs = records(1_700_000_000);
-        let key = "/dev/disk/by-id/ata-X";
-        let mut w = Writer::new(&cfg, key);
-        for r in &recs[..10] {
-            w.push(r);
-            w.flush();
-        }
-        std::fs::remove_dir_all(dir.path().join("activity")).unwrap();
-        for r in &recs[10..] {
-            w.push(r);
-            w.flush();
-        }
-        let mut back = Vec::new();
-        read_back(&cfg, key, None, |r| back.push(r));
+        let (back, recs) = written_across(dir.path(), "/dev/disk/by-id/ata-X", |d| {
+            std::fs::remove_dir_all(d).unwrap()
+        });
         let mut want = vec![recs[0].clone()];
         want.extend(recs[10..].iter().cloned());
         assert_eq!(back, want);
@@ -532,28 +539,15 @@ mod tests {
     #[test]
     fn a_log_moved_aside_starts_again_where_it_belongs() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = cfg(&dir.path().join("activity"));
-        let recs = records(1_700_000_000);
-        let key = "sdb";
-        let mut w = Writer::new(&cfg, key);
-        for r in &recs[..10] {
-            w.push(r);
-            w.flush();
-        }
         let aside = dir.path().join("activity.old");
-        std::fs::rename(dir.path().join("activity"), &aside).unwrap();
-        for r in &recs[10..] {
-            w.push(r);
-            w.flush();
-        }
-        let mut back = Vec::new();
-        read_back(&cfg, key, None, |r| back.push(r));
+        let (back, recs) =
+            written_across(dir.path(), "sdb", |d| std::fs::rename(d, &aside).unwrap());
         let mut want = vec![recs[0].clone()];
         want.extend(recs[10..].iter().cloned());
         assert_eq!(back, want);
         // What was moved aside holds what was written before the move only.
         let mut old = Vec::new();
-        read_back(&self::tests::cfg(&aside), key, None, |r| old.push(r));
+        read_back(&cfg(&aside), "sdb", None, |r| old.push(r));
         assert_eq!(old, recs[..10].to_vec());
     }
 

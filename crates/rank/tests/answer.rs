@@ -647,17 +647,7 @@ fn the_ranking_table_calls_the_pooled_ratios_pooled() {
         .skip(1)
         .find(|l| l.contains(&spec))
         .expect("the recommended network's row");
-    // Fields split at commas outside double quotes.
-    let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    fields.push(cur);
-    let shown: f64 = fields[col].parse().unwrap();
+    let shown: f64 = lull_testkit::csv_fields(line)[col].parse().unwrap();
     assert!(
         (shown - pooled).abs() < 1e-9 * pooled.abs().max(1.0),
         "{shown} against {pooled}"

@@ -165,6 +165,27 @@ fn resolve(default: u32, absolute: Option<&str>, scale: Option<&str>) -> u32 {
     }
 }
 
+/// The fields of one line of the lab's CSV output (`ranking.csv`,
+/// `results.csv`): split at commas outside double quotes, the quotes
+/// dropped (specs are quoted when they hold commas, and hold no quotes).
+///
+/// ```
+/// let f = lull_testkit::csv_fields("1,\"and(a, b)\",x");
+/// assert_eq!(f, ["1", "and(a, b)", "x"]);
+/// ```
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::resolve;

@@ -196,11 +196,17 @@ fn the_wear_budget_refuses_a_standby_and_says_when_the_next_comes() {
     assert_eq!(standby_orders(&first), vec![10]);
     // The drive went down; I/O wakes it, then it is idle again.
     report(&mut c, 11, Outcome::SpunDown("test".into()));
-    let second = run(&mut c, &r, 20, 40, |s| 100 + 20 * s.min(25));
+    // Idle from 25 on (refused at 30), then I/O again at 40.
+    let second = run(&mut c, &r, 20, 45, |s| {
+        100 + 20 * s.min(25) + 20 * u64::from(s >= 40)
+    });
     assert!(standby_orders(&second).is_empty(), "{second:?}");
     let st = c.state();
     assert_eq!(st.spinups, 1);
     assert_eq!(st.task_starts, 2);
+    // The refusal outlives the I/O that ended its idle period: the start
+    // stopped nothing (the last decision read "stop standby: disk busy or
+    // prediction over", hiding why the disk stayed up).
     assert!(
         st.last_decision
             .starts_with("skip standby: wear budget (1 spin-downs a day"),
@@ -209,27 +215,10 @@ fn the_wear_budget_refuses_a_standby_and_says_when_the_next_comes() {
     );
 }
 
-/// A start the budget refused stopped nothing: the I/O that ends the idle
-/// period leaves the refusal as the last decision (it read "stop
-/// standby: disk busy or prediction over", hiding why the disk stayed up).
+/// A standby that ran is stopped at the I/O that ends its idle period
+/// (one that was refused is not: the wear budget's test).
 #[test]
-fn a_refused_start_s_reason_outlives_the_io_that_ends_its_idle_period() {
-    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1\n");
-    run(&mut c, &r, 0, 20, busy_then_quiet);
-    report(&mut c, 11, Outcome::SpunDown("test".into()));
-    // Idle from 25 on (refused at 30), then I/O again at 40.
-    run(&mut c, &r, 20, 45, |s| {
-        100 + 20 * s.min(25) + 20 * u64::from(s >= 40)
-    });
-    let st = c.state();
-    assert_eq!(st.task_starts, 2);
-    assert!(
-        st.last_decision
-            .starts_with("skip standby: wear budget (1 spin-downs a day"),
-        "{}",
-        st.last_decision
-    );
-    // A standby that ran is stopped as before.
+fn a_standby_that_ran_is_stopped_by_io() {
     let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 10\n");
     run(&mut c, &r, 0, 20, busy_then_quiet);
     report(&mut c, 11, Outcome::SpunDown("test".into()));
