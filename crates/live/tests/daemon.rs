@@ -1831,6 +1831,11 @@ fn a_reload_that_changes_hdparm_runs_the_new_one() {
         log.contains("disk fakeh: hdparm changed; its controller starts again"),
         "{log}"
     );
+    // The reload says what it runs with, as the start does.
+    assert!(
+        log.contains("configuration reloaded: 1 disk entry, poll "),
+        "{log}"
+    );
     assert_eq!(
         std::fs::read_to_string(&first_ran).unwrap(),
         before,

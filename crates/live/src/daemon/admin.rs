@@ -126,8 +126,9 @@ impl Daemon {
                     self.persist.mark(true, false);
                 }
                 info!(
-                    "configuration reloaded: {}",
-                    super::entries(self.cfg.disks.len())
+                    "configuration reloaded: {}, poll {}",
+                    super::entries(self.cfg.disks.len()),
+                    self.cfg.poll_text()
                 );
             }
         }

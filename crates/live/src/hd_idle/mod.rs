@@ -161,6 +161,12 @@ pub enum HdIdleError {
         /// Why, and what to do instead.
         why: &'static str,
     },
+    /// A shell variable among the options (`HD_IDLE_OPTS="$HD_IDLE_OPTS
+    /// -a sdc"` in the defaults file): read as written, not expanded.
+    #[error(
+        "{0:?} is a shell variable, which lull reads as written, not as the shell would expand it: give the options the shell leaves, e.g. lulld --from-hd-idle \"$(. /etc/default/hd-idle; echo \"$HD_IDLE_OPTS\")\""
+    )]
+    ShellVariable(String),
     /// A quote that is not closed.
     #[error("the hd-idle options have an unclosed {0} quote")]
     Quote(char),
@@ -179,7 +185,7 @@ impl HdIdleError {
     /// The option at fault, if one is.
     pub fn flag(&self) -> Option<&str> {
         match self {
-            HdIdleError::UnknownFlag(f) => Some(f),
+            HdIdleError::UnknownFlag(f) | HdIdleError::ShellVariable(f) => Some(f),
             HdIdleError::MissingValue { flag, .. }
             | HdIdleError::BadValue { flag, .. }
             | HdIdleError::Unsupported { flag, .. } => Some(flag),
@@ -403,6 +409,9 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                 } else {
                     o.spindown_script = Some(v);
                 }
+            }
+            other if other.starts_with('$') => {
+                return Err(HdIdleError::ShellVariable(other.to_string()));
             }
             other => return Err(HdIdleError::UnknownFlag(other.to_string())),
         }

@@ -97,6 +97,18 @@ fn readme_command_types_per_disk() {
     assert!(sdb.contains("# -c scsi"), "{sdb}");
 }
 
+/// A defaults file that extends the variable (`HD_IDLE_OPTS="$HD_IDLE_OPTS
+/// -a sdc -i 60"`) is read as written: the variable is named, with the way
+/// to hand over what the shell would leave.
+#[test]
+fn a_shell_variable_among_the_options_says_how_to_expand_it() {
+    let e = convert_with("HD_IDLE_OPTS=\"$HD_IDLE_OPTS -a sdc -i 60\"", &no_links).unwrap_err();
+    assert_eq!(e.flag(), Some("$HD_IDLE_OPTS"));
+    let text = e.to_string();
+    assert!(text.contains("is a shell variable"), "{text}");
+    assert!(text.contains("echo \"$HD_IDLE_OPTS\""), "{text}");
+}
+
 /// Debian's `/etc/default/hd-idle` as shipped (hd-idle 1.05+ds-2): `-h`
 /// keeps hd-idle off. Converting it says so, instead of "drop -h".
 #[test]
