@@ -52,27 +52,36 @@ fn proc_io(pid: u32) -> Option<(u64, u64)> {
 /// and written so far (`read_bytes`, `write_bytes`), `None` when `pid`'s counters
 /// cannot be read (it exited, or `/proc/PID/io` is not the daemon's to
 /// read). A process's counters hold its reaped children's, and a child
-/// still running is found through `/proc/PID/task/TID/children`, so the
-/// sum neither loses a child's bytes when its parent reaps it nor counts
-/// them twice. A descendant that left the tree (reparented to init
-/// before it was reaped) is lost, which makes the command's I/O look
-/// smaller, never larger. At most 4 096 processes are visited.
+/// still running is found through `/proc/PID/task/TID/children`. Each
+/// process is read after its descendants: a child reaped during the walk
+/// is then in its parent's counters when they are read, where reading
+/// the parent first lost it (its bytes were in neither), and a scrub's
+/// `dd` that ended just then made its own reads look like the
+/// foreground's. A child read and then reaped before its parent is read
+/// counts twice for that walk, which makes the command's I/O look larger
+/// for one poll, never smaller. A descendant that left the tree
+/// (reparented to init before it was reaped) is lost. At most 4 096
+/// processes are visited.
 pub fn tree_io(pid: u32) -> Option<(u64, u64)> {
-    let (mut read, mut written) = proc_io(pid)?;
+    // The tree in pre-order, then read in reverse: descendants first.
+    let mut order = vec![pid];
     let mut stack = children(pid);
-    let mut visited = 1;
     while let Some(p) = stack.pop() {
-        visited += 1;
-        if visited > 4096 {
+        if order.len() >= 4096 {
             break;
         }
+        order.push(p);
+        stack.extend(children(p));
+    }
+    let (mut read, mut written) = (0u64, 0u64);
+    for &p in order[1..].iter().rev() {
         if let Some((r, w)) = proc_io(p) {
             read = read.saturating_add(r);
             written = written.saturating_add(w);
         }
-        stack.extend(children(p));
     }
-    Some((read, written))
+    let (r, w) = proc_io(pid)?;
+    Some((read.saturating_add(r), written.saturating_add(w)))
 }
 
 /// `read_bytes` and `write_bytes` of a `/proc/PID/io` text, `None` when
