@@ -248,11 +248,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
 }
 
 fn tradeoff_name(a: &Axes) -> String {
-    format!(
-        "{} vs {}",
-        a.x.measure.replace('_', " "),
-        a.y.measure.replace('_', " ")
-    )
+    format!("{} vs {}", label(a.x.measure), label(a.y.measure))
 }
 
 /// Families in order of first appearance, each with a colour.
