@@ -28,6 +28,11 @@
 # own threads' on-CPU nanoseconds from /proc/PID/task/*/schedstat. Memory:
 # VmRSS and VmHWM.
 #
+# NETWORK='auto' runs that network on every disk instead of
+# `timer(TIMEOUT s)` (hd-idle keeps TIMEOUT); `auto` needs a preset
+# (EXTRA is top-level, so DISK_EXTRA='preset = "wd-red-plus"' adds keys to
+# each [[disk]]).
+#
 # EXTRA='key = value' adds top-level keys to lulld's configuration (e.g.
 # EXTRA='activity_log = false' to measure what the activity log costs).
 #
@@ -77,9 +82,10 @@ done
     for l in "${loops[@]}"; do
         echo '[[disk]]'
         echo "device = \"${l#/dev/}\""
-        echo "network = \"timer(${TIMEOUT}s)\""
+        echo "network = \"${NETWORK:-timer(${TIMEOUT}s)}\""
         echo 'task = "standby"'
         echo 'max_spindowns_per_day = 100000'
+        [ -n "${DISK_EXTRA:-}" ] && echo "$DISK_EXTRA"
     done
 } > "$dir/lull.toml"
 poll=$("$LULLD" --config "$dir/lull.toml" --check | sed -n 's/.*: ok; poll \([^ ,(]*\).*/\1/p')

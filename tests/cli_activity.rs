@@ -313,6 +313,61 @@ fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
     assert!(num(&v, "refused_wear_budget") > 0.0, "{v}");
 }
 
+/// A log whose daemon left the disk alone (no transport reached it) from
+/// the first decision on: `lull replay` refuses its standbys too, says
+/// so, and `--standby-checks none` shows what the network would have done.
+#[test]
+fn replay_of_a_log_of_a_disk_left_alone_spins_nothing_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = segment_of(session_with(Some(1000)));
+    // Before the first decision (a daemon writes it at that decision).
+    Record::LeftAlone {
+        t: Nanos(2 * S),
+        why: "no transport reaches the drive".into(),
+    }
+    .encode(&mut bytes);
+    // A later poll: the record sits in time order among the others in a
+    // real log, and the rebuild does not need it to.
+    poll(20_000, 20_001, PollKind::Normal, 1, 0).encode(&mut bytes);
+    let file = write(&dir.path().join("alone.lact"), &bytes);
+    let json = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            file.as_str(),
+            "--net",
+            "timer(10s)",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = lull(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
+    };
+    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    let (v, err) = json(&[]);
+    assert_eq!(num(&v, "spinups"), 0.0, "{v}");
+    assert!(num(&v, "refused_left_alone") >= 10.0, "{v}");
+    assert_eq!(num(&v, "energy_j"), num(&v, "baseline_energy_j"), "{v}");
+    assert!(
+        err.contains("the daemon left the disk alone for")
+            && err.contains("(no transport reaches the drive)")
+            && err.contains("--standby-checks none"),
+        "{err}"
+    );
+    let (lab, err) = json(&["--standby-checks", "none"]);
+    assert!(num(&lab, "spinups") >= 10.0, "{lab}");
+    assert!(lab.get("refused_left_alone").is_none(), "{lab}");
+    assert!(!err.contains("left the disk alone"), "{err}");
+    let out = lull(&["replay", &file, "--net", "timer(10s)"]);
+    assert!(
+        stdout(&out).contains("none where it left the disk alone"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn replay_of_a_log_restarts_the_network_where_the_daemon_did() {
     // Two daemon runs of about 5 hours, the second started 6 hours after

@@ -121,11 +121,27 @@ fn controller_in(
     st: lull_live::state::DiskState,
     dry_run: bool,
 ) -> DiskController {
+    controller_with(network, registry, per_day, clock, st, dry_run, None)
+}
+
+/// [`controller_in`], of a disk the daemon leaves alone for `left_alone`
+/// (as it does a drive that reports no rotation) when given.
+fn controller_with(
+    network: &str,
+    registry: &Registry,
+    per_day: u32,
+    clock: Nanos,
+    st: lull_live::state::DiskState,
+    dry_run: bool,
+    left_alone: Option<&str>,
+) -> DiskController {
     let text = format!(
         "[[disk]]\ndevice = \"sdx\"\nnetwork = \"{network}\"\ntask = \"standby\"\n\
          backend = \"sgio\"\nmax_spindowns_per_day = {per_day}\npreset = \"{DRIVE}\"\n"
     );
-    let cfg = Config::parse(std::path::Path::new("lull.toml"), &text, registry).expect("config");
+    let mut cfg =
+        Config::parse(std::path::Path::new("lull.toml"), &text, registry).expect("config");
+    cfg.disks[0].left_alone = left_alone.map(str::to_string);
     let family = Family {
         disk: "sdx".into(),
         partitions: vec![],
@@ -789,6 +805,86 @@ fn the_activity_log_replays_to_the_daemons_spin_downs() {
         .filter(|r| matches!(r, Record::Standby(_)))
         .count();
     assert_eq!(standbys, 3);
+}
+
+/// A disk the daemon leaves alone (here: its drive reports no rotation)
+/// decides as any other, sends no standby, and says so in its log once, at
+/// its first decision; the replay of the log with the daemon's checks
+/// refuses every start alike, so it shows no saving the daemon did not
+/// make. Without the record it would replay the timer's spin-downs.
+#[test]
+fn a_disk_left_alone_replays_to_no_spin_down() {
+    let registry = lull_live::default_registry();
+    let completions = activity(&SHAPE);
+    let poll = Nanos::from_secs(1);
+    let end = *completions.last().unwrap() + poll;
+    let why = "the drive reports no rotation (an SSD)";
+    let mut ctl = controller_with(
+        "timer(4s)",
+        &registry,
+        UNLIMITED,
+        CLOCK,
+        Default::default(),
+        false,
+        Some(why),
+    );
+    let (live, requests) = drive(&mut ctl, &completions, poll, end, &registry, CLOCK);
+    assert!(live.starts.len() >= 3, "{:?}", live.starts);
+    assert!(live.standby_orders.is_empty(), "{:?}", live.standby_orders);
+    let said: Vec<(Nanos, &str)> = live
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::LeftAlone { t, why } => Some((*t, why.as_str())),
+            _ => None,
+        })
+        .collect();
+    let first = live.starts[0];
+    assert_eq!(said, [(first, format!("left alone: {why}").as_str())]);
+    assert!(!live.records.iter().any(|r| matches!(r, Record::Standby(_))));
+
+    let mut bytes = lull_activity::record::header().to_vec();
+    for r in &live.records {
+        r.encode(&mut bytes);
+    }
+    let mut log = Log::default();
+    log.push_segment(&bytes, std::path::Path::new("sdx.lact"))
+        .unwrap();
+    let rebuilt = log.rebuild();
+    assert_eq!(rebuilt.requests, requests);
+    let spans = rebuilt.left_alone.spans();
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans[0].0, first);
+    assert!(spans[0].1 > *live.starts.last().unwrap(), "{spans:?}");
+
+    let spec = NetworkSpec::parse("timer(4s)", Some(&registry)).unwrap();
+    let gate = lull_blktrace_replay::activity::daemon_gate(&log.runs[0].session);
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(CLOCK));
+    let replay = |left_alone: bool| {
+        let opts = ReplayOptions {
+            busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
+            left_alone: left_alone.then(|| std::sync::Arc::new(rebuilt.left_alone.clone())),
+            ..spindown(gate)
+        };
+        replay_spec(&timeline, &spec, &registry, &opts)
+            .unwrap()
+            .report
+    };
+    let m = |r: &RunReport, name: &str| r.task_measure(name).unwrap();
+    let with = replay(true);
+    assert_eq!(m(&with, "spinups"), 0.0);
+    assert_eq!(m(&with, "energy_j"), m(&with, "baseline_energy_j"));
+    let horizon = requests.iter().map(|r| r.completion).max().unwrap();
+    let decided = live.starts.iter().filter(|&&t| t <= horizon).count() as f64;
+    assert_eq!(
+        m(&with, "refused_left_alone") + m(&with, "overtaken_by_poll"),
+        decided
+    );
+    // The network's own decisions, as `--standby-checks none` asks: the
+    // spin-downs the daemon could not make.
+    let without = replay(false);
+    assert!(m(&without, "spinups") >= 2.0);
+    assert!(without.task_measure("refused_left_alone").is_none());
 }
 
 /// The wear budget over half a day: a burst every 30 minutes, a 4 s

@@ -384,6 +384,10 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             reference_floor: daemon.map_or(Nanos::ZERO, |d| d.session.poll),
             // Each log's own, set by the sweep with the daemon's checks.
             busy_polls: None,
+            // A ranking asks what each network would save: where the
+            // daemon left the disk alone, none could have (the sweep
+            // notes it).
+            left_alone: None,
         },
         jobs: a.jobs,
         shard,

@@ -181,6 +181,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     let mut session = None;
     let mut runs = Vec::new();
     let mut busy_polls = None;
+    let mut left_alone = None;
     let chosen_net = args.net.is_some();
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
@@ -189,6 +190,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             session = Some(log.session);
             runs = log.runs;
             busy_polls = Some(log.busy_polls);
+            left_alone = Some(log.left_alone).filter(|l| !l.is_empty());
             if args.max_spindowns_per_day.is_some() {
                 // The budget asked for wins over each run's own.
                 for r in &mut runs {
@@ -241,7 +243,15 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         // With the daemon's checks, the standbys its polls overtook are
         // skipped as it skipped them.
         busy_polls: busy_polls.filter(|_| !gate.is_open()),
+        // And where it left the disk alone, it sent none.
+        left_alone: left_alone.filter(|_| !gate.is_open()),
     };
+    if let Some(l) = &opts.left_alone {
+        eprintln!(
+            "lull: note: {}; the replay refuses the standbys there too (refused_left_alone; what the network would have done: --standby-checks none)",
+            left_alone_text(l)
+        );
+    }
     if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
         let what = format!(
             "the device model `{}` cannot serve this trace: {sat}",
@@ -446,7 +456,11 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                 writeln!(
                     out,
                     "checks   {}",
-                    checks_text(&opts.gate, opts.busy_polls.is_some())
+                    checks_text(
+                        &opts.gate,
+                        opts.busy_polls.is_some(),
+                        opts.left_alone.is_some()
+                    )
                 )?;
             }
             // Names align however long the longest is
@@ -598,8 +612,29 @@ fn standby_gate(
     Ok(gate)
 }
 
+/// Where the daemon left the disk alone, for a note: how long in all and
+/// why (`the daemon left the disk alone for 2h 3m of the log (no
+/// transport reaches the drive), sending no standby`).
+fn left_alone_text(l: &lull_tasks::LeftAlone) -> String {
+    let total = l
+        .spans()
+        .iter()
+        .fold(Nanos::ZERO, |t, (from, until, _)| t + (*until - *from));
+    let mut why: Vec<&str> = Vec::new();
+    for (_, _, w) in l.spans() {
+        if !why.contains(&w.as_str()) {
+            why.push(w);
+        }
+    }
+    format!(
+        "the daemon left the disk alone for {} of the log ({}), sending no standby",
+        total.approx(),
+        why.join("; ")
+    )
+}
+
 /// The checks' line of the text output.
-fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool) -> String {
+fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool, left_alone: bool) -> String {
     let mut parts = Vec::new();
     if let Some(n) = gate.max_spindowns_per_day {
         parts.push(format!(
@@ -620,6 +655,10 @@ fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool) -> String {
     if polls {
         // `Spindown::with_busy_polls`: the log's polls are known.
         parts.push("no standby the same poll's I/O overtook".into());
+    }
+    if left_alone {
+        // `Spindown::with_left_alone`: the log says where.
+        parts.push("none where it left the disk alone".into());
     }
     format!("the daemon's: {}", parts.join("; "))
 }

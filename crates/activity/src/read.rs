@@ -368,6 +368,7 @@ impl Log {
             });
             let saved = &mut out.runs.last_mut().expect("just pushed").saved;
             let mut open: Option<Nanos> = None;
+            let mut alone: Option<(Nanos, String)> = None;
             for rec in &run.records {
                 match rec {
                     Record::Poll(p) => {
@@ -407,10 +408,28 @@ impl Log {
                     Record::Standby(t) => out.standbys.push(offset + *t),
                     Record::StandbyFailed(t) => out.failed.push(offset + *t),
                     Record::Learned { at, .. } => saved.push(offset + *at),
+                    Record::LeftAlone { t, why } => {
+                        let t = offset + *t;
+                        // A repeat at a new segment's start changes nothing.
+                        if alone.as_ref().is_some_and(|(_, w)| w == why) {
+                            continue;
+                        }
+                        if let Some((from, w)) = alone.take() {
+                            out.left_alone.push(from, t, w);
+                        }
+                        if !why.is_empty() {
+                            alone = Some((t, why.clone()));
+                        }
+                    }
                     _ => {}
                 }
             }
             let end = run.last().map(|t| offset + t);
+            if let Some((from, why)) = alone.take() {
+                // To the run's last instant, included.
+                let until = end.unwrap_or(from) + Nanos(1);
+                out.left_alone.push(from, until, why);
+            }
             if let (Some(since), Some(end)) = (open, end) {
                 out.requests.push(Request::new(since, end, Op::Read, 0, 0));
             }
@@ -535,6 +554,10 @@ pub struct Rebuilt {
     /// such a poll overtook, as the daemon did
     /// ([`lull_tasks::gate::BusyPolls`]).
     pub busy_polls: lull_tasks::gate::BusyPolls,
+    /// Where the daemon left the disk alone ([`Record::LeftAlone`]): from
+    /// each such record to the record that ended it, else to the end of
+    /// its run (a new run decides afresh).
+    pub left_alone: lull_tasks::gate::LeftAlone,
     /// The runs left out because they were of another drive than the last
     /// run's ([`Session::drive_id`]: the disk's key had another drive
     /// then). Runs that name no drive are kept.

@@ -222,6 +222,21 @@ pub enum Record {
         /// The poll whose learned state it holds.
         at: Nanos,
     },
+    /// From this instant on in the run, the daemon sends the disk no
+    /// standby, whatever the network decides, for the reason `why` (no
+    /// transport reaches the drive, or the drive reports no rotation); an
+    /// empty `why` ends it (a new probe found a transport). Written at
+    /// the first decision that found the disk's state changed, at that
+    /// decision's instant, and again after the session at the start of
+    /// each segment while it holds, so that a replay of the log refuses
+    /// what the daemon refused (older logs have none: their replays
+    /// decide as the network did).
+    LeftAlone {
+        /// When (the decision's instant).
+        t: Nanos,
+        /// Why; empty: no longer left alone.
+        why: String,
+    },
 }
 
 impl Record {
@@ -235,6 +250,7 @@ impl Record {
             | Record::StandbyFailed(t)
             | Record::Power { t, .. }
             | Record::Learned { t, .. }
+            | Record::LeftAlone { t, .. }
             | Record::End(t) => Some(t),
         }
     }
@@ -249,6 +265,7 @@ impl Record {
             Record::Power { .. } => 6,
             Record::End(_) => 7,
             Record::Learned { .. } => 8,
+            Record::LeftAlone { .. } => 9,
         }
     }
 
@@ -301,6 +318,11 @@ impl Record {
             Record::Learned { t, at } => {
                 put(&mut p, t.0);
                 put(&mut p, t.0.saturating_sub(at.0));
+            }
+            Record::LeftAlone { t, why } => {
+                put(&mut p, t.0);
+                put(&mut p, why.len() as u64);
+                p.extend_from_slice(why.as_bytes());
             }
         }
         let start = out.len();
@@ -538,6 +560,10 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                     .ok_or_else(|| FrameError::Bad("learned state from before time zero".into()))?;
             Record::Learned { t, at: Nanos(at) }
         }
+        9 => Record::LeftAlone {
+            t: f.nanos("left alone")?,
+            why: f.text("left alone: why")?,
+        },
         _ => return Ok((None, end + 4)),
     };
     Ok((Some(rec), end + 4))

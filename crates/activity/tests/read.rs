@@ -369,3 +369,59 @@ fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
         Err(ReadError::Empty { .. })
     ));
 }
+
+/// Where the daemon left the disk alone: from each record that says so
+/// to the one that ends it, else to the end of its run; a repeat (a new
+/// segment's) is one stretch; a new run decides afresh.
+#[test]
+fn left_alone_stretches_run_to_their_end_or_their_runs() {
+    let s = Nanos::from_secs;
+    let alone = |t: Nanos, why: &str| Record::LeftAlone { t, why: why.into() };
+    let session = |clock| {
+        let Record::Session(s) = records(clock, &[]).remove(0) else {
+            unreachable!()
+        };
+        Record::Session(s)
+    };
+    let mut log = Log::default();
+    log.extend([
+        session(CLOCK),
+        Record::Mark(s(1)),
+        alone(s(10), "no transport reaches the drive"),
+        Record::Mark(s(60)),
+        // The next segment repeats it after its session.
+        session(CLOCK),
+        alone(s(10), "no transport reaches the drive"),
+        Record::Mark(s(120)),
+        alone(s(200), ""),
+        alone(s(300), "left alone: the drive reports no rotation"),
+        Record::Mark(s(400)),
+        Record::End(s(400)),
+        // A second run, an hour on: nothing said, nothing left alone.
+        session(CLOCK + s(3600)),
+        Record::Mark(s(1)),
+        Record::Mark(s(500)),
+    ]);
+    let r = log.rebuild();
+    assert_eq!(r.runs.len(), 2);
+    let spans: Vec<(Nanos, Nanos, &str)> = r
+        .left_alone
+        .spans()
+        .iter()
+        .map(|(a, b, w)| (*a, *b, w.as_str()))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (s(10), s(200), "no transport reaches the drive"),
+            (
+                s(300),
+                s(400) + Nanos(1),
+                "left alone: the drive reports no rotation"
+            ),
+        ]
+    );
+    let second = r.runs[1].offset;
+    assert!(r.left_alone.at(second + s(100)).is_none());
+    assert!(r.left_alone.at(s(400)).is_some());
+}

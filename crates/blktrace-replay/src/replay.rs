@@ -108,6 +108,12 @@ pub struct ReplayOptions {
     /// ([`lull_tasks::gate`], "Decisions the poll overtook"). `None`: no
     /// polls (any other trace).
     pub busy_polls: Option<std::sync::Arc<lull_tasks::BusyPolls>>,
+    /// For `spindown` replaying a daemon's activity log with its checks:
+    /// where the log says the daemon left the disk alone, so that the
+    /// starts there are refused as the daemon refused them
+    /// ([`lull_tasks::Spindown::with_left_alone`]). `None`: any other
+    /// trace, or a replay asking what the network would have done.
+    pub left_alone: Option<std::sync::Arc<lull_tasks::LeftAlone>>,
 }
 
 impl Default for ReplayOptions {
@@ -121,6 +127,7 @@ impl Default for ReplayOptions {
             gate: StandbyGate::default(),
             reference_floor: Nanos::ZERO,
             busy_polls: None,
+            left_alone: None,
         }
     }
 }
@@ -400,6 +407,9 @@ fn spindown_task(
     let mut task = Spindown::new(power_model(opts.device.as_deref())?).with_gate(opts.gate);
     if let Some(p) = &opts.busy_polls {
         task = task.with_busy_polls(p.clone());
+    }
+    if let Some(l) = &opts.left_alone {
+        task = task.with_left_alone(l.clone());
     }
     Ok(match best_fixed {
         Some(b) => task.with_best_fixed(b),

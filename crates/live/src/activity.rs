@@ -88,6 +88,10 @@ pub struct Writer {
     size: u64,
     /// The current run's session record: every segment starts with it.
     session: Option<Record>,
+    /// The run's last [`Record::LeftAlone`] while it holds (its `why` is
+    /// not empty): every segment repeats it after the session, so that a
+    /// segment read alone says so too.
+    left_alone: Option<Record>,
     /// Encoded records not yet written.
     buf: Vec<u8>,
     /// A fault was logged and not yet cleared by a good write.
@@ -107,6 +111,7 @@ impl Writer {
             started: SystemTime::UNIX_EPOCH,
             size: 0,
             session: None,
+            left_alone: None,
             buf: Vec::with_capacity(256),
             faulted: false,
         }
@@ -122,9 +127,13 @@ impl Writer {
     pub fn push(&mut self, rec: &Record) {
         if let Record::Session(_) = rec {
             self.session = Some(rec.clone());
+            self.left_alone = None;
             self.file = None;
             self.buf.clear();
             return;
+        }
+        if let Record::LeftAlone { why, .. } = rec {
+            self.left_alone = (!why.is_empty()).then(|| rec.clone());
         }
         if self.session.is_some() {
             rec.encode(&mut self.buf);
@@ -160,6 +169,11 @@ impl Writer {
             self.file = None;
             let mut first = header().to_vec();
             session.encode(&mut first);
+            // Repeated by the buffer when it was pushed just now: the
+            // reader takes a repeat as one.
+            if let Some(l) = &self.left_alone {
+                l.encode(&mut first);
+            }
             first.append(&mut self.buf);
             self.buf = first;
             match self.create() {
@@ -531,6 +545,55 @@ mod tests {
         let mut want = vec![recs[0].clone()];
         want.extend(recs[10..].iter().cloned());
         assert_eq!(back, want);
+    }
+
+    /// A disk found left alone: each new segment repeats the record after
+    /// its session, so the segment read alone says so; one that ended it
+    /// is not repeated.
+    #[test]
+    fn a_new_segment_repeats_that_the_disk_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Nanos::from_secs;
+        let alone = Record::LeftAlone {
+            t: s(450),
+            why: "no transport reaches the drive".into(),
+        };
+        let recs = records(1_700_000_000);
+        let mut w = Writer::new(&cfg(&dir.path().join("a")), "sdb");
+        for r in &recs[..4] {
+            w.push(r);
+            w.flush();
+        }
+        w.push(&alone);
+        w.flush();
+        // The segment is cut under the writer (`rm`): the next starts anew.
+        std::fs::remove_dir_all(dir.path().join("a")).unwrap();
+        w.push(&recs[4]);
+        w.flush();
+        let seg = |d: &Path| {
+            let files = segments(&disk_dir(d, "sdb")).unwrap();
+            assert_eq!(files.len(), 1);
+            lull_activity::read::parse_segment(&std::fs::read(&files[0]).unwrap(), &files[0])
+                .unwrap()
+                .0
+        };
+        assert_eq!(
+            seg(&dir.path().join("a")),
+            [recs[0].clone(), alone.clone(), recs[4].clone()]
+        );
+        // Ended: the next segment does not repeat it.
+        w.push(&Record::LeftAlone {
+            t: s(600),
+            why: String::new(),
+        });
+        w.flush();
+        std::fs::remove_dir_all(dir.path().join("a")).unwrap();
+        w.push(&recs[5]);
+        w.flush();
+        assert_eq!(
+            seg(&dir.path().join("a")),
+            [recs[0].clone(), recs[5].clone()]
+        );
     }
 
     /// The same with the directory moved aside (`mv state state.old`): the

@@ -7,7 +7,12 @@
 //! group with the event in `LULL_*` environment variables, and is waited
 //! for on its own tokio task, so a slow or hung hook never delays a
 //! decision. A hook still running at `hook_timeout` gets SIGTERM, and
-//! SIGKILL if it is still there after a grace time. Every run is counted
+//! SIGKILL if it is still there after a grace time. When the daemon stops,
+//! a hook still running may finish, up to its timeout and at most
+//! [`STOP_WAIT`] longer, then gets the same two signals: a hook is never
+//! left behind, running on with no daemon to enforce its timeout (under
+//! systemd the unit's cgroup is killed at `TimeoutStopSec`; in a shell or
+//! another supervisor nothing would end it). Every run is counted
 //! (`lull_hook_runs_total{disk,event}`); a spawn error, a non-zero exit or
 //! a timeout is logged and counted (`lull_hook_failures_total`).
 
@@ -17,7 +22,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lull_core::time::Nanos;
+use tokio::sync::watch;
 use tracing::{info, warn};
+
+/// How long the daemon's stop waits for a running hook to finish (within
+/// its own timeout) before it signals it: with the commands' stop (SIGKILL
+/// after 10 s) it stays under the packaged unit's `TimeoutStopSec=30s`.
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// What happened to a disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,6 +115,12 @@ pub struct HookRunner {
     dry_run: bool,
     counts: Arc<Mutex<BTreeMap<(String, HookEvent), Counts>>>,
     changed: Arc<AtomicBool>,
+    /// How many hooks are running now.
+    running: Arc<watch::Sender<usize>>,
+    /// Set when the daemon stops: running hooks end.
+    stopping: Arc<watch::Sender<bool>>,
+    /// [`STOP_WAIT`] (shorter in tests).
+    stop_wait: Duration,
 }
 
 impl HookRunner {
@@ -115,7 +132,28 @@ impl HookRunner {
             dry_run,
             counts: Arc::default(),
             changed: Arc::default(),
+            running: Arc::new(watch::Sender::new(0)),
+            stopping: Arc::new(watch::Sender::new(false)),
+            stop_wait: STOP_WAIT,
         }
+    }
+
+    /// At the daemon's stop: lets each running hook finish, up to its
+    /// timeout but at most [`STOP_WAIT`] more, then sends it SIGTERM and,
+    /// after the grace time (a tenth of the timeout, within 100 ms and
+    /// 5 s), SIGKILL; returns when none runs. A hook fired after this call
+    /// gets the same treatment.
+    pub async fn stop(&self) {
+        self.stopping.send_replace(true);
+        let mut running = self.running.subscribe();
+        let _ = running.wait_for(|&n| n == 0).await;
+    }
+
+    /// The grace time a hook gets between its timeout (or the daemon's
+    /// stop) and SIGTERM, and between SIGTERM and SIGKILL.
+    fn grace(&self) -> Duration {
+        (Duration::from_nanos(self.timeout.0) / 10)
+            .clamp(Duration::from_millis(100), Duration::from_secs(5))
     }
 
     /// Sets the timeout (at a reload).
@@ -173,6 +211,7 @@ impl HookRunner {
         let this = self.clone();
         let disk = disk.to_string();
         let prog = prog.clone();
+        self.running.send_modify(|n| *n += 1);
         tokio::spawn(async move {
             let failure = this.run(cmd).await;
             match failure {
@@ -182,37 +221,68 @@ impl HookRunner {
                     this.count(&disk, ev, |c| c.failures += 1);
                 }
             }
+            // Counted first: the stop's state save sees the failure.
+            this.running.send_modify(|n| *n -= 1);
         });
     }
 
-    /// Runs `cmd` to its end or its timeout; `Some(why)` when it failed.
+    /// Runs `cmd` to its end, its timeout or the daemon's stop; `Some(why)`
+    /// when it failed.
     async fn run(&self, mut cmd: tokio::process::Command) -> Option<String> {
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return Some(format!("cannot start: {e}")),
         };
-        let timeout = Duration::from_nanos(self.timeout.0);
-        match tokio::time::timeout(timeout, child.wait()).await {
-            Ok(Ok(s)) if s.success() => None,
-            Ok(Ok(s)) => Some(format!("exited with {s}")),
-            Ok(Err(e)) => Some(format!("cannot wait for it: {e}")),
-            Err(_) => {
-                let pid = child.id().unwrap_or(0);
-                // The grace time scales with the timeout (a tenth), within
-                // 100 ms and 5 s.
-                let grace =
-                    (timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(5));
-                let _ = crate::process::signal_group(pid, nix::sys::signal::Signal::SIGTERM);
-                let how = match tokio::time::timeout(grace, child.wait()).await {
-                    Ok(_) => "ended after SIGTERM".to_string(),
-                    Err(_) => {
-                        let _ =
-                            crate::process::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
-                        let _ = child.wait().await;
-                        format!("SIGKILL after {} ms of SIGTERM", grace.as_millis())
+        let deadline = tokio::time::Instant::now() + Duration::from_nanos(self.timeout.0);
+        let grace = self.grace();
+        let mut stopping = self.stopping.subscribe();
+        let waited = tokio::select! {
+            w = tokio::time::timeout_at(deadline, child.wait()) => Some(w.ok()),
+            // Not `biased`: a hook that ended as the stop came is either.
+            _ = stopping.wait_for(|&s| s) => None,
+        };
+        let waited = match waited {
+            Some(w) => w,
+            // The daemon stops: the hook may finish, up to its timeout but
+            // no more than `STOP_WAIT` from now.
+            None => {
+                let until = deadline.min(tokio::time::Instant::now() + self.stop_wait);
+                match tokio::time::timeout_at(until, child.wait()).await {
+                    Ok(w) => Some(w),
+                    Err(_) if until < deadline => {
+                        let how = Self::terminate(&mut child, grace).await;
+                        return Some(format!("still running when the daemon stopped: {how}"));
                     }
-                };
+                    Err(_) => None,
+                }
+            }
+        };
+        match waited {
+            Some(Ok(s)) if s.success() => None,
+            Some(Ok(s)) => Some(format!("exited with {s}")),
+            Some(Err(e)) => Some(format!("cannot wait for it: {e}")),
+            None => {
+                let how = Self::terminate(&mut child, grace).await;
                 Some(format!("timed out after {}: {how}", self.timeout))
+            }
+        }
+    }
+
+    /// SIGTERM to the hook's process group, and SIGKILL after `grace` if it
+    /// is still there; says which ended it.
+    async fn terminate(child: &mut tokio::process::Child, grace: Duration) -> String {
+        // `None` once reaped: then there is nothing to signal (and
+        // `killpg(0)` would signal the daemon's own group).
+        let Some(pid) = child.id() else {
+            return "ended".to_string();
+        };
+        let _ = crate::process::signal_group(pid, nix::sys::signal::Signal::SIGTERM);
+        match tokio::time::timeout(grace, child.wait()).await {
+            Ok(_) => "ended after SIGTERM".to_string(),
+            Err(_) => {
+                let _ = crate::process::signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait().await;
+                format!("SIGKILL after {} ms of SIGTERM", grace.as_millis())
             }
         }
     }
@@ -224,6 +294,81 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_stop_lets_hooks_finish_then_ends_them() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // A timeout of 20 s (a grace time of 2 s), the stop's wait cut to
+        // 300 ms.
+        let mut r = HookRunner::new(Nanos::from_secs(20), false);
+        r.stop_wait = Duration::from_millis(300);
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let script = format!("trap '' TERM; echo $$ >> {pids:?}; while :; do sleep 1; done");
+        rt.block_on(async {
+            // One finishes within the wait, one ends on SIGTERM, one only
+            // on SIGKILL.
+            r.fire("a", HookEvent::Wake, &v(&["/bin/sleep", "0.1"]), Vec::new());
+            r.fire(
+                "a",
+                HookEvent::Spindown,
+                &v(&["/bin/sleep", "3600"]),
+                Vec::new(),
+            );
+            r.fire(
+                "b",
+                HookEvent::TaskStart,
+                &v(&["/bin/sh", "-c", &script]),
+                Vec::new(),
+            );
+            let t = tokio::time::Instant::now();
+            while !std::fs::read_to_string(&pids).is_ok_and(|p| p.ends_with('\n')) {
+                assert!(
+                    t.elapsed() < Duration::from_secs(10),
+                    "the hook did not start"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let t = tokio::time::Instant::now();
+            r.stop().await;
+            // The wait, then the grace time between the signals: not the
+            // hooks' 20 s.
+            let took = t.elapsed();
+            assert!(took >= Duration::from_millis(2300), "{took:?}");
+            assert!(took < Duration::from_secs(10), "{took:?}");
+            assert_eq!(*r.running.borrow(), 0);
+        });
+        let pid: i32 = std::fs::read_to_string(&pids)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err();
+        assert!(gone, "hook {pid} still runs after the stop");
+        let c = r.counts();
+        assert_eq!(c[&("a".to_string(), HookEvent::Wake)].failures, 0);
+        assert_eq!(c[&("a".to_string(), HookEvent::Spindown)].failures, 1);
+        assert_eq!(c[&("b".to_string(), HookEvent::TaskStart)].failures, 1);
+
+        // A hook whose timeout comes first ends at it, as without a stop.
+        let r = HookRunner::new(Nanos::from_millis(500), false);
+        rt.block_on(async {
+            r.fire(
+                "c",
+                HookEvent::Wake,
+                &v(&["/bin/sleep", "3600"]),
+                Vec::new(),
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let t = tokio::time::Instant::now();
+            r.stop().await;
+            assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        });
+        assert_eq!(r.counts()[&("c".to_string(), HookEvent::Wake)].failures, 1);
     }
 
     #[test]

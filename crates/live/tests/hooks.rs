@@ -306,7 +306,28 @@ fn a_hung_hook_is_killed_at_its_timeout_and_decisions_stay_on_time() {
         || std::fs::read_to_string(&prom).unwrap_or_default(),
     );
     assert!(d.alive());
+    // The second start's hook hangs too (it wrote its pid over the
+    // first's): the daemon's stop ends it at its timeout, 6 s from its
+    // start, rather than leave it behind.
+    let second: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(second, pid);
+    assert!(alive(second), "{}", d.log());
     assert!(d.stop().success(), "{}", d.log());
+    assert!(
+        !alive(second),
+        "hook {second} outlived the daemon\n{}",
+        d.log()
+    );
+    assert_eq!(
+        d.log().matches("timed out after 6s").count(),
+        2,
+        "{}",
+        d.log()
+    );
 }
 
 #[test]

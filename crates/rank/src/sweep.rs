@@ -361,6 +361,13 @@ impl Source {
                 read_notes(&log.trace, p);
                 runs = log.runs;
                 busy_polls = Some(log.busy_polls);
+                if !log.left_alone.is_empty() {
+                    notes.push(format!(
+                        "{}: the daemon left the disk alone for part of the log ({}) and sent no standby there; the ranking says what each network would have saved had it spun the disk down (lull replay of the log refuses them, as the daemon did)",
+                        p.display(),
+                        log.left_alone.spans()[0].2
+                    ));
+                }
                 // Under a wear budget of 0 every network saves nothing,
                 // and a ranking would recommend one tie among all: such
                 // runs are ranked without a budget (`lull replay` of the

@@ -125,6 +125,56 @@ impl BusyPolls {
     }
 }
 
+/// Where a daemon's log says it left the disk alone: stretches of its
+/// timeline in which it sent no standby whatever the network decided (no
+/// transport reached the drive, or the drive reported no rotation), each
+/// with the reason. A replay of the log refuses the starts that fall in
+/// one ([`crate::Spindown::with_left_alone`]), as the daemon did, so that
+/// a replay of the log of a disk the daemon could not spin down does not
+/// report the savings of spin-downs that never happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LeftAlone {
+    /// `(from, until, why)`: from `from` (inclusive) to `until`
+    /// (exclusive), ascending and disjoint.
+    spans: Vec<(Nanos, Nanos, String)>,
+}
+
+impl LeftAlone {
+    /// None.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a stretch `[from, until)` left alone for `why`. Stretches come
+    /// in time order; an empty one, or one that starts before the end of
+    /// the last (a clock set back between runs), is cut to what follows it.
+    pub fn push(&mut self, from: Nanos, until: Nanos, why: impl Into<String>) {
+        let from = self.spans.last().map_or(from, |l| from.max(l.1));
+        if until > from {
+            self.spans.push((from, until, why.into()));
+        }
+    }
+
+    /// Why the disk was left alone at `at`, if it was.
+    pub fn at(&self, at: Nanos) -> Option<&str> {
+        let i = self.spans.partition_point(|s| s.1 <= at);
+        self.spans
+            .get(i)
+            .filter(|s| s.0 <= at)
+            .map(|s| s.2.as_str())
+    }
+
+    /// The stretches, `(from, until, why)`, in time order.
+    pub fn spans(&self) -> &[(Nanos, Nanos, String)] {
+        &self.spans
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
 /// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
 /// the daily budget (at least one), and refills at the daily rate, so a
 /// budget of 48 allows a burst of 8 and then one spin-down every 30
@@ -392,6 +442,29 @@ pub fn unix_secs(clock: Option<Nanos>, at: Nanos) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn left_alone_holds_from_its_start_to_before_its_end() {
+        let t = Nanos::from_secs;
+        let mut l = LeftAlone::new();
+        assert!(l.is_empty() && l.at(t(5)).is_none());
+        l.push(t(10), t(20), "no transport");
+        l.push(t(30), t(40), "no rotation");
+        // Out of order (a clock set back): cut to what follows the last.
+        l.push(t(35), t(50), "again");
+        // Empty: dropped.
+        l.push(t(60), t(60), "never");
+        assert_eq!(l.spans().len(), 3);
+        assert_eq!(l.at(t(9)), None);
+        assert_eq!(l.at(t(10)), Some("no transport"));
+        assert_eq!(l.at(t(19)), Some("no transport"));
+        assert_eq!(l.at(t(20)), None);
+        assert_eq!(l.at(t(30)), Some("no rotation"));
+        assert_eq!(l.at(t(40)), Some("again"));
+        assert_eq!(l.at(t(49)), Some("again"));
+        assert_eq!(l.at(t(50)), None);
+        assert_eq!(l.at(t(60)), None);
+    }
 
     #[test]
     fn budgeted_timers_keep_the_gates_budget() {

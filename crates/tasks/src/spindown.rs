@@ -68,7 +68,8 @@ use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
 use crate::gate::{
-    BudgetedTimers, BusyPolls, GateRun, Refusal, StandbyGate, TimerBudget, WearBudget, unix_secs,
+    BudgetedTimers, BusyPolls, GateRun, LeftAlone, Refusal, StandbyGate, TimerBudget, WearBudget,
+    unix_secs,
 };
 use crate::power::PowerModel;
 
@@ -107,6 +108,10 @@ pub struct Spindown {
     busy_polls: Option<std::sync::Arc<BusyPolls>>,
     /// Starts skipped because their poll's I/O overtook them.
     overtaken: u64,
+    /// Where a daemon's log says it left the disk alone, when a replay of
+    /// the log asks for it, and the starts refused for it.
+    left_alone: Option<std::sync::Arc<LeftAlone>>,
+    refused_left_alone: u64,
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -554,6 +559,8 @@ impl Spindown {
             refused: [0; 2],
             busy_polls: None,
             overtaken: 0,
+            left_alone: None,
+            refused_left_alone: 0,
         }
     }
 
@@ -576,6 +583,17 @@ impl Spindown {
     /// `overtaken_by_poll`; no token of the wear budget is spent on it.
     pub fn with_busy_polls(mut self, polls: std::sync::Arc<BusyPolls>) -> Self {
         self.busy_polls = Some(polls);
+        self
+    }
+
+    /// Refuses each start that falls where a daemon's log says it left the
+    /// disk alone (`spans`: no transport reached the drive, or it reported
+    /// no rotation), as the daemon sent no standby there, before the wear
+    /// budget is asked (the daemon checks in that order: no token is spent
+    /// on it). Counted in the measure `refused_left_alone` when there is
+    /// such a stretch.
+    pub fn with_left_alone(mut self, spans: std::sync::Arc<LeftAlone>) -> Self {
+        self.left_alone = Some(spans);
         self
     }
 
@@ -720,6 +738,16 @@ impl IdleTask for Spindown {
             self.armed = false;
             return;
         }
+        if self
+            .left_alone
+            .as_ref()
+            .is_some_and(|l| l.at(ctx.now).is_some())
+        {
+            self.refused_left_alone += 1;
+            self.running = false;
+            self.armed = false;
+            return;
+        }
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
             let (mode, max_spindowns_per_day) =
@@ -845,6 +873,9 @@ impl IdleTask for Spindown {
         }
         if self.busy_polls.is_some() {
             v.push(("overtaken_by_poll", self.overtaken as f64));
+        }
+        if self.left_alone.as_ref().is_some_and(|l| !l.is_empty()) {
+            v.push(("refused_left_alone", self.refused_left_alone as f64));
         }
         v
     }

@@ -129,7 +129,7 @@ impl DiskController {
                 ..
             } => {
                 let (per_day, backend) = (*max_spindowns_per_day, *backend);
-                if let Some(why) = self.standby_refused(now, at, per_day, backend, budget) {
+                if let Some(why) = self.standby_refused(now, at, per_day, backend, budget, out) {
                     self.decide(now, why);
                     return;
                 }
@@ -212,6 +212,7 @@ impl DiskController {
         per_day: u32,
         backend: crate::config::Backend,
         budget: Option<Nanos>,
+        out: &mut Vec<Output>,
     ) -> Option<String> {
         let key = &self.key;
         if !self.st.present {
@@ -221,17 +222,26 @@ impl DiskController {
             info!("disk {key}: {why}");
             return Some(why);
         }
-        if let Some(why) = &self.cfg.left_alone {
-            // Reported once, when the disk was found.
-            debug!("disk {key}: skip standby: {why}");
-            return Some(format!("skip standby: left alone: {why}"));
+        let alone = match &self.cfg.left_alone {
+            Some(why) => Some(format!("left alone: {why}")),
+            None => crate::transport::left_alone(backend, self.st.transport.as_ref())
+                .then(|| "no transport reaches the drive".to_string()),
+        };
+        // The log says when this changes, at the decision that found it,
+        // so a replay refuses what was refused here
+        // (`Spindown::with_left_alone`).
+        let said = alone.as_deref().unwrap_or("");
+        if said != self.left_alone_logged {
+            self.left_alone_logged = said.to_string();
+            let why = self.left_alone_logged.clone();
+            self.activity(Record::LeftAlone { t: at, why }, out);
         }
-        if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
-            // Reported once, at the probe.
-            let why = "skip standby: no transport reaches the drive".to_string();
-            debug!("disk {key}: {why}");
-            return Some(why);
+        if let Some(why) = alone {
+            // Reported once, when the disk was found or at the probe.
+            debug!("disk {}: skip standby: {why}", self.key);
+            return Some(format!("skip standby: {why}"));
         }
+        let key = &self.key;
         if let Some(at) = self.retry_at.filter(|&at| at > now.mono) {
             let why = format!(
                 "skip standby: it failed {} times in a row; next try in {}",

@@ -461,6 +461,9 @@ impl Daemon {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         let disks = std::mem::take(&mut self.disks);
         self.retire_all(disks).await;
+        // After the disks' last hooks (a command's `on_task_stop`): each
+        // gets its grace time, then the signals.
+        self.hooks.stop().await;
         if let Some(why) = self.fatal.take() {
             // The state file is another daemon's now: not written.
             return Err(DaemonError::Runtime(why));
