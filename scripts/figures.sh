@@ -84,6 +84,7 @@ BLOCKS=(
   "perf-daemon-16-disks-10min|docs/performance.md|timing|-"
   "perf-activity-per-poll|docs/performance.md|timing|-"
   "perf-activity-daemon|docs/performance.md|timing|-"
+  "perf-daemon-auto-textfile|docs/performance.md|timing|-"
   "perf-cluster|docs/cluster.md|timing|-"
 )
 
