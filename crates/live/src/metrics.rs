@@ -367,7 +367,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         ),
         (
             "lull_energy_saved_joules",
-            "Estimated energy saved by spin-downs (power model of the disk's preset).",
+            "Estimated energy saved while the disk was in standby, whoever spun it down (power model of the disk's preset; lull status's lull line counts lull's own spin-downs).",
             |g| g.energy_saved_j,
         ),
     ];
