@@ -7,7 +7,11 @@
 //! after SIGKILL needs; a spin-down, spin-up or wake, which `lull status`
 //! shows), and at stop. A crash loses at most that much of the counters.
 //! The metrics (no fsync) follow every change, at most once a second, and
-//! are rendered only for someone: a textfile or an endpoint.
+//! at least every [`METRICS_REFRESH`] with no change, and are rendered only
+//! for someone: a textfile or an endpoint. The refresh is for the figures
+//! that move on a quiet disk: `lull_polls_total` (a monitor's "is lull
+//! still polling" check), the shadow's watched time, and the textfile's
+//! age, which node_exporter's staleness checks read.
 
 use std::sync::Arc;
 
@@ -19,6 +23,9 @@ use crate::config::Config;
 use crate::hooks::HookRunner;
 use crate::metrics::{self, DiskGauges};
 use crate::state::{State, write_atomically};
+
+/// The longest the metrics go unrendered while something wants them.
+pub(crate) const METRICS_REFRESH: Nanos = Nanos::from_secs(60);
 
 /// What changed since the last write, and when the last writes were.
 #[derive(Debug)]
@@ -101,10 +108,10 @@ impl Persist {
         // A hook that ended changed its counters.
         self.dirty |= hooks.take_changed();
         let metrics_due = wants_metrics
-            && self.dirty
-            && self
-                .last_save
-                .is_none_or(|t| now - t >= Nanos::from_secs(1));
+            && self.last_save.is_none_or(|t| {
+                let age = now - t;
+                (self.dirty && age >= Nanos::from_secs(1)) || age >= METRICS_REFRESH
+            });
         self.state_dirty |= self.dirty;
         if !wants_metrics {
             self.dirty = false;
@@ -172,5 +179,53 @@ pub(crate) fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&
     if last.as_deref() != Some(e.as_str()) {
         say(&e);
         *last = Some(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The textfile follows changes at most once a second, and is
+    /// rewritten at least once a minute with none (a quiet disk's
+    /// `lull_polls_total` moves on).
+    #[test]
+    fn quiet_metrics_are_refreshed_once_a_minute() {
+        let dir = tempfile::tempdir().unwrap();
+        let tf = dir.path().join("lull.prom");
+        let text = format!(
+            "state_file = {:?}\n[metrics]\ntextfile = {tf:?}\n[[disk]]\ndevice = \"sdz\"\nnetwork = \"timer(10s)\"\n",
+            dir.path().join("state.json")
+        );
+        let cfg = Config::parse(
+            &dir.path().join("lull.toml"),
+            &text,
+            &crate::default_registry(),
+        )
+        .unwrap();
+        let hooks = HookRunner::new(Nanos::from_secs(10), false);
+        let mut p = Persist::new(false);
+        let s = Nanos::from_secs;
+        let save = |p: &mut Persist, t: u64| {
+            p.save(s(t), false, &cfg, &hooks, || Snapshot {
+                state: State::default(),
+                gauges: Vec::new(),
+                polls: t,
+            });
+            std::fs::read_to_string(&tf)
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("lull_polls_total ").map(str::to_string))
+                .unwrap()
+        };
+        assert_eq!(save(&mut p, 1), "1");
+        // Nothing changed: not rendered again until a minute has passed.
+        assert_eq!(save(&mut p, 30), "1");
+        assert_eq!(save(&mut p, 60), "1");
+        assert_eq!(save(&mut p, 61), "61");
+        // A change: at the next save a second on.
+        p.mark(true, false);
+        assert_eq!(save(&mut p, 62), "62");
+        assert_eq!(save(&mut p, 63), "62");
     }
 }
