@@ -993,7 +993,11 @@ fn secs(s: f64) -> String {
     if s < 60.0 {
         return format!("{}s", (s * 10.0).round() / 10.0);
     }
-    humantime::format_duration(Duration::from_secs(s.round() as u64)).to_string()
+    // As the daemon's own lines write durations (`next try in 28m51s`,
+    // `1h5m`), so one block does not mix two styles.
+    lull_core::time::Nanos::from_secs(s.round() as u64)
+        .approx()
+        .to_string()
 }
 
 /// One block per disk, for people: a header with the disk's name, then
@@ -1001,7 +1005,7 @@ fn secs(s: f64) -> String {
 ///
 /// ```text
 /// /dev/disk/by-id/ata-WDC_WD40EFRX-X (sdb)
-///   power       standby for 16m 40s
+///   power       standby for 16m40s
 ///   task        standby (running)
 ///   waiting     for I/O: asleep since lull spun it down
 ///   drive       wd-red-plus (identified), break-even 1m12s

@@ -174,7 +174,7 @@ fn the_idle_period_comes_from_the_metrics_when_they_have_it() {
     assert_eq!(
         waiting(&idle[0], now).as_deref(),
         Some(
-            "idle for 2s; the network decides in 1s unless I/O comes; the wear budget allows no spin-down for 27m 18s"
+            "idle for 2s; the network decides in 1s unless I/O comes; the wear budget allows no spin-down for 27m18s"
         )
     );
     // Metrics of a daemon without them, or none: the state file's.
@@ -322,7 +322,7 @@ fn combines_metrics_state_and_config() {
     let (first, second) = text.split_once("\n\n").unwrap();
     assert!(first.lines().next().unwrap().ends_with("(sda)"), "{first}");
     for want in [
-        "  power       standby for 1m 30s",
+        "  power       standby for 1m30s",
         "  spin-downs  5 (wear budget 12/day: 2 used in 24 h, none left now, the next in 1h)",
         "last wake 30s ago (spinup: smbd, rsync?)",
         "  learned     adaptive-timer: timeout 42.5s",
@@ -523,7 +523,7 @@ fn a_command_disk_says_how_long_its_command_ran() {
     (d.command_s, d.command_exits) = (754.2, 1);
     let text = render_text(&st);
     assert!(
-        text.contains("\n  command     ran 12m 34s in idle time, 1 run to the end\n"),
+        text.contains("\n  command     ran 12m34s in idle time, 1 run to the end\n"),
         "{text}"
     );
     // A standby disk says nothing of commands.
@@ -570,7 +570,7 @@ fn a_jobs_disk_says_what_each_job_got() {
     st.disks[1].jobs = jobs;
     let text = render_text(&st);
     assert!(
-        text.contains("\n  jobs        scrub: ran 12m 34s in idle time, admitted; would be refused on the idle time observed, late in 2 windows\n              trim: ran 0s in idle time, refused at admission\n"),
+        text.contains("\n  jobs        scrub: ran 12m34s in idle time, admitted; would be refused on the idle time observed, late in 2 windows\n              trim: ran 0s in idle time, refused at admission\n"),
         "{text}"
     );
     let json = serde_json::to_value(&st).unwrap();
