@@ -1319,8 +1319,11 @@ fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
 /// "-0.00 Wh" said neither how much nor that a spin-up had cost more than
 /// it saved).
 fn energy(wh: f64) -> String {
-    if wh.abs() >= 0.1 || wh.abs() < 5e-6 {
-        format!("{:.2} Wh", if wh.abs() < 5e-6 { 0.0 } else { wh })
+    if wh.abs() < 5e-6 {
+        // Nothing (no "0.00 Wh" beside the mWh of a neighbour).
+        "0 Wh".to_string()
+    } else if wh.abs() >= 0.1 {
+        format!("{wh:.2} Wh")
     } else {
         format!("{:.2} mWh", wh * 1000.0)
     }

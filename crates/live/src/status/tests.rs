@@ -802,8 +802,8 @@ fn small_savings_keep_their_sign_and_size() {
     assert_eq!(energy(-0.25), "-0.25 Wh");
     assert_eq!(energy(-0.003_14), "-3.14 mWh");
     assert_eq!(energy(0.042), "42.00 mWh");
-    assert_eq!(energy(-1e-9), "0.00 Wh", "no negative zero");
-    assert_eq!(energy(0.0), "0.00 Wh");
+    assert_eq!(energy(-1e-9), "0 Wh", "no negative zero");
+    assert_eq!(energy(0.0), "0 Wh");
 }
 
 /// More attempts in 24 h than spin-downs ever (a standby that found the
