@@ -314,14 +314,14 @@ fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
 }
 
 /// A log whose daemon left the disk alone (no transport reached it) from
-/// the first decision on: `lull replay` refuses its standbys too, says
+/// the first decision on: `lull replay` withholds its standbys too, says
 /// so, and `--standby-checks none` shows what the network would have done.
 #[test]
 fn replay_of_a_log_of_a_disk_left_alone_spins_nothing_down() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = segment_of(session_with(Some(1000)));
     // Before the first decision (a daemon writes it at that decision).
-    Record::LeftAlone {
+    Record::Withheld {
         t: Nanos(2 * S),
         why: "no transport reaches the drive".into(),
     }
@@ -348,21 +348,22 @@ fn replay_of_a_log_of_a_disk_left_alone_spins_nothing_down() {
     let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
     let (v, err) = json(&[]);
     assert_eq!(num(&v, "spinups"), 0.0, "{v}");
-    assert!(num(&v, "refused_left_alone") >= 10.0, "{v}");
+    assert!(num(&v, "withheld_by_daemon") >= 10.0, "{v}");
+    assert_eq!(num(&v, "failed_standbys"), 0.0, "{v}");
     assert_eq!(num(&v, "energy_j"), num(&v, "baseline_energy_j"), "{v}");
     assert!(
-        err.contains("the daemon left the disk alone for")
+        err.contains("the daemon sent no standby for")
             && err.contains("(no transport reaches the drive)")
             && err.contains("--standby-checks none"),
         "{err}"
     );
     let (lab, err) = json(&["--standby-checks", "none"]);
     assert!(num(&lab, "spinups") >= 10.0, "{lab}");
-    assert!(lab.get("refused_left_alone").is_none(), "{lab}");
-    assert!(!err.contains("left the disk alone"), "{err}");
+    assert!(lab.get("withheld_by_daemon").is_none(), "{lab}");
+    assert!(!err.contains("sent no standby"), "{err}");
     let out = lull(&["replay", &file, "--net", "timer(10s)"]);
     assert!(
-        stdout(&out).contains("none where it left the disk alone"),
+        stdout(&out).contains("none where it withheld them"),
         "{}",
         stdout(&out)
     );

@@ -30,7 +30,9 @@ use lull_core::request::{Op, Request};
 use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 use lull_live::config::Config;
-use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
+use lull_live::controller::{
+    Context, DiskController, NoWitness, Now, Order, Outcome, Output, Settings,
+};
 use lull_live::diskstats::parse;
 use lull_live::source::{Family, Sample};
 use lull_live::task::Intent;
@@ -96,7 +98,7 @@ fn live_busy(
         (end, end),
         registry,
         CLOCK,
-        None,
+        (None, false),
     )
 }
 
@@ -184,7 +186,7 @@ fn drive(
         (end, end),
         registry,
         clock,
-        None,
+        (None, false),
     )
 }
 
@@ -203,7 +205,8 @@ struct Saves {
 /// `end`, the first of `(end, stop)`, and then woken only by the
 /// controller's deadlines before `stop` (a daemon stopped between polls).
 /// The kernel counts `busy_ms` of busy time for each completion (0: none,
-/// as for a loop device's writes).
+/// as for a loop device's writes). With `fail`, every standby the
+/// controller sends fails (a bridge that refuses it), reported at once.
 fn drive_saving(
     ctl: &mut DiskController,
     completions: &[Nanos],
@@ -211,7 +214,7 @@ fn drive_saving(
     (end, stop): (Nanos, Nanos),
     registry: &Registry,
     clock: Nanos,
-    mut saves: Option<&mut Saves>,
+    (mut saves, fail): (Option<&mut Saves>, bool),
 ) -> (Decisions, Vec<Request>) {
     let done = |t: Nanos| completions.partition_point(|&c| c <= t) as u64;
     let mut d = Decisions::default();
@@ -251,6 +254,25 @@ fn drive_saving(
                 Output::Activity(r) => d.records.push(r.clone()),
                 _ => {}
             }
+        }
+        let sent = out.iter().any(|o| {
+            matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. }
+                }
+            )
+        });
+        if fail && sent {
+            let mut reported = Vec::new();
+            let outcome = Outcome::Failed("the bridge refused it".into());
+            ctl.on_outcome(now, outcome, true, &mut NoWitness, &mut reported);
+            d.records
+                .extend(reported.into_iter().filter_map(|o| match o {
+                    Output::Activity(r) => Some(r),
+                    _ => None,
+                }));
         }
         if let Some(s) = saves.as_deref_mut() {
             let (dirty, urgent) = ctl.take_changes();
@@ -807,10 +829,56 @@ fn the_activity_log_replays_to_the_daemons_spin_downs() {
     assert_eq!(standbys, 3);
 }
 
+/// The live side's records as a log, read back and rebuilt.
+fn rebuilt_log(records: &[Record]) -> (Log, lull_activity::Rebuilt) {
+    let mut bytes = lull_activity::record::header().to_vec();
+    for r in records {
+        r.encode(&mut bytes);
+    }
+    let mut log = Log::default();
+    log.push_segment(&bytes, std::path::Path::new("sdx.lact"))
+        .unwrap();
+    let rebuilt = log.rebuild();
+    (log, rebuilt)
+}
+
+/// `lull replay --net NETWORK` of a rebuilt log with the daemon's checks,
+/// and with what it did with its standbys when `standbys`.
+fn replay_log(
+    network: &str,
+    log: &Log,
+    rebuilt: &lull_activity::Rebuilt,
+    standbys: bool,
+) -> RunReport {
+    let registry = lull_live::default_registry();
+    let spec = NetworkSpec::parse(network, Some(&registry)).unwrap();
+    let gate = lull_blktrace_replay::activity::daemon_gate(&log.runs[0].session);
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(CLOCK));
+    let opts = ReplayOptions {
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
+        daemon_standbys: standbys.then(|| std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
+        ..spindown(gate)
+    };
+    replay_spec(&timeline, &spec, &registry, &opts)
+        .unwrap()
+        .report
+}
+
+/// The `Withheld` records of `records`.
+fn withheld_records(records: &[Record]) -> Vec<(Nanos, &str)> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Withheld { t, why } => Some((*t, why.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A disk the daemon leaves alone (here: its drive reports no rotation)
 /// decides as any other, sends no standby, and says so in its log once, at
 /// its first decision; the replay of the log with the daemon's checks
-/// refuses every start alike, so it shows no saving the daemon did not
+/// withholds every start alike, so it shows no saving the daemon did not
 /// make. Without the record it would replay the timer's spin-downs.
 #[test]
 fn a_disk_left_alone_replays_to_no_spin_down() {
@@ -831,60 +899,104 @@ fn a_disk_left_alone_replays_to_no_spin_down() {
     let (live, requests) = drive(&mut ctl, &completions, poll, end, &registry, CLOCK);
     assert!(live.starts.len() >= 3, "{:?}", live.starts);
     assert!(live.standby_orders.is_empty(), "{:?}", live.standby_orders);
-    let said: Vec<(Nanos, &str)> = live
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::LeftAlone { t, why } => Some((*t, why.as_str())),
-            _ => None,
-        })
-        .collect();
     let first = live.starts[0];
-    assert_eq!(said, [(first, format!("left alone: {why}").as_str())]);
+    assert_eq!(
+        withheld_records(&live.records),
+        [(first, format!("left alone: {why}").as_str())]
+    );
     assert!(!live.records.iter().any(|r| matches!(r, Record::Standby(_))));
 
-    let mut bytes = lull_activity::record::header().to_vec();
-    for r in &live.records {
-        r.encode(&mut bytes);
-    }
-    let mut log = Log::default();
-    log.push_segment(&bytes, std::path::Path::new("sdx.lact"))
-        .unwrap();
-    let rebuilt = log.rebuild();
+    let (log, rebuilt) = rebuilt_log(&live.records);
     assert_eq!(rebuilt.requests, requests);
-    let spans = rebuilt.left_alone.spans();
+    let spans = rebuilt.daemon_standbys.withheld();
     assert_eq!(spans.len(), 1, "{spans:?}");
     assert_eq!(spans[0].0, first);
     assert!(spans[0].1 > *live.starts.last().unwrap(), "{spans:?}");
 
-    let spec = NetworkSpec::parse("timer(4s)", Some(&registry)).unwrap();
-    let gate = lull_blktrace_replay::activity::daemon_gate(&log.runs[0].session);
-    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(CLOCK));
-    let replay = |left_alone: bool| {
-        let opts = ReplayOptions {
-            busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
-            left_alone: left_alone.then(|| std::sync::Arc::new(rebuilt.left_alone.clone())),
-            ..spindown(gate)
-        };
-        replay_spec(&timeline, &spec, &registry, &opts)
-            .unwrap()
-            .report
-    };
     let m = |r: &RunReport, name: &str| r.task_measure(name).unwrap();
-    let with = replay(true);
+    let with = replay_log("timer(4s)", &log, &rebuilt, true);
     assert_eq!(m(&with, "spinups"), 0.0);
     assert_eq!(m(&with, "energy_j"), m(&with, "baseline_energy_j"));
     let horizon = requests.iter().map(|r| r.completion).max().unwrap();
     let decided = live.starts.iter().filter(|&&t| t <= horizon).count() as f64;
     assert_eq!(
-        m(&with, "refused_left_alone") + m(&with, "overtaken_by_poll"),
+        m(&with, "withheld_by_daemon") + m(&with, "overtaken_by_poll"),
         decided
     );
+    assert_eq!(m(&with, "failed_standbys"), 0.0);
     // The network's own decisions, as `--standby-checks none` asks: the
     // spin-downs the daemon could not make.
-    let without = replay(false);
+    let without = replay_log("timer(4s)", &log, &rebuilt, false);
     assert!(m(&without, "spinups") >= 2.0);
-    assert!(without.task_measure("refused_left_alone").is_none());
+    assert!(without.task_measure("withheld_by_daemon").is_none());
+}
+
+/// A drive behind a bridge that refuses every standby: each standby the
+/// daemon sends fails, and after three in a row it backs off (a minute,
+/// then two). The log says both, and its replay does what the daemon did:
+/// it takes the failed standbys' tokens, keeps the disk spinning after
+/// them, and withholds the starts of the back-off, so it books no saving;
+/// without them it would book a spin-down at every idle period.
+#[test]
+fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
+    let registry = lull_live::default_registry();
+    // A burst every 10 s for 5 minutes: an idle period of about 10 s
+    // after each, which a 4 s timer acts in.
+    let shape = vec![(10_000u64, 3u32); 30];
+    let completions = activity(&shape);
+    let poll = Nanos::from_secs(1);
+    let end = *completions.last().unwrap() + poll;
+    let mut ctl = controller("timer(4s)", &registry, UNLIMITED, CLOCK, Default::default());
+    let (live, requests) = drive_saving(
+        &mut ctl,
+        &completions,
+        (poll, 0),
+        (end, end),
+        &registry,
+        CLOCK,
+        (None, true),
+    );
+    let sent: Vec<Nanos> = live
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Standby(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    let failed = live
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::StandbyFailed(_)))
+        .count();
+    // Three, then one after a minute, then one after two more.
+    assert!((4..=6).contains(&sent.len()), "{sent:?}");
+    assert_eq!(failed, sent.len());
+    assert!(live.starts.len() >= 25, "{:?}", live.starts);
+    let said = withheld_records(&live.records);
+    assert!(said.len() >= 2, "{said:?}");
+    assert_eq!(said[0].1, "it failed 3 times in a row");
+    // Each back-off is ended by the decision that sends again.
+    assert!(said.iter().any(|(_, w)| w.is_empty()), "{said:?}");
+
+    let (log, rebuilt) = rebuilt_log(&live.records);
+    assert_eq!(rebuilt.requests, requests);
+    assert_eq!(rebuilt.daemon_standbys.failed(), &sent[..]);
+    let m = |r: &RunReport, name: &str| r.task_measure(name).unwrap();
+    let with = replay_log("timer(4s)", &log, &rebuilt, true);
+    assert_eq!(m(&with, "spinups"), 0.0, "{with:?}");
+    assert_eq!(m(&with, "energy_j"), m(&with, "baseline_energy_j"));
+    assert_eq!(m(&with, "failed_standbys"), sent.len() as f64);
+    let horizon = requests.iter().map(|r| r.completion).max().unwrap();
+    let decided = live.starts.iter().filter(|&&t| t <= horizon).count() as f64;
+    assert_eq!(
+        m(&with, "withheld_by_daemon")
+            + m(&with, "failed_standbys")
+            + m(&with, "overtaken_by_poll"),
+        decided
+    );
+    let without = replay_log("timer(4s)", &log, &rebuilt, false);
+    assert!(m(&without, "spinups") >= 20.0, "{without:?}");
 }
 
 /// The wear budget over half a day: a burst every 30 minutes, a 4 s
@@ -977,7 +1089,7 @@ fn restart_replays_like_live(
         (end1, stop),
         &registry,
         CLOCK,
-        saves.as_mut(),
+        (saves.as_mut(), false),
     );
     let mut records1 = d1.records.clone();
     let state = match saves {

@@ -229,8 +229,8 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
         reference_floor: session.poll,
         // The standbys its polls overtook skipped, as the daemon did.
         busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
-        // And none where it left the disk alone (here: nowhere).
-        left_alone: Some(std::sync::Arc::new(rebuilt.left_alone.clone())),
+        // And none where it withheld them (here: nowhere).
+        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
     };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // With the daemon's restarts, as `lull replay` of the log makes them.

@@ -385,9 +385,9 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             // Each log's own, set by the sweep with the daemon's checks.
             busy_polls: None,
             // A ranking asks what each network would save: where the
-            // daemon left the disk alone, none could have (the sweep
+            // daemon withheld its standbys, none could have (the sweep
             // notes it).
-            left_alone: None,
+            daemon_standbys: None,
         },
         jobs: a.jobs,
         shard,

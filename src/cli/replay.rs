@@ -181,7 +181,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
     let mut session = None;
     let mut runs = Vec::new();
     let mut busy_polls = None;
-    let mut left_alone = None;
+    let mut daemon_standbys = None;
     let chosen_net = args.net.is_some();
     let trace = match args.trace.clone() {
         Some(p) if is_activity_log(&p)? => {
@@ -190,7 +190,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             session = Some(log.session);
             runs = log.runs;
             busy_polls = Some(log.busy_polls);
-            left_alone = Some(log.left_alone).filter(|l| !l.is_empty());
+            daemon_standbys = Some(log.daemon_standbys).filter(|d| !d.is_empty());
             if args.max_spindowns_per_day.is_some() {
                 // The budget asked for wins over each run's own.
                 for r in &mut runs {
@@ -243,14 +243,14 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         // With the daemon's checks, the standbys its polls overtook are
         // skipped as it skipped them.
         busy_polls: busy_polls.filter(|_| !gate.is_open()),
-        // And where it left the disk alone, it sent none.
-        left_alone: left_alone.filter(|_| !gate.is_open()),
+        // And what it did with its standbys: none where it withheld
+        // them, the disk left spinning where one failed.
+        daemon_standbys: daemon_standbys.filter(|_| !gate.is_open()),
     };
-    if let Some(l) = &opts.left_alone {
-        eprintln!(
-            "lull: note: {}; the replay refuses the standbys there too (refused_left_alone; what the network would have done: --standby-checks none)",
-            left_alone_text(l)
-        );
+    if let Some(d) = &opts.daemon_standbys {
+        for note in daemon_standbys_notes(d) {
+            eprintln!("lull: note: {note}");
+        }
     }
     if let Some(sat) = saturation_check(&timeline, &opts)?.filter(|s| s.is_saturated()) {
         let what = format!(
@@ -459,7 +459,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                     checks_text(
                         &opts.gate,
                         opts.busy_polls.is_some(),
-                        opts.left_alone.is_some()
+                        opts.daemon_standbys.is_some()
                     )
                 )?;
             }
@@ -612,29 +612,40 @@ fn standby_gate(
     Ok(gate)
 }
 
-/// Where the daemon left the disk alone, for a note: how long in all and
-/// why (`the daemon left the disk alone for 2h 3m of the log (no
-/// transport reaches the drive), sending no standby`).
-fn left_alone_text(l: &lull_tasks::LeftAlone) -> String {
-    let total = l
-        .spans()
-        .iter()
-        .fold(Nanos::ZERO, |t, (from, until, _)| t + (*until - *from));
-    let mut why: Vec<&str> = Vec::new();
-    for (_, _, w) in l.spans() {
-        if !why.contains(&w.as_str()) {
-            why.push(w);
+/// What the log says the daemon did with its standbys, for notes: how
+/// long it withheld them in all and why (`the daemon sent no standby for
+/// 2h3m of the log (no transport reaches the drive): …`), and how many it
+/// sent failed.
+fn daemon_standbys_notes(d: &lull_tasks::DaemonStandbys) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !d.withheld().is_empty() {
+        let total = d
+            .withheld()
+            .iter()
+            .fold(Nanos::ZERO, |t, (from, until, _)| t + (*until - *from));
+        let mut why: Vec<&str> = Vec::new();
+        for (_, _, w) in d.withheld() {
+            if !why.contains(&w.as_str()) {
+                why.push(w);
+            }
         }
+        notes.push(format!(
+            "the daemon sent no standby for {} of the log ({}): the replay withholds them too (withheld_by_daemon; what the network would have done: --standby-checks none)",
+            total.approx(),
+            why.join("; ")
+        ));
     }
-    format!(
-        "the daemon left the disk alone for {} of the log ({}), sending no standby",
-        total.approx(),
-        why.join("; ")
-    )
+    if !d.failed().is_empty() {
+        notes.push(format!(
+            "{} standby(s) the daemon sent failed (the drive did not sleep): the replay leaves the disk spinning there too (failed_standbys)",
+            d.failed().len()
+        ));
+    }
+    notes
 }
 
 /// The checks' line of the text output.
-fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool, left_alone: bool) -> String {
+fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool, standbys: bool) -> String {
     let mut parts = Vec::new();
     if let Some(n) = gate.max_spindowns_per_day {
         parts.push(format!(
@@ -656,9 +667,9 @@ fn checks_text(gate: &lull_tasks::StandbyGate, polls: bool, left_alone: bool) ->
         // `Spindown::with_busy_polls`: the log's polls are known.
         parts.push("no standby the same poll's I/O overtook".into());
     }
-    if left_alone {
-        // `Spindown::with_left_alone`: the log says where.
-        parts.push("none where it left the disk alone".into());
+    if standbys {
+        // `Spindown::with_daemon_standbys`: the log says where.
+        parts.push("none where it withheld them, none asleep after one that failed".into());
     }
     format!("the daemon's: {}", parts.join("; "))
 }

@@ -368,7 +368,9 @@ impl Log {
             });
             let saved = &mut out.runs.last_mut().expect("just pushed").saved;
             let mut open: Option<Nanos> = None;
+            // The stretch withheld since, and the last standby sent.
             let mut alone: Option<(Nanos, String)> = None;
+            let mut sent: Option<Nanos> = None;
             for rec in &run.records {
                 match rec {
                     Record::Poll(p) => {
@@ -405,17 +407,26 @@ impl Log {
                             out.busy_polls.push(shifted.t0, last);
                         }
                     }
-                    Record::Standby(t) => out.standbys.push(offset + *t),
-                    Record::StandbyFailed(t) => out.failed.push(offset + *t),
+                    Record::Standby(t) => {
+                        out.standbys.push(offset + *t);
+                        sent = Some(offset + *t);
+                    }
+                    Record::StandbyFailed(t) => {
+                        out.failed.push(offset + *t);
+                        // The standby it answers: the last one sent.
+                        if let Some(at) = sent.take() {
+                            out.daemon_standbys.push_failed(at);
+                        }
+                    }
                     Record::Learned { at, .. } => saved.push(offset + *at),
-                    Record::LeftAlone { t, why } => {
+                    Record::Withheld { t, why } => {
                         let t = offset + *t;
                         // A repeat at a new segment's start changes nothing.
                         if alone.as_ref().is_some_and(|(_, w)| w == why) {
                             continue;
                         }
                         if let Some((from, w)) = alone.take() {
-                            out.left_alone.push(from, t, w);
+                            out.daemon_standbys.push_withheld(from, t, w);
                         }
                         if !why.is_empty() {
                             alone = Some((t, why.clone()));
@@ -428,7 +439,7 @@ impl Log {
             if let Some((from, why)) = alone.take() {
                 // To the run's last instant, included.
                 let until = end.unwrap_or(from) + Nanos(1);
-                out.left_alone.push(from, until, why);
+                out.daemon_standbys.push_withheld(from, until, why);
             }
             if let (Some(since), Some(end)) = (open, end) {
                 out.requests.push(Request::new(since, end, Op::Read, 0, 0));
@@ -554,10 +565,12 @@ pub struct Rebuilt {
     /// such a poll overtook, as the daemon did
     /// ([`lull_tasks::gate::BusyPolls`]).
     pub busy_polls: lull_tasks::gate::BusyPolls,
-    /// Where the daemon left the disk alone ([`Record::LeftAlone`]): from
-    /// each such record to the record that ended it, else to the end of
-    /// its run (a new run decides afresh).
-    pub left_alone: lull_tasks::gate::LeftAlone,
+    /// What the daemon did with its standbys beyond the network's
+    /// decisions: where it withheld them ([`Record::Withheld`], from each
+    /// such record to the one that ended it, else to the end of its run: a
+    /// new run decides afresh), and which failed (each
+    /// [`Record::StandbyFailed`] answers the last standby sent).
+    pub daemon_standbys: lull_tasks::gate::DaemonStandbys,
     /// The runs left out because they were of another drive than the last
     /// run's ([`Session::drive_id`]: the disk's key had another drive
     /// then). Runs that name no drive are kept.

@@ -223,18 +223,19 @@ pub enum Record {
         at: Nanos,
     },
     /// From this instant on in the run, the daemon sends the disk no
-    /// standby, whatever the network decides, for the reason `why` (no
-    /// transport reaches the drive, or the drive reports no rotation); an
-    /// empty `why` ends it (a new probe found a transport). Written at
-    /// the first decision that found the disk's state changed, at that
-    /// decision's instant, and again after the session at the start of
-    /// each segment while it holds, so that a replay of the log refuses
-    /// what the daemon refused (older logs have none: their replays
-    /// decide as the network did).
-    LeftAlone {
+    /// standby, whatever the network decides, for the reason `why`, which
+    /// a replay cannot know from the polls: the disk is left alone (no
+    /// transport reaches the drive, or it reports no rotation), unplugged,
+    /// or backing off after failed standbys. An empty `why` ends it.
+    /// Written at the first decision that found the reason changed, at
+    /// that decision's instant, and again after the session at the start
+    /// of each segment while it holds, so that a replay of the log
+    /// withholds what the daemon withheld (older logs have none: their
+    /// replays decide as the network did).
+    Withheld {
         /// When (the decision's instant).
         t: Nanos,
-        /// Why; empty: no longer left alone.
+        /// Why; empty: standbys go again.
         why: String,
     },
 }
@@ -250,7 +251,7 @@ impl Record {
             | Record::StandbyFailed(t)
             | Record::Power { t, .. }
             | Record::Learned { t, .. }
-            | Record::LeftAlone { t, .. }
+            | Record::Withheld { t, .. }
             | Record::End(t) => Some(t),
         }
     }
@@ -265,7 +266,7 @@ impl Record {
             Record::Power { .. } => 6,
             Record::End(_) => 7,
             Record::Learned { .. } => 8,
-            Record::LeftAlone { .. } => 9,
+            Record::Withheld { .. } => 9,
         }
     }
 
@@ -319,7 +320,7 @@ impl Record {
                 put(&mut p, t.0);
                 put(&mut p, t.0.saturating_sub(at.0));
             }
-            Record::LeftAlone { t, why } => {
+            Record::Withheld { t, why } => {
                 put(&mut p, t.0);
                 put(&mut p, why.len() as u64);
                 p.extend_from_slice(why.as_bytes());
@@ -560,9 +561,9 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                     .ok_or_else(|| FrameError::Bad("learned state from before time zero".into()))?;
             Record::Learned { t, at: Nanos(at) }
         }
-        9 => Record::LeftAlone {
-            t: f.nanos("left alone")?,
-            why: f.text("left alone: why")?,
+        9 => Record::Withheld {
+            t: f.nanos("withheld")?,
+            why: f.text("withheld: why")?,
         },
         _ => return Ok((None, end + 4)),
     };

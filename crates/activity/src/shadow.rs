@@ -342,9 +342,9 @@ impl Shadow {
                 self.asleep_since = None;
                 self.armed = false;
             }
-            // Left alone: the daemon decided then (the shadow's lull line
+            // Withheld: the daemon decided then (the shadow's lull line
             // holds the standbys it sent, and it sent none there).
-            Record::Power { t, .. } | Record::LeftAlone { t, .. } => self.observe(*t),
+            Record::Power { t, .. } | Record::Withheld { t, .. } => self.observe(*t),
             // What the state file holds: nothing about the disk.
             Record::Learned { .. } => {}
         }

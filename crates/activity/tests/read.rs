@@ -370,13 +370,14 @@ fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
     ));
 }
 
-/// Where the daemon left the disk alone: from each record that says so
+/// Where the daemon withheld its standbys: from each record that says so
 /// to the one that ends it, else to the end of its run; a repeat (a new
-/// segment's) is one stretch; a new run decides afresh.
+/// segment's) is one stretch; a new run decides afresh. A failed standby
+/// is the decision instant of the standby it answers.
 #[test]
-fn left_alone_stretches_run_to_their_end_or_their_runs() {
+fn withheld_stretches_run_to_their_end_or_their_runs_and_failures_pair() {
     let s = Nanos::from_secs;
-    let alone = |t: Nanos, why: &str| Record::LeftAlone { t, why: why.into() };
+    let withheld = |t: Nanos, why: &str| Record::Withheld { t, why: why.into() };
     let session = |clock| {
         let Record::Session(s) = records(clock, &[]).remove(0) else {
             unreachable!()
@@ -387,26 +388,33 @@ fn left_alone_stretches_run_to_their_end_or_their_runs() {
     log.extend([
         session(CLOCK),
         Record::Mark(s(1)),
-        alone(s(10), "no transport reaches the drive"),
+        Record::Standby(s(5)),
+        Record::StandbyFailed(s(6)),
+        withheld(s(10), "no transport reaches the drive"),
         Record::Mark(s(60)),
         // The next segment repeats it after its session.
         session(CLOCK),
-        alone(s(10), "no transport reaches the drive"),
+        withheld(s(10), "no transport reaches the drive"),
         Record::Mark(s(120)),
-        alone(s(200), ""),
-        alone(s(300), "left alone: the drive reports no rotation"),
+        withheld(s(200), ""),
+        Record::Standby(s(250)),
+        withheld(s(300), "left alone: the drive reports no rotation"),
         Record::Mark(s(400)),
         Record::End(s(400)),
-        // A second run, an hour on: nothing said, nothing left alone.
+        // A second run, an hour on: nothing said, nothing withheld; a
+        // failure with no standby before it in its run answers none.
         session(CLOCK + s(3600)),
         Record::Mark(s(1)),
+        Record::StandbyFailed(s(2)),
+        Record::Standby(s(100)),
+        Record::StandbyFailed(s(101)),
         Record::Mark(s(500)),
     ]);
     let r = log.rebuild();
     assert_eq!(r.runs.len(), 2);
-    let spans: Vec<(Nanos, Nanos, &str)> = r
-        .left_alone
-        .spans()
+    let d = &r.daemon_standbys;
+    let spans: Vec<(Nanos, Nanos, &str)> = d
+        .withheld()
         .iter()
         .map(|(a, b, w)| (*a, *b, w.as_str()))
         .collect();
@@ -422,6 +430,8 @@ fn left_alone_stretches_run_to_their_end_or_their_runs() {
         ]
     );
     let second = r.runs[1].offset;
-    assert!(r.left_alone.at(second + s(100)).is_none());
-    assert!(r.left_alone.at(s(400)).is_some());
+    assert!(d.withheld_at(second + s(100)).is_none());
+    assert!(d.withheld_at(s(400)).is_some());
+    assert_eq!(d.failed(), [s(5), second + s(100)]);
+    assert!(!d.failed_at(s(250)));
 }

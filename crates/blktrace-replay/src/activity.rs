@@ -61,11 +61,12 @@ pub struct ActivityTrace {
     /// the standbys such a poll overtook, as the daemon did
     /// ([`ReplayOptions::busy_polls`](crate::replay::ReplayOptions::busy_polls)).
     pub busy_polls: std::sync::Arc<lull_tasks::BusyPolls>,
-    /// Where the daemon left the disk alone (no standby sent whatever the
-    /// network decided): a replay with the daemon's checks refuses the
-    /// starts there too
-    /// ([`ReplayOptions::left_alone`](crate::replay::ReplayOptions::left_alone)).
-    pub left_alone: std::sync::Arc<lull_tasks::LeftAlone>,
+    /// Where the daemon withheld its standbys whatever the network decided
+    /// (the disk left alone, unplugged, backing off after failures) and
+    /// which it sent failed: a replay with the daemon's checks does the
+    /// same
+    /// ([`ReplayOptions::daemon_standbys`](crate::replay::ReplayOptions::daemon_standbys)).
+    pub daemon_standbys: std::sync::Arc<lull_tasks::DaemonStandbys>,
 }
 
 /// Whether `head` (the first bytes of a decoded stream) starts like an
@@ -166,7 +167,7 @@ pub fn from_log(log: &Log) -> ActivityTrace {
         end: rebuilt.end,
         runs: rebuilt.runs,
         busy_polls: std::sync::Arc::new(rebuilt.busy_polls),
-        left_alone: std::sync::Arc::new(rebuilt.left_alone),
+        daemon_standbys: std::sync::Arc::new(rebuilt.daemon_standbys),
     }
 }
 

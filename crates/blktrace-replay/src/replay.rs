@@ -109,11 +109,12 @@ pub struct ReplayOptions {
     /// polls (any other trace).
     pub busy_polls: Option<std::sync::Arc<lull_tasks::BusyPolls>>,
     /// For `spindown` replaying a daemon's activity log with its checks:
-    /// where the log says the daemon left the disk alone, so that the
-    /// starts there are refused as the daemon refused them
-    /// ([`lull_tasks::Spindown::with_left_alone`]). `None`: any other
-    /// trace, or a replay asking what the network would have done.
-    pub left_alone: Option<std::sync::Arc<lull_tasks::LeftAlone>>,
+    /// where the log says the daemon withheld its standbys, and which it
+    /// sent failed, so that the replay does with each start what the
+    /// daemon did ([`lull_tasks::Spindown::with_daemon_standbys`]).
+    /// `None`: any other trace, or a replay asking what the network would
+    /// have done.
+    pub daemon_standbys: Option<std::sync::Arc<lull_tasks::DaemonStandbys>>,
 }
 
 impl Default for ReplayOptions {
@@ -127,7 +128,7 @@ impl Default for ReplayOptions {
             gate: StandbyGate::default(),
             reference_floor: Nanos::ZERO,
             busy_polls: None,
-            left_alone: None,
+            daemon_standbys: None,
         }
     }
 }
@@ -408,8 +409,8 @@ fn spindown_task(
     if let Some(p) = &opts.busy_polls {
         task = task.with_busy_polls(p.clone());
     }
-    if let Some(l) = &opts.left_alone {
-        task = task.with_left_alone(l.clone());
+    if let Some(d) = &opts.daemon_standbys {
+        task = task.with_daemon_standbys(d.clone());
     }
     Ok(match best_fixed {
         Some(b) => task.with_best_fixed(b),

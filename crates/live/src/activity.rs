@@ -88,10 +88,10 @@ pub struct Writer {
     size: u64,
     /// The current run's session record: every segment starts with it.
     session: Option<Record>,
-    /// The run's last [`Record::LeftAlone`] while it holds (its `why` is
+    /// The run's last [`Record::Withheld`] while it holds (its `why` is
     /// not empty): every segment repeats it after the session, so that a
     /// segment read alone says so too.
-    left_alone: Option<Record>,
+    withheld: Option<Record>,
     /// Encoded records not yet written.
     buf: Vec<u8>,
     /// A fault was logged and not yet cleared by a good write.
@@ -111,7 +111,7 @@ impl Writer {
             started: SystemTime::UNIX_EPOCH,
             size: 0,
             session: None,
-            left_alone: None,
+            withheld: None,
             buf: Vec::with_capacity(256),
             faulted: false,
         }
@@ -127,13 +127,13 @@ impl Writer {
     pub fn push(&mut self, rec: &Record) {
         if let Record::Session(_) = rec {
             self.session = Some(rec.clone());
-            self.left_alone = None;
+            self.withheld = None;
             self.file = None;
             self.buf.clear();
             return;
         }
-        if let Record::LeftAlone { why, .. } = rec {
-            self.left_alone = (!why.is_empty()).then(|| rec.clone());
+        if let Record::Withheld { why, .. } = rec {
+            self.withheld = (!why.is_empty()).then(|| rec.clone());
         }
         if self.session.is_some() {
             rec.encode(&mut self.buf);
@@ -171,7 +171,7 @@ impl Writer {
             session.encode(&mut first);
             // Repeated by the buffer when it was pushed just now: the
             // reader takes a repeat as one.
-            if let Some(l) = &self.left_alone {
+            if let Some(l) = &self.withheld {
                 l.encode(&mut first);
             }
             first.append(&mut self.buf);
@@ -547,14 +547,14 @@ mod tests {
         assert_eq!(back, want);
     }
 
-    /// A disk found left alone: each new segment repeats the record after
-    /// its session, so the segment read alone says so; one that ended it
-    /// is not repeated.
+    /// A disk whose standbys are withheld (here: no transport reaches
+    /// it): each new segment repeats the record after its session, so the
+    /// segment read alone says so; one that ended it is not repeated.
     #[test]
-    fn a_new_segment_repeats_that_the_disk_is_left_alone() {
+    fn a_new_segment_repeats_that_standbys_are_withheld() {
         let dir = tempfile::tempdir().unwrap();
         let s = Nanos::from_secs;
-        let alone = Record::LeftAlone {
+        let alone = Record::Withheld {
             t: s(450),
             why: "no transport reaches the drive".into(),
         };
@@ -582,7 +582,7 @@ mod tests {
             [recs[0].clone(), alone.clone(), recs[4].clone()]
         );
         // Ended: the next segment does not repeat it.
-        w.push(&Record::LeftAlone {
+        w.push(&Record::Withheld {
             t: s(600),
             why: String::new(),
         });

@@ -361,11 +361,10 @@ impl Source {
                 read_notes(&log.trace, p);
                 runs = log.runs;
                 busy_polls = Some(log.busy_polls);
-                if !log.left_alone.is_empty() {
+                if let Some((_, _, why)) = log.daemon_standbys.withheld().first() {
                     notes.push(format!(
-                        "{}: the daemon left the disk alone for part of the log ({}) and sent no standby there; the ranking says what each network would have saved had it spun the disk down (lull replay of the log refuses them, as the daemon did)",
+                        "{}: the daemon sent no standby for part of the log ({why}); the ranking says what each network would have saved had its standbys gone (lull replay of the log withholds them, as the daemon did)",
                         p.display(),
-                        log.left_alone.spans()[0].2
                     ));
                 }
                 // Under a wear budget of 0 every network saves nothing,

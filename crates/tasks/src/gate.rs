@@ -125,53 +125,75 @@ impl BusyPolls {
     }
 }
 
-/// Where a daemon's log says it left the disk alone: stretches of its
-/// timeline in which it sent no standby whatever the network decided (no
-/// transport reached the drive, or the drive reported no rotation), each
-/// with the reason. A replay of the log refuses the starts that fall in
-/// one ([`crate::Spindown::with_left_alone`]), as the daemon did, so that
-/// a replay of the log of a disk the daemon could not spin down does not
-/// report the savings of spin-downs that never happened.
+/// What a daemon's log says of the standbys it sent, beyond the network's
+/// decisions and the checks a replay makes itself: where it sent none
+/// whatever the network decided (it withheld them: the disk left alone,
+/// unplugged, or backing off after failures), each stretch with its
+/// reason, and which of those it sent failed (the drive did not sleep). A
+/// replay of the log refuses the starts in a withheld stretch and keeps
+/// the disk spinning after a failed one ([`crate::Spindown::with_daemon_standbys`]),
+/// as the daemon did, so that it does not report savings of spin-downs
+/// that never happened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LeftAlone {
+pub struct DaemonStandbys {
     /// `(from, until, why)`: from `from` (inclusive) to `until`
     /// (exclusive), ascending and disjoint.
-    spans: Vec<(Nanos, Nanos, String)>,
+    withheld: Vec<(Nanos, Nanos, String)>,
+    /// The decision instants of the standbys that failed, ascending.
+    failed: Vec<Nanos>,
 }
 
-impl LeftAlone {
-    /// None.
+impl DaemonStandbys {
+    /// Nothing withheld, nothing failed.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a stretch `[from, until)` left alone for `why`. Stretches come
+    /// Adds a stretch `[from, until)` withheld for `why`. Stretches come
     /// in time order; an empty one, or one that starts before the end of
     /// the last (a clock set back between runs), is cut to what follows it.
-    pub fn push(&mut self, from: Nanos, until: Nanos, why: impl Into<String>) {
-        let from = self.spans.last().map_or(from, |l| from.max(l.1));
+    pub fn push_withheld(&mut self, from: Nanos, until: Nanos, why: impl Into<String>) {
+        let from = self.withheld.last().map_or(from, |l| from.max(l.1));
         if until > from {
-            self.spans.push((from, until, why.into()));
+            self.withheld.push((from, until, why.into()));
         }
     }
 
-    /// Why the disk was left alone at `at`, if it was.
-    pub fn at(&self, at: Nanos) -> Option<&str> {
-        let i = self.spans.partition_point(|s| s.1 <= at);
-        self.spans
+    /// Why the daemon withheld a standby decided at `at`, if it did.
+    pub fn withheld_at(&self, at: Nanos) -> Option<&str> {
+        let i = self.withheld.partition_point(|s| s.1 <= at);
+        self.withheld
             .get(i)
             .filter(|s| s.0 <= at)
             .map(|s| s.2.as_str())
     }
 
-    /// The stretches, `(from, until, why)`, in time order.
-    pub fn spans(&self) -> &[(Nanos, Nanos, String)] {
-        &self.spans
+    /// The withheld stretches, `(from, until, why)`, in time order.
+    pub fn withheld(&self) -> &[(Nanos, Nanos, String)] {
+        &self.withheld
     }
 
-    /// Whether there are none.
+    /// Adds the decision instant of a standby that failed (in time order;
+    /// one at or before the last is dropped).
+    pub fn push_failed(&mut self, at: Nanos) {
+        if self.failed.last().is_none_or(|&l| at > l) {
+            self.failed.push(at);
+        }
+    }
+
+    /// Whether the standby decided at `at` failed.
+    pub fn failed_at(&self, at: Nanos) -> bool {
+        self.failed.binary_search(&at).is_ok()
+    }
+
+    /// The decision instants of the failed standbys, in time order.
+    pub fn failed(&self) -> &[Nanos] {
+        &self.failed
+    }
+
+    /// Whether the log says nothing of either.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.withheld.is_empty() && self.failed.is_empty()
     }
 }
 
@@ -444,26 +466,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn left_alone_holds_from_its_start_to_before_its_end() {
+    fn withheld_holds_from_its_start_to_before_its_end() {
         let t = Nanos::from_secs;
-        let mut l = LeftAlone::new();
-        assert!(l.is_empty() && l.at(t(5)).is_none());
-        l.push(t(10), t(20), "no transport");
-        l.push(t(30), t(40), "no rotation");
+        let mut l = DaemonStandbys::new();
+        assert!(l.is_empty() && l.withheld_at(t(5)).is_none());
+        l.push_withheld(t(10), t(20), "no transport");
+        l.push_withheld(t(30), t(40), "no rotation");
         // Out of order (a clock set back): cut to what follows the last.
-        l.push(t(35), t(50), "again");
+        l.push_withheld(t(35), t(50), "again");
         // Empty: dropped.
-        l.push(t(60), t(60), "never");
-        assert_eq!(l.spans().len(), 3);
-        assert_eq!(l.at(t(9)), None);
-        assert_eq!(l.at(t(10)), Some("no transport"));
-        assert_eq!(l.at(t(19)), Some("no transport"));
-        assert_eq!(l.at(t(20)), None);
-        assert_eq!(l.at(t(30)), Some("no rotation"));
-        assert_eq!(l.at(t(40)), Some("again"));
-        assert_eq!(l.at(t(49)), Some("again"));
-        assert_eq!(l.at(t(50)), None);
-        assert_eq!(l.at(t(60)), None);
+        l.push_withheld(t(60), t(60), "never");
+        assert_eq!(l.withheld().len(), 3);
+        assert_eq!(l.withheld_at(t(9)), None);
+        assert_eq!(l.withheld_at(t(10)), Some("no transport"));
+        assert_eq!(l.withheld_at(t(19)), Some("no transport"));
+        assert_eq!(l.withheld_at(t(20)), None);
+        assert_eq!(l.withheld_at(t(30)), Some("no rotation"));
+        assert_eq!(l.withheld_at(t(40)), Some("again"));
+        assert_eq!(l.withheld_at(t(49)), Some("again"));
+        assert_eq!(l.withheld_at(t(50)), None);
+        assert_eq!(l.withheld_at(t(60)), None);
+        l.push_failed(t(70));
+        l.push_failed(t(70));
+        l.push_failed(t(65));
+        l.push_failed(t(90));
+        assert_eq!(l.failed(), [t(70), t(90)]);
+        assert!(l.failed_at(t(70)) && !l.failed_at(t(71)));
     }
 
     #[test]

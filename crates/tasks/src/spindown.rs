@@ -68,8 +68,8 @@ use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::Nanos;
 
 use crate::gate::{
-    BudgetedTimers, BusyPolls, GateRun, LeftAlone, Refusal, StandbyGate, TimerBudget, WearBudget,
-    unix_secs,
+    BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
+    WearBudget, unix_secs,
 };
 use crate::power::PowerModel;
 
@@ -108,10 +108,12 @@ pub struct Spindown {
     busy_polls: Option<std::sync::Arc<BusyPolls>>,
     /// Starts skipped because their poll's I/O overtook them.
     overtaken: u64,
-    /// Where a daemon's log says it left the disk alone, when a replay of
-    /// the log asks for it, and the starts refused for it.
-    left_alone: Option<std::sync::Arc<LeftAlone>>,
-    refused_left_alone: u64,
+    /// What a daemon's log says it did with its standbys, when a replay of
+    /// the log asks for it.
+    daemon_standbys: Option<std::sync::Arc<DaemonStandbys>>,
+    /// Starts the daemon withheld, and those whose standby failed.
+    withheld: u64,
+    failed: u64,
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -559,8 +561,9 @@ impl Spindown {
             refused: [0; 2],
             busy_polls: None,
             overtaken: 0,
-            left_alone: None,
-            refused_left_alone: 0,
+            daemon_standbys: None,
+            withheld: 0,
+            failed: 0,
         }
     }
 
@@ -586,14 +589,16 @@ impl Spindown {
         self
     }
 
-    /// Refuses each start that falls where a daemon's log says it left the
-    /// disk alone (`spans`: no transport reached the drive, or it reported
-    /// no rotation), as the daemon sent no standby there, before the wear
-    /// budget is asked (the daemon checks in that order: no token is spent
-    /// on it). Counted in the measure `refused_left_alone` when there is
-    /// such a stretch.
-    pub fn with_left_alone(mut self, spans: std::sync::Arc<LeftAlone>) -> Self {
-        self.left_alone = Some(spans);
+    /// Does with each start what a daemon's log says it did
+    /// ([`DaemonStandbys`]): one that falls where the daemon withheld its
+    /// standbys (the disk left alone, unplugged, or backing off after
+    /// failures) is refused before the wear budget is asked, as the daemon
+    /// checks in that order (no token is spent on it); one whose standby
+    /// failed takes its token, as the daemon's did, and leaves the disk
+    /// spinning. Counted in the measures `withheld_by_daemon` and
+    /// `failed_standbys` when the log says anything of either.
+    pub fn with_daemon_standbys(mut self, standbys: std::sync::Arc<DaemonStandbys>) -> Self {
+        self.daemon_standbys = Some(standbys);
         self
     }
 
@@ -739,11 +744,11 @@ impl IdleTask for Spindown {
             return;
         }
         if self
-            .left_alone
+            .daemon_standbys
             .as_ref()
-            .is_some_and(|l| l.at(ctx.now).is_some())
+            .is_some_and(|d| d.withheld_at(ctx.now).is_some())
         {
-            self.refused_left_alone += 1;
+            self.withheld += 1;
             self.running = false;
             self.armed = false;
             return;
@@ -762,6 +767,17 @@ impl IdleTask for Spindown {
                 self.armed = false;
                 return;
             }
+        }
+        if self
+            .daemon_standbys
+            .as_ref()
+            .is_some_and(|d| d.failed_at(ctx.now))
+        {
+            // Sent, and the drive did not sleep.
+            self.failed += 1;
+            self.running = false;
+            self.armed = false;
+            return;
         }
         self.running = true;
         if ctx.outstanding == 0 {
@@ -874,8 +890,9 @@ impl IdleTask for Spindown {
         if self.busy_polls.is_some() {
             v.push(("overtaken_by_poll", self.overtaken as f64));
         }
-        if self.left_alone.as_ref().is_some_and(|l| !l.is_empty()) {
-            v.push(("refused_left_alone", self.refused_left_alone as f64));
+        if self.daemon_standbys.as_ref().is_some_and(|d| !d.is_empty()) {
+            v.push(("withheld_by_daemon", self.withheld as f64));
+            v.push(("failed_standbys", self.failed as f64));
         }
         v
     }

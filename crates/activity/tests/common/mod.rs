@@ -82,14 +82,14 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         if standby {
             out.push(Record::Standby(t));
         } else if ops == 0 && dt % 5 == 0 {
-            // Now and then the daemon finds the disk left alone, or no
+            // Now and then the daemon withholds its standbys, or no
             // longer.
             let why = if dt % 10 == 0 {
                 "no transport reaches the drive"
             } else {
                 ""
             };
-            out.push(Record::LeftAlone { t, why: why.into() });
+            out.push(Record::Withheld { t, why: why.into() });
         }
         // The state file written after a busy poll, holding what was
         // learned at the poll before.

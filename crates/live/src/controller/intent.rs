@@ -214,41 +214,49 @@ impl DiskController {
         budget: Option<Nanos>,
         out: &mut Vec<Output>,
     ) -> Option<String> {
-        let key = &self.key;
-        if !self.st.present {
-            // Unplugged: the device node is gone (or is another disk's
-            // soon); the engine's timer ran on while it was away.
-            let why = "skip standby: the disk is not present (unplugged)".to_string();
-            info!("disk {key}: {why}");
-            return Some(why);
-        }
-        let alone = match &self.cfg.left_alone {
-            Some(why) => Some(format!("left alone: {why}")),
-            None => crate::transport::left_alone(backend, self.st.transport.as_ref())
-                .then(|| "no transport reaches the drive".to_string()),
+        // What withholds the standby, before the checks a replay makes
+        // itself: the log says when it changes, at the decision that
+        // found it, so a replay withholds what was withheld here
+        // (`Spindown::with_daemon_standbys`). Stable texts: a countdown
+        // would change at every decision.
+        let retrying = self.retry_at.filter(|&at| at > now.mono);
+        let (withheld, next_try) = if !self.st.present {
+            (
+                Some("the disk is not present (unplugged)".to_string()),
+                None,
+            )
+        } else if let Some(why) = &self.cfg.left_alone {
+            (Some(format!("left alone: {why}")), None)
+        } else if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
+            (Some("no transport reaches the drive".to_string()), None)
+        } else {
+            let why = retrying.map(|_| format!("it failed {} times in a row", self.failures));
+            (why, retrying)
         };
-        // The log says when this changes, at the decision that found it,
-        // so a replay refuses what was refused here
-        // (`Spindown::with_left_alone`).
-        let said = alone.as_deref().unwrap_or("");
-        if said != self.left_alone_logged {
-            self.left_alone_logged = said.to_string();
-            let why = self.left_alone_logged.clone();
-            self.activity(Record::LeftAlone { t: at, why }, out);
-        }
-        if let Some(why) = alone {
-            // Reported once, when the disk was found or at the probe.
-            debug!("disk {}: skip standby: {why}", self.key);
-            return Some(format!("skip standby: {why}"));
+        let said = withheld.as_deref().unwrap_or("");
+        if said != self.withheld_logged {
+            self.withheld_logged = said.to_string();
+            let why = self.withheld_logged.clone();
+            self.activity(Record::Withheld { t: at, why }, out);
         }
         let key = &self.key;
-        if let Some(at) = self.retry_at.filter(|&at| at > now.mono) {
-            let why = format!(
-                "skip standby: it failed {} times in a row; next try in {}",
-                self.failures,
-                (at - now.mono).approx()
-            );
-            debug!("disk {key}: {why}");
+        if let Some(why) = withheld {
+            let why = match next_try {
+                Some(at) => format!(
+                    "skip standby: {why}; next try in {}",
+                    (at - now.mono).approx()
+                ),
+                None => format!("skip standby: {why}"),
+            };
+            if !self.st.present {
+                // Unplugged: the device node is gone (or is another disk's
+                // soon); the engine's timer ran on while it was away.
+                info!("disk {key}: {why}");
+            } else {
+                // Reported once, when the disk was found, at the probe or
+                // at the failure that began the back-off.
+                debug!("disk {key}: {why}");
+            }
             return Some(why);
         }
         // The wear budget and the break-even check, as a replay of the

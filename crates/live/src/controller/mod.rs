@@ -227,9 +227,9 @@ pub struct DiskController {
     /// logged at info level since the last standby went (the same again
     /// goes to debug level).
     refusals_said: Vec<&'static str>,
-    /// Why the activity log last said the disk is left alone
-    /// ([`Record::LeftAlone`]; empty: not, or not said).
-    left_alone_logged: String,
+    /// Why the activity log last said the disk's standbys are withheld
+    /// ([`Record::Withheld`]; empty: not, or not said).
+    withheld_logged: String,
     /// The programs spinning this disk down beside lull already warned of
     /// (by pid: [`WakeWitness::spinners`]), so each is warned of once.
     spinners_warned: Vec<u32>,
@@ -431,7 +431,7 @@ impl DiskController {
             idle_since: None,
             last_skip: None,
             refusals_said: Vec::new(),
-            left_alone_logged: String::new(),
+            withheld_logged: String::new(),
             spinners_warned: Vec::new(),
             overtaking: None,
             quiet_routine: false,
