@@ -76,6 +76,22 @@ fn segment_of(s: Session) -> Vec<u8> {
     out
 }
 
+/// `lull replay FILE EXTRA… --format json`, which must succeed: its
+/// measures and its stderr.
+fn replay_json(file: &str, extra: &[&str]) -> (serde_json::Value, String) {
+    let mut args = vec!["replay", file, "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = lull(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v, stderr(&out))
+}
+
+/// Measure `k` of a JSON replay.
+fn num(v: &serde_json::Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"))
+}
+
 fn write(path: &Path, bytes: &[u8]) -> String {
     std::fs::write(path, bytes).unwrap();
     path.to_str().unwrap().to_string()
@@ -231,15 +247,7 @@ fn replay_of_a_log_makes_the_daemons_checks_before_a_spin_down() {
         &segment_of(session_with(Some(1))),
     );
     let older = write(&dir.path().join("b.lact"), &segment());
-    let run = |file: &str, extra: &[&str]| {
-        let mut args = vec!["replay", file, "--format", "json"];
-        args.extend_from_slice(extra);
-        let out = lull(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        (v, stderr(&out))
-    };
-    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    let run = replay_json;
     // The log's budget, one a day: the bucket holds one, so one spin-down
     // in these 5 hours, where a 10 s timer would sleep through 10 gaps.
     let (v, err) = run(&one_a_day, &["--net", "timer(10s)"]);
@@ -331,21 +339,10 @@ fn replay_of_a_log_of_a_disk_left_alone_spins_nothing_down() {
     poll(20_000, 20_001, PollKind::Normal, 1, 0).encode(&mut bytes);
     let file = write(&dir.path().join("alone.lact"), &bytes);
     let json = |extra: &[&str]| {
-        let mut args = vec![
-            "replay",
-            file.as_str(),
-            "--net",
-            "timer(10s)",
-            "--format",
-            "json",
-        ];
+        let mut args = vec!["--net", "timer(10s)"];
         args.extend_from_slice(extra);
-        let out = lull(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        (v, stderr(&out))
+        replay_json(&file, &args)
     };
-    let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
     let (v, err) = json(&[]);
     assert_eq!(num(&v, "spinups"), 0.0, "{v}");
     assert!(num(&v, "withheld_by_daemon") >= 10.0, "{v}");

@@ -864,6 +864,17 @@ fn replay_log(
         .report
 }
 
+/// The instants of the standbys `records` say were sent.
+fn standbys_of(records: &[Record]) -> Vec<Nanos> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Standby(t) => Some(*t),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The `Withheld` records of `records`.
 fn withheld_records(records: &[Record]) -> Vec<(Nanos, &str)> {
     records
@@ -956,14 +967,7 @@ fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
         CLOCK,
         (None, true),
     );
-    let sent: Vec<Nanos> = live
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Standby(t) => Some(*t),
-            _ => None,
-        })
-        .collect();
+    let sent = standbys_of(&live.records);
     let failed = live
         .records
         .iter()
@@ -1013,14 +1017,7 @@ fn a_wear_budget_spaces_the_spin_downs_alike_in_the_daemon_and_the_replay_of_its
     let registry = lull_live::default_registry();
     let end = *completions.last().unwrap();
     let (d, _) = live_busy("timer(4s)", &completions, poll, end, &registry, 6, 0);
-    let standbys: Vec<Nanos> = d
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Standby(t) => Some(*t),
-            _ => None,
-        })
-        .collect();
+    let standbys = standbys_of(&d.records);
     // 13 hours: the first at once, then one per 4 hours.
     assert!((3..=4).contains(&standbys.len()), "{standbys:?}");
     assert!(d.starts.len() >= 26, "the engine decided after every burst");
