@@ -216,6 +216,9 @@ pub struct Manners {
     suspended_until: Option<Nanos>,
     paused_until: Option<Nanos>,
     suspensions: u64,
+    /// The time suspended so far: the union of the suspensions, as the
+    /// task was held (a judgement while suspended extends the suspension,
+    /// it does not add a second one beside it).
     suspended: Nanos,
     longest: Nanos,
     degraded: u64,
@@ -278,9 +281,21 @@ impl Manners {
     pub fn suspensions(&self) -> u64 {
         self.suspensions
     }
-    /// Total suspension time ordered.
+    /// The time the task was held suspended: the union of the
+    /// suspensions ordered (one ordered while another runs extends it),
+    /// up to [`Manners::finish`]'s end when it was called. Never more
+    /// than the time from the first suspension to that end.
     pub fn suspended(&self) -> Nanos {
         self.suspended
+    }
+
+    /// The trace ends at `end`: a suspension that runs past it counts to
+    /// there.
+    pub fn finish(&mut self, end: Nanos) {
+        if let Some(until) = self.suspended_until.filter(|&u| u > end) {
+            self.suspended = self.suspended.saturating_sub(until - end);
+            self.suspended_until = Some(end);
+        }
     }
     /// The longest suspension ordered (never above the cap).
     pub fn longest_suspension(&self) -> Nanos {
@@ -341,9 +356,20 @@ impl Manners {
         match judgement {
             Judgement::Degraded => {
                 let d = self.next_suspension.min(self.cfg.cap);
-                self.suspended_until = Some(now + d);
+                let until = now + d;
+                // The time added to the union: from where the suspension
+                // in force ends (or now), less what a shorter new one
+                // cuts off the one in force.
+                let held = self.suspended_until.filter(|&u| u > now);
+                match held {
+                    Some(u) if u > until => {
+                        self.suspended = self.suspended.saturating_sub(u - until)
+                    }
+                    Some(u) => self.suspended += until - u,
+                    None => self.suspended += d,
+                }
+                self.suspended_until = Some(until);
                 self.suspensions += 1;
-                self.suspended += d;
                 self.longest = self.longest.max(d);
                 self.next_suspension =
                     Nanos(self.next_suspension.as_nanos().saturating_mul(2)).min(self.cfg.cap);
@@ -437,6 +463,7 @@ impl<T: BackgroundTask> IdleTask for Regulated<T> {
         }
     }
     fn finish(&mut self, end: Nanos) {
+        self.manners.finish(end);
         self.inner.finish(end)
     }
     fn measures(&self) -> Vec<Measure> {
