@@ -320,7 +320,12 @@ fn regulation_tables() {
     };
     for &w in manners {
         let reqs = workload(w, secs);
-        for (kind, tname) in [(Task::Cleaning, "cleaning"), (Task::Writeback, "writeback")] {
+        // The paper's FIFO writeback (`WritebackConfig::default()`), as
+        // `lull replay --task writeback-paper` runs it.
+        for (kind, tname) in [
+            (Task::Cleaning, "cleaning"),
+            (Task::Writeback, "writeback-paper"),
+        ] {
             let r = run(&reqs, "timer(t=0s)", StopPolicy::EarlierOf, kind, None);
             line(w, "timer(t=0s)", tname, StopPolicy::EarlierOf, &r);
             let s = "timer(t=0s) + fixed(d=1h)";
@@ -350,7 +355,7 @@ fn regulation_tables() {
             line(
                 w,
                 s,
-                &format!("{tname}+manners(base=500ms,cap=30s,n''=50)"),
+                &format!("{tname}+manners, base 500ms, cap 30s, n'' 50"),
                 StopPolicy::PredictedEnd,
                 &r,
             );
