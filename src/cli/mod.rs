@@ -145,8 +145,22 @@ pub(crate) fn session_drive(session: &lull_blktrace_replay::activity::Session) -
 /// A measure's value as text: a count (a plural name such as `spinups`,
 /// not a time in `_s`) as a whole number, else six decimals.
 pub(crate) fn text_value(key: &str, v: f64) -> String {
-    number_text(v, key.ends_with('s') && !key.ends_with("_s"))
+    number_text(
+        v,
+        (key.ends_with('s') && !key.ends_with("_s")) || COUNTS.contains(&key),
+    )
 }
+
+/// Measures that count something though their names do not end in `s`
+/// (`spinups`, `forced_flushes` do): shown as whole numbers.
+const COUNTS: &[&str] = &[
+    "manners_degraded",
+    "manners_normal",
+    "refused_wear_budget",
+    "refused_below_break_even",
+    "overtaken_by_poll",
+    "withheld_by_daemon",
+];
 
 /// `v` as a whole number when `whole` allows and it is one, else six
 /// decimals.

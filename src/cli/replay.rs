@@ -274,7 +274,10 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                  (--device PRESET,key=value,...)"
                     .to_string()
             } else {
-                format!("a faster preset that serves it ({})", serve.join(" or "))
+                format!(
+                    "a preset whose model passes the same check ({}: not necessarily a faster disk)",
+                    serve.join(" or ")
+                )
             };
             return Err(CliError::input(anyhow!(
                 "{what}\nhint: {faster}, --timing trace for tasks that do not move I/O, \
