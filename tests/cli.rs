@@ -294,6 +294,32 @@ fn replay_names_the_network_asked_for_and_the_drive() {
         text.contains("device   wd-red-plus, break-even B = 72.4"),
         "{text}"
     );
+    // A task on the device model names the service model that timed it:
+    // the lab's default borrows wd-red-plus's, paper-2.5in hp97560's.
+    for (device, want) in [
+        (
+            None,
+            "device   paper-2.5in (service times of wd-red-plus), break-even B = 0.018 s",
+        ),
+        (
+            Some("paper-2.5in"),
+            "device   paper-2.5in (service times of hp97560)",
+        ),
+        (
+            Some("wd-red-plus"),
+            "device   wd-red-plus, break-even B = 0.018 s",
+        ),
+    ] {
+        let mut args = vec!["replay", "--workload", "workstation", "--duration", "10m"];
+        args.extend(["--task", "writeback"]);
+        if let Some(d) = device {
+            args.extend(["--device", d]);
+        }
+        let o = lull(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(want), "{device:?}: {text}");
+    }
 }
 
 /// Issue 16, item 9: each cause of an error is printed once.

@@ -446,8 +446,19 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                 timeline.span().as_secs_f64()
             )?;
             if let Some(b) = registry.breakeven() {
+                // A task on the device model is timed by the drive's
+                // service model, which a preset may borrow (`paper-2.5in`
+                // has hp97560's) and the lab's default takes from another
+                // drive (wd-red-plus) than its power model: name it.
+                let model_timed =
+                    resolve_timing(&opts.task, timing).unwrap_or(timing) == Timing::Model;
                 let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())
-                    .map(|d| format!("{}, ", d.preset))
+                    .map(|d| match model_timed {
+                        true if d.service.name != d.preset => {
+                            format!("{} (service times of {}), ", d.preset, d.service.name)
+                        }
+                        _ => format!("{}, ", d.preset),
+                    })
                     .unwrap_or_default();
                 writeln!(
                     out,
