@@ -160,6 +160,7 @@ const COUNTS: &[&str] = &[
     "refused_below_break_even",
     "overtaken_by_poll",
     "withheld_by_daemon",
+    "queued_bytes_at_end",
 ];
 
 /// `v` as a whole number when `whole` allows and it is one, else six
