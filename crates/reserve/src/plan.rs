@@ -84,17 +84,40 @@ pub fn parse_job(text: &str, breakeven: Option<Nanos>) -> Result<JobSpec, String
             }
         };
         let mut step = Nanos::ZERO;
+        let mut step_given = false;
         for opt in parts {
             if opt == "extra" {
                 extra = true;
             } else if let Some(s) = opt.strip_prefix("step=") {
                 step = parse_duration_in(s, breakeven)
                     .map_err(|e| format!("job {name}: step: {e}"))?;
+                step_given = true;
             } else {
                 return Err(format!(
                     "job {name}: unknown option {opt:?} (step=S or extra)"
                 ));
             }
+        }
+        // Checked here, where the job is named (the admission test would
+        // refuse them too, without the job's name).
+        let period = HOUR * u64::from(period_hours);
+        if amount == Nanos::ZERO || amount > period {
+            return Err(format!(
+                "job {name}: request {req:?}: the amount must be more than zero and at most the period ({})",
+                period.approx()
+            ));
+        }
+        if step_given && step == Nanos::ZERO {
+            return Err(format!(
+                "job {name}: step=0s: a step must be longer than zero (leave step out for a job that can stop at any moment)"
+            ));
+        }
+        if step > amount {
+            return Err(format!(
+                "job {name}: request {req:?}: the step ({}) is longer than the amount ({}): no step fits",
+                step.approx(),
+                amount.approx()
+            ));
         }
         ranked.push(Request {
             period_hours,
@@ -285,6 +308,26 @@ mod tests {
                 },
             ]
         );
+        // Named with the job, not left to the admission test.
+        for (bad, says) in [
+            (
+                "scrub:0s/day",
+                "job scrub: request \"0s/day\": the amount must be more than zero",
+            ),
+            ("scrub:25h/day", "at most the period (24h)"),
+            ("trim:90m/hour", "at most the period (1h)"),
+            (
+                "scrub:2h/day:step=0s",
+                "job scrub: step=0s: a step must be longer than zero",
+            ),
+            (
+                "scrub:2h/day:step=3h",
+                "the step (3h) is longer than the amount (2h): no step fits",
+            ),
+        ] {
+            let e = parse_job(bad, None).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
         let t = parse_job("trim:5m/hour:extra", None).unwrap();
         assert!(t.extra);
         assert_eq!(t.ranked[0].period_hours, 1);
