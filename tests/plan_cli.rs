@@ -157,3 +157,30 @@ fn two_b_means_the_same_in_lull_plan_and_in_the_daemon() {
         "{text}"
     );
 }
+
+/// A trace shorter than a day plans on the hours it covers and says that
+/// the others count as no idle time; a whole day says nothing.
+#[test]
+fn a_trace_of_part_of_a_day_is_warned_of() {
+    let err = |args: &[&str]| {
+        let o = lull(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let part = err(&[
+        "plan",
+        "--workload",
+        "office",
+        "--duration",
+        "3h",
+        "--job",
+        "scrub:1m/hour",
+    ]);
+    assert!(
+        part.contains("the trace covers 3 of the day's 24 hours")
+            && part.contains("count as no idle time"),
+        "{part}"
+    );
+    let whole = err(&["plan", "--workload", "office", "--job", "scrub:1m/hour"]);
+    assert!(!whole.contains("warning"), "{whole}");
+}

@@ -115,6 +115,12 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
             "lull: warning: the trace ({:.1} min) covers no complete hour, so the forecast has no data and every request is refused; plan on a trace of a day or more",
             timeline.span().as_secs_f64() / 60.0
         );
+    } else if report.forecast.hours_of_day_seen() < lull_reserve::forecast::HOURS_PER_DAY {
+        eprintln!(
+            "lull: warning: the trace covers {} of the day's {} hours; the hours it does not cover count as no idle time, so the capacity is understated; plan on a trace of a day or more",
+            report.forecast.hours_of_day_seen(),
+            lull_reserve::forecast::HOURS_PER_DAY
+        );
     }
     let name = match &args.trace {
         Some(p) => p.display().to_string(),

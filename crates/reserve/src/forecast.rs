@@ -160,6 +160,15 @@ impl IdleForecast {
             .map_or(0, |row| row.iter().map(Welford::count).sum())
     }
 
+    /// How many of the day's hours have at least one complete hour
+    /// sampled: below [`HOURS_PER_DAY`], the hours never seen count as no
+    /// idle time in a plan.
+    pub fn hours_of_day_seen(&self) -> usize {
+        self.stats
+            .first()
+            .map_or(0, |row| row.iter().filter(|w| w.count() > 0).count())
+    }
+
     /// Starts observing at `now` with wall clock `clock` at time 0 (the
     /// first call to any observer does this implicitly).
     pub fn begin(&mut self, now: Nanos, clock: Option<Nanos>) {
