@@ -27,9 +27,23 @@
 //! accepted) and must then hold for the whole file. The action code is
 //! `action & 0xff` (bit 8 flags a cgroup id in the payload). Records with
 //! the NOTIFY category (process names, the wall-clock TIMESTAMP, scheduler
-//! messages) are skipped: their times may be on another clock (a
+//! messages) are not I/O events: their times may be on another clock (a
 //! `blkparse -d` dump keeps their raw since-boot times while its I/O times
-//! start at zero). Payloads are skipped unread.
+//! start at zero). Payloads are skipped unread, but for the first
+//! TIMESTAMP's (`u32` seconds and nanoseconds of the wall clock, in the
+//! file's byte order), which gives the trace its wall clock
+//! ([`Trace::clock`]). The kernel reads the wall clock and stamps the
+//! record with its own time at once (`trace_note_time`), so the wall clock
+//! holds at the TIMESTAMP's own time. (blkparse's `%z` adds its
+//! `abs_start_time` to times counted from the first I/O event instead,
+//! which puts every event early by the time from the start of tracing to
+//! the first I/O: 1.9 s on the shared `liuzel01` capture.) It is taken at
+//! the TIMESTAMP's time when that is on the I/O events' clock (the kernel
+//! writes it as tracing starts, so at or before the first I/O event, as in
+//! its per-CPU files), else at the I/O events' time zero (a `-d` dump,
+//! whose times start at the trace's start, where the TIMESTAMP is written,
+//! while the notify keeps its time since boot, after them). Time-of-day
+//! features and `lull plan`'s hours then see the capture's real hours.
 //!
 //! # Files and time
 //!
@@ -114,6 +128,9 @@ struct RecordReader {
     /// Decoded events not yet handed out, from `next` on.
     batch: Vec<BlockEvent>,
     next: usize,
+    /// The first TIMESTAMP notify: its time and the wall clock it carries
+    /// (Unix nanoseconds).
+    stamp: Option<(u64, u64)>,
 }
 
 /// How many events a file decodes ahead of the merge: enough that the
@@ -133,6 +150,7 @@ impl RecordReader {
             buf: [0; 64],
             batch: Vec::with_capacity(BATCH),
             next: 0,
+            stamp: None,
         }
     }
 
@@ -268,7 +286,23 @@ impl RecordReader {
                 }
             };
             self.offset += len as u64;
-            if rec.pdu_len > 0 {
+            if is_timestamp(&rec) && rec.pdu_len == 8 {
+                let mut pdu = [0u8; 8];
+                let n = read_full(&mut self.input, &mut pdu).map_err(|e| self.io_err(e))?;
+                self.offset += n as u64;
+                if n < 8 {
+                    let message = format!(
+                        "payload cut short: pdu_len is 8 but only {n} byte(s) follow the header"
+                    );
+                    if !self.lenient {
+                        return Err(self.err(start, message));
+                    }
+                    self.skipped += 1;
+                    return Ok(None);
+                }
+                let big = self.big_endian == Some(true);
+                self.keep_stamp(&rec, &pdu, big);
+            } else if rec.pdu_len > 0 {
                 let want = u64::from(rec.pdu_len);
                 let got = io::copy(&mut (&mut self.input).take(want), &mut io::sink())
                     .map_err(|e| self.io_err(e))?;
@@ -285,6 +319,13 @@ impl RecordReader {
                 }
             }
             return Ok(Some(rec));
+        }
+    }
+
+    /// Keeps the first TIMESTAMP's time and wall clock.
+    fn keep_stamp(&mut self, rec: &Record, pdu: &[u8; 8], big: bool) {
+        if self.stamp.is_none() {
+            self.stamp = stamp_of(rec, pdu, big);
         }
     }
 
@@ -359,6 +400,7 @@ impl RecordReader {
             .fill_buf()
             .map_err(|e| TraceError::io(&self.path, e))?;
         let mut at = 0;
+        let mut stamp = None;
         while self.batch.len() < BATCH {
             let Some((len, rec)) = parse_whole::<BIG>(&avail[at..]) else {
                 break;
@@ -366,7 +408,13 @@ impl RecordReader {
             at += len;
             if let Some(ev) = decode(&rec) {
                 self.batch.push(ev);
+            } else if self.stamp.is_none() && is_timestamp(&rec) && rec.pdu_len == 8 {
+                let pdu: [u8; 8] = avail[at - 8..at].try_into().expect("8 bytes");
+                stamp = stamp.or_else(|| stamp_of(&rec, &pdu, BIG));
             }
+        }
+        if self.stamp.is_none() {
+            self.stamp = stamp;
         }
         self.input.consume(at);
         self.offset += at as u64;
@@ -439,6 +487,28 @@ fn parse_whole<const BIG: bool>(buf: &[u8]) -> Option<(usize, Record)> {
     (buf.len() >= whole).then_some((whole, rec))
 }
 
+/// Whether `rec` is a TIMESTAMP notify (`BLK_TN_TIMESTAMP`: action code 1
+/// in the NOTIFY category; bit 8 flags a cgroup id).
+fn is_timestamp(rec: &Record) -> bool {
+    (rec.action >> TC_SHIFT) & TC_NOTIFY != 0 && rec.action & 0xff == 1
+}
+
+/// The TIMESTAMP `rec`'s time and wall clock (Unix nanoseconds) from its
+/// payload `pdu` (seconds and nanoseconds, `u32` each in the file's byte
+/// order); `None` for nanoseconds of a second or more.
+fn stamp_of(rec: &Record, pdu: &[u8; 8], big: bool) -> Option<(u64, u64)> {
+    let word = |i: usize| {
+        let b: [u8; 4] = pdu[i..i + 4].try_into().expect("4 bytes");
+        if big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let (sec, nsec) = (u64::from(word(0)), u64::from(word(4)));
+    (nsec < 1_000_000_000).then_some((rec.time, sec * 1_000_000_000 + nsec))
+}
+
 fn decode(rec: &Record) -> Option<BlockEvent> {
     let cat = rec.action >> TC_SHIFT;
     if cat & TC_NOTIFY != 0 {
@@ -504,17 +574,34 @@ pub fn read_with_counts(
         .collect();
     let mut pairing = Pairing::default();
     let mut failed = None;
-    merge(&mut readers, |ev, i| match pairing.event(&mut trace, ev) {
-        Ok(()) => Flow::More,
-        Err(m) => {
-            failed = Some((i, m));
-            Flow::Stop
+    let mut first: Option<u64> = None;
+    merge(&mut readers, |ev, i| {
+        first = Some(first.map_or(ev.time, |a| a.min(ev.time)));
+        match pairing.event(&mut trace, ev) {
+            Ok(()) => Flow::More,
+            Err(m) => {
+                failed = Some((i, m));
+                Flow::Stop
+            }
         }
     })?;
     if let Some((i, m)) = failed {
         return Err(TraceError::format(&readers[i].path, m));
     }
     trace.skipped += readers.iter().map(|r| r.skipped).sum::<u64>();
+    // The wall clock of raw time 0, from the first TIMESTAMP of any file
+    // (module docs); the rebase in `finish` moves it along.
+    if let (Some((time, unix)), Some(first)) = (readers.iter().find_map(|r| r.stamp), first) {
+        // The kernel writes the TIMESTAMP as tracing starts, before any
+        // I/O event on the same clock; a `-d` dump's I/O times start at 0,
+        // after which its since-boot notify time lies.
+        let same_clock = time <= first.saturating_add(1_000_000_000);
+        trace.clock = Some(lull_core::time::Nanos(if same_clock {
+            unix.saturating_sub(time)
+        } else {
+            unix
+        }));
+    }
     let counts = pairing
         .finish(&mut trace)
         .map_err(|m| TraceError::format(&first_path, m))?;
@@ -594,6 +681,7 @@ pub fn cpu_files(dir: &Path) -> Result<Vec<PathBuf>, TraceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lull_core::time::Nanos;
     use std::io::Cursor;
 
     /// A v7 record.
@@ -687,6 +775,76 @@ mod tests {
         assert!(alone.notes.is_empty(), "{:?}", alone.notes);
         let missing = open("sdc").unwrap_err().to_string();
         assert!(missing.contains("sdc"), "{missing}");
+    }
+
+    /// A TIMESTAMP notify's payload: seconds and nanoseconds, `u32` each in
+    /// the file's byte order.
+    fn stamp_pdu(sec: u32, nsec: u32, big: bool) -> Vec<u8> {
+        let mut v = Vec::new();
+        for x in [sec, nsec] {
+            v.extend(if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            });
+        }
+        v
+    }
+
+    const STAMP: u32 = 1 | (1 << 10) << 16;
+
+    /// The wall clock comes from the TIMESTAMP notify, as blkparse takes
+    /// it, whether it is the file's first record (read on the careful
+    /// path) or one in the middle (the fast path), in both byte orders: at
+    /// its own time when that is on the I/O events' clock, else (a `-d`
+    /// dump, its I/O times from zero and the notify's since boot) at the
+    /// I/O events' time zero. The rebase moves it to the first arrival.
+    #[test]
+    fn the_timestamp_notify_gives_the_wall_clock() {
+        // 2024-05-01T12:00:00.25Z.
+        let (sec, nsec) = (1_714_564_800u32, 250_000_000u32);
+        let unix = u64::from(sec) * 1_000_000_000 + u64::from(nsec);
+        let boot = 7_000_000_000_000u64; // the capture began 7000 s after boot
+        for big in [false, true] {
+            for first in [true, false] {
+                let mut data = Vec::new();
+                let stamp = record(boot, STAMP, 0, 0, &stamp_pdu(sec, nsec, big), big);
+                if first {
+                    data.extend(&stamp);
+                }
+                data.extend(record(boot + 5_000, Q, 64, 4096, &[], big));
+                if !first {
+                    data.extend(&stamp);
+                }
+                data.extend(record(boot + 9_000, C, 64, 4096, &[], big));
+                let t = read_bytes(data, false).unwrap();
+                assert_eq!(t.requests.len(), 1);
+                // Time 0 is the first arrival, 5 µs after the stamp.
+                assert_eq!(
+                    t.clock,
+                    Some(Nanos(unix + 5_000)),
+                    "big {big}, first {first}"
+                );
+            }
+        }
+        // A `-d` dump: I/O from zero, the notify at its since-boot time.
+        let mut data = record(boot, STAMP, 0, 0, &stamp_pdu(sec, nsec, false), false);
+        data.extend(record(5_000, Q, 64, 4096, &[], false));
+        data.extend(record(9_000, C, 64, 4096, &[], false));
+        let t = read_bytes(data, false).unwrap();
+        assert_eq!(t.clock, Some(Nanos(unix + 5_000)));
+        // No TIMESTAMP, or one with a bad payload: no wall clock.
+        let mut data = record(
+            boot,
+            STAMP,
+            0,
+            0,
+            &stamp_pdu(sec, 1_000_000_000, false),
+            false,
+        );
+        data.extend(record(boot + 5_000, Q, 64, 4096, &[], false));
+        data.extend(record(boot + 9_000, C, 64, 4096, &[], false));
+        assert_eq!(read_bytes(data, false).unwrap().clock, None);
     }
 
     #[test]

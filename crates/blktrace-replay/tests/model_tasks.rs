@@ -516,6 +516,7 @@ fn replay_spec_reports_every_spec_key() {
                 "mean_queue_bytes",
                 "max_queue_bytes",
                 "forced_flushes",
+                "queued_bytes_at_end",
             ],
         ),
         (

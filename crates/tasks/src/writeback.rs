@@ -855,13 +855,13 @@ impl IdleTask for Writeback {
             ),
             ("mean_queue_bytes", self.level.mean()),
             ("max_queue_bytes", self.level.max() as f64),
-            // Still held at the trace's end: writes the idle time never
-            // took. A network that never lets the task run keeps up to the
-            // cap here, and the read latency it "improves" is that of a
-            // disk that was spared those writes (the baseline writes them
-            // through).
-            ("queued_bytes_at_end", self.queue_bytes() as f64),
             ("forced_flushes", self.forced_flushes as f64),
+            // After SPEC §4.3's keys: still held at the trace's end, the
+            // writes the idle time never took. A network that never lets
+            // the task run keeps up to the cap here, and the read latency
+            // it "improves" is that of a disk spared those writes (the
+            // baseline writes them through).
+            ("queued_bytes_at_end", self.queue_bytes() as f64),
         ]
     }
 }
