@@ -150,4 +150,22 @@ fn warm_up_learns_first_and_says_so() {
     assert!(stderr(&o).contains("--warm-up TRACE"), "{}", stderr(&o));
     let o = lull(&[&base[..], &["--warm-up-seed", "3", "--restart-every", "1h"]].concat());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Warming up on the trace itself (here a copy of it) would measure
+    // the network on what it learned from.
+    let copy = dir.path().join("copy.csv");
+    std::fs::copy(&file, &copy).unwrap();
+    let o = lull(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--task",
+        "spindown",
+        "--warm-up",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("copy.csv holds the same requests as the trace replayed"),
+        "{}",
+        stderr(&o)
+    );
 }

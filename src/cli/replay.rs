@@ -339,7 +339,7 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         && runs
             .iter()
             .any(|r| r.network != runs[runs.len() - 1].network);
-    let warm = warm_up_timeline(&args)?;
+    let warm = warm_up_timeline(&args, &requests)?;
     if warm.is_some() && daemon_runs {
         return Err(CliError::input(anyhow!(
             "--warm-up and --warm-up-seed replay one run: add --one-run for a daemon's activity log of {} runs",
@@ -508,8 +508,14 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
 }
 
 /// The trace `--warm-up` or `--warm-up-seed` names, as a timeline (its
-/// busiest device, or `--disk`'s), if either is given.
-fn warm_up_timeline(args: &Args) -> Result<Option<Timeline>, CliError> {
+/// busiest device, or `--disk`'s), if either is given. One whose requests
+/// are the replayed trace's own (the same file, a link to it, or another
+/// CPU's file of the same blktrace capture, read with its siblings) is an
+/// input error: the network would be measured on what it learned from.
+fn warm_up_timeline(
+    args: &Args,
+    replayed: &[lull_core::request::Request],
+) -> Result<Option<Timeline>, CliError> {
     let trace = match (&args.warm_up, args.warm_up_seed) {
         (Some(path), _) => load_trace(Some(path), &args.workload, &args.source)?,
         (None, Some(seed)) => {
@@ -536,6 +542,15 @@ fn warm_up_timeline(args: &Args) -> Result<Option<Timeline>, CliError> {
     if requests.is_empty() {
         return Err(CliError::input(anyhow!(
             "--warm-up: the trace has no requests"
+        )));
+    }
+    if requests == replayed {
+        return Err(CliError::input(anyhow!(
+            "--warm-up: {} holds the same requests as the trace replayed (the same capture: a blktrace CPU file is read with its siblings); warm up on another day's trace",
+            args.warm_up.as_deref().map_or_else(
+                || "the built-in workload".to_string(),
+                |p| p.display().to_string()
+            )
         )));
     }
     Ok(Some(
