@@ -111,23 +111,12 @@ fn controller(
     clock: Nanos,
     st: lull_live::state::DiskState,
 ) -> DiskController {
-    controller_in(network, registry, per_day, clock, st, false)
+    controller_with(network, registry, per_day, clock, st, false, None)
 }
 
-/// [`controller`], a dry run's (`lulld --dry-run`) with `dry_run`.
-fn controller_in(
-    network: &str,
-    registry: &Registry,
-    per_day: u32,
-    clock: Nanos,
-    st: lull_live::state::DiskState,
-    dry_run: bool,
-) -> DiskController {
-    controller_with(network, registry, per_day, clock, st, dry_run, None)
-}
-
-/// [`controller_in`], of a disk the daemon leaves alone for `left_alone`
-/// (as it does a drive that reports no rotation) when given.
+/// [`controller`], a dry run's (`lulld --dry-run`) with `dry_run`, of a
+/// disk the daemon leaves alone for `left_alone` (as it does a drive that
+/// reports no rotation) when given.
 fn controller_with(
     network: &str,
     registry: &Registry,
@@ -1065,13 +1054,14 @@ fn restart_replays_like_live(
         end1 + poll / 2
     };
     let network = networks[1];
-    let mut a = controller_in(
+    let mut a = controller_with(
         networks[0],
         &registry,
         per_day,
         CLOCK,
         Default::default(),
         dry_first,
+        None,
     );
     let mut saves = crash.map(|every| Saves {
         every,

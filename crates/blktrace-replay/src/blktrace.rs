@@ -286,26 +286,17 @@ impl RecordReader {
                 }
             };
             self.offset += len as u64;
-            if is_timestamp(&rec) && rec.pdu_len == 8 {
-                let mut pdu = [0u8; 8];
-                let n = read_full(&mut self.input, &mut pdu).map_err(|e| self.io_err(e))?;
-                self.offset += n as u64;
-                if n < 8 {
-                    let message = format!(
-                        "payload cut short: pdu_len is 8 but only {n} byte(s) follow the header"
-                    );
-                    if !self.lenient {
-                        return Err(self.err(start, message));
-                    }
-                    self.skipped += 1;
-                    return Ok(None);
-                }
-                let big = self.big_endian == Some(true);
-                self.keep_stamp(&rec, &pdu, big);
-            } else if rec.pdu_len > 0 {
+            if rec.pdu_len > 0 {
+                // Skipped unread, but for a TIMESTAMP's wall clock.
                 let want = u64::from(rec.pdu_len);
-                let got = io::copy(&mut (&mut self.input).take(want), &mut io::sink())
-                    .map_err(|e| self.io_err(e))?;
+                let stamp = is_timestamp(&rec) && rec.pdu_len == 8;
+                let mut pdu = [0u8; 8];
+                let got = if stamp {
+                    read_full(&mut self.input, &mut pdu).map_err(|e| self.io_err(e))? as u64
+                } else {
+                    io::copy(&mut (&mut self.input).take(want), &mut io::sink())
+                        .map_err(|e| self.io_err(e))?
+                };
                 self.offset += got;
                 if got < want {
                     let message = format!(
@@ -316,6 +307,10 @@ impl RecordReader {
                     }
                     self.skipped += 1;
                     return Ok(None);
+                }
+                if stamp {
+                    let big = self.big_endian == Some(true);
+                    self.keep_stamp(&rec, &pdu, big);
                 }
             }
             return Ok(Some(rec));
