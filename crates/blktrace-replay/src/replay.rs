@@ -275,7 +275,9 @@ pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayE
 /// background tasks under model timing (writeback, cleaning) the named
 /// network `auto` stands for
 /// [`AUTO_BACKGROUND_SPEC`](lull_detectors::AUTO_BACKGROUND_SPEC) (see
-/// `lull_detectors`' crate docs: their cost model is not spin-down's).
+/// `lull_detectors`' crate docs: their cost model is not spin-down's); for
+/// `spindown`, `oracle`'s `min` defaults to `B`
+/// ([`use_spindown_oracle`](lull_detectors::oracle::use_spindown_oracle)).
 pub fn registry_for(
     registry: &Registry,
     name: &str,
@@ -287,6 +289,9 @@ pub fn registry_for(
     }
     if natural_timing(name)? == Timing::Model {
         lull_detectors::use_background_auto(&mut r);
+    }
+    if name == "spindown" {
+        lull_detectors::oracle::use_spindown_oracle(&mut r);
     }
     Ok(r)
 }

@@ -56,8 +56,34 @@ pub const ORACLE: ComponentInfo = ComponentInfo {
     gauges: &[],
 };
 
+/// Catalogue entry of `oracle` for spin-down ([`use_spindown_oracle`]):
+/// `min` defaults to the drive's break-even time `B`.
+pub const ORACLE_SPINDOWN: ComponentInfo = ComponentInfo {
+    params: &[ParamInfo::optional(
+        "min",
+        ParamKind::Duration,
+        "B",
+        "s",
+        "only declare idle periods at least this long (for spin-down, B: a shorter one costs energy)",
+    )],
+    ..ORACLE
+};
+
 pub(crate) fn register(r: &mut Registry) {
     r.register(ORACLE, |p| {
+        Ok(Built::Start(Box::new(Oracle::new(p.duration("min")?))))
+    });
+}
+
+/// Makes `oracle`'s `min` default to the break-even time `B` in
+/// `registry`, for the spin-down task: the offline optimum spins down
+/// only in the idle periods longer than `B` (SPEC §4.2's oracle energy),
+/// and `oracle()` with its default of 0 spun down in every gap, paying a
+/// spin-up for each (`lull replay --net oracle --task spindown` spent
+/// twice the oracle energy on the workstation workload). An explicit
+/// `min` is kept.
+pub fn use_spindown_oracle(registry: &mut Registry) {
+    registry.register(ORACLE_SPINDOWN, |p| {
         Ok(Built::Start(Box::new(Oracle::new(p.duration("min")?))))
     });
 }
