@@ -184,3 +184,27 @@ fn a_trace_of_part_of_a_day_is_warned_of() {
     let whole = err(&["plan", "--workload", "office", "--job", "scrub:1m/hour"]);
     assert!(!whole.contains("warning"), "{whole}");
 }
+
+/// The header names the drive whose service model gives B (the lab's
+/// default borrows wd-red-plus's).
+#[test]
+fn the_header_names_the_drive() {
+    let o = lull(&["plan", "--workload", "office", "--job", "scrub:1m/hour"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("plan     drive paper-2.5in (service times of wd-red-plus)   wait 17.7ms"),
+        "{text}"
+    );
+    let o = lull(&[
+        "plan",
+        "--workload",
+        "office",
+        "--device",
+        "wd-red-plus",
+        "--job",
+        "scrub:1m/hour",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("plan     drive wd-red-plus   wait"), "{text}");
+}

@@ -56,8 +56,14 @@ pub(crate) struct Args {
     format: Format,
 }
 
+/// Hours to two decimals; below a hundredth of an hour (36 s) the
+/// duration itself, so a small shortfall does not read "0.00 h".
 fn hours(n: Nanos) -> String {
-    format!("{:.2} h", n.as_secs_f64() / 3600.0)
+    if n > Nanos::ZERO && n < Nanos::from_secs(36) {
+        n.approx().to_string()
+    } else {
+        format!("{:.2} h", n.as_secs_f64() / 3600.0)
+    }
 }
 
 fn request_text(r: &Request) -> String {
@@ -67,9 +73,16 @@ fn request_text(r: &Request) -> String {
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     // The B of a daemon disk's `jobs` task on the same drive: one
     // resolution, so `step=2B` means the same here and in the daemon.
-    let b = lull_blktrace_replay::replay::drive(args.device.as_deref())?
+    let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())?;
+    let b = drive
         .break_even(lull_tasks::drive::Work::Io)
         .map_err(|e| CliError::input(anyhow!("--device: {e}")))?;
+    // The service model that gives B (a preset may borrow another's).
+    let drive = if drive.service.name == drive.preset {
+        drive.preset.clone()
+    } else {
+        format!("{} (service times of {})", drive.preset, drive.service.name)
+    };
     let wait = parse_duration_in(&args.wait, Some(b))
         .map_err(|e| CliError::input(anyhow!("--wait: {e}")))?;
     if !(0.0..1.0).contains(&args.best_effort) {
@@ -134,7 +147,14 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     let written = match args.format {
         Format::Json => writeln!(out, "{}", json(&report, &opts, b)),
-        Format::Text => text(&mut out, &report, &opts, b, &name, timeline.requests()),
+        Format::Text => text(
+            &mut out,
+            &report,
+            &opts,
+            (b, &drive),
+            &name,
+            timeline.requests(),
+        ),
     };
     written.map_err(CliError::runtime)
 }
@@ -172,7 +192,7 @@ fn text(
     out: &mut impl Write,
     r: &PlanReport,
     opts: &PlanOptions,
-    b: Nanos,
+    (b, drive): (Nanos, &str),
     name: &str,
     requests: usize,
 ) -> std::io::Result<()> {
@@ -183,7 +203,7 @@ fn text(
     )?;
     writeln!(
         out,
-        "plan     wait {} (B = {})   best-effort share {:.0} %   planning on mean - {}·sd per hour",
+        "plan     drive {drive}   wait {} (B = {})   best-effort share {:.0} %   planning on mean - {}·sd per hour",
         opts.wait.approx(),
         b.approx(),
         opts.best_effort * 100.0,
