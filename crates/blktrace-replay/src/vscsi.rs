@@ -133,6 +133,14 @@ pub fn read(mut input: impl Read, path: &Path, opts: ReadOptions) -> Result<Trac
             .requests
             .push(Request::new(Nanos(t), Nanos(t), op, lbn, len).on_device(dev));
     }
+    if !trace.requests.is_empty() {
+        // Said, since the idle time a replay under trace timing sees (and
+        // `trace info`'s) is then all the time between arrivals.
+        trace.notes.push(
+            "the format records no completion times: each request is taken to last no time, so the disk reads as idle between arrivals under trace timing (spindown, none, trace info); writeback and cleaning run on the device model, which serves each request"
+                .to_string(),
+        );
+    }
     if other > 0 {
         trace.notes.push(format!(
             "{other} SCSI command(s) that move no data were left out"
@@ -175,7 +183,8 @@ mod tests {
         assert_eq!(t.requests.len(), 2);
         assert_eq!(t.requests[1].arrival, Nanos(100_000));
         assert_eq!(t.requests[1].op, Op::Read);
-        assert_eq!(t.notes.len(), 1);
+        assert_eq!(t.notes.len(), 2);
+        assert!(t.notes[0].contains("no completion times"), "{:?}", t.notes);
         data.truncate(40);
         let e = read(&data[..], Path::new("v"), ReadOptions::default()).unwrap_err();
         assert!(matches!(e, TraceError::Offset { offset: 32, .. }), "{e}");
