@@ -198,6 +198,10 @@ impl<T: IdleTask> Recorded<T> {
     pub fn inner(&self) -> &T {
         &self.inner
     }
+    /// The wrapped task, to hand it work (a queue to flush, a job to run).
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
 }
 
 impl<T: IdleTask> IdleTask for Recorded<T> {

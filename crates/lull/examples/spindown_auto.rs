@@ -10,8 +10,12 @@
 //! arrives ([`Event::arrival_at`]: the completion is not known yet) and
 //! when it completes ([`Event::completion_at`]), and wakes it at
 //! [`Engine::next_deadline`] with [`Engine::advance`]. The commands come
-//! out of [`Recorded`]: `Start` spins the disk down, `Stop` means the disk
-//! is needed again (the request that caused it waits for the spin-up).
+//! out of [`Recorded`]: `Start` spins the disk down, `Stop` ends the idle
+//! period. With `auto` (no predicted duration) a `Stop` comes only at an
+//! arrival, so here it means the disk is needed again (the request waits
+//! for the spin-up); with a network that predicts a duration, `EarlierOf`
+//! also stops when the budget runs out, and a spin-down service should
+//! wake the disk for a request only (docs/embedding.md, "stop policy").
 //! Time is simulated here so the example is fast and deterministic; a
 //! real service would take nanoseconds from a monotonic clock
 //! (`Instant::now() - started`).
