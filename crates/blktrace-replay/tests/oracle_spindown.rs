@@ -5,29 +5,18 @@
 //! down in every gap and spent twice the oracle energy on the
 //! workstation workload.
 
-use lull_blktrace_replay::replay::{ReplayOptions, registry_for, replay_spec};
+mod common;
+
 use lull_core::event::Timeline;
 use lull_core::request::{Op, Request};
-use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 use proptest::prelude::*;
 
 /// `energy_j`, `oracle_energy_j` and `spinups` of `spec` on `tl` for the
 /// spin-down task on `device`.
 fn replay(tl: &Timeline, spec: &str, device: &str) -> (f64, f64, f64) {
-    let mut base = lull_core::registry::Registry::new();
-    lull_detectors::register(&mut base);
-    lull_skeptics::register(&mut base);
-    let registry = registry_for(&base, "spindown", Some(device)).unwrap();
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        device: Some(device.into()),
-        ..ReplayOptions::default()
-    };
-    let spec = NetworkSpec::parse(spec, Some(&registry)).unwrap();
-    let out = replay_spec(tl, &spec, &registry, &opts).unwrap();
-    let m = out.report.pairs();
-    let get = |k: &str| m.iter().find(|(n, _)| *n == k).unwrap().1;
+    let m = common::spindown_pairs(tl, spec, device);
+    let get = |k| common::measure(&m, k);
     (get("energy_j"), get("oracle_energy_j"), get("spinups"))
 }
 

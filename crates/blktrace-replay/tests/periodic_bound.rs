@@ -12,10 +12,10 @@
 //! acts at once. `auto` also differs by its own model (acting at once on
 //! what it learned); the bound holds for both.
 
-use lull_blktrace_replay::replay::{ReplayOptions, registry_for, replay_spec};
+mod common;
+
 use lull_core::event::Timeline;
 use lull_core::request::{Op, Request};
-use lull_core::spec::NetworkSpec;
 use lull_core::time::Nanos;
 use proptest::prelude::*;
 
@@ -30,19 +30,8 @@ const DELTA_W: f64 = 1.2;
 
 /// Energy, baseline and oracle energy of `spec` on `tl`.
 fn energy(tl: &Timeline, spec: &str) -> (f64, f64, f64) {
-    let mut base = lull_core::registry::Registry::new();
-    lull_detectors::register(&mut base);
-    lull_skeptics::register(&mut base);
-    let registry = registry_for(&base, "spindown", Some(DEVICE)).unwrap();
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        device: Some(DEVICE.into()),
-        ..ReplayOptions::default()
-    };
-    let spec = NetworkSpec::parse(spec, Some(&registry)).unwrap();
-    let out = replay_spec(tl, &spec, &registry, &opts).unwrap();
-    let m = out.report.pairs();
-    let get = |k: &str| m.iter().find(|(n, _)| *n == k).unwrap().1;
+    let m = common::spindown_pairs(tl, spec, DEVICE);
+    let get = |k| common::measure(&m, k);
     (
         get("energy_j"),
         get("baseline_energy_j"),

@@ -30,6 +30,28 @@ pub(crate) fn registry() -> lull_core::registry::Registry {
     r
 }
 
+/// The measures of `spec` replayed on `tl` for the spin-down task on the
+/// drive preset `device`, as `lull replay --task spindown --device DEVICE`
+/// makes them.
+pub(crate) fn spindown_pairs(
+    tl: &lull_core::event::Timeline,
+    spec: &str,
+    device: &str,
+) -> Vec<(&'static str, f64)> {
+    use lull_blktrace_replay::replay::{ReplayOptions, registry_for, replay_spec};
+    let registry = registry_for(&registry(), "spindown", Some(device)).unwrap();
+    let opts = ReplayOptions {
+        task: "spindown".into(),
+        device: Some(device.into()),
+        ..ReplayOptions::default()
+    };
+    let spec = lull_core::spec::NetworkSpec::parse(spec, Some(&registry)).unwrap();
+    replay_spec(tl, &spec, &registry, &opts)
+        .unwrap()
+        .report
+        .pairs()
+}
+
 /// The measure `name` of a report's pairs (NaN when absent).
 pub(crate) fn measure(pairs: &[(&'static str, f64)], name: &str) -> f64 {
     pairs.iter().find(|p| p.0 == name).map_or(f64::NAN, |p| p.1)
