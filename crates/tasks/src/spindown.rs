@@ -567,6 +567,53 @@ impl Spindown {
         }
     }
 
+    /// Whether a start decided at `ctx.now` spins the disk down, in the
+    /// daemon's order: not when its poll's I/O overtook it, nor where the
+    /// daemon withheld its standbys, nor when the gate refuses it (wear
+    /// budget, break-even), nor when the standby the daemon sent failed
+    /// (its token spent). Each refusal is counted in its measure.
+    fn admits(&mut self, ctx: &Context, budget: Option<Nanos>) -> bool {
+        if self
+            .busy_polls
+            .as_ref()
+            .is_some_and(|p| p.overtakes(ctx.now))
+        {
+            self.overtaken += 1;
+            return false;
+        }
+        if self
+            .daemon_standbys
+            .as_ref()
+            .is_some_and(|d| d.withheld_at(ctx.now).is_some())
+        {
+            self.withheld += 1;
+            return false;
+        }
+        if !self.gate.is_open() {
+            let unix = unix_secs(ctx.clock, ctx.now);
+            let (mode, max_spindowns_per_day) =
+                GateRun::budget_at(&self.runs, ctx.now, self.gate.max_spindowns_per_day);
+            let gate = StandbyGate {
+                max_spindowns_per_day,
+                ..self.gate
+            };
+            if let Err(why) = gate.admit(&mut self.buckets[mode], unix, budget) {
+                self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
+                return false;
+            }
+        }
+        if self
+            .daemon_standbys
+            .as_ref()
+            .is_some_and(|d| d.failed_at(ctx.now))
+        {
+            // Sent, and the drive did not sleep.
+            self.failed += 1;
+            return false;
+        }
+        true
+    }
+
     /// Makes the daemon's checks before each spin-down ([`StandbyGate`]:
     /// the wear budget and the break-even check, on the wall clock of the
     /// engine's [`Context::clock`]), so that a replay of a daemon's log
@@ -733,48 +780,7 @@ impl IdleTask for Spindown {
     }
 
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
-        if self
-            .busy_polls
-            .as_ref()
-            .is_some_and(|p| p.overtakes(ctx.now))
-        {
-            self.overtaken += 1;
-            self.running = false;
-            self.armed = false;
-            return;
-        }
-        if self
-            .daemon_standbys
-            .as_ref()
-            .is_some_and(|d| d.withheld_at(ctx.now).is_some())
-        {
-            self.withheld += 1;
-            self.running = false;
-            self.armed = false;
-            return;
-        }
-        if !self.gate.is_open() {
-            let unix = unix_secs(ctx.clock, ctx.now);
-            let (mode, max_spindowns_per_day) =
-                GateRun::budget_at(&self.runs, ctx.now, self.gate.max_spindowns_per_day);
-            let gate = StandbyGate {
-                max_spindowns_per_day,
-                ..self.gate
-            };
-            if let Err(why) = gate.admit(&mut self.buckets[mode], unix, budget) {
-                self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
-                self.running = false;
-                self.armed = false;
-                return;
-            }
-        }
-        if self
-            .daemon_standbys
-            .as_ref()
-            .is_some_and(|d| d.failed_at(ctx.now))
-        {
-            // Sent, and the drive did not sleep.
-            self.failed += 1;
+        if !self.admits(ctx, budget) {
             self.running = false;
             self.armed = false;
             return;
