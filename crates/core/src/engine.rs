@@ -263,6 +263,33 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         Ok(())
     }
 
+    /// Tells the engine the device is idle as of its current time, as if a
+    /// request had just completed: an idle period begins at
+    /// [`Engine::now`] (at the next [`Engine::advance`], like the one a
+    /// completion opens). Returns whether it began one: `false` with
+    /// requests outstanding or an idle period already begun or pending.
+    ///
+    /// A new engine has seen no request, so it is neither busy nor idle,
+    /// and nothing is decided until the first completion. A service that
+    /// starts (or restarts, after [`Engine::restore_learned`]) while its
+    /// disk is quiet calls this once, before its first event: otherwise a
+    /// disk that stays quiet is never spun down, and a learning network
+    /// misses the idle period that spans the restart. That period is
+    /// often the longest of the day (a restart at night), and without it
+    /// `auto`'s statistics of gap lengths drift from those of a network
+    /// that never restarted (docs/embedding.md, "Starting and
+    /// restarting"). The daemon does the same with its first poll, a
+    /// baseline request that ends the moment it starts watching.
+    pub fn assume_idle(&mut self) -> bool {
+        if self.outstanding > 0 || self.idle_since.is_some() || self.pending_idle.is_some() {
+            return false;
+        }
+        self.pending_idle = Some(self.now);
+        self.lookahead = None;
+        self.refresh_due();
+        true
+    }
+
     /// The detector.
     pub fn detector(&self) -> &D {
         &self.detector

@@ -16,6 +16,9 @@
 //! for the spin-up); with a network that predicts a duration, `EarlierOf`
 //! also stops when the budget runs out, and a spin-down service should
 //! wake the disk for a request only (docs/embedding.md, "stop policy").
+//! Each day's engine is told the disk is idle when it starts
+//! ([`Engine::assume_idle`]): a new engine has seen no request and
+//! decides nothing until one completes.
 //! Time is simulated here so the example is fast and deterministic; a
 //! real service would take nanoseconds from a monotonic clock
 //! (`Instant::now() - started`).
@@ -176,6 +179,10 @@ fn run_day(setup: &Setup, seed: u64, saved: Option<&Snapshot>) -> (Day, Snapshot
             .restore("auto", &mut nas.engine, s)
             .expect("the state fits the network it came from");
     }
+    // The disk is quiet when the service starts: idle from now, so that a
+    // disk nobody touches still spins down and a restored `auto` learns
+    // the idle period that spans the restart.
+    nas.engine.assume_idle();
     for (at, service, op, sector) in day_of_requests(seed) {
         nas.serve(at, service, op, sector);
     }

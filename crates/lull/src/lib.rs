@@ -222,7 +222,11 @@ impl Setup {
     /// Puts what `saved` learned back into `engine`, whose network was
     /// built from `spec` by this setup. An error, saying why, when the
     /// state came from another network or another B (then keep the fresh
-    /// engine: a half-restored one should be built anew).
+    /// engine: a half-restored one should be built anew). If the disk is
+    /// quiet at the restore, tell the engine so with
+    /// [`Engine::assume_idle`](lull_core::engine::Engine::assume_idle):
+    /// otherwise the network misses the idle period that spans the
+    /// restart.
     pub fn restore<D: Detector, A: Actuator, T: IdleTask>(
         &self,
         spec: &str,
