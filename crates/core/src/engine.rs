@@ -51,6 +51,13 @@ pub enum EngineError {
         /// When.
         at: Nanos,
     },
+    /// A completion named an arrival after it (its `pair`).
+    CompletionBeforeArrival {
+        /// The completion's time.
+        at: Nanos,
+        /// The arrival it named.
+        arrived: Nanos,
+    },
     /// A component kept asking to be woken at the same instant.
     StuckDeadline {
         /// Which part: `detector`, `actuator` or `task`.
@@ -71,6 +78,11 @@ impl fmt::Display for EngineError {
             EngineError::CompletionWithoutArrival { at } => {
                 write!(f, "completion at {} ns with no request outstanding", at.0)
             }
+            EngineError::CompletionBeforeArrival { at, arrived } => write!(
+                f,
+                "completion at {} ns of a request that arrived at {} ns, after it",
+                at.0, arrived.0
+            ),
             EngineError::StuckDeadline { component, at } => write!(
                 f,
                 "the {component} asked for a deadline at {} ns over and over without progress",
@@ -351,7 +363,11 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         }
     }
 
-    /// Pushes a foreground event. Events must come in time order.
+    /// Pushes a foreground event. Events must come in time order. An event
+    /// before the engine's time ([`EngineError::OutOfOrder`]), a completion
+    /// with nothing outstanding ([`EngineError::CompletionWithoutArrival`])
+    /// or naming an arrival after it ([`EngineError::CompletionBeforeArrival`])
+    /// is refused and changes nothing, the engine's time included.
     pub fn push(&mut self, ev: &Event) -> Result<(), EngineError> {
         self.push_with_lookahead(ev, None)
     }
@@ -368,6 +384,18 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 event: ev.time,
                 now: self.now,
             });
+        }
+        if ev.kind == EventKind::Completion {
+            // Refused before anything moves, the engine's time included.
+            if self.outstanding == 0 {
+                return Err(EngineError::CompletionWithoutArrival { at: ev.time });
+            }
+            if ev.pair > ev.time {
+                return Err(EngineError::CompletionBeforeArrival {
+                    at: ev.time,
+                    arrived: ev.pair,
+                });
+            }
         }
         if self.task_stale || self.due <= ev.time {
             self.run(ev.time, ev.kind == EventKind::Arrival, false)?;
@@ -393,10 +421,8 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
                 self.detector_event(ev, &ctx);
             }
             EventKind::Completion => {
-                self.outstanding = self
-                    .outstanding
-                    .checked_sub(1)
-                    .ok_or(EngineError::CompletionWithoutArrival { at: ev.time })?;
+                // Checked above: a request is outstanding.
+                self.outstanding -= 1;
                 self.acc.on_event(ev);
                 if self.outstanding == 0 {
                     self.pending_idle = Some(ev.time);

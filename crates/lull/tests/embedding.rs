@@ -136,6 +136,22 @@ fn an_event_from_the_past_is_refused_and_changes_nothing() {
         e.push(&Event::completion_at(t, t, Op::Read, 0, 4096)),
         Err(EngineError::CompletionWithoutArrival { at: t })
     );
+    // Refused without moving the engine's time.
+    assert_eq!(e.now(), deadline);
+    // And one whose arrival is after it.
+    e.push(&Event::arrival_at(t, Op::Read, 0, 4096)).unwrap();
+    let early = Event::completion_at(t + s(1), t + s(2), Op::Read, 0, 4096);
+    assert_eq!(
+        e.push(&early),
+        Err(EngineError::CompletionBeforeArrival {
+            at: t + s(1),
+            arrived: t + s(2)
+        })
+    );
+    assert_eq!((e.now(), e.outstanding()), (t, 1));
+    e.push(&Event::completion_at(t + s(1), t, Op::Read, 0, 4096))
+        .unwrap();
+    assert_eq!(e.outstanding(), 0);
 }
 
 #[test]
