@@ -37,7 +37,7 @@
 use lull_activity::RunStart;
 use lull_core::component::{Context, Detector, Prediction};
 use lull_core::event::Event;
-use lull_core::learned::{Learned, LearnedError};
+use lull_core::learned::{Learned, LearnedError, same_spec};
 use lull_core::network::Network;
 use lull_core::time::Nanos;
 use lull_tasks::gate::GateRun;
@@ -292,9 +292,9 @@ impl Restarting {
         }
         // A state that does not fit is dropped (the daemon's next write
         // of the file leaves it out); one that does stays there.
-        let fits = self.files[m]
-            .as_ref()
-            .is_some_and(|(k, _)| runs[*k].network == run.network && runs[*k].drive == run.drive);
+        let fits = self.files[m].as_ref().is_some_and(|(k, _)| {
+            same_spec(&runs[*k].network, &run.network) && runs[*k].drive == run.drive
+        });
         let parts = match &self.files[m] {
             Some((_, p)) if fits => p.clone(),
             _ => {

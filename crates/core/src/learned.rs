@@ -136,7 +136,11 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Whether this state fits a network built from `network` with
-    /// break-even `breakeven`; the reason when it does not.
+    /// break-even `breakeven`; the reason when it does not. The two specs
+    /// are the same network when they are the same text or parse to the
+    /// same spec (`auto ` or `timer( 10s )+fixed(1m)`: spacing is not part
+    /// of a spec); a spec written another way (`10000ms` for `10s`) is
+    /// another network.
     pub fn fits(&self, network: &str, breakeven: Option<Nanos>) -> Result<(), LearnedError> {
         if self.format != SNAPSHOT_FORMAT {
             return Err(LearnedError::new(format!(
@@ -144,7 +148,7 @@ impl Snapshot {
                 self.format
             )));
         }
-        if self.network != network {
+        if !same_spec(&self.network, network) {
             return Err(LearnedError::new(format!(
                 "it was learned by network {:?}, the disk now runs {network:?}",
                 self.network
@@ -166,6 +170,19 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// Whether specs `a` and `b` name the same network for a learned state:
+/// the same text, or texts that parse to the same spec (they differ only
+/// in spacing). [`Snapshot::fits`] asks it; a replay of a daemon's
+/// restarts asks it too, to keep the state where the daemon kept it.
+pub fn same_spec(a: &str, b: &str) -> bool {
+    use crate::spec::NetworkSpec;
+    a == b
+        || matches!(
+            (NetworkSpec::parse(a, None), NetworkSpec::parse(b, None)),
+            (Ok(x), Ok(y)) if x.to_string() == y.to_string()
+        )
 }
 
 /// Writes a time `t` relative to `now`: `now - t` in nanoseconds, exact

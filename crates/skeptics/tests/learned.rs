@@ -225,6 +225,16 @@ fn every_learner_saves_something_and_a_timer_nothing() {
         parts,
     };
     assert!(s.fits("long-idle()", Some(B)).is_ok());
+    // Spacing is not part of a spec (an admin's `network = "auto "`).
+    assert!(s.fits(" long-idle ( ) ", Some(B)).is_ok());
+    let timers = Snapshot {
+        network: "timer(10s)+fixed(1m)".into(),
+        ..s.clone()
+    };
+    assert!(timers.fits("timer( 10s ) + fixed(1m)", Some(B)).is_ok());
+    // A spec written otherwise is another network.
+    assert!(timers.fits("timer(10000ms) + fixed(1m)", Some(B)).is_err());
+    assert!(timers.fits("timer(10s) + fixed(2m)", Some(B)).is_err());
     let e = s.fits("share()", Some(B)).unwrap_err();
     assert!(e.to_string().contains("\"long-idle()\""), "{e}");
     let e = s.fits("long-idle()", Some(B + B)).unwrap_err();

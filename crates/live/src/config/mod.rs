@@ -296,9 +296,10 @@ impl DiskConfig {
     /// Whether `other` configures the disk the same way, wherever in the
     /// file it is written (a reload keeps such a disk running; its hooks
     /// are then taken from `other`, they are not part of the comparison).
+    /// Networks written with other spacing are the same network.
     pub fn same_settings(&self, other: &DiskConfig) -> bool {
         self.device == other.device
-            && self.network == other.network
+            && lull_core::learned::same_spec(&self.network, &other.network)
             && self.policy == other.policy
             && self.task.same_settings(&other.task)
             && self.preset == other.preset

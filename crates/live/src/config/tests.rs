@@ -383,6 +383,11 @@ fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
         r.same_settings(d),
         "a reload still knows it for the same disk"
     );
+    // Spacing in the network is not a change; another spec is.
+    let spaced = parse("[[disk]]\ndevice = \"sdb\"\nnetwork = \" auto \"\n").unwrap();
+    assert!(spaced.disks[0].same_settings(d));
+    let timer = parse("[[disk]]\ndevice = \"sdb\"\nnetwork = \"timer(B)\"\n").unwrap();
+    assert!(!timer.disks[0].same_settings(d));
 }
 
 #[test]
