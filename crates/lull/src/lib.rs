@@ -98,8 +98,11 @@ pub fn registry() -> Registry {
 /// (`wd-red-plus,p_active=4.1`) or the five power keys of a custom drive
 /// (see [`Drive::from_spec`]). The error lists the known presets.
 pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
-    let mut drive = Drive::from_spec(spec, PresetSource::Config)
-        .map_err(|e| DriveError(format!("drive `{spec}`: {e}")))?;
+    let mut drive =
+        Drive::from_spec(spec, PresetSource::Config).map_err(|e| match spec.trim() {
+            "" => e,
+            _ => DriveError(format!("drive `{spec}`: {e}")),
+        })?;
     drive.why = "named by the embedder".into();
     Setup::drive(drive, work)
 }

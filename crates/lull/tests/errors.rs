@@ -77,4 +77,8 @@ fn an_unknown_drive_lists_the_presets() {
         .to_string();
     assert!(e.contains("wd-red-plus"), "{e}");
     assert!(e.contains("p_active="), "{e}");
+    // Nothing named says so.
+    let e = lull::for_drive("", Work::Standby).unwrap_err().to_string();
+    assert!(e.starts_with("an empty drive: name a preset ("), "{e}");
+    assert!(e.contains("wd-red-plus"), "{e}");
 }

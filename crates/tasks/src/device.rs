@@ -114,7 +114,7 @@ pub const PRESETS: &[&str] = &[
 /// The default service-model preset.
 pub const DEFAULT_PRESET: &str = "wd-red-plus";
 
-const KEYS: [&str; 6] = [
+pub(crate) const KEYS: [&str; 6] = [
     "capacity_sectors",
     "rpm",
     "seek_track",

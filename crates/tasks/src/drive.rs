@@ -321,6 +321,12 @@ impl Drive {
     /// keys are given too). A power preset without a service model of its
     /// own (`paper-2.5in`, `kittyhawk`) takes `hp97560`'s.
     pub fn from_spec(spec: &str, source: PresetSource) -> Result<Drive, DriveError> {
+        if spec.split(',').all(|p| p.trim().is_empty()) {
+            return Err(DriveError(format!(
+                "an empty drive: name a preset ({}) or give p_active=…,p_sleep=…,p_spinup=…,t_spinup=…,t_spindown=…",
+                known_presets().join(", ")
+            )));
+        }
         let mut parts = spec.split(',').map(str::trim).filter(|p| !p.is_empty());
         let first = parts.next().unwrap_or("");
         let (base, mut rest): (Option<&str>, Vec<&str>) = if first.contains('=') || first.is_empty()
@@ -340,6 +346,19 @@ impl Drive {
                     "unknown drive preset `{b}`{} (known: {}; or give p_active=…,p_sleep=…,p_spinup=…,t_spinup=…,t_spindown=…)",
                     lull_core::suggest::did_you_mean(b, known.iter().copied()),
                     known.join(", ")
+                )));
+            }
+        }
+        // A key of neither model is named here, with both models' keys
+        // (each model's own parser knows only its own).
+        let keys = || POWER_KEYS.iter().chain(&crate::device::KEYS).copied();
+        for kv in &rest {
+            let k = kv.split('=').next().unwrap_or("").trim();
+            if kv.contains('=') && !keys().any(|x| x == k) {
+                return Err(DriveError(format!(
+                    "unknown key `{k}`{} (known: {})",
+                    lull_core::suggest::did_you_mean(k, keys()),
+                    keys().collect::<Vec<_>>().join(", ")
                 )));
             }
         }
@@ -555,6 +574,20 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(e.contains("rpn"), "{e}");
+        // A key of neither model lists both models' keys.
+        let e = Drive::from_spec("wd-red-plus,bogus=1", PresetSource::Config)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("`bogus`"), "{e}");
+        assert!(e.contains("p_active") && e.contains("rpm"), "{e}");
+        // Nothing at all says so, with the presets.
+        for empty in ["", "  ", ", "] {
+            let e = Drive::from_spec(empty, PresetSource::Config).unwrap_err().0;
+            assert!(
+                e.contains("an empty drive") && e.contains("wd-red-plus"),
+                "{e}"
+            );
+        }
     }
 
     #[test]
