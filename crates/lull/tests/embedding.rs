@@ -310,3 +310,65 @@ fn auto_restored_at_midnight_on_a_quiet_disk_spins_down_between_bursts_only() {
         }
     }
 }
+
+#[test]
+fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
+    // What the guide shows ("Guarding the drive"): the daemon's own checks
+    // between a `Start` and the drive, a wear budget and the break-even,
+    // applied by the embedder to the commands it drains.
+    use lull::tasks::gate::{StandbyGate, WearBudget, unix_secs};
+    let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
+    let gate = StandbyGate {
+        break_even: Some(setup.break_even()),
+        max_spindowns_per_day: Some(48),
+    };
+    let days = 3;
+    let requests = bursty_days(7, days);
+    let mut e = engine("auto");
+    assert!(e.assume_idle());
+    let commands = drive(
+        &mut e,
+        &requests,
+        Nanos::ZERO,
+        Nanos::from_secs(86_400) * days,
+    );
+    let (mut bucket, mut sent, mut refused) = (None::<WearBudget>, Vec::new(), 0);
+    let mut asleep = false;
+    for (at, command) in commands {
+        match command {
+            Command::Start { budget } => match gate.admit(&mut bucket, unix_secs(None, at), budget)
+            {
+                Ok(()) => {
+                    sent.push(at);
+                    asleep = true;
+                }
+                Err(why) => {
+                    refused += 1;
+                    assert!(why.to_string().contains("wear budget"), "{why}");
+                }
+            },
+            // The Stop of a refused Start has nothing to wake.
+            Command::Stop => asleep = false,
+            _ => {}
+        }
+    }
+    assert!(!asleep || !sent.is_empty());
+    let offered = sent.len() + refused;
+    assert!(offered > 100 * days as usize, "auto offered {offered}");
+    // At most a sixth of the day's budget at once, then the daily rate.
+    let cap = WearBudget::capacity(48) as usize;
+    assert!(
+        sent.len() <= cap + 48 * days as usize,
+        "{} sent",
+        sent.len()
+    );
+    for w in sent.windows(cap + 1) {
+        let (first, last) = (w[0], w[cap]);
+        // cap + 1 spin-downs need at least one refill of 30 minutes.
+        assert!(
+            last - first >= Nanos::from_secs(1_800) - Nanos::from_secs(1),
+            "{first:?}..{last:?}"
+        );
+    }
+    assert!(refused > 0);
+}
