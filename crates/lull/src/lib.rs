@@ -57,9 +57,21 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The engine, the component traits, events, networks and their specs
+/// (`lull-core`).
+#[doc(inline)]
 pub use lull_core as core;
+/// Start detectors and duration predictors, `auto` among them
+/// (`lull-detectors`).
+#[doc(inline)]
 pub use lull_detectors as detectors;
+/// Skeptics: the filters and combinations between predictors and the
+/// actuator (`lull-skeptics`).
+#[doc(inline)]
 pub use lull_skeptics as skeptics;
+/// Idle tasks, drives and their power and service models, and the
+/// daemon's standby checks ([`tasks::gate`]) (`lull-tasks`).
+#[doc(inline)]
 pub use lull_tasks as tasks;
 
 /// What a network has learned (`auto`'s tuning, adaptive timers' state),
