@@ -107,8 +107,7 @@ impl fmt::Display for Format {
 /// several for `rank`), the only source flags whose defaults differ.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct SourceArgs {
-    /// Which device of a multi-device trace (default: the busiest; for
-    /// `lull rank`, `all` ranks every device as a trace of its own).
+    /// Which device of a multi-device trace (default: the busiest).
     #[arg(long)]
     pub(crate) disk: Option<String>,
     /// Length of the built-in workload(s) used without a trace.

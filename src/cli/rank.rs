@@ -35,6 +35,9 @@ impl From<RankError> for CliError {
 /// Flags of `lull rank`.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(mut_arg("disk", |a| a.help(
+    "Which device of a multi-device trace (default: the busiest; `all` ranks every device as a trace of its own)"
+)))]
 pub(crate) struct Args {
     #[command(subcommand)]
     sub: Option<Sub>,
