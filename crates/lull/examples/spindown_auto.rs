@@ -77,9 +77,9 @@ impl Nas {
         Nas {
             engine: Engine::with_policy(network, StopPolicy::EarlierOf, Recorded::default()),
             model: setup
-                .drive_info()
-                .and_then(|d| d.power.clone())
-                .expect("a spin-down setup has a power model"),
+                .power()
+                .cloned()
+                .expect("a preset's setup has its power model"),
             asleep_since: None,
             day: Day::default(),
         }

@@ -132,6 +132,7 @@ pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
 #[derive(Clone, Debug)]
 pub struct Setup {
     drive: Option<Drive>,
+    power: Option<PowerModel>,
     work: Work,
     break_even: Nanos,
     registry: Registry,
@@ -144,13 +145,16 @@ impl Setup {
     pub fn drive(drive: Drive, work: Work) -> Result<Setup, DriveError> {
         let b = drive.break_even(work)?;
         let mut s = Setup::break_even_for(b, work);
+        s.power = drive.power.clone();
         s.drive = Some(drive);
         Ok(s)
     }
 
     /// For spinning down a drive described by its power model.
     pub fn power_model(model: &PowerModel) -> Setup {
-        Setup::break_even_for(model.break_even(), Work::Standby)
+        let mut s = Setup::break_even_for(model.break_even(), Work::Standby);
+        s.power = Some(model.clone());
+        s
     }
 
     /// For work that moves I/O on a drive described by its service model.
@@ -167,6 +171,7 @@ impl Setup {
         }
         Setup {
             drive: None,
+            power: None,
             work,
             break_even: b,
             registry,
@@ -187,6 +192,13 @@ impl Setup {
     /// The drive, when the setup was made from one.
     pub fn drive_info(&self) -> Option<&Drive> {
         self.drive.as_ref()
+    }
+
+    /// The drive's power model, when the setup was made from one (a drive
+    /// with one, or [`Setup::power_model`]): what an embedder weighs its
+    /// spin-downs with ([`PowerModel::energy`]).
+    pub fn power(&self) -> Option<&PowerModel> {
+        self.power.as_ref()
     }
 
     /// The registry networks are built from: every built-in component,

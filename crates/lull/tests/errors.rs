@@ -77,6 +77,15 @@ fn an_unknown_drive_lists_the_presets() {
         .to_string();
     assert!(e.contains("wd-red-plus"), "{e}");
     assert!(e.contains("p_active="), "{e}");
+    // A setup keeps the drive's power model, however it was made.
+    let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
+    let model = setup.power().expect("a preset's power model").clone();
+    assert_eq!(model.break_even(), setup.break_even());
+    assert_eq!(Setup::power_model(&model).power(), Some(&model));
+    assert_eq!(
+        Setup::break_even_for(setup.break_even(), Work::Standby).power(),
+        None
+    );
     // Nothing named says so.
     let e = lull::for_drive("", Work::Standby).unwrap_err().to_string();
     assert!(e.starts_with("an empty drive: name a preset ("), "{e}");
