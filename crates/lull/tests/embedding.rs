@@ -371,4 +371,11 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
         );
     }
     assert!(refused > 0);
+    // The bucket is kept across restarts as JSON, to the bit.
+    let json = serde_json::to_string(&bucket).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Option<WearBudget>>(&json).unwrap(),
+        bucket
+    );
+    assert!(bucket.is_some());
 }
