@@ -209,9 +209,15 @@ impl DiskController {
             if let Ok(n) = build_network(cx.registry, &self.cfg) {
                 self.engine = Self::engine(n, &self.cfg, self.settings.clock);
                 self.resume_learned(t, cx.registry);
+                // A quiet disk is idle from here, as after a start's
+                // baseline poll: without it the new engine, outside any
+                // idle period, waited for the next I/O to decide anything.
+                if !self.tracker.holding() && self.engine.assume_idle() {
+                    let _ = self.engine.advance(t);
+                }
             }
-            // The new engine starts outside any idle period: so do the
-            // jobs, until it sees the next one.
+            // The jobs' idle period ended with the old engine; they follow
+            // the new one's decisions from here.
             if let Some(j) = self.jobs.as_mut() {
                 let switches = j.run.on_idle_end(t);
                 self.switch_jobs(switches, out);

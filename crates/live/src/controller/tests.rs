@@ -576,6 +576,9 @@ fn after_an_engine_error_the_detectors_resume_from_what_they_learned() {
     let n = ios(s) + 10;
     run(&mut c, &r, s - 100, s - 99, |_| n);
     assert_eq!(c.state().errors, 1, "{}", c.state().last_decision);
+    // The disk is quiet: the new engine is in an idle period from the
+    // error's poll on, its detector armed, as after a start.
+    assert!(c.engine.next_deadline().is_some());
     // The new engine holds the last snapshot (kept as that poll's I/O
     // ended the idle period), not a fresh network's state.
     let after = c.state().learned.clone().unwrap();
