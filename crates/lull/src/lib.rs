@@ -132,6 +132,8 @@ pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
 #[derive(Clone, Debug)]
 pub struct Setup {
     drive: Option<Drive>,
+    /// The model a setup made by [`Setup::power_model`] was given (a
+    /// drive's own is in `drive`).
     power: Option<PowerModel>,
     work: Work,
     break_even: Nanos,
@@ -145,7 +147,6 @@ impl Setup {
     pub fn drive(drive: Drive, work: Work) -> Result<Setup, DriveError> {
         let b = drive.break_even(work)?;
         let mut s = Setup::break_even_for(b, work);
-        s.power = drive.power.clone();
         s.drive = Some(drive);
         Ok(s)
     }
@@ -198,7 +199,10 @@ impl Setup {
     /// with one, or [`Setup::power_model`]): what an embedder weighs its
     /// spin-downs with ([`PowerModel::energy`]).
     pub fn power(&self) -> Option<&PowerModel> {
-        self.power.as_ref()
+        match &self.drive {
+            Some(d) => d.power.as_ref(),
+            None => self.power.as_ref(),
+        }
     }
 
     /// The registry networks are built from: every built-in component,
