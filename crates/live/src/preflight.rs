@@ -679,6 +679,11 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
+            if let TaskConfig::Standby { backend, .. } = resolved.task
+                && let Some(w) = no_sg_io(&r.kernel, backend)
+            {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
             if let Some(own) = resolved.own_standby_warning(&id) {
                 warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
             }
@@ -722,6 +727,29 @@ fn unopenable(kernel: &str) -> Option<String> {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             Some(refused(&path, &e, crate::config::running_as_root()))
         }
+        _ => None,
+    }
+}
+
+/// Why a standby by SG_IO (`backend` `sgio`, `ata16`, `ata12`, `scsi`)
+/// cannot reach `/dev/KERNEL`, if the device takes no SG_IO at all (a
+/// loop device, NVMe, device-mapper): every spin-down would fail and
+/// spend a token of the wear budget. `auto` probes and leaves such a
+/// device alone, and `hdparm` runs its own program, so neither is asked.
+/// Asked with REQUEST SENSE, which changes no power state (the transport
+/// probe's last question); a device that cannot be opened is for
+/// [`unopenable`] and the start.
+fn no_sg_io(kernel: &str, backend: crate::drive::Backend) -> Option<String> {
+    use crate::drive::Backend;
+    if matches!(backend, Backend::Auto | Backend::Hdparm) {
+        return None;
+    }
+    let dev = crate::sgio::Device::open(Path::new("/dev").join(kernel).as_path()).ok()?;
+    match dev.send(&crate::sgio::request_sense(18), 18, 5_000) {
+        Err(crate::sgio::SendError::NotSg(m)) => Some(format!(
+            "backend = \"{}\": {m}, so every spin-down would fail (and spend a token of max_spindowns_per_day); the default backend, auto, probes the transport and leaves such a device alone",
+            crate::drive::backend_name(backend)
+        )),
         _ => None,
     }
 }

@@ -1037,6 +1037,61 @@ fn start(config: &Path, log: &str) -> Daemon {
     Daemon::spawn(cmd, config.with_file_name(log), &[])
 }
 
+/// `--check` on a loop device with a backend that sends SG_IO without a
+/// probe: the warning names the device, the backend and the way out
+/// (`auto`); with `auto` or `hdparm` no such warning.
+#[test]
+fn check_warns_of_an_sg_io_backend_on_a_device_that_takes_no_sg_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        lull_testkit::skip("needs root and loop devices");
+        return;
+    };
+    let key = devs[0].name();
+    let cfg = dir.path().join("lull.toml");
+    for backend in ["sgio", "ata16", "scsi", "auto", "hdparm"] {
+        std::fs::write(
+            &cfg,
+            format!(
+                "state_file = {:?}\n\n[[disk]]\ndevice = {key:?}\nnetwork = \"timer(10s)\"\ntask = \"standby\"\nbackend = \"{backend}\"\n",
+                dir.path().join("state.json")
+            ),
+        )
+        .unwrap();
+        let out = Command::new(LULLD)
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--check", "--format", "json"])
+            .env_remove("LULL_LOG")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let js: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let warned: Vec<&str> = js["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.as_str())
+            .filter(|w| w.contains("SG_IO not supported"))
+            .collect();
+        if matches!(backend, "auto" | "hdparm") {
+            assert!(warned.is_empty(), "{backend}: {warned:?}");
+        } else {
+            assert_eq!(warned.len(), 1, "{backend}: {js}");
+            let w = warned[0];
+            assert!(
+                w.starts_with(&format!("disk[0] {key}: backend = \"{backend}\"")),
+                "{w}"
+            );
+            assert!(w.contains("the default backend, auto, probes"), "{w}");
+        }
+    }
+}
+
 /// The lines of `log` that report a transport choice.
 fn choices(log: &str) -> Vec<&str> {
     log.lines().filter(|l| l.contains(": transport ")).collect()

@@ -19,6 +19,7 @@
 //! | `-i N` | `network = "timer(Ns)"`; `-i 0`: no entry (lull touches only the disks its config names) |
 //! | `-i N` before any `-a` | every other SCSI disk (`sd…`): globs that leave out the named disks |
 //! | `-c ata` / `-c scsi` | `backend = "sgio"` (ATA PASS-THROUGH 16, then 12, then SCSI START STOP UNIT) |
+//! | no `-c` | no `backend`: lull's default `auto` probes the transport and leaves a device that takes none (a loop device, NVMe) alone |
 //! | `-p N` | `0` (a plain stop) and `3`: lull's START STOP UNIT with the STANDBY power condition; another power condition with `-c scsi` is not sent by lull: the entry is written commented out |
 //! | `-s 0\|1` | nothing: lull re-resolves links at every poll |
 //! | `-l FILE` | nothing: lull logs to stderr (the journal) and exports metrics |
@@ -64,8 +65,10 @@ impl CommandType {
 pub struct Settings {
     /// `-i`: seconds without I/O before spin-down; 0 never spins down.
     pub idle_s: u64,
-    /// `-c`.
-    pub command: CommandType,
+    /// `-c`; `None` when not given, where hd-idle sends SCSI START STOP
+    /// UNIT (as `-c scsi`) and the conversion leaves lull's `backend` at
+    /// its default, `auto`, which probes the disk's transport.
+    pub command: Option<CommandType>,
     /// `-p`: the power condition of SCSI START STOP UNIT (0-15).
     pub power_condition: u8,
 }
@@ -76,7 +79,12 @@ impl Settings {
     /// replaces by STANDBY, the condition a disk wakes from at the next
     /// I/O) and 3 (STANDBY itself). With `-c ata`, hd-idle ignores `-p`.
     pub fn needs_power_condition(&self) -> bool {
-        self.command == CommandType::Scsi && !matches!(self.power_condition, 0 | 3)
+        self.command_type() == CommandType::Scsi && !matches!(self.power_condition, 0 | 3)
+    }
+
+    /// The command hd-idle sends: `-c`, or `scsi` when not given.
+    pub fn command_type(&self) -> CommandType {
+        self.command.unwrap_or(CommandType::Scsi)
     }
 }
 
@@ -277,7 +285,7 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
         words: words.clone(),
         default: Settings {
             idle_s: HD_IDLE_DEFAULT_IDLE_S,
-            command: CommandType::Scsi,
+            command: None,
             power_condition: 0,
         },
         disks: Vec::new(),
@@ -353,7 +361,7 @@ pub fn parse_words(mut words: Vec<String>) -> Result<HdIdleOptions, HdIdleError>
                     "scsi" => CommandType::Scsi,
                     _ => return Err(bad(flag, &v, "must be ata or scsi")),
                 };
-                set(&mut o, |s| s.command = c);
+                set(&mut o, |s| s.command = Some(c));
             }
             "-p" => {
                 let v = value(&mut it, flag, "a power condition from 0 to 15")?;
@@ -649,10 +657,13 @@ fn disk_block(
             format!("-i {n}, for lull status to compare with"),
         );
     }
-    key(
-        "backend = \"sgio\"".into(),
-        format!("-c {}", s.command.flag()),
-    );
+    match s.command {
+        Some(c) => key("backend = \"sgio\"".into(), format!("-c {}", c.flag())),
+        None => key(
+            "# backend = \"sgio\"".into(),
+            "no -c: lull probes (see above)".into(),
+        ),
+    }
     key(
         format!(
             "max_spindowns_per_day = {}",
@@ -689,23 +700,22 @@ fn keys_note(out: &mut String, o: &HdIdleOptions) {
         out,
         "Each [[disk]] below reproduces an hd-idle setting. network = \"timer(Ns)\" is hd-idle's fixed timeout: spin down after N s without I/O. Better: network = \"auto\", lull's learning network (the daemon's default where it is built in; `lull components` lists it), adapts the timeout to each disk's idle periods; on workloads with structure it spends less energy than the best fixed timeout (docs/results.md).",
     );
-    let mut b = String::from("backend = \"sgio\" spins down by SG_IO:");
-    if o.default.command == CommandType::Ata
-        || o.disks
-            .iter()
-            .any(|d| d.settings.command == CommandType::Ata)
-    {
-        b.push_str(" for -c ata, ATA STANDBY IMMEDIATE by ATA PASS-THROUGH (the 16-byte command, then the 12-byte one older USB bridges need), as hd-idle does;");
+    // The settings of the entries written: the default one's and the
+    // named disks', each unless its idle time is 0 (no entry).
+    let written: Vec<&Settings> = std::iter::once(&o.default)
+        .chain(o.disks.iter().map(|d| &d.settings))
+        .filter(|s| s.idle_s != 0)
+        .collect();
+    let given = |c| written.iter().any(|s| s.command == Some(c));
+    if written.iter().any(|s| s.command.is_none()) {
+        comment(
+            out,
+            "Without -c, hd-idle sends SCSI START STOP UNIT by SG_IO to whatever device it is given. lull's default backend, auto, first probes without waking the disk which command reaches it (ATA PASS-THROUGH through libata and USB bridges, SCSI on a SAS disk, else hdparm), logs the transport it found, and leaves alone a device that takes none (a loop device, NVMe, a virtual disk) rather than fail a spin-down at every idle period. backend = \"sgio\" sends the commands without the probe, as hd-idle -c does.",
+        );
     }
-    if o.default.command == CommandType::Scsi
-        || o.disks
-            .iter()
-            .any(|d| d.settings.command == CommandType::Scsi)
-    {
-        b.push_str(" for -c scsi, lull tries ATA STANDBY IMMEDIATE by ATA PASS-THROUGH first (USB bridges translate it) and then SCSI START STOP UNIT with the STANDBY power condition (hd-idle -c scsi sends power condition 0, a plain stop, after which a SAS disk does not start again on access; from STANDBY it spins up at the next I/O);");
+    if given(CommandType::Ata) || given(CommandType::Scsi) {
+        sgio_note(out, &given);
     }
-    b.push_str(" a command the device refuses as illegal moves on to the next.");
-    comment(out, &b);
     comment(
         out,
         "compare_timeout keeps hd-idle's timeout: once a disk runs auto, `lull status` and the metrics show what this timeout would have saved on the disk's own activity beside what lull saved. max_spindowns_per_day is lull's wear budget, which hd-idle does not have: raise it if a spin-down must never be held back. preset names the drive's power model: its break-even time B (for auto and B-relative timeouts such as timer(4B)) and the energy estimate in the metrics.",
@@ -713,9 +723,29 @@ fn keys_note(out: &mut String, o: &HdIdleOptions) {
     out.push('\n');
 }
 
+/// The comment on `backend = "sgio"`, for the `-c` given.
+fn sgio_note(out: &mut String, given: &dyn Fn(CommandType) -> bool) {
+    let mut b = String::from("backend = \"sgio\" spins down by SG_IO:");
+    if given(CommandType::Ata) {
+        b.push_str(" for -c ata, ATA STANDBY IMMEDIATE by ATA PASS-THROUGH (the 16-byte command, then the 12-byte one older USB bridges need), as hd-idle does;");
+    }
+    if given(CommandType::Scsi) {
+        b.push_str(" for -c scsi, lull tries ATA STANDBY IMMEDIATE by ATA PASS-THROUGH first (USB bridges translate it) and then SCSI START STOP UNIT with the STANDBY power condition (hd-idle -c scsi sends power condition 0, a plain stop, after which a SAS disk does not start again on access; from STANDBY it spins up at the next I/O);");
+    }
+    b.push_str(" a command the device refuses as illegal moves on to the next.");
+    comment(out, &b);
+}
+
+/// ` -c TYPE` when `-c` was given, else nothing.
+fn command_text(s: &Settings) -> String {
+    s.command
+        .map(|c| format!(" -c {}", c.flag()))
+        .unwrap_or_default()
+}
+
 fn origin_of(d: &NamedDisk) -> String {
     let s = &d.settings;
-    let mut t = format!("-a {} -i {} -c {}", d.name, s.idle_s, s.command.flag());
+    let mut t = format!("-a {} -i {}{}", d.name, s.idle_s, command_text(s));
     if s.power_condition != 0 {
         let _ = write!(t, " -p {}", s.power_condition);
     }
@@ -956,9 +986,9 @@ fn render(o: &HdIdleOptions, resolve_link: &dyn Fn(&str) -> Option<String>) -> C
     // The default entry.
     let def = &o.default;
     let def_origin = format!(
-        "-i {} -c {}{} before any -a",
+        "-i {}{}{} before any -a",
         def.idle_s,
-        def.command.flag(),
+        command_text(def),
         if def.power_condition != 0 {
             format!(" -p {}", def.power_condition)
         } else {

@@ -97,6 +97,54 @@ fn readme_command_types_per_disk() {
     assert!(sdb.contains("# -c scsi"), "{sdb}");
 }
 
+/// Without `-c`, hd-idle sends START STOP UNIT to whatever it is given;
+/// the conversion keeps lull's transport probe (`backend` left at `auto`),
+/// which leaves a device that takes no SG_IO alone instead of failing a
+/// spin-down (and spending a wear token) at every idle period. Only a
+/// `-c` given writes `backend = "sgio"`, and only on the entries it covers.
+#[test]
+fn without_c_the_conversion_keeps_the_transport_probe() {
+    let (c, cfg) = config_of(README_2);
+    for d in &cfg.disks {
+        assert!(
+            matches!(
+                d.task,
+                TaskConfig::Standby {
+                    backend: Backend::Auto,
+                    ..
+                }
+            ),
+            "{:?}",
+            d.task
+        );
+    }
+    assert!(c.toml.contains("# backend = \"sgio\""), "{}", c.toml);
+    assert!(!c.toml.contains("\nbackend = "), "{}", c.toml);
+    assert!(c.toml.contains("Without -c, hd-idle sends"), "{}", c.toml);
+    // The origin comments name no -c that was not given.
+    assert!(c.toml.contains("# -a sda -i 300\n"), "{}", c.toml);
+    assert!(!c.toml.contains("-c scsi"), "{}", c.toml);
+
+    // -c on one disk: sgio there, the probe on the other.
+    let (c, cfg) = config_of("-i 0 -a sda -i 300 -a sdb -i 1200 -c ata");
+    let backends: Vec<Backend> = cfg
+        .disks
+        .iter()
+        .map(|d| match d.task {
+            TaskConfig::Standby { backend, .. } => backend,
+            ref t => panic!("{t:?}"),
+        })
+        .collect();
+    assert_eq!(backends, [Backend::Auto, Backend::Sgio], "{}", c.toml);
+    assert!(c.toml.contains("Without -c, hd-idle sends"), "{}", c.toml);
+    assert!(c.toml.contains("for -c ata,"), "{}", c.toml);
+    assert!(!c.toml.contains("for -c scsi,"), "{}", c.toml);
+
+    // -c given everywhere an entry is written: no note on its absence.
+    let (c, _) = config_of(README_3);
+    assert!(!c.toml.contains("Without -c"), "{}", c.toml);
+}
+
 /// A defaults file that extends the variable (`HD_IDLE_OPTS="$HD_IDLE_OPTS
 /// -a sdc -i 60"`) is read as written: the variable is named, with the way
 /// to hand over what the shell would leave.
