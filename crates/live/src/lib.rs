@@ -93,6 +93,7 @@ pub mod status;
 pub mod task;
 pub mod timer;
 pub mod transport;
+mod units;
 pub mod wakeup;
 
 pub use config::{Config, ConfigError};

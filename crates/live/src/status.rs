@@ -41,6 +41,7 @@ use serde::Serialize;
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
 use crate::state::{DiskState, State, WearBudget};
+use crate::units::{energy, secs};
 
 /// One sample of the Prometheus text format.
 #[derive(Clone, Debug, PartialEq)]
@@ -986,20 +987,6 @@ fn span(s: f64) -> String {
     }
 }
 
-fn secs(s: f64) -> String {
-    if !s.is_finite() || s < 0.0 {
-        return format!("{s}");
-    }
-    if s < 60.0 {
-        return format!("{}s", (s * 10.0).round() / 10.0);
-    }
-    // As the daemon's own lines write durations (`next try in 28m51s`,
-    // `1h5m`), so one block does not mix two styles.
-    lull_core::time::Nanos::from_secs(s.round() as u64)
-        .approx()
-        .to_string()
-}
-
 /// One block per disk, for people: a header with the disk's name, then
 /// one field a line, labels aligned, numbers rounded to what matters.
 ///
@@ -1311,21 +1298,6 @@ fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
         (Some(i), None) => Some(format!("{i}; nothing decided until I/O comes{wear}")),
         (None, Some(n)) => Some(n),
         (None, None) => Some("an idle period: the disk is busy".into()),
-    }
-}
-
-/// Energy saved, `wh` watt-hours, in words: two decimals of Wh, or of
-/// mWh below a tenth of a Wh (the first minutes of a shadow, where
-/// "-0.00 Wh" said neither how much nor that a spin-up had cost more than
-/// it saved).
-fn energy(wh: f64) -> String {
-    if wh.abs() < 5e-6 {
-        // Nothing (no "0.00 Wh" beside the mWh of a neighbour).
-        "0 Wh".to_string()
-    } else if wh.abs() >= 0.1 {
-        format!("{wh:.2} Wh")
-    } else {
-        format!("{:.2} mWh", wh * 1000.0)
     }
 }
 

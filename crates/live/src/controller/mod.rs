@@ -1032,27 +1032,29 @@ pub fn summary_line(r: &ShadowReport) -> Option<String> {
         p("best-fixed")?,
         p("oracle")?,
     );
+    let timeout = |t: Option<f64>| crate::units::secs(t.unwrap_or(0.0));
+    let energy = crate::units::energy;
     let yours = p(lull_activity::shadow::YOUR_TIMEOUT)
         .map(|y| {
             format!(
-                ", your timeout ({}) {:.1} Wh ({})",
-                Nanos::from_secs_f64(y.timeout_s.unwrap_or(0.0)),
-                y.saved_wh,
+                ", your timeout ({}) {} ({})",
+                timeout(y.timeout_s),
+                energy(y.saved_wh),
                 y.spinups
             )
         })
         .unwrap_or_default();
     Some(format!(
-        "last 24 h: lull saved {:.1} Wh with {} spin-ups; hd-idle's 10 min would have saved {:.1} Wh ({}){yours}, \
-         the best fixed timeout ({}) {:.1} Wh ({}), the oracle {:.1} Wh ({})",
-        lull.saved_wh,
+        "last 24 h: lull saved {} with {} spin-ups; hd-idle's 10 min would have saved {} ({}){yours}, \
+         the best fixed timeout ({}) {} ({}), the oracle {} ({})",
+        energy(lull.saved_wh),
         lull.spinups,
-        hd.saved_wh,
+        energy(hd.saved_wh),
         hd.spinups,
-        Nanos::from_secs_f64(best.timeout_s.unwrap_or(0.0)),
-        best.saved_wh,
+        timeout(best.timeout_s),
+        energy(best.saved_wh),
         best.spinups,
-        oracle.saved_wh,
+        energy(oracle.saved_wh),
         oracle.spinups
     ))
 }

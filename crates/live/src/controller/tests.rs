@@ -470,7 +470,7 @@ fn the_daily_summary_names_every_reference() {
         "last 24 h: lull saved ",
         "with 1 spin-ups",
         "hd-idle's 10 min would have saved ",
-        "the best fixed timeout (0s) 1.6 Wh (1)",
+        "the best fixed timeout (0s) 1.55 Wh (1)",
         "the oracle ",
     ] {
         assert!(plain.contains(part), "{part} in {plain}");
