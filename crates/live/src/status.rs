@@ -436,13 +436,19 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let (source, text) = if let Some(addr) = cfg.metrics.listen {
-        let text = fetch_metrics(addr, Duration::from_secs(5)).map_err(|e| {
-            StatusError::Unreachable(format!(
-                "the daemon's metrics endpoint http://{addr}/metrics (`metrics.listen` in {}) is not reachable: {e}; is the daemon running?",
-                config.display()
-            ))
-        })?;
-        (Some(format!("http://{addr}/metrics")), Some(text))
+        match fetch_metrics(addr, Duration::from_secs(5)) {
+            Ok(text) => (Some(format!("http://{addr}/metrics")), Some(text)),
+            // A stopped daemon answers nothing: its state file says what
+            // its last run left, as without `listen` (the text says that
+            // no daemon runs).
+            Err(_) if stopped(&cfg) => (None, None),
+            Err(e) => {
+                return Err(StatusError::Unreachable(format!(
+                    "the daemon's metrics endpoint http://{addr}/metrics (`metrics.listen` in {}) is not reachable: {e}; is the daemon running?",
+                    config.display()
+                )));
+            }
+        }
     } else if let Some(tf) = &cfg.metrics.textfile {
         let text = std::fs::read_to_string(tf).map_err(|e| {
             StatusError::Unreachable(format!(
@@ -515,6 +521,16 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             combine(&cfg, &state, &samples, text.is_some(), now_unix),
         ),
     })
+}
+
+/// Whether the lock files say that no daemon of `cfg` runs: the real run's
+/// is there and free, and no dry run holds its own. Without a lock file
+/// (a daemon never started here, or one older than the lock) it cannot be
+/// told, and an endpoint that does not answer stays an error.
+fn stopped(cfg: &Config) -> bool {
+    use crate::instance::{Holder, holder};
+    matches!(holder(&cfg.state_file), Holder::Free)
+        && !matches!(holder(&cfg.dry_run_state_file()), Holder::Held(_))
 }
 
 /// Whether the status should come from the dry run's state file `dry`

@@ -283,12 +283,26 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         la.contains("  spin-ups    0; last wake ") && la.contains(" ago (io)"),
         "{la}"
     );
-    // Stopped, the daemon is not reachable: exit 1, naming the address.
+    // Stopped, the endpoint answers nothing, but the free lock says no
+    // daemon runs: the state file's last state, as without `listen`.
     assert!(d.stop().success());
     let o = status(&config, &[]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with("(no daemon is running: nothing holds "),
+        "{text}"
+    );
+    assert!(text.contains(a.name()), "{text}");
+    let st = status_json(&config);
+    assert_eq!(st["daemon_running"], false, "{st}");
+    assert!(st["metrics"].is_null(), "{st}");
+    assert_eq!(disk(&st, a.name())["last_wake_cause"], "io", "{st}");
 }
 
 #[test]
