@@ -1320,10 +1320,11 @@ fn waiting(d: &DiskStatus, now: u64) -> Option<String> {
 /// The shadow evaluation in a disk's block: per window, what each policy
 /// saved on this disk's own activity, then how lull compares.
 ///
-/// `unreached`: why the daemon left the disk alone, if it does; then
-/// lull's line says it spun nothing down and no ratio is given (the
-/// excess of a policy that never acted would read as lull's bad
-/// decisions).
+/// `unreached`: why the daemon leaves the disk alone now, if it does;
+/// then, in a window where lull spun nothing down, lull's line says so and
+/// no ratio is given (the excess of a policy that never acted would read
+/// as lull's bad decisions). A window where even the oracle saved nothing
+/// gives no ratio either: both would be 0/0.
 fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Option<&str>) {
     use std::fmt::Write as _;
     // Wrapped at 100 columns under the field, as the learned gauges are.
@@ -1346,6 +1347,10 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Opt
             );
             continue;
         }
+        // Whether lull spun the disk down in this window: then its figures
+        // stand even if the disk is left alone now (a backend changed to
+        // one that cannot reach it).
+        let acted = w.policy("lull").is_some_and(|p| p.spinups > 0);
         let mut policies = Vec::new();
         for (policy, name) in [
             ("lull", "lull"),
@@ -1356,8 +1361,8 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Opt
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
-            if policy == "lull" && unreached.is_some() {
-                policies.push("lull none (the disk is left alone)".to_string());
+            if policy == "lull" && unreached.is_some() && !acted {
+                policies.push("lull none (the disk is left alone now)".to_string());
                 continue;
             }
             let mut item = name.to_string();
@@ -1379,7 +1384,7 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Opt
             policies.push(item);
         }
         let mut lines = wrap_list(&policies, "; ", 100 - 14);
-        if let Some(why) = unreached {
+        if let Some(why) = unreached.filter(|_| !acted) {
             let words: Vec<String> = format!(
                 "no ratio: the daemon leaves this disk alone ({why}) and spun nothing down; the others show what each would have saved on its activity"
             )
@@ -1390,14 +1395,27 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Opt
             field(&label, lines);
             continue;
         }
-        let mut ratios = match w.excess_vs_best_fixed {
-            Some(x) => format!("excess vs best fixed {x:.2}"),
-            None => "excess vs best fixed n/a (a fixed timeout was optimal)".to_string(),
-        };
-        if let Some(g) = w.gain_vs_clairvoyant {
-            let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
+        // With nothing to save (the oracle saved nothing), both ratios
+        // are 0/0: their conventional 1 would read as lull matching a
+        // reference that had nothing to match.
+        let nothing_to_save = w
+            .policy("oracle")
+            .is_some_and(|o| o.energy_j >= w.baseline_energy_j);
+        if nothing_to_save {
+            lines.push(
+                "no ratio: no idle period outlasted the break-even time, so there was nothing to save"
+                    .to_string(),
+            );
+        } else {
+            let mut ratios = match w.excess_vs_best_fixed {
+                Some(x) => format!("excess vs best fixed {x:.2}"),
+                None => "excess vs best fixed n/a (a fixed timeout was optimal)".to_string(),
+            };
+            if let Some(g) = w.gain_vs_clairvoyant {
+                let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
+            }
+            lines.push(ratios);
         }
-        lines.push(ratios);
         if let Some(n) = w.wear_budget_per_day {
             // The references lull is judged against kept its budget.
             lines.push(format!(

@@ -766,6 +766,13 @@ fn a_disk_no_command_reaches_is_shown_left_alone_and_why() {
     let mut st = scene();
     st.disks[0].transport = Some("none".into());
     st.disks[0].transport_why = Some("SG_IO not supported; hdparm -C failed".into());
+    // The scene's lull spun the disk down; a disk left alone never was.
+    let acted = st.clone();
+    for w in &mut st.disks[0].shadow.as_mut().unwrap().windows {
+        let base = w.baseline_energy_j;
+        let lull = w.policies.iter_mut().find(|p| p.policy == "lull").unwrap();
+        (lull.spinups, lull.energy_j, lull.saved_wh) = (0, base, 0.0);
+    }
     let text = render_text(&st);
     assert!(
         text.contains("  transport   none: no command reaches the drive (SG_IO not supported; hdparm -C failed); it is left alone (no spin-down, no power checks) until it is replugged\n"),
@@ -775,7 +782,7 @@ fn a_disk_no_command_reaches_is_shown_left_alone_and_why() {
     // says why it is empty (it read "excess vs best fixed 5.57").
     assert!(!text.contains("excess vs best fixed"), "{text}");
     assert!(
-        text.contains("lull none (the disk is left alone)"),
+        text.contains("lull none (the disk is left alone now)"),
         "{text}"
     );
     assert!(
@@ -786,6 +793,13 @@ fn a_disk_no_command_reaches_is_shown_left_alone_and_why() {
         text.contains("hd-idle 10 min "),
         "the references stay: {text}"
     );
+    // Left alone now, after lull spun it down in the window (a backend
+    // changed to one that cannot reach it): lull's figures and the ratios
+    // stand.
+    let text = render_text(&acted);
+    assert!(!text.contains("lull none"), "{text}");
+    assert!(text.contains("excess vs best fixed"), "{text}");
+    assert!(text.contains("  transport   none: "), "{text}");
     // A dry run decides as if a command reached it: its ratios stay.
     st.dry_run = Some(true);
     let text = render_text(&st);
@@ -995,6 +1009,33 @@ proptest::proptest! {
             proptest::prop_assert!(l.chars().count() <= width || alone, "{:?} over {}", l, width);
         }
     }
+}
+
+/// A window where even the oracle saved nothing (a fresh start, no idle
+/// period longer than B yet) gives no ratio: both are 0/0, and their
+/// conventional 1 read "excess vs best fixed 1.00, gain vs clairvoyant
+/// 1.00" beside savings of 0 Wh everywhere.
+#[test]
+fn a_window_with_nothing_to_save_gives_no_ratio() {
+    let mut st = scene();
+    for w in &mut st.disks[0].shadow.as_mut().unwrap().windows {
+        let base = w.baseline_energy_j;
+        for p in &mut w.policies {
+            (p.spinups, p.energy_j, p.saved_wh) = (0, base, 0.0);
+        }
+        (w.excess_vs_best_fixed, w.gain_vs_clairvoyant) = (Some(1.0), Some(1.0));
+    }
+    let text = render_text(&st);
+    assert!(!text.contains("excess vs best fixed"), "{text}");
+    assert!(!text.contains("gain vs clairvoyant"), "{text}");
+    assert!(
+        text.contains(
+            "no ratio: no idle period outlasted the break-even time, so there was nothing to save"
+        ),
+        "{text}"
+    );
+    // The scene itself, with savings, shows its ratios.
+    assert!(render_text(&scene()).contains("excess vs best fixed"));
 }
 
 /// The note under a window's ratios explains only a ratio it shows, and
