@@ -146,8 +146,10 @@ fn hooks_run_on_each_spindown_attempt_and_each_wake_with_the_event() {
         assert_eq!(e["LULL_RESULT"], "failed", "{e:?}");
         assert!(e["LULL_ERROR"].contains("SG_IO"), "{e:?}");
         let idle: f64 = e["LULL_IDLE_S"].parse().unwrap();
+        // Counted from the engine's idle start, as the timer is: at
+        // least its 300 ms (to the hook's millisecond).
         assert!(
-            idle >= 0.2,
+            idle >= 0.299,
             "timer(300ms): idle {idle} s at the attempt, {e:?}"
         );
         assert!(!e.contains_key("LULL_STANDBY_S"), "never in standby: {e:?}");

@@ -152,7 +152,10 @@ impl DiskController {
         if o.idle_started {
             self.st.idle_starts += 1;
             self.dirty = true;
-            self.idle_since = Some(t);
+            // From the engine's idle start (the last request's
+            // completion), which its timers count from: `lull status`'s
+            // "idle for" and "decides in" then add up to the timeout.
+            self.idle_since = Some(o.idle_from.unwrap_or(t));
         }
         if o.active && !absorb {
             // The bytes the poll showed, for the wake's attribution.

@@ -1349,3 +1349,21 @@ fn a_stop_in_standby_keeps_the_standby_so_far() {
     assert_eq!(st.standby_s, 20.0);
     assert_eq!(st.standby_unix, Some(UNIX0 + 10));
 }
+
+/// The idle period `lull status` shows begins where the engine's does,
+/// at the poll whose requests completed last, not at the first quiet poll
+/// a poll later: "idle for 7s; the network decides in 46s" added up to
+/// 53 s under `timer(60s)` with a 7 s poll.
+#[test]
+fn the_idle_period_shown_and_the_next_decision_add_up_to_the_timeout() {
+    let (mut c, r) = controller("network = \"timer(60s)\"\ntask = \"standby\"\n");
+    // Reads until second 10; quiet after.
+    let outs = run(&mut c, &r, 0, 30, |s| s.min(10));
+    assert!(standby_orders(&outs).is_empty());
+    let st = c.state();
+    assert_eq!(st.idle_since_unix, Some(UNIX0 + 10));
+    assert_eq!(st.next_decision_unix, Some(UNIX0 + 70));
+    // The spin-down comes when the two said.
+    let outs = run(&mut c, &r, 30, 80, |_| 10);
+    assert_eq!(standby_orders(&outs), [70]);
+}

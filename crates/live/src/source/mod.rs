@@ -456,6 +456,11 @@ pub struct PollOutcome {
     /// not, or this poll is a baseline (first sight, or back after being
     /// absent), which the engine sees as a request just completed.
     pub idle_started: bool,
+    /// When the idle period that began (`idle_started`) began: the poll
+    /// whose requests completed last (each poll's last request completes
+    /// at the poll), or a baseline's own time. The engine's idle period
+    /// and its timers start there, a poll before the first quiet poll.
+    pub idle_from: Option<Nanos>,
     /// The poll was late; the gap was made one busy request.
     pub reset: bool,
     /// Completed operations seen (before the per-poll cap).
@@ -475,6 +480,9 @@ pub struct DiskTracker {
     /// A request held open for I/O in flight, since this poll.
     held: Option<Nanos>,
     was_active: bool,
+    /// The last poll that found the disk active (its last request
+    /// completed then).
+    active_at: Nanos,
     present: bool,
     seen: bool,
     last: Option<Nanos>,
@@ -498,6 +506,7 @@ impl DiskTracker {
             prev: Vec::new(),
             held: None,
             was_active: false,
+            active_at: Nanos::ZERO,
             present: false,
             seen: false,
             last: None,
@@ -623,6 +632,7 @@ impl DiskTracker {
             // all through a quiet disk's first idle period, while the
             // network was deciding in it).
             o.idle_started = true;
+            o.idle_from = Some(now);
             self.was_active = false;
             self.present = true;
             self.seen = true;
@@ -656,6 +666,7 @@ impl DiskTracker {
             self.held = p.held_after.then(|| self.held.unwrap_or(t0));
             o.record = Some(p);
             self.was_active = true;
+            self.active_at = now;
             return o;
         }
 
@@ -699,6 +710,12 @@ impl DiskTracker {
         o.ops = d.ops();
         o.active = o.ops > 0 || flying > 0 || self.held.is_some();
         o.idle_started = self.was_active && !o.active;
+        if o.idle_started {
+            o.idle_from = Some(self.active_at);
+        }
+        if o.active {
+            self.active_at = now;
+        }
         self.was_active = o.active;
 
         let p = Poll {
