@@ -211,9 +211,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The ranking's `top` rows (and the reference) as a text table.
+    /// The ranking's `top` rows (the recommended one too, and the
+    /// reference rows) as a text table.
     pub fn table(&self, top: usize) -> String {
-        report::text_table(&self.summaries, &self.rows, &self.axes, top)
+        report::text_table(
+            &self.summaries,
+            &self.rows,
+            &self.axes,
+            top,
+            &self.meta.limits,
+        )
     }
 }
 

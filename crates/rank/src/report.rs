@@ -5,7 +5,7 @@ use lull_tasks::spindown::BestFixed;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::analysis::{Choice, EXCESS, GAIN, choose, limit_ratio, unchecked_limits};
+use crate::analysis::{Choice, EXCESS, GAIN, Limits, choose, limit_ratio, unchecked_limits};
 use crate::axes::{Axes, Form, label};
 use crate::output::RunMeta;
 use crate::plot::Figure;
@@ -211,15 +211,23 @@ fn label_parts(s: &Summary, rows: &[Row]) -> (String, String) {
     (name, suffix)
 }
 
-/// Flags of a ranked row: `P` on the Pareto frontier across traces,
-/// `worse` when it did worse than no task on some trace.
-fn flags(s: &Summary) -> String {
+/// Flags of a row: `P` on the Pareto frontier across traces, `worse`
+/// when it did worse than no task on some trace, `over` when it breaks a
+/// limit of the run (`--max-…`) on some trace, `pick` for the network the
+/// report recommends under those limits (without limits it is rank 1).
+fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> String {
     let mut f = Vec::new();
+    if pick == Some(s.policy) && !s.reference && !limits.is_empty() {
+        f.push("pick".to_string());
+    }
     if s.pareto && !s.reference {
         f.push("P".to_string());
     }
     if s.worse > 0 {
         f.push("worse".to_string());
+    }
+    if !limits.is_empty() && limit_ratio(rows, s.policy, limits) > 1.0 {
+        f.push("over".to_string());
     }
     if f.is_empty() {
         "-".into()
@@ -228,11 +236,27 @@ fn flags(s: &Summary) -> String {
     }
 }
 
-fn chosen(summaries: &[Summary], top: usize) -> impl Iterator<Item = &Summary> {
-    summaries
-        .iter()
-        .filter(|s| !s.reference)
+/// The network recommended under `limits` ([`choose`]), if any.
+fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
+    match choose(summaries, rows, limits) {
+        Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
+        Choice::Nothing => None,
+    }
+}
+
+/// The rows a table shows: the `top` best-ranked networks, then the
+/// recommended one `pick` when it ranks below them (under limits the best
+/// networks may break), then the reference rows.
+fn chosen(
+    summaries: &[Summary],
+    top: usize,
+    pick: Option<usize>,
+) -> impl Iterator<Item = &Summary> {
+    let ranked = || summaries.iter().filter(|s| !s.reference);
+    let below = ranked().skip(top).find(|s| Some(s.policy) == pick);
+    ranked()
         .take(top)
+        .chain(below)
         .chain(summaries.iter().filter(|s| s.reference))
 }
 
@@ -244,9 +268,17 @@ fn has_gain(rows: &[Row]) -> bool {
     rows.iter().any(|r| r.measure(GAIN).is_some())
 }
 
-/// The ranking as a fixed-width text table: the `top` best networks and
-/// the reference rows.
-pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
+/// The ranking as a fixed-width text table: the `top` best networks, the
+/// recommended one under `limits` when it ranks below them, and the
+/// reference rows.
+pub fn text_table(
+    summaries: &[Summary],
+    rows: &[Row],
+    axes: &Axes,
+    top: usize,
+    limits: &Limits,
+) -> String {
+    let pick = pick(summaries, rows, limits);
     let excess = has_excess(rows);
     let mut header = vec![
         "rank".to_string(),
@@ -265,7 +297,7 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
     header.push("flags".into());
     header.push("network".into());
     let mut lines: Vec<Vec<String>> = vec![header];
-    for s in chosen(summaries, top) {
+    for s in chosen(summaries, top, pick) {
         let mut l = vec![
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
@@ -279,7 +311,7 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
         if gain {
             l.push(num(raw_mean(rows, s.policy, GAIN)));
         }
-        l.push(flags(s));
+        l.push(flags(s, rows, limits, pick));
         l.push(network_label(s, rows));
         lines.push(l);
     }
@@ -306,8 +338,15 @@ pub fn text_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) 
     out
 }
 
-/// The ranking's top rows as a Markdown table.
-pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usize) -> String {
+/// The ranking's top rows as a Markdown table, as [`text_table`]'s.
+pub fn markdown_table(
+    summaries: &[Summary],
+    rows: &[Row],
+    axes: &Axes,
+    top: usize,
+    limits: &Limits,
+) -> String {
+    let pick = pick(summaries, rows, limits);
     let excess = has_excess(rows);
     let gain = has_gain(rows);
     let mut out = format!(
@@ -323,7 +362,7 @@ pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usi
         if excess { "---:|" } else { "" },
         if gain { "---:|" } else { "" },
     );
-    for s in chosen(summaries, top) {
+    for s in chosen(summaries, top, pick) {
         let (name, suffix) = label_parts(s, rows);
         let _ = writeln!(
             out,
@@ -343,7 +382,7 @@ pub fn markdown_table(summaries: &[Summary], rows: &[Row], axes: &Axes, top: usi
             } else {
                 String::new()
             },
-            flags(s),
+            flags(s, rows, limits, pick),
         );
     }
     out
@@ -967,11 +1006,21 @@ pub fn markdown(
         );
     }
     let _ = writeln!(out, "## Ranking (top 10)\n");
-    out.push_str(&markdown_table(summaries, rows, axes, 10));
+    out.push_str(&markdown_table(summaries, rows, axes, 10, &meta.limits));
     let _ = writeln!(
         out,
-        "\nFlags: `P` on the Pareto frontier across traces, `worse` worse than no task on some trace; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
-         The full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n"
+        "\nFlags: {}`P` on the Pareto frontier across traces, `worse` worse than no task on some trace{}; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
+         The full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n",
+        if meta.limits.is_empty() {
+            ""
+        } else {
+            "`pick` the network recommended under the limits (listed below the top ten when it ranks lower), "
+        },
+        if meta.limits.is_empty() {
+            ""
+        } else {
+            ", `over` breaks a limit on some trace"
+        },
     );
     let _ = writeln!(
         out,

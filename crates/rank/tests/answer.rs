@@ -177,6 +177,40 @@ fn limits_move_the_recommendation_or_say_none_keeps_them() {
         "{report}"
     );
     assert!(report.contains("Under the limits"), "{report}");
+    // The tables flag the rows that break the limit and the pick, and list
+    // the pick even when it ranks below the rows shown.
+    let table = lim.table(1);
+    let lines: Vec<&str> = table.lines().collect();
+    let flagged = |l: &str, flag: &str| {
+        l.split_whitespace()
+            .any(|w| w.split(',').any(|f| f == flag))
+    };
+    assert!(
+        lines[1].starts_with("   1") || lines[1].trim_start().starts_with("1 "),
+        "{table}"
+    );
+    assert!(
+        flagged(lines[1], "over"),
+        "rank 1 breaks the limit: {table}"
+    );
+    let pick: Vec<&&str> = lines.iter().filter(|l| flagged(l, "pick")).collect();
+    assert_eq!(pick.len(), 1, "{table}");
+    assert!(pick[0].contains(keeps[0].as_str()), "{table}");
+    assert!(!flagged(pick[0], "over"), "{table}");
+    let md_pick = report
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(&format!("`{}`", keeps[0])))
+        .any(|l| l.contains("pick"));
+    assert!(md_pick, "{report}");
+    assert!(report.contains("`over` breaks a limit"), "{report}");
+    // Without limits, neither flag.
+    let free_table = free.table(10);
+    assert!(
+        free_table
+            .lines()
+            .all(|l| !flagged(l, "over") && !flagged(l, "pick")),
+        "{free_table}"
+    );
 
     // No network keeps a limit of zero spin-ups a day.
     let mut cfg = config(&tmp.path().join("none"), sources, &SENSIBLE[..4]);

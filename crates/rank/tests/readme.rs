@@ -39,7 +39,8 @@ fn the_readme_table_is_what_the_code_prints() {
         out.path(),
     );
     let o = lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
-    let printed = lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10);
+    let printed =
+        lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10, &o.meta.limits);
     assert_eq!(
         shown, printed,
         "README.md's ranking table is stale: run scripts/figures.sh readme-rank"
