@@ -338,6 +338,27 @@ pub fn text_table(
     out
 }
 
+/// The run's drive in the report's first lines: the one `--device` named,
+/// or the lab's default, with the drive whose service times time a
+/// model-timed run when it is another's. The default (`paper-2.5in`'s
+/// power, `wd-red-plus`'s service times) and `--device paper-2.5in`
+/// (`hp97560`'s, the disk of the paper's time) read alike otherwise.
+fn drive_text(meta: &RunMeta) -> String {
+    let named = |d: &str| format!(", device `{d}`");
+    let Ok(d) = lull_blktrace_replay::replay::drive(meta.device.as_deref()) else {
+        return meta.device.as_deref().map(named).unwrap_or_default();
+    };
+    let service = if meta.timing == "model" && d.service.name != d.preset {
+        format!(" (service times of `{}`)", d.service.name)
+    } else {
+        String::new()
+    };
+    match meta.device.as_deref() {
+        Some(spec) => format!("{}{service}", named(spec)),
+        None => format!(", the lab's default device `{}`{service}", d.preset),
+    }
+}
+
 /// The ranking's top rows as a Markdown table, as [`text_table`]'s.
 pub fn markdown_table(
     summaries: &[Summary],
@@ -971,10 +992,7 @@ pub fn markdown(
             .unwrap_or_default(),
         meta.policy,
         meta.timing,
-        meta.device
-            .as_ref()
-            .map(|d| format!(", device `{d}`"))
-            .unwrap_or_default(),
+        drive_text(meta),
     );
     if let Some(b) = meta.breakeven_s {
         let _ = writeln!(

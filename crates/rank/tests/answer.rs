@@ -687,3 +687,41 @@ fn the_ranking_table_calls_the_pooled_ratios_pooled() {
         "{shown} against {pooled}"
     );
 }
+
+/// The lab's default drive (`paper-2.5in`'s power, `wd-red-plus`'s
+/// service times) and `--device paper-2.5in` (`hp97560`'s) time a
+/// model-timed run differently; the report's first lines tell them apart.
+#[test]
+fn the_report_names_the_drive_whose_service_times_it_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = |device: Option<&str>, dir: &str| {
+        let mut cfg = config(
+            &tmp.path().join(dir),
+            vec![workstation(600, 1)],
+            &["timer(t=B)"],
+        );
+        cfg.replay.task = "writeback".into();
+        cfg.replay.device = device.map(str::to_string);
+        lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+        let text = fs::read_to_string(tmp.path().join(dir).join("report.md")).unwrap();
+        text.lines().take(4).collect::<Vec<_>>().join("\n")
+    };
+    let default = report(None, "default");
+    assert!(
+        default
+            .contains(", the lab's default device `paper-2.5in` (service times of `wd-red-plus`)"),
+        "{default}"
+    );
+    let named = report(Some("paper-2.5in"), "named");
+    assert!(
+        named.contains(", device `paper-2.5in` (service times of `hp97560`)"),
+        "{named}"
+    );
+    // A drive with service times of its own names no other.
+    let own = report(Some("wd-red-plus"), "own");
+    assert!(
+        own.contains(", device `wd-red-plus`,") || own.contains(", device `wd-red-plus`."),
+        "{own}"
+    );
+    assert!(!own.contains("service times of"), "{own}");
+}
