@@ -707,16 +707,32 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if limit_ratio(rows, best.policy, limits) > 1.0 {
         tail.push_str(" if the limits can bend");
     }
+    // Where nothing saves anything on any trace, that is the answer; the
+    // first-ranked network only spends least doing nothing useful.
+    let none = nothing_gained(meta, rows, axes);
+    let nothing_anywhere = traces > 0 && none.len() == traces;
+    let (use_text, came) = if nothing_anywhere {
+        (
+            format!(
+                "**leave the device alone: nothing in the grid achieves any {} there**. \
+                 Were one to run, `{}`{} ranks first:",
+                label(axes.x.measure),
+                spec(best),
+                tail
+            ),
+            "it came",
+        )
+    } else {
+        (format!("use **`{}`**{}.", spec(best), tail), "It came")
+    };
     let _ = write!(
         out,
-        "{} `{}` on {} trace{}, use **`{}`**{}. It came closest to the ideal of both {} and {} \
+        "{} `{}` on {} trace{}, {use_text} {came} closest to the ideal of both {} and {} \
          (mean scaled distance {:.3}, standard deviation {:.3} across traces), averaging {} {} and {} {}.",
         lead,
         meta.task,
         traces,
         if traces == 1 { "" } else { "s" },
-        spec(best),
-        tail,
         label(axes.x.measure),
         label(axes.y.measure),
         best.mean,
@@ -743,18 +759,13 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             meta.task
         );
     }
-    let none = nothing_gained(meta, rows, axes);
-    if !none.is_empty() {
+    if !none.is_empty() && !nothing_anywhere {
         let _ = write!(
             out,
             " **Nothing in the grid achieves any {} on {}**{}: there, the best choice is to leave the device alone.",
             axes.x.measure.replace('_', " "),
             none.join(", "),
-            if none.len() == traces {
-                ""
-            } else {
-                " (some traces)"
-            },
+            " (some traces)",
         );
     }
     // `auto`'s row, which the excess and the gain sentences compare with.
@@ -762,7 +773,13 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         .iter()
         .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"));
     let name = spec(best);
-    let excess = raw_mean(rows, best.policy, EXCESS);
+    // With nothing to save, every ratio to a reference is 0/0.
+    let ratio = |m: &str| {
+        (!nothing_anywhere)
+            .then(|| raw_mean(rows, best.policy, m))
+            .flatten()
+    };
+    let excess = ratio(EXCESS);
     if let Some(e) = excess {
         let _ = write!(
             out,
@@ -779,13 +796,13 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             let _ = write!(out, " `auto`'s is {a:.2}×.");
         }
     }
-    if let Some(cr) = raw_mean(rows, best.policy, "competitive_ratio") {
+    if let Some(cr) = ratio("competitive_ratio") {
         let _ = write!(
             out,
             " `{name}` spends {cr:.3}× the offline oracle's energy (competitive ratio, mean over the traces)."
         );
     }
-    if let Some(g) = raw_mean(rows, best.policy, GAIN) {
+    if let Some(g) = ratio(GAIN) {
         let _ = write!(
             out,
             " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, `{name}` captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
@@ -798,7 +815,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if let Some(note) = clairvoyant_margin(rows, best.policy) {
             let _ = write!(out, " {note}");
         }
-    } else if clairvoyant_margin(rows, best.policy).is_some() {
+    } else if !nothing_anywhere && clairvoyant_margin(rows, best.policy).is_some() {
         // Spindown rows, and the clairvoyant adds nothing to divide by.
         let _ = write!(
             out,
@@ -1027,7 +1044,7 @@ pub fn markdown(
     out.push_str(&markdown_table(summaries, rows, axes, 10, &meta.limits));
     let _ = writeln!(
         out,
-        "\nFlags: {}`P` on the Pareto frontier across traces, `worse` worse than no task on some trace{}; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
+        "\nFlags: {}`P` on the Pareto frontier across traces (of the mean scaled measures the distance is made of, so a row the raw means shown seem to beat can carry it), `worse` worse than no task on some trace{}; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
          The full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n",
         if meta.limits.is_empty() {
             ""

@@ -725,3 +725,53 @@ fn the_report_names_the_drive_whose_service_times_it_used() {
     );
     assert!(!own.contains("service times of"), "{own}");
 }
+
+/// Where nothing in the grid saves anything on any trace, the answer
+/// leads with leaving the device alone, not with a network to use, and
+/// gives no ratio to a reference (each would be 0/0).
+#[test]
+fn with_nothing_to_save_anywhere_the_answer_is_to_leave_the_device_alone() {
+    use lull_blktrace_replay::{Trace, normalized};
+    let tmp = tempfile::tempdir().unwrap();
+    // A read a second: no gap comes near the default drive's B (3 s).
+    let path = tmp.path().join("busy.csv");
+    let mut trace = Trace {
+        devices: vec!["d".into()],
+        ..Trace::default()
+    };
+    let ms = Nanos::from_millis;
+    for i in 0..600u64 {
+        let t = i * 1000;
+        trace
+            .requests
+            .push(Request::new(ms(t), ms(t + 10), Op::Read, i * 8, 4096));
+    }
+    normalized::write(&trace, &mut fs::File::create(&path).unwrap()).unwrap();
+    let cfg = config(
+        &tmp.path().join("out"),
+        vec![Source::File(path)],
+        &["timer(t=B/2)", "timer(t=2B)"],
+    );
+    lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+    let report = fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    let answer = report
+        .split("## Recommendation\n\n")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .unwrap();
+    assert!(
+        answer.contains(
+            "**leave the device alone: nothing in the grid achieves any energy saved (%) there**"
+        ),
+        "{answer}"
+    );
+    assert!(!answer.contains("use **`"), "{answer}");
+    assert!(!answer.contains("(some traces)"), "{answer}");
+    for ratio in [
+        "excess_vs_best_fixed",
+        "gain_vs_clairvoyant",
+        "competitive ratio",
+    ] {
+        assert!(!answer.contains(ratio), "{ratio}: {answer}");
+    }
+}
