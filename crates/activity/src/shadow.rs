@@ -799,7 +799,8 @@ pub struct WindowReport {
     /// `(best fixed − lull) / (best fixed − clairvoyant)` in energy: the
     /// share of what the clairvoyant per-10-minute timer adds over the
     /// best fixed timeout that lull captured; `None` when the clairvoyant
-    /// adds nothing and lull is worse than the best fixed timeout.
+    /// adds nothing and lull is worse or better than the best fixed
+    /// timeout (a share of nothing).
     #[serde(default)]
     pub gain_vs_clairvoyant: Option<f64>,
     /// The wear budget (spin-downs a day) the best fixed timeout and the

@@ -85,7 +85,8 @@ pub fn pooled_excess(rows: &[Row], policy: usize) -> Option<f64> {
 /// (within [`BestFixed::OPTIMAL`] of its energy, as `lull replay` judges
 /// one trace: a daemon's short log where it equals the best fixed timer
 /// up to rounding gave gains of −10¹³), 1 for a network as good as the
-/// best fixed timer and `None` for a worse one, as `lull replay` has it;
+/// best fixed timer and `None` for a worse or a better one, as `lull
+/// replay` has it;
 /// `None` too without such rows.
 pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
     let (gained, room, tol) = pooled_parts(
@@ -100,11 +101,12 @@ pub fn pooled_gain(rows: &[Row], policy: usize) -> Option<f64> {
     )?;
     // Where the clairvoyant adds nothing, as `lull replay` has it on one
     // trace ([`lull_tasks::spindown::WindowClairvoyant::gain`]): 1 for a
-    // network as good as the best fixed timer, not a number for a worse.
+    // network as good as the best fixed timer, not a number for a worse
+    // or a better one (a share of nothing).
     if room > tol {
         Some(gained / room)
     } else {
-        (gained >= -tol).then_some(1.0)
+        (gained.abs() <= tol).then_some(1.0)
     }
 }
 
@@ -819,7 +821,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         // Spindown rows, and the clairvoyant adds nothing to divide by.
         let _ = write!(
             out,
-            " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is 1 for a network as good as the best fixed timer (all of nothing) and not a number, shown as `-`, for one that is worse."
+            " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is 1 for a network as good as the best fixed timer (all of nothing) and not a number, shown as `-`, for one that is worse or better (a share of nothing; `excess_vs_best_fixed` tells them apart)."
         );
     }
     if let Some(e) = excess
@@ -1152,7 +1154,7 @@ mod pooled_tests {
 
     /// Where the clairvoyant adds nothing, a network as good as the best
     /// fixed timer captures all of nothing (1), as `lull replay` says of
-    /// one trace; a worse one's gain is not a number.
+    /// one trace; a worse or a better one's gain is not a number.
     #[test]
     fn with_nothing_to_capture_the_gain_follows_the_replay() {
         let e = 363.478;
@@ -1167,5 +1169,10 @@ mod pooled_tests {
         let rows = [row(0, e + 1.0, e, e - 1e-13)];
         assert_eq!(pooled_gain(&rows, 0), None);
         assert!(one.gain(e, e + 1.0).is_nan());
+        // Better than the best fixed timer (the oracle) is not "all of
+        // nothing" either: it read 1, as if it merely matched it.
+        let rows = [row(0, e - 1.0, e, e - 1e-13)];
+        assert_eq!(pooled_gain(&rows, 0), None);
+        assert!(one.gain(e, e - 1.0).is_nan());
     }
 }

@@ -229,17 +229,19 @@ impl WindowClairvoyant {
     /// `(best fixed − energy) / (best fixed − clairvoyant)`: the share of
     /// what the clairvoyant per-window timer adds over the best fixed
     /// timeout that a policy spending `energy_j` captures (1: all of it;
-    /// above 1: more; below 0: worse than the best fixed timeout). 1 when
-    /// the clairvoyant adds nothing (within [`BestFixed::OPTIMAL`]) and the
-    /// policy is as good as the best fixed timeout, not a number when it
-    /// adds nothing and the policy is worse.
+    /// above 1: more; below 0: worse than the best fixed timeout). Where
+    /// the clairvoyant adds nothing (within [`BestFixed::OPTIMAL`]): 1 for
+    /// a policy as good as the best fixed timeout (all of nothing), not a
+    /// number for one worse or better (a share of nothing; the oracle, or
+    /// a learner that beats every fixed timeout, read 1 as if they merely
+    /// matched it: `excess_vs_best_fixed` tells those apart).
     pub fn gain(&self, best_fixed_energy_j: f64, energy_j: f64) -> f64 {
         let room = best_fixed_energy_j - self.energy_j;
         let gained = best_fixed_energy_j - energy_j;
         let tol = BestFixed::OPTIMAL * self.energy_j.abs().max(1e-9);
         if room > tol {
             gained / room
-        } else if gained >= -tol {
+        } else if gained.abs() <= tol {
             1.0
         } else {
             f64::NAN
