@@ -58,11 +58,14 @@
 //!
 //! # Errors
 //!
-//! A bad magic, an unsupported version, a record or payload cut short by
-//! the end of the file name the file and the byte offset of the record.
-//! With `lenient`, a bad magic makes the reader scan forward for the next
-//! record of the file's byte order (counted as one skipped record), and a
-//! truncated tail is skipped and counted.
+//! A bad magic, an unsupported version, a `pdu_len` longer than any the
+//! kernel writes ([`MAX_PDU_LEN`]: a damaged header, whose payload would
+//! swallow the records after it), a record or payload cut short by the end
+//! of the file name the file and the byte offset of the record. With
+//! `lenient`, a damaged header is skipped and counted, a bad magic makes
+//! the reader scan forward for the next record of the file's byte order
+//! (the stretch counted as the 48-byte records it could have held, at
+//! least one), and a truncated tail is skipped and counted.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
@@ -80,6 +83,19 @@ use crate::trace::Trace;
 
 /// The magic without its version byte.
 pub const MAGIC: u32 = 0x6561_7400;
+
+/// The longest payload a record may carry. The kernel's are short: a
+/// remap's 16 bytes, a process name's 16, a message of at most 128
+/// (`BLK_TN_MAX_MSG`), a command of at most 16 or so, each with an 8-byte
+/// cgroup id before it when traced with cgroups. A longer `pdu_len` is a
+/// damaged header, which would otherwise swallow the records after it as
+/// payload and surface as a bad magic somewhere past the damage.
+pub const MAX_PDU_LEN: u16 = 1024;
+
+/// The smallest record (a version 0x07 header without payload): a damaged
+/// stretch a lenient read skips counts as the records of this size it
+/// could have held.
+const MIN_RECORD: u64 = 48;
 
 const TC_SHIFT: u32 = 16;
 const TC_WRITE: u64 = 1 << 1;
@@ -248,8 +264,12 @@ impl RecordReader {
                     if !self.lenient {
                         return Err(self.err(start, message));
                     }
-                    self.skipped += 1;
-                    if self.big_endian.is_none() || !self.resync()? {
+                    let found = self.big_endian.is_some() && self.resync()?;
+                    // The records the damaged stretch could have held, at
+                    // least one (what it held cannot be known).
+                    let stretch = self.offset - start + if found { 0 } else { 4 };
+                    self.skipped += (stretch / MIN_RECORD).max(1);
+                    if !found {
                         return Ok(None);
                     }
                     have = 4;
@@ -286,6 +306,21 @@ impl RecordReader {
                 }
             };
             self.offset += len as u64;
+            if rec.pdu_len > MAX_PDU_LEN {
+                let message = format!(
+                    "implausible pdu_len {}: the kernel's payloads are at most a few hundred bytes ({MAX_PDU_LEN} allowed), so the record is damaged",
+                    rec.pdu_len
+                );
+                if !self.lenient {
+                    return Err(self.err(start, message));
+                }
+                // The header is skipped; the next record is searched for
+                // from its end, as after a bad magic.
+                self.skipped += 1;
+                have =
+                    read_full(&mut self.input, &mut self.buf[..4]).map_err(|e| self.io_err(e))?;
+                continue;
+            }
             if rec.pdu_len > 0 {
                 // Skipped unread, but for a TIMESTAMP's wall clock.
                 let want = u64::from(rec.pdu_len);
@@ -478,6 +513,9 @@ fn parse_whole<const BIG: bool>(buf: &[u8]) -> Option<(usize, Record)> {
         ),
         _ => return None,
     };
+    if rec.pdu_len > MAX_PDU_LEN {
+        return None;
+    }
     let whole = len + usize::from(rec.pdu_len);
     (buf.len() >= whole).then_some((whole, rec))
 }

@@ -122,6 +122,49 @@ fn truncated_record_names_its_offset() {
     assert_eq!((t.requests.len(), t.skipped), (3, 1));
 }
 
+/// A stretch of garbage in the middle of a file (a user's trial: 200
+/// random bytes from offset 4800), which begins inside a header: the
+/// strict error names that record, not a bad magic past the damage
+/// (a garbage `pdu_len` swallowed the records after it as payload), and a
+/// lenient read counts about the records lost, not one.
+#[test]
+fn a_damaged_stretch_is_named_where_it_begins_and_counted_as_the_records_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = Vec::new();
+    for i in 0..40u64 {
+        data.extend(record(1000 * i, Q, 8 * i, &[], false));
+        data.extend(record(1000 * i + 500, C, 8 * i, &[], false));
+    }
+    // 200 bytes of garbage from the 25th byte of record 20 (offset 960):
+    // records 20 to 24 (offsets 960 to 1199) are damaged.
+    let mut x: u32 = 0x2545_f491;
+    for b in &mut data[984..1184] {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        *b = (x >> 24) as u8;
+    }
+    let pdu_len = u16::from_le_bytes([data[960 + 46], data[960 + 47]]);
+    assert!(
+        pdu_len > blktrace::MAX_PDU_LEN,
+        "{pdu_len}: the garbage must reach it"
+    );
+    let p = write(dir.path(), "mid", &data);
+    let e = open(&p, false).unwrap_err();
+    assert_eq!(offset_of(&e), Some(960), "{e}");
+    assert!(e.to_string().contains("implausible pdu_len"), "{e}");
+    let t = open(&p, true).unwrap();
+    // Records 20 to 24: the damaged header, then 192 bytes to the next
+    // magic (record 25's, at 1200), which could have held four.
+    assert_eq!(t.skipped, 5, "{t:?}");
+    // 80 records, 40 requests; 5 records lost: 3 requests lose an event.
+    assert!(
+        (36..=38).contains(&t.requests.len()),
+        "{}",
+        t.requests.len()
+    );
+}
+
 #[test]
 fn empty_file_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,7 +219,9 @@ fn oversized_pdu_len() {
     assert_eq!(offset_of(&e), Some(at), "{e}");
     assert!(e.to_string().contains("pdu_len"), "{e}");
     let t = open(&p, true).unwrap();
-    assert_eq!((t.requests.len(), t.skipped), (3, 1));
+    // The damaged header, and the 100 bytes after it, which could have
+    // held two records.
+    assert_eq!((t.requests.len(), t.skipped), (3, 3));
 }
 
 #[test]
