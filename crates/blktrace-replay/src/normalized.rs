@@ -6,8 +6,10 @@
 //! ```
 //!
 //! One request a row, sorted by arrival; `op` is `R`, `W`, `F` or `D`; the
-//! device is the rest of the line (so `8,0` needs no quoting), or
-//! double-quoted.
+//! device is the rest of the line (so `8,0` needs no quoting to be read),
+//! or double-quoted (a `""` in it for a quote). [`write`] quotes a device
+//! with a comma or a quote in it, as RFC 4180 has it, so that other CSV
+//! readers (pandas, polars, a spreadsheet) see six columns.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -57,10 +59,16 @@ fn parse_row(line: &str, trace: &mut Trace) -> Result<Request, String> {
     let bytes = u32::try_from(num("bytes", bytes_text)?)
         .map_err(|_| format!("`bytes` is too large: {bytes_text}"))?;
     let device = next("device")?;
-    let device = device
-        .strip_prefix('"')
-        .and_then(|d| d.strip_suffix('"'))
-        .unwrap_or(device);
+    let quoted = device.strip_prefix('"').and_then(|d| d.strip_suffix('"'));
+    let unquoted;
+    let device = match quoted {
+        Some(d) if d.contains("\"\"") => {
+            unquoted = d.replace("\"\"", "\"");
+            unquoted.as_str()
+        }
+        Some(d) => d,
+        None => device,
+    };
     if device.is_empty() {
         return Err("missing column `device`".into());
     }
@@ -135,19 +143,34 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
 /// Writes `trace` as a normalized CSV.
 pub fn write(trace: &Trace, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "{HEADER}")?;
+    // Each device's field once, quoted where CSV needs it.
+    let fields: Vec<String> = trace.devices.iter().map(|d| csv_field(d)).collect();
     for r in &trace.requests {
+        let device = fields
+            .get(usize::from(r.device.0))
+            .map_or_else(|| csv_field(trace.device_name(r.device)), Clone::clone);
         writeln!(
             out,
-            "{},{},{},{},{},{}",
+            "{},{},{},{},{},{device}",
             r.arrival.0,
             r.completion.0,
             r.op.code(),
             r.sector,
             r.bytes,
-            trace.device_name(r.device)
         )?;
     }
     Ok(())
+}
+
+/// `text` as a CSV field: double-quoted, with its quotes doubled, when it
+/// holds a comma or a quote (or begins or ends with a blank, which a
+/// reader would trim).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"']) || text.trim() != text {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +187,21 @@ mod tests {
         let t = read_str(&text).unwrap();
         assert_eq!(t.requests.len(), 2);
         assert_eq!(t.devices, ["8,0", "msr:hm_0"]);
+        let mut out = Vec::new();
+        write(&t, &mut out).unwrap();
+        // Written as CSV has it: `8,0` quoted, so six columns.
+        let written = String::from_utf8(out).unwrap();
+        assert_eq!(
+            written,
+            format!("{HEADER}\n0,10,R,8,4096,\"8,0\"\n5,20,W,16,512,msr:hm_0\n")
+        );
+        let again = read_str(&written).unwrap();
+        assert_eq!(again.devices, t.devices);
+        assert_eq!(again.requests, t.requests);
+        // A quote in a device name is doubled, and read back.
+        let text = format!("{HEADER}\n0,10,R,8,4096,\"a \"\"b\"\", c\"\n");
+        let t = read_str(&text).unwrap();
+        assert_eq!(t.devices, ["a \"b\", c"]);
         let mut out = Vec::new();
         write(&t, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text);
