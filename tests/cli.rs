@@ -148,6 +148,27 @@ fn usage_errors_exit_2() {
             stderr(&o)
         );
     }
+    // An output directory that is a file: named before any work, exit 2
+    // (it was "File exists", exit 1, after the whole run).
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_string_lossy().into_owned();
+    for (args, flag) in [
+        (vec!["rank", "--task", "spindown", "--out", &file], "--out"),
+        (vec!["rank", "merge", &out, "--out", &file], "--out"),
+        (
+            vec!["plan", "--job", "probe:1m/day:step=60s", "--plot", &file],
+            "--plot",
+        ),
+    ] {
+        let o = lull(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{flag} {file}: exists and is not a directory")),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]

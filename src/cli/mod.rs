@@ -75,6 +75,19 @@ impl From<lull_blktrace_replay::ReplayError> for CliError {
     }
 }
 
+/// Checks an output directory given with `flag` before any work: a path
+/// that exists and is not a directory is the user's mistake (exit 2),
+/// named at once instead of as `File exists` (exit 1) after the run.
+pub(crate) fn check_out_dir(flag: &str, dir: &std::path::Path) -> Result<(), CliError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(CliError::input(anyhow::anyhow!(
+            "{flag} {}: exists and is not a directory (name a new or an existing directory)",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Output format of reporting subcommands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {

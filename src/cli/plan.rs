@@ -71,6 +71,9 @@ fn request_text(r: &Request) -> String {
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
+    if let Some(dir) = &args.plot {
+        super::check_out_dir("--plot", dir)?;
+    }
     // The B of a daemon disk's `jobs` task on the same drive: one
     // resolution, so `step=2B` means the same here and in the daemon.
     let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())?;

@@ -208,6 +208,7 @@ struct RunArgs {
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     match args.sub {
         Some(Sub::Merge(m)) => {
+            super::check_out_dir("--out", &m.out)?;
             let score: Option<Mode> = match &m.score {
                 Some(s) => Some(
                     s.parse()
@@ -232,6 +233,9 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn run_rank(mut a: RunArgs) -> Result<(), CliError> {
+    if let Some(out) = &a.out {
+        super::check_out_dir("--out", out)?;
+    }
     let daemon = match a.from_daemon.take() {
         Some(arg) => Some(from_daemon(&arg, &mut a)?),
         None => None,
