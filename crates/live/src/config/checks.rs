@@ -36,13 +36,27 @@ pub(super) fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
     let message = key
         .as_deref()
         .and_then(|k| wrong_type(k, raw))
-        .unwrap_or_else(|| raw.to_string());
+        .unwrap_or_else(|| format!("{raw}{}", unknown_field_hint(raw)));
     ConfigError {
         file: cx.path.to_path_buf(),
         line,
         key,
         message,
     }
+}
+
+/// "; did you mean `network`?" after serde's "unknown field `netwrok`,
+/// expected one of `device`, `network`, …", for the closest of the keys
+/// it lists; nothing when none is close or the message is another.
+fn unknown_field_hint(raw: &str) -> String {
+    let Some(rest) = raw.strip_prefix("unknown field `") else {
+        return String::new();
+    };
+    let Some((name, known)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let known: Vec<&str> = known.split('`').skip(1).step_by(2).collect();
+    lull_core::suggest::did_you_mean(name, known)
 }
 
 /// What key `key` (`poll`, `disk[0].command`, `metrics.listen`) accepts,

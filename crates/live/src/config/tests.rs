@@ -542,10 +542,16 @@ fn unknown_keys_name_their_table() {
         (Some(6), Some("disk[1].netwrok")),
         "{e}"
     );
+    assert!(e.message.ends_with("; did you mean `network`?"), "{e}");
     let e = err("[metrics]\ntextfil = \"x\"\n");
     assert_eq!(e.key.as_deref(), Some("metrics.textfil"), "{e}");
+    assert!(e.message.ends_with("; did you mean `textfile`?"), "{e}");
     let e = err("pol = \"1s\"\n");
     assert_eq!(e.key.as_deref(), Some("pol"), "{e}");
+    assert!(e.message.ends_with("; did you mean `poll`?"), "{e}");
+    // Nothing close: the list only.
+    let e = err("zzzzzz = 1\n");
+    assert!(!e.message.contains("did you mean"), "{e}");
 }
 
 #[test]
