@@ -329,8 +329,13 @@ fn dir_writable(path: &Path) -> Result<(), String> {
 pub struct CheckReport {
     /// The configuration file.
     pub config: String,
-    /// The poll interval, and whether it was derived.
+    /// The poll interval, and whether it was derived, in words.
     pub poll: String,
+    /// The poll interval, seconds (for scripts).
+    pub poll_s: f64,
+    /// Whether the poll interval was derived from the disks' networks
+    /// (no `poll` in the file).
+    pub poll_derived: bool,
     /// The state file.
     pub state_file: String,
     /// One item per disk present now (a glob's every match), and one per
@@ -702,6 +707,8 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
     Ok(CheckReport {
         config: path.display().to_string(),
         poll: cfg.poll_text(),
+        poll_s: cfg.poll.as_secs_f64(),
+        poll_derived: cfg.poll_derived,
         state_file: cfg.state_file.display().to_string(),
         disks,
         warnings,

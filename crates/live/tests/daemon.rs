@@ -1854,3 +1854,39 @@ fn a_reload_that_changes_hdparm_runs_the_new_one() {
         s.state()
     );
 }
+
+/// `--check --format json` gives the poll interval as a number and says
+/// whether it was derived, beside the words (`poll` was prose only).
+#[test]
+fn check_json_gives_the_poll_as_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("lull.toml");
+    let state = dir.path().join("state.json");
+    for (top, poll_s, derived) in [("poll = \"500ms\"\n", 0.5, false), ("", 1.0, true)] {
+        std::fs::write(
+            &config,
+            format!(
+                "{top}state_file = {state:?}\n[[disk]]\ndevice = \"nosuchdisk\"\nnetwork = \"timer(10s)\"\n"
+            ),
+        )
+        .unwrap();
+        let out = run(&[
+            "--config",
+            config.to_str().unwrap(),
+            "--check",
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let js: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(js["poll_s"], poll_s, "{js}");
+        assert_eq!(js["poll_derived"], derived, "{js}");
+        assert!(
+            js["poll"]
+                .as_str()
+                .unwrap()
+                .starts_with(if derived { "1s (derived" } else { "500ms" }),
+            "{js}"
+        );
+    }
+}
