@@ -72,14 +72,11 @@ fn days_are_traces_of_their_own_and_day_one_is_the_seed() {
     assert_ne!(rows_of(&three, "office@3"), rows_of(&three, "office@2"));
     // The spread across days is said on stdout and in the report; one day
     // has none to say.
-    assert!(
-        text3.contains("Across the 3 days of each workload"),
-        "{text3}"
-    );
-    assert!(!text1.contains("Across the"), "{text1}");
+    assert!(text3.contains("Over the 3 days of office, "), "{text3}");
+    assert!(!text1.contains("Over the "), "{text1}");
     let report = std::fs::read_to_string(three.join("report.md")).unwrap();
     let spread = report
-        .split("Across the 3 days of each workload, `")
+        .split("Over the 3 days of office, `")
         .nth(1)
         .and_then(|s| s.split_once("`'s scaled distance ranged from "))
         .map(|(_, s)| s)
@@ -214,4 +211,39 @@ fn warm_up_is_refused_where_it_cannot_apply() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("auto"), "{}", stdout(&o));
+}
+
+/// Over several workloads the spread is over every day of each, and the
+/// sentence says how many traces that is (it read "across the 2 days"
+/// where the range was over four traces).
+#[test]
+fn the_spread_over_several_workloads_counts_its_traces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("two");
+    let grid = tmp.path().join("grid.toml");
+    std::fs::write(&grid, "specs = [\"timer(t=B)\", \"timer(t=4B)\"]\n").unwrap();
+    let o = lull(&[
+        "rank",
+        "--task",
+        "spindown",
+        "--workload",
+        "office",
+        "--workload",
+        "home-nas",
+        "--duration",
+        "2h",
+        "--days",
+        "2",
+        "--grid",
+        grid.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(traces(&out).len(), 4, "{:?}", traces(&out));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("Over the 2 days of each of the 2 workloads (4 traces), `"),
+        "{report}"
+    );
 }

@@ -582,8 +582,17 @@ pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row], whose: &str) 
         parts.push(part);
     }
     let days = groups.iter().map(|(_, ix)| ix.len()).max().unwrap_or(0);
-    let mut out =
-        format!("Across the {days} days of each workload, {whose} scaled distance ranged");
+    // The range is over every day of every workload: say how many traces
+    // that is (it read "across the 3 days" over 30 traces).
+    let over = match groups.as_slice() {
+        [(base, _)] => format!("Over the {days} days of {base}"),
+        _ => format!(
+            "Over the {days} days of each of the {} workloads ({} traces)",
+            groups.len(),
+            groups.iter().map(|(_, ix)| ix.len()).sum::<usize>()
+        ),
+    };
+    let mut out = format!("{over}, {whose} scaled distance ranged");
     if let Some((lo, hi)) = range(&all_d) {
         let _ = write!(out, " from {lo:.3} to {hi:.3}");
     }
