@@ -208,3 +208,31 @@ fn the_header_names_the_drive() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("plan     drive wd-red-plus   wait"), "{text}");
 }
+
+/// A job whose steps run into I/O is warned of in words, with the count
+/// the JSON gives; one whose steps never do, not.
+#[test]
+fn overruns_are_warned_of_in_the_text() {
+    let mut warned = 0;
+    for job in ["scrub:60s/day:step=1s", "scrub:1800s/day:step=60s"] {
+        let v = json(&["plan", "--job", job, "--format", "json"]);
+        let j = &v["jobs"][0];
+        let (overruns, steps) = (
+            j["overruns"].as_u64().unwrap(),
+            j["steps"].as_u64().unwrap(),
+        );
+        let o = lull(&["plan", "--job", job]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = format!("warning: {overruns} of its {steps} steps ran into I/O");
+        if overruns > 0 {
+            warned += 1;
+            assert!(text.contains(&line), "{job}: {text}");
+        } else {
+            assert!(!text.contains("steps ran into I/O"), "{job}: {text}");
+        }
+    }
+    assert_eq!(
+        warned, 1,
+        "a minute's steps on office overrun, a second's do not"
+    );
+}

@@ -287,6 +287,18 @@ fn text(
                     hours(j.worst_shortfall)
                 )?;
             }
+            if j.overruns > 0 {
+                // An overrun delays the user's I/O: said in words, not only
+                // as a count in a column.
+                writeln!(
+                    out,
+                    "  {:<10} warning: {} of its {} steps ran into I/O, which waited {:.3}s in all behind them; a shorter step= overruns less",
+                    "",
+                    j.overruns,
+                    j.steps,
+                    d.total.as_secs_f64()
+                )?;
+            }
         }
     }
     Ok(())
