@@ -901,7 +901,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(f) = fams.first() {
         let _ = write!(
             out,
-            "\n\nBy start-detector family, **{}** has the best network (rank {}; its {} network{} average a distance of {:.3})",
+            "\n\nBy start-detector family, **`{}`** has the best network (rank {}; its {} network{} average a distance of {:.3})",
             f.0,
             f.2,
             f.1,
@@ -911,14 +911,14 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if let Some(g) = fams.get(1) {
             let _ = write!(
                 out,
-                ", ahead of {} (best rank {}, average {:.3})",
+                ", ahead of `{}` (best rank {}, average {:.3})",
                 g.0, g.2, g.3
             );
         }
         if let Some(w) = fams.last().filter(|_| fams.len() > 2) {
             let _ = write!(
                 out,
-                "; {} trails (best rank {}, average {:.3})",
+                "; `{}` trails (best rank {}, average {:.3})",
                 w.0, w.2, w.3
             );
         }
@@ -933,7 +933,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             let (lo, hi) = family_range(summaries, rows, &safe.0);
             let _ = write!(
                 out,
-                " Picked with any of its settings, **{}** does best on average: its {} networks average {:.3} (from {lo:.3} to {hi:.3}).",
+                " Picked with any of its settings, **`{}`** does best on average: its {} networks average {:.3} (from {lo:.3} to {hi:.3}).",
                 safe.0, safe.1, safe.3
             );
         }
@@ -942,7 +942,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(d) = durs.first() {
         let _ = write!(
             out,
-            " Among duration predictors, **{}** gives the best networks (best rank {}, average {:.3}).",
+            " Among duration predictors, **`{}`** gives the best networks (best rank {}, average {:.3}).",
             d.0, d.2, d.3
         );
     }

@@ -203,6 +203,8 @@ fn limits_move_the_recommendation_or_say_none_keeps_them() {
         .any(|l| l.contains("pick"));
     assert!(md_pick, "{report}");
     assert!(report.contains("`over` breaks a limit"), "{report}");
+    // Family names are code, so `and` or `or` do not read as words.
+    assert!(report.contains("By start-detector family, **`"), "{report}");
     // Without limits, neither flag.
     let free_table = free.table(10);
     assert!(
