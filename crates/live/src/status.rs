@@ -1148,6 +1148,13 @@ pub fn render_text(st: &Status) -> String {
         }
         let standby = d.task.as_deref() == Some("standby") || d.spindowns + d.spinups > 0;
         let mut downs = d.spindowns.to_string();
+        if st.dry_run == Some(true) && standby {
+            // Beside the `saved` lines' would-be spin-ups, which a reader
+            // took for a contradiction.
+            downs.push_str(
+                " sent (a dry run sends none; lull's `saved` line counts those it would have done)",
+            );
+        }
         if let Some(w) = &d.wear {
             // What the tokens went to, where the counters leave a puzzle
             // ("0 … 8 used"): a dry run spends them on the spin-downs it

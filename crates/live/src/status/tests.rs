@@ -846,6 +846,14 @@ fn a_dry_run_s_budget_is_spent_on_what_it_would_have_done() {
         text.contains("4 used in 24 h by spin-downs it would have done, "),
         "{text}"
     );
+    // The spin-downs it counts are the ones sent: none, said beside the
+    // `saved` lines' would-be spin-ups.
+    assert!(
+        text.contains(
+            " sent (a dry run sends none; lull's `saved` line counts those it would have done)"
+        ),
+        "{text}"
+    );
     // A dry run that has stopped is spoken of in the past.
     st.daemon_running = Some(false);
     let text = render_text(&st);
