@@ -773,10 +773,9 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if !none.is_empty() && !nothing_anywhere {
         let _ = write!(
             out,
-            " **Nothing in the grid achieves any {} on {}**{}: there, the best choice is to leave the device alone.",
+            " **Nothing in the grid achieves any {} on {}** (some traces): there, the best choice is to leave the device alone.",
             axes.x.measure.replace('_', " "),
             none.join(", "),
-            " (some traces)",
         );
     }
     // `auto`'s row, which the excess and the gain sentences compare with.
