@@ -7,7 +7,7 @@
 //!
 //! One request a row, sorted by arrival; `op` is `R`, `W`, `F` or `D`; the
 //! device is the rest of the line (so `8,0` needs no quoting to be read),
-//! or double-quoted (a `""` in it for a quote). [`write`] quotes a device
+//! or double-quoted (a `""` in it for a quote). [`write()`] quotes a device
 //! with a comma or a quote in it, as RFC 4180 has it, so that other CSV
 //! readers (pandas, polars, a spreadsheet) see six columns.
 
