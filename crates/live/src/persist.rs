@@ -6,7 +6,8 @@
 //! once when something urgent changed (a command's pid, which a restart
 //! after SIGKILL needs; a spin-down, spin-up or wake, which `lull status`
 //! shows), and at stop. A crash loses at most that much of the counters.
-//! The metrics (no fsync) follow every change, at most once a second, and
+//! The metrics (no fsync) follow every change, at most once a second but
+//! at once for an urgent one, and
 //! at least every [`METRICS_REFRESH`] with no change, and are rendered only
 //! for someone: a textfile or an endpoint. The refresh is for the figures
 //! that move on a quiet disk: `lull_polls_total` (a monitor's "is lull
@@ -110,7 +111,10 @@ impl Persist {
         let metrics_due = wants_metrics
             && self.last_save.is_none_or(|t| {
                 let age = now - t;
-                (self.dirty && age >= Nanos::from_secs(1)) || age >= METRICS_REFRESH
+                // An urgent change (rare: spin-downs, spin-ups, commands)
+                // is not held back by the once-a-second limit.
+                (self.dirty && (self.urgent || age >= Nanos::from_secs(1)))
+                    || age >= METRICS_REFRESH
             });
         self.state_dirty |= self.dirty;
         if !wants_metrics {
@@ -227,5 +231,27 @@ mod tests {
         p.mark(true, false);
         assert_eq!(save(&mut p, 62), "62");
         assert_eq!(save(&mut p, 63), "62");
+        // Within the second, a change waits; an urgent one (a spin-down
+        // done or failed, as its outcome comes in between two polls) does
+        // not.
+        let ms = Nanos::from_millis;
+        let save_ms = |p: &mut Persist, t: u64| {
+            p.save(ms(t), false, &cfg, &hooks, || Snapshot {
+                state: State::default(),
+                gauges: Vec::new(),
+                polls: t,
+            });
+            std::fs::read_to_string(&tf)
+                .unwrap()
+                .lines()
+                .find_map(|l| l.strip_prefix("lull_polls_total ").map(str::to_string))
+                .unwrap()
+        };
+        p.mark(true, false);
+        assert_eq!(save_ms(&mut p, 64_000), "64000");
+        p.mark(true, false);
+        assert_eq!(save_ms(&mut p, 64_500), "64000");
+        p.mark(true, true);
+        assert_eq!(save_ms(&mut p, 64_600), "64600");
     }
 }

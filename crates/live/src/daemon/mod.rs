@@ -667,6 +667,13 @@ impl Daemon {
             }
         };
         self.persist.mark(dirty, urgent);
+        // An outcome that changed something urgent (a spin-down done or
+        // failed, a command's start or exit) reaches the state file and
+        // the metrics now, not at the next poll, which may be a minute
+        // away.
+        if urgent {
+            self.save_at(now.mono, false);
+        }
     }
 
     /// Saves the state (at most once a second unless `force`) and
