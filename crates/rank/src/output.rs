@@ -711,6 +711,7 @@ fn draw(
             summaries,
             traces: &trace_names,
             cdfs,
+            breakeven_s: meta.breakeven_s,
         },
     )
 }

@@ -71,6 +71,9 @@ pub struct PlotInput<'a> {
     pub traces: &'a [String],
     /// Idle-period CDFs.
     pub cdfs: &'a [IdleCdf],
+    /// The device's break-even time B, seconds, marked on the idle CDFs
+    /// (the periods longer than it are the ones worth a spin-down).
+    pub breakeven_s: Option<f64>,
 }
 
 /// A drawn figure: its title and file stem (`.svg` and `.png` beside it).
@@ -240,6 +243,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
             &Cdf {
                 title: title.clone(),
                 cdf,
+                breakeven_s: input.breakeven_s,
             },
         )?;
         figures.push(Figure { title, stem });
@@ -886,6 +890,7 @@ impl Draw for Heat {
 struct Cdf<'a> {
     title: String,
     cdf: &'a IdleCdf,
+    breakeven_s: Option<f64>,
 }
 
 impl Draw for Cdf<'_> {
@@ -932,6 +937,21 @@ impl Draw for Cdf<'_> {
                 .label(name)
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+                });
+        }
+        // The break-even time: the idle time right of it is what a
+        // spin-down can save.
+        if let Some(b) = self.breakeven_s.filter(|b| *b > lo && *b < hi) {
+            let grey = RGBColor(90, 90, 90);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(b, 0.0), (b, 1.0)],
+                    grey.stroke_width(2),
+                )))
+                .map_err(err)?
+                .label(format!("break-even time B = {} s", tick(b)))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
                 });
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)

@@ -156,10 +156,18 @@ fn sharded_and_merged_ranking_is_byte_identical() {
     assert!(report.contains("## Recommendation"), "{report}");
     assert!(report.contains("plots/tradeoff-workstation.png"));
 
+    // The idle CDF marks the device's break-even time.
+    let cdf_svg = || fs::read_to_string(whole.join("plots/idle-cdf-workstation.svg")).unwrap();
+    let b = outcome.meta.breakeven_s.expect("a spindown run has a B");
+    assert_eq!(b, 3.0, "the paper's drive");
+    let b = "break-even time B = 3 s";
+    assert!(cdf_svg().contains(b), "{b} not in the idle CDF");
+
     // `lull plot` redraws from the tables alone.
     fs::remove_dir_all(whole.join("plots")).unwrap();
     let r = lull_rank::replot(&whole).unwrap();
     assert!(whole.join("plots/range-start.svg").exists());
+    assert!(cdf_svg().contains(b), "{b} not in the redrawn idle CDF");
     assert_eq!(r.figures.len(), outcome.figures.len());
 }
 
