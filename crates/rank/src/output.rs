@@ -711,6 +711,7 @@ fn draw(
             summaries,
             traces: &trace_names,
             cdfs,
+            pick: crate::report::pick(summaries, rows, &meta.limits),
             breakeven_s: meta.breakeven_s,
         },
     )

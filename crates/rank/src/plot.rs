@@ -71,6 +71,9 @@ pub struct PlotInput<'a> {
     pub traces: &'a [String],
     /// Idle-period CDFs.
     pub cdfs: &'a [IdleCdf],
+    /// The network the report recommends (its index), ringed on the
+    /// trade-off plots.
+    pub pick: Option<usize>,
     /// The device's break-even time B, seconds, marked on the idle CDFs
     /// (the periods longer than it are the ones worth a spin-down).
     pub breakeven_s: Option<f64>,
@@ -155,6 +158,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
                     reference: r.reference.then(|| reference_name(&r.spec)),
                     worse: sc.worse,
                     frontier: false,
+                    picked: !r.reference && Some(r.network_index) == input.pick,
                 })
             })
             .collect();
@@ -334,6 +338,8 @@ struct Pt {
     reference: Option<String>,
     worse: bool,
     frontier: bool,
+    /// The recommended network's point.
+    picked: bool,
 }
 
 fn reference_name(spec: &str) -> String {
@@ -514,6 +520,17 @@ impl Draw for Tradeoff<'_> {
                 .map_err(err)?;
             }
         }
+        // The recommended network, ringed.
+        let picked = self.points.iter().any(|p| p.picked);
+        for p in self.points.iter().filter(|p| p.picked) {
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    view.place(p).0,
+                    10,
+                    BLACK.stroke_width(2),
+                )))
+                .map_err(err)?;
+        }
         let ref_colours = [BLACK, RGBColor(200, 0, 0), RGBColor(0, 120, 0)];
         let mut refs: Vec<String> = Vec::new();
         for p in self.points.iter().filter(|p| p.reference.is_some()) {
@@ -573,6 +590,15 @@ impl Draw for Tradeoff<'_> {
                     (32, y),
                     (SANS, 14),
                 ))
+                .map_err(err)?;
+            y += 22;
+        }
+        if picked {
+            legend
+                .draw(&Circle::new((18, y + 7), 8, BLACK.stroke_width(2)))
+                .map_err(err)?;
+            legend
+                .draw(&Text::new("recommended", (32, y), (SANS, 14)))
                 .map_err(err)?;
             y += 22;
         }

@@ -239,7 +239,7 @@ fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> Str
 }
 
 /// The network recommended under `limits` ([`choose`]), if any.
-fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
+pub(crate) fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
     match choose(summaries, rows, limits) {
         Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
         Choice::Nothing => None,

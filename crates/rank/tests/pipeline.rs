@@ -156,6 +156,9 @@ fn sharded_and_merged_ranking_is_byte_identical() {
     assert!(report.contains("## Recommendation"), "{report}");
     assert!(report.contains("plots/tradeoff-workstation.png"));
 
+    // The trade-off rings the recommended network.
+    let tradeoff = fs::read_to_string(whole.join("plots/tradeoff-workstation.svg")).unwrap();
+    assert!(tradeoff.contains("\nrecommended\n"), "no recommended mark");
     // The idle CDF marks the device's break-even time.
     let cdf_svg = || fs::read_to_string(whole.join("plots/idle-cdf-workstation.svg")).unwrap();
     let b = outcome.meta.breakeven_s.expect("a spindown run has a B");
