@@ -992,6 +992,46 @@ fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
     assert!(m(&without, "spinups") >= 20.0, "{without:?}");
 }
 
+/// A failed standby wears nothing, and its token goes back, in the daemon
+/// and in the replay of its log alike: under a budget of 6 a day (a
+/// bucket of one token, the next after 4 hours) the daemon goes on
+/// sending standbys at its back-off's pace, which it could not if each
+/// failure spent the only token, and the replay refuses none for the
+/// budget.
+#[test]
+fn a_failed_standby_gives_its_token_back_in_the_daemon_and_the_replay() {
+    let registry = lull_live::default_registry();
+    let shape = vec![(10_000u64, 3u32); 30];
+    let completions = activity(&shape);
+    let poll = Nanos::from_secs(1);
+    let end = *completions.last().unwrap() + poll;
+    let mut ctl = controller("timer(4s)", &registry, 6, CLOCK, Default::default());
+    let (live, requests) = drive_saving(
+        &mut ctl,
+        &completions,
+        (poll, 0),
+        (end, end),
+        &registry,
+        CLOCK,
+        (None, true),
+    );
+    let sent = standbys_of(&live.records);
+    // Three, then one after a minute, then one after two more: as with no
+    // budget at all. Had each failure spent the token, one.
+    assert!((4..=6).contains(&sent.len()), "{sent:?}");
+    let wear = ctl.state().wear.clone().expect("a budget");
+    assert_eq!(wear.tokens, 1.0, "every token given back: {wear:?}");
+    assert!(ctl.state().spindown_attempts_unix.is_empty());
+
+    let (log, rebuilt) = rebuilt_log(&live.records);
+    assert_eq!(rebuilt.requests, requests);
+    let m = |r: &RunReport, name: &str| r.task_measure(name).unwrap();
+    let with = replay_log("timer(4s)", &log, &rebuilt, true);
+    assert_eq!(m(&with, "failed_standbys"), sent.len() as f64, "{with:?}");
+    assert_eq!(m(&with, "refused_wear_budget"), 0.0, "{with:?}");
+    assert_eq!(m(&with, "spinups"), 0.0, "{with:?}");
+}
+
 /// The wear budget over half a day: a burst every 30 minutes, a 4 s
 /// timer, 6 spin-downs a day (a bucket of one, a token every 4 hours).
 /// The daemon spins down about every 4 hours, not after every burst, and

@@ -740,8 +740,8 @@ fn unopenable(kernel: &str) -> Option<String> {
 
 /// Why a standby by SG_IO (`backend` `sgio`, `ata16`, `ata12`, `scsi`)
 /// cannot reach `/dev/KERNEL`, if the device takes no SG_IO at all (a
-/// loop device, NVMe, device-mapper): every spin-down would fail and
-/// spend a token of the wear budget. `auto` probes and leaves such a
+/// loop device, NVMe, device-mapper): every spin-down would fail (and
+/// the daemon back off after three in a row). `auto` probes and leaves such a
 /// device alone, and `hdparm` runs its own program, so neither is asked.
 /// Asked with REQUEST SENSE, which changes no power state (the transport
 /// probe's last question); a device that cannot be opened is for
@@ -754,7 +754,7 @@ fn no_sg_io(kernel: &str, backend: crate::drive::Backend) -> Option<String> {
     let dev = crate::sgio::Device::open(Path::new("/dev").join(kernel).as_path()).ok()?;
     match dev.send(&crate::sgio::request_sense(18), 18, 5_000) {
         Err(crate::sgio::SendError::NotSg(m)) => Some(format!(
-            "backend = \"{}\": {m}, so every spin-down would fail (and spend a token of max_spindowns_per_day); the default backend, auto, probes the transport and leaves such a device alone",
+            "backend = \"{}\": {m}, so every spin-down would fail (the daemon backs off after three in a row); the default backend, auto, probes the transport and leaves such a device alone",
             crate::drive::backend_name(backend)
         )),
         _ => None,

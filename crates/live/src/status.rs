@@ -186,7 +186,8 @@ pub struct WearStatus {
     /// `max_spindowns_per_day`.
     pub per_day: u32,
     /// Spin-down attempts the budget was charged for in the last 24 hours
-    /// (a failed attempt costs a token too).
+    /// (a failed one gives its token back; one that found the drive
+    /// asleep already costs one).
     pub spent_24h: usize,
     /// Spin-downs allowed right now (the bucket refilled to now).
     pub tokens: f64,
@@ -1164,7 +1165,7 @@ pub fn render_text(st: &Status) -> String {
             let would = if st.dry_run == Some(true) {
                 " by spin-downs it would have done"
             } else if w.spent_24h as u64 > d.spindowns {
-                " by attempts, which count when the drive was asleep already or the standby failed"
+                " by attempts, which count when the drive was asleep already"
             } else {
                 ""
             };

@@ -239,6 +239,22 @@ impl WearBudget {
         self.at_unix = self.at_unix.max(now_unix);
     }
 
+    /// Gives back the token `charge` took, for a standby that failed (the
+    /// drive did not spin down, so it wore nothing). Exact when nothing
+    /// touched the bucket since (as in the daemon, where the failure is
+    /// the next thing that happens to it, and in a replay, which knows
+    /// the failure at once): the tokens are what they were before the
+    /// charge, so the daemon and a replay of its log, refunding at other
+    /// instants, hold the same bucket to the bit. Otherwise one token back,
+    /// within the capacity.
+    pub fn refund(&mut self, charge: Charge) {
+        if self.at_unix == charge.at_unix {
+            self.tokens = charge.tokens_before;
+        } else {
+            self.tokens = (self.tokens + 1.0).min(charge.capacity);
+        }
+    }
+
     /// Takes a token if there is one at `now_unix`; otherwise returns the
     /// seconds until there will be.
     pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
@@ -252,6 +268,15 @@ impl WearBudget {
             Err((1.0 - self.tokens) * 86_400.0 / f64::from(per_day))
         }
     }
+}
+
+/// The token [`StandbyGate::admit_charge`] took from a wear budget, to
+/// give back with [`WearBudget::refund`] if the standby fails.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Charge {
+    tokens_before: f64,
+    at_unix: u64,
+    capacity: f64,
 }
 
 /// Which of the daemon's checks a standby passes ([module docs](self)).
@@ -322,6 +347,18 @@ impl StandbyGate {
         unix: u64,
         budget: Option<Nanos>,
     ) -> Result<(), Refusal> {
+        self.admit_charge(bucket, unix, budget).map(|_| ())
+    }
+
+    /// [`StandbyGate::admit`], which also returns the token it took (none
+    /// without a wear budget), for [`WearBudget::refund`] when the standby
+    /// then fails.
+    pub fn admit_charge(
+        &self,
+        bucket: &mut Option<WearBudget>,
+        unix: u64,
+        budget: Option<Nanos>,
+    ) -> Result<Option<Charge>, Refusal> {
         if let Some(per_day) = self.max_spindowns_per_day {
             let b = bucket.get_or_insert_with(|| WearBudget::full(per_day, unix));
             let mut peek = b.clone();
@@ -334,10 +371,19 @@ impl StandbyGate {
                 return Err(Refusal::ShortPrediction { budget, break_even });
             }
         }
+        let mut charge = None;
         if let (Some(per_day), Some(b)) = (self.max_spindowns_per_day, bucket.as_mut()) {
-            let _ = b.take(per_day, unix);
+            b.refill(per_day, unix);
+            let before = Charge {
+                tokens_before: b.tokens,
+                at_unix: b.at_unix,
+                capacity: WearBudget::capacity(per_day),
+            };
+            if b.take(per_day, unix).is_ok() {
+                charge = Some(before);
+            }
         }
-        Ok(())
+        Ok(charge)
     }
 }
 
@@ -640,6 +686,51 @@ mod tests {
             Ok(())
         );
         assert!(none.is_none());
+    }
+
+    /// A refund puts back the bucket a charge took from, bit for bit, at
+    /// whatever instant it comes when nothing touched the bucket since;
+    /// later, one token within the capacity.
+    #[test]
+    fn a_refund_gives_back_exactly_what_the_charge_took() {
+        let gate = StandbyGate {
+            break_even: None,
+            max_spindowns_per_day: Some(48),
+        };
+        let mut bucket = Some(WearBudget {
+            tokens: 0.3 + 0.7 / 3.0,
+            at_unix: 0,
+        });
+        // 1 234 s refill 0.685… tokens: 1.219… before the charge.
+        let charge = gate
+            .admit_charge(&mut bucket, 1_234, None)
+            .unwrap()
+            .unwrap();
+        let mut before = WearBudget {
+            tokens: 0.3 + 0.7 / 3.0,
+            at_unix: 0,
+        };
+        before.refill(48, 1_234);
+        let b = bucket.as_mut().unwrap();
+        assert!(b.tokens < before.tokens);
+        b.refund(charge);
+        assert_eq!(*b, before);
+        // After a refill: one token back, within the capacity (8).
+        let charge = gate
+            .admit_charge(&mut bucket, 1_300, None)
+            .unwrap()
+            .unwrap();
+        let b = bucket.as_mut().unwrap();
+        b.refill(48, 100_000);
+        assert_eq!(b.tokens, 8.0);
+        b.refund(charge);
+        assert_eq!(b.tokens, 8.0);
+        // No budget, no charge.
+        let mut none = None;
+        assert_eq!(
+            StandbyGate::default().admit_charge(&mut none, 0, None),
+            Ok(None)
+        );
     }
 
     #[test]

@@ -93,7 +93,9 @@ pub use background::{Admission, BackgroundTask, Baseline, DeviceIo, IoClass};
 pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};
 pub use drive::{Drive, PresetSource, Work};
-pub use gate::{BudgetedTimers, BusyPolls, DaemonStandbys, StandbyGate, TimerBudget, WearBudget};
+pub use gate::{
+    BudgetedTimers, BusyPolls, Charge, DaemonStandbys, StandbyGate, TimerBudget, WearBudget,
+};
 pub use power::PowerModel;
 pub use spindown::Spindown;
 pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};

@@ -591,6 +591,7 @@ impl Spindown {
             self.withheld += 1;
             return false;
         }
+        let mut charged = None;
         if !self.gate.is_open() {
             let unix = unix_secs(ctx.clock, ctx.now);
             let (mode, max_spindowns_per_day) =
@@ -599,9 +600,12 @@ impl Spindown {
                 max_spindowns_per_day,
                 ..self.gate
             };
-            if let Err(why) = gate.admit(&mut self.buckets[mode], unix, budget) {
-                self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
-                return false;
+            match gate.admit_charge(&mut self.buckets[mode], unix, budget) {
+                Err(why) => {
+                    self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
+                    return false;
+                }
+                Ok(charge) => charged = charge.map(|c| (mode, c)),
             }
         }
         if self
@@ -609,7 +613,13 @@ impl Spindown {
             .as_ref()
             .is_some_and(|d| d.failed_at(ctx.now))
         {
-            // Sent, and the drive did not sleep.
+            // Sent, and the drive did not sleep: it wore nothing, and the
+            // daemon gave the token back.
+            if let Some((mode, charge)) = charged
+                && let Some(b) = self.buckets[mode].as_mut()
+            {
+                b.refund(charge);
+            }
             self.failed += 1;
             return false;
         }
@@ -643,8 +653,8 @@ impl Spindown {
     /// standbys (the disk left alone, unplugged, or backing off after
     /// failures) is refused before the wear budget is asked, as the daemon
     /// checks in that order (no token is spent on it); one whose standby
-    /// failed takes its token, as the daemon's did, and leaves the disk
-    /// spinning. Counted in the measures `withheld_by_daemon` and
+    /// failed leaves the disk spinning and gives its token back, as the
+    /// daemon does. Counted in the measures `withheld_by_daemon` and
     /// `failed_standbys` when the log says anything of either.
     pub fn with_daemon_standbys(mut self, standbys: std::sync::Arc<DaemonStandbys>) -> Self {
         self.daemon_standbys = Some(standbys);

@@ -270,7 +270,12 @@ impl DiskController {
             max_spindowns_per_day: Some(per_day),
         };
         let unix = unix_secs(Some(self.settings.clock), at);
-        if let Err(refusal) = gate.admit(&mut self.st.wear, unix, budget) {
+        self.wear_charge = None;
+        let admitted = gate.admit_charge(&mut self.st.wear, unix, budget);
+        if let Ok(charge) = admitted {
+            self.wear_charge = charge;
+        }
+        if let Err(refusal) = admitted {
             let drive = match (&refusal, &self.cfg.power) {
                 (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
                 _ => String::new(),

@@ -227,6 +227,9 @@ pub struct DiskController {
     /// logged at info level since the last standby went (the same again
     /// goes to debug level).
     refusals_said: Vec<&'static str>,
+    /// The wear-budget token the standby in flight took, given back if it
+    /// fails (as a replay of the log gives it back).
+    wear_charge: Option<lull_tasks::gate::Charge>,
     /// Why the activity log last said the disk's standbys are withheld
     /// ([`Record::Withheld`]; empty: not, or not said).
     withheld_logged: String,
@@ -431,6 +434,7 @@ impl DiskController {
             idle_since: None,
             last_skip: None,
             refusals_said: Vec::new(),
+            wear_charge: None,
             withheld_logged: String::new(),
             spinners_warned: Vec::new(),
             overtaking: None,

@@ -338,6 +338,13 @@ impl DiskController {
         };
         self.hook(now, HookEvent::Spindown, env, out);
         self.activity(Record::StandbyFailed(now.mono), out);
+        // The drive did not spin down: it wore nothing, and the token goes
+        // back (a replay of the log gives it back at the same failure), as
+        // does the attempt in the last day's count.
+        if let (Some(charge), Some(w)) = (self.wear_charge.take(), self.st.wear.as_mut()) {
+            w.refund(charge);
+            self.st.spindown_attempts_unix.pop();
+        }
         // A disk that cannot spin down (a virtual disk, an NVMe drive
         // caught by a glob) is not retried at every idle period: after 3
         // failures in a row, 1 min, doubling to at most 1 h.
