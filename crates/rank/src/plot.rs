@@ -1056,6 +1056,7 @@ mod tests {
             Cdf {
                 title: "idle periods".into(),
                 cdf: &cdf,
+                breakeven_s: None,
             }
             .draw(&root)
             .unwrap();
