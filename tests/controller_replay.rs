@@ -931,22 +931,18 @@ fn a_disk_left_alone_replays_to_no_spin_down() {
     assert!(without.task_measure("withheld_by_daemon").is_none());
 }
 
-/// A drive behind a bridge that refuses every standby: each standby the
-/// daemon sends fails, and after three in a row it backs off (a minute,
-/// then two). The log says both, and its replay does what the daemon did:
-/// it takes the failed standbys' tokens, keeps the disk spinning after
-/// them, and withholds the starts of the back-off, so it books no saving;
-/// without them it would book a spin-down at every idle period.
-#[test]
-fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
+/// `timer(4s)` under a budget of `per_day` on a drive behind a bridge
+/// that refuses every standby: a burst every 10 s for 5 minutes (an idle
+/// period of about 10 s after each, which the timer acts in), every
+/// standby sent failing at once. The controller, its decisions and the
+/// requests.
+fn behind_a_refusing_bridge(per_day: u32) -> (DiskController, Decisions, Vec<Request>) {
     let registry = lull_live::default_registry();
-    // A burst every 10 s for 5 minutes: an idle period of about 10 s
-    // after each, which a 4 s timer acts in.
     let shape = vec![(10_000u64, 3u32); 30];
     let completions = activity(&shape);
     let poll = Nanos::from_secs(1);
     let end = *completions.last().unwrap() + poll;
-    let mut ctl = controller("timer(4s)", &registry, UNLIMITED, CLOCK, Default::default());
+    let mut ctl = controller("timer(4s)", &registry, per_day, CLOCK, Default::default());
     let (live, requests) = drive_saving(
         &mut ctl,
         &completions,
@@ -956,6 +952,18 @@ fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
         CLOCK,
         (None, true),
     );
+    (ctl, live, requests)
+}
+
+/// A drive behind a bridge that refuses every standby: each standby the
+/// daemon sends fails, and after three in a row it backs off (a minute,
+/// then two). The log says both, and its replay does what the daemon did:
+/// it takes the failed standbys' tokens, keeps the disk spinning after
+/// them, and withholds the starts of the back-off, so it books no saving;
+/// without them it would book a spin-down at every idle period.
+#[test]
+fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
+    let (_, live, requests) = behind_a_refusing_bridge(UNLIMITED);
     let sent = standbys_of(&live.records);
     let failed = live
         .records
@@ -1000,21 +1008,7 @@ fn failed_standbys_and_their_back_off_replay_to_no_spin_down() {
 /// budget.
 #[test]
 fn a_failed_standby_gives_its_token_back_in_the_daemon_and_the_replay() {
-    let registry = lull_live::default_registry();
-    let shape = vec![(10_000u64, 3u32); 30];
-    let completions = activity(&shape);
-    let poll = Nanos::from_secs(1);
-    let end = *completions.last().unwrap() + poll;
-    let mut ctl = controller("timer(4s)", &registry, 6, CLOCK, Default::default());
-    let (live, requests) = drive_saving(
-        &mut ctl,
-        &completions,
-        (poll, 0),
-        (end, end),
-        &registry,
-        CLOCK,
-        (None, true),
-    );
+    let (ctl, live, requests) = behind_a_refusing_bridge(6);
     let sent = standbys_of(&live.records);
     // Three, then one after a minute, then one after two more: as with no
     // budget at all. Had each failure spent the token, one.

@@ -209,12 +209,13 @@ mod tests {
         .unwrap();
         let hooks = HookRunner::new(Nanos::from_secs(10), false);
         let mut p = Persist::new(false);
-        let s = Nanos::from_secs;
-        let save = |p: &mut Persist, t: u64| {
-            p.save(s(t), false, &cfg, &hooks, || Snapshot {
+        // Saves at `at`, with `polls` to tell the renders apart; the
+        // polls the textfile holds then.
+        let save_at = |p: &mut Persist, at: Nanos, polls: u64| {
+            p.save(at, false, &cfg, &hooks, || Snapshot {
                 state: State::default(),
                 gauges: Vec::new(),
-                polls: t,
+                polls,
             });
             std::fs::read_to_string(&tf)
                 .unwrap()
@@ -222,6 +223,7 @@ mod tests {
                 .find_map(|l| l.strip_prefix("lull_polls_total ").map(str::to_string))
                 .unwrap()
         };
+        let save = |p: &mut Persist, t: u64| save_at(p, Nanos::from_secs(t), t);
         assert_eq!(save(&mut p, 1), "1");
         // Nothing changed: not rendered again until a minute has passed.
         assert_eq!(save(&mut p, 30), "1");
@@ -234,19 +236,7 @@ mod tests {
         // Within the second, a change waits; an urgent one (a spin-down
         // done or failed, as its outcome comes in between two polls) does
         // not.
-        let ms = Nanos::from_millis;
-        let save_ms = |p: &mut Persist, t: u64| {
-            p.save(ms(t), false, &cfg, &hooks, || Snapshot {
-                state: State::default(),
-                gauges: Vec::new(),
-                polls: t,
-            });
-            std::fs::read_to_string(&tf)
-                .unwrap()
-                .lines()
-                .find_map(|l| l.strip_prefix("lull_polls_total ").map(str::to_string))
-                .unwrap()
-        };
+        let save_ms = |p: &mut Persist, t: u64| save_at(p, Nanos::from_millis(t), t);
         p.mark(true, false);
         assert_eq!(save_ms(&mut p, 64_000), "64000");
         p.mark(true, false);
