@@ -615,10 +615,10 @@ impl Spindown {
         {
             // Sent, and the drive did not sleep: it wore nothing, and the
             // daemon gave the token back.
-            if let Some((mode, charge)) = charged
-                && let Some(b) = self.buckets[mode].as_mut()
-            {
-                b.refund(charge);
+            if let Some((mode, charge)) = charged {
+                if let Some(b) = self.buckets[mode].as_mut() {
+                    b.refund(charge);
+                }
             }
             self.failed += 1;
             return false;
