@@ -722,23 +722,26 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     // first-ranked network only spends least doing nothing useful.
     let none = nothing_gained(meta, rows, axes);
     let nothing_anywhere = traces > 0 && none.len() == traces;
-    let (use_text, came) = if nothing_anywhere {
-        (
-            format!(
-                "**leave the device alone: nothing in the grid achieves any {} there**. \
-                 Were one to run, `{}`{} ranks first:",
-                label(axes.x.measure),
-                spec(best),
-                tail
-            ),
-            "it came",
+    // Rank 1 came closest to the ideal; a pick the limits moved down the
+    // ranking did not, and says where it ranks.
+    let closeness = match best.rank {
+        Some(r) if r > 1 => format!("ranks {r} by closeness to the ideal of both"),
+        _ => "came closest to the ideal of both".to_string(),
+    };
+    let use_text = if nothing_anywhere {
+        format!(
+            "**leave the device alone: nothing in the grid achieves any {} there**. \
+             Were one to run, `{}`{}: it {closeness}",
+            label(axes.x.measure),
+            spec(best),
+            tail
         )
     } else {
-        (format!("use **`{}`**{}.", spec(best), tail), "It came")
+        format!("use **`{}`**{}. It {closeness}", spec(best), tail)
     };
     let _ = write!(
         out,
-        "{} `{}` on {} trace{}, {use_text} {came} closest to the ideal of both {} and {} \
+        "{} `{}` on {} trace{}, {use_text} {} and {} \
          (mean scaled distance {:.3}, standard deviation {:.3} across traces), averaging {} {} and {} {}.",
         lead,
         meta.task,

@@ -177,6 +177,10 @@ fn limits_move_the_recommendation_or_say_none_keeps_them() {
         "{report}"
     );
     assert!(report.contains("Under the limits"), "{report}");
+    // The pick the limit moved down the ranking says where it ranks; it
+    // did not come closest to the ideal.
+    assert!(report.contains(". It ranks "), "{report}");
+    assert!(!report.contains("It came closest"), "{report}");
     // The tables flag the rows that break the limit and the pick, and list
     // the pick even when it ranks below the rows shown.
     let table = lim.table(1);
