@@ -146,9 +146,11 @@ pub fn write(trace: &Trace, out: &mut impl Write) -> std::io::Result<()> {
     // Each device's field once, quoted where CSV needs it.
     let fields: Vec<String> = trace.devices.iter().map(|d| csv_field(d)).collect();
     for r in &trace.requests {
+        // An id beyond the list is named as `Trace::device_name` names
+        // it (`?`, which needs no quoting).
         let device = fields
             .get(usize::from(r.device.0))
-            .map_or_else(|| csv_field(trace.device_name(r.device)), Clone::clone);
+            .map_or_else(|| trace.device_name(r.device), String::as_str);
         writeln!(
             out,
             "{},{},{},{},{},{device}",
