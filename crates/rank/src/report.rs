@@ -342,9 +342,8 @@ pub fn text_table(
 
 /// The run's drive in the report's first lines: the one `--device` named,
 /// or the lab's default, with the drive whose service times time a
-/// model-timed run when it is another's. The default (`paper-2.5in`'s
-/// power, `wd-red-plus`'s service times) and `--device paper-2.5in`
-/// (`hp97560`'s, the disk of the paper's time) read alike otherwise.
+/// model-timed run when it is another's (`paper-2.5in`'s power,
+/// `wd-red-plus`'s service times, named or the default).
 fn drive_text(meta: &RunMeta) -> String {
     let named = |d: &str| format!(", device `{d}`");
     let Ok(d) = lull_blktrace_replay::replay::drive(meta.device.as_deref()) else {

@@ -695,8 +695,8 @@ fn the_ranking_table_calls_the_pooled_ratios_pooled() {
 }
 
 /// The lab's default drive (`paper-2.5in`'s power, `wd-red-plus`'s
-/// service times) and `--device paper-2.5in` (`hp97560`'s) time a
-/// model-timed run differently; the report's first lines tell them apart.
+/// service times) is `--device paper-2.5in`: both time a model-timed run
+/// alike, and the report's first lines say whose service times they are.
 #[test]
 fn the_report_names_the_drive_whose_service_times_it_used() {
     let tmp = tempfile::tempdir().unwrap();
@@ -720,7 +720,7 @@ fn the_report_names_the_drive_whose_service_times_it_used() {
     );
     let named = report(Some("paper-2.5in"), "named");
     assert!(
-        named.contains(", device `paper-2.5in` (service times of `hp97560`)"),
+        named.contains(", device `paper-2.5in` (service times of `wd-red-plus`)"),
         "{named}"
     );
     // A drive with service times of its own names no other.

@@ -66,8 +66,10 @@
 //!   the custom-model example below.
 //!
 //! The power presets `paper-2.5in` and `kittyhawk` have no service model
-//! of their own: a drive named by them ([`crate::drive::Drive`]) takes
-//! `hp97560`'s, the disk model of the paper's time.
+//! of their own: a drive named by them ([`crate::drive::Drive`]) takes the
+//! default's (`wd-red-plus`), as the lab's default drive does, so naming
+//! that drive gives the same drive. `hp97560` is the disk model of the
+//! paper's time; name it for the paper's timing.
 //!
 //! The default is `wd-red-plus`:
 //! traces recorded today come from disks like it, and on the 1993
