@@ -492,13 +492,17 @@ impl BestFixed {
     /// within [`BestFixed::OPTIMAL`] of the oracle's energy, and the policy
     /// is not: the ratio would only measure how small that remainder is (a
     /// night of long gaps, where spinning down at once is optimal, gives
-    /// ratios in the thousands). 1 when both are optimal.
+    /// ratios in the thousands). 1 when both are optimal, and 0 for a
+    /// policy that spends no more than the oracle (the oracle itself):
+    /// it has none of the best fixed timeout's excess, however small.
     pub fn excess_ratio(&self, energy_j: f64, oracle_energy_j: f64) -> f64 {
         let room = self.energy_j - oracle_energy_j;
         let excess = energy_j - oracle_energy_j;
         let tol = Self::OPTIMAL * oracle_energy_j.abs().max(1e-9);
         if room > tol {
             excess / room
+        } else if excess <= 0.0 && room > 0.0 {
+            0.0
         } else if excess <= tol {
             1.0
         } else {

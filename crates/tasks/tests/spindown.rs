@@ -335,6 +335,30 @@ fn best_fixed_timeout_by_hand() {
     assert!(close(b.excess_ratio(half, oracle), 0.5));
 }
 
+/// Where the best fixed timeout comes within [`BestFixed::OPTIMAL`] of the
+/// oracle, the oracle still has none of its excess (0, not the 1 "as good
+/// as the best fixed timeout" a trial read on its row), a policy as good
+/// as the best fixed timeout reads 1, and one worse has no ratio.
+#[test]
+fn the_oracle_has_no_excess_even_when_the_best_fixed_timeout_is_as_good() {
+    let oracle = 8797.9428;
+    let b = lull_tasks::spindown::BestFixed {
+        timeout_s: 1.0,
+        energy_j: oracle + 0.2763,
+        spinups: 10,
+        window_clairvoyant: None,
+    };
+    assert_eq!(b.excess_ratio(oracle, oracle), 0.0);
+    assert_eq!(b.excess_ratio(b.energy_j, oracle), 1.0);
+    assert!(b.excess_ratio(oracle * 1.01, oracle).is_nan());
+    // Best fixed exactly optimal: every optimal policy is as good as it.
+    let exact = lull_tasks::spindown::BestFixed {
+        energy_j: oracle,
+        ..b
+    };
+    assert_eq!(exact.excess_ratio(oracle, oracle), 1.0);
+}
+
 proptest! {
     #![proptest_config(lull_testkit::cases(256))]
     /// The best fixed timeout is exact: replaying a timer with it spends
