@@ -58,6 +58,42 @@ fn replay_prints_the_internal_measures_as_json() {
     assert_eq!(obj["violations"], 1.0);
 }
 
+/// A rate relative to the trace's mean request rate, as `lull rank` writes
+/// its rows (`rate=R/4`), replays: R is resolved against the trace as rank
+/// resolves it (a trial could not paste a recommendation into replay:
+/// "R/4 is not a number").
+#[test]
+fn replay_resolves_rates_relative_to_the_trace_mean_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three requests over 26 s: R = 3/26 IO/s, written to six digits.
+    let csv = write(
+        dir.path(),
+        "t.csv",
+        &format!(
+            "{HEADER}0,1000000000,R,0,4096,8,0\n4000000000,5000000000,W,8,4096,8,0\n25000000000,26000000000,R,16,4096,8,0\n"
+        ),
+    );
+    let run = |net: &str| {
+        let out = lull(&[
+            "replay", &csv, "--net", net, "--task", "spindown", "--format", "json",
+        ]);
+        assert!(out.status.success(), "{net}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
+    };
+    let (relative, err) = run("event-window(n=2, rate=2R) + fixed(d=B)");
+    assert!(
+        err.contains("R is this trace's mean request rate, 0.115385 IO/s: replaying `event-window(n=2, rate=0.230769) + fixed(d=B)`"),
+        "{err}"
+    );
+    let (absolute, _) = run("event-window(n=2, rate=0.230769) + fixed(d=B)");
+    assert_eq!(relative, absolute);
+    // A malformed one is still an input error naming the value.
+    let out = lull(&["replay", &csv, "--net", "event-window(n=2, rate=zR)"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("zR"), "{}", stderr(&out));
+}
+
 #[test]
 fn replay_without_a_trace_uses_the_built_in_workload() {
     let out = lull(&[

@@ -23,8 +23,8 @@ pub(crate) struct Args {
     /// the built-in synthetic workload is replayed.
     trace: Option<PathBuf>,
     /// The detector network, as a one-line spec (`timer(2B) + fixed(10s)`,
-    /// durations may be relative to the device's break-even time B), a
-    /// named network (`auto`: lull's recommendation for the device) or
+    /// durations may be relative to the device's break-even time B, rates
+    /// to the trace's mean request rate R: `rate=R/4`), a named network (`auto`: lull's recommendation for the device) or
     /// `@FILE.toml`. Default: `auto`, or for a daemon's activity log the
     /// network it last ran.
     #[arg(long)]
@@ -208,7 +208,13 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         args.device.as_deref(),
     )?;
     let asked = args.net.as_deref().unwrap_or("auto");
-    let spec = load_spec(asked, &registry)?;
+    // A rate written relative to the trace's mean request rate (`R/4`, as
+    // `lull rank` writes its rows) resolves once the requests are known.
+    let rate_relative = !asked.starts_with('@') && lull_rank::grid::rate_relative(asked);
+    let spec = match rate_relative {
+        true => None,
+        false => Some(load_spec(asked, &registry)?),
+    };
     let policy = match &args.policy {
         Some(p) => Some(
             p.parse::<StopPolicy>()
@@ -229,6 +235,26 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
         return Err(CliError::input(anyhow!("the trace has no requests")));
     }
     let timeline = Timeline::from_requests(&requests).with_clock(trace.clock);
+    let spec = match spec {
+        Some(spec) => spec,
+        None => {
+            // As `lull rank` resolves it, to the digit, so a ranked row
+            // replays to the same numbers.
+            let rate = lull_rank::sweep::mean_rate(&timeline);
+            let text = lull_rank::grid::with_rate(asked, rate).ok_or_else(|| {
+                CliError::input(anyhow!(
+                    "--net: a malformed rate relative to R in `{asked}` (write R, 4R, R/16)"
+                ))
+            })?;
+            eprintln!(
+                "lull: note: R is this trace's mean request rate, {} IO/s: replaying `{text}`",
+                lull_rank::grid::with_rate("x=R", rate)
+                    .unwrap_or_default()
+                    .trim_start_matches("x=")
+            );
+            load_spec(&text, &registry)?
+        }
+    };
     let gate = standby_gate(&args, session.as_ref(), &task)?;
     let opts = ReplayOptions {
         task,
@@ -447,9 +473,8 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
             )?;
             if let Some(b) = registry.breakeven() {
                 // A task on the device model is timed by the drive's
-                // service model, which a preset may borrow (`paper-2.5in`
-                // has hp97560's) and the lab's default takes from another
-                // drive (wd-red-plus) than its power model: name it.
+                // service model, which a preset may borrow (`paper-2.5in`,
+                // named or the lab's default, has wd-red-plus's): name it.
                 let model_timed =
                     resolve_timing(&opts.task, timing).unwrap_or(timing) == Timing::Model;
                 let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())
