@@ -529,7 +529,9 @@ pub fn small_margins(
     if baseline_j.is_nan() || baseline_j <= 0.0 {
         return [None, None];
     }
-    let pct = |e: f64| 100.0 * e / baseline_j;
+    // Neither margin is below 0 but by rounding (the clairvoyant was once
+    // 7e-15 J above the best fixed timeout, printed "-0.00 %").
+    let pct = |e: f64| (100.0 * e / baseline_j).max(0.0);
     let small = |p: f64| (p < SMALL_MARGIN_PCT).then_some(p);
     [
         small(pct(best_fixed_j - oracle_j)),

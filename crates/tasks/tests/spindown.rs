@@ -547,6 +547,10 @@ fn small_reference_margins_are_found_in_percent_of_the_baseline() {
     // No clairvoyant, or no baseline to measure against: nothing said.
     assert_eq!(small_margins(10_000.0, 5_000.0, 5_001.0, None)[1], None);
     assert_eq!(small_margins(0.0, 0.0, 0.0, Some(0.0)), [None, None]);
+    // A clairvoyant a rounding error above the best fixed timeout (a trial
+    // saw 7e-15 J, printed "-0.00 %") has no margin, not a negative one.
+    let [_, clairvoyant] = small_margins(100.0, 40.0, 50.040089771700046, Some(50.04008977170005));
+    assert!(clairvoyant.unwrap().is_sign_positive(), "{clairvoyant:?}");
 }
 
 #[test]
