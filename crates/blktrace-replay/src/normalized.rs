@@ -120,9 +120,13 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
         }
         let result = parse_row(line, &mut trace).and_then(|r| {
             if r.arrival < last {
+                // `lull trace convert` reads this format as strictly as
+                // this, so the fix is a sort by the first column.
                 Err(format!(
-                    "rows are not sorted by arrival: {} after {} (sort the file, or convert it with `lull trace convert`)",
-                    r.arrival.0, last.0
+                    "rows are not sorted by arrival: {} after {} (sort them by their first column, keeping the header first: (head -n 1 {f}; tail -n +2 {f} | sort -t, -k1,1n) > sorted.csv)",
+                    r.arrival.0,
+                    last.0,
+                    f = path.display()
                 ))
             } else {
                 Ok(r)
@@ -227,7 +231,7 @@ mod tests {
             (
                 &format!("{HEADER}\n10,20,R,8,4096,d\n5,20,R,8,4096,d\n"),
                 3,
-                "not sorted",
+                "not sorted by arrival: 5 after 10 (sort them by their first column, keeping the header first: (head -n 1 t.csv; tail -n +2 t.csv | sort -t, -k1,1n) > sorted.csv)",
             ),
             (
                 &format!("{HEADER}\nx,20,R,8,4096,d\n"),
