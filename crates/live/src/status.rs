@@ -43,6 +43,17 @@ use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
 use crate::state::{DiskState, State, WearBudget};
 use crate::units::{energy, secs};
 
+/// The backend a `standby` disk's config names, when it is not `auto`
+/// (whose probe the state file remembers).
+fn configured_backend(dcfg: Option<&DiskConfig>) -> Option<&'static str> {
+    match dcfg?.task {
+        TaskConfig::Standby { backend, .. } if backend != crate::drive::Backend::Auto => {
+            Some(crate::drive::backend_name(backend))
+        }
+        _ => None,
+    }
+}
+
 /// One sample of the Prometheus text format.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
@@ -813,13 +824,22 @@ pub fn combine(
                 breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
                 left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
                 drive_power: st.identity.as_ref().and_then(|i| i.power_management()),
-                transport: st
-                    .transport
-                    .as_ref()
-                    .map(|t| t.transport.name().to_string()),
+                // A backend the config names is what reaches the drive;
+                // a probe remembered from `backend = "auto"` is not (a
+                // trial's hdparm disks read "none … left alone" while
+                // lull spun them down).
+                transport: configured_backend(dcfg).map_or_else(
+                    || {
+                        st.transport
+                            .as_ref()
+                            .map(|t| t.transport.name().to_string())
+                    },
+                    |b| Some(format!("{b} (the config's backend)")),
+                ),
                 transport_why: st
                     .transport
                     .as_ref()
+                    .filter(|_| configured_backend(dcfg).is_none())
                     .map(|t| t.why.clone())
                     .filter(|w| !w.is_empty()),
                 spins_itself_down: st

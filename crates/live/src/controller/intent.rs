@@ -229,6 +229,11 @@ impl DiskController {
             (Some(format!("left alone: {why}")), None)
         } else if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
             (Some("no transport reaches the drive".to_string()), None)
+        } else if self.in_standby() {
+            // Asleep already (lull's standby from before a restart or
+            // reload, or one found): a standby now would be counted and
+            // charged for a drive that spins nothing down.
+            (Some("the drive is in standby already".to_string()), None)
         } else {
             let why = retrying.map(|_| format!("it failed {} times in a row", self.failures));
             (why, retrying)

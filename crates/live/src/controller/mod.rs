@@ -241,6 +241,11 @@ pub struct DiskController {
     /// between the two is skipped, its idle period already over
     /// (`lull_tasks::gate`, "Decisions the poll overtook").
     overtaking: Option<(Nanos, Nanos)>,
+    /// The engine's next deadline when the state last took it
+    /// ([`DiskController::note_timing`]): a deadline that passes and
+    /// gives way to another (`auto`'s decision point, then its fallback's
+    /// timeout) is news for `lull status` and the metrics.
+    noted_deadline: Option<Nanos>,
     /// The routine lines of each idle period go to debug level
     /// ([`routine!`]): a `flush`, `command` or `jobs` disk said its first
     /// one at info level.
@@ -438,6 +443,7 @@ impl DiskController {
             withheld_logged: String::new(),
             spinners_warned: Vec::new(),
             overtaking: None,
+            noted_deadline: None,
             quiet_routine: false,
             acted: false,
             detached: false,
@@ -805,6 +811,21 @@ impl DiskController {
     /// (its state file says so), and this run has not seen it since.
     fn left_in_standby(&self) -> bool {
         self.standby_since.is_none() && self.st.standby_unix.is_some()
+    }
+    /// Whether the daemon asks this drive its power state (CHECK POWER
+    /// MODE over SG_IO): a standby disk with a transport that answers, in
+    /// a daemon that acts, with power checks on.
+    fn checks_power(&self) -> bool {
+        match self.cfg.task {
+            TaskConfig::Standby { backend, .. } => {
+                backend != crate::config::Backend::Hdparm
+                    && self.settings.power_check > Nanos::ZERO
+                    && !self.settings.dry_run
+                    && self.cfg.left_alone.is_none()
+                    && !crate::transport::left_alone(backend, self.st.transport.as_ref())
+            }
+            _ => false,
+        }
     }
     /// Whether the drive is in standby (lull's or found so).
     pub fn in_standby(&self) -> bool {

@@ -288,7 +288,7 @@ impl DiskController {
     /// ([`DiskController::left_in_standby`]): in standby from `now` on for
     /// this run's counters, since the previous run's spin-down for the
     /// power state's age; the wake that ends it is attributed from now.
-    fn resume_standby(&mut self, now: Now, witness: &mut dyn WakeWitness) {
+    pub(super) fn resume_standby(&mut self, now: Now, witness: &mut dyn WakeWitness) {
         self.standby_since = Some(now.mono);
         self.power_since_unix = self.st.standby_unix;
         self.sleep_snapshot = Some(witness.snapshot());

@@ -15,6 +15,7 @@ use crate::jobs::Switch;
 use crate::source::Sample;
 use crate::state::Wake;
 use crate::task::Intent;
+use lull_activity::Record;
 
 impl DiskController {
     /// Whether all the disk did since the last poll was its own task's
@@ -133,6 +134,10 @@ impl DiskController {
             // a wake from anything lull did.
             if let Some(since) = self.standby_since.take() {
                 self.st.standby_s += (t - since).as_secs_f64();
+                // Its standby ended: a drive that comes back has spun up
+                // (spin-downs and spin-ups stay at most one apart, as the
+                // shadow counts them).
+                self.st.spinups += 1;
             }
             self.st.standby_unix = None;
             // What it does now, lull has not seen begin.
@@ -156,6 +161,21 @@ impl DiskController {
             // completion), which its timers count from: `lull status`'s
             // "idle for" and "decides in" then add up to the timeout.
             self.idle_since = Some(o.idle_from.unwrap_or(t));
+        }
+        if o.present && self.left_in_standby() && !self.checks_power() {
+            // The previous run left the drive in standby and nothing can
+            // ask it (`hdparm`, no power checks): the state file is all
+            // there is to go on. Taken up at the first poll, as a power
+            // check's answer takes it up: no second standby is sent (and
+            // counted, and charged) while it sleeps, and the I/O that
+            // wakes it is a spin-up.
+            self.urgent = true;
+            self.activity(Record::Power { t, standby: true }, out);
+            self.resume_standby(now, cx.witness);
+            info!(
+                "disk {}: in standby since before the daemon's restart or reload, as its state file says",
+                self.key
+            );
         }
         if o.active && !absorb {
             // The bytes the poll showed, for the wake's attribution.
@@ -244,6 +264,17 @@ impl DiskController {
             self.switch_jobs(switches, out);
         }
         self.settle_shadow(now);
+        // The deadline the state shows passed and the network set
+        // another: `lull status` read "nothing decided until I/O comes"
+        // while `auto`'s timeout was pending. (Only then: a timer re-armed
+        // by every request of a busy stretch is no news, nor is any
+        // deadline while the disk is busy: status shows it busy.)
+        if self.idle_since.is_some()
+            && self.noted_deadline.is_some_and(|d| d <= t)
+            && self.next_deadline_of_engine() != self.noted_deadline
+        {
+            self.dirty = true;
+        }
         if self.dirty || self.urgent {
             self.note_timing(now);
         }
@@ -259,11 +290,13 @@ impl DiskController {
             u64::try_from(now.unix as i128 + ahead.div_euclid(1_000_000_000)).ok()
         };
         self.st.idle_since_unix = self.idle_since.and_then(unix);
-        self.st.next_decision_unix = self
-            .engine
-            .next_deadline()
-            .filter(|&d| d != Nanos::MAX)
-            .and_then(unix);
+        self.noted_deadline = self.next_deadline_of_engine();
+        self.st.next_decision_unix = self.noted_deadline.and_then(unix);
+    }
+
+    /// The engine's next deadline, if it has one.
+    pub(super) fn next_deadline_of_engine(&self) -> Option<Nanos> {
+        self.engine.next_deadline().filter(|&d| d != Nanos::MAX)
     }
 
     /// The poll saw I/O that is not lull's own: an idle period (if any)

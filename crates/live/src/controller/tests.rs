@@ -527,6 +527,9 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
         "{}",
         c.state().standby_s
     );
+    // Its standby ended when it left: a spin-up (a trial saw "spin-downs
+    // 2, spin-ups 0" beside a shadow that counted one).
+    assert_eq!(c.state().spinups, c.state().spindowns);
     let spinups = c.state().spinups;
     // Back, then I/O: no spin-up counted (lull did not know its state), and
     // no on_wake hook for the idle period that ended when it left.
@@ -1333,6 +1336,55 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
     );
 }
 
+/// Restarted (or reloaded) while the drive sleeps after lull's spin-down,
+/// with nothing to ask it (`backend = "hdparm"`): the state file's
+/// standby is taken up at the first poll. The network's timeout then
+/// sends no second standby (a trial's daemon sent `hdparm -y` again,
+/// counted spin-down 16 against 12 spin-ups, and spent a wear token per
+/// sleeping disk at each restart), and the I/O that wakes the drive is
+/// one spin-up; the idle period after it spins it down again.
+#[test]
+fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_state_file() {
+    let disk = "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\nbackend = \"hdparm\"\n";
+    let (mut c, r) = controller(disk);
+    let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![10]);
+    report(&mut c, 10, Outcome::SpunDown("ok".into()));
+    c.finish(at(20), &mut Vec::new());
+    let st = c.into_state();
+    assert_eq!((st.spindowns, st.spinups), (1, 0));
+
+    let (cfg, family) = sdb(disk, &r);
+    let settings = Settings {
+        power_check: Nanos::from_secs(60),
+        dry_run: false,
+        clock: Nanos::ZERO,
+        poll: Nanos::from_secs(1),
+    };
+    let mut d = with_state(&r, &cfg, family, st, settings);
+    // Quiet for a minute: no standby goes out, the drive stays asleep.
+    let outs = run(&mut d, &r, 30, 90, |_| 100);
+    assert_eq!(standby_orders(&outs), Vec::<u64>::new());
+    assert!(d.in_standby());
+    assert_eq!(d.state().spindowns, 1);
+    assert_eq!(d.state().spindown_attempts_unix, vec![UNIX0 + 10]);
+    assert_eq!(
+        d.state().last_decision,
+        "skip standby: the drive is in standby already"
+    );
+    assert_eq!(
+        d.gauges(Nanos::from_secs(90)).power_since_unix,
+        Some(UNIX0 + 10)
+    );
+    // I/O: one spin-up, from the previous run's standby.
+    run(&mut d, &r, 90, 93, |s| 100 + s);
+    assert_eq!((d.state().spindowns, d.state().spinups), (1, 1));
+    assert!(!d.in_standby());
+    // Quiet again: spun down after the timeout, as before the restart.
+    let outs = run(&mut d, &r, 93, 105, |_| 200);
+    assert_eq!(standby_orders(&outs), vec![98]);
+}
+
 /// A stop (or a reload that replaces the controller) while the drive
 /// sleeps keeps the standby so far in the entry it leaves, as the saves
 /// before it counted it: the state file's time in standby never goes back.
@@ -1366,4 +1418,40 @@ fn the_idle_period_shown_and_the_next_decision_add_up_to_the_timeout() {
     // The spin-down comes when the two said.
     let outs = run(&mut c, &r, 30, 80, |_| 10);
     assert_eq!(standby_orders(&outs), [70]);
+}
+
+/// The next decision the state shows while the disk is idle is the
+/// engine's, second by second, also after a deadline passes and the network sets another: under
+/// `auto` a trial's status read "nothing decided until I/O comes" (its
+/// decision point, B/32 after idle start, long past) while the timeout it
+/// spun the disk down at was pending.
+#[test]
+fn the_next_decision_shown_follows_the_network_past_a_deadline() {
+    // The NAS drive: its decision point (B/32, 2.3 s) comes polls after
+    // the idle period's start, where nothing else is written.
+    let (mut c, r) = controller("network = \"auto\"\npreset = \"wd-red-plus\"\n");
+    // Busy with a gap now and then, so `auto` has periods to learn
+    // from, then quiet for long.
+    let busy = |s: u64| if s < 120 { s - s / 7 } else { 120 };
+    let mut moved = 0;
+    let mut last = None;
+    for s in 0..1200 {
+        run(&mut c, &r, s, s + 1, busy);
+        // As the daemon does after every poll.
+        c.take_changes();
+        // In Unix seconds, rounded down as `note_timing` rounds.
+        let want = c
+            .next_deadline_of_engine()
+            .map(|d| UNIX0 + d.0 / 1_000_000_000);
+        // While idle (busy, the status shows the disk busy and no
+        // decision, and the busy polls are not written for it).
+        if c.idle_since.is_some() {
+            assert_eq!(c.state().next_decision_unix, want, "second {s}");
+        }
+        if want != last {
+            moved += 1;
+            last = want;
+        }
+    }
+    assert!(moved > 2, "the engine's deadline moved {moved} times");
 }

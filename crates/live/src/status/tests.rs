@@ -1144,3 +1144,46 @@ fn the_running_daemon_s_state_file_is_read_real_or_dry_run() {
     std::fs::remove_file(&real).unwrap();
     assert_eq!(dry_run_by_files(&real, &dry), Some(true));
 }
+
+/// A backend the config names is what reaches the drive, whatever probe
+/// the state file remembers from `backend = "auto"`: a trial's disks,
+/// switched to `backend = "hdparm"` and spun down 16 times, read
+/// "transport none … left alone until it is replugged".
+#[test]
+fn a_configured_backend_is_the_transport_shown_not_a_remembered_probe() {
+    let none = crate::transport::TransportMemo {
+        transport: crate::transport::Transport::None,
+        device: "7:1".into(),
+        kernel: "loop1".into(),
+        probed_unix: 1_800_000_000,
+        why: "SG_IO not supported; hdparm -C failed".into(),
+    };
+    let mut st = State::default();
+    st.disk("loop1").transport = Some(none);
+    let shown = |backend: &str| {
+        let cfg = Config::parse(
+            Path::new("t.toml"),
+            &format!("[[disk]]\ndevice = \"loop1\"\nbackend = \"{backend}\"\n"),
+            &crate::default_registry(),
+        )
+        .unwrap();
+        let d = combine(&cfg, &st, &[], false, 1_800_000_100);
+        (d[0].transport.clone(), d[0].transport_why.clone())
+    };
+    assert_eq!(
+        shown("hdparm"),
+        (Some("hdparm (the config's backend)".into()), None)
+    );
+    assert_eq!(
+        shown("ata16"),
+        (Some("ata16 (the config's backend)".into()), None)
+    );
+    // Under `auto` the probe is what the daemon goes by.
+    assert_eq!(
+        shown("auto"),
+        (
+            Some("none".into()),
+            Some("SG_IO not supported; hdparm -C failed".into())
+        )
+    );
+}
