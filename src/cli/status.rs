@@ -15,7 +15,8 @@ pub(crate) struct Args {
     /// state file).
     #[arg(long, default_value = "/etc/lull.toml")]
     config: PathBuf,
-    /// `text`: one line per disk; `json`: one object for scripts.
+    /// `text`: a block per disk, for people; `json`: one object for
+    /// scripts.
     #[arg(long, default_value_t = Format::Text)]
     format: Format,
 }

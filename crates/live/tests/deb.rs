@@ -60,6 +60,7 @@ fn the_package_holds_the_daemon_its_unit_and_a_conffile() {
         "./etc/lull.toml",
         "/systemd/system/lull.service",
         "./usr/share/doc/lull/daemon.md",
+        "./usr/share/doc/lull/coming-from-hd-idle.md",
     ] {
         assert!(list.contains(want), "{want} missing from:\n{list}");
     }
