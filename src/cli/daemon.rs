@@ -9,8 +9,9 @@ use super::CliError;
 /// Flags of `lull daemon`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The TOML configuration (see `contrib/lull.toml`).
-    #[arg(long, required_unless_present = "from_hd_idle")]
+    /// The TOML configuration (see `contrib/lull.toml`; default
+    /// /etc/lull.toml, as `lull status` and the systemd unit have it).
+    #[arg(long)]
     config: Option<PathBuf>,
     /// Decide and log, but touch no drive, run no command and write no
     /// state file.
@@ -42,11 +43,9 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         return Ok(());
     }
     let registry = lull::registry();
-    let Some(config) = args.config else {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--config FILE is required (or --from-hd-idle)"
-        )));
-    };
+    let config = args
+        .config
+        .unwrap_or_else(|| PathBuf::from("/etc/lull.toml"));
     if args.check {
         let report = lull_live::check_report(&config, &registry).map_err(CliError::input)?;
         match args.format {

@@ -5,7 +5,7 @@
 //! plotters. Arguments:
 //!
 //! ```text
-//! lulld [daemon] --config FILE [--dry-run | --check [--format json]]
+//! lulld [daemon] [--config FILE] [--dry-run | --check [--format json]]
 //! lulld --from-hd-idle "HD_IDLE_OPTS"
 //! lulld status [--config FILE] [--format json]
 //! ```
@@ -16,12 +16,12 @@ use std::process::ExitCode;
 const HELP: &str = "\
 lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
-usage: lulld [daemon] --config FILE [--dry-run | --check [--format json]]
+usage: lulld [daemon] [--config FILE] [--dry-run | --check [--format json]]
        lulld --from-hd-idle HD_IDLE_OPTS|/etc/default/hd-idle
        lulld status [--config FILE] [--format json]
 
-  --config FILE  the TOML configuration (/etc/lull.toml; documented in
-                 /usr/share/doc/lull/lull.toml.example)
+  --config FILE  the TOML configuration (default /etc/lull.toml;
+                 documented in /usr/share/doc/lull/lull.toml.example)
   --check        validate the configuration as a start would, list the
                  disks it names with the drive each was identified as and
                  its break-even time B, and exit (0: ok, 2: invalid;
@@ -130,10 +130,9 @@ fn main() -> ExitCode {
             }
         };
     }
-    let Some(config) = config else {
-        say("usage: lulld [daemon] --config FILE [--dry-run | --check]");
-        return ExitCode::from(2);
-    };
+    // As the systemd unit and `lulld status` have it: the help said so,
+    // and a trial's `lulld --check` met a usage error instead.
+    let config = config.unwrap_or_else(|| "/etc/lull.toml".into());
     if check && dry_run {
         say("--check and --dry-run exclude each other");
         return ExitCode::from(2);
