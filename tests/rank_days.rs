@@ -71,12 +71,15 @@ fn days_are_traces_of_their_own_and_day_one_is_the_seed() {
     assert_ne!(rows_of(&three, "office@2"), day1);
     assert_ne!(rows_of(&three, "office@3"), rows_of(&three, "office@2"));
     // The spread across days is said on stdout and in the report; one day
-    // has none to say.
-    assert!(text3.contains("Over the 3 days of office, "), "{text3}");
+    // has none to say. Days of 6 h are runs of 6 h, not days (lab-25 R9).
+    assert!(
+        text3.contains("Over the 3 runs of 6 h of office, "),
+        "{text3}"
+    );
     assert!(!text1.contains("Over the "), "{text1}");
     let report = std::fs::read_to_string(three.join("report.md")).unwrap();
     let spread = report
-        .split("Over the 3 days of office, `")
+        .split("Over the 3 runs of 6 h of office, `")
         .nth(1)
         .and_then(|s| s.split_once("`'s scaled distance ranged from "))
         .map(|(_, s)| s)
@@ -243,7 +246,7 @@ fn the_spread_over_several_workloads_counts_its_traces() {
     assert_eq!(traces(&out).len(), 4, "{:?}", traces(&out));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        report.contains("Over the 2 days of each of the 2 workloads (4 traces), `"),
+        report.contains("Over the 2 runs of 2 h of each of the 2 workloads (4 traces), `"),
         "{report}"
     );
 }

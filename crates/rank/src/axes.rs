@@ -143,11 +143,29 @@ pub fn label(measure: &str) -> String {
         "distance" => "scaled distance, 0 = best",
         _ => "",
     };
-    let name = measure.replace('_', " ");
+    // A name that ends in its unit says it once, in the parentheses:
+    // "mean added delay (ms)", not "mean added delay ms (ms)".
+    let bare = measure
+        .strip_suffix(&format!("_{unit}"))
+        .filter(|_| !unit.is_empty())
+        .unwrap_or(measure);
+    let name = bare.replace('_', " ");
     if unit.is_empty() {
         name
     } else {
         format!("{name} ({unit})")
+    }
+}
+
+/// The column heading of a measure's mean over the traces: "mean
+/// energy saved (%)", but "mean queue (bytes)" for a measure that is a
+/// mean already, not "mean mean queue".
+pub fn mean_label(measure: &str) -> String {
+    let l = label(measure);
+    if l.starts_with("mean ") {
+        l
+    } else {
+        format!("mean {l}")
     }
 }
 

@@ -59,6 +59,36 @@ pub struct TraceMeta {
     /// thresholds on this trace.
     #[serde(default)]
     pub mean_rate: f64,
+    /// Why the trace was left out of the ranking (`saturated`), if it
+    /// was: it has no rows, and counts of traces leave it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
+}
+
+impl RunMeta {
+    /// The traces the ranking scored (not [`TraceMeta::left_out`]).
+    pub fn ranked_traces(&self) -> usize {
+        self.traces.iter().filter(|t| t.left_out.is_none()).count()
+    }
+
+    /// How many traces were ranked, for a sentence: `3 traces`, or
+    /// `2 traces (1 left out: saturated)` when some were left out.
+    pub fn traces_text(&self) -> String {
+        let n = self.ranked_traces();
+        let mut text = format!("{n} trace{}", if n == 1 { "" } else { "s" });
+        let mut why: Vec<&str> = self
+            .traces
+            .iter()
+            .filter_map(|t| t.left_out.as_deref())
+            .collect();
+        if !why.is_empty() {
+            let out = why.len();
+            why.sort_unstable();
+            why.dedup();
+            text += &format!(" ({out} left out: {})", why.join(", "));
+        }
+        text
+    }
 }
 
 /// Out-of-sample validation (`--validate F`): the recommendation picked on
@@ -319,6 +349,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
     })?;
     // A trace the modelled device cannot serve gives noise, not a ranking
     // (issue 17): say so and leave it out.
+    let mut left_out = vec![None; loaded.len()];
     for (t, w) in loaded.iter().enumerate() {
         let Some(w) = w else { continue };
         let check = lull_blktrace_replay::replay::saturation_check(&w.timeline, &cfg.replay)
@@ -329,6 +360,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
                 w.name
             ));
             jobs.retain(|&(j, _)| j != t);
+            left_out[t] = Some("saturated".to_string());
         }
     }
     let mut traces = Vec::new();
@@ -361,6 +393,7 @@ pub fn rank(cfg: &RankConfig, registry: &Registry) -> Result<Outcome, RankError>
             idle_s,
             idle_periods,
             mean_rate,
+            left_out: left_out[i].clone(),
         });
     }
     let outcome = sweep::run(
@@ -830,6 +863,9 @@ pub fn merge_with(
                     t.source
                 )));
             }
+            if t.left_out.is_some() {
+                e.left_out.clone_from(&t.left_out);
+            }
             if e.requests == 0 {
                 *e = t;
             }
@@ -850,7 +886,7 @@ pub fn merge_with(
     meta.traces = traces.into_values().collect();
     meta.shard = None;
     meta.runs = rows.len();
-    let expected = meta.networks * meta.traces.len();
+    let expected = meta.networks * meta.ranked_traces();
     if rows.len() < expected {
         notes.push(format!(
             "merged {} of {} runs: some runs failed",

@@ -158,7 +158,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
                     reference: r.reference.then(|| reference_name(&r.spec)),
                     worse: sc.worse,
                     frontier: false,
-                    picked: !r.reference && Some(r.network_index) == input.pick,
+                    picked: Some(r.network_index) == input.pick,
                 })
             })
             .collect();
@@ -200,11 +200,14 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
             continue;
         }
         let stem = format!("range-{key}");
+        // Over the traces ranked: one left out (saturated) has no rows.
+        let ranked = (0..input.traces.len())
+            .filter(|&t| input.rows.iter().any(|r| r.trace_index == t))
+            .count();
         let title = format!(
-            "{}: mean scaled distance by {what} family, over {} trace{}",
+            "{}: mean scaled distance by {what} family, over {ranked} trace{}",
             input.task,
-            input.traces.len(),
-            if input.traces.len() == 1 { "" } else { "s" }
+            if ranked == 1 { "" } else { "s" }
         );
         save(
             dir,
@@ -760,33 +763,54 @@ struct Heat {
     ns: Vec<f64>,
     rates: Vec<f64>,
     /// (n index, rate index) → best mean distance.
-    cells: BTreeMap<(usize, usize), f64>,
+    cells: BTreeMap<(usize, usize), Cell>,
+}
+
+/// One heat-map cell: the best mean distance of the event-window networks
+/// with its n and threshold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cell {
+    distance: f64,
+    /// The best of them was folded into an equivalent network (identical
+    /// measures on every trace) and has that network's result.
+    folded: bool,
+    /// It did worse than no task on some trace (flag `worse`).
+    worse: bool,
 }
 
 fn heatmap(input: &PlotInput<'_>) -> Option<Heat> {
-    let mut best: BTreeMap<(u64, u64), f64> = BTreeMap::new();
+    let mut best: BTreeMap<(u64, u64), Cell> = BTreeMap::new();
     for s in input
         .summaries
         .iter()
         .filter(|s| !s.reference && s.mean.is_finite())
     {
-        let Some(r) = input.rows.iter().find(|r| r.network_index == s.policy) else {
-            continue;
-        };
-        if r.start_family != "event-window" {
-            continue;
-        }
-        let n = r.params.get("start.n").and_then(|v| v.parse::<f64>().ok());
-        let rate = r.params.get("start.rate").and_then(|v| {
-            v.parse::<f64>()
-                .ok()
-                .or_else(|| crate::grid::rate_factor(v.trim()))
-        });
-        if let (Some(n), Some(rate)) = (n, rate) {
-            let e = best
-                .entry((n.to_bits(), rate.to_bits()))
-                .or_insert(f64::INFINITY);
-            *e = e.min(s.mean);
+        // A network folded into an equivalent (lab-25 R3: a blank cell
+        // read as "not swept") has the equivalent's result.
+        for &policy in std::iter::once(&s.policy).chain(&s.equivalents) {
+            let Some(r) = input.rows.iter().find(|r| r.network_index == policy) else {
+                continue;
+            };
+            if r.start_family != "event-window" {
+                continue;
+            }
+            let n = r.params.get("start.n").and_then(|v| v.parse::<f64>().ok());
+            let rate = r.params.get("start.rate").and_then(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .or_else(|| crate::grid::rate_factor(v.trim()))
+            });
+            if let (Some(n), Some(rate)) = (n, rate) {
+                let cell = Cell {
+                    distance: s.mean,
+                    folded: policy != s.policy,
+                    worse: s.worse > 0,
+                };
+                let e = best.entry((n.to_bits(), rate.to_bits())).or_insert(cell);
+                if cell.distance < e.distance {
+                    *e = cell;
+                }
+            }
         }
     }
     let mut ns: Vec<f64> = best.keys().map(|k| f64::from_bits(k.0)).collect();
@@ -812,6 +836,18 @@ fn heatmap(input: &PlotInput<'_>) -> Option<Heat> {
         rates,
         cells,
     })
+}
+
+/// A heat-map cell's text: the distance, `=` before it when it is an
+/// equivalent network's result, `!` after it when it did worse than no
+/// task on some trace.
+fn cell_text(c: &Cell) -> String {
+    format!(
+        "{}{:.3}{}",
+        if c.folded { "=" } else { "" },
+        c.distance,
+        if c.worse { "!" } else { "" }
+    )
 }
 
 /// Viridis-like colour ramp, 0 = dark purple (best) to 1 = yellow.
@@ -843,14 +879,18 @@ impl Draw for Heat {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         root.fill(&WHITE).map_err(err)?;
         let (_, h) = root.dim_in_pixel();
-        let (area, foot) = root.split_vertically(h.saturating_sub(34));
+        let (area, foot) = root.split_vertically(h.saturating_sub(44));
         let root = &area;
         let (nx, ny) = (self.ns.len(), self.rates.len());
-        let lo = self.cells.values().copied().fold(f64::INFINITY, f64::min);
+        let lo = self
+            .cells
+            .values()
+            .map(|c| c.distance)
+            .fold(f64::INFINITY, f64::min);
         let hi = self
             .cells
             .values()
-            .copied()
+            .map(|c| c.distance)
             .fold(f64::NEG_INFINITY, f64::max);
         let norm = |d: f64| if hi > lo { (d - lo) / (hi - lo) } else { 0.0 };
         let xs: Vec<String> = self.ns.iter().map(|v| tick(*v)).collect();
@@ -885,7 +925,8 @@ impl Draw for Heat {
             .axis_desc_style((SANS, 15))
             .draw()
             .map_err(err)?;
-        for (&(i, j), &d) in &self.cells {
+        for (&(i, j), cell) in &self.cells {
+            let d = cell.distance;
             let (x, y) = (i as f64, j as f64);
             let t = norm(d);
             chart
@@ -900,12 +941,18 @@ impl Draw for Heat {
                 .color(&colour)
                 .pos(Pos::new(HPos::Center, VPos::Center));
             chart
-                .draw_series(std::iter::once(Text::new(format!("{d:.3}"), (x, y), style)))
+                .draw_series(std::iter::once(Text::new(cell_text(cell), (x, y), style)))
                 .map_err(err)?;
         }
         foot.draw(&Text::new(
             "cell: lowest mean scaled distance of the event-window networks with that n and threshold (darker = better)",
-            (20, 8),
+            (20, 2),
+            (SANS, 13),
+        ))
+        .map_err(err)?;
+        foot.draw(&Text::new(
+            "= identical on every trace to a network listed under another spec (its result); ! worse than no task on some trace",
+            (20, 18),
             (SANS, 13),
         ))
         .map_err(err)?;
@@ -1104,5 +1151,89 @@ mod tests {
         assert_eq!(slug("msr:hm_0/x"), "msr-hm_0-x");
         assert_eq!(ramp(0.0), RGBColor(68, 1, 84));
         assert_eq!(ramp(2.0), RGBColor(253, 231, 37));
+    }
+    /// lab-25 R3: an event-window network folded into an equivalent of
+    /// another spec fills its cell with that network's result, marked `=`;
+    /// a network worse than no task somewhere is marked `!`.
+    #[test]
+    fn folded_event_window_networks_fill_their_cells() {
+        let row = |n: usize, spec: &str, family: &str, params: &[(&str, &str)]| Row {
+            trace_index: 0,
+            trace: "w".into(),
+            network_index: n,
+            spec: spec.into(),
+            reference: false,
+            start_family: family.into(),
+            duration_family: "no-duration".into(),
+            skeptic: None,
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            measures: vec![("energy_saved_pct".into(), 1.0)],
+        };
+        let rows = vec![
+            row(0, "timer(t=16B)", "timer", &[("start.t", "16B")]),
+            row(
+                1,
+                "event-window(n=5, rate=R)",
+                "event-window",
+                &[("start.n", "5"), ("start.rate", "R")],
+            ),
+            row(
+                2,
+                "event-window(n=50, rate=R)",
+                "event-window",
+                &[("start.n", "50"), ("start.rate", "R")],
+            ),
+            row(
+                3,
+                "event-window(n=5, rate=R/4)",
+                "event-window",
+                &[("start.n", "5"), ("start.rate", "R/4")],
+            ),
+            row(
+                4,
+                "event-window(n=50, rate=R/4)",
+                "event-window",
+                &[("start.n", "50"), ("start.rate", "R/4")],
+            ),
+        ];
+        let summary = |policy: usize, mean: f64, equivalents: Vec<usize>, worse: usize| Summary {
+            policy,
+            reference: false,
+            distances: vec![(0, mean)],
+            mean,
+            variance: 0.0,
+            mean_x: mean,
+            mean_y: 0.0,
+            rank: Some(1),
+            worse,
+            equivalents,
+            frontier: Vec::new(),
+            pareto: false,
+        };
+        let summaries = vec![
+            summary(0, 0.4, vec![4], 0),
+            summary(1, 0.5, vec![], 1),
+            summary(2, 0.6, vec![], 0),
+            summary(3, 0.7, vec![], 0),
+        ];
+        let input = PlotInput {
+            task: "spindown",
+            axes: crate::axes::axes("spindown"),
+            rows: &rows,
+            scored: &[],
+            summaries: &summaries,
+            traces: &[],
+            cdfs: &[],
+            pick: None,
+            breakeven_s: None,
+        };
+        let heat = heatmap(&input).expect("a 2 × 2 heat map");
+        assert_eq!(heat.cells.len(), 4, "no blank cell: {:?}", heat.cells);
+        let texts: Vec<String> = heat.cells.values().map(cell_text).collect();
+        // Rates sort R/4 before R: (5, R/4), (5, R), (50, R/4), (50, R).
+        assert_eq!(texts, ["0.700", "0.500!", "=0.400", "0.600"]);
     }
 }

@@ -216,10 +216,13 @@ fn label_parts(s: &Summary, rows: &[Row]) -> (String, String) {
 /// Flags of a row: `P` on the Pareto frontier across traces, `worse`
 /// when it did worse than no task on some trace, `over` when it breaks a
 /// limit of the run (`--max-…`) on some trace, `pick` for the network the
-/// report recommends under those limits (without limits it is rank 1).
+/// report recommends under those limits (without limits it is rank 1), or
+/// `auto` where the report recommends it over the grid ([`pick`]).
 fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> String {
     let mut f = Vec::new();
-    if pick == Some(s.policy) && !s.reference && !limits.is_empty() {
+    // Without limits the grid's best is rank 1 and needs no flag; `auto`
+    // recommended over the grid always carries it.
+    if pick == Some(s.policy) && (s.reference || !limits.is_empty()) {
         f.push("pick".to_string());
     }
     if s.pareto && !s.reference {
@@ -238,12 +241,171 @@ fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> Str
     }
 }
 
-/// The network recommended under `limits` ([`choose`]), if any.
+/// The network the report recommends under `limits`: `auto` where
+/// [`auto_instead`] says it does better than the grid's best, else the
+/// grid's best ([`choose`]), if any.
 pub(crate) fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
     match choose(summaries, rows, limits) {
-        Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
         Choice::Nothing => None,
+        choice => auto_instead(summaries, rows, limits, &choice)
+            .map(|a| a.policy)
+            .or(match choice {
+                Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
+                Choice::Nothing => None,
+            }),
     }
+}
+
+/// `auto`'s summary row (the reference a user can deploy: lull's default
+/// network), if the run has one.
+fn auto_row<'a>(summaries: &'a [Summary], rows: &[Row]) -> Option<&'a Summary> {
+    summaries
+        .iter()
+        .find(|s| s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == "auto"))
+}
+
+/// The rule by which the report recommends `auto` over the grid's best
+/// `choice` (issue lab-25 B1): `auto` is the one reference a user can
+/// deploy (the oracle and the best fixed timer in hindsight need the
+/// future), so it is recommended when it keeps every limit on every trace
+/// and either scores better than the grid's best on the ranking's own
+/// score (a lower mean scaled distance, which no network of the grid then
+/// reaches) or the grid's best breaks a limit. `None`: the grid's best.
+fn auto_instead<'a>(
+    summaries: &'a [Summary],
+    rows: &[Row],
+    limits: &Limits,
+    choice: &Choice,
+) -> Option<&'a Summary> {
+    let auto = auto_row(summaries, rows)?;
+    if !auto.mean.is_finite() || limit_ratio(rows, auto.policy, limits) > 1.0 {
+        return None;
+    }
+    match *choice {
+        Choice::Nothing => None,
+        Choice::Closest(..) => Some(auto),
+        Choice::Meets(p) => {
+            let best = summaries.iter().find(|s| s.policy == p)?;
+            (auto.mean < best.mean - 1e-9).then_some(auto)
+        }
+    }
+}
+
+/// The traces where network `policy` did worse than no task on the
+/// benefit measure `x` (a negative value), worst first, with that value.
+fn losing_traces(meta: &RunMeta, rows: &[Row], policy: usize, x: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = rows
+        .iter()
+        .filter(|r| r.network_index == policy)
+        .filter_map(|r| Some((r.trace_index, r.measure(x)?)))
+        .filter(|(_, v)| v.is_finite() && *v < -1e-9)
+        .map(|(t, v)| {
+            let name = meta
+                .traces
+                .iter()
+                .find(|m| m.index == t)
+                .map_or_else(|| format!("trace {}", t + 1), |m| m.name.clone());
+            (name, v)
+        })
+        .collect();
+    out.sort_by(|a, b| a.1.total_cmp(&b.1));
+    out
+}
+
+/// How close in mean scaled distance a network that never does worse
+/// than no task must be to a pick that does for the warning to call it
+/// close.
+const CLOSE: f64 = 0.05;
+
+/// A loud warning when the recommended network `pick` loses on the main
+/// measure (issue lab-25 B1): its mean is negative, or it did worse than
+/// no task on some trace (flag `worse`; the robust score counts such a
+/// trace as achieving nothing, so the loss does not lower its rank). It
+/// names the traces and by how much, and the best-ranked network of the
+/// grid that keeps the limits and is worse nowhere, saying whether it is
+/// close in score (within [`CLOSE`]). `None` for a benefit measure the
+/// pick never loses on, or for a cost measure.
+fn loss_warning(
+    meta: &RunMeta,
+    summaries: &[Summary],
+    rows: &[Row],
+    axes: &Axes,
+    pick: &Summary,
+) -> Option<String> {
+    if !matches!(axes.x.form, Form::Share(_)) {
+        return None;
+    }
+    let x = axes.x.measure;
+    let mean = raw_mean(rows, pick.policy, x);
+    let lost = losing_traces(meta, rows, pick.policy, x);
+    let negative = mean.is_some_and(|m| m < -1e-9);
+    if lost.is_empty() && !negative {
+        return None;
+    }
+    let name = label_parts(pick, rows).0;
+    let mut out = String::from("**Warning: ");
+    if negative {
+        let _ = write!(
+            out,
+            "`{name}` loses on average: its {} is {}",
+            crate::axes::mean_label(x),
+            num(mean)
+        );
+        out.push_str(if lost.is_empty() { "" } else { ", and it" });
+    } else {
+        let _ = write!(out, "`{name}`");
+    }
+    if !lost.is_empty() {
+        let _ = write!(
+            out,
+            " does worse than no task on {} ({})",
+            if lost.len() == 1 {
+                "one trace".to_string()
+            } else {
+                format!("{} traces", lost.len())
+            },
+            lost.iter()
+                .map(|(t, v)| format!("{t}: {} {}", num(Some(*v)), label(x)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    out.push_str(".**");
+    if !lost.is_empty() {
+        out.push_str(
+            " The ranking's score counts such a trace as achieving nothing, not as the loss it is.",
+        );
+    }
+    let safe = summaries.iter().find(|s| {
+        !s.reference
+            && s.worse == 0
+            && s.policy != pick.policy
+            && limit_ratio(rows, s.policy, &meta.limits) <= 1.0
+            && losing_traces(meta, rows, s.policy, x).is_empty()
+    });
+    match safe {
+        Some(s) => {
+            let gap = s.mean - pick.mean;
+            let _ = write!(
+                out,
+                " The best-ranked network of the grid that does worse than no task nowhere is `{}` (rank {}, mean scaled distance {:.3}{}, averaging {} {}).",
+                label_parts(s, rows).0,
+                s.rank.unwrap_or(0),
+                s.mean,
+                if gap.abs() <= CLOSE {
+                    format!(", close: {gap:.3} behind")
+                } else {
+                    format!(", {gap:.3} behind")
+                },
+                num(raw_mean(rows, s.policy, x)),
+                label(x),
+            );
+        }
+        None => {
+            out.push_str(" Every other network of the grid does worse than no task somewhere too.")
+        }
+    }
+    Some(out)
 }
 
 /// The rows a table shows: the `top` best-ranked networks, then the
@@ -260,6 +422,19 @@ fn chosen(
         .take(top)
         .chain(below)
         .chain(summaries.iter().filter(|s| s.reference))
+}
+
+/// A network's standard deviation of the distance across its traces, for
+/// a table; `None` (shown `-`) on one trace, where there is no spread.
+fn spread(s: &Summary, rows: &[Row]) -> Option<f64> {
+    let mut traces: Vec<usize> = rows
+        .iter()
+        .filter(|r| r.network_index == s.policy)
+        .map(|r| r.trace_index)
+        .collect();
+    traces.sort_unstable();
+    traces.dedup();
+    (traces.len() > 1).then(|| s.variance.sqrt())
 }
 
 fn has_excess(rows: &[Row]) -> bool {
@@ -303,7 +478,7 @@ pub fn text_table(
         let mut l = vec![
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
-            num(Some(s.variance.sqrt())),
+            num(spread(s, rows)),
             num(raw_mean(rows, s.policy, axes.x.measure)),
             num(raw_mean(rows, s.policy, axes.y.measure)),
         ];
@@ -372,9 +547,9 @@ pub fn markdown_table(
     let excess = has_excess(rows);
     let gain = has_gain(rows);
     let mut out = format!(
-        "| rank | network | mean distance | sd | mean {} | mean {} |{}{} flags |\n|---:|---|---:|---:|---:|---:|{}{}---|\n",
-        label(axes.x.measure),
-        label(axes.y.measure),
+        "| rank | network | mean distance | sd | {} | {} |{}{} flags |\n|---:|---|---:|---:|---:|---:|{}{}---|\n",
+        crate::axes::mean_label(axes.x.measure),
+        crate::axes::mean_label(axes.y.measure),
         if excess {
             " excess vs best fixed |"
         } else {
@@ -391,7 +566,7 @@ pub fn markdown_table(
             "| {} | `{name}`{suffix} | {} | {} | {} | {} |{}{} {} |",
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
-            num(Some(s.variance.sqrt())),
+            num(spread(s, rows)),
             num(raw_mean(rows, s.policy, axes.x.measure)),
             num(raw_mean(rows, s.policy, axes.y.measure)),
             if excess {
@@ -581,12 +756,22 @@ pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row], whose: &str) 
         parts.push(part);
     }
     let days = groups.iter().map(|(_, ix)| ix.len()).max().unwrap_or(0);
+    // Days only when they are 24 h long (`--duration 6h` runs are not).
+    let length = meta
+        .traces
+        .iter()
+        .find(|t| groups.iter().any(|(_, ix)| ix.contains(&t.index)))
+        .and_then(|t| built_in_duration(&t.source));
+    let days_word = match length {
+        Some(d) if (d - 86_400.0).abs() > 0.5 => format!("runs of {}", duration_words(d)),
+        _ => "days".to_string(),
+    };
     // The range is over every day of every workload: say how many traces
     // that is (it read "across the 3 days" over 30 traces).
     let over = match groups.as_slice() {
-        [(base, _)] => format!("Over the {days} days of {base}"),
+        [(base, _)] => format!("Over the {days} {days_word} of {base}"),
         _ => format!(
-            "Over the {days} days of each of the {} workloads ({} traces)",
+            "Over the {days} {days_word} of each of the {} workloads ({} traces)",
             groups.len(),
             groups.iter().map(|(_, ix)| ix.len()).sum::<usize>()
         ),
@@ -612,6 +797,28 @@ pub fn day_spread(meta: &RunMeta, summary: &Summary, rows: &[Row], whose: &str) 
         parts.join("; ")
     );
     Some(out)
+}
+
+/// The length (s) of a built-in workload's trace from its source text
+/// (`built-in workload office, 21600 s, seed 5, …`); `None` for a file.
+fn built_in_duration(source: &str) -> Option<f64> {
+    let rest = source.strip_prefix("built-in workload ")?;
+    rest.split(", ")
+        .nth(1)?
+        .strip_suffix(" s")?
+        .parse::<f64>()
+        .ok()
+}
+
+/// A length in words: `6 h`, `90 min`, `45 s`.
+fn duration_words(s: f64) -> String {
+    if s >= 3600.0 && (s / 3600.0).fract() == 0.0 {
+        format!("{} h", s / 3600.0)
+    } else if s >= 60.0 && (s / 60.0).fract() == 0.0 {
+        format!("{} min", s / 60.0)
+    } else {
+        format!("{} s", short(s))
+    }
 }
 
 /// Where the recommended network is not the grid's lowest in energy: the
@@ -667,8 +874,69 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         return "No network finished, so there is nothing to recommend.".into();
     };
     let spec = |s: &Summary| label_parts(s, rows).0;
-    let traces = meta.traces.len();
+    let traces = meta.ranked_traces();
+    let traces_text = meta.traces_text();
     let mut out = String::new();
+    let choice = choose(summaries, rows, limits);
+    let auto_pick = auto_instead(summaries, rows, limits, &choice);
+    // How `auto` compares with the grid's best on each averaged column:
+    // `(measure, auto's mean, the grid's best's, auto no worse)`.
+    let columns = |auto: &Summary| -> Vec<(&str, f64, f64, bool)> {
+        [axes.x, axes.y]
+            .iter()
+            .filter_map(|a| {
+                let (av, bv) = (
+                    raw_mean(rows, auto.policy, a.measure)?,
+                    raw_mean(rows, best.policy, a.measure)?,
+                );
+                let ok = match a.better {
+                    crate::score::Better::Higher => av >= bv,
+                    crate::score::Better::Lower => av <= bv,
+                };
+                Some((a.measure, av, bv, ok))
+            })
+            .collect()
+    };
+    let compare = |cols: &[(&str, f64, f64, bool)], which: bool| {
+        cols.iter()
+            .filter(|c| c.3 == which)
+            .map(|(m, a, b, _)| format!("{} against {} {}", num(Some(*a)), num(Some(*b)), label(m)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(auto) = auto_pick {
+        let cols = columns(auto);
+        let _ = write!(
+            out,
+            "For `{}` on {traces_text}, use **`auto`** (lull's default network){}: it beats every network of the grid here on the ranking's score \
+             (mean scaled distance {:.3}, against {:.3} for the grid's best, `{}`)",
+            meta.task,
+            if limits.is_empty() {
+                ""
+            } else {
+                ", which keeps the limits on every trace"
+            },
+            auto.mean,
+            best.mean,
+            spec(best),
+        );
+        if cols.iter().all(|c| c.3) {
+            let _ = write!(
+                out,
+                " and is no worse on either averaged column ({})",
+                compare(&cols, true)
+            );
+        } else {
+            let _ = write!(out, ", though it averages {}", compare(&cols, false));
+        }
+        out.push_str(
+            ". (The rule: `auto` is recommended whenever it keeps the limits and scores better than the grid's best, or the grid's best breaks a limit; the oracle and the best fixed timer in hindsight need the future and are never recommended.)",
+        );
+        if let Some(w) = loss_warning(meta, summaries, rows, axes, auto) {
+            let _ = write!(out, " {w}");
+        }
+        out.push_str("\n\nThe alternative, from the grid: ");
+    }
     let limit_text = limits
         .list()
         .iter()
@@ -681,7 +949,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         })
         .collect::<Vec<_>>()
         .join(", ");
-    match choose(summaries, rows, limits) {
+    match choice {
         Choice::Closest(_, ratio) => {
             let _ = write!(
                 out,
@@ -712,7 +980,11 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         }
         _ => {}
     }
-    let lead = if out.is_empty() { "For" } else { "for" };
+    let lead = if out.is_empty() || out.ends_with("\n\n") {
+        "For"
+    } else {
+        "for"
+    };
     let mut tail = label_parts(best, rows).1;
     if limit_ratio(rows, best.policy, limits) > 1.0 {
         tail.push_str(" if the limits can bend");
@@ -738,23 +1010,46 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     } else {
         format!("use **`{}`**{}. It {closeness}", spec(best), tail)
     };
+    // With one trace there is no spread to speak of.
+    let spread = if traces > 1 {
+        format!(
+            ", standard deviation {:.3} across traces",
+            best.variance.sqrt()
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         out,
-        "{} `{}` on {} trace{}, {use_text} {} and {} \
-         (mean scaled distance {:.3}, standard deviation {:.3} across traces), averaging {} {} and {} {}.",
+        "{} `{}` on {traces_text}, {use_text} {} and {} \
+         (mean scaled distance {:.3}{spread}), averaging {} {} and {} {}.",
         lead,
         meta.task,
-        traces,
-        if traces == 1 { "" } else { "s" },
         label(axes.x.measure),
         label(axes.y.measure),
         best.mean,
-        best.variance.sqrt(),
         num(raw_mean(rows, best.policy, axes.x.measure)),
         label(axes.x.measure),
         num(raw_mean(rows, best.policy, axes.y.measure)),
         label(axes.y.measure),
     );
+    if let Some(w) = loss_warning(meta, summaries, rows, axes, best) {
+        let _ = write!(out, " {w}");
+    }
+    // `auto` better on both averaged columns, though not on the score.
+    if auto_pick.is_none()
+        && let Some(auto) = auto_row(summaries, rows)
+    {
+        let cols = columns(auto);
+        if cols.len() == 2 && cols.iter().all(|c| c.3) {
+            let _ = write!(
+                out,
+                " `auto` (lull's default network) is no worse on either averaged column ({}), though it scores worse (mean scaled distance {:.3}): the score weighs every trace alike, the averages do not.",
+                compare(&cols, true),
+                auto.mean
+            );
+        }
+    }
     if !limits.is_empty()
         && matches!(axes.x.form, Form::Share(_))
         && raw_mean(rows, best.policy, axes.x.measure).is_some_and(|v| v <= 1e-9)
@@ -902,24 +1197,33 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(f) = fams.first() {
         let _ = write!(
             out,
-            "\n\nBy start-detector family, **`{}`** has the best network (rank {}; its {} network{} average a distance of {:.3})",
+            "\n\nBy start-detector family, **`{}`** has the best single network (rank {}; its {} network{} average a distance of {:.3})",
             f.0,
             f.2,
             f.1,
             if f.1 == 1 { "" } else { "s" },
             f.3
         );
+        // "Ahead of" only where it is ahead on the average too.
         if let Some(g) = fams.get(1) {
-            let _ = write!(
-                out,
-                ", ahead of `{}` (best rank {}, average {:.3})",
-                g.0, g.2, g.3
-            );
+            if g.3 < f.3 {
+                let _ = write!(
+                    out,
+                    "; `{}` has the next best (best rank {}) and the better average ({:.3})",
+                    g.0, g.2, g.3
+                );
+            } else {
+                let _ = write!(
+                    out,
+                    ", ahead of `{}` (best rank {}, average {:.3})",
+                    g.0, g.2, g.3
+                );
+            }
         }
         if let Some(w) = fams.last().filter(|_| fams.len() > 2) {
             let _ = write!(
                 out,
-                "; `{}` trails (best rank {}, average {:.3})",
+                "; `{}`'s best network ranks lowest (best rank {}, average {:.3})",
                 w.0, w.2, w.3
             );
         }
@@ -943,9 +1247,28 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(d) = durs.first() {
         let _ = write!(
             out,
-            " Among duration predictors, **`{}`** gives the best networks (best rank {}, average {:.3}).",
-            d.0, d.2, d.3
+            " Among duration predictors, **`{}`** gives the best single network (best rank {}; its {} network{} average {:.3})",
+            d.0,
+            d.2,
+            d.1,
+            if d.1 == 1 { "" } else { "s" },
+            d.3
         );
+        // The best network's family need not be the best on average.
+        match durs
+            .iter()
+            .filter(|e| e.1 > 1)
+            .min_by(|a, b| a.3.total_cmp(&b.3).then(a.2.cmp(&b.2)))
+        {
+            Some(a) if a.0 != d.0 && a.3 < d.3 => {
+                let _ = write!(
+                    out,
+                    "; **`{}`** does best on average ({} networks, average {:.3}, best rank {}).",
+                    a.0, a.1, a.3, a.2
+                );
+            }
+            _ => out.push('.'),
+        }
     }
     out
 }
@@ -1010,10 +1333,9 @@ pub fn markdown(
     };
     let _ = writeln!(
         out,
-        "{} on {} trace{} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
+        "{} on {} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
         counted(summaries),
-        meta.traces.len(),
-        if meta.traces.len() == 1 { "" } else { "s" },
+        meta.traces_text(),
         rows.len(),
         meta.shard
             .as_ref()
@@ -1052,16 +1374,19 @@ pub fn markdown(
             v.best_out_of_sample_distance
         );
     }
+    let auto_picked = pick(summaries, rows, &meta.limits)
+        .is_some_and(|p| summaries.iter().any(|s| s.policy == p && s.reference));
     let _ = writeln!(out, "## Ranking (top 10)\n");
     out.push_str(&markdown_table(summaries, rows, axes, 10, &meta.limits));
     let _ = writeln!(
         out,
         "\nFlags: {}`P` on the Pareto frontier across traces (of the mean scaled measures the distance is made of, so a row the raw means shown seem to beat can carry it), `worse` worse than no task on some trace{}; `(= N equivalent)`: N more networks with identical measures on every trace (listed in `ranking.csv`). \
          The full ranking is in `ranking.csv`; every run with every measure in `results.csv` / `results.parquet`.\n",
-        if meta.limits.is_empty() {
-            ""
-        } else {
-            "`pick` the network recommended under the limits (listed below the top ten when it ranks lower), "
+        match (meta.limits.is_empty(), auto_picked) {
+            (true, false) => "",
+            (true, true) => "`pick` the network recommended (`auto`, which beats the grid here), ",
+            (false, _) =>
+                "`pick` the network recommended under the limits (listed below the top ten when it ranks lower; `auto` when it beats the grid), ",
         },
         if meta.limits.is_empty() {
             ""
@@ -1078,6 +1403,11 @@ pub fn markdown(
             .iter()
             .find(|r| r.trace_index == t.index && r.reference && r.spec == crate::grid::BEST_FIXED)
             .and_then(|r| {
+                // A timeout as long as the longest idle period never fires:
+                // no timeout saves anything on the trace (lab-25 R10).
+                if r.measure("spinups") == Some(0.0) {
+                    return Some("never (no timeout saves)".to_string());
+                }
                 let t = r.params.get("start.t")?;
                 Some(match r.params.get(crate::sweep::UNDER) {
                     Some(under) => format!("`timer(t={t})` under {under}"),
@@ -1085,10 +1415,14 @@ pub fn markdown(
                 })
             })
             .unwrap_or_else(|| "-".to_string());
+        let name = match &t.left_out {
+            Some(why) => format!("{} (left out: {why})", t.name),
+            None => t.name.clone(),
+        };
         let _ = writeln!(
             out,
             "| {} | {} | {} | {:.1} | {:.1} | {} | {} | {best_fixed} |",
-            t.name,
+            name,
             t.source,
             t.requests,
             t.span_s,
@@ -1184,5 +1518,229 @@ mod pooled_tests {
         let rows = [row(0, e - 1.0, e, e - 1e-13)];
         assert_eq!(pooled_gain(&rows, 0), None);
         assert!(one.gain(e, e - 1.0).is_nan());
+    }
+}
+
+#[cfg(test)]
+mod recommend_tests {
+    use super::*;
+    use crate::analysis::score_rows;
+    use crate::output::TraceMeta;
+
+    /// A spindown row: network `n` (`spec`, a reference when `reference`)
+    /// on trace `t`, saving `saved` % of the energy (the oracle `oracle`
+    /// %) with `delayed` delayed requests per hour and `spinups`.
+    fn row(t: usize, n: usize, spec: &str, saved: f64, delayed: f64) -> Row {
+        let family = spec.split('(').next().unwrap_or(spec).to_string();
+        Row {
+            trace_index: t,
+            trace: format!("w{t}"),
+            network_index: n,
+            spec: spec.into(),
+            reference: matches!(spec, "auto" | "oracle()"),
+            start_family: family,
+            duration_family: "no-duration".into(),
+            skeptic: None,
+            params: BTreeMap::new(),
+            measures: vec![
+                ("energy_saved_pct".into(), saved),
+                ("oracle_saved_pct".into(), 60.0),
+                ("delayed_ops_per_hour".into(), delayed),
+                ("spinups".into(), if saved == 0.0 { 0.0 } else { 5.0 }),
+            ],
+        }
+    }
+
+    fn meta(traces: usize) -> RunMeta {
+        RunMeta {
+            version: "0".into(),
+            task: "spindown".into(),
+            policy: "p".into(),
+            timing: "model".into(),
+            device: None,
+            grid: "test".into(),
+            grid_fingerprint: String::new(),
+            networks: 4,
+            traces: (0..traces)
+                .map(|i| TraceMeta {
+                    index: i,
+                    name: format!("w{i}"),
+                    source: format!("w{i}.csv"),
+                    requests: 10,
+                    span_s: 100.0,
+                    idle_s: 90.0,
+                    idle_periods: 9,
+                    mean_rate: 0.1,
+                    left_out: None,
+                })
+                .collect(),
+            shard: None,
+            runs: 0,
+            notes: Vec::new(),
+            breakeven_s: None,
+            best_fixed: false,
+            score: crate::score::Mode::Robust,
+            limits: Limits::default(),
+            validation: None,
+        }
+    }
+
+    /// The recommendation and the pick of these rows.
+    fn recommend(rows: &[Row], meta: &RunMeta) -> (String, Option<String>) {
+        let axes = crate::axes::axes("spindown");
+        let (_, summaries) = score_rows(rows, &axes, crate::score::Mode::Robust);
+        let text = recommendation(meta, &summaries, rows, &axes);
+        let pick = pick(&summaries, rows, &meta.limits)
+            .and_then(|p| spec_of(rows, p))
+            .map(|r| r.spec.clone());
+        (text, pick)
+    }
+
+    /// lab-25 B1: a grid whose best network saves less and delays more
+    /// than `auto` on every trace; `auto` is recommended, the grid's best
+    /// named as the alternative.
+    #[test]
+    fn auto_that_beats_the_grid_is_recommended() {
+        let mut rows = Vec::new();
+        for t in 0..2 {
+            rows.push(row(t, 0, "share()", 20.0, 50.0));
+            rows.push(row(t, 1, "timer(t=10s)", 10.0, 60.0));
+            rows.push(row(t, 2, "auto", 30.0, 40.0));
+            rows.push(row(t, 3, "oracle()", 60.0, 1.0));
+        }
+        let (text, pick) = recommend(&rows, &meta(2));
+        assert_eq!(pick.as_deref(), Some("auto"));
+        assert!(
+            text.starts_with("For `spindown` on 2 traces, use **`auto`**"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no worse on either averaged column"),
+            "{text}"
+        );
+        assert!(text.contains("The alternative, from the grid"), "{text}");
+        assert!(text.contains("use **`share()`**"), "{text}");
+        // Over a limit `auto` breaks, the grid's best is recommended.
+        let mut m = meta(2);
+        m.limits.max_delayed_per_hour = Some(45.0);
+        for r in rows.iter_mut().filter(|r| r.network_index == 0) {
+            r.measures[2].1 = 44.0;
+        }
+        for r in rows.iter_mut().filter(|r| r.network_index == 2) {
+            r.measures[2].1 = 46.0;
+        }
+        let (text, pick) = recommend(&rows, &m);
+        assert_eq!(pick.as_deref(), Some("share()"), "{text}");
+        assert!(!text.contains("use **`auto`**"), "{text}");
+    }
+
+    /// lab-25 B1: a pick that loses energy on a trace (scored there as
+    /// saving nothing) is warned about, with the trace and the loss, and
+    /// the best network that loses nowhere is named.
+    #[test]
+    fn a_pick_that_loses_energy_is_warned_about() {
+        let mut rows = Vec::new();
+        for (t, saved) in [(0, 55.0), (1, 50.0), (2, -82.9)] {
+            rows.push(row(t, 0, "timer(t=100ms)", saved, 5.0));
+            rows.push(row(t, 1, "timer(t=10s)", 8.0, 5.0));
+            rows.push(row(t, 2, "auto", 1.0, 400.0));
+            rows.push(row(t, 3, "oracle()", 60.0, 1.0));
+        }
+        let (text, pick) = recommend(&rows, &meta(3));
+        assert_eq!(pick.as_deref(), Some("timer(t=100ms)"), "{text}");
+        assert!(text.contains("**Warning: `timer(t=100ms)`"), "{text}");
+        assert!(
+            text.contains("does worse than no task on one trace (w2: -82.900 energy saved (%))"),
+            "{text}"
+        );
+        assert!(
+            text.contains("does worse than no task nowhere is `timer(t=10s)`"),
+            "{text}"
+        );
+        // Negative on average: said so.
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.network_index == 0 && r.trace_index == 2)
+        {
+            r.measures[0].1 = -200.0;
+        }
+        let (text, _) = recommend(&rows, &meta(3));
+        assert!(
+            text.contains("loses on average: its mean energy saved (%) is -31.667"),
+            "{text}"
+        );
+    }
+
+    /// lab-25 R9: one trace has no spread; B6: a left-out trace is not
+    /// counted.
+    #[test]
+    fn one_trace_has_no_spread_and_left_out_traces_do_not_count() {
+        let rows = vec![
+            row(0, 0, "share()", 30.0, 5.0),
+            row(0, 1, "timer(t=10s)", 10.0, 60.0),
+            row(0, 3, "oracle()", 60.0, 1.0),
+        ];
+        let mut m = meta(2);
+        m.traces[1].left_out = Some("saturated".into());
+        let (text, _) = recommend(&rows, &m);
+        assert!(
+            text.starts_with("For `spindown` on 1 trace (1 left out: saturated), use"),
+            "{text}"
+        );
+        assert!(!text.contains("standard deviation"), "{text}");
+        let axes = crate::axes::axes("spindown");
+        let (_, summaries) = score_rows(&rows, &axes, crate::score::Mode::Robust);
+        let md = markdown(&m, &summaries, &rows, &axes, &[]);
+        assert!(md.contains("on 1 trace (1 left out: saturated) ("), "{md}");
+        assert!(md.contains("| w1 (left out: saturated) |"), "{md}");
+        let table = markdown_table(&summaries, &rows, &axes, 10, &m.limits);
+        let first = table.lines().nth(2).unwrap();
+        assert!(first.contains("| - |"), "no sd on one trace: {first}");
+    }
+
+    /// lab-25 R9: a measure named with its unit says it once, and a mean
+    /// of a mean is not "mean mean".
+    #[test]
+    fn column_names_say_things_once() {
+        assert_eq!(label("mean_added_delay_ms"), "mean added delay (ms)");
+        assert_eq!(
+            crate::axes::mean_label("mean_queue_bytes"),
+            "mean queue (bytes)"
+        );
+        assert_eq!(
+            crate::axes::mean_label("energy_saved_pct"),
+            "mean energy saved (%)"
+        );
+    }
+
+    /// lab-25 R9: `--duration 6h --days 2` runs are not days.
+    #[test]
+    fn runs_shorter_than_a_day_are_not_days() {
+        assert_eq!(
+            built_in_duration("built-in workload office, 21600 s, seed 5 (day 2)"),
+            Some(21600.0)
+        );
+        assert_eq!(duration_words(21600.0), "6 h");
+        let mut m = meta(2);
+        for (i, t) in m.traces.iter_mut().enumerate() {
+            t.name = format!("office@{}", i + 1);
+            t.source = format!("built-in workload office, 21600 s, seed 5 (day {})", i + 1);
+        }
+        let rows: Vec<Row> = (0..2)
+            .flat_map(|t| {
+                [
+                    row(t, 0, "share()", 30.0, 5.0),
+                    row(t, 3, "oracle()", 60.0, 1.0),
+                ]
+            })
+            .collect();
+        let axes = crate::axes::axes("spindown");
+        let (_, summaries) = score_rows(&rows, &axes, crate::score::Mode::Robust);
+        let s = summaries.iter().find(|s| !s.reference).unwrap();
+        let text = day_spread(&m, s, &rows, "its").unwrap();
+        assert!(
+            text.starts_with("Over the 2 runs of 6 h of office"),
+            "{text}"
+        );
     }
 }
