@@ -54,7 +54,8 @@ pub(crate) struct Persist {
     /// said once, not at every save: a dry run must not need the real
     /// daemon's rights.
     dry_run: bool,
-    /// The last error writing a dry run's state file.
+    /// The last error writing the state file (a dry run's or the
+    /// daemon's), logged once per change.
     state_error: Option<String>,
 }
 
@@ -163,9 +164,20 @@ impl Persist {
                         path.display()
                     )
                 }),
-                Err(e) => error!("state file {}: cannot write: {e}", path.display()),
+                // Said once per change of error, and when writes work
+                // again: an unwritable directory logged an ERROR at
+                // every spin-down and spin-up (each written at once),
+                // and nothing when it was fixed.
+                Err(e) => said_once(&mut self.state_error, e.to_string(), |e| {
+                    error!(
+                        "state file {}: cannot write: {e}; the wear budget, the counters and what the networks learn are not saved until it can be (said once until it changes)",
+                        path.display()
+                    )
+                }),
                 Ok(()) => {
-                    self.state_error = None;
+                    if self.state_error.take().is_some() {
+                        info!("state file {}: written again", path.display());
+                    }
                     written = true;
                 }
             }
@@ -243,5 +255,42 @@ mod tests {
         assert_eq!(save_ms(&mut p, 64_500), "64000");
         p.mark(true, true);
         assert_eq!(save_ms(&mut p, 64_600), "64600");
+    }
+
+    /// A state file that cannot be written is said once while the error
+    /// lasts, and its end is said too (kept here as the last error: the
+    /// log lines follow it).
+    #[test]
+    fn a_failing_state_file_is_said_once_and_its_recovery_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("gone");
+        let text = format!(
+            "state_file = {:?}\n[[disk]]\ndevice = \"sdz\"\nnetwork = \"timer(10s)\"\n",
+            sub.join("state.json")
+        );
+        let cfg = Config::parse(
+            &dir.path().join("lull.toml"),
+            &text,
+            &crate::default_registry(),
+        )
+        .unwrap();
+        let hooks = HookRunner::new(Nanos::from_secs(10), false);
+        let mut p = Persist::new(false);
+        let save = |p: &mut Persist, t: u64| {
+            p.mark(true, true);
+            p.save(Nanos::from_secs(t), false, &cfg, &hooks, || Snapshot {
+                state: State::default(),
+                gauges: Vec::new(),
+                polls: t,
+            })
+        };
+        assert!(!save(&mut p, 1));
+        let first = p.state_error.clone().expect("the error is kept");
+        assert!(!save(&mut p, 2));
+        assert_eq!(p.state_error.as_ref(), Some(&first));
+        std::fs::create_dir(&sub).unwrap();
+        assert!(save(&mut p, 3));
+        assert_eq!(p.state_error, None);
+        assert!(sub.join("state.json").exists());
     }
 }
