@@ -672,14 +672,13 @@ fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> Strin
         eprintln!("lull: note: {n}");
     }
     let mut text = String::new();
-    let traces = outcome.meta.traces.len();
+    // A trace left out of the ranking (saturated) is not counted.
     let _ = writeln!(
         text,
-        "task {}: {} × {} trace{}, {} runs ranked on {} and {}{}",
+        "task {}: {} × {}, {} runs ranked on {} and {}{}",
         outcome.meta.task,
         lull_rank::report::counted(&outcome.summaries),
-        traces,
-        if traces == 1 { "" } else { "s" },
+        outcome.meta.traces_text(),
         outcome.meta.runs,
         outcome.axes.x.measure,
         outcome.axes.y.measure,

@@ -1007,6 +1007,12 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             spec(best),
             tail
         )
+    } else if auto_pick.is_some() {
+        format!(
+            "the grid's best is **`{}`**{}. It {closeness}",
+            spec(best),
+            tail
+        )
     } else {
         format!("use **`{}`**{}. It {closeness}", spec(best), tail)
     };
@@ -1619,7 +1625,7 @@ mod recommend_tests {
             "{text}"
         );
         assert!(text.contains("The alternative, from the grid"), "{text}");
-        assert!(text.contains("use **`share()`**"), "{text}");
+        assert!(text.contains("the grid's best is **`share()`**"), "{text}");
         // Over a limit `auto` breaks, the grid's best is recommended.
         let mut m = meta(2);
         m.limits.max_delayed_per_hour = Some(45.0);
