@@ -689,6 +689,12 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
+            if let TaskConfig::Standby { backend, .. } = resolved.task
+                && resolved.left_alone.is_none()
+                && let Some(w) = unreached(&r.kernel, backend, cfg.hdparm.as_deref())
+            {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
             if let Some(own) = resolved.own_standby_warning(&id) {
                 warnings.push(format!("disk[{}] {}: {own}", d.index, r.kernel));
             }
@@ -734,6 +740,36 @@ fn unopenable(kernel: &str) -> Option<String> {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             Some(refused(&path, &e, crate::config::running_as_root()))
         }
+        _ => None,
+    }
+}
+
+/// What `auto`'s transport probe finds on `/dev/KERNEL` when it finds
+/// nothing that reaches the drive: the daemon would leave the disk alone
+/// (no spin-down, no power checks), which its start logs but `--check`
+/// did not say (a trial found out from the journal). The probe sends
+/// only power-state questions (CHECK POWER MODE, REQUEST SENSE, `hdparm
+/// -C`), which wake no drive, as the daemon's own does. A device node
+/// that is not there (a test's fake disk) is for the start to find.
+fn unreached(
+    kernel: &str,
+    backend: crate::drive::Backend,
+    hdparm: Option<&Path>,
+) -> Option<String> {
+    use crate::transport::{DeviceLink, Transport, probe};
+    if backend != crate::drive::Backend::Auto {
+        return None;
+    }
+    let dev = Path::new("/dev").join(kernel);
+    if !dev.exists() {
+        return None;
+    }
+    let mut link = DeviceLink::open(&dev, crate::drive::hdparm_program(hdparm));
+    match probe(&mut link, &[]) {
+        Ok(p) if p.transport == Transport::None => Some(format!(
+            "no command reaches the drive ({}): the daemon would leave it alone (no spin-down, no power checks) until it is replugged, as it does loop, NVMe and device-mapper devices",
+            p.why
+        )),
         _ => None,
     }
 }
