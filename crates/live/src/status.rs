@@ -645,6 +645,14 @@ pub fn combine(
     keys.extend(samples.iter().filter_map(|s| s.label("disk")));
     keys.sort_unstable();
     keys.dedup();
+    // In the config's order (a glob's disks by name within it), then the
+    // keys no entry names now: the admin reads them as written.
+    let place = |key: &str| {
+        entry_of(cfg, key)
+            .and_then(|e| cfg.disks.iter().position(|d| std::ptr::eq(d, e)))
+            .unwrap_or(usize::MAX)
+    };
+    keys.sort_by_key(|k| place(k));
     let empty = DiskState::default();
     keys.into_iter()
         .map(|key| {

@@ -1187,3 +1187,23 @@ fn a_configured_backend_is_the_transport_shown_not_a_remembered_probe() {
         )
     );
 }
+
+/// Disks are listed in the config's order, then the keys no entry names
+/// now; a trial's `/dev/loop2`, `loop0`, `loop1` (sorted by key) read
+/// against a config that lists loop0, loop1, /dev/loop2.
+#[test]
+fn disks_are_listed_in_the_configs_order() {
+    let cfg = Config::parse(
+        Path::new("t.toml"),
+        "[[disk]]\ndevice = \"loop0\"\n[[disk]]\ndevice = \"loop1\"\n[[disk]]\ndevice = \"/dev/loop2\"\n",
+        &crate::default_registry(),
+    )
+    .unwrap();
+    let mut st = State::default();
+    for key in ["serial:XYZ", "/dev/loop2", "loop1", "loop0"] {
+        st.disk(key);
+    }
+    let d = combine(&cfg, &st, &[], false, 1_800_000_000);
+    let order: Vec<&str> = d.iter().map(|d| d.disk.as_str()).collect();
+    assert_eq!(order, ["loop0", "loop1", "/dev/loop2", "serial:XYZ"]);
+}
