@@ -14,6 +14,21 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// `t.csv` in `dir`: a read, a write and a read of 1 s each, arriving at
+/// the seconds `at`.
+fn three_requests(dir: &Path, at: [u64; 3]) -> String {
+    let mut text = HEADER.to_string();
+    for (i, (s, op)) in at.iter().zip(["R", "W", "R"]).enumerate() {
+        let ns = s * 1_000_000_000;
+        text.push_str(&format!(
+            "{ns},{},{op},{},4096,8,0\n",
+            ns + 1_000_000_000,
+            8 * i
+        ));
+    }
+    write(dir, "t.csv", &text)
+}
+
 const INTERNAL_KEYS: [&str; 7] = [
     "actual_s",
     "predicted_s",
@@ -29,13 +44,7 @@ fn replay_prints_the_internal_measures_as_json() {
     let dir = tempfile::tempdir().unwrap();
     // Idle 1..4 s and 5..25 s; timer(1s) + fixed(10s), predicted-end:
     // declared [2,16) → 14 s, 1 s of it busy, one violation.
-    let csv = write(
-        dir.path(),
-        "t.csv",
-        &format!(
-            "{HEADER}0,1000000000,R,0,4096,8,0\n4000000000,5000000000,W,8,4096,8,0\n25000000000,26000000000,R,16,4096,8,0\n"
-        ),
-    );
+    let csv = three_requests(dir.path(), [0, 4, 25]);
     let out = lull(&[
         "replay",
         &csv,
@@ -66,13 +75,7 @@ fn replay_prints_the_internal_measures_as_json() {
 fn replay_resolves_rates_relative_to_the_trace_mean_rate() {
     let dir = tempfile::tempdir().unwrap();
     // Three requests over 26 s: R = 3/26 IO/s, written to six digits.
-    let csv = write(
-        dir.path(),
-        "t.csv",
-        &format!(
-            "{HEADER}0,1000000000,R,0,4096,8,0\n4000000000,5000000000,W,8,4096,8,0\n25000000000,26000000000,R,16,4096,8,0\n"
-        ),
-    );
+    let csv = three_requests(dir.path(), [0, 4, 25]);
     let run = |net: &str| {
         let out = lull(&[
             "replay", &csv, "--net", net, "--task", "spindown", "--format", "json",
@@ -352,7 +355,7 @@ fn replay_names_the_network_asked_for_and_the_drive() {
         "{text}"
     );
     // A task on the device model names the service model that timed it:
-    // the lab's default borrows wd-red-plus's, paper-2.5in hp97560's.
+    // the lab's default, named or not, borrows wd-red-plus's.
     for (device, want) in [
         (
             None,
@@ -360,7 +363,7 @@ fn replay_names_the_network_asked_for_and_the_drive() {
         ),
         (
             Some("paper-2.5in"),
-            "device   paper-2.5in (service times of hp97560)",
+            "device   paper-2.5in (service times of wd-red-plus), break-even B = 0.018 s",
         ),
         (
             Some("wd-red-plus"),
@@ -457,13 +460,7 @@ fn unknown_names_suggest_the_closest_known_one() {
 #[test]
 fn replay_text_prints_counts_as_integers() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = write(
-        dir.path(),
-        "t.csv",
-        &format!(
-            "{HEADER}0,1000000000,R,0,4096,8,0\n40000000000,41000000000,W,8,4096,8,0\n90000000000,91000000000,R,16,4096,8,0\n"
-        ),
-    );
+    let csv = three_requests(dir.path(), [0, 40, 90]);
     let out = lull(&[
         "replay",
         &csv,

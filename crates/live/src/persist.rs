@@ -202,6 +202,20 @@ pub(crate) fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&
 mod tests {
     use super::*;
 
+    /// The config of one disk with `state_file` and `extra` (TOML keys),
+    /// read as from `dir`, and a hook runner.
+    fn daemon(
+        dir: &std::path::Path,
+        state_file: &std::path::Path,
+        extra: &str,
+    ) -> (Config, HookRunner) {
+        let text = format!(
+            "state_file = {state_file:?}\n{extra}[[disk]]\ndevice = \"sdz\"\nnetwork = \"timer(10s)\"\n"
+        );
+        let cfg = Config::parse(&dir.join("lull.toml"), &text, &crate::default_registry()).unwrap();
+        (cfg, HookRunner::new(Nanos::from_secs(10), false))
+    }
+
     /// The textfile follows changes at most once a second, and is
     /// rewritten at least once a minute with none (a quiet disk's
     /// `lull_polls_total` moves on).
@@ -209,17 +223,11 @@ mod tests {
     fn quiet_metrics_are_refreshed_once_a_minute() {
         let dir = tempfile::tempdir().unwrap();
         let tf = dir.path().join("lull.prom");
-        let text = format!(
-            "state_file = {:?}\n[metrics]\ntextfile = {tf:?}\n[[disk]]\ndevice = \"sdz\"\nnetwork = \"timer(10s)\"\n",
-            dir.path().join("state.json")
+        let (cfg, hooks) = daemon(
+            dir.path(),
+            &dir.path().join("state.json"),
+            &format!("[metrics]\ntextfile = {tf:?}\n"),
         );
-        let cfg = Config::parse(
-            &dir.path().join("lull.toml"),
-            &text,
-            &crate::default_registry(),
-        )
-        .unwrap();
-        let hooks = HookRunner::new(Nanos::from_secs(10), false);
         let mut p = Persist::new(false);
         // Saves at `at`, with `polls` to tell the renders apart; the
         // polls the textfile holds then.
@@ -264,17 +272,7 @@ mod tests {
     fn a_failing_state_file_is_said_once_and_its_recovery_too() {
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("gone");
-        let text = format!(
-            "state_file = {:?}\n[[disk]]\ndevice = \"sdz\"\nnetwork = \"timer(10s)\"\n",
-            sub.join("state.json")
-        );
-        let cfg = Config::parse(
-            &dir.path().join("lull.toml"),
-            &text,
-            &crate::default_registry(),
-        )
-        .unwrap();
-        let hooks = HookRunner::new(Nanos::from_secs(10), false);
+        let (cfg, hooks) = daemon(dir.path(), &sub.join("state.json"), "");
         let mut p = Persist::new(false);
         let save = |p: &mut Persist, t: u64| {
             p.mark(true, true);
