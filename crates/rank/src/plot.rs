@@ -136,6 +136,65 @@ pub fn slug(name: &str) -> String {
         .collect()
 }
 
+/// How much of a measure counts as noise when the drawn frontier is
+/// chosen: a thousandth of the spread of the values on the x axis, and a
+/// thousandth of the value itself on the y axis (often logarithmic).
+const FRONTIER_TOLERANCE: f64 = 1e-3;
+
+/// Which points the drawn Pareto frontier goes through: those no other
+/// point dominates within a tolerance ([`FRONTIER_TOLERANCE`]), that is,
+/// no other point is as good on both measures up to noise and better on
+/// one by more than noise. A strict frontier ran a vertical line from 200
+/// B to 1.2·10⁶ B of queue through points 10⁻⁶ apart in latency (lab-25
+/// R4): each was "best" on latency by noise.
+fn pareto_within(
+    pts: &[(f64, f64)],
+    bx: crate::score::Better,
+    by: crate::score::Better,
+) -> Vec<bool> {
+    use crate::score::Better;
+    let finite: Vec<f64> = pts.iter().map(|p| p.0).filter(|v| v.is_finite()).collect();
+    let span = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let tx = if span.is_finite() {
+        FRONTIER_TOLERANCE * span
+    } else {
+        0.0
+    };
+    // `a` better than `b` by more than `t` on a measure (`Some(true)`), as
+    // good up to `t` (`Some(false)`), or worse (`None`).
+    let cmp = |a: f64, b: f64, better: Better, t: f64| -> Option<bool> {
+        let gain = match better {
+            Better::Higher => a - b,
+            Better::Lower => b - a,
+        };
+        if gain > t {
+            Some(true)
+        } else if gain >= -t {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let strict = crate::score::pareto(pts, bx, by);
+    pts.iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            strict[i]
+                && !pts.iter().enumerate().any(|(j, &(ox, oy))| {
+                    if j == i || !(ox.is_finite() && oy.is_finite()) {
+                        return false;
+                    }
+                    let ty = FRONTIER_TOLERANCE * y.abs().max(oy.abs());
+                    match (cmp(ox, x, bx, tx), cmp(oy, y, by, ty)) {
+                        (Some(a), Some(b)) => a || b,
+                        _ => false,
+                    }
+                })
+        })
+        .collect()
+}
+
 /// Draws every plot into `dir`; returns the figures drawn.
 pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankError> {
     std::fs::create_dir_all(dir).map_err(|e| RankError::io(dir, e))?;
@@ -169,7 +228,7 @@ pub fn draw_all(dir: &Path, input: &PlotInput<'_>) -> Result<Vec<Figure>, RankEr
             .filter(|&i| points[i].reference.is_none())
             .collect();
         let xy: Vec<(f64, f64)> = real.iter().map(|&i| (points[i].x, points[i].y)).collect();
-        for (k, on) in crate::score::pareto(&xy, input.axes.x.better, input.axes.y.better)
+        for (k, on) in pareto_within(&xy, input.axes.x.better, input.axes.y.better)
             .into_iter()
             .enumerate()
         {
@@ -378,7 +437,9 @@ impl View {
     fn of(points: &[Pt]) -> View {
         let keep: Vec<&Pt> = points
             .iter()
-            .filter(|p| p.reference.is_some() || p.frontier || !p.worse)
+            // The recommended network too (lab-25 R4: its ring sat at a
+            // clamped, made-up position when it was worse on this trace).
+            .filter(|p| p.reference.is_some() || p.frontier || !p.worse || p.picked)
             .collect();
         let keep = if keep.is_empty() {
             points.iter().collect()
@@ -429,10 +490,17 @@ impl Draw for Tradeoff<'_> {
         root.fill(&WHITE).map_err(err)?;
         let (w, h) = root.dim_in_pixel();
         let (main, foot) = root.split_vertically(h.saturating_sub(46));
+        // The title spans the whole width, legend column included: over
+        // the plot alone a long one was clipped at the left (lab-25 R4).
+        let size = if self.title.chars().count() > 80 {
+            18
+        } else {
+            22
+        };
+        let main = main.titled(&self.title, (SANS, size)).map_err(err)?;
         let (plot, legend) = main.split_horizontally(w.saturating_sub(230));
         let view = View::of(&self.points);
         let mut chart = ChartBuilder::on(&plot)
-            .caption(&self.title, (SANS, 22))
             .margin(12)
             .x_label_area_size(56)
             .y_label_area_size(84)
@@ -552,15 +620,19 @@ impl Draw for Tradeoff<'_> {
                 )))
                 .map_err(err)?;
         }
-        // Legend in its own column.
+        // Legend in its own column, below the title; its rows close up
+        // when there are many, so the last ones do not overlap.
         legend
             .draw(&Text::new(
                 "start detector",
-                (10, 40),
+                (10, 10),
                 (SANS, 16).into_font().color(&BLACK),
             ))
             .map_err(err)?;
-        let mut y = 66;
+        let entries = self.families.len() + refs.len() + usize::from(picked) + 1;
+        let room = legend.dim_in_pixel().1.saturating_sub(44) as usize;
+        let step = (room / entries.max(1)).clamp(16, 22) as i32;
+        let mut y = 36;
         for (i, (fam, colour)) in self.families.iter().enumerate() {
             let style = colour.filled();
             let at = (18, y + 7);
@@ -576,7 +648,7 @@ impl Draw for Tradeoff<'_> {
             legend
                 .draw(&Text::new(fam.as_str(), (32, y), (SANS, 14)))
                 .map_err(err)?;
-            y += 22;
+            y += step;
         }
         for (k, name) in refs.iter().enumerate() {
             let c = ref_colours[k % ref_colours.len()];
@@ -594,7 +666,7 @@ impl Draw for Tradeoff<'_> {
                     (SANS, 14),
                 ))
                 .map_err(err)?;
-            y += 22;
+            y += step;
         }
         if picked {
             legend
@@ -603,7 +675,7 @@ impl Draw for Tradeoff<'_> {
             legend
                 .draw(&Text::new("recommended", (32, y), (SANS, 14)))
                 .map_err(err)?;
-            y += 22;
+            y += step;
         }
         if front.len() > 1 {
             legend
@@ -1235,5 +1307,43 @@ mod tests {
         let texts: Vec<String> = heat.cells.values().map(cell_text).collect();
         // Rates sort R/4 before R: (5, R/4), (5, R), (50, R/4), (50, R).
         assert_eq!(texts, ["0.700", "0.500!", "=0.400", "0.600"]);
+    }
+    /// lab-25 R4: points better by noise on one measure and far worse on
+    /// the other are not drawn on the frontier.
+    #[test]
+    fn the_drawn_frontier_ignores_noise() {
+        use crate::score::Better;
+        let pts = [
+            (0.845_000, 250.0),
+            (0.845_001, 1.2e6),
+            (0.845_002, 5.0e5),
+            (0.2, 100.0),
+            (0.5, 200.0),
+        ];
+        let strict = crate::score::pareto(&pts, Better::Higher, Better::Lower);
+        assert_eq!(strict, [true, false, true, true, true]);
+        let drawn = pareto_within(&pts, Better::Higher, Better::Lower);
+        assert_eq!(drawn, [true, false, false, true, true]);
+    }
+    /// lab-25 R4: the recommended network is inside the axes even where it
+    /// did worse than no task (its ring sat at a clamped position).
+    #[test]
+    fn the_axes_include_the_recommended_network() {
+        let pt = |x: f64, y: f64, worse: bool, picked: bool| Pt {
+            x,
+            y,
+            family: "share".into(),
+            reference: None,
+            worse,
+            frontier: false,
+            picked,
+        };
+        let mut points = vec![pt(10.0, 5.0, false, false), pt(20.0, 8.0, false, false)];
+        points.push(pt(-23.7, 23_000.0, true, false));
+        let (_, edge) = View::of(&points).place(&points[2]);
+        assert!(edge, "a worse network is clamped");
+        points[2].picked = true;
+        let (_, edge) = View::of(&points).place(&points[2]);
+        assert!(!edge, "the recommended one is not");
     }
 }
