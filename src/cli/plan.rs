@@ -145,7 +145,9 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::runtime(anyhow!("{}: {e}", dir.display())))?;
-        plot(&report, &name, dir)?;
+        // A trace without a wall clock counts its hours from its start.
+        let from_start = args.trace.is_some() && trace.clock.is_none();
+        plot(&report, &name, dir, from_start)?;
     }
     let mut out = std::io::stdout().lock();
     let written = match args.format {
@@ -162,7 +164,12 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     written.map_err(CliError::runtime)
 }
 
-fn plot(report: &PlanReport, name: &str, dir: &std::path::Path) -> Result<(), CliError> {
+fn plot(
+    report: &PlanReport,
+    name: &str,
+    dir: &std::path::Path,
+    hours_from_start: bool,
+) -> Result<(), CliError> {
     let days = report.days.max(1e-9);
     let mut idle_s = [0.0; 24];
     for (h, v) in idle_s.iter_mut().enumerate() {
@@ -186,6 +193,7 @@ fn plot(report: &PlanReport, name: &str, dir: &std::path::Path) -> Result<(), Cl
         title: format!("lull plan: {name}"),
         idle_s,
         jobs,
+        hours_from_start,
     }
     .save(dir, "plan")
     .map_err(|e| CliError::runtime(anyhow!(e)))

@@ -3,7 +3,7 @@
 //! and PNG.
 //!
 //! One bar per hour: the forecast's usable idle time (mean per day, for an
-//! interruptible job) as a light outline, and inside it, stacked from the
+//! interruptible job; at most the hour's 60 minutes) as a light outline, and inside it, stacked from the
 //! bottom, each job's mean work per day in that hour; what is left above
 //! the stack went to unreserved work (or nobody).
 
@@ -34,6 +34,25 @@ pub struct PlanPlot {
     pub idle_s: [f64; 24],
     /// Per job: its name and its mean work per hour of day, seconds.
     pub jobs: Vec<(String, [f64; 24])>,
+    /// The trace has no wall clock: its hours count from its start, not
+    /// from midnight, and the x axis says so (lab-25 R12).
+    pub hours_from_start: bool,
+}
+
+impl PlanPlot {
+    /// The x axis: hours of the day, or hours since the trace's start
+    /// when it has no wall clock.
+    fn x_desc(&self) -> &'static str {
+        if self.hours_from_start {
+            "hour since the trace's start (the trace has no wall clock), modulo 24"
+        } else {
+            "hour of day"
+        }
+    }
+
+    /// The y axis: each bar is one hour's slot, so at most 60 minutes (it
+    /// read "minutes per day", lab-25 R12).
+    const Y_DESC: &'static str = "idle minutes in the hour (mean per day; at most 60)";
 }
 
 impl Draw for PlanPlot {
@@ -55,14 +74,32 @@ impl Draw for PlanPlot {
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("hour of day")
-            .y_desc("minutes per day")
+            .x_desc(self.x_desc())
+            .y_desc(Self::Y_DESC)
             .x_labels(13)
             .x_label_formatter(&|v| format!("{v:.0}"))
             .label_style((SANS, 14))
             .axis_desc_style((SANS, 16))
             .draw()
             .map_err(err)?;
+        // The whole hour, where the axis runs past it (room for the legend).
+        if top > 60.0 {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(0.0, 60.0), (24.0, 60.0)],
+                    6,
+                    4,
+                    BLACK.mix(0.5).stroke_width(1),
+                ))
+                .map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "the whole hour (60 min)",
+                    (0.2, 60.0 + top * 0.045),
+                    (SANS, 13),
+                )))
+                .map_err(err)?;
+        }
         let grey = RGBColor(200, 200, 200);
         chart
             .draw_series((0..24).map(|h| {
@@ -118,10 +155,31 @@ mod tests {
             title: "office".into(),
             idle_s: [3000.0; 24],
             jobs: vec![("scrub".into(), job)],
+            hours_from_start: false,
         };
         p.save(dir.path(), "plan").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("plan.svg")).unwrap();
         assert!(svg.contains("scrub"));
+        assert!(svg.contains("hour of day"));
+        assert!(svg.contains("at most 60"), "{svg}");
+        assert!(!svg.contains("minutes per day"));
         assert!(dir.path().join("plan.png").metadata().unwrap().len() > 1000);
+    }
+
+    /// lab-25 R12: a trace without a wall clock counts hours from its
+    /// start, and the axis says so.
+    #[test]
+    fn hours_without_a_clock_count_from_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = PlanPlot {
+            title: "trace".into(),
+            idle_s: [3000.0; 24],
+            jobs: Vec::new(),
+            hours_from_start: true,
+        };
+        p.save(dir.path(), "plan").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("plan.svg")).unwrap();
+        assert!(svg.contains("hour since the trace"), "{svg}");
+        assert!(!svg.contains("hour of day"));
     }
 }
