@@ -409,15 +409,21 @@ fn loss_warning(
 }
 
 /// The rows a table shows: the `top` best-ranked networks, then the
-/// recommended one `pick` when it ranks below them (under limits the best
-/// networks may break), then the reference rows.
-fn chosen(
-    summaries: &[Summary],
+/// grid's recommended one under `limits` when it ranks below them (under
+/// limits the best networks may break; it is the alternative when `auto`
+/// is recommended), then the reference rows.
+fn chosen<'a>(
+    summaries: &'a [Summary],
+    rows: &[Row],
     top: usize,
-    pick: Option<usize>,
-) -> impl Iterator<Item = &Summary> {
+    limits: &Limits,
+) -> impl Iterator<Item = &'a Summary> {
+    let grid = match choose(summaries, rows, limits) {
+        Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
+        Choice::Nothing => None,
+    };
     let ranked = || summaries.iter().filter(|s| !s.reference);
-    let below = ranked().skip(top).find(|s| Some(s.policy) == pick);
+    let below = ranked().skip(top).find(|s| Some(s.policy) == grid);
     ranked()
         .take(top)
         .chain(below)
@@ -474,7 +480,7 @@ pub fn text_table(
     header.push("flags".into());
     header.push("network".into());
     let mut lines: Vec<Vec<String>> = vec![header];
-    for s in chosen(summaries, top, pick) {
+    for s in chosen(summaries, rows, top, limits) {
         let mut l = vec![
             s.rank.map_or_else(|| "ref".into(), |r| r.to_string()),
             num(Some(s.mean)),
@@ -559,7 +565,7 @@ pub fn markdown_table(
         if excess { "---:|" } else { "" },
         if gain { "---:|" } else { "" },
     );
-    for s in chosen(summaries, top, pick) {
+    for s in chosen(summaries, rows, top, limits) {
         let (name, suffix) = label_parts(s, rows);
         let _ = writeln!(
             out,
@@ -1748,5 +1754,70 @@ mod recommend_tests {
             text.starts_with("Over the 2 runs of 6 h of office"),
             "{text}"
         );
+    }
+    /// lab-25 R9: the family that is second by best rank but first on
+    /// average is not said to be behind.
+    #[test]
+    fn the_family_sentence_names_the_better_average() {
+        let mut rows = Vec::new();
+        for t in 0..2 {
+            rows.push(row(t, 0, "timer(t=1s)", 40.0, 5.0));
+            rows.push(row(t, 1, "timer(t=2s)", 1.0, 500.0));
+            rows.push(row(t, 2, "periodic()", 30.0, 6.0));
+            rows.push(row(t, 3, "oracle()", 60.0, 1.0));
+        }
+        let (text, _) = recommend(&rows, &meta(2));
+        assert!(
+            text.contains("**`timer`** has the best single network (rank 1;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("; `periodic` has the next best (best rank 2) and the better average"),
+            "{text}"
+        );
+        assert!(!text.contains("ahead of"), "{text}");
+    }
+
+    /// lab-25 R10: a best fixed timeout that never fires is "never".
+    #[test]
+    fn a_best_fixed_timeout_that_never_fires_reads_never() {
+        let mut rows = vec![
+            row(0, 0, "timer(t=1s)", 0.0, 0.0),
+            row(0, 3, "oracle()", 0.0, 0.0),
+        ];
+        let mut bf = row(0, 4, crate::grid::BEST_FIXED, 0.0, 0.0);
+        bf.reference = true;
+        bf.params.insert("start.t".into(), "4.997s".into());
+        rows.push(bf);
+        let mut m = meta(1);
+        m.best_fixed = true;
+        let axes = crate::axes::axes("spindown");
+        let (_, summaries) = score_rows(&rows, &axes, crate::score::Mode::Robust);
+        let md = markdown(&m, &summaries, &rows, &axes, &[]);
+        assert!(md.contains("| never (no timeout saves) |"), "{md}");
+        assert!(!md.contains("timer(t=4.997s)"), "{md}");
+    }
+    /// With `auto` recommended under limits, the grid's choice under them
+    /// (the alternative the text names) is still listed below the top.
+    #[test]
+    fn the_alternative_is_listed_when_auto_is_picked_under_limits() {
+        let mut rows = Vec::new();
+        for t in 0..2 {
+            rows.push(row(t, 0, "timer(t=10s)", 45.0, 60.0));
+            rows.push(row(t, 1, "share()", 20.0, 50.0));
+            rows.push(row(t, 2, "auto", 45.0, 40.0));
+            rows.push(row(t, 3, "oracle()", 60.0, 1.0));
+        }
+        let mut m = meta(2);
+        m.limits.max_delayed_per_hour = Some(55.0);
+        let (text, pick) = recommend(&rows, &m);
+        assert_eq!(pick.as_deref(), Some("auto"), "{text}");
+        let axes = crate::axes::axes("spindown");
+        let (_, summaries) = score_rows(&rows, &axes, crate::score::Mode::Robust);
+        let table = markdown_table(&summaries, &rows, &axes, 1, &m.limits);
+        assert!(table.contains("`timer(t=10s)`"), "{table}");
+        assert!(table.contains("`share()`"), "{table}");
+        let auto = table.lines().find(|l| l.contains("`auto`")).unwrap();
+        assert!(auto.ends_with("| pick |"), "{auto}");
     }
 }
