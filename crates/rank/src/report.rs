@@ -244,7 +244,7 @@ fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> Str
 /// The network the report recommends under `limits`: `auto` where
 /// [`auto_instead`] says it does better than the grid's best, else the
 /// grid's best ([`choose`]), if any.
-pub(crate) fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
+pub fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
     match choose(summaries, rows, limits) {
         Choice::Nothing => None,
         choice => auto_instead(summaries, rows, limits, &choice)
