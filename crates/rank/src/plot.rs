@@ -707,7 +707,7 @@ impl Draw for Tradeoff<'_> {
         foot.draw(&Text::new(caption, (20, 4), (SANS, 14)))
             .map_err(err)?;
         foot.draw(&Text::new(
-            "The axes cover the frontier, the references and every network not worse than no task.",
+            "The axes cover the frontier, the references, the recommended network and every network not worse than no task.",
             (20, 24),
             (SANS, 14),
         ))
