@@ -941,7 +941,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if let Some(w) = loss_warning(meta, summaries, rows, axes, auto) {
             let _ = write!(out, " {w}");
         }
-        out.push_str("\n\nThe alternative, from the grid: ");
+        out.push_str("\n\n");
     }
     let limit_text = limits
         .list()
@@ -986,8 +986,12 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         }
         _ => {}
     }
-    let lead = if out.is_empty() || out.ends_with("\n\n") {
+    let lead = if auto_pick.is_some() && out.ends_with("\n\n") {
+        "Within the grid, for"
+    } else if out.is_empty() {
         "For"
+    } else if auto_pick.is_some() {
+        "within the grid, for"
     } else {
         "for"
     };
@@ -1015,7 +1019,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         )
     } else if auto_pick.is_some() {
         format!(
-            "the grid's best is **`{}`**{}. It {closeness}",
+            "the best network, the alternative to `auto`, is **`{}`**{}. It {closeness}",
             spec(best),
             tail
         )
@@ -1630,8 +1634,10 @@ mod recommend_tests {
             text.contains("no worse on either averaged column"),
             "{text}"
         );
-        assert!(text.contains("The alternative, from the grid"), "{text}");
-        assert!(text.contains("the grid's best is **`share()`**"), "{text}");
+        assert!(
+            text.contains("Within the grid, for `spindown` on 2 traces, the best network, the alternative to `auto`, is **`share()`**"),
+            "{text}"
+        );
         // Over a limit `auto` breaks, the grid's best is recommended.
         let mut m = meta(2);
         m.limits.max_delayed_per_hour = Some(45.0);
