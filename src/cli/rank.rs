@@ -599,19 +599,18 @@ fn emit_config(
     d: &Daemon,
     policy: Option<StopPolicy>,
 ) -> Result<String, CliError> {
-    use lull_rank::analysis::{Choice, choose};
-    let best = match choose(&outcome.summaries, &outcome.rows, &outcome.meta.limits) {
-        Choice::Meets(p) | Choice::Closest(p, _) => p,
-        Choice::Nothing => {
-            return Err(CliError::runtime(anyhow!(
-                "no network finished: there is no winner to emit"
-            )));
-        }
+    // What the report recommends: `auto` where it beats the grid.
+    let Some(best) =
+        lull_rank::report::pick(&outcome.summaries, &outcome.rows, &outcome.meta.limits)
+    else {
+        return Err(CliError::runtime(anyhow!(
+            "no network finished: there is no winner to emit"
+        )));
     };
     let row = outcome
         .rows
         .iter()
-        .find(|r| r.network_index == best && !r.reference)
+        .find(|r| r.network_index == best && (!r.reference || r.spec == "auto"))
         .ok_or_else(|| CliError::runtime(anyhow!("the winner has no results")))?;
     // Rates relative to the trace's mean rate R become numbers: the daemon
     // knows B (from the preset) but not R.
