@@ -207,6 +207,23 @@ fn the_header_names_the_drive() {
     ]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("plan     drive wd-red-plus   wait"), "{text}");
+    assert!(!text.contains("no wall clock"), "{text}");
+    // A trace with no wall clock (a normalized CSV) counts its hours from
+    // its start, and the header says so, as plan.png's axis does.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(
+        &csv,
+        "arrival_ns,completion_ns,op,sector,bytes,device\n0,1000000,R,0,4096,d\n7200000000000,7200001000000,R,8,4096,d\n",
+    )
+    .unwrap();
+    let o = lull(&["plan", csv.to_str().unwrap(), "--job", "scrub:1m/hour"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("(no wall clock: hours count from its start, 00:00 being its first)"),
+        "{text}"
+    );
 }
 
 /// A job whose steps run into I/O is warned of in words, with the count

@@ -142,11 +142,11 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         Some(p) => p.display().to_string(),
         None => format!("{} (built-in, {})", args.workload, args.source.duration),
     };
+    // A trace without a wall clock counts its hours from its start.
+    let from_start = args.trace.is_some() && trace.clock.is_none();
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::runtime(anyhow!("{}: {e}", dir.display())))?;
-        // A trace without a wall clock counts its hours from its start.
-        let from_start = args.trace.is_some() && trace.clock.is_none();
         plot(&report, &name, dir, from_start)?;
     }
     let mut out = std::io::stdout().lock();
@@ -157,7 +157,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
             &report,
             &opts,
             (b, &drive),
-            &name,
+            (&name, from_start),
             timeline.requests(),
         ),
     };
@@ -204,13 +204,18 @@ fn text(
     r: &PlanReport,
     opts: &PlanOptions,
     (b, drive): (Nanos, &str),
-    name: &str,
+    (name, from_start): (&str, bool),
     requests: usize,
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "trace    {name}: {requests} requests over {:.2} days",
-        r.days
+        "trace    {name}: {requests} requests over {:.2} days{}",
+        r.days,
+        if from_start {
+            " (no wall clock: hours count from its start, 00:00 being its first)"
+        } else {
+            ""
+        }
     )?;
     writeln!(
         out,
