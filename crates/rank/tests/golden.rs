@@ -58,7 +58,11 @@ use lull_rank::{Grid, RankConfig, Shard, Source, rank};
 ///   `news`, `database` and `db-checkpoint`, by tens of nanoseconds of
 ///   predicted time (`predicted_s` 1306.587219127 → 1306.58721912 on
 ///   `news`; energies in the eleventh digit); nothing else.
-const EXPECTED: u64 = 0xad53_8e72_486e_784b;
+/// - `0x8cd5_272a_8a22_b500`: the oracle's own `excess_vs_best_fixed` is
+///   0 where the best fixed timeout is within 0.01 % of it (it read 1.0,
+///   "as good as the best fixed timeout"): one row moved, the oracle's on
+///   `office`; nothing else.
+const EXPECTED: u64 = 0x8cd5_272a_8a22_b500;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
