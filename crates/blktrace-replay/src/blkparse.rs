@@ -209,6 +209,7 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             "M" => Action::BackMerge,
             "F" => Action::FrontMerge,
             "D" => Action::Issue,
+            "R" => Action::Requeue,
             "C" => Action::Complete,
             _ => continue,
         };

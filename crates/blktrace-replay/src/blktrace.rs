@@ -51,10 +51,16 @@
 //! (a k-way merge over a heap, ties to the file listed first). A file
 //! decodes up to 256 events ahead, straight out of its read buffer, so a
 //! few kilobytes per file are held besides that buffer.
-//! Requests are built from Q, D, C, M and F events by the rules in
+//! Requests are built from Q, D, R, C, M and F events by the rules in
 //! [`crate::pairing`], split per device (`maj,min`), sorted, cut off from
 //! clock outliers (a gap of more than 30 days), and rebased so the first
 //! arrival is zero.
+//!
+//! A file's I/O times only go forward (each CPU stamps its own events in
+//! order; a `blkparse -d` dump is written sorted). An I/O event earlier
+//! than the one before it in its file, a damaged time field or a clock
+//! stepped back, is taken at the time it carries, when the merge reaches
+//! it; a note counts them and names the first file that has one.
 //!
 //! # Errors
 //!
@@ -147,6 +153,11 @@ struct RecordReader {
     /// The first TIMESTAMP notify: its time and the wall clock it carries
     /// (Unix nanoseconds).
     stamp: Option<(u64, u64)>,
+    /// The time of the last I/O event handed out, and how many I/O events
+    /// were earlier than the one before them (a file's times only go
+    /// forward, but for a damaged record or a clock stepped back).
+    last_time: u64,
+    backwards: u64,
 }
 
 /// How many events a file decodes ahead of the merge: enough that the
@@ -167,6 +178,8 @@ impl RecordReader {
             batch: Vec::with_capacity(BATCH),
             next: 0,
             stamp: None,
+            last_time: 0,
+            backwards: 0,
         }
     }
 
@@ -400,6 +413,16 @@ impl RecordReader {
     /// one at a time.
     #[inline(never)]
     fn refill(&mut self) -> Result<(), TraceError> {
+        self.fill()?;
+        for ev in &self.batch {
+            self.backwards += u64::from(ev.time < self.last_time);
+            self.last_time = ev.time;
+        }
+        Ok(())
+    }
+
+    /// [`Self::refill`] without counting the steps back in time.
+    fn fill(&mut self) -> Result<(), TraceError> {
         self.batch.clear();
         self.next = 0;
         loop {
@@ -551,6 +574,7 @@ fn decode(rec: &Record) -> Option<BlockEvent> {
         1 => Action::Queue,
         2 => Action::BackMerge,
         3 => Action::FrontMerge,
+        6 => Action::Requeue,
         7 => Action::Issue,
         8 => Action::Complete,
         _ => return None,
@@ -638,7 +662,27 @@ pub fn read_with_counts(
     let counts = pairing
         .finish(&mut trace)
         .map_err(|m| TraceError::format(&first_path, m))?;
+    trace.notes.extend(backwards_note(&readers));
     Ok((trace, counts))
+}
+
+/// The note on I/O events earlier than the one before them in their file,
+/// if any: the merge takes each file's events in order, so such an event
+/// is taken late, at the time it carries.
+fn backwards_note(readers: &[RecordReader]) -> Option<String> {
+    let total: u64 = readers.iter().map(|r| r.backwards).sum();
+    let mut with = readers.iter().filter(|r| r.backwards > 0);
+    let first = with.next()?;
+    let others = match with.count() {
+        0 => String::new(),
+        n => format!(" and {n} other file{}", if n == 1 { "" } else { "s" }),
+    };
+    Some(format!(
+        "{total} event(s) are earlier than the event before them in their file ({}{others}), whose \
+         times only go forward: a damaged time field, or a clock that stepped back; each is taken \
+         at the time it carries",
+        first.path.display()
+    ))
 }
 
 /// What [`merge`]'s consumer says after each event.
@@ -810,6 +854,88 @@ mod tests {
         assert!(missing.contains("sdc"), "{missing}");
     }
 
+    const D: u32 = 7 | (1 << 6 | 1 << 1) << 16;
+
+    /// A per-CPU capture with a CPU's file lost (the Hadoop sample lacks
+    /// CPU 33's): the notes name the file, and a Q whose D was on that CPU
+    /// does not take the D of its sector's next request (lab-25 B3, R8).
+    #[test]
+    fn a_missing_cpu_file_is_named_and_its_lost_ds_do_not_shift_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = 1_000_000_000u64;
+        let write = |cpu: u32, recs: &[(u64, u32)]| {
+            let mut d = Vec::new();
+            for &(at, action) in recs {
+                d.extend(record(at, action, 20672, 16384, &[], false));
+            }
+            std::fs::write(dir.path().join(format!("sdb.blktrace.{cpu}")), d).unwrap();
+        };
+        // CPU 0 queued it at 77 s; its D and C were on CPU 2, lost.
+        write(0, &[(77 * s, Q)]);
+        write(1, &[(107 * s, Q), (107 * s + 84_000, D)]);
+        write(3, &[(169 * s, Q), (169 * s + 154_000, D)]);
+        std::fs::write(dir.path().join("sdb.blktrace.4"), b"").unwrap();
+        for name in ["", "sdb", "sdb.blktrace.1"] {
+            let t = crate::read::open(&dir.path().join(name), ReadOptions::default()).unwrap();
+            let lengths: Vec<u64> = t.requests.iter().map(|r| r.response().0).collect();
+            assert_eq!(lengths, [0, 84_000, 154_000], "{name}");
+            assert!(
+                t.notes[0].starts_with("CPU 2's file (sdb.blktrace.2) is missing")
+                    && t.notes[0].contains("CPUs 0 to 4 are otherwise there")
+                    && t.notes[0].contains("unless CPU 2 was offline, the events it recorded"),
+                "{name}: {:?}",
+                t.notes
+            );
+            assert!(
+                t.notes[1].starts_with("3 request(s) never completed (1 of them never dispatched"),
+                "{name}: {:?}",
+                t.notes
+            );
+        }
+        // Several files lost.
+        std::fs::remove_file(dir.path().join("sdb.blktrace.1")).unwrap();
+        let t = crate::read::open(dir.path(), ReadOptions::default()).unwrap();
+        assert!(
+            t.notes[0].starts_with("the files of CPUs 1 and 2 are missing from sdb.blktrace.*")
+                && t.notes[0].contains("unless those CPUs were offline, the events they recorded"),
+            "{:?}",
+            t.notes
+        );
+        // Nothing missing, nothing said.
+        for cpu in [1, 2] {
+            write(cpu, &[]);
+        }
+        let t = crate::read::open(dir.path(), ReadOptions::default()).unwrap();
+        assert!(
+            !t.notes.iter().any(|n| n.contains("missing")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    /// An I/O event earlier than the one before it in its file (a zeroed
+    /// time, lab-25 R11) is counted in a note naming the file.
+    #[test]
+    fn time_going_back_within_a_file_is_noted() {
+        let mut data = record(5_000, Q, 64, 4096, &[], false);
+        data.extend(record(9_000, C, 64, 4096, &[], false));
+        data.extend(record(1, NOTE, 0, 0, b"kworker\0", false));
+        let t = read_bytes(data.clone(), false).unwrap();
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+        data.extend(record(0, Q, 128, 4096, &[], false));
+        data.extend(record(12_000, C, 128, 4096, &[], false));
+        let t = read_bytes(data, false).unwrap();
+        assert_eq!(t.requests.len(), 2);
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(
+            t.notes[0].starts_with(
+                "1 event(s) are earlier than the event before them in their file (t.blktrace.0)"
+            ),
+            "{:?}",
+            t.notes
+        );
+    }
+
     /// A TIMESTAMP notify's payload: seconds and nanoseconds, `u32` each in
     /// the file's byte order.
     fn stamp_pdu(sec: u32, nsec: u32, big: bool) -> Vec<u8> {
@@ -969,6 +1095,8 @@ mod tests {
         let next = |r: &mut RecordReader| -> Result<Option<BlockEvent>, TraceError> {
             while let Some(rec) = r.next_record()? {
                 if let Some(ev) = decode(&rec) {
+                    r.backwards += u64::from(ev.time < r.last_time);
+                    r.last_time = ev.time;
                     return Ok(Some(ev));
                 }
             }
@@ -998,6 +1126,7 @@ mod tests {
         let counts = pairing
             .finish(&mut trace)
             .map_err(|m| TraceError::format(Path::new("t.blktrace.0"), m))?;
+        trace.notes.extend(backwards_note(&readers));
         Ok((trace, counts))
     }
 
@@ -1012,6 +1141,7 @@ mod tests {
             Just(7 | (1 << 1) << 16),
             Just(2 | (1 << 1) << 16),
             Just(3 | (1 << 1) << 16),
+            Just(6 | (1 << 1) << 16),
             Just(4 | 1 << 16),
             Just(8 | (1 << 13) << 16),
             Just(NOTE),

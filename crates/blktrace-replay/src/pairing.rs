@@ -5,19 +5,37 @@
 //! # The pairing rules
 //!
 //! Events are fed in time order (all CPUs merged). Requests are keyed by
-//! `(device, sector)`; each key holds a first-in first-out queue, so
-//! repeated I/O to one sector pairs in order.
+//! `(device, sector)`; each key holds its waiting requests in the order
+//! they came.
 //!
 //! * **Q** (queued) starts a request: its arrival is the Q time. Every Q
 //!   becomes exactly one request.
-//! * **D** (issued) marks the oldest undispatched request of its key. A D
-//!   with no request waiting (the trace was taken with an action mask that
-//!   drops Q, or its Q was on a CPU file that is missing, or before the
-//!   trace began) starts a request whose arrival is the D time.
-//! * **C** (completed) completes the oldest request of its key. A C with
-//!   nothing to complete (its request began before the trace, or the trace
-//!   holds only completions) becomes a request of its own with
-//!   `arrival = completion` = the C time (the engine gives it 1 ns).
+//! * **D** (issued) marks the **most recently queued** undispatched request
+//!   of its key. In a per-CPU capture with a CPU's file lost, a Q whose D
+//!   and C were on that CPU waits forever; the next Q of its sector (its
+//!   G, I and D microseconds later, on one CPU) must not hand its D to that
+//!   stale one, which would make a request tens of seconds long, and the
+//!   next one longer, down the line (the Hadoop sample's xfsaild rewrites
+//!   the same metadata blocks every 30 s: first-in first-out pairing made
+//!   a 61 s request that hid its longest idle period). When two requests
+//!   of one sector do wait for dispatch at once, which of them a D marks
+//!   changes nothing that matters: with their Cs, each completes at the C
+//!   it would have had anyway (a C goes to the oldest issued request);
+//!   without them, the two still cover the time from the first Q to the
+//!   last D. A D with no request waiting (the trace was taken with an
+//!   action mask that drops Q, or its Q was on a CPU file that is missing,
+//!   or before the trace began) starts a request whose arrival is the D
+//!   time.
+//! * **R** (requeued) takes the most recently issued request of its key
+//!   back to undispatched, so its next D is its own (without it, the
+//!   re-issue became a D-only request of its own, never completed).
+//! * **C** (completed) completes the oldest *issued* request of its key,
+//!   or, when none of them was issued (a trace without D events), the
+//!   oldest. A request that was never dispatched cannot complete: a C must
+//!   not go to a Q whose D was lost. A C with nothing to complete (its
+//!   request began before the trace, or the trace holds only completions)
+//!   becomes a request of its own with `arrival = completion` = the C time
+//!   (the engine gives it 1 ns).
 //! * **M** (back merge) and **F** (front merge) fold the bio just queued
 //!   into the request it merged with: the merged bio stays a request of its
 //!   own (arrival = its Q time) but completes when its host does.
@@ -26,9 +44,11 @@
 //!   end of the trace, **never completed** (the 40-CPU Hadoop sample lost
 //!   the file that held most completions). Its completion is the last
 //!   time it was seen (its D, or else its Q): the device is taken to be
-//!   busy with it only for as long as the trace can vouch for.
+//!   busy with it only for as long as the trace can vouch for. One never
+//!   dispatched (no D seen, in a trace that has D events) is counted as
+//!   such too.
 //!
-//! Every other action (G, I, P, U, A, X, R, S, …) carries nothing a request
+//! Every other action (G, I, P, U, A, X, S, …) carries nothing a request
 //! needs and is ignored.
 
 use std::collections::BTreeMap;
@@ -61,6 +81,7 @@ pub(crate) enum Action {
     BackMerge,
     FrontMerge,
     Issue,
+    Requeue,
     Complete,
 }
 
@@ -93,6 +114,8 @@ pub struct DeviceCounts {
     pub completion_only: u64,
     /// Requests that never completed.
     pub never_completed: u64,
+    /// Of those, the ones never dispatched either (no D seen).
+    pub never_issued: u64,
     /// Time of the first Q, D or C (trace clock, before rebasing).
     pub first_ns: Option<u64>,
     /// Time of the last Q, D or C (trace clock, before rebasing).
@@ -200,6 +223,30 @@ fn sectors(bytes: u32) -> u64 {
     u64::from(bytes / 512)
 }
 
+/// The note on requests that never completed, if any did: how many, and,
+/// on devices whose trace has D events, how many of them were never
+/// dispatched either (a Q whose D is missing).
+pub(crate) fn never_completed_note<'a>(
+    counts: impl Iterator<Item = &'a DeviceCounts>,
+) -> Option<String> {
+    let (mut never, mut undispatched) = (0, 0);
+    for c in counts {
+        never += c.never_completed;
+        if c.issued > 0 {
+            undispatched += c.never_issued;
+        }
+    }
+    let of_them = match undispatched {
+        0 => String::new(),
+        n => format!(" ({n} of them never dispatched either: no D was seen for them)"),
+    };
+    (never > 0).then(|| {
+        format!(
+            "{never} request(s) never completed{of_them}; each is taken to end when it was last seen (its D, or else its Q)"
+        )
+    })
+}
+
 impl Pairing {
     /// Takes the next place in `trace.requests` for a request arriving
     /// at `time` (filled in by [`Pairing::emit`]).
@@ -273,7 +320,9 @@ impl Pairing {
     }
 
     fn never_completed(&mut self, trace: &mut Trace, dev: u32, p: Pending) -> Result<(), String> {
-        self.counts_of(dev).never_completed += 1;
+        let counts = self.counts_of(dev);
+        counts.never_completed += 1;
+        counts.never_issued += u64::from(!p.issued);
         let last = p.last_seen;
         self.emit(trace, dev, p, last)
     }
@@ -349,14 +398,14 @@ impl Pairing {
             Action::Queue => counts.queued += 1,
             Action::Issue => counts.issued += 1,
             Action::Complete => counts.completed += 1,
-            Action::BackMerge | Action::FrontMerge => {}
+            Action::BackMerge | Action::FrontMerge | Action::Requeue => {}
         }
         match ev.action {
             Action::Queue | Action::Issue | Action::Complete => {
                 counts.first_ns = Some(counts.first_ns.map_or(ev.time, |t| t.min(ev.time)));
                 counts.last_ns = Some(counts.last_ns.map_or(ev.time, |t| t.max(ev.time)));
             }
-            Action::BackMerge | Action::FrontMerge => {}
+            Action::BackMerge | Action::FrontMerge | Action::Requeue => {}
         }
         let key = Key::new(ev.device, ev.sector);
         // Built where it is used: one built up front and copied into the
@@ -382,12 +431,11 @@ impl Pairing {
                 );
             }
             Action::Issue => {
-                let mut at = self.pending.get(&key).map_or(NIL, |c| c.head);
-                while at != NIL && self.slab[at as usize].p.issued {
-                    at = self.slab[at as usize].next;
-                }
-                if at != NIL {
-                    let p = &mut self.slab[at as usize].p;
+                // The most recently queued undispatched request (module
+                // docs): an older one still waiting lost its D.
+                let last = self.last_where(key, false);
+                if last != NIL {
+                    let p = &mut self.slab[last as usize].p;
                     p.issued = true;
                     p.last_seen = p.last_seen.max(ev.time);
                 } else {
@@ -400,30 +448,62 @@ impl Pairing {
                     );
                 }
             }
+            Action::Requeue => {
+                // Back to undispatched: its next D is its own.
+                let last = self.last_where(key, true);
+                if last != NIL {
+                    let p = &mut self.slab[last as usize].p;
+                    p.issued = false;
+                    p.last_seen = p.last_seen.max(ev.time);
+                }
+            }
             Action::Complete => {
                 let mut stale = Vec::new();
                 let mut found = None;
                 if let Entry::Occupied(mut e) = self.pending.entry(key) {
-                    loop {
-                        let chain = e.get_mut();
-                        let i = chain.head;
-                        let next = self.slab[i as usize].next;
-                        chain.head = next;
-                        self.free.push(i);
-                        let p = self.slab[i as usize].p;
-                        let is_stale = p.arrival + MAX_RESPONSE.0 < ev.time;
-                        if is_stale {
+                    // Unlinks every request waiting longer than
+                    // MAX_RESPONSE, and picks the oldest issued one of the
+                    // rest, else (none was issued) the oldest.
+                    let (mut prev, mut at) = (NIL, e.get().head);
+                    let (mut pick, mut pick_prev, mut pick_issued) = (NIL, NIL, false);
+                    while at != NIL {
+                        let Slot { p, next } = self.slab[at as usize];
+                        if p.arrival + MAX_RESPONSE.0 < ev.time {
                             stale.push(p);
+                            let chain = e.get_mut();
+                            if prev == NIL {
+                                chain.head = next;
+                            } else {
+                                self.slab[prev as usize].next = next;
+                            }
+                            if chain.tail == at {
+                                chain.tail = prev;
+                            }
+                            self.free.push(at);
                         } else {
-                            found = Some(p);
+                            if !pick_issued && (pick == NIL || p.issued) {
+                                (pick, pick_prev, pick_issued) = (at, prev, p.issued);
+                            }
+                            prev = at;
                         }
-                        if next == NIL {
-                            e.remove();
-                            break;
+                        at = next;
+                    }
+                    if pick != NIL {
+                        let next = self.slab[pick as usize].next;
+                        let chain = e.get_mut();
+                        if pick_prev == NIL {
+                            chain.head = next;
+                        } else {
+                            self.slab[pick_prev as usize].next = next;
                         }
-                        if !is_stale {
-                            break;
+                        if chain.tail == pick {
+                            chain.tail = pick_prev;
                         }
+                        self.free.push(pick);
+                        found = Some(self.slab[pick as usize].p);
+                    }
+                    if e.get().head == NIL {
+                        e.remove();
                     }
                 }
                 for p in stale {
@@ -492,6 +572,21 @@ impl Pairing {
         Ok(())
     }
 
+    /// The last request waiting on `key` that was issued (`issued`) or
+    /// not, or [`NIL`].
+    fn last_where(&self, key: Key, issued: bool) -> u32 {
+        let mut at = self.pending.get(&key).map_or(NIL, |c| c.head);
+        let mut last = NIL;
+        while at != NIL {
+            let slot = &self.slab[at as usize];
+            if slot.p.issued == issued {
+                last = at;
+            }
+            at = slot.next;
+        }
+        last
+    }
+
     fn take_last_queued(&mut self, key: Key) -> Option<Pending> {
         let Entry::Occupied(mut e) = self.pending.entry(key) else {
             return None;
@@ -540,11 +635,8 @@ impl Pairing {
             ));
         }
         trace.rebase();
-        let never: u64 = self.counts.iter().map(|(_, c)| c.never_completed).sum();
-        if never > 0 {
-            trace.notes.push(format!(
-                "{never} request(s) never completed; each is taken to end when it was last seen (its D, or else its Q)"
-            ));
+        if let Some(note) = never_completed_note(self.counts.iter().map(|(_, c)| c)) {
+            trace.notes.push(note);
         }
         let orphans: u64 = self.counts.iter().map(|(_, c)| c.completion_only).sum();
         if orphans > 0 {
@@ -707,6 +799,136 @@ mod tests {
         assert!(t.requests.iter().all(|r| r.response() <= Nanos(5)));
     }
 
+    /// The Hadoop sample's sector 20672 (lab-25 B3): xfsaild queues the
+    /// block at 77.07 s on CPU 18, whose D and C went to the missing CPU
+    /// 33's file; it queues it again at 107.79 s (Q, G, I and D within
+    /// 84 µs on CPU 34) and at 169.27 s (Q, D and C on CPU 22). Each D is
+    /// its own Q's; the 77.07 s Q never completed, never dispatched, and
+    /// lasts no time. First-in first-out pairing gave the 107.79 s Q the
+    /// 169.27 s D: a 61.48 s request over the trace's longest idle period.
+    #[test]
+    fn a_d_goes_to_its_own_q_not_a_stale_one() {
+        let at = |s: u64, us: u64| s * 1_000_000_000 + us * 1_000;
+        let events = [
+            ev(at(77, 71_628), Action::Queue, 20672, 16384),
+            ev(at(107, 791_481), Action::Queue, 20672, 16384),
+            ev(at(107, 791_565), Action::Issue, 20672, 16384),
+            ev(at(169, 272_709), Action::Queue, 20672, 16384),
+            ev(at(169, 272_863), Action::Issue, 20672, 16384),
+        ];
+        for with_c in [false, true] {
+            let mut events = events.to_vec();
+            if with_c {
+                events.push(ev(at(169, 273_067), Action::Complete, 20672, 16384));
+            }
+            let (t, c) = run(&events);
+            let c = &c["8,0"];
+            assert_eq!(t.requests.len(), 3);
+            let lengths: Vec<u64> = t.requests.iter().map(|r| r.response().0).collect();
+            let last = if with_c { 358_000 } else { 154_000 };
+            assert_eq!(lengths, [0, 84_000, last], "with C {with_c}");
+            assert_eq!(
+                (c.never_completed, c.never_issued, c.issue_only),
+                (if with_c { 2 } else { 3 }, 1, 0),
+                "with C {with_c}"
+            );
+            assert!(
+                t.notes
+                    .iter()
+                    .any(|n| n.contains("(1 of them never dispatched either")),
+                "{:?}",
+                t.notes
+            );
+        }
+    }
+
+    /// A stale undispatched Q within [`MAX_RESPONSE`] of a C does not take
+    /// that C from the request that was dispatched.
+    #[test]
+    fn a_c_goes_to_an_issued_request() {
+        let s = 1_000_000_000;
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(10 * s, Action::Queue, 8, 4096),
+            ev(10 * s + 50, Action::Issue, 8, 4096),
+            ev(10 * s + 900, Action::Complete, 8, 4096),
+        ]);
+        let got: Vec<(u64, u64)> = t
+            .requests
+            .iter()
+            .map(|r| (r.arrival.0, r.completion.0))
+            .collect();
+        assert_eq!(got, [(0, 0), (10 * s, 10 * s + 900)]);
+        assert_eq!((c["8,0"].never_completed, c["8,0"].never_issued), (1, 1));
+        // Without D events at all, a C completes the oldest request.
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(100, Action::Queue, 8, 4096),
+            ev(300, Action::Complete, 8, 4096),
+            ev(400, Action::Complete, 8, 4096),
+        ]);
+        let got: Vec<(u64, u64)> = t
+            .requests
+            .iter()
+            .map(|r| (r.arrival.0, r.completion.0))
+            .collect();
+        assert_eq!(got, [(0, 300), (100, 400)]);
+        assert_eq!(c["8,0"].never_completed, 0);
+    }
+
+    /// Two writes of one sector waiting for dispatch at once, each with its
+    /// D and C: every request ends at the C it would have had with
+    /// first-in first-out pairing.
+    #[test]
+    fn two_requests_of_one_sector_waiting_at_once() {
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(10, Action::Queue, 8, 4096),
+            ev(20, Action::Issue, 8, 4096),
+            ev(30, Action::Issue, 8, 4096),
+            ev(100, Action::Complete, 8, 4096),
+            ev(200, Action::Complete, 8, 4096),
+        ]);
+        let got: Vec<(u64, u64)> = t
+            .requests
+            .iter()
+            .map(|r| (r.arrival.0, r.completion.0))
+            .collect();
+        assert_eq!(got, [(0, 100), (10, 200)]);
+        let c = &c["8,0"];
+        assert_eq!(
+            (c.never_completed, c.issue_only, c.completion_only),
+            (0, 0, 0)
+        );
+    }
+
+    /// A requeued request's second D is its own: one request, from its Q
+    /// to its C, and no D-only request (the Hadoop sample's reads at
+    /// 15.67 s: Q, D, R on CPU 35, D on CPU 23).
+    #[test]
+    fn a_requeued_request_is_issued_again() {
+        let (t, c) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(5, Action::Issue, 8, 4096),
+            ev(8, Action::Requeue, 8, 4096),
+            ev(400, Action::Issue, 8, 4096),
+            ev(900, Action::Complete, 8, 4096),
+        ]);
+        assert_eq!(t.requests.len(), 1);
+        assert_eq!(t.requests[0].completion, Nanos(900));
+        let c = &c["8,0"];
+        assert_eq!((c.issued, c.issue_only, c.never_completed), (2, 0, 0));
+        // Its C missing, it ends at its second D.
+        let (t, _) = run(&[
+            ev(0, Action::Queue, 8, 4096),
+            ev(5, Action::Issue, 8, 4096),
+            ev(8, Action::Requeue, 8, 4096),
+            ev(400, Action::Issue, 8, 4096),
+        ]);
+        assert_eq!(t.requests.len(), 1);
+        assert_eq!(t.requests[0].completion, Nanos(400));
+    }
+
     #[test]
     fn clock_outliers_are_dropped() {
         let s = 1_000_000_000u64;
@@ -724,6 +946,7 @@ mod tests {
         let action = prop_oneof![
             4 => Just(Action::Queue),
             3 => Just(Action::Issue),
+            1 => Just(Action::Requeue),
             3 => Just(Action::Complete),
             1 => Just(Action::BackMerge),
             1 => Just(Action::FrontMerge),

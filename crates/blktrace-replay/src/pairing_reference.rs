@@ -1,6 +1,9 @@
 //! The pairing as first written (a `VecDeque` of waiting requests per key,
 //! `BTreeMap` counts), kept as the reference the faster
-//! [`super::Pairing`] is checked against on generated event streams.
+//! [`super::Pairing`] is checked against on generated event streams. It
+//! follows the rules of [`super`]'s docs as they are now (a D marks the
+//! most recently queued undispatched request, an R takes one back, a C
+//! completes the oldest issued one), written the plainest way.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -8,7 +11,9 @@ use lull_core::request::{DeviceId, Op, Request};
 use lull_core::time::Nanos;
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{Action, BlockEvent, DeviceCounts, MAX_CLOCK_GAP, MAX_RESPONSE, dev_name};
+use super::{
+    Action, BlockEvent, DeviceCounts, MAX_CLOCK_GAP, MAX_RESPONSE, dev_name, never_completed_note,
+};
 use crate::text::Devices;
 use crate::trace::Trace;
 
@@ -77,7 +82,9 @@ impl Pairing {
     }
 
     fn never_completed(&mut self, trace: &mut Trace, dev: u32, p: Pending) -> Result<(), String> {
-        self.counts.entry(dev).or_default().never_completed += 1;
+        let counts = self.counts.entry(dev).or_default();
+        counts.never_completed += 1;
+        counts.never_issued += u64::from(!p.issued);
         let last = p.last_seen;
         self.emit(trace, dev, p, last)
     }
@@ -113,7 +120,7 @@ impl Pairing {
                 counts.first_ns = Some(counts.first_ns.map_or(ev.time, |t| t.min(ev.time)));
                 counts.last_ns = Some(counts.last_ns.map_or(ev.time, |t| t.max(ev.time)));
             }
-            Action::BackMerge | Action::FrontMerge => {}
+            Action::BackMerge | Action::FrontMerge | Action::Requeue => {}
         }
         let fresh = Pending {
             arrival: ev.time,
@@ -135,7 +142,8 @@ impl Pairing {
             Action::Issue => {
                 counts.issued += 1;
                 let queue = self.pending.entry(key).or_default();
-                if let Some(p) = queue.iter_mut().find(|p| !p.issued) {
+                // The most recently queued undispatched request.
+                if let Some(p) = queue.iter_mut().rev().find(|p| !p.issued) {
                     p.issued = true;
                     p.last_seen = p.last_seen.max(ev.time);
                 } else {
@@ -148,19 +156,32 @@ impl Pairing {
                         .insert((ev.device, ev.sector + sectors(ev.bytes)), ev.sector);
                 }
             }
+            Action::Requeue => {
+                let queue = self.pending.get_mut(&key);
+                if let Some(p) = queue.and_then(|q| q.iter_mut().rev().find(|p| p.issued)) {
+                    p.issued = false;
+                    p.last_seen = p.last_seen.max(ev.time);
+                }
+            }
             Action::Complete => {
                 counts.completed += 1;
                 let mut stale = Vec::new();
                 let mut found = None;
                 if let Some(queue) = self.pending.get_mut(&key) {
-                    while let Some(p) = queue.pop_front() {
+                    // Every request waiting longer than MAX_RESPONSE never
+                    // completed; of the rest, the oldest issued one, else
+                    // the oldest, completes.
+                    let mut rest = VecDeque::new();
+                    for p in queue.drain(..) {
                         if p.arrival + MAX_RESPONSE.0 < ev.time {
                             stale.push(p);
                         } else {
-                            found = Some(p);
-                            break;
+                            rest.push_back(p);
                         }
                     }
+                    let at = rest.iter().position(|p| p.issued).unwrap_or(0);
+                    found = rest.remove(at);
+                    *queue = rest;
                     if queue.is_empty() {
                         self.pending.remove(&key);
                     }
@@ -258,11 +279,8 @@ impl Pairing {
             ));
         }
         trace.rebase();
-        let never: u64 = self.counts.values().map(|c| c.never_completed).sum();
-        if never > 0 {
-            trace.notes.push(format!(
-                "{never} request(s) never completed; each is taken to end when it was last seen (its D, or else its Q)"
-            ));
+        if let Some(note) = never_completed_note(self.counts.values()) {
+            trace.notes.push(note);
         }
         let orphans: u64 = self.counts.values().map(|c| c.completion_only).sum();
         if orphans > 0 {

@@ -186,8 +186,13 @@ fn check(rel: &str, dump: bool) {
         // README: 0.047 s, from the raw I/O times of the dump.
         assert_eq!(hi - lo, 46_744_385, "{rel}: span");
     }
-    // `open` gives the same trace.
-    assert_eq!(open(&path, ReadOptions::default()).unwrap(), trace, "{rel}");
+    // `open` gives the same trace, but for a note naming a missing CPU
+    // file (the Hadoop set lacks CPU 33's), which only `open` sees.
+    let mut opened = open(&path, ReadOptions::default()).unwrap();
+    opened
+        .notes
+        .retain(|n| !n.contains("are otherwise there): unless"));
+    assert_eq!(opened, trace, "{rel}");
 }
 
 #[test]
