@@ -97,6 +97,35 @@ fn replay_resolves_rates_relative_to_the_trace_mean_rate() {
     assert!(stderr(&out).contains("zR"), "{}", stderr(&out));
 }
 
+/// A trace of headers alone says it holds no request (it printed
+/// "devices 0 ()" and lines of zeros), and one request's idle picture has
+/// no negative zero ("-0.000 s of 0.000 s (-0.0%)").
+#[test]
+fn trace_info_on_an_empty_or_one_request_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.csv", HEADER);
+    let out = lull(&["trace", "info", &empty]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.ends_with("  requests    none: the trace holds no request\n"),
+        "{text}"
+    );
+    let one = write(
+        dir.path(),
+        "one.csv",
+        &format!("{HEADER}0,1000,R,0,4096,d\n"),
+    );
+    let out = lull(&["trace", "info", &one]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  idle        device d: 0 periods, 0.000 s of 0.000 s (0.0%)"),
+        "{text}"
+    );
+    assert!(!text.contains("-0."), "{text}");
+}
+
 #[test]
 fn replay_without_a_trace_uses_the_built_in_workload() {
     let out = lull(&[

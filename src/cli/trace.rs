@@ -132,6 +132,11 @@ fn write_text(
 ) -> std::io::Result<()> {
     writeln!(out, "{}", path.display())?;
     writeln!(out, "  format      {}", i.format)?;
+    if trace.requests.is_empty() {
+        // Said, not left to "devices 0 ()" and lines of zeros (`lull
+        // replay` refuses such a trace: "the trace has no requests").
+        return writeln!(out, "  requests    none: the trace holds no request");
+    }
     let shown: Vec<&str> = trace.devices.iter().take(8).map(String::as_str).collect();
     let more = if trace.devices.len() > 8 { " …" } else { "" };
     writeln!(

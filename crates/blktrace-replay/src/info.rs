@@ -280,7 +280,9 @@ impl TraceInfo {
     fn set_idle(&mut self, requests: usize, span: Nanos, lengths: &[f64]) {
         self.idle_device_requests = requests;
         self.idle_device_span_s = span.as_secs_f64();
-        let total: f64 = lengths.iter().sum();
+        // From +0.0: `Sum` of no `f64` is -0.0, which a trace with no
+        // idle period printed as "-0.000 s".
+        let total = lengths.iter().fold(0.0, |a, l| a + l);
         self.idle_periods = lengths.len();
         self.idle_s = total;
         if self.idle_device_span_s > 0.0 {
