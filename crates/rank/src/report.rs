@@ -241,9 +241,10 @@ fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> Str
     }
 }
 
-/// The network the report recommends under `limits`: `auto` where
-/// [`auto_instead`] says it does better than the grid's best, else the
-/// grid's best ([`choose`]), if any.
+/// The network the report recommends under `limits`: `auto` where it
+/// keeps every limit and either scores better than the grid's best on the
+/// ranking's own score or the grid's best breaks a limit, else the grid's
+/// best ([`choose`]), if any.
 pub fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
     match choose(summaries, rows, limits) {
         Choice::Nothing => None,
