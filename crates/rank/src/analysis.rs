@@ -365,6 +365,16 @@ pub enum Choice {
     Nothing,
 }
 
+impl Choice {
+    /// The network chosen, if any (met or closest).
+    pub fn network(&self) -> Option<usize> {
+        match *self {
+            Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
+            Choice::Nothing => None,
+        }
+    }
+}
+
 /// The worst ratio of measure to limit of network `policy` over its
 /// traces (≤ 1: keeps every limit); limits whose measure the task does
 /// not report are ignored.

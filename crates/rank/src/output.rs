@@ -65,6 +65,11 @@ pub struct TraceMeta {
     pub left_out: Option<String>,
 }
 
+/// `n` and the word for one or many ("1 trace", "3 traces").
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl RunMeta {
     /// The traces the ranking scored (not [`TraceMeta::left_out`]).
     pub fn ranked_traces(&self) -> usize {
@@ -74,8 +79,7 @@ impl RunMeta {
     /// How many traces were ranked, for a sentence: `3 traces`, or
     /// `2 traces (1 left out: saturated)` when some were left out.
     pub fn traces_text(&self) -> String {
-        let n = self.ranked_traces();
-        let mut text = format!("{n} trace{}", if n == 1 { "" } else { "s" });
+        let mut text = plural(self.ranked_traces(), "trace", "traces");
         let mut why: Vec<&str> = self
             .traces
             .iter()

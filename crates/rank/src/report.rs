@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::analysis::{Choice, EXCESS, GAIN, Limits, choose, limit_ratio, unchecked_limits};
 use crate::axes::{Axes, Form, label};
-use crate::output::RunMeta;
+use crate::output::{RunMeta, plural};
 use crate::plot::Figure;
 use crate::score::Summary;
 use crate::sweep::Row;
@@ -246,15 +246,10 @@ fn flags(s: &Summary, rows: &[Row], limits: &Limits, pick: Option<usize>) -> Str
 /// ranking's own score or the grid's best breaks a limit, else the grid's
 /// best ([`choose`]), if any.
 pub fn pick(summaries: &[Summary], rows: &[Row], limits: &Limits) -> Option<usize> {
-    match choose(summaries, rows, limits) {
-        Choice::Nothing => None,
-        choice => auto_instead(summaries, rows, limits, &choice)
-            .map(|a| a.policy)
-            .or(match choice {
-                Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
-                Choice::Nothing => None,
-            }),
-    }
+    let choice = choose(summaries, rows, limits);
+    auto_instead(summaries, rows, limits, &choice)
+        .map(|a| a.policy)
+        .or(choice.network())
 }
 
 /// `auto`'s summary row (the reference a user can deploy: lull's default
@@ -419,10 +414,7 @@ fn chosen<'a>(
     top: usize,
     limits: &Limits,
 ) -> impl Iterator<Item = &'a Summary> {
-    let grid = match choose(summaries, rows, limits) {
-        Choice::Meets(p) | Choice::Closest(p, _) => Some(p),
-        Choice::Nothing => None,
-    };
+    let grid = choose(summaries, rows, limits).network();
     let ranked = || summaries.iter().filter(|s| !s.reference);
     let below = ranked().skip(top).find(|s| Some(s.policy) == grid);
     ranked()
@@ -873,18 +865,17 @@ fn energy_first(
 pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes: &Axes) -> String {
     let ranked: Vec<&Summary> = summaries.iter().filter(|s| !s.reference).collect();
     let limits = &meta.limits;
-    let best = match choose(summaries, rows, limits) {
-        Choice::Nothing => return "No network finished, so there is nothing to recommend.".into(),
-        Choice::Meets(p) | Choice::Closest(p, _) => p,
-    };
-    let Some(best) = ranked.iter().find(|s| s.policy == best).copied() else {
+    let choice = choose(summaries, rows, limits);
+    let Some(best) = choice
+        .network()
+        .and_then(|p| ranked.iter().find(|s| s.policy == p).copied())
+    else {
         return "No network finished, so there is nothing to recommend.".into();
     };
     let spec = |s: &Summary| label_parts(s, rows).0;
     let traces = meta.ranked_traces();
     let traces_text = meta.traces_text();
     let mut out = String::new();
-    let choice = choose(summaries, rows, limits);
     let auto_pick = auto_instead(summaries, rows, limits, &choice);
     // How `auto` compares with the grid's best on each averaged column:
     // `(measure, auto's mean, the grid's best's, auto no worse)`.
@@ -1306,11 +1297,6 @@ pub fn counted(summaries: &[Summary]) -> String {
         text += &format!(" and {}", plural(references, "reference", "references"));
     }
     text
-}
-
-/// `n` and the word for one or many ("1 trace", "3 traces").
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Where networks beat the oracle: at least as good on both measures of a
