@@ -163,6 +163,21 @@ struct Slot {
 /// The end of a [`Chain`].
 const NIL: u32 = u32::MAX;
 
+/// Takes slot `at` out of `chain`, `prev` being the slot before it
+/// ([`NIL`] when `at` is the head); the slot itself is left for the
+/// caller to free.
+fn unlink(slab: &mut [Slot], chain: &mut Chain, prev: u32, at: u32) {
+    let next = slab[at as usize].next;
+    if prev == NIL {
+        chain.head = next;
+    } else {
+        slab[prev as usize].next = next;
+    }
+    if chain.tail == at {
+        chain.tail = prev;
+    }
+}
+
 /// A `(device, sector)` key of the pairing's maps, in 12 bytes aligned to
 /// 4 (a `(u32, u64)` takes 16): the maps' entries shrink from 24 bytes to
 /// 20, and they are the reader's largest tables.
@@ -470,15 +485,7 @@ impl Pairing {
                         let Slot { p, next } = self.slab[at as usize];
                         if p.arrival + MAX_RESPONSE.0 < ev.time {
                             stale.push(p);
-                            let chain = e.get_mut();
-                            if prev == NIL {
-                                chain.head = next;
-                            } else {
-                                self.slab[prev as usize].next = next;
-                            }
-                            if chain.tail == at {
-                                chain.tail = prev;
-                            }
+                            unlink(&mut self.slab, e.get_mut(), prev, at);
                             self.free.push(at);
                         } else {
                             if !pick_issued && (pick == NIL || p.issued) {
@@ -489,16 +496,7 @@ impl Pairing {
                         at = next;
                     }
                     if pick != NIL {
-                        let next = self.slab[pick as usize].next;
-                        let chain = e.get_mut();
-                        if pick_prev == NIL {
-                            chain.head = next;
-                        } else {
-                            self.slab[pick_prev as usize].next = next;
-                        }
-                        if chain.tail == pick {
-                            chain.tail = pick_prev;
-                        }
+                        unlink(&mut self.slab, e.get_mut(), pick_prev, pick);
                         self.free.push(pick);
                         found = Some(self.slab[pick as usize].p);
                     }
