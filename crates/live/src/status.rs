@@ -673,6 +673,7 @@ pub fn combine(
                 None => fallback,
             };
             let dcfg = entry_of(cfg, key);
+            let backend = configured_backend(dcfg);
             let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
             let standby = match metric("lull_in_standby") {
                 Some(s) => s.value != 0.0,
@@ -836,7 +837,7 @@ pub fn combine(
                 // a probe remembered from `backend = "auto"` is not (a
                 // trial's hdparm disks read "none … left alone" while
                 // lull spun them down).
-                transport: configured_backend(dcfg).map_or_else(
+                transport: backend.map_or_else(
                     || {
                         st.transport
                             .as_ref()
@@ -847,7 +848,7 @@ pub fn combine(
                 transport_why: st
                     .transport
                     .as_ref()
-                    .filter(|_| configured_backend(dcfg).is_none())
+                    .filter(|_| backend.is_none())
                     .map(|t| t.why.clone())
                     .filter(|w| !w.is_empty()),
                 spins_itself_down: st
