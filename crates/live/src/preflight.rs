@@ -640,6 +640,9 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
         if found.is_empty() {
             let mut c = check_disk(d, &d.device, false, None);
             c.absent_hint = absent_hint(&d.device, &pre.present);
+            if let Some(w) = short_timeout(registry, d, cfg.poll) {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, d.device));
+            }
             disks.push(c);
         }
         for r in found {
@@ -701,6 +704,9 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             if let Some(w) = cfg.poll_warning(&resolved) {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
+            if let Some(w) = short_timeout(registry, &resolved, cfg.poll) {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
             disks.push(check_disk(
                 &resolved,
                 &r.kernel,
@@ -718,6 +724,113 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
         state_file: cfg.state_file.display().to_string(),
         disks,
         warnings,
+    })
+}
+
+/// When a new controller of the standby disk `d`, polled every `poll`,
+/// orders its first standby in a quiet stretch after a burst of reads:
+/// the network's acting timeout as the daemon acts on it (up to a poll
+/// late), measured by driving the daemon's own controller over simulated
+/// diskstats, not by reading the spec. `None` when it orders none within
+/// four break-even times, or for another task.
+pub(crate) fn first_standby(registry: &Registry, d: &DiskConfig, poll: Nanos) -> Option<Nanos> {
+    use crate::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
+    use crate::source::Family;
+    if !matches!(d.task, TaskConfig::Standby { .. }) || poll == Nanos::ZERO {
+        return None;
+    }
+    let family = Family {
+        disk: "sdx".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    let settings = Settings {
+        power_check: Nanos::ZERO,
+        dry_run: false,
+        clock: Nanos::ZERO,
+        poll,
+    };
+    let mut ctl = DiskController::new(
+        registry,
+        d,
+        "sdx",
+        "sdx",
+        family,
+        1,
+        Default::default(),
+        settings,
+        Nanos::ZERO,
+    )
+    .ok()?;
+    let line = |reads: u64| format!("   8 0 sdx {reads} 0 {} 0 0 0 0 0 0 0 0\n", reads * 8);
+    // Reads at the first three polls, then nothing.
+    let busy = Nanos(poll.0 * 3);
+    let until = busy + Nanos(d.breakeven.0.saturating_mul(4)) + Nanos(poll.0 * 2);
+    let mut now = Nanos::ZERO;
+    let mut next_poll = Nanos::ZERO;
+    let mut out = Vec::new();
+    while now <= until {
+        let reads = 10 * (now.0 / poll.0).min(3);
+        let sample = Sample::new(parse(&line(reads)).ok()?);
+        let at = Now {
+            mono: now,
+            unix: now.0 / 1_000_000_000,
+        };
+        out.clear();
+        let mut cx = Context {
+            registry,
+            witness: &mut NoWitness,
+        };
+        ctl.on_poll(at, &sample, false, &mut cx, &mut out);
+        let ordered = out.iter().any(|o| {
+            matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. }
+                }
+            )
+        });
+        if ordered {
+            return Some(now.saturating_sub(busy));
+        }
+        if now >= next_poll {
+            next_poll = now + poll;
+        }
+        now = ctl
+            .next_deadline()
+            .filter(|&t| t > now)
+            .map_or(next_poll, |t| t.min(next_poll));
+    }
+    None
+}
+
+/// The warning for a standby disk whose network spins it down, from the
+/// start of a quiet stretch, in under half its break-even time `B` and
+/// learns nothing that could change that (a timer converted from hd-idle's
+/// `-i 10`, a unit mistake): every idle period between that timeout and
+/// `B` costs more energy than it saves, and a spin-up's wear. A learning
+/// network (`auto`) adapts its timeout, so it is not judged by its first.
+pub(crate) fn short_timeout(registry: &Registry, d: &DiskConfig, poll: Nanos) -> Option<String> {
+    if d.left_alone.is_some() || d.power.is_none() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let network = crate::controller::build_network(registry, d).ok()?;
+    lull_core::component::Detector::save_parts(&network, Nanos::ZERO, &mut parts);
+    if parts.iter().any(Option::is_some) {
+        return None;
+    }
+    let t = first_standby(registry, d, poll)?;
+    (t.0.saturating_mul(2) < d.breakeven.0).then(|| {
+        format!(
+            "network `{}` spins the drive down {} into a quiet stretch, under half its break-even time B = {}: a spin-down in an idle period between {} and {} costs more energy than it saves, and a spin-up's wear; a timer of at least B (`timer(B)`) or `auto` avoids that",
+            d.network,
+            t.approx(),
+            d.breakeven.approx(),
+            t.approx(),
+            d.breakeven.approx(),
+        )
     })
 }
 
@@ -1161,5 +1274,50 @@ pub(crate) mod tests {
             // hd-idle's options are advised to hd-idle alone.
             assert_eq!(w.contains("-i 0 -a DISK"), name == "hd-idle", "{w}");
         }
+    }
+
+    /// The acting timeout is measured on the daemon's own controller, and
+    /// only a network that spins down in under half of `B` and learns
+    /// nothing is warned of: hd-idle's `-i 10` converted, not `auto`, a
+    /// timer of `B` or a timer whose predictor keeps it from acting.
+    #[test]
+    fn a_timer_far_shorter_than_break_even_is_warned_of() {
+        let registry = crate::default_registry();
+        let disk = |network: &str| {
+            let text = format!(
+                "[[disk]]\ndevice = \"sdb\"\nnetwork = \"{network}\"\ntask = \"standby\"\npreset = \"wd-red-plus\"\n"
+            );
+            Config::parse(Path::new("lull.toml"), &text, &registry)
+                .unwrap()
+                .disks
+                .remove(0)
+        };
+        let poll = Nanos::from_secs(1);
+        let b = disk("auto").breakeven;
+        assert_eq!(b.as_secs_f64().round(), 72.0, "{b}");
+        // A timer acts at its timeout: the poll after the last reads is
+        // the quiet stretch's start.
+        let t = first_standby(&registry, &disk("timer(10s)"), poll).unwrap();
+        assert!(
+            (Nanos::from_secs(10)..=Nanos::from_secs(11)).contains(&t),
+            "{t}"
+        );
+        let w = short_timeout(&registry, &disk("timer(10s)"), poll).unwrap();
+        assert!(w.contains("`timer(10s)` spins the drive down 10s"), "{w}");
+        assert!(w.contains("B = 1m12s"), "{w}");
+        // At B/2 or longer: not warned of.
+        assert!(short_timeout(&registry, &disk("timer(37s)"), poll).is_none());
+        assert!(short_timeout(&registry, &disk("timer(B)"), poll).is_none());
+        let t = first_standby(&registry, &disk("timer(2B)"), poll).unwrap();
+        assert!(t >= Nanos(2 * b.0) && t <= Nanos(2 * b.0) + poll, "{t}");
+        // A predictor that says the period is shorter than B keeps it from
+        // spinning down at all.
+        assert_eq!(
+            first_standby(&registry, &disk("timer(10s) + fixed(20s)"), poll),
+            None
+        );
+        // A learner adapts: never judged by its first timeout.
+        assert!(short_timeout(&registry, &disk("auto"), poll).is_none());
+        assert!(short_timeout(&registry, &disk("share()"), poll).is_none());
     }
 }
