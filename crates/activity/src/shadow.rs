@@ -124,6 +124,9 @@ struct Bucket {
     hour: u64,
     /// Nanoseconds the daemon watched the disk in it.
     observed: u64,
+    /// Of those, nanoseconds a dry run watched (lull's figures there are
+    /// the spin-downs it would have made).
+    dry_observed: u64,
     /// Idle periods that ended in it, of at least the floor (a poll:
     /// [`Shadow::with_floor`]).
     periods: u64,
@@ -393,10 +396,15 @@ impl Shadow {
             self.bucket(b / HOUR);
             return;
         }
+        let dry = self.mode == 1;
         while a < b {
             let hour = a / HOUR;
             let cut = ((hour + 1) * HOUR).min(b);
-            self.bucket(hour).observed += cut - a;
+            let bucket = self.bucket(hour);
+            bucket.observed += cut - a;
+            if dry {
+                bucket.dry_observed += cut - a;
+            }
             a = cut;
         }
     }
@@ -624,7 +632,7 @@ impl Shadow {
 
     fn window(&self, name: &str, hours: u64) -> WindowReport {
         let k = self.candidates.len();
-        let (mut observed, mut periods) = (0u64, 0u64);
+        let (mut observed, mut dry, mut periods) = (0u64, 0u64, 0u64);
         let (mut fired, mut slept) = (vec![0u64; k], vec![0u64; k]);
         let r = self.refs.len();
         let (mut ref_fired, mut ref_slept) = (vec![0u64; r], vec![0u64; r]);
@@ -644,6 +652,7 @@ impl Shadow {
             .filter(|b| b.hour + hours > self.newest_hour)
         {
             observed += b.observed;
+            dry += b.dry_observed;
             periods += b.periods;
             for i in 0..k {
                 fired[i] += u64::from(b.fired[i]);
@@ -731,6 +740,7 @@ impl Shadow {
         WindowReport {
             window: name.to_string(),
             observed_s: span,
+            dry_run_s: Nanos(dry).as_secs_f64().min(span),
             idle_periods: periods,
             baseline_energy_j: m.energy(span, 0.0, 0),
             policies,
@@ -784,6 +794,11 @@ pub struct WindowReport {
     pub window: String,
     /// Seconds the daemon watched the disk in it.
     pub observed_s: f64,
+    /// Of those, seconds a dry run (`lulld --dry-run`) watched: lull's
+    /// figures there count the spin-downs it would have made, not ones
+    /// it made. `lull status` says so when a window holds any.
+    #[serde(default)]
+    pub dry_run_s: f64,
     /// Idle periods that ended in it, of at least the floor (a poll:
     /// [`Shadow::with_floor`]).
     pub idle_periods: u64,

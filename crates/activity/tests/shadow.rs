@@ -467,3 +467,48 @@ fn references_below_a_long_poll_are_reported_not_chosen() {
     let best = w.policy("best-fixed").unwrap();
     assert!(best.timeout_s.unwrap() >= floor.as_secs_f64(), "{best:?}");
 }
+
+/// A dry run, then the real daemon (`lulld --dry-run` tried first): the
+/// windows say how much of their watched time the dry run watched, the
+/// part of lull's figures that are spin-downs it would have made; a real
+/// run alone has none.
+#[test]
+fn a_dry_run_is_told_apart_in_the_windows() {
+    let model = PowerModel::preset("wd-red-plus").unwrap();
+    let steps = [(600, 5, false, true); 6];
+    let mut dry = records(CLOCK, &steps);
+    let Record::Session(s) = &mut dry[0] else {
+        panic!("a log starts with its session")
+    };
+    s.dry_run = true;
+    let dry_end = dry.iter().filter_map(Record::time).max().unwrap();
+    let real = records(CLOCK + dry_end + Nanos::from_secs(60), &steps);
+    let real_end = real.iter().filter_map(Record::time).max().unwrap();
+    let mut sh = Shadow::new(model.clone(), model.break_even());
+    for r in &real {
+        sh.feed(r);
+    }
+    sh.settle();
+    assert_eq!(sh.report().windows[0].dry_run_s, 0.0);
+    let mut sh = Shadow::new(model.clone(), model.break_even());
+    for r in dry.iter().chain(&real) {
+        sh.feed(r);
+    }
+    sh.settle();
+    let w = &sh.report().windows[0];
+    // Each run watched from its first record to its last; the minute
+    // between them nobody did.
+    let first = |recs: &[Record]| recs.iter().filter_map(Record::time).min().unwrap();
+    let dry_s = (dry_end - first(&dry)).as_secs_f64();
+    let real_s = (real_end - first(&real)).as_secs_f64();
+    assert!(
+        (w.dry_run_s - dry_s).abs() < 1e-6,
+        "{} {dry_s}",
+        w.dry_run_s
+    );
+    assert!(
+        (w.observed_s - dry_s - real_s).abs() < 1e-6,
+        "{} {dry_s} {real_s}",
+        w.observed_s
+    );
+}

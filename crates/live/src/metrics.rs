@@ -120,7 +120,7 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
     // `lull status` shows the shadow from the metrics (current to the
     // second) rather than from the state file (up to `state_interval`
     // old).
-    let per_window: [PerWindow; 6] = [
+    let per_window: [PerWindow; 7] = [
         (
             "lull_shadow_excess_vs_best_fixed",
             "(lull - oracle) / (best fixed - oracle) in energy over the window: below 1, lull beat every fixed timeout.",
@@ -135,6 +135,11 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
             "lull_shadow_observed_seconds",
             "Seconds the daemon watched the disk in the window (shadow evaluation).",
             |w| Some(w.observed_s),
+        ),
+        (
+            "lull_shadow_dry_run_seconds",
+            "Of the seconds watched in the window, those a dry run watched: lull's figures there count the spin-downs it would have made (shadow evaluation).",
+            |w| Some(w.dry_run_s),
         ),
         (
             "lull_shadow_idle_periods",

@@ -907,6 +907,8 @@ fn shadow_from_metrics(
         windows.push(WindowReport {
             window: window.to_string(),
             observed_s: observed.value,
+            // A daemon from before it: none said.
+            dry_run_s: per_window("lull_shadow_dry_run_seconds").unwrap_or(0.0),
             idle_periods: per_window("lull_shadow_idle_periods")? as u64,
             baseline_energy_j: baseline,
             policies,
@@ -1452,6 +1454,20 @@ fn shadow_text(out: &mut String, r: &lull_activity::ShadowReport, unreached: Opt
                 let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
             }
             lines.push(ratios);
+        }
+        if w.dry_run_s > 0.0 {
+            // A window may span `lulld --dry-run` and the real daemon:
+            // lull's line then adds spin-downs it only would have made.
+            let dry = if w.dry_run_s >= w.observed_s {
+                "all of it watched by a dry run: lull's figures are the spin-downs it would have made".to_string()
+            } else {
+                format!(
+                    "{} of it watched by a dry run: lull's figures count the spin-downs it would have made then",
+                    secs(w.dry_run_s)
+                )
+            };
+            let words: Vec<String> = dry.split(' ').map(str::to_string).collect();
+            lines.extend(wrap_list(&words, " ", 100 - 14));
         }
         if let Some(n) = w.wear_budget_per_day {
             // The references lull is judged against kept its budget.

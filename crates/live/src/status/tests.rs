@@ -1046,6 +1046,34 @@ fn a_window_with_nothing_to_save_gives_no_ratio() {
     assert!(render_text(&scene()).contains("excess vs best fixed"));
 }
 
+/// A window that spans a dry run and the real daemon says how much of it
+/// the dry run watched, under the ratios: lull's line adds spin-downs it
+/// only would have made (a trial switched from `--dry-run` and read
+/// them as the real daemon's). None is said of a window without.
+#[test]
+fn a_window_with_dry_run_time_says_so() {
+    let mut st = scene();
+    assert!(!render_text(&st).contains("dry run:"));
+    let windows = &mut st.disks[0].shadow.as_mut().unwrap().windows;
+    windows[0].dry_run_s = windows[0].observed_s;
+    windows[1].dry_run_s = windows[1].observed_s / 2.0;
+    let half = secs(windows[1].dry_run_s);
+    // Wrapped lines read as one.
+    let text = render_text(&st).replace("\n              ", " ");
+    assert!(
+        text.contains(&format!(
+            "{half} of it watched by a dry run: lull's figures count the spin-downs it would have made then"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "all of it watched by a dry run: lull's figures are the spin-downs it would have made"
+        ),
+        "{text}"
+    );
+}
+
 /// The note under a window's ratios explains only a ratio it shows, and
 /// none when even the oracle saved nothing (a short watch, no idle period
 /// longer than B: seen in a guest, where it explained two ratios that
@@ -1063,6 +1091,7 @@ fn the_small_margin_note_explains_only_ratios_shown() {
         lull_activity::shadow::WindowReport {
             window: "24h".into(),
             observed_s: 3600.0,
+            dry_run_s: 0.0,
             idle_periods: 10,
             baseline_energy_j: 10_000.0,
             policies: vec![
