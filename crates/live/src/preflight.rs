@@ -52,7 +52,7 @@ pub struct Preflight {
 pub fn preflight(cfg: &Config, dry_run: bool) -> Result<Preflight, ConfigError> {
     let err = |key: &str, message: String| ConfigError {
         file: cfg.path.clone(),
-        line: None,
+        line: cfg.lines.of(key),
         key: Some(key.to_string()),
         message,
     };

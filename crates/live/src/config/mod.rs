@@ -189,6 +189,53 @@ pub struct Config {
     /// command's); `None`: the system's, found in `/usr/sbin`, `/sbin`,
     /// `/usr/bin` or `/bin`.
     pub hdparm: Option<PathBuf>,
+    /// The lines of the top-level paths checked after the file's own
+    /// validation ([`crate::preflight::preflight`]), so their errors name
+    /// the line too.
+    pub lines: KeyLines,
+}
+
+/// The 1-based lines of the path keys a start checks on the file system,
+/// `None` where the file does not set the key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyLines {
+    /// `state_file`.
+    pub state_file: Option<usize>,
+    /// `[metrics] textfile`.
+    pub metrics_textfile: Option<usize>,
+    /// `activity_dir`.
+    pub activity_dir: Option<usize>,
+}
+
+impl KeyLines {
+    /// The line of `key` (`state_file`, `metrics.textfile`,
+    /// `activity_dir`), when the file sets it.
+    pub fn of(&self, key: &str) -> Option<usize> {
+        match key {
+            "state_file" => self.state_file,
+            "metrics.textfile" => self.metrics_textfile,
+            "activity_dir" => self.activity_dir,
+            _ => None,
+        }
+    }
+}
+
+/// A path key's value must be absolute: the daemon runs in `/` (systemd
+/// gives it no other working directory), so a relative path names a file
+/// there, and `lull status` run elsewhere would look somewhere else.
+fn absolute(cx: &Ctx<'_>, value: &Spanned<String>, key: &str) -> Result<PathBuf, ConfigError> {
+    let p = PathBuf::from(value.get_ref());
+    if p.is_relative() {
+        return Err(cx.err(
+            Some(value.span()),
+            key,
+            format!(
+                "must be an absolute path, not {:?}: the daemon's working directory is / (as under systemd), so a relative path names a file there",
+                value.get_ref()
+            ),
+        ));
+    }
+    Ok(p)
 }
 
 /// Where and how much the daemon records of each disk's activity
@@ -683,7 +730,7 @@ impl Config {
             Some(s) if s.get_ref().trim().is_empty() => {
                 return Err(cx.err(Some(s.span()), "state_file", "must not be empty"));
             }
-            Some(s) => PathBuf::from(s.get_ref()),
+            Some(s) => absolute(&cx, s, "state_file")?,
             None => PathBuf::from("/var/lib/lull/state.json"),
         };
         let poll = match &raw.poll {
@@ -733,7 +780,7 @@ impl Config {
         let mut metrics = MetricsConfig::default();
         if let Some(m) = &raw.metrics {
             if let Some(t) = &m.textfile {
-                metrics.textfile = Some(PathBuf::from(t.get_ref()));
+                metrics.textfile = Some(absolute(&cx, t, "metrics.textfile")?);
             }
             if let Some(l) = &m.listen {
                 metrics.listen = Some(
@@ -789,7 +836,7 @@ impl Config {
                 Some(d) if d.get_ref().trim().is_empty() => {
                     return Err(cx.err(Some(d.span()), "activity_dir", "must not be empty"));
                 }
-                Some(d) => PathBuf::from(d.get_ref()),
+                Some(d) => absolute(&cx, d, "activity_dir")?,
                 None => state_file
                     .parent()
                     .unwrap_or(Path::new("."))
@@ -865,6 +912,15 @@ impl Config {
             hook_timeout,
             activity,
             hdparm,
+            lines: KeyLines {
+                state_file: raw.state_file.as_ref().map(|s| cx.line(&s.span())),
+                metrics_textfile: raw
+                    .metrics
+                    .as_ref()
+                    .and_then(|m| m.textfile.as_ref())
+                    .map(|t| cx.line(&t.span())),
+                activity_dir: raw.activity_dir.as_ref().map(|d| cx.line(&d.span())),
+            },
         })
     }
 }

@@ -670,6 +670,11 @@ fn activity_keys_default_next_to_the_state_file_and_errors_name_the_key() {
         ("activity_max_mb = -3\n", "activity_max_mb", 1),
         ("activity_dir = \" \"\n", "activity_dir", 1),
         ("activity_retention = \"a week\"\n", "activity_retention", 1),
+        (
+            "poll = \"1s\"\nactivity_dir = \"logs\"\n",
+            "activity_dir",
+            2,
+        ),
     ] {
         let e = err(text);
         assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
@@ -678,6 +683,42 @@ fn activity_keys_default_next_to_the_state_file_and_errors_name_the_key() {
     // A typo is an unknown key, named.
     let e = err("activity_logs = true\n");
     assert!(e.to_string().contains("activity_logs"), "{e}");
+}
+
+/// The daemon runs in `/`: a relative path for a file it writes would
+/// name a file there, and `lull status` run elsewhere would look
+/// elsewhere. Refused, naming the line; and the checks a start runs on
+/// those paths later (`preflight`) name the line too (they named none).
+#[test]
+fn paths_the_daemon_writes_are_absolute_and_their_errors_name_the_line() {
+    for (text, key, line) in [
+        ("state_file = \"state.json\"\n", "state_file", 1),
+        (
+            "# lull\n\nstate_file = \"./lull/state.json\"\n",
+            "state_file",
+            3,
+        ),
+        (
+            "[metrics]\ntextfile = \"lull.prom\"\n",
+            "metrics.textfile",
+            2,
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
+        assert_eq!(e.line, Some(line), "{text}: {e}");
+        assert!(e.message.contains("must be an absolute path"), "{e}");
+    }
+    let c = parse("poll = \"1s\"\nstate_file = \"/proc/nope/state.json\"\n").unwrap();
+    assert_eq!(c.lines.state_file, Some(2));
+    assert_eq!(c.lines.activity_dir, None);
+    let e = crate::preflight::preflight(&c, false).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("state_file"), "{e}");
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(
+        e.to_string().starts_with("lull.toml:2: key `state_file`"),
+        "{e}"
+    );
 }
 
 /// Issue 35: the `hdparm` program is named in the configuration (no
