@@ -101,8 +101,18 @@ pub fn partition_of<'a>(kernel: &str, mut names: impl Iterator<Item = &'a str>) 
 /// would judge the whole disk idle from one partition's I/O, and a
 /// spin-down sent to a partition reaches its whole disk.
 pub fn partition_message(device: &str, kernel: &str, disk: &str) -> String {
+    // Devices with no serial number get no /dev/disk/by-id/ link: the
+    // hint names what the admin can write.
+    let virtual_disk = ["loop", "ram", "zram", "nbd"]
+        .iter()
+        .any(|p| disk.starts_with(p));
+    let instead = if virtual_disk {
+        format!("/dev/{disk}")
+    } else {
+        format!("e.g. its /dev/disk/by-id/ link (`ls -l /dev/disk/by-id/ | grep -w {disk}`)")
+    };
     format!(
-        "`{device}` is {kernel} now, a partition of {disk}: lull watches and acts on whole disks (a spin-down sent to a partition stops the whole disk, whatever its other partitions are doing, and one partition's I/O does not say the disk is idle); name the disk instead, e.g. its /dev/disk/by-id/ link (`ls -l /dev/disk/by-id/ | grep -w {disk}`)"
+        "`{device}` is {kernel} now, a partition of {disk}: lull watches and acts on whole disks (a spin-down sent to a partition stops the whole disk, whatever its other partitions are doing, and one partition's I/O does not say the disk is idle); name the disk instead, {instead}"
     )
 }
 
@@ -228,5 +238,18 @@ mod tests {
         let v: Vec<String> = resolve("sd*", it()).into_iter().map(|r| r.kernel).collect();
         assert_eq!(v, ["sda", "sdb"]);
         assert!(resolve("/dev/does-not-exist-lull", it()).is_empty());
+    }
+
+    /// A loop device has no /dev/disk/by-id/ link: its partition's message
+    /// names `/dev/loopN`, a drive's the by-id link to look up.
+    #[test]
+    fn the_partition_hint_names_what_the_admin_can_write() {
+        let loop_msg = partition_message("/dev/loop3p1", "loop3p1", "loop3");
+        assert!(
+            loop_msg.ends_with("name the disk instead, /dev/loop3"),
+            "{loop_msg}"
+        );
+        let sd = partition_message("sdb1", "sdb1", "sdb");
+        assert!(sd.contains("/dev/disk/by-id/ | grep -w sdb"), "{sd}");
     }
 }
