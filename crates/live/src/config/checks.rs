@@ -45,6 +45,67 @@ pub(super) fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
     }
 }
 
+/// How many errors after the first [`raw_errors`] names at most.
+const MORE_ERRORS: usize = 9;
+
+/// The file's TOML errors ([`toml_error`]), several at once: the line of
+/// each is set aside (a comment) and the file read again, so that an
+/// admin sees every misspelt key and mistyped value of a hand-written
+/// file in one run rather than one a run. serde meets keys in its own
+/// order (a table's keys sorted), so the errors are sorted by line, and
+/// the first in the file is the one returned, the others listed under
+/// it, up to [`MORE_ERRORS`]. Only a `key = value` line is set aside;
+/// setting one aside that a table needs makes a "missing field" error of
+/// its own, where the reading stops.
+pub(super) fn raw_errors(cx: &Ctx<'_>, first: &toml::de::Error) -> ConfigError {
+    let mut errs = vec![toml_error(cx, first)];
+    let mut text = cx.text.to_string();
+    while errs.len() <= MORE_ERRORS {
+        let last = errs.last().expect("one at least");
+        let Some(l) = last.line else { break };
+        let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        let Some(line) = lines.get_mut(l - 1) else {
+            break;
+        };
+        // Only a `key = value` line on its own: anything else (a value
+        // over several lines, a table header) is not set aside.
+        if !line.contains('=') || line.trim_start().starts_with('[') {
+            break;
+        }
+        *line = format!("# {line}");
+        text = lines.join("\n");
+        let again = Ctx {
+            path: cx.path,
+            text: &text,
+        };
+        match toml::from_str::<RawConfig>(&text) {
+            Ok(_) => break,
+            Err(e) => {
+                let next = toml_error(&again, &e);
+                if next.line.is_none()
+                    || errs.iter().any(|x| x.line == next.line)
+                    || next.message.starts_with("missing field")
+                {
+                    break;
+                }
+                errs.push(next);
+            }
+        }
+    }
+    errs.sort_by_key(|e| e.line);
+    let mut err = errs.remove(0);
+    if !errs.is_empty() {
+        let more: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        err.message.push_str(&format!(
+            "\n{} more error{} further on:\n{}",
+            more.len(),
+            if more.len() == 1 { "" } else { "s" },
+            more.join("\n")
+        ));
+    }
+    err
+}
+
 /// "; did you mean `network`?" after serde's "unknown field `netwrok`,
 /// expected one of `device`, `network`, …", for the closest of the keys
 /// it lists; nothing when none is close or the message is another.

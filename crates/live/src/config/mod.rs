@@ -118,7 +118,7 @@ mod disk;
 mod tests;
 
 pub use checks::{check_network, check_not_writable_by_others, running_as_root};
-use checks::{parse_listen, toml_error};
+use checks::{parse_listen, raw_errors};
 use disk::{disk, hooks};
 
 /// A configuration error: where and what.
@@ -725,7 +725,7 @@ impl Config {
     /// file itself).
     pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Config, ConfigError> {
         let cx = Ctx { path, text };
-        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_error(&cx, &e))?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| raw_errors(&cx, &e))?;
         let state_file = match &raw.state_file {
             Some(s) if s.get_ref().trim().is_empty() => {
                 return Err(cx.err(Some(s.span()), "state_file", "must not be empty"));

@@ -721,6 +721,44 @@ fn paths_the_daemon_writes_are_absolute_and_their_errors_name_the_line() {
     );
 }
 
+/// A hand-written file with several mistakes says them all in one run, in
+/// file order (serde meets a table's keys sorted, and stopped at the
+/// first it met: `disk` before `stat_file`); a misspelt key's line set
+/// aside makes no error of its own.
+#[test]
+fn several_mistakes_are_named_at_once_in_file_order() {
+    let e = err(concat!(
+        "stat_file = \"/tmp/state.json\"\n",
+        "[metrics]\n",
+        "textfle = \"/tmp/x.prom\"\n",
+        "[[disk]]\n",
+        "device = \"sdb\"\n",
+        "netwrok = \"auto\"\n",
+        "[[disk]]\n",
+        "device = \"sdc\"\n",
+        "preset = 5\n",
+    ));
+    assert_eq!(e.line, Some(1), "{e}");
+    assert_eq!(e.key.as_deref(), Some("stat_file"), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("3 more errors further on:"), "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
+    assert!(at("lull.toml:3: key `metrics.textfle`") < at("lull.toml:6: key `disk[0].netwrok`"));
+    assert!(at("lull.toml:6: key `disk[0].netwrok`") < at("lull.toml:9: key `disk[1].preset`"));
+    // One mistake: no list.
+    let e = err("poll = \"1s\"\npol = \"2s\"\n");
+    assert_eq!(e.line, Some(2));
+    assert!(!e.to_string().contains("further on"), "{e}");
+    // A required key mistyped: named, and nothing made up after it (its
+    // line set aside would leave the disk without a device).
+    let e = err("[[disk]]\ndevice = 5\n");
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(!e.to_string().contains("further on"), "{e}");
+}
+
 /// Issue 35: the `hdparm` program is named in the configuration (no
 /// environment variable chooses a program the daemon runs), and checked
 /// like a command.
