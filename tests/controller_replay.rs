@@ -98,7 +98,7 @@ fn live_busy(
         (end, end),
         registry,
         CLOCK,
-        (None, false),
+        (None, Answer::Silent),
     )
 }
 
@@ -175,7 +175,7 @@ fn drive(
         (end, end),
         registry,
         clock,
-        (None, false),
+        (None, Answer::Silent),
     )
 }
 
@@ -189,13 +189,26 @@ struct Saves {
     written: lull_live::state::DiskState,
 }
 
+/// How the disk's actor answers each standby the controller sends, at
+/// once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    /// Not at all (the tests of decisions alone).
+    Silent,
+    /// It fails (a bridge that refuses it).
+    Fails,
+    /// The drive spins down, as a real one does: the controller knows it
+    /// is asleep, and a restart takes that up from the state file.
+    SpinsDown,
+}
+
 /// [`drive`], writing the state file as the shell does when `saves` is
 /// given (so that a crash at `end` leaves its last write); polling until
 /// `end`, the first of `(end, stop)`, and then woken only by the
 /// controller's deadlines before `stop` (a daemon stopped between polls).
 /// The kernel counts `busy_ms` of busy time for each completion (0: none,
-/// as for a loop device's writes). With `fail`, every standby the
-/// controller sends fails (a bridge that refuses it), reported at once.
+/// as for a loop device's writes). `answer` says what the actor reports
+/// of each standby the controller sends.
 fn drive_saving(
     ctl: &mut DiskController,
     completions: &[Nanos],
@@ -203,7 +216,7 @@ fn drive_saving(
     (end, stop): (Nanos, Nanos),
     registry: &Registry,
     clock: Nanos,
-    (mut saves, fail): (Option<&mut Saves>, bool),
+    (mut saves, answer): (Option<&mut Saves>, Answer),
 ) -> (Decisions, Vec<Request>) {
     let done = |t: Nanos| completions.partition_point(|&c| c <= t) as u64;
     let mut d = Decisions::default();
@@ -253,9 +266,13 @@ fn drive_saving(
                 }
             )
         });
-        if fail && sent {
+        let outcome = match answer {
+            Answer::Silent => None,
+            Answer::Fails => Some(Outcome::Failed("the bridge refused it".into())),
+            Answer::SpinsDown => Some(Outcome::SpunDown("test".into())),
+        };
+        if let Some(outcome) = outcome.filter(|_| sent) {
             let mut reported = Vec::new();
-            let outcome = Outcome::Failed("the bridge refused it".into());
             ctl.on_outcome(now, outcome, true, &mut NoWitness, &mut reported);
             d.records
                 .extend(reported.into_iter().filter_map(|o| match o {
@@ -950,7 +967,7 @@ fn behind_a_refusing_bridge(per_day: u32) -> (DiskController, Decisions, Vec<Req
         (end, end),
         &registry,
         CLOCK,
-        (None, true),
+        (None, Answer::Fails),
     );
     (ctl, live, requests)
 }
@@ -1073,14 +1090,15 @@ fn restart_replays_like_live(
     down: Nanos,
     per_day: u32,
     how: How,
-) -> Result<(), TestCaseError> {
+) -> Result<[Vec<Record>; 2], TestCaseError> {
     let How {
         crash,
         dry_first,
         per_day_after,
+        quiet_at_stop,
     } = how;
     let registry = lull_live::default_registry();
-    let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll;
+    let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll + quiet_at_stop;
     // A clean stop comes between two polls (a crash, at the last one).
     let stop = if crash.is_some() {
         end1
@@ -1110,7 +1128,7 @@ fn restart_replays_like_live(
         (end1, stop),
         &registry,
         CLOCK,
-        (saves.as_mut(), false),
+        (saves.as_mut(), Answer::SpinsDown),
     );
     let mut records1 = d1.records.clone();
     let state = match saves {
@@ -1148,8 +1166,18 @@ fn restart_replays_like_live(
     let clock2 = CLOCK + stop + down;
     let per_day2 = per_day_after.unwrap_or(per_day);
     let mut b = controller(network, &registry, per_day2, clock2, state);
+    // The shadow spans the restart, as the daemon's, restored from the log.
+    b.restore(records1.iter().cloned());
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
-    let (d2, _) = drive(&mut b, second, poll, end2, &registry, clock2);
+    let (d2, _) = drive_saving(
+        &mut b,
+        second,
+        (poll, 0),
+        (end2, end2),
+        &registry,
+        clock2,
+        (None, Answer::SpinsDown),
+    );
     let mut log = Log::default();
     for (name, recs) in [("0001.lact", &records1), ("0002.lact", &d2.records)] {
         let mut bytes = lull_activity::record::header().to_vec();
@@ -1181,9 +1209,17 @@ fn restart_replays_like_live(
         .iter()
         .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
         .collect();
-    let opts = spindown(lull_blktrace_replay::activity::daemon_gate(
-        &rebuilt.session,
-    ));
+    // As `lull replay` of a log makes it: the daemon's checks, the polls
+    // that overtook a standby, and what the daemon did with its standbys
+    // (withheld while it knew the drive asleep; the sleep it took up).
+    let opts = ReplayOptions {
+        reference_floor: rebuilt.session.poll,
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
+        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
+        ..spindown(lull_blktrace_replay::activity::daemon_gate(
+            &rebuilt.session,
+        ))
+    };
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // One network: `lull replay`'s path for a log; two: each run its own.
     let (outcome, restarts) = if networks[0] == networks[1] {
@@ -1230,8 +1266,13 @@ fn restart_replays_like_live(
     lived.extend(d2.starts.iter().map(|&t| t + offset));
     lived.retain(|&t| t <= horizon);
     prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
-    let m = |name: &str| outcome.report.task_measure(name).unwrap();
-    let refused = m("refused_wear_budget") + m("refused_below_break_even");
+    let m = |name: &str| outcome.report.task_measure(name).unwrap_or(0.0);
+    // Refused by the checks, overtaken by a poll's I/O, or withheld by the
+    // daemon (the drive asleep already).
+    let refused = m("refused_wear_budget")
+        + m("refused_below_break_even")
+        + m("overtaken_by_poll")
+        + m("withheld_by_daemon");
     let standbys: Vec<Nanos> = rebuilt
         .standbys
         .iter()
@@ -1242,7 +1283,27 @@ fn restart_replays_like_live(
     if refused == 0.0 {
         prop_assert_eq!(&standbys, &replayed);
     }
-    Ok(())
+    // The daemon's evidence across the restart (its shadow, restored from
+    // the first run's log) is the replay's accounting of the log: lull's
+    // sleep and spin-ups to the joule, the sleep the second run took up
+    // from the state file included.
+    let w = d2
+        .shadow
+        .as_ref()
+        .expect("a standby disk has a shadow")
+        .windows[1]
+        .clone();
+    let lull = w.policy("lull").unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    prop_assert_eq!(lull.spinups as f64, m("spinups"), "{:?}", w);
+    let saved = m("baseline_energy_j") - m("energy_j");
+    prop_assert!(
+        close(lull.saved_wh * 3600.0, saved),
+        "lull {} J vs replay {} J",
+        lull.saved_wh * 3600.0,
+        saved
+    );
+    Ok([records1, d2.records])
 }
 
 /// [`restart_replays_like_live`] for each pair of `networks` over a fixed
@@ -1281,6 +1342,86 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
     );
 }
 
+/// A stop or reload while the drive sleeps: the second run takes the
+/// standby up from the state file and sends none while the drive sleeps
+/// on. Its shadow, and the replay of the log, count that sleep until the
+/// I/O that wakes the drive (both had the drive spinning from the restart
+/// on, so lull's figures lost the night after every reload), to the joule
+/// alike.
+#[test]
+fn a_restart_while_asleep_counts_the_sleep_taken_up_after_it() {
+    let registry = lull_live::default_registry();
+    let first = activity(&SHAPE);
+    // Twenty quiet minutes after the restart, then work.
+    let second = activity(&[(1_200_000, 3), (12_000, 5), (30_000, 3)]);
+    for network in ["timer(4s)", "auto"] {
+        let how = How {
+            quiet_at_stop: Nanos::from_secs(300),
+            ..How::default()
+        };
+        let [records1, records2] = restart_replays_like_live(
+            [network; 2],
+            &first,
+            &second,
+            Nanos::from_secs(1),
+            Nanos::from_secs(600),
+            UNLIMITED,
+            how,
+        )
+        .unwrap();
+        // The second run took the standby up at its first poll and sent
+        // none until the I/O twenty minutes on.
+        let took_up: Vec<Nanos> = records2
+            .iter()
+            .filter_map(|r| match r {
+                Record::Power {
+                    t,
+                    standby: true,
+                    found: true,
+                } => Some(*t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(took_up, [Nanos::from_millis(1)], "{network}");
+        let wake = second[0] - Nanos::from_millis(5 * 2);
+        // lull's saving in the shadow, with the records as written and
+        // with the taking-up read as an older daemon's log has it (not
+        // found): the difference is that sleep, less one spin-up.
+        let saved = |found: bool| {
+            let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
+            let mut sh = lull_activity::Shadow::new(model.clone(), model.break_even())
+                .with_floor(Nanos::from_secs(1));
+            for r in records1.iter().chain(&records2) {
+                let r = match r {
+                    Record::Power {
+                        t,
+                        standby,
+                        found: was,
+                    } => Record::Power {
+                        t: *t,
+                        standby: *standby,
+                        found: found && *was,
+                    },
+                    r => r.clone(),
+                };
+                sh.feed(&r);
+            }
+            sh.settle();
+            sh.report().windows[1].policy("lull").unwrap().clone()
+        };
+        let (with, without) = (saved(true), saved(false));
+        assert_eq!(with.spinups, without.spinups + 1, "{network}");
+        let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
+        let sleep_s = (wake - took_up[0]).as_secs_f64();
+        let expected = (model.energy(sleep_s, 0.0, 0) - model.energy(sleep_s, sleep_s, 1)) / 3600.0;
+        let gained = with.saved_wh - without.saved_wh;
+        assert!(
+            (gained - expected).abs() <= 0.01 * expected,
+            "{network}: {gained} Wh gained, {expected} Wh expected"
+        );
+    }
+}
+
 /// A crash: the first run writes the state file every minute (and at once
 /// after a spin-down) and is killed; the second resumes from the last
 /// state written, which holds what `auto` had learned some idle periods
@@ -1312,6 +1453,9 @@ struct How {
     dry_first: bool,
     /// The second run's wear budget, when the admin changed it.
     per_day_after: Option<u32>,
+    /// The first run stays quiet this long after its last completion
+    /// before it stops (long enough, it stops with the drive asleep).
+    quiet_at_stop: Nanos,
 }
 
 /// [`restart_replays_like_live`] for a timer and `auto`, at 6 spin-downs
@@ -1382,6 +1526,7 @@ proptest! {
         crash_s in prop::option::of(prop::sample::select(vec![1u64, 60, 600])),
         dry_first in any::<bool>(),
         per_day_after in prop::option::of(prop::sample::select(vec![UNLIMITED, 48, 6])),
+        quiet_s in prop::sample::select(vec![0u64, 30, 600]),
     ) {
         restart_replays_like_live(
             [before.unwrap_or(network), network],
@@ -1390,7 +1535,12 @@ proptest! {
             Nanos::from_millis(poll_ms),
             Nanos::from_secs(down_s),
             per_day,
-            How { crash: crash_s.map(Nanos::from_secs), dry_first, per_day_after },
+            How {
+                crash: crash_s.map(Nanos::from_secs),
+                dry_first,
+                per_day_after,
+                quiet_at_stop: Nanos::from_secs(quiet_s),
+            },
         )?;
     }
 

@@ -419,6 +419,11 @@ impl Log {
                         }
                     }
                     Record::Learned { at, .. } => saved.push(offset + *at),
+                    Record::Power {
+                        t,
+                        standby,
+                        found: true,
+                    } => out.daemon_standbys.push_power(offset + *t, *standby),
                     Record::Withheld { t, why } => {
                         let t = offset + *t;
                         // A repeat at a new segment's start changes nothing.
@@ -568,8 +573,9 @@ pub struct Rebuilt {
     /// What the daemon did with its standbys beyond the network's
     /// decisions: where it withheld them ([`Record::Withheld`], from each
     /// such record to the one that ended it, else to the end of its run: a
-    /// new run decides afresh), and which failed (each
-    /// [`Record::StandbyFailed`] answers the last standby sent).
+    /// new run decides afresh), which failed (each
+    /// [`Record::StandbyFailed`] answers the last standby sent), and the
+    /// drive's power states it found ([`Record::Power`]).
     pub daemon_standbys: lull_tasks::gate::DaemonStandbys,
     /// The runs left out because they were of another drive than the last
     /// run's ([`Session::drive_id`]: the disk's key had another drive

@@ -207,6 +207,13 @@ pub enum Record {
         t: Nanos,
         /// In standby.
         standby: bool,
+        /// Found: asked of the drive (a power check) or taken up from the
+        /// state file after a restart or reload, rather than the answer to
+        /// a standby lull sent (whose [`Record::Standby`] already says
+        /// it). A replay and the shadow evaluation take a found state up
+        /// (`lull_tasks::gate::DaemonStandbys::push_power`). A trailing
+        /// byte: `false` in logs of a daemon from before it.
+        found: bool,
     },
     /// The daemon stopped watching the disk at this instant (a clean stop).
     End(Nanos),
@@ -312,9 +319,10 @@ impl Record {
             Record::Mark(t) | Record::Standby(t) | Record::StandbyFailed(t) | Record::End(t) => {
                 put(&mut p, t.0)
             }
-            Record::Power { t, standby } => {
+            Record::Power { t, standby, found } => {
                 put(&mut p, t.0);
                 p.push(u8::from(*standby));
+                p.push(u8::from(*found));
             }
             Record::Learned { t, at } => {
                 put(&mut p, t.0);
@@ -551,6 +559,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
         6 => Record::Power {
             t: f.nanos("power time")?,
             standby: f.byte("power state")? != 0,
+            found: f.rest() > 0 && f.byte("power found")? != 0,
         },
         7 => Record::End(f.nanos("end")?),
         8 => {

@@ -177,6 +177,10 @@ pub struct Shadow {
     /// lull's standby: asleep since, or ordered while busy.
     asleep_since: Option<Nanos>,
     armed: bool,
+    /// lull's sleep and spin-ups in the idle period in progress before a
+    /// spin-up the daemon learned of without I/O ([`Record::Power`]),
+    /// booked with the period.
+    lull_woken: (Nanos, u64),
     /// The newest Unix hour seen: windows end with it.
     newest_hour: u64,
     /// The clairvoyant's open window (Unix window index) and, per
@@ -223,6 +227,7 @@ impl Shadow {
             gaps: Gaps::new(),
             asleep_since: None,
             armed: false,
+            lull_woken: (Nanos::ZERO, 0),
             newest_hour: 0,
             cv_window: None,
             cv_fired: Vec::new(),
@@ -345,9 +350,15 @@ impl Shadow {
                 self.asleep_since = None;
                 self.armed = false;
             }
+            Record::Power { t, standby, found } => {
+                self.observe(*t);
+                if *found {
+                    self.power(*t, *standby);
+                }
+            }
             // Withheld: the daemon decided then (the shadow's lull line
             // holds the standbys it sent, and it sent none there).
-            Record::Power { t, .. } | Record::Withheld { t, .. } => self.observe(*t),
+            Record::Withheld { t, .. } => self.observe(*t),
             // What the state file holds: nothing about the disk.
             Record::Learned { .. } => {}
         }
@@ -471,6 +482,44 @@ impl Shadow {
         }
     }
 
+    /// The drive's power state the daemon learned at `t`, as a replay of
+    /// the log takes it up (`lull_tasks::Spindown::with_daemon_standbys`):
+    /// found in standby while idle, lull's drive sleeps from then (a
+    /// standby taken up after a restart or reload: the new run sends none,
+    /// and without this its sleep until the next I/O went uncounted);
+    /// found spinning while lull's line has it asleep, it spun up then. The
+    /// pieces at or before `t` come first, as the replay's arrivals at `t`
+    /// do.
+    fn power(&mut self, t: Nanos, standby: bool) {
+        let pending = std::mem::take(&mut self.pending);
+        let split = pending
+            .iter()
+            .position(|p| piece_time(p) > t)
+            .unwrap_or(pending.len());
+        for p in &pending[..split] {
+            self.piece(*p);
+        }
+        self.pending = pending[split..].to_vec();
+        let idle = !self.gaps.open() && self.gaps.busy_until().is_some_and(|b| b <= t);
+        if !idle {
+            return;
+        }
+        if self.armed {
+            // Ordered while busy: asleep since the disk emptied.
+            self.armed = false;
+            self.asleep_since = self.asleep_since.or(self.gaps.busy_until());
+        }
+        match (standby, self.asleep_since) {
+            (true, None) => self.asleep_since = Some(t),
+            (false, Some(a)) if a <= t => {
+                self.lull_woken.0 += t - a;
+                self.lull_woken.1 += 1;
+                self.asleep_since = None;
+            }
+            _ => {}
+        }
+    }
+
     fn piece(&mut self, p: Piece) {
         let t = piece_time(&p);
         if let Some(len) = self.gaps.piece(p) {
@@ -486,17 +535,22 @@ impl Shadow {
             self.armed = false;
             self.asleep_since.get_or_insert(from);
         }
-        let lull = self.asleep_since.take().map(|a| t - a.max(from));
+        let (mut slept, mut spinups) = std::mem::take(&mut self.lull_woken);
+        if let Some(a) = self.asleep_since.take() {
+            slept += t - a.max(from);
+            spinups += 1;
+        }
         // A timer's deadline after the previous poll came with this
         // poll's I/O, too late to act on (`BusyPolls::act_end`, as a
         // replay of the log has it).
         let act = lull_tasks::gate::acts_until(self.pending_since, from, t) - from;
-        self.book(t, len, act, lull);
+        self.book(t, len, act, (slept, spinups));
     }
 
     /// Books an idle period of length `len` ended at `t`, in which the
-    /// timeouts of at most `act` fire, and of which lull slept `lull`.
-    fn book(&mut self, t: Nanos, len: Nanos, act: Nanos, lull: Option<Nanos>) {
+    /// timeouts of at most `act` fire, and in which lull slept `lull.0`
+    /// and spun up `lull.1` times.
+    fn book(&mut self, t: Nanos, len: Nanos, act: Nanos, lull: (Nanos, u64)) {
         let hour = self.unix_hour(t);
         self.open_window(t);
         // The bucket exists before the lists it is sized by are taken.
@@ -540,10 +594,8 @@ impl Shadow {
             b.oracle_slept += len.0;
             b.oracle_spinups += 1;
         }
-        if let Some(s) = lull {
-            b.lull_slept += s.0;
-            b.lull_spinups += 1;
-        }
+        b.lull_slept += lull.0.0;
+        b.lull_spinups += lull.1;
         self.candidates = candidates;
         self.refs = refs;
         (self.timers, self.cv_fired, self.cv_slept) = (timers, cv_fired, cv_slept);

@@ -134,6 +134,15 @@ impl BusyPolls {
 /// the disk spinning after a failed one ([`crate::Spindown::with_daemon_standbys`]),
 /// as the daemon did, so that it does not report savings of spin-downs
 /// that never happened.
+///
+/// It also holds the drive's power states the daemon learned
+/// ([`DaemonStandbys::push_power`]): a drive found in standby while idle
+/// (as lull left it before a restart or reload, or spun down by something
+/// else) sleeps from then in the replay too, and one found spinning that
+/// the replay has asleep spins up then. Without them a restart while the
+/// drive slept cost lull's figures the whole night's sleep: the new run
+/// withholds its standbys ("in standby already"), so the replay, and the
+/// daemon's shadow evaluation, had the drive spinning until the next I/O.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DaemonStandbys {
     /// `(from, until, why)`: from `from` (inclusive) to `until`
@@ -141,6 +150,8 @@ pub struct DaemonStandbys {
     withheld: Vec<(Nanos, Nanos, String)>,
     /// The decision instants of the standbys that failed, ascending.
     failed: Vec<Nanos>,
+    /// The power states learned, `(when, in standby)`, in time order.
+    power: Vec<(Nanos, bool)>,
 }
 
 impl DaemonStandbys {
@@ -191,7 +202,21 @@ impl DaemonStandbys {
         &self.failed
     }
 
-    /// Whether the log says nothing of either.
+    /// Adds a power state the daemon learned at `at` (`true`: in
+    /// standby), in time order; one before the last is dropped.
+    pub fn push_power(&mut self, at: Nanos, standby: bool) {
+        if self.power.last().is_none_or(|&(l, _)| at >= l) {
+            self.power.push((at, standby));
+        }
+    }
+
+    /// The power states learned, `(when, in standby)`, in time order.
+    pub fn power(&self) -> &[(Nanos, bool)] {
+        &self.power
+    }
+
+    /// Whether the log says nothing of withheld or failed standbys (the
+    /// measures that count them are reported otherwise).
     pub fn is_empty(&self) -> bool {
         self.withheld.is_empty() && self.failed.is_empty()
     }

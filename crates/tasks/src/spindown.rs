@@ -114,6 +114,9 @@ pub struct Spindown {
     /// Starts the daemon withheld, and those whose standby failed.
     withheld: u64,
     failed: u64,
+    /// The daemon's learned power states ([`DaemonStandbys::power`])
+    /// taken up so far.
+    power_next: usize,
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -572,7 +575,50 @@ impl Spindown {
             daemon_standbys: None,
             withheld: 0,
             failed: 0,
+            power_next: 0,
         }
+    }
+
+    /// Takes up the power states the daemon learned before `now`
+    /// ([`DaemonStandbys::push_power`]), in order, as the disk stood then:
+    /// found in standby while idle, it sleeps from then (a standby the
+    /// daemon took up after a restart or reload, or one something else
+    /// made; no spin-down is counted, none was sent); found spinning while
+    /// the replay has it asleep, it spins up then. Between two calls of the
+    /// task nothing else changes, so taking them up late is exact. A state
+    /// at the instant of an arrival is taken up after it.
+    fn take_up_power(&mut self, now: Nanos) {
+        let Some(d) = self.daemon_standbys.clone() else {
+            return;
+        };
+        while let Some(&(t, standby)) = d.power().get(self.power_next) {
+            if t >= now {
+                break;
+            }
+            self.power_next += 1;
+            let idle = self.outstanding == 0 && self.idle_since.is_some_and(|s| s <= t);
+            match (standby, self.asleep_since) {
+                (true, None) if idle => {
+                    self.asleep_since = Some(t);
+                    self.armed = false;
+                }
+                (false, Some(a)) if a <= t => {
+                    let slept = (t - a).as_secs_f64();
+                    self.sleep += t - a;
+                    self.spinups += 1;
+                    self.ready_at = t + Nanos::from_secs_f64(self.model.wake_delay(slept));
+                    self.asleep_since = None;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether power states the daemon learned are still to be taken up.
+    fn power_pending(&self) -> bool {
+        self.daemon_standbys
+            .as_ref()
+            .is_some_and(|d| self.power_next < d.power().len())
     }
 
     /// Whether a start decided at `ctx.now` spins the disk down, in the
@@ -798,6 +844,7 @@ impl IdleTask for Spindown {
     }
 
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        self.take_up_power(ctx.now);
         if !self.admits(ctx, budget) {
             self.running = false;
             self.armed = false;
@@ -819,8 +866,14 @@ impl IdleTask for Spindown {
 
     fn skips_runs(&self, now: Nanos) -> bool {
         // Spun up, ready, not about to spin down: a busy run only books
-        // the oracle's view of the gap before it.
-        !self.running && !self.armed && self.asleep_since.is_none() && self.ready_at <= now
+        // the oracle's view of the gap before it. A power state the daemon
+        // learned may put the disk to sleep before a run: its arrivals
+        // must be seen then.
+        !self.running
+            && !self.armed
+            && self.asleep_since.is_none()
+            && self.ready_at <= now
+            && !self.power_pending()
     }
 
     fn skip_run(&mut self, start: Option<Nanos>, end: Nanos) {
@@ -835,6 +888,7 @@ impl IdleTask for Spindown {
 
     fn on_event(&mut self, ev: &Event, _ctx: &Context) {
         let t = ev.time;
+        self.take_up_power(t);
         match ev.kind {
             EventKind::Arrival => {
                 if self.first.is_none() {
@@ -875,6 +929,7 @@ impl IdleTask for Spindown {
     }
 
     fn finish(&mut self, end: Nanos) {
+        self.take_up_power(end);
         self.end = Some(end);
         if let Some(a) = self.asleep_since.take() {
             // Only reachable with events after the end; clip to the span.

@@ -54,7 +54,14 @@ impl DiskController {
                 self.urgent = true;
                 self.st.spindowns += 1;
                 if current {
-                    self.activity(Record::Power { t, standby: true }, out);
+                    self.activity(
+                        Record::Power {
+                            t,
+                            standby: true,
+                            found: false,
+                        },
+                        out,
+                    );
                     self.failures = 0;
                     self.retry_at = None;
                     self.set_standby(Some(t), now);
@@ -215,7 +222,14 @@ impl DiskController {
                 self.urgent = true;
                 let standby = (t - since).as_secs_f64();
                 self.set_standby(None, now);
-                self.activity(Record::Power { t, standby: false }, out);
+                self.activity(
+                    Record::Power {
+                        t,
+                        standby: false,
+                        found: true,
+                    },
+                    out,
+                );
                 let env = || vec![("LULL_STANDBY_S", format!("{standby:.3}"))];
                 let hooks = self
                     .hook_env(now, HookEvent::Spinup, env)
@@ -233,7 +247,14 @@ impl DiskController {
                 // Asleep since the previous run's spin-down: nothing else
                 // spun it down, and its standby began then.
                 self.urgent = true;
-                self.activity(Record::Power { t, standby: true }, out);
+                self.activity(
+                    Record::Power {
+                        t,
+                        standby: true,
+                        found: true,
+                    },
+                    out,
+                );
                 self.resume_standby(now, witness);
                 let text = "still in standby, as before the daemon's restart or reload";
                 info!("disk {}: {text}", self.key);
@@ -245,7 +266,14 @@ impl DiskController {
                 // `state_interval` (seen in the guest, beside an hd-idle
                 // started after lull).
                 self.urgent = true;
-                self.activity(Record::Power { t, standby: true }, out);
+                self.activity(
+                    Record::Power {
+                        t,
+                        standby: true,
+                        found: true,
+                    },
+                    out,
+                );
                 self.set_standby(Some(t), now);
                 if !self.seen_active {
                     // Asleep when first asked: since when, nobody saw.

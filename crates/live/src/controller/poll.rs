@@ -170,7 +170,14 @@ impl DiskController {
             // counted, and charged) while it sleeps, and the I/O that
             // wakes it is a spin-up.
             self.urgent = true;
-            self.activity(Record::Power { t, standby: true }, out);
+            self.activity(
+                Record::Power {
+                    t,
+                    standby: true,
+                    found: true,
+                },
+                out,
+            );
             self.resume_standby(now, cx.witness);
             info!(
                 "disk {}: in standby since before the daemon's restart or reload, as its state file says",
