@@ -65,6 +65,16 @@ pub enum EngineError {
         /// The instant.
         at: Nanos,
     },
+    /// The engine was ended by [`Engine::finish`] and takes no more events
+    /// or time: its task was stopped and told the run is over
+    /// ([`IdleTask::finish`]), and its measures span ends there. Build a
+    /// new engine (restoring what the old one learned, [`Engine::save_learned`],
+    /// if it should carry on learning); for a report without ending the
+    /// run, take [`Engine::measures`] and the task's own.
+    Finished {
+        /// The instant it was finished at.
+        at: Nanos,
+    },
 }
 
 impl fmt::Display for EngineError {
@@ -86,6 +96,11 @@ impl fmt::Display for EngineError {
             EngineError::StuckDeadline { component, at } => write!(
                 f,
                 "the {component} asked for a deadline at {} ns over and over without progress",
+                at.0
+            ),
+            EngineError::Finished { at } => write!(
+                f,
+                "the engine was finished at {} ns and decides nothing more: build a new one, or restore its learned state into one (for a report that does not end the run, take `measures()`)",
                 at.0
             ),
         }
@@ -179,6 +194,8 @@ pub struct Engine<D = Box<dyn Detector>, A = Box<dyn Actuator>, T = Box<dyn Idle
     det_events: bool,
     act_events: bool,
     task_events: bool,
+    // When `finish` ended the run: no event or time is taken after it.
+    finished: Option<Nanos>,
 }
 
 impl<D: Detector, T: IdleTask> Engine<D, PolicyActuator, T> {
@@ -214,6 +231,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             acc: MeasureAccumulator::new(),
             buf: Vec::with_capacity(4),
             log: None,
+            finished: None,
         }
     }
 
@@ -279,7 +297,8 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// request had just completed: an idle period begins at
     /// [`Engine::now`] (at the next [`Engine::advance`], like the one a
     /// completion opens). Returns whether it began one: `false` with
-    /// requests outstanding or an idle period already begun or pending.
+    /// requests outstanding, an idle period already begun or pending, or
+    /// an engine [finished](Engine::finish).
     ///
     /// A new engine has seen no request, so it is neither busy nor idle,
     /// and nothing is decided until the first completion. A service that
@@ -293,7 +312,11 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// restarting"). The daemon does the same with its first poll, a
     /// baseline request that ends the moment it starts watching.
     pub fn assume_idle(&mut self) -> bool {
-        if self.outstanding > 0 || self.idle_since.is_some() || self.pending_idle.is_some() {
+        if self.finished.is_some()
+            || self.outstanding > 0
+            || self.idle_since.is_some()
+            || self.pending_idle.is_some()
+        {
             return false;
         }
         self.pending_idle = Some(self.now);
@@ -320,6 +343,11 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     pub fn log(&self) -> &[LogEntry] {
         self.log.as_deref().unwrap_or(&[])
     }
+    /// When [`Engine::finish`] ended the run, if it did: the engine then
+    /// takes no more events or time ([`EngineError::Finished`]).
+    pub fn finished_at(&self) -> Option<Nanos> {
+        self.finished
+    }
     /// Whether the idle task is running.
     pub fn task_running(&self) -> bool {
         self.acc.is_running()
@@ -328,7 +356,14 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     pub fn outstanding(&self) -> u32 {
         self.outstanding
     }
-    /// The internal measures so far.
+    /// The internal measures so far: those of the requests pushed, over
+    /// `[first arrival, last completion)` as the definition clips them
+    /// ([`crate::measures::internal_measures`]). Time declared since the
+    /// last completion counts once a request arrives (it was then inside
+    /// an idle period), never if the run finishes first; time declared
+    /// before the first request (after [`Engine::assume_idle`]) never
+    /// does. So efficiency stays in `[0, 1]` however long the task runs
+    /// past the last request.
     pub fn measures(&self) -> InternalMeasures {
         self.acc.measures()
     }
@@ -336,7 +371,11 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// When the engine next has something to do with no new event: the
     /// earliest component deadline or pending idle-period start. A daemon
     /// sleeps until then (or its next poll) and calls [`Engine::advance`].
+    /// `None` when nothing is due, and after [`Engine::finish`].
     pub fn next_deadline(&self) -> Option<Nanos> {
+        if self.finished.is_some() {
+            return None;
+        }
         let task = if self.task_stale {
             self.task.next_deadline()
         } else {
@@ -367,7 +406,8 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// before the engine's time ([`EngineError::OutOfOrder`]), a completion
     /// with nothing outstanding ([`EngineError::CompletionWithoutArrival`])
     /// or naming an arrival after it ([`EngineError::CompletionBeforeArrival`])
-    /// is refused and changes nothing, the engine's time included.
+    /// is refused and changes nothing, the engine's time included; so is
+    /// any event after [`Engine::finish`] ([`EngineError::Finished`]).
     pub fn push(&mut self, ev: &Event) -> Result<(), EngineError> {
         self.push_with_lookahead(ev, None)
     }
@@ -379,6 +419,9 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         ev: &Event,
         lookahead: Option<Nanos>,
     ) -> Result<(), EngineError> {
+        if let Some(at) = self.finished {
+            return Err(EngineError::Finished { at });
+        }
         if ev.time < self.now {
             return Err(EngineError::OutOfOrder {
                 event: ev.time,
@@ -589,8 +632,12 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     }
 
     /// Time has reached `now` and every event up to `now` has been pushed:
-    /// runs whatever is due.
+    /// runs whatever is due. After [`Engine::finish`] an error
+    /// ([`EngineError::Finished`]) that changes nothing.
     pub fn advance(&mut self, now: Nanos) -> Result<(), EngineError> {
+        if let Some(at) = self.finished {
+            return Err(EngineError::Finished { at });
+        }
         self.run(now, true, true)?;
         if now > self.now {
             self.now = now;
@@ -600,12 +647,28 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     }
 
     /// Ends the run at `end`: runs what is due, stops a running task (the
-    /// measures span ends here), and returns the report.
+    /// measures span ends here), tells the task the run is over
+    /// ([`IdleTask::finish`]) and returns the report.
+    ///
+    /// The end is final. Every later [`Engine::push`], [`Engine::advance`]
+    /// or `finish` is refused with [`EngineError::Finished`] and changes
+    /// nothing, and [`Engine::next_deadline`] is `None`. The task was
+    /// stopped behind the actuator's back and has closed its own
+    /// accounts, so an engine that went on would either decide nothing
+    /// more (its actuator still thinks the task runs) or decide on a task
+    /// that is over: both are silent failures, an error is not. A service
+    /// that wants a report and keeps running takes [`Engine::measures`]
+    /// (and its task's own) instead; one that ends a run and starts
+    /// another builds a new engine, with [`Engine::save_learned`] and
+    /// [`Engine::restore_learned`] to carry what the network learned.
+    /// What the engine holds stays readable after the end (the log, the
+    /// task, the detector, [`Engine::save_learned`]).
     pub fn finish(&mut self, end: Nanos) -> Result<RunReport, EngineError> {
         self.advance(end)?;
         if self.acc.is_running() {
             self.apply(Command::Stop);
         }
+        self.finished = Some(self.now);
         self.refresh_due();
         self.task.finish(end);
         Ok(RunReport {

@@ -1,7 +1,10 @@
 //! Internal measures (§5.3.1 of the paper; SPEC §4.1).
 //!
-//! Declared idle intervals are the `[start, stop)` runs of the idle task.
-//! Against the requests `[arrival, completion)`:
+//! Declared idle intervals are the `[start, stop)` runs of the idle task,
+//! clipped to the span of the requests, `[first arrival, last
+//! completion)`, where idle periods are (SPEC §2): time declared before
+//! the first request or after the last is no idle period's, and counts
+//! nowhere. Against the requests `[arrival, completion)`:
 //!
 //! - `actual_s`: total length of the idle periods (what an offline detector
 //!   could declare);
@@ -114,6 +117,20 @@ impl InternalMeasures {
 /// requests that arrived since the last interval ended, which a completion
 /// can settle because it carries its arrival time.
 ///
+/// Declared time counts only inside `[first arrival, last completion)`,
+/// as [`internal_measures`] clips it: an online run does not know which
+/// completion is the last, so time declared while the device is idle
+/// after a completion is held back ([`MeasureAccumulator::measures`]
+/// leaves it out) until the next arrival shows it was inside an idle
+/// period, and time declared before the first arrival (an engine told
+/// [`assume_idle`](crate::engine::Engine::assume_idle)) never counts. Its
+/// measures at any moment are therefore those of the requests seen so
+/// far, with the outstanding ones busy up to the last time seen: an
+/// embedder that declares idle time past its last request (up to
+/// [`finish`](crate::engine::Engine::finish)) still gets an efficiency in
+/// `[0, 1]`, and a replay, which ends at the last completion, gets the
+/// same numbers as by the definition.
+///
 /// Intervals are half-open in time, while the engine orders events within
 /// an instant, so two ties need care. A request that arrives at the very
 /// instant the task is stopped (after it, in the engine's order) does not
@@ -133,7 +150,13 @@ pub struct MeasureAccumulator {
     count_from: Nanos,
     uncounted: u32,
     actual: Nanos,
+    /// Declared time known to lie inside `[first arrival, last
+    /// completion)`, or busy.
     predicted: Nanos,
+    /// Declared time while the device is idle since its last completion
+    /// (or before its first arrival): counted into `predicted` at the next
+    /// arrival after a completion, dropped at the first arrival.
+    held: Nanos,
     overflow: Nanos,
     violations: u64,
     /// Violations before the open interval started.
@@ -151,10 +174,18 @@ impl MeasureAccumulator {
         Self::default()
     }
 
-    /// Accounts for time up to `now` (busy declared time goes to overflow).
+    /// Accounts for time up to `now`: declared time while busy is
+    /// predicted and overflow, declared time while idle is held until the
+    /// next arrival says whether it counts.
     pub fn advance(&mut self, now: Nanos) {
-        if self.running_since.is_some() && self.outstanding > 0 {
-            self.overflow += now - self.last;
+        if self.running_since.is_some() {
+            let d = now - self.last;
+            if self.outstanding > 0 {
+                self.overflow += d;
+                self.predicted += d;
+            } else {
+                self.held += d;
+            }
         }
         self.last = self.last.max(now);
     }
@@ -166,9 +197,13 @@ impl MeasureAccumulator {
                 if self.first.is_none() {
                     self.first = Some(ev.time);
                     self.last = ev.time;
+                    // Declared before the first arrival: outside the span.
+                    self.held = Nanos::ZERO;
                 }
                 if let Some(z) = self.zero_since.take() {
                     self.actual += ev.time - z;
+                    // The idle period ended in an arrival: it was one.
+                    self.predicted += std::mem::take(&mut self.held);
                 }
                 if self.running_since.is_some() {
                     self.violations += 1;
@@ -226,7 +261,6 @@ impl MeasureAccumulator {
                 .saturating_sub(self.settled_while_running);
             return;
         }
-        self.predicted += now - s;
         self.count_from = now;
         // Arrivals at the stop instant do not overlap [s, now).
         let (at, n) = self.arrivals_at;
@@ -256,6 +290,13 @@ impl MeasureAccumulator {
         debug_assert!(self.outstanding > 0 || self.zero_since.is_some());
         debug_assert!(self.running_since.is_none() || self.uncounted == 0);
         debug_assert!(self.uncounted <= self.outstanding);
+        // Nothing is held at the start or the end of a busy run.
+        debug_assert!(self.held == Nanos::ZERO);
+        if self.running_since.is_some() {
+            // Every instant up to `end` is busy or in an idle period that
+            // an arrival ended.
+            self.predicted += end - self.last;
+        }
         self.actual += idle;
         self.overflow += overflow;
         self.violations += violations;
@@ -275,12 +316,24 @@ impl MeasureAccumulator {
         self.running_since.is_some()
     }
 
-    /// The measures so far (an open interval counts up to the last time
-    /// seen).
+    /// The measures of the requests seen so far, by the definition
+    /// ([`internal_measures`]): over `[first arrival, last completion)`,
+    /// or up to the last time seen while requests are outstanding (an
+    /// open interval counts up to there). Time declared since the last
+    /// completion is not in them yet (see the type's docs).
     pub fn measures(&self) -> InternalMeasures {
-        let predicted = self.predicted + self.running_since.map_or(Nanos::ZERO, |s| self.last - s);
-        let span = self.first.map_or(Nanos::ZERO, |f| self.last - f);
-        InternalMeasures::from_totals(self.actual, predicted, self.overflow, self.violations, span)
+        let end = match self.zero_since {
+            Some(z) if self.outstanding == 0 => z,
+            _ => self.last,
+        };
+        let span = self.first.map_or(Nanos::ZERO, |f| end - f);
+        InternalMeasures::from_totals(
+            self.actual,
+            self.predicted,
+            self.overflow,
+            self.violations,
+            span,
+        )
     }
 }
 
