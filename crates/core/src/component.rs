@@ -320,6 +320,13 @@ pub trait Detector: Send + fmt::Debug {
     fn quiet_below(&self) -> Nanos {
         Nanos::ZERO
     }
+    /// The spec it was built from, named networks expanded
+    /// ([`Network::spec`](crate::network::Network::spec)); `None`, the
+    /// default, for a detector made in code. A snapshot of what it learned
+    /// is tagged with it.
+    fn spec(&self) -> Option<&str> {
+        None
+    }
     /// Appends what each of its components has learned ([`crate::learned`]),
     /// in a fixed order, `None` for one that learns nothing; the default
     /// appends nothing (a detector that keeps nothing).
@@ -397,6 +404,7 @@ forward_box!(Detector {
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) { (**self).on_deadline(ctx, out) }
     fn wants_events(&self) -> bool { (**self).wants_events() }
     fn quiet_below(&self) -> Nanos { (**self).quiet_below() }
+    fn spec(&self) -> Option<&str> { (**self).spec() }
     fn gauges(&self) -> Vec<(String, f64)> { (**self).gauges() }
     fn save_parts(&self, now: Nanos, out: &mut Vec<Option<Learned>>) { (**self).save_parts(now, out) }
     fn restore_parts(&mut self, parts: &mut &[Option<Learned>], now: Nanos) -> Result<(), LearnedError> { (**self).restore_parts(parts, now) }

@@ -120,7 +120,12 @@ pub struct Snapshot {
     /// [`SNAPSHOT_FORMAT`] when written.
     pub format: u32,
     /// The network's spec, as the daemon or replay built it: a state only
-    /// goes back into the network it came from.
+    /// goes back into the network it came from. The daemon writes the
+    /// spec of its configuration (`auto`); the `lull` facade's
+    /// `Setup::snapshot` writes what the network was built from, named
+    /// networks expanded ([`Network::spec`](crate::network::Network::spec):
+    /// `long-idle` for `auto` on a spinning-down drive), so a state
+    /// learned under one expansion is refused by another.
     pub network: String,
     /// The break-even time B the network was built with (nanoseconds): a
     /// network built for another drive learned another scale.

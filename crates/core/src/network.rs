@@ -291,6 +291,7 @@ impl NetworkBuilder {
             return match node {
                 Pending::Source(d) => Ok(Network {
                     inner: Inner::Single(name, d),
+                    spec: None,
                 }),
                 Pending::Skeptic(..) => Err(NetworkError::node(&name, "a skeptic needs inputs")),
             };
@@ -328,6 +329,7 @@ impl NetworkBuilder {
                 sink: position[sink],
                 scratch: Vec::new(),
             }),
+            spec: None,
         })
     }
 }
@@ -426,6 +428,8 @@ enum Inner {
 /// A built detector network; a [`Detector`] the engine can drive.
 pub struct Network {
     inner: Inner,
+    // The spec it was built from, named networks expanded.
+    spec: Option<String>,
 }
 
 impl fmt::Debug for Network {
@@ -435,6 +439,20 @@ impl fmt::Debug for Network {
 }
 
 impl Network {
+    /// The spec the network was built from, with named networks expanded
+    /// (`auto` built for spin-down is `long-idle`), as
+    /// [`NetworkSpec`](crate::spec::NetworkSpec) prints it; `None` for one
+    /// wired in code with a [`NetworkBuilder`]. A learned state is tagged
+    /// with it, so a state learned by one network is refused by another
+    /// even where both were asked for by the same name.
+    pub fn spec(&self) -> Option<&str> {
+        self.spec.as_deref()
+    }
+
+    pub(crate) fn set_spec(&mut self, spec: String) {
+        self.spec = Some(spec);
+    }
+
     /// The node names in evaluation order.
     pub fn node_names(&self) -> Vec<&str> {
         match &self.inner {
@@ -481,6 +499,9 @@ impl Network {
 }
 
 impl Detector for Network {
+    fn spec(&self) -> Option<&str> {
+        Network::spec(self)
+    }
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
         match &mut self.inner {
             Inner::Single(_, d) => d.on_event(ev, ctx, out),

@@ -329,9 +329,15 @@ impl ParamKind {
                 .map(ParamValue::Duration)
                 .map_err(|e| e.to_string()),
             ParamKind::Float => {
-                let x: f64 = text
-                    .parse()
-                    .map_err(|_| format!("{text:?} is not a number"))?;
+                let x: f64 = text.parse().map_err(|_| {
+                    if relative_to_rate(text) {
+                        format!(
+                            "{text:?} is relative to R, the mean request rate of a trace, which only `lull replay` and `lull rank` know (they write it out before building): here write the rate in requests a second (e.g. `rate=20` for 4R at 5 IO/s)"
+                        )
+                    } else {
+                        format!("{text:?} is not a number")
+                    }
+                })?;
                 if x.is_finite() {
                     Ok(ParamValue::Float(x))
                 } else {
@@ -664,6 +670,17 @@ pub enum Built {
     Skeptic(Box<dyn Skeptic>),
 }
 
+impl Built {
+    /// The role of what was built.
+    pub fn role(&self) -> Role {
+        match self {
+            Built::Start(_) => Role::StartDetector,
+            Built::Duration(_) => Role::DurationPredictor,
+            Built::Skeptic(_) => Role::Skeptic,
+        }
+    }
+}
+
 /// Builds a component from its resolved parameters.
 pub type Factory = Arc<dyn Fn(&Params) -> Result<Built, ParamError> + Send + Sync>;
 
@@ -821,7 +838,11 @@ impl Registry {
             .collect()
     }
 
-    /// Builds the kind `name` from text arguments.
+    /// Builds the kind `name` from text arguments. What its factory built
+    /// is of the role it was registered with, or an error naming the
+    /// component and both roles (a factory that returns another kind of
+    /// component is a bug in its registration, refused here rather than
+    /// panicking where the network is wired).
     pub fn build(
         &self,
         name: &str,
@@ -833,8 +854,35 @@ impl Registry {
             .get(name)
             .ok_or_else(|| ParamError::new("", format!("unknown component `{name}`")))?;
         let params = Params::resolve_in(&entry.info, args, inputs, self.breakeven)?;
-        (entry.factory)(&params)
+        let built = (entry.factory)(&params)?;
+        let role = built.role();
+        if role != entry.info.role {
+            return Err(ParamError::new(
+                "",
+                format!(
+                    "its factory built a {role}, but `{name}` is registered as a {} (a bug in the registration of `{name}`: its `ComponentInfo::role` and its factory disagree)",
+                    entry.info.role
+                ),
+            ));
+        }
+        Ok(built)
     }
+}
+
+/// Whether `text` is a rate written relative to a trace's mean rate R
+/// (`R`, `4R`, `R/16`, `0.5R`), as `lull replay` and `lull rank` take it.
+fn relative_to_rate(text: &str) -> bool {
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let (coeff, rest) = match t.split_once('R') {
+        Some(parts) => parts,
+        None => return false,
+    };
+    let coeff_ok = coeff.is_empty() || coeff.trim_end_matches('*').parse::<f64>().is_ok();
+    let rest_ok = rest.is_empty()
+        || rest
+            .strip_prefix('/')
+            .is_some_and(|d| d.parse::<f64>().is_ok());
+    coeff_ok && rest_ok
 }
 
 /// A range bound as a person reads it: `1000`, `0.5`, `1e-12`, `1e300`.

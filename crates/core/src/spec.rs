@@ -150,14 +150,27 @@ impl NodeSpec {
 }
 
 /// A detector network as a graph of named nodes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct NetworkSpec {
     /// The nodes, in the order they were written.
     pub nodes: Vec<NodeSpec>,
     /// The node that feeds the actuator; `None`: the one node nothing
     /// consumes.
     pub sink: Option<String>,
+    /// The named network this was expanded from and the text it expanded
+    /// to (`auto`, `long-idle()`), for errors raised while building it.
+    expanded: Option<(String, String)>,
 }
+
+/// Provenance is not meaning: a named network equals the spec it expands
+/// to.
+impl PartialEq for NetworkSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.nodes == other.nodes && self.sink == other.sink
+    }
+}
+
+impl Eq for NetworkSpec {}
 
 /// A one-line spec that does not parse: where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -586,16 +599,36 @@ impl NetworkSpec {
                 pos: 0,
                 message: format!("network `{}`: {e}", text.trim()),
             })?;
-            return NetworkSpec::parse_line(&expanded, registry).map_err(|e| SpecError {
+            let mut spec = NetworkSpec::parse_line(&expanded, registry).map_err(|e| SpecError {
                 source: text.to_string(),
                 pos: 0,
                 message: format!(
                     "network `{}` expands to `{expanded}`, which does not parse: {e}",
                     text.trim()
                 ),
-            });
+            })?;
+            spec.expanded = Some((text.trim().to_string(), expanded));
+            return Ok(spec);
         }
         NetworkSpec::parse_line(text, registry)
+    }
+
+    /// A spec of `nodes` with `sink` (`None`: the one node nothing
+    /// consumes), as code or another format (TOML) builds one.
+    pub fn from_nodes(nodes: Vec<NodeSpec>, sink: Option<String>) -> NetworkSpec {
+        NetworkSpec {
+            nodes,
+            sink,
+            expanded: None,
+        }
+    }
+
+    /// The named network this spec was expanded from (`auto`) when
+    /// [`NetworkSpec::parse`] expanded one, and the text it stood for.
+    pub fn expanded_from(&self) -> Option<(&str, &str)> {
+        self.expanded
+            .as_ref()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
     }
 
     fn parse_line(text: &str, registry: Option<&Registry>) -> Result<NetworkSpec, SpecError> {
@@ -619,6 +652,7 @@ impl NetworkSpec {
         Ok(NetworkSpec {
             nodes: lower.nodes,
             sink: Some(root),
+            expanded: None,
         })
     }
 
@@ -701,8 +735,49 @@ impl NetworkSpec {
     /// [`NetworkSpec::build`] for an engine that runs live (a daemon, an
     /// embedding): refuses an offline component (the oracle needs to know
     /// when each idle period ends, which only a replay knows; live it would
-    /// build and never fire), naming the node and the component.
+    /// build and never fire), naming the node and the component, and does
+    /// not list offline components among the known names of an error.
     pub fn build_online(&self, registry: &Registry) -> Result<Network, NetworkError> {
+        self.build_with(registry, true)
+            .map_err(|e| self.in_expansion(e))
+    }
+
+    /// Builds the running network: validates the graph (names, cycles,
+    /// sinks, arities) and every component's parameters. Errors name the
+    /// node and, for one-line specs, the column; for a named network
+    /// (`auto`) they say what it expanded to, as its parse errors do.
+    ///
+    /// The network remembers the spec it was built from, named networks
+    /// expanded ([`Network::spec`]): what a learned state is tagged with.
+    pub fn build(&self, registry: &Registry) -> Result<Network, NetworkError> {
+        self.build_with(registry, false)
+            .map_err(|e| self.in_expansion(e))
+    }
+
+    /// An error of the expanded network, said in terms of the name the
+    /// user wrote: its column is in the expansion, not in what was written.
+    fn in_expansion(&self, e: NetworkError) -> NetworkError {
+        let Some((name, text)) = &self.expanded else {
+            return e;
+        };
+        NetworkError {
+            pos: Some(0),
+            source_text: Some(name.clone()),
+            message: format!("network `{name}` expands to `{text}`, which does not build: {e}"),
+            ..e
+        }
+    }
+
+    fn build_with(&self, registry: &Registry, online: bool) -> Result<Network, NetworkError> {
+        if online {
+            self.refuse_offline(registry)?;
+        }
+        let mut network = self.wire(registry, online)?;
+        network.set_spec(self.to_string());
+        Ok(network)
+    }
+
+    fn refuse_offline(&self, registry: &Registry) -> Result<(), NetworkError> {
         for n in &self.nodes {
             let parts: Vec<&ComponentSpec> = match &n.kind {
                 NodeKind::Predictor { start, duration } => {
@@ -721,17 +796,36 @@ impl NetworkSpec {
                 }
             }
         }
-        self.build(registry)
+        Ok(())
     }
 
-    /// Builds the running network: validates the graph (names, cycles,
-    /// sinks, arities) and every component's parameters. Errors name the
-    /// node and, for one-line specs, the column.
-    pub fn build(&self, registry: &Registry) -> Result<Network, NetworkError> {
+    /// Wires the components into a network; `online` leaves offline
+    /// components out of the names an error lists.
+    fn wire(&self, registry: &Registry, online: bool) -> Result<Network, NetworkError> {
+        let known = |role: Role| -> Vec<&'static str> {
+            registry
+                .names(role)
+                .into_iter()
+                .filter(|n| !(online && registry.info(n).is_some_and(|i| i.offline)))
+                .collect()
+        };
         let mut b = NetworkBuilder::new();
         for n in &self.nodes {
             let at = |e: crate::registry::ParamError, c: &ComponentSpec| {
                 NetworkError::component(&n.name, c.pos, &c.name, e.to_string())
+            };
+            // What a registry checks already ([`Registry::build`]): an
+            // error, never a panic, if one ever gets through.
+            let miswired = |c: &ComponentSpec, built: &Built| {
+                NetworkError::component(
+                    &n.name,
+                    c.pos,
+                    &c.name,
+                    format!(
+                        "its factory built a {}, which does not belong here",
+                        built.role()
+                    ),
+                )
             };
             let want = |c: &ComponentSpec, role: Role| -> Result<(), NetworkError> {
                 match registry.info(&c.name) {
@@ -769,13 +863,10 @@ impl NetworkSpec {
                                 "unknown component{} (known {}s: {}{also})",
                                 crate::suggest::did_you_mean(
                                     &c.name,
-                                    registry
-                                        .names(role)
-                                        .into_iter()
-                                        .chain(networks.iter().copied())
+                                    known(role).into_iter().chain(networks.iter().copied())
                                 ),
                                 role,
-                                registry.names(role).join(", ")
+                                known(role).join(", ")
                             ),
                         ))
                     }
@@ -796,7 +887,7 @@ impl NetworkSpec {
                         .map_err(|e| at(e, start))?
                     {
                         Built::Start(s) => s,
-                        _ => unreachable!("role checked above"),
+                        other => return Err(miswired(start, &other)),
                     };
                     let d = match duration {
                         Some(dur) => {
@@ -806,7 +897,7 @@ impl NetworkSpec {
                                 .map_err(|e| at(e, dur))?
                             {
                                 Built::Duration(d) => d,
-                                _ => unreachable!("role checked above"),
+                                other => return Err(miswired(dur, &other)),
                             }
                         }
                         None => {
@@ -817,7 +908,7 @@ impl NetworkSpec {
                                 .map_err(|e| at(e, &nd))?
                             {
                                 Built::Duration(d) => d,
-                                _ => unreachable!("role checked above"),
+                                other => return Err(miswired(&nd, &other)),
                             }
                         }
                     };
@@ -840,7 +931,7 @@ impl NetworkSpec {
                         .map_err(|e| at(e, skeptic))?
                     {
                         Built::Skeptic(s) => s,
-                        _ => unreachable!("role checked above"),
+                        other => return Err(miswired(skeptic, &other)),
                     };
                     let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
                     b.skeptic(&n.name, s, &names);

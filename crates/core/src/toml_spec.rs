@@ -163,10 +163,7 @@ impl NetworkSpec {
                 }
             }
         }
-        Ok(NetworkSpec {
-            nodes,
-            sink: doc.sink,
-        })
+        Ok(NetworkSpec::from_nodes(nodes, doc.sink))
     }
 
     /// The TOML form: one `[[node]]` per node.

@@ -144,7 +144,9 @@ impl StartDetector for AdaptiveTimer {
     }
     fn restore(&mut self, l: &Learned, _now: Nanos) -> Result<(), LearnedError> {
         let v = l.expect("adaptive-timer", 1, 1)?;
-        self.timeout.restore(v[0])
+        self.timeout
+            .restore(v[0])
+            .map_err(|e| LearnedError::new(format!("adaptive-timer: timeout {e}")))
     }
     fn on_prediction(&mut self, p: &Prediction) {
         // The timeout waited for: it changes only at idle ends, after this.

@@ -101,7 +101,9 @@ impl DurationPredictor for Backoff {
     }
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
         let v = l.expect("backoff", 1, 3)?;
-        self.est.restore(v[0])?;
+        self.est
+            .restore(v[0])
+            .map_err(|e| LearnedError::new(format!("backoff: estimate {e}")))?;
         self.last_idle = from_ago(now, v[1]).zip((v[2] >= 0.0).then(|| Nanos(v[2] as u64)));
         Ok(())
     }

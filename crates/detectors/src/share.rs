@@ -269,6 +269,12 @@ impl ShareExperts {
         let (w, rest) = v.split_at(n);
         let sum: f64 = w.iter().sum();
         if w.iter().any(|&x| !(0.0..=1.0).contains(&x)) || (sum - 1.0).abs() > 1e-6 {
+            // A corrupted sum can be 300 digits long written out.
+            let sum = if sum.is_finite() && sum.abs() < 1e6 {
+                format!("{sum}")
+            } else {
+                format!("{sum:e}")
+            };
             return Err(LearnedError::new(format!(
                 "share: weights that are not a distribution (sum {sum})"
             )));

@@ -40,6 +40,17 @@
 //! the daemon (`lull-live`) stay usable as libraries of their own; the
 //! `lull` binary lives in the `lull-cli` package.
 //!
+//! ## Features
+//!
+//! Off by default, each forwarding lull-core's:
+//!
+//! - `suggest`: "did you mean `timer`?" in errors about unknown
+//!   components, parameters and drive presets (adds the tiny,
+//!   dependency-free `strsim`); without it errors list the known names.
+//! - `toml`: detector networks from TOML documents
+//!   ([`NetworkSpec::from_toml`](lull_core::spec::NetworkSpec), adds the
+//!   `toml` crate).
+//!
 //! ## Where the rest is
 //!
 //! - `docs/embedding.md` in the repository: the event and time model,
@@ -81,6 +92,7 @@ pub use lull_core::learned::{Learned, LearnedError, Snapshot};
 pub use lull_tasks::drive::{Drive, DriveError, DriveFacts, PresetSource, Work};
 
 use lull_core::engine::Engine;
+use lull_core::learned::same_spec;
 use lull_core::prelude::{
     Actuator, Detector, IdleTask, Nanos, Network, NetworkError, NetworkSpec, Registry,
 };
@@ -88,9 +100,9 @@ use lull_tasks::{PowerModel, ServiceModel};
 
 /// The names an embedder needs, in one import: lull-core's prelude (the
 /// engine, events, `Command`, `Recorded` …), plus [`Setup`], [`Work`],
-/// [`Drive`], [`Snapshot`] and [`for_drive`].
+/// [`Drive`], [`DriveFacts`], [`Snapshot`] and [`for_drive`].
 pub mod prelude {
-    pub use crate::{Drive, Setup, Snapshot, Work, for_drive};
+    pub use crate::{Drive, DriveFacts, Setup, Snapshot, Work, for_drive};
     pub use lull_core::prelude::*;
 }
 
@@ -109,14 +121,28 @@ pub fn registry() -> Registry {
 /// preset (`wd-red-plus`), a preset with overrides
 /// (`wd-red-plus,p_active=4.1`) or the five power keys of a custom drive
 /// (see [`Drive::from_spec`]). The error lists the known presets.
+///
+/// A drive whose B cannot scale a network is refused here, naming the
+/// spec and B: one whose B is under 32 ns (a custom drive with no
+/// spin-up cost has B = 0, and `auto`'s shortest idle period, B/32, would
+/// be 0) or too long for [`Nanos`] (see [`Drive::break_even`]).
 pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
-    let mut drive =
-        Drive::from_spec(spec, PresetSource::Config).map_err(|e| match spec.trim() {
-            "" => e,
-            _ => DriveError(format!("drive `{spec}`: {e}")),
-        })?;
+    // Named once: an error that names the preset already is left as it
+    // is, and one that names the drive by its preset is named by the spec.
+    let named = |e: DriveError, preset: Option<&str>| match spec.trim() {
+        "" => e,
+        s if e.0.contains(s) => e,
+        s => {
+            let why = preset
+                .and_then(|p| e.0.strip_prefix(&format!("drive {p}: ")))
+                .unwrap_or(&e.0);
+            DriveError(format!("drive `{s}`: {why}"))
+        }
+    };
+    let mut drive = Drive::from_spec(spec, PresetSource::Config).map_err(|e| named(e, None))?;
     drive.why = "named by the embedder".into();
-    Setup::drive(drive, work)
+    let preset = drive.preset.clone();
+    Setup::drive(drive, work).map_err(|e| named(e, Some(&preset)))
 }
 
 /// A drive, the kind of work done in its idle time, its break-even time B
@@ -229,10 +255,17 @@ impl Setup {
     }
 
     /// What the network of `engine` (built from `spec` by this setup) has
-    /// learned, with `spec` and B, for [`Setup::restore`] in a later run.
-    /// `idle_periods` and `since_unix` are carried for the embedder's
+    /// learned, with the network and B, for [`Setup::restore`] in a later
+    /// run. `idle_periods` and `since_unix` are carried for the embedder's
     /// bookkeeping (the daemon counts idle periods and the learning's
     /// start); lull itself does not read them.
+    ///
+    /// The snapshot names the network the engine runs, as it was built:
+    /// named networks expanded ([`Network::spec`]), so a state `auto`
+    /// learned for spin-down (`long-idle`) is told from one it learned
+    /// for work that moves I/O (`timer(B) + no-duration`) and is refused
+    /// by the other. `spec` is written only for a detector that does not
+    /// know its spec (one wired in code).
     pub fn snapshot<D: Detector, A: Actuator, T: IdleTask>(
         &self,
         spec: &str,
@@ -242,7 +275,7 @@ impl Setup {
     ) -> Snapshot {
         Snapshot {
             format: lull_core::learned::SNAPSHOT_FORMAT,
-            network: spec.to_string(),
+            network: engine.detector().spec().unwrap_or(spec).to_string(),
             breakeven_ns: self.break_even.0,
             idle_periods,
             since_unix,
@@ -258,14 +291,58 @@ impl Setup {
     /// [`Engine::assume_idle`](lull_core::engine::Engine::assume_idle):
     /// otherwise the network misses the idle period that spans the
     /// restart.
+    ///
+    /// Checked first: that `spec` is what `engine` runs (the spec this
+    /// setup expands it to is the one its network was built from), and
+    /// that `saved` was learned by that network. A snapshot names the
+    /// network expanded ([`Setup::snapshot`]); one written before it did
+    /// (naming `auto` itself) is read as before, by the name.
     pub fn restore<D: Detector, A: Actuator, T: IdleTask>(
         &self,
         spec: &str,
         engine: &mut Engine<D, A, T>,
         saved: &Snapshot,
     ) -> Result<(), LearnedError> {
-        saved.fits(spec, Some(self.break_even))?;
+        let runs = engine.detector().spec();
+        if let Some(runs) = runs {
+            match NetworkSpec::parse(spec, Some(&self.registry)) {
+                Ok(named) if same_spec(&named.to_string(), runs) => {}
+                Ok(named) => {
+                    return Err(LearnedError::new(format!(
+                        "the engine runs `{runs}`, not `{spec}`{}: restore with the spec it was built from",
+                        expansion(spec, &named)
+                    )));
+                }
+                Err(e) => {
+                    return Err(LearnedError::new(format!(
+                        "the engine runs `{runs}`, and `{spec}` does not name it: {e}"
+                    )));
+                }
+            }
+        }
+        let network = match runs {
+            // Written by name (before snapshots named the expansion, or
+            // for a network wired in code): checked by the name.
+            Some(runs) if !same_spec(&saved.network, spec) => runs,
+            _ => spec,
+        };
+        saved.fits(network, Some(self.break_even)).map_err(|e| {
+            if network == spec {
+                e
+            } else {
+                LearnedError::new(format!("{e} (what `{spec}` stands for with this setup)"))
+            }
+        })?;
         engine.restore_learned(&saved.parts)
+    }
+}
+
+/// ` (which this setup expands to `…`)` for a named network, or nothing.
+fn expansion(spec: &str, parsed: &NetworkSpec) -> String {
+    match parsed.expanded_from() {
+        Some(_) => format!(" (which this setup expands to `{parsed}`)"),
+        None if parsed.to_string() != spec.trim() => format!(" (`{parsed}`)"),
+        None => String::new(),
     }
 }
 

@@ -371,3 +371,16 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
     );
     assert!(bucket.is_some());
 }
+
+/// `docs/embedding.md`'s "Picking B" with the prelude alone: a drive
+/// identified from what it says about itself (embed-26 P1: `DriveFacts`
+/// was not in the prelude, and the snippet failed with E0422).
+#[test]
+fn an_identified_drive_needs_only_the_prelude() {
+    let facts = DriveFacts {
+        model: Some("WDC WD40EFZX-68AWUN0".into()),
+        ..DriveFacts::default()
+    };
+    let setup = Setup::drive(Drive::identified(&facts), Work::Standby).unwrap();
+    assert!(setup.build_network("auto").is_ok());
+}

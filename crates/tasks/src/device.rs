@@ -314,7 +314,9 @@ impl FromStr for ServiceModel {
                 4 => v.transfer_mb_s = val.parse().map_err(|_| bad())?,
                 _ => v.overhead_ms = ms()?,
             }
-            seen[i] = true;
+            if std::mem::replace(&mut seen[i], true) {
+                return Err(ServiceModelError(format!("key `{k}`: given twice")));
+            }
         }
         match &m {
             Some(base) if !rest.is_empty() => v.name = format!("{}+custom", base.name),

@@ -270,6 +270,23 @@ pub fn preset_for_model(model: &str) -> Option<&'static str> {
 /// The preset a drive takes when nothing is known of it.
 pub const DEFAULT_PRESET: &str = "wd-red-plus";
 
+/// A figure as a person reads it in an error: four significant digits,
+/// in exponent form when it is very large or small (`1e300` is not
+/// written out in 300 digits).
+fn figure(x: f64) -> String {
+    if x == 0.0 || (x.is_finite() && (1e-3..1e6).contains(&x.abs())) {
+        lull_core::registry::significant(x, 4)
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// The shortest break-even time a drive may have, 32 ns: `auto` waits
+/// for B/32 (`long-idle`'s shortest idle period), which must not round to
+/// zero. Real drives have B of milliseconds (work that moves I/O) to
+/// minutes (spin-down).
+pub const MIN_BREAK_EVEN: Nanos = Nanos(32);
+
 /// A drive spec or resolution that cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DriveError(pub String);
@@ -353,8 +370,10 @@ impl Drive {
             }
         }
         // A key of neither model is named here, with both models' keys
-        // (each model's own parser knows only its own).
+        // (each model's own parser knows only its own); so is a key given
+        // twice, as a network spec's parameter is (the last one won).
         let keys = || POWER_KEYS.iter().chain(&crate::device::KEYS).copied();
+        let mut seen: Vec<&str> = Vec::new();
         for kv in &rest {
             let k = kv.split('=').next().unwrap_or("").trim();
             if kv.contains('=') && !keys().any(|x| x == k) {
@@ -364,6 +383,10 @@ impl Drive {
                     keys().collect::<Vec<_>>().join(", ")
                 )));
             }
+            if seen.contains(&k) {
+                return Err(DriveError(format!("key `{k}`: given twice")));
+            }
+            seen.push(k);
         }
         let (power_kv, service_kv): (Vec<&str>, Vec<&str>) = rest
             .iter()
@@ -510,19 +533,52 @@ impl Drive {
     }
 
     /// The break-even time B for `work`: see the module docs. An error
-    /// for spin-down on a drive without a power model.
+    /// for spin-down on a drive without a power model, and for a B no
+    /// network can scale with: under [`MIN_BREAK_EVEN`] (a custom drive
+    /// whose spin-up costs nothing has B = 0, and every B-relative time,
+    /// `auto`'s shortest idle period B/32 among them, would be 0) or too
+    /// long to count in nanoseconds (about 584 years: figures off by
+    /// orders of magnitude). Refused here, where the drive is named,
+    /// rather than later by a component of the network.
     pub fn break_even(&self, work: Work) -> Result<Nanos, DriveError> {
-        match work {
+        let (seconds, how) = match work {
             Work::Standby => match &self.power {
-                Some(p) => Ok(p.break_even()),
-                None => Err(DriveError(format!(
-                    "drive {} has no power model, so spin-down has no break-even time (name a power preset: {})",
-                    self.preset,
-                    crate::power::PRESETS.join(", ")
-                ))),
+                Some(p) => (
+                    p.break_even_s(),
+                    format!(
+                        "for spin-down, p_spinup·t_spinup / (p_active − p_sleep) = {} J / {} W",
+                        figure(p.spinup_energy()),
+                        figure(p.p_active - p.p_sleep)
+                    ),
+                ),
+                None => {
+                    return Err(DriveError(format!(
+                        "drive {} has no power model, so spin-down has no break-even time (name a power preset: {})",
+                        self.preset,
+                        crate::power::PRESETS.join(", ")
+                    )));
+                }
             },
-            Work::Io => Ok(self.service.break_even()),
+            Work::Io => (
+                self.service.break_even().as_secs_f64(),
+                "for work that moves I/O, a random 8 KiB access".to_string(),
+            ),
+        };
+        let b = Nanos::from_secs_f64(seconds);
+        if b < MIN_BREAK_EVEN {
+            return Err(DriveError(format!(
+                "drive {}: its break-even time B is {b} ({how}), under the {MIN_BREAK_EVEN} a network needs: every time in a network is a multiple or fraction of B (`auto` waits for B/32), so give the drive's real figures",
+                self.preset
+            )));
         }
+        if b == Nanos::MAX || !seconds.is_finite() {
+            return Err(DriveError(format!(
+                "drive {}: its break-even time B is {} s ({how}), more than lull can count in nanoseconds (584 years): check the drive's figures",
+                self.preset,
+                figure(seconds)
+            )));
+        }
+        Ok(b)
     }
 }
 

@@ -303,6 +303,7 @@ impl FromStr for PowerModel {
             None => [None; 5],
         };
         const KEYS: [&str; 5] = ["p_active", "p_sleep", "p_spinup", "t_spinup", "t_spindown"];
+        let mut given = [false; 5];
         for kv in &rest {
             let (k, v) = kv
                 .split_once('=')
@@ -321,6 +322,9 @@ impl FromStr for PowerModel {
                 v.trim_end_matches('W').trim().parse::<f64>().ok()
             }
             .ok_or_else(|| PowerModelError(format!("{k}: cannot read `{v}` as a number")))?;
+            if std::mem::replace(&mut given[i], true) {
+                return Err(PowerModelError(format!("key `{k}`: given twice")));
+            }
             vals[i] = Some(x);
         }
         let mut got = [0.0; 5];
