@@ -37,6 +37,19 @@ pub type Measure = (&'static str, f64);
 /// It also sees the foreground events, since many tasks depend on them (a
 /// spun-down disk spins up on the next arrival) and reports its external
 /// measures at the end.
+///
+/// # Steps at the end of a budget
+///
+/// A run is the half-open interval `[start, stop)`. When the task's own
+/// deadline (the end of a step, or the start of the next) falls at the
+/// very instant its budget runs out, the actuator's stop comes first (at
+/// one instant the engine fires the detector's deadline, then the
+/// actuator's, then the task's: [`crate::engine`]), and the task is
+/// stopped before that deadline: a task started with `budget: Some(b)`
+/// whose step of length `b` would complete at `start + b` is interrupted
+/// instead, every time. Size the work to end strictly inside the budget
+/// (a step of length `s` fits if it starts before `start + b - s`), or
+/// run a network without a duration, whose runs end only at an arrival.
 pub trait IdleTask: Send + fmt::Debug {
     /// The task's canonical name (`none`, `spindown`, …).
     fn name(&self) -> &'static str;
@@ -72,7 +85,9 @@ pub trait IdleTask: Send + fmt::Debug {
     /// (`None` when that arrival was pushed as an event), and the device
     /// emptied again at `end`, its last completion.
     fn skip_run(&mut self, _start: Option<Nanos>, _end: Nanos) {}
-    /// When the task wants `on_deadline` next (its repeated steps).
+    /// When the task wants `on_deadline` next (its repeated steps). A
+    /// deadline at the instant the run is stopped does not fire while it
+    /// runs (see "Steps at the end of a budget" above).
     fn next_deadline(&self) -> Option<Nanos> {
         None
     }

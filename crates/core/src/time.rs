@@ -13,7 +13,14 @@ use serde::{Deserialize, Serialize};
 /// decisions.
 ///
 /// Arithmetic saturates instead of wrapping: `Nanos::MAX` stands for
-/// "never", and adding to it stays there.
+/// "never", and adding to it stays there. `t - u` with `u` later is zero;
+/// `t * k` stops at `Nanos::MAX`; `t / k` rounds down.
+///
+/// # Panics
+///
+/// `t / 0` panics, as integer division does: there is no saturating
+/// answer to a length divided into no parts. Divide by a count that may
+/// be zero with `k.max(1)`, or check it first.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]

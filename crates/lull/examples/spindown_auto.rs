@@ -22,6 +22,19 @@
 //! Time is simulated here so the example is fast and deterministic; a
 //! real service would take nanoseconds from a monotonic clock
 //! (`Instant::now() - started`).
+//!
+//! Copying this file into a crate of one's own: the state is written
+//! with `serde_json`, and reads back to the bit (as asserted below) only
+//! with its `float_roundtrip` feature, which lull's workspace turns on:
+//!
+//! ```toml
+//! serde_json = { version = "1", features = ["float_roundtrip"] }
+//! ```
+//!
+//! Without it serde_json's faster float parser may read a learned value
+//! back one unit in the last place off (about 1e-16 relative): the
+//! restore is still accepted, but the restored network is not exactly
+//! the one saved, and a restart is no longer deterministic.
 
 use lull::prelude::*;
 use lull::tasks::PowerModel;
@@ -203,7 +216,8 @@ pub fn run() -> Outcome {
     let restored_state: Snapshot = serde_json::from_str(&saved_json).expect("and reads back");
     assert_eq!(
         restored_state, learned,
-        "the state survives JSON to the bit"
+        "the state survives JSON to the bit only with serde_json's `float_roundtrip` feature: \
+         add `serde_json = {{ version = \"1\", features = [\"float_roundtrip\"] }}` to Cargo.toml"
     );
     let second = 0xda3e_39cb_94b9_5bdb;
     let (restored, _) = run_day(&setup, second, Some(&restored_state));
