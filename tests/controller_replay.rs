@@ -1350,7 +1350,6 @@ fn a_restart_replays_to_the_daemons_decisions_on_both_sides_of_it() {
 /// alike.
 #[test]
 fn a_restart_while_asleep_counts_the_sleep_taken_up_after_it() {
-    let registry = lull_live::default_registry();
     let first = activity(&SHAPE);
     // Twenty quiet minutes after the restart, then work.
     let second = activity(&[(1_200_000, 3), (12_000, 5), (30_000, 3)]);
