@@ -583,11 +583,11 @@ impl Shadow {
             if len < c {
                 break;
             }
-            if timers.fires(i, c, start, act, budget) {
+            if let Some(after) = timers.fires_after(i, c, start, act, budget) {
                 b.fired[i] = b.fired[i].saturating_add(1);
-                b.slept[i] += (len - c).0;
+                b.slept[i] += (len - after).0;
                 cv_fired[i] += 1;
-                cv_slept[i] += (len - c).0;
+                cv_slept[i] += (len - after).0;
             }
         }
         if oracle {

@@ -33,7 +33,8 @@ struct Independent {
     /// deadline it fires at (none left: it sleeps through nothing).
     budgeted: Vec<(u64, Nanos)>,
     /// Per candidate, per period: whether it fired there under the budget.
-    fires: Vec<Vec<bool>>,
+    /// Per candidate and period, how long after its start it spun down.
+    after: Vec<Vec<Option<Nanos>>>,
     oracle: (u64, Nanos),
     lull: (u64, Nanos),
 }
@@ -65,7 +66,10 @@ fn independent(
                 })
         })
         .collect();
-    let fires: Vec<Vec<bool>> = candidates
+    // How long after each period's start each candidate spins down under
+    // the budget: at its timeout, or, refused then, at the first whole
+    // Unix second the bucket has a token again, if the period lasts.
+    let after: Vec<Vec<Option<Nanos>>> = candidates
         .iter()
         .map(|&c| {
             let mut bucket: Option<lull_tasks::WearBudget> = None;
@@ -73,37 +77,48 @@ fn independent(
                 .iter()
                 .zip(&acts)
                 .map(|(&(a, _), &act)| {
-                    act >= c
-                        && match per_day.filter(|&n| n > 0) {
-                            None => true,
-                            Some(n) => {
-                                // The gate's check: a refusal leaves
-                                // the bucket untouched.
-                                let unix = (CLOCK + a + c).0 / 1_000_000_000;
-                                let b = bucket
-                                    .get_or_insert_with(|| lull_tasks::WearBudget::full(n, unix));
-                                let mut peek = b.clone();
-                                let ok = peek.take(n, unix).is_ok();
-                                if ok {
-                                    *b = peek;
-                                }
-                                ok
-                            }
+                    if act < c {
+                        return None;
+                    }
+                    let Some(n) = per_day.filter(|&n| n > 0) else {
+                        return Some(c);
+                    };
+                    // The gate's check: a refusal leaves the bucket
+                    // untouched.
+                    let unix = (CLOCK + a + c).0 / 1_000_000_000;
+                    let b = bucket.get_or_insert_with(|| lull_tasks::WearBudget::full(n, unix));
+                    let take = |b: &mut lull_tasks::WearBudget, u: u64| {
+                        let mut peek = b.clone();
+                        let ok = peek.take(n, u).is_ok();
+                        if ok {
+                            *b = peek;
                         }
+                        ok
+                    };
+                    if take(b, unix) {
+                        return Some(c);
+                    }
+                    // Second by second from where the refill says.
+                    let need = ((1.0 - b.tokens) * 86_400.0 / f64::from(n)) as u64;
+                    let mut u = (b.at_unix + need).saturating_sub(2).max(unix + 1);
+                    while b.clone().take(n, u).is_err() {
+                        u += 1;
+                    }
+                    let at = Nanos(u * 1_000_000_000 - CLOCK.0);
+                    (at - a <= act && take(b, u)).then_some(at - a)
                 })
                 .collect()
         })
         .collect();
-    let budgeted = candidates
+    let budgeted = after
         .iter()
-        .zip(&fires)
-        .map(|(&c, f)| {
+        .map(|f| {
             periods
                 .iter()
                 .zip(f)
-                .filter(|(_, f)| **f)
-                .fold((0, Nanos::ZERO), |(n, s), ((a, b), _)| {
-                    (n + 1, s + (*b - *a - c))
+                .filter_map(|(p, f)| f.map(|d| (p, d)))
+                .fold((0, Nanos::ZERO), |(n, s), ((a, b), d)| {
+                    (n + 1, s + (*b - *a - d))
                 })
         })
         .collect();
@@ -130,7 +145,7 @@ fn independent(
         acts,
         fixed,
         budgeted,
-        fires,
+        after,
         oracle,
         lull,
     }
@@ -290,13 +305,12 @@ proptest! {
         let (mut cv_sleep, mut cv_up) = (Nanos::ZERO, 0u64);
         for ks in windows.values() {
             let mut best = (0.0, Nanos::ZERO, 0u64);
-            for (i, &c) in shadow.candidates().iter().enumerate().filter(|(_, c)| **c >= floor) {
+            for (i, _) in shadow.candidates().iter().enumerate().filter(|(_, c)| **c >= floor) {
                 let fired: Vec<Nanos> = ks
                     .iter()
-                    .filter(|&&k| ind.fires[i][k])
-                    .map(|&k| ind.periods[k].1 - ind.periods[k].0)
+                    .filter_map(|&k| ind.after[i][k].map(|d| ind.periods[k].1 - ind.periods[k].0 - d))
                     .collect();
-                let slept = fired.iter().fold(Nanos::ZERO, |s, &l| s + (l - c));
+                let slept = fired.iter().fold(Nanos::ZERO, |s, &l| s + l);
                 let saved = save * slept.as_secs_f64() - model.spinup_energy() * fired.len() as f64;
                 if saved > best.0 {
                     best = (saved, slept, fired.len() as u64);

@@ -22,6 +22,9 @@ pub enum Intent {
         at: Nanos,
         /// Predicted idle time left.
         budget: Option<Nanos>,
+        /// A standby the wear budget refused, tried again once a token is
+        /// there ([`LiveTask::retry_at`]), not a decision of the network.
+        retry: bool,
     },
     /// Stop (or pause) the task.
     Stop {
@@ -35,6 +38,9 @@ pub enum Intent {
 pub struct LiveTask {
     name: &'static str,
     intents: Vec<Intent>,
+    /// A refused start to try again: when, and the end of the idle time
+    /// it predicted.
+    retry: Option<(Nanos, Option<Nanos>)>,
 }
 
 impl LiveTask {
@@ -43,7 +49,19 @@ impl LiveTask {
         LiveTask {
             name,
             intents: Vec::with_capacity(2),
+            retry: None,
         }
+    }
+
+    /// Tries the start decided at `at` again at `when` (a standby the wear
+    /// budget refused, due when a token is there), with what is left then
+    /// of the idle time predicted at `at` (`budget`), unless the idle
+    /// period ends first: the engine stops the task at its end, which
+    /// drops the retry. A replay of the daemon's log retries alike
+    /// (`lull_tasks::Spindown`, at the same instant: the engine orders
+    /// both tasks' deadlines with the events).
+    pub fn retry_at(&mut self, when: Nanos, at: Nanos, budget: Option<Nanos>) {
+        self.retry = Some((when, budget.map(|b| at + b)));
     }
     /// Takes the intents recorded since the last call, in order.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Intent> {
@@ -61,12 +79,29 @@ impl IdleTask for LiveTask {
         self.name
     }
     fn start(&mut self, ctx: &Context, budget: Option<Nanos>) {
+        self.retry = None;
         self.intents.push(Intent::Start {
             at: ctx.now,
             budget,
+            retry: false,
         });
     }
     fn stop(&mut self, ctx: &Context) {
+        self.retry = None;
         self.intents.push(Intent::Stop { at: ctx.now });
+    }
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.retry.map(|(r, _)| r)
+    }
+    fn on_deadline(&mut self, ctx: &Context) {
+        if let Some((r, end)) = self.retry.filter(|&(r, _)| ctx.now >= r) {
+            let _ = r;
+            self.retry = None;
+            self.intents.push(Intent::Start {
+                at: ctx.now,
+                budget: end.map(|e| e.saturating_sub(ctx.now)),
+                retry: true,
+            });
+        }
     }
 }

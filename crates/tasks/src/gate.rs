@@ -280,6 +280,34 @@ impl WearBudget {
         }
     }
 
+    /// The first Unix second from `from_unix` on at which [`WearBudget::take`]
+    /// succeeds, computed with the same arithmetic; `None` with a budget
+    /// of 0 (never).
+    pub fn next_token_unix(&self, per_day: u32, from_unix: u64) -> Option<u64> {
+        if per_day == 0 {
+            return None;
+        }
+        let ok = |u: u64| self.clone().take(per_day, u).is_ok();
+        if ok(from_unix) {
+            return Some(from_unix);
+        }
+        // The estimate, then corrected to the exact second: the refill
+        // rounds as `refill` does.
+        let need = ((1.0 - self.tokens).max(0.0) * 86_400.0 / f64::from(per_day)).ceil();
+        let mut u = self
+            .at_unix
+            .max(from_unix)
+            .saturating_add(need.min(1e12) as u64)
+            .max(from_unix + 1);
+        while u > from_unix + 1 && ok(u - 1) {
+            u -= 1;
+        }
+        while !ok(u) {
+            u += 1;
+        }
+        Some(u)
+    }
+
     /// Takes a token if there is one at `now_unix`; otherwise returns the
     /// seconds until there will be.
     pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
@@ -457,7 +485,9 @@ impl GateRun {
 /// charges the daemon's: the bucket is full at its first check, and a
 /// timer that fires in a period takes a token at its deadline (the
 /// period's start plus its timeout, whole Unix seconds) or, finding none,
-/// leaves the disk spinning through that period.
+/// at the first instant of the period it has one again, as the daemon
+/// retries a refused standby ([`StandbyGate::wear_retry`]); it leaves the
+/// disk spinning through a period that ends first.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BudgetedTimers {
     buckets: [Vec<Option<WearBudget>>; 2],
@@ -484,11 +514,27 @@ impl BudgetedTimers {
         act: Nanos,
         budget: TimerBudget,
     ) -> bool {
+        self.fires_after(i, timeout, start, act, budget).is_some()
+    }
+
+    /// [`BudgetedTimers::fires`], saying how long after `start` the timer
+    /// spins the disk down: at its timeout, or, the budget empty then, at
+    /// the first instant it has a token again if that comes within `act`
+    /// (the daemon tries a refused standby again there,
+    /// [`StandbyGate::wear_retry`], and its references do the same).
+    pub fn fires_after(
+        &mut self,
+        i: usize,
+        timeout: Nanos,
+        start: Nanos,
+        act: Nanos,
+        budget: TimerBudget,
+    ) -> Option<Nanos> {
         if timeout > act {
-            return false;
+            return None;
         }
         let Some(per_day) = budget.per_day.filter(|&n| n > 0) else {
-            return true;
+            return Some(timeout);
         };
         let buckets = &mut self.buckets[budget.mode.min(1)];
         if buckets.len() <= i {
@@ -500,8 +546,20 @@ impl BudgetedTimers {
             break_even: None,
             max_spindowns_per_day: Some(per_day),
         };
-        let unix = unix_secs(budget.clock, start + timeout);
-        gate.admit(&mut buckets[i], unix, None).is_ok()
+        let at = start + timeout;
+        if gate
+            .admit(&mut buckets[i], unix_secs(budget.clock, at), None)
+            .is_ok()
+        {
+            return Some(timeout);
+        }
+        let retry = gate.wear_retry(&buckets[i], at, budget.clock)?;
+        if retry - start > act {
+            return None;
+        }
+        gate.admit(&mut buckets[i], unix_secs(budget.clock, retry), None)
+            .is_ok()
+            .then_some(retry - start)
     }
 
     /// Bytes of memory it holds.
@@ -530,6 +588,37 @@ pub struct TimerBudget {
 /// is not known).
 pub fn unix_secs(clock: Option<Nanos>, at: Nanos) -> u64 {
     clock.unwrap_or(Nanos::ZERO).0.saturating_add(at.0) / 1_000_000_000
+}
+
+/// The first instant (on the timeline whose zero is the wall clock
+/// `clock`) in the Unix second `unix`: [`unix_secs`] of it is `unix`.
+pub fn instant_of_unix(clock: Option<Nanos>, unix: u64) -> Nanos {
+    Nanos(
+        unix.saturating_mul(1_000_000_000)
+            .saturating_sub(clock.unwrap_or(Nanos::ZERO).0),
+    )
+}
+
+impl StandbyGate {
+    /// When a standby the wear budget refused at `at` may go after all:
+    /// the first instant after `at` whose Unix second lets `bucket` give a
+    /// token ([`WearBudget::next_token_unix`]); `None` without a budget, or
+    /// with one of 0. The daemon and a replay of its log retry there,
+    /// within the same idle period: a refusal at an evening's last idle
+    /// period start left the disk spinning all night, the bucket refilled
+    /// within the hour.
+    pub fn wear_retry(
+        &self,
+        bucket: &Option<WearBudget>,
+        at: Nanos,
+        clock: Option<Nanos>,
+    ) -> Option<Nanos> {
+        let per_day = self.max_spindowns_per_day?;
+        let unix = bucket
+            .as_ref()?
+            .next_token_unix(per_day, unix_secs(clock, at))?;
+        Some(instant_of_unix(clock, unix).max(at + Nanos(1)))
+    }
 }
 
 #[cfg(test)]
@@ -607,20 +696,77 @@ mod tests {
             assert_eq!(f, [0, 1], "{per_day:?}");
         }
         // The same as the gate admits a timer's standby, decision by
-        // decision.
+        // decision, and the daemon tries a refused one again when a token
+        // comes within the period.
         let gate = StandbyGate {
             break_even: None,
             max_spindowns_per_day: Some(48),
         };
         let (mut bucket, mut timers) = (None, BudgetedTimers::new());
+        let mut retried = 0;
         for k in 0..200u64 {
             let start = t(k * 97);
-            let admitted = gate
-                .admit(&mut bucket, unix_secs(clock, start + t(10)), None)
-                .is_ok();
-            let fired = timers.fires(0, t(10), start, t(60), budget(0, Some(48)));
+            let deadline = start + t(10);
+            let mut admitted = gate
+                .admit(&mut bucket, unix_secs(clock, deadline), None)
+                .ok()
+                .map(|_| t(10));
+            if admitted.is_none() {
+                let retry = gate
+                    .wear_retry(&bucket, deadline, clock)
+                    .filter(|&r| r - start <= t(60));
+                if let Some(r) = retry {
+                    assert!(r > deadline && unix_secs(clock, r) > unix_secs(clock, deadline));
+                    assert!(gate.admit(&mut bucket, unix_secs(clock, r), None).is_ok());
+                    admitted = Some(r - start);
+                    retried += 1;
+                }
+            }
+            let fired = timers.fires_after(0, t(10), start, t(60), budget(0, Some(48)));
             assert_eq!(fired, admitted, "period {k}");
         }
+        assert!(retried > 0, "a token came within some period");
+    }
+
+    /// A timer the budget refuses at its deadline spins down at the first
+    /// whole second a token is there, if the period lasts that long: 6 a
+    /// day is a token every 4 hours.
+    #[test]
+    fn a_refused_timer_fires_when_a_token_comes_within_its_period() {
+        let t = |s: u64| Nanos::from_secs(s);
+        let clock = Some(Nanos::from_secs(1_700_000_000));
+        let b = TimerBudget {
+            per_day: Some(6),
+            mode: 0,
+            clock,
+        };
+        let mut timers = BudgetedTimers::new();
+        assert_eq!(timers.fires_after(0, t(10), t(0), t(50), b), Some(t(10)));
+        // Refused at 70 s; the token comes 4 h after the first one's.
+        assert_eq!(timers.fires_after(0, t(10), t(60), t(3600), b), None);
+        let after = timers
+            .fires_after(0, t(10), t(7200), t(5 * 3600), b)
+            .unwrap();
+        assert_eq!(t(7200) + after, t(10 + 4 * 3600));
+        let mut bucket = None;
+        let gate = StandbyGate {
+            break_even: None,
+            max_spindowns_per_day: Some(6),
+        };
+        assert!(gate.admit(&mut bucket, 1_700_000_010, None).is_ok());
+        assert_eq!(
+            gate.wear_retry(&bucket, t(70), clock),
+            Some(t(10 + 4 * 3600))
+        );
+        // A budget of 0 never retries.
+        let zero = StandbyGate {
+            break_even: None,
+            max_spindowns_per_day: Some(0),
+        };
+        assert_eq!(
+            zero.wear_retry(&Some(WearBudget::full(0, 0)), t(5), clock),
+            None
+        );
     }
 
     #[test]

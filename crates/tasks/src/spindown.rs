@@ -117,6 +117,12 @@ pub struct Spindown {
     /// The daemon's learned power states ([`DaemonStandbys::power`])
     /// taken up so far.
     power_next: usize,
+    /// A start the wear budget refused, tried again at the first instant
+    /// a token is there (with the end of the idle time it predicted), as
+    /// the daemon does, until the idle period ends.
+    retry: Option<(Nanos, Option<Nanos>)>,
+    /// Starts tried again once the wear budget had a token.
+    retried: u64,
 }
 
 /// The best fixed timeout in hindsight for one trace and drive; see the
@@ -452,8 +458,8 @@ impl BestFixed {
                     mode,
                     clock,
                 };
-                if timers.fires(i, c, start, act, budget) {
-                    let s = (len - c).as_secs_f64();
+                if let Some(after) = timers.fires_after(i, c, start, act, budget) {
+                    let s = (len - after).as_secs_f64();
                     fired[i] += 1;
                     slept[i] += s;
                     w_fired[i] += 1;
@@ -576,6 +582,8 @@ impl Spindown {
             withheld: 0,
             failed: 0,
             power_next: 0,
+            retry: None,
+            retried: 0,
         }
     }
 
@@ -655,6 +663,13 @@ impl Spindown {
             match gate.admit_charge(&mut self.buckets[mode], unix, budget) {
                 Err(why) => {
                     self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
+                    if matches!(why, Refusal::Wear { .. }) {
+                        // Tried again when a token is there, as the daemon
+                        // does, while the idle period lasts.
+                        self.retry = gate
+                            .wear_retry(&self.buckets[mode], ctx.now, ctx.clock)
+                            .map(|r| (r, budget.map(|b| ctx.now + b)));
+                    }
                     return false;
                 }
                 Ok(charge) => charged = charge.map(|c| (mode, c)),
@@ -862,6 +877,24 @@ impl IdleTask for Spindown {
         // Only a request wakes the disk; the stop just ends the run.
         self.running = false;
         self.armed = false;
+        self.retry = None;
+    }
+
+    fn next_deadline(&self) -> Option<Nanos> {
+        self.retry.map(|(r, _)| r)
+    }
+
+    fn on_deadline(&mut self, ctx: &Context) {
+        match self.retry {
+            Some((r, end)) if ctx.now >= r => {
+                self.retry = None;
+                // The idle time it predicted, less what has gone by.
+                let budget = end.map(|e| e.saturating_sub(ctx.now));
+                self.retried += 1;
+                self.start(ctx, budget);
+            }
+            _ => {}
+        }
     }
 
     fn skips_runs(&self, now: Nanos) -> bool {
@@ -874,6 +907,7 @@ impl IdleTask for Spindown {
             && self.asleep_since.is_none()
             && self.ready_at <= now
             && !self.power_pending()
+            && self.retry.is_none()
     }
 
     fn skip_run(&mut self, start: Option<Nanos>, end: Nanos) {
@@ -965,6 +999,7 @@ impl IdleTask for Spindown {
         if !self.gate.is_open() {
             v.push(("refused_wear_budget", self.refused[0] as f64));
             v.push(("refused_below_break_even", self.refused[1] as f64));
+            v.push(("retried_after_wear_budget", self.retried as f64));
         }
         if self.busy_polls.is_some() {
             v.push(("overtaken_by_poll", self.overtaken as f64));

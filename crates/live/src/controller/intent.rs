@@ -34,7 +34,11 @@ impl DiskController {
     ) {
         match intent {
             Intent::Stop { .. } => self.on_stop(now, intent_time(&intent), out),
-            Intent::Start { budget, .. } => {
+            Intent::Start { budget, retry, .. } => {
+                // A retry is the same start, not another.
+                if !retry {
+                    self.st.task_starts += 1;
+                }
                 self.on_start(now, intent_time(&intent), budget, sample, out)
             }
         }
@@ -96,7 +100,6 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) {
         let key = self.key.clone();
-        self.st.task_starts += 1;
         self.dirty = true;
         // Refused until an order leaves below.
         self.not_running = true;
@@ -281,6 +284,16 @@ impl DiskController {
             self.wear_charge = charge;
         }
         if let Err(refusal) = admitted {
+            if matches!(refusal, Refusal::Wear { .. }) {
+                // Tried again when a token is there, while the idle period
+                // lasts: a refusal at an evening's last idle period start
+                // left the disk spinning all night (a trial's NAS), the
+                // bucket refilled within the hour. A replay of the log
+                // retries at the same instant (`Spindown`).
+                if let Some(when) = gate.wear_retry(&self.st.wear, at, Some(self.settings.clock)) {
+                    self.engine.task_mut().retry_at(when, at, budget);
+                }
+            }
             let drive = match (&refusal, &self.cfg.power) {
                 (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
                 _ => String::new(),
