@@ -24,6 +24,9 @@ pub(super) fn hooks(
     Ok(h)
 }
 
+/// The tasks a `[[disk]]` may name.
+pub(super) const LIVE_TASKS: [&str; 4] = ["standby", "flush", "command", "jobs"];
+
 pub(super) fn disk(
     cx: &Ctx<'_>,
     i: usize,
@@ -66,6 +69,23 @@ pub(super) fn disk(
             format!("only applies to task = \"{for_task}\" (this disk's task is \"{task_name}\")"),
         )
     };
+    // An unknown task is the error, not the keys that do not fit it: a
+    // trial's `task = "standbye"` beside `backend` was reported as a
+    // `backend` error.
+    let unknown_task = || {
+        cx.err(
+            task_span.clone(),
+            &key("task"),
+            format!(
+                "unknown task {task_name:?} (live tasks: {}){}",
+                LIVE_TASKS.join(", "),
+                lull_core::suggest::did_you_mean(task_name, LIVE_TASKS)
+            ),
+        )
+    };
+    if !LIVE_TASKS.contains(&task_name) {
+        return Err(unknown_task());
+    }
     if task_name != "standby" {
         if let Some(b) = &d.backend {
             return Err(only_for("backend", b.span(), "standby"));
@@ -154,7 +174,7 @@ pub(super) fn disk(
         "command" => {
             let Some(c) = &d.command else {
                 return Err(cx.err(
-                    task_span,
+                    task_span.clone(),
                     &key("command"),
                     "task = \"command\" needs command = [\"/path/to/program\", \"arg\", …]",
                 ));
@@ -168,14 +188,8 @@ pub(super) fn disk(
             };
             TaskConfig::Command { argv, interval }
         }
-        "jobs" => jobs(cx, i, d, task_span, &drive)?,
-        other => {
-            return Err(cx.err(
-                task_span,
-                &key("task"),
-                format!("unknown task {other:?} (live tasks: standby, flush, command, jobs)"),
-            ));
-        }
+        "jobs" => jobs(cx, i, d, task_span.clone(), &drive)?,
+        _ => return Err(unknown_task()),
     };
     let breakeven = task_breakeven(&task, &drive).map_err(|e| {
         cx.err(

@@ -204,6 +204,39 @@ fn jobs_errors_name_the_job_table_and_key() {
     assert_eq!(e.key.as_deref(), Some("disk[0].job"), "{e}");
 }
 
+/// A trial (nas-26): `task = "standbye"` beside `backend` was reported as
+/// a `backend` error ("only applies to task = standby"); the unknown task
+/// is the error, on its line, with the hint the other keys get, whatever
+/// keys of other tasks the table holds.
+#[test]
+fn a_typo_in_task_is_the_error_not_the_keys_that_follow_it() {
+    for extra in [
+        "",
+        "backend = \"hdparm\"\n",
+        "max_spindowns_per_day = 24\ncompare_timeout = \"20s\"\n",
+        "command = [\"/bin/true\"]\n",
+    ] {
+        let e = err(&format!(
+            "[[disk]]\ndevice = \"loop0\"\ntask = \"standbye\"\n{extra}"
+        ));
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("disk[0].task")),
+            "{extra}: {e}"
+        );
+        assert!(
+            e.message.starts_with(
+                "unknown task \"standbye\" (live tasks: standby, flush, command, jobs)"
+            ) && e.message.ends_with("; did you mean `standby`?"),
+            "{extra}: {e}"
+        );
+    }
+    // Nothing close: the list alone.
+    let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"zzz\"\nbackend = \"sgio\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].task"), "{e}");
+    assert!(!e.message.contains("did you mean"), "{e}");
+}
+
 #[test]
 fn errors_name_line_and_key() {
     let e =
