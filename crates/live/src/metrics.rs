@@ -199,9 +199,26 @@ fn instant(d: &DiskState, unix: Option<u64>) -> f64 {
     unix.filter(|_| d.present).map_or(f64::NAN, |t| t as f64)
 }
 
-/// Renders every metric.
+/// Renders every metric, for every disk of `state` and `gauges`.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
+    render_exported(state, &|_| true, gauges, polls, dry_run)
+}
+
+/// Renders every metric, for the disks of `state` whose key `exported`
+/// accepts and those of `gauges`: the daemon exports the disks it watches
+/// and those its configuration waits for, not the state-file entries it
+/// keeps of disks removed from the configuration or of drives that left
+/// (a trial's removed disk went on reading `lull_disk_present 1`, its
+/// counters frozen).
+pub fn render_exported(
+    state: &State,
+    exported: &dyn Fn(&str) -> bool,
+    gauges: &[DiskGauges],
+    polls: u64,
+    dry_run: bool,
+) -> String {
     let mut out = String::with_capacity(4096);
+    let disks = || state.disks.iter().filter(|(k, _)| exported(k));
     let per_disk: [PerDisk; 14] = [
         (
             "lull_idle_starts_total",
@@ -296,7 +313,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     ];
     for (name, help, kind, f) in per_disk {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (k, d) in &state.disks {
+        for (k, d) in disks() {
             if let Some(v) = f(d) {
                 let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), Value(v));
             }
@@ -306,7 +323,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         out,
         "# HELP lull_wakeups_total Spin-ups by the process that most likely caused them (best effort; `unknown`: gone, `NAME?`: did I/O but holds no file on the disk).\n# TYPE lull_wakeups_total counter"
     );
-    for (k, d) in &state.disks {
+    for (k, d) in disks() {
         for (comm, n) in &d.wakeups {
             let _ = writeln!(
                 out,
@@ -320,7 +337,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         out,
         "# HELP lull_last_wake_timestamp_seconds When the disk last woke (I/O after the idle task acted, or a spin-up), by cause (`spinup`, `foreign-spinup`, `io`).\n# TYPE lull_last_wake_timestamp_seconds gauge"
     );
-    for (k, d) in &state.disks {
+    for (k, d) in disks() {
         if let Some(w) = &d.last_wake {
             let _ = writeln!(
                 out,
@@ -335,7 +352,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         out,
         "# HELP lull_disk_present Whether the disk is in /proc/diskstats.\n# TYPE lull_disk_present gauge"
     );
-    for (k, d) in &state.disks {
+    for (k, d) in disks() {
         let _ = writeln!(
             out,
             "lull_disk_present{{disk=\"{}\"}} {}",
@@ -367,7 +384,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
         ),
         (
             "lull_power_state_since_timestamp_seconds",
-            "When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one).",
+            "When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one); while lull_disk_present is 0, when the daemon saw the disk vanish.",
             |g| Some(g.power_since_unix.map_or(f64::NAN, |t| t as f64)),
         ),
         (
@@ -388,7 +405,7 @@ pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -
     // start a new series at every decision, and Prometheus ignores a
     // comment. `lull status` reads them, current where the state file
     // lags by up to `state_interval`.
-    for (k, d) in &state.disks {
+    for (k, d) in disks() {
         if d.last_decision_unix > 0 {
             let _ = writeln!(
                 out,

@@ -128,8 +128,18 @@ impl Persist {
         }
         let snap = snapshot();
         let text: Arc<str> = if wants_metrics {
-            let mut text = metrics::render(&snap.state, &snap.gauges, snap.polls, dry_run);
-            metrics::render_hooks(&hooks.counts(), &mut text);
+            // The disks watched (a controller's gauges) and those the
+            // configuration waits for; not the entries kept of disks a
+            // reload or restart removed, nor of drives that left.
+            let exported = |k: &str| {
+                snap.gauges.iter().any(|g| g.key == k)
+                    || (cfg.entry_for(k).is_some() && !crate::status::is_parked_key(k))
+            };
+            let mut text =
+                metrics::render_exported(&snap.state, &exported, &snap.gauges, snap.polls, dry_run);
+            let mut counts = hooks.counts();
+            counts.retain(|(disk, _), _| exported(disk));
+            metrics::render_hooks(&counts, &mut text);
             Arc::from(text)
         } else {
             Arc::from("")
@@ -263,6 +273,39 @@ mod tests {
         assert_eq!(save_ms(&mut p, 64_500), "64000");
         p.mark(true, true);
         assert_eq!(save_ms(&mut p, 64_600), "64600");
+    }
+
+    /// The metrics export the disks the configuration names, not the
+    /// state-file entries kept of a disk a reload removed (a trial's went
+    /// on reading `lull_disk_present 1`) or of a drive that left; the
+    /// state file keeps them all.
+    #[test]
+    fn metrics_leave_out_the_disks_the_configuration_no_longer_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let tf = dir.path().join("lull.prom");
+        let sf = dir.path().join("state.json");
+        let (cfg, hooks) = daemon(dir.path(), &sf, &format!("[metrics]\ntextfile = {tf:?}\n"));
+        let mut state = State::default();
+        for key in ["sdz", "loop1", "serial:X"] {
+            state.disk(key).present = true;
+        }
+        let mut p = Persist::new(false);
+        p.save(Nanos::from_secs(1), true, &cfg, &hooks, || Snapshot {
+            state,
+            gauges: Vec::new(),
+            polls: 1,
+        });
+        let text = std::fs::read_to_string(&tf).unwrap();
+        assert!(
+            text.contains("lull_disk_present{disk=\"sdz\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("loop1") && !text.contains("serial:X"),
+            "{text}"
+        );
+        let kept = State::load(&sf).unwrap();
+        assert_eq!(kept.disks.len(), 3);
     }
 
     /// A state file that cannot be written is said once while the error

@@ -16,7 +16,11 @@
 //!   the daemon sees is a decision in the state file, so the time since
 //!   the last decision is a lower bound of the time in the current state,
 //!   exact when that decision is the change itself
-//!   ([`DiskStatus::since_exact`]).
+//!   ([`DiskStatus::since_exact`]). An absent disk: since the daemon saw
+//!   it vanish (the same metric), else unknown.
+//! - **not watched**: a state-file entry no `[[disk]]` covers and the
+//!   metrics give no task for; since the reload ([`REMOVED_AT_RELOAD`])
+//!   or the start ([`NOT_CONFIGURED_AT_START`]) that marked it.
 //! - **the last decision**: the metrics' commented-out
 //!   `lull_last_decision` sample (current), else the state file's.
 //! - **spin-downs against the wear budget**: the state file's counter and
@@ -246,9 +250,18 @@ pub struct DiskStatus {
     pub kernel_name: String,
     /// The idle task (from the metrics, else the config).
     pub task: Option<String>,
-    /// `standby`, `active` or `absent`.
+    /// `standby`, `active` or `absent`; `unwatched` for a state-file
+    /// entry that no `[[disk]]` covers and the daemon has no controller
+    /// for (a disk a reload or restart removed from the configuration, a
+    /// drive's entry waiting under `serial:SERIAL`): what the entry holds
+    /// is from when it was watched, and [`DiskStatus::left_alone`] says
+    /// why.
     pub power: String,
-    /// Since when (Unix seconds) it is at least in that state.
+    /// Since when (Unix seconds) it is at least in that state: for
+    /// `absent`, since the daemon saw it vanish (`None` when the daemon
+    /// does not say, as a state file alone does not); for `unwatched`,
+    /// since the reload that removed it (exact) or the daemon's start
+    /// that found it removed (at least).
     pub since_unix: Option<u64>,
     /// Whether `since_unix` is the change itself, not a later decision.
     pub since_exact: bool,
@@ -318,7 +331,8 @@ pub struct DiskStatus {
     pub preset_source: Option<String>,
     /// The break-even time B of the disk's task, in seconds.
     pub breakeven_s: Option<f64>,
-    /// Why the daemon never spins the disk down, if it does not.
+    /// Why the daemon never spins the disk down, if it does not: for an
+    /// `unwatched` disk, that it is not in the configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<String>,
     /// The drive's own power management as its IDENTIFY data reports it
@@ -535,14 +549,18 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
     })
 }
 
-/// Whether the lock files say that no daemon of `cfg` runs: the real run's
-/// is there and free, and no dry run holds its own. Without a lock file
-/// (a daemon never started here, or one older than the lock) it cannot be
-/// told, and an endpoint that does not answer stays an error.
+/// Whether the lock files say that no daemon of `cfg` runs: neither the
+/// real run's nor the dry run's is held, and at least one is there and
+/// free (a daemon, or a dry run, ran here and stopped: a trial's stopped
+/// `lulld --dry-run`, before any real run, left only its own). Without a
+/// lock file (a daemon never started here, or one older than the lock)
+/// it cannot be told, and an endpoint that does not answer stays an
+/// error.
 fn stopped(cfg: &Config) -> bool {
     use crate::instance::{Holder, holder};
-    matches!(holder(&cfg.state_file), Holder::Free)
-        && !matches!(holder(&cfg.dry_run_state_file()), Holder::Held(_))
+    let locks = [holder(&cfg.state_file), holder(&cfg.dry_run_state_file())];
+    !locks.iter().any(|h| matches!(h, Holder::Held(_)))
+        && locks.iter().any(|h| matches!(h, Holder::Free))
 }
 
 /// Whether the status should come from the dry run's state file `dry`
@@ -597,23 +615,75 @@ fn with_logged_shadows(cfg: &Config, mut disks: Vec<DiskStatus>) -> Vec<DiskStat
     disks
 }
 
-/// The entry of `cfg` that disk `key` comes from: the one whose device it
-/// is, else the first glob that matches it.
-fn entry_of<'a>(cfg: &'a Config, key: &str) -> Option<&'a DiskConfig> {
-    cfg.disks.iter().find(|d| d.device == key).or_else(|| {
-        cfg.disks.iter().find(|d| {
-            crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
-        })
-    })
-}
-
 /// The `compare_timeout` of the entry that disk `key` comes from.
 fn compare_timeout(cfg: &Config, key: &str) -> Option<Nanos> {
-    match entry_of(cfg, key)?.task {
+    match cfg.entry_for(key)?.task {
         TaskConfig::Standby {
             compare_timeout, ..
         } => compare_timeout,
         _ => None,
+    }
+}
+
+/// The last decision the daemon writes in the state-file entry of a disk
+/// that a reload removed from the configuration, with the reload's time
+/// (the metrics stop exporting the disk then): `lull status` shows such
+/// an entry as not watched since that time.
+pub const REMOVED_AT_RELOAD: &str = "removed from the configuration by a reload";
+
+/// The last decision the daemon writes, with its start's time, in the
+/// state-file entry of a disk that no `[[disk]]` covers when it starts
+/// (removed from the file while the daemon was stopped), unless the entry
+/// says so already: not watched since at least then.
+pub const NOT_CONFIGURED_AT_START: &str = "not in the configuration at the daemon's start";
+
+/// Whether state-file key `key` is a drive's entry waiting for its drive
+/// ([`crate::state::PARKED_PREFIX`]), or one a swap of drives without
+/// serial numbers set aside (`KEY~N`): no `[[disk]]` names those, and the
+/// daemon does not mark them as removed.
+pub fn is_parked_key(key: &str) -> bool {
+    key.starts_with(crate::state::PARKED_PREFIX)
+        || key
+            .rsplit_once('~')
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Why the daemon does not watch the disk of state-file entry `key`
+/// whose last decision is `decision` (at `decision_unix`), for a key no
+/// `[[disk]]` covers: the words, and since when it is not watched (with
+/// whether that is exact, not a lower bound).
+fn unwatched_why(key: &str, decision: &str, decision_unix: u64) -> (String, Option<(u64, bool)>) {
+    if let Some(serial) = key.strip_prefix(crate::state::PARKED_PREFIX) {
+        return (
+            format!(
+                "the state of drive {serial}, kept until the drive is back under a name the configuration covers (a year at most)"
+            ),
+            None,
+        );
+    }
+    if is_parked_key(key) {
+        return (
+            "the state of a drive without a serial number that another drive replaced under its name".into(),
+            None,
+        );
+    }
+    let when = (decision_unix > 0).then_some(decision_unix);
+    if decision == REMOVED_AT_RELOAD {
+        (
+            "a reload removed it from the configuration".into(),
+            when.map(|t| (t, true)),
+        )
+    } else if decision == NOT_CONFIGURED_AT_START {
+        (
+            "not in the configuration since the daemon's start (removed while it was stopped)"
+                .into(),
+            when.map(|t| (t, false)),
+        )
+    } else {
+        (
+            "not in the configuration file (a daemon that has not reloaded since it was removed still watches it)".into(),
+            None,
+        )
     }
 }
 
@@ -648,7 +718,7 @@ pub fn combine(
     // In the config's order (a glob's disks by name within it), then the
     // keys no entry names now: the admin reads them as written.
     let place = |key: &str| {
-        entry_of(cfg, key)
+        cfg.entry_for(key)
             .and_then(|e| cfg.disks.iter().position(|d| std::ptr::eq(d, e)))
             .unwrap_or(usize::MAX)
     };
@@ -672,7 +742,9 @@ pub fn combine(
                 Some(_) => None,
                 None => fallback,
             };
-            let dcfg = entry_of(cfg, key);
+            // A parked drive's entry is no entry's disk, whatever glob
+            // its key would match.
+            let dcfg = cfg.entry_for(key).filter(|_| !is_parked_key(key));
             let backend = configured_backend(dcfg);
             let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
             let standby = match metric("lull_in_standby") {
@@ -686,7 +758,15 @@ pub fn combine(
                             || st.last_decision.starts_with("found in standby"))
                 }
             };
-            let power = if !present {
+            // A disk the daemon has no controller for (the metrics carry
+            // `lull_task_running` for every one it has) whose key no
+            // entry covers: a state-file entry kept from when it was
+            // watched, not its state now.
+            let unwatched = (dcfg.is_none() && metric("lull_task_running").is_none())
+                .then(|| unwatched_why(key, &st.last_decision, st.last_decision_unix));
+            let power = if unwatched.is_some() {
+                "unwatched"
+            } else if !present {
                 "absent"
             } else if standby {
                 "standby"
@@ -770,6 +850,20 @@ pub fn combine(
             // state file's last decision says (a drive asleep when first
             // asked was "found in standby").
             let unseen = since_metric.is_some() && power_since.is_none();
+            // Since when the disk is in `power`, and whether exactly: a
+            // disk not watched since a reload or start that said so; an
+            // absent one since the daemon saw it vanish (the metrics say
+            // when), or unknown (its last decision came before the vanish,
+            // and bounds nothing); else as above.
+            let (since_unix, since_exact) = match &unwatched {
+                Some((_, since)) => (since.map(|(t, _)| t), since.is_some_and(|(_, e)| e)),
+                None if !present => (power_since, power_since.is_some()),
+                None => (
+                    power_since.or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
+                    power_since.is_some() || (!unseen && is_change(&st.last_decision, standby)),
+                ),
+            };
+            let watched = unwatched.is_none();
             // The last decision's words: the metrics' (current) over the
             // state file's (up to `state_interval` old).
             let last_decision = metric(crate::metrics::LAST_DECISION)
@@ -784,19 +878,21 @@ pub fn combine(
                     .and_then(|s| s.label("task").map(str::to_string))
                     .or_else(|| dcfg.map(|d| d.task.name().to_string())),
                 power: power.into(),
-                since_unix: power_since
-                    .or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
-                since_exact: power_since.is_some()
-                    || (!unseen && present && is_change(&st.last_decision, standby)),
-                task_running: metric("lull_task_running").map(|s| s.value != 0.0),
+                since_unix,
+                since_exact,
+                // Nothing runs on an absent disk's behalf: a standby the
+                // vanish ended (counted as a spin-up) is not "running", as
+                // a trial read it.
+                task_running: metric("lull_task_running")
+                    .map(|s| s.value != 0.0 && (present || s.label("task") != Some("standby"))),
                 last_decision,
                 idle_since_unix: instant("lull_idle_since_timestamp_seconds", st.idle_since_unix)
-                    .filter(|_| present),
+                    .filter(|_| present && watched),
                 next_decision_unix: instant(
                     "lull_next_decision_timestamp_seconds",
                     st.next_decision_unix,
                 )
-                .filter(|_| present),
+                .filter(|_| present && watched),
                 spindowns: counter("lull_spindowns_total", st.spindowns),
                 spinups: counter("lull_spinups_total", st.spinups),
                 foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
@@ -831,7 +927,11 @@ pub fn combine(
                 preset: st.drive.as_ref().map(|d| d.preset.clone()),
                 preset_source: st.drive.as_ref().map(|d| d.preset_source.clone()),
                 breakeven_s: st.drive.as_ref().map(|d| d.breakeven_s),
-                left_alone: st.drive.as_ref().and_then(|d| d.left_alone.clone()),
+                // Not watched: why, in the field that says why the daemon
+                // does not spin a disk down.
+                left_alone: unwatched
+                    .map(|(why, _)| why)
+                    .or_else(|| st.drive.as_ref().and_then(|d| d.left_alone.clone())),
                 drive_power: st.identity.as_ref().and_then(|i| i.power_management()),
                 // A backend the config names is what reaches the drive;
                 // a probe remembered from `backend = "auto"` is not (a

@@ -368,3 +368,137 @@ fn status_errors_name_what_is_wrong() {
     let o = status(&s.config, &["--format", "yaml"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A trial (nas-26, finding 7): after SIGTERM to `lulld --dry-run`, before
+/// any real run, `lull status` with `metrics.listen` set failed (exit 1,
+/// "not reachable … is the daemon running?"), where the same file without
+/// `listen` showed the dry run's last state. No daemon holds a lock: the
+/// dry run's state file is read, as without `listen`.
+#[test]
+fn a_stopped_dry_run_is_shown_with_metrics_listen() {
+    let port = free_port();
+    let s = Setup::with_top(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n",
+        &line("fakea", 0, 5),
+        &format!("[metrics]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    s.hdparm_stand_in();
+    let dry = s.state.with_file_name("state.dry-run.json");
+    let mut cmd = Command::new(LULLD);
+    cmd.arg("--config").arg(&s.config).arg("--dry-run");
+    let mut d = Daemon::spawn(cmd, s.config.with_extension("log"), &[]);
+    wait_for(
+        "the dry run's would-be spin-down in its state file",
+        Duration::from_secs(20),
+        || {
+            support::state(&dry)["fakea"]["last_decision"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("dry run: would spin"))
+        },
+        || d.log(),
+    );
+    // Running: the endpoint answers.
+    let st = status_json(&s.config);
+    assert_eq!(st["dry_run"], true, "{st}");
+    assert_eq!(st["metrics"], format!("http://127.0.0.1:{port}/metrics"));
+    assert!(d.stop().success());
+    assert!(!s.state.exists(), "no real run here");
+    let o = status(&s.config, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with("(no daemon is running: nothing holds ")
+            && text.contains("state.dry-run.json.lock")
+            && text.contains("(its last run was a dry run, lulld --dry-run")
+            && text.contains("\nfakea\n"),
+        "{text}"
+    );
+    let st = status_json(&s.config);
+    assert_eq!(st["daemon_running"], false, "{st}");
+    assert_eq!(st["dry_run"], true, "{st}");
+    assert_eq!(st["state_file"], dry.display().to_string(), "{st}");
+    assert!(
+        disk(&st, "fakea")["last_decision"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("dry run: would spin")),
+        "{st}"
+    );
+}
+
+/// A trial (nas-26, finding 8): 15 s after a disk vanished, `lull status`
+/// read "power absent for at least 1m5s", counted from the last decision,
+/// and "task standby (running)". The daemon's metrics now carry when it
+/// saw the disk vanish, and nothing runs on an absent disk.
+#[test]
+fn a_vanished_disk_is_absent_since_the_daemon_saw_it_go() {
+    let s = Setup::with_top(
+        "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n",
+        &line("fakea", 0, 5),
+        "[metrics]\ntextfile = \"PROM\"\n",
+    );
+    s.hdparm_stand_in();
+    let mut d = start(&s.config);
+    let mut st = serde_json::Value::Null;
+    wait_for(
+        "the spin-down, in the status",
+        Duration::from_secs(20),
+        || {
+            st = status_json(&s.config);
+            disk(&st, "fakea")["power"] == "standby"
+        },
+        || d.log(),
+    );
+    assert_eq!(disk(&st, "fakea")["task_running"], true, "{st}");
+    // Let the last decision age, then the disk goes.
+    std::thread::sleep(Duration::from_secs(3));
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    support::write(&s.diskstats, &line("fakez", 9, 1));
+    wait_for(
+        "the vanish, in the status",
+        Duration::from_secs(20),
+        || {
+            st = status_json(&s.config);
+            disk(&st, "fakea")["power"] == "absent"
+        },
+        || d.log(),
+    );
+    assert!(
+        d.log().contains("disk fakea (fakea) vanished"),
+        "{}",
+        d.log()
+    );
+    let a = disk(&st, "fakea");
+    assert_eq!(a["since_exact"], true, "{st}");
+    let since = a["since_unix"].as_u64().unwrap();
+    assert!(
+        since >= before && since <= st["now_unix"].as_u64().unwrap(),
+        "{before} {st}"
+    );
+    assert_eq!(a["task_running"], false, "{st}");
+    let text = String::from_utf8(status(&s.config, &[]).stdout).unwrap();
+    assert!(
+        text.contains("  power       absent for ") && !text.contains("absent for at least"),
+        "{text}"
+    );
+    assert!(text.contains("  task        standby\n"), "{text}");
+    // Back: present again, and the metrics no longer give the vanish.
+    support::write(&s.diskstats, &line("fakea", 0, 9));
+    wait_for(
+        "the disk back, in the status",
+        Duration::from_secs(20),
+        || {
+            st = status_json(&s.config);
+            disk(&st, "fakea")["power"] != "absent"
+        },
+        || d.log(),
+    );
+    assert!(d.stop().success());
+}

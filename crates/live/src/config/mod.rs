@@ -352,6 +352,94 @@ impl DiskConfig {
             && self.preset == other.preset
     }
 
+    /// What a reload changes from this (running) configuration to `new`,
+    /// a phrase per key as the log says it: `network timer(20s) →
+    /// timer(40s)`, `max_spindowns_per_day 24 → 480`, `task standby →
+    /// flush` (the keys of another task then go unsaid). Only the keys
+    /// [`DiskConfig::same_settings`] compares: empty when it holds.
+    pub fn changes_to(&self, new: &DiskConfig) -> Vec<String> {
+        fn change(
+            out: &mut Vec<String>,
+            key: &str,
+            old: impl fmt::Display,
+            new: impl fmt::Display,
+        ) {
+            let (old, new) = (old.to_string(), new.to_string());
+            if old != new {
+                out.push(format!("{key} {old} → {new}"));
+            }
+        }
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+        let dur = |v: Option<Nanos>| v.map_or_else(|| "none".into(), |t| t.to_string());
+        let mut out = Vec::new();
+        change(&mut out, "device", &self.device, &new.device);
+        if !lull_core::learned::same_spec(&self.network, &new.network) {
+            out.push(format!("network {} → {}", self.network, new.network));
+        }
+        change(&mut out, "policy", self.policy, new.policy);
+        change(&mut out, "preset", opt(&self.preset), opt(&new.preset));
+        match (&self.task, &new.task) {
+            (
+                TaskConfig::Standby {
+                    backend: b0,
+                    max_spindowns_per_day: m0,
+                    compare_timeout: c0,
+                },
+                TaskConfig::Standby {
+                    backend: b1,
+                    max_spindowns_per_day: m1,
+                    compare_timeout: c1,
+                },
+            ) => {
+                change(
+                    &mut out,
+                    "backend",
+                    crate::drive::backend_name(*b0),
+                    crate::drive::backend_name(*b1),
+                );
+                change(&mut out, "max_spindowns_per_day", m0, m1);
+                change(&mut out, "compare_timeout", dur(*c0), dur(*c1));
+            }
+            (
+                TaskConfig::Command {
+                    argv: a0,
+                    interval: i0,
+                },
+                TaskConfig::Command {
+                    argv: a1,
+                    interval: i1,
+                },
+            ) => {
+                change(&mut out, "command", format!("{a0:?}"), format!("{a1:?}"));
+                change(&mut out, "interval", i0, i1);
+            }
+            (
+                TaskConfig::Jobs {
+                    jobs: j0,
+                    best_effort: b0,
+                    assume_idle: i0,
+                },
+                TaskConfig::Jobs {
+                    jobs: j1,
+                    best_effort: b1,
+                    assume_idle: i1,
+                },
+            ) => {
+                let same_jobs = j0.len() == j1.len()
+                    && j0.iter().zip(j1).all(|(x, y)| {
+                        x.name == y.name && x.argv == y.argv && x.reserve == y.reserve
+                    });
+                if !same_jobs {
+                    out.push("the [[disk.job]] tables".into());
+                }
+                change(&mut out, "best_effort", b0, b1);
+                change(&mut out, "assume_idle", i0, i1);
+            }
+            (a, b) => change(&mut out, "task", a.name(), b.name()),
+        }
+        out
+    }
+
     /// Whether this disk comes from the `[[disk]]` table `entry` (same
     /// position and settings), whatever drive it was resolved for since.
     pub fn is_entry(&self, entry: &DiskConfig) -> bool {
@@ -926,6 +1014,18 @@ impl Config {
 }
 
 impl Config {
+    /// The entry disk `key` (a state-file key, a metrics `disk` label)
+    /// comes from: the one whose device it is, else the first glob that
+    /// matches it; `None` when no entry covers it (a disk removed from
+    /// the file, a drive's entry waiting under `serial:SERIAL`).
+    pub fn entry_for(&self, key: &str) -> Option<&DiskConfig> {
+        self.disks.iter().find(|d| d.device == key).or_else(|| {
+            self.disks.iter().find(|d| {
+                crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
+            })
+        })
+    }
+
     /// `poll` in words, saying where a derived one comes from.
     pub fn poll_text(&self) -> String {
         if self.poll_derived {

@@ -943,3 +943,53 @@ fn a_single_bracket_disk_table_is_told_to_double_its_brackets() {
     // The right header parses.
     parse("state_file = \"/tmp/s.json\"\n[[disk]]\ndevice = \"sda\"\n").unwrap();
 }
+
+/// A reload says which keys of a disk changed (a trial's log said only
+/// "configuration changed or removed"), each with its old and new value.
+#[test]
+fn a_reload_names_the_keys_that_changed() {
+    let entry = |keys: &str| {
+        parse(&format!("[[disk]]\ndevice = \"loop0\"\n{keys}"))
+            .unwrap()
+            .disks
+            .remove(0)
+    };
+    let old = entry(
+        "network = \"timer(20s)\"\nbackend = \"hdparm\"\nmax_spindowns_per_day = 24\npreset = \"wd-red-plus\"\n",
+    );
+    assert!(old.changes_to(&old.clone()).is_empty());
+    // Other spacing is the same network.
+    let new = entry(
+        "network = \"timer( 20s )\"\nbackend = \"hdparm\"\nmax_spindowns_per_day = 480\npreset = \"wd-red-plus\"\n",
+    );
+    assert_eq!(old.changes_to(&new), ["max_spindowns_per_day 24 → 480"]);
+    let new = entry(
+        "network = \"timer(40s)\"\nmax_spindowns_per_day = 24\ncompare_timeout = \"10m\"\npolicy = \"when-busy\"\n",
+    );
+    assert_eq!(
+        old.changes_to(&new),
+        [
+            "network timer(20s) → timer(40s)",
+            "policy earlier-of → when-busy",
+            "preset wd-red-plus → none",
+            "backend hdparm → auto",
+            "compare_timeout none → 10m",
+        ]
+    );
+    let new = entry(
+        "network = \"timer(20s)\"\ntask = \"command\"\ncommand = [\"/bin/true\"]\npreset = \"wd-red-plus\"\n",
+    );
+    assert_eq!(old.changes_to(&new), ["task standby → command"]);
+    let cmd = |argv: &str, interval: &str| {
+        entry(&format!(
+            "task = \"command\"\ncommand = {argv}\ninterval = \"{interval}\"\n"
+        ))
+    };
+    assert_eq!(
+        cmd("[\"/bin/true\"]", "0s").changes_to(&cmd("[\"/bin/false\"]", "1m")),
+        [
+            "command [\"/bin/true\"] → [\"/bin/false\"]",
+            "interval 0s → 1m"
+        ]
+    );
+}

@@ -3,10 +3,14 @@
 
 use tracing::{error, info, warn};
 
-use super::{Daemon, DaemonError, lock_state};
-use crate::config::Config;
+use super::{Daemon, DaemonError, lock_state, mark_unconfigured};
+use crate::config::{Config, DiskConfig, TaskConfig};
 use crate::metrics;
 use crate::preflight::preflight;
+use crate::state::WearBudget;
+use crate::status::REMOVED_AT_RELOAD;
+use crate::timer::unix_now;
+use crate::units::secs;
 
 impl Daemon {
     /// Listens on `metrics.listen` (or stops listening) as the
@@ -106,12 +110,45 @@ impl Daemon {
                             gone.push(d);
                         }
                         None => {
-                            info!("disk {}: configuration changed or removed", d.ctl.key());
+                            // Said in one line: what changed, or that it
+                            // is gone (a trial's log said only "changed or
+                            // removed").
+                            let key = d.ctl.key();
+                            match self.cfg.entry_for(key) {
+                                Some(e) => {
+                                    let mut changes = d.ctl.config().changes_to(e);
+                                    changes.extend(shared.iter().map(|k| k.to_string()));
+                                    info!(
+                                        "disk {key}: configuration changed{}; its controller starts again",
+                                        if changes.is_empty() {
+                                            String::new()
+                                        } else {
+                                            format!(" ({})", changes.join(", "))
+                                        }
+                                    );
+                                    let wear = d.ctl.state().wear.as_ref();
+                                    if let Some(line) =
+                                        budget_change(d.ctl.config(), e, wear, unix_now())
+                                    {
+                                        info!("disk {key}: {line}");
+                                    }
+                                }
+                                None => info!(
+                                    "disk {key}: removed from the configuration: no longer watched (its state-file entry is kept; lull status shows it as not watched, and the metrics no longer export it)"
+                                ),
+                            }
                             gone.push(d);
                         }
                     }
                 }
                 self.retire_all(gone).await;
+                // The entries of disks the file no longer names (retired
+                // above, or waited for and never found) say since when.
+                if !mark_unconfigured(&mut self.state, &self.cfg, REMOVED_AT_RELOAD, unix_now())
+                    .is_empty()
+                {
+                    self.persist.mark(true, true);
+                }
                 self.resolve_now = true; // Re-resolve at the next poll.
                 self.diskstats_file = None; // Its path may have changed.
                 self.path_sig = 0;
@@ -138,6 +175,60 @@ impl Daemon {
     }
 }
 
+/// The line a reload logs for a `standby` disk whose
+/// `max_spindowns_per_day` changed from `old` to `new`: the token bucket
+/// (`bucket`, the running controller's) keeps its level, refilling at the
+/// new rate from its last update and held to the new size, so a raised
+/// budget gives no burst at once (a trial's status read "none left now"
+/// right after raising it, with nothing saying why). `None` when the
+/// budget did not change.
+pub(super) fn budget_change(
+    old: &DiskConfig,
+    new: &DiskConfig,
+    bucket: Option<&WearBudget>,
+    now_unix: u64,
+) -> Option<String> {
+    let (
+        TaskConfig::Standby {
+            max_spindowns_per_day: from,
+            ..
+        },
+        TaskConfig::Standby {
+            max_spindowns_per_day: to,
+            ..
+        },
+    ) = (&old.task, &new.task)
+    else {
+        return None;
+    };
+    let (from, to) = (*from, *to);
+    if from == to {
+        return None;
+    }
+    if to == 0 {
+        return Some(format!(
+            "wear budget {from} → 0 a day: no spin-down from now on"
+        ));
+    }
+    let capacity = WearBudget::capacity(to);
+    let Some(bucket) = bucket else {
+        return Some(format!(
+            "wear budget {from} → {to} a day; its bucket, never drawn on, is full at the new size ({capacity} of {capacity})"
+        ));
+    };
+    let mut level = bucket.clone();
+    level.refill(to, now_unix);
+    let now = level.tokens.floor();
+    let next = match level.clone().take(to, now_unix) {
+        Err(wait) if now < 1.0 && wait.is_finite() => format!(", the next in {}", secs(wait)),
+        _ => String::new(),
+    };
+    Some(format!(
+        "wear budget {from} → {to} a day; the bucket keeps its level ({now} of {capacity} now{next}), refilling at the new rate, one spin-down every {}",
+        secs(86_400.0 / f64::from(to))
+    ))
+}
+
 /// The top-level keys every disk's controller and actors take when they
 /// start, named where `new` differs from `old`: the poll (the activity
 /// log's session and the shadow's floor), `power_check`, the `hdparm`
@@ -160,4 +251,61 @@ pub(super) fn shared_settings_changed(old: &Config, new: &Config) -> Vec<&'stati
         changed.push("the activity log's settings");
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standby(per_day: u32) -> DiskConfig {
+        let text = format!(
+            "[[disk]]\ndevice = \"loop0\"\nnetwork = \"timer(20s)\"\nmax_spindowns_per_day = {per_day}\n"
+        );
+        Config::parse(
+            std::path::Path::new("t.toml"),
+            &text,
+            &crate::default_registry(),
+        )
+        .unwrap()
+        .disks
+        .remove(0)
+    }
+
+    /// A trial (nas-26): after a reload raised the budget from 24 to 480
+    /// a day, the status read "none left now", with nothing saying that
+    /// the bucket keeps its level. The reload's line says it.
+    #[test]
+    fn a_changed_wear_budget_says_that_the_bucket_keeps_its_level() {
+        let now = 1_800_000_000;
+        assert_eq!(budget_change(&standby(24), &standby(24), None, now), None);
+        // Empty a moment ago: refilling at 480 a day, one every 3 minutes.
+        let empty = WearBudget {
+            tokens: 0.0,
+            at_unix: now - 60,
+        };
+        assert_eq!(
+            budget_change(&standby(24), &standby(480), Some(&empty), now).as_deref(),
+            Some(
+                "wear budget 24 → 480 a day; the bucket keeps its level (0 of 80 now, the next in 2m), refilling at the new rate, one spin-down every 3m"
+            )
+        );
+        // A full bucket lowered: held to the new size.
+        let full = WearBudget::full(480, now);
+        assert_eq!(
+            budget_change(&standby(480), &standby(24), Some(&full), now).as_deref(),
+            Some(
+                "wear budget 480 → 24 a day; the bucket keeps its level (4 of 4 now), refilling at the new rate, one spin-down every 1h"
+            )
+        );
+        assert_eq!(
+            budget_change(&standby(24), &standby(48), None, now).as_deref(),
+            Some(
+                "wear budget 24 → 48 a day; its bucket, never drawn on, is full at the new size (8 of 8)"
+            )
+        );
+        assert_eq!(
+            budget_change(&standby(24), &standby(0), Some(&empty), now).as_deref(),
+            Some("wear budget 24 → 0 a day: no spin-down from now on")
+        );
+    }
 }

@@ -244,6 +244,23 @@ fn lock_state(cfg: &Config, dry_run: bool) -> Result<Option<InstanceLock>, Daemo
     }
 }
 
+/// At the start: the state-file entries of disks removed from the file
+/// while the daemon was stopped are marked so
+/// ([`crate::status::NOT_CONFIGURED_AT_START`]), each said once.
+fn unconfigured_at_start(state: &mut State, cfg: &Config) {
+    let marked = mark_unconfigured(
+        state,
+        cfg,
+        crate::status::NOT_CONFIGURED_AT_START,
+        unix_now(),
+    );
+    for key in marked {
+        info!(
+            "disk {key}: in the state file but not in the configuration: not watched (its entry is kept; lull status shows it as not watched)"
+        );
+    }
+}
+
 impl Daemon {
     async fn new(
         opts: Options,
@@ -257,13 +274,15 @@ impl Daemon {
             // Its own file: what the networks learn survives a restart,
             // the real daemon's counters are never touched.
             let path = cfg.dry_run_state_file();
-            State::load(&path).unwrap_or_else(|e| {
+            let mut s = State::load(&path).unwrap_or_else(|e| {
                 warn!(
                     "dry run: state file {}: {e}; starting with nothing learned",
                     path.display()
                 );
                 State::default()
-            })
+            });
+            unconfigured_at_start(&mut s, &cfg);
+            s
         } else {
             let mut s = match State::load(&cfg.state_file) {
                 Ok(s) => s,
@@ -293,6 +312,7 @@ impl Daemon {
             // since.
             s.forget_standby_before(unix_now().saturating_sub(boottime().0 / 1_000_000_000));
             s.carry_over_learned(&cfg.dry_run_state_file());
+            unconfigured_at_start(&mut s, &cfg);
             s.save(&cfg.state_file).map_err(|e| {
                 DaemonError::Runtime(format!(
                     "state file {}: cannot write: {e}",
@@ -607,6 +627,7 @@ impl Daemon {
                 },
             };
             d.ctl.on_poll(stamp, &sample, late, &mut cx, &mut out);
+            d.note_presence(stamp.unix);
             let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
             self.persist.mark(dirty, urgent);
         }
@@ -695,7 +716,7 @@ impl Daemon {
             }
             Snapshot {
                 state,
-                gauges: disks.iter().map(|d| d.ctl.gauges(now)).collect(),
+                gauges: disks.iter().map(|d| d.gauges(now)).collect(),
                 polls,
             }
         };
@@ -712,6 +733,35 @@ impl Daemon {
     }
 }
 
+/// Marks the state-file entries of `state` that no `[[disk]]` of `cfg`
+/// covers (disks removed from the file; not the entries of drives
+/// waiting for their drive) with `mark` as their last decision, at
+/// `now_unix`, unless they say already that they are not configured:
+/// `lull status` shows them as not watched since then, rather than in
+/// their last watched state as if it were now. Returns the keys marked.
+pub(super) fn mark_unconfigured(
+    state: &mut State,
+    cfg: &Config,
+    mark: &str,
+    now_unix: u64,
+) -> Vec<String> {
+    use crate::status::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD, is_parked_key};
+    let mut marked = Vec::new();
+    for (key, d) in &mut state.disks {
+        if is_parked_key(key)
+            || cfg.entry_for(key).is_some()
+            || d.last_decision == REMOVED_AT_RELOAD
+            || d.last_decision == NOT_CONFIGURED_AT_START
+        {
+            continue;
+        }
+        d.last_decision = mark.to_string();
+        d.last_decision_unix = now_unix;
+        marked.push(key.clone());
+    }
+    marked
+}
+
 /// "1 disk entry", "3 disk entries": for the start's and a reload's log
 /// lines.
 fn entries(n: usize) -> String {
@@ -722,6 +772,43 @@ fn entries(n: usize) -> String {
 mod tests {
     use super::*;
     use crate::controller::WakeWitness;
+
+    /// The entries of disks the configuration no longer names are marked
+    /// once, with the time, so `lull status` shows them as not watched
+    /// since then; configured disks, parked drives and entries marked
+    /// already are left as they are.
+    #[test]
+    fn entries_no_disk_entry_covers_are_marked_once() {
+        use crate::status::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD};
+        let cfg = Config::parse(
+            std::path::Path::new("t.toml"),
+            "[[disk]]\ndevice = \"loop0\"\n[[disk]]\ndevice = \"sd[b-c]\"\n",
+            &crate::default_registry(),
+        )
+        .unwrap();
+        let mut st = State::default();
+        for key in ["loop0", "sdb", "loop1", "serial:X", "sdd~3", "loop2"] {
+            let d = st.disk(key);
+            d.last_decision = "standby done".into();
+            d.last_decision_unix = 100;
+        }
+        st.disk("loop2").last_decision = NOT_CONFIGURED_AT_START.into();
+        assert_eq!(
+            mark_unconfigured(&mut st, &cfg, REMOVED_AT_RELOAD, 500),
+            ["loop1"]
+        );
+        let d = &st.disks["loop1"];
+        assert_eq!(
+            (d.last_decision.as_str(), d.last_decision_unix),
+            (REMOVED_AT_RELOAD, 500)
+        );
+        assert_eq!(st.disks["loop2"].last_decision_unix, 100);
+        assert_eq!(st.disks["sdb"].last_decision, "standby done");
+        assert_eq!(st.disks["serial:X"].last_decision, "standby done");
+        // Once: a restart does not move the time.
+        assert!(mark_unconfigured(&mut st, &cfg, NOT_CONFIGURED_AT_START, 900).is_empty());
+        assert_eq!(st.disks["loop1"].last_decision_unix, 500);
+    }
 
     /// The daemon's witness gives a spin-down program's warning once per
     /// process: not for one its start already warned of, and once for one

@@ -1236,3 +1236,210 @@ fn disks_are_listed_in_the_configs_order() {
     let order: Vec<&str> = d.iter().map(|d| d.disk.as_str()).collect();
     assert_eq!(order, ["loop0", "loop1", "/dev/loop2", "serial:XYZ"]);
 }
+
+/// A trial (nas-26, finding 5): a disk a reload removed from the
+/// configuration went on reading "power standby for 48s", "task standby
+/// (running)" and `lull_disk_present 1`. The daemon no longer exports it,
+/// and its state-file entry reads as not watched since the reload, with
+/// its counters kept; one removed while the daemon was stopped, since at
+/// least its start; a parked drive's entry says whose it is.
+#[test]
+fn a_disk_removed_from_the_configuration_reads_as_not_watched() {
+    let (cfg, mut state, now) = one_standby_disk();
+    let removed = state.disk("loop1");
+    removed.present = true;
+    removed.standby_unix = Some(now - 248);
+    removed.idle_since_unix = Some(now - 250);
+    removed.spindowns = 7;
+    removed.spinups = 6;
+    removed.last_decision = REMOVED_AT_RELOAD.into();
+    removed.last_decision_unix = now - 200;
+    let earlier = state.disk("loop2");
+    earlier.present = true;
+    earlier.last_decision = NOT_CONFIGURED_AT_START.into();
+    earlier.last_decision_unix = now - 300;
+    // No mark: a file edited but not reloaded, or an older daemon.
+    state.disk("loop3").last_decision = "standby done".into();
+    state.disk("loop3").present = true;
+    state.disk("serial:XYZ").spindowns = 2;
+    // The daemon's metrics: its watched disk, not the others.
+    let exported = |k: &str| k == "sda";
+    let text = crate::metrics::render_exported(
+        &state,
+        &exported,
+        &[standby_gauges("sda", None)],
+        1,
+        false,
+    );
+    assert!(text.contains("lull_disk_present{disk=\"sda\"} 1"), "{text}");
+    for key in ["loop1", "loop2", "loop3", "serial:XYZ"] {
+        assert!(!text.contains(&format!("disk=\"{key}\"")), "{key}: {text}");
+    }
+    for (samples, have) in [(parse_metrics(&text).unwrap(), true), (Vec::new(), false)] {
+        let d = combine(&cfg, &state, &samples, have, now);
+        let by = |k: &str| d.iter().find(|d| d.disk == k).unwrap();
+        assert_eq!(by("sda").power, "active");
+        for key in ["loop1", "loop2", "loop3", "serial:XYZ"] {
+            let u = by(key);
+            assert_eq!(u.power, "unwatched", "{key}");
+            assert_eq!(
+                (u.idle_since_unix, u.task.as_deref()),
+                (None, None),
+                "{key}"
+            );
+        }
+        assert_eq!(
+            (by("loop1").since_unix, by("loop1").since_exact),
+            (Some(now - 200), true)
+        );
+        assert_eq!(
+            (by("loop2").since_unix, by("loop2").since_exact),
+            (Some(now - 300), false)
+        );
+        assert_eq!(by("loop3").since_unix, None);
+        assert_eq!(by("loop1").spindowns, 7);
+        let shown = render_text(&status_of(d.clone(), now));
+        let block = |name: &str| {
+            shown
+                .split("\n\n")
+                .find(|b| b.starts_with(&format!("{name}\n")))
+                .unwrap_or_else(|| panic!("{name}: {shown}"))
+                .to_string()
+        };
+        let b1 = block("loop1");
+        assert!(
+            b1.starts_with(
+                "loop1\n  not watched for 3m20s: a reload removed it from the configuration; what follows is the state\n              file's, from when it was watched\n"
+            ),
+            "{b1}"
+        );
+        // Nothing live-looking: no power, task, waiting or last line (the
+        // mark is said above); the counters stay.
+        for field in ["  power ", "  task ", "  waiting ", "  last "] {
+            assert!(!b1.contains(field), "{field:?} in {b1}");
+        }
+        assert!(b1.contains("  spin-downs  7\n  spin-ups    6"), "{b1}");
+        let b2 = block("loop2");
+        assert!(
+            b2.contains(
+                "not watched for at least 5m: not in the configuration since the daemon's start"
+            ),
+            "{b2}"
+        );
+        let b3 = block("loop3");
+        assert!(
+            b3.contains(
+                "  not watched not in the configuration file (a daemon that has not reloaded"
+            ) && b3.contains("  last        standby done"),
+            "{b3}"
+        );
+        assert!(
+            block("serial:XYZ").contains("the state of drive XYZ, kept until the drive is back"),
+            "{shown}"
+        );
+    }
+    // A daemon that has not reloaded since the file lost the disk still
+    // watches it (it exports its task): live, as the daemon says.
+    let text = crate::metrics::render(
+        &state,
+        &[standby_gauges("sda", None), standby_gauges("loop3", None)],
+        1,
+        false,
+    );
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    let loop3 = d.iter().find(|d| d.disk == "loop3").unwrap();
+    assert_eq!(loop3.power, "active");
+    assert_eq!(loop3.left_alone, None);
+}
+
+/// A trial (nas-26, finding 8): 15 s after a disk vanished, the status
+/// read "power absent for at least 1m5s" (the time since its last
+/// decision, before the vanish) and "task standby (running)". The
+/// daemon's metrics give the vanish's time; without them it is not known,
+/// and no standby runs on an absent disk.
+#[test]
+fn an_absent_disk_is_absent_since_it_vanished() {
+    let (cfg, mut state, now) = one_standby_disk();
+    let d = state.disk("sda");
+    d.present = false;
+    d.last_decision = "standby done (hdparm -y)".into();
+    d.last_decision_unix = now - 65;
+    let mut g = standby_gauges("sda", None);
+    g.running = true;
+    g.power_since_unix = Some(now - 15);
+    let text = crate::metrics::render(&state, &[g], 1, false);
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!(d[0].power, "absent");
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 15), true));
+    assert_eq!(d[0].task_running, Some(false));
+    let shown = render_text(&status_of(d, now));
+    assert!(
+        shown.contains("  power       absent for 15s\n  task        standby\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  waiting     the disk to come back\n"),
+        "{shown}"
+    );
+    // From the state file alone: absent, since when unknown (not "at
+    // least" the time since a decision taken before it vanished).
+    let d = combine(&cfg, &state, &[], false, now);
+    assert_eq!((d[0].since_unix, d[0].since_exact), (None, false));
+    let shown = render_text(&status_of(d, now));
+    assert!(shown.contains("  power       absent\n"), "{shown}");
+}
+
+/// A trial (nas-26, finding 7): after a stopped `lulld --dry-run`, and
+/// before any real run, `lull status` with `metrics.listen` failed ("not
+/// reachable … is the daemon running?") where the same file without
+/// `listen` showed the dry run's last state. Only the dry run's lock file
+/// is there, and free: no daemon runs, and the dry run's file is read.
+#[test]
+fn a_stopped_dry_run_is_shown_when_metrics_listen_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = dir.path().join("lull.toml");
+    let state_file = dir.path().join("state.json");
+    std::fs::write(
+        &config,
+        format!(
+            "state_file = {state_file:?}\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n[[disk]]\ndevice = \"loop0\"\n"
+        ),
+    )
+    .unwrap();
+    let reg = crate::default_registry();
+    // Nothing ran here: an endpoint that does not answer is an error.
+    let e = gather(&config, &reg).unwrap_err();
+    assert!(e.to_string().contains("is the daemon running?"), "{e}");
+    // A dry run ran and stopped: its state file and its free lock.
+    let dry = dir.path().join("state.dry-run.json");
+    let mut st = State::default();
+    st.disk("loop0").last_decision = "dry run: would spin /dev/loop0 down".into();
+    st.disk("loop0").present = true;
+    st.save(&dry).unwrap();
+    std::fs::write(crate::instance::lock_path(&dry), "").unwrap();
+    let s = gather(&config, &reg).unwrap();
+    assert_eq!(s.state_file, dry);
+    assert_eq!((s.dry_run, s.daemon_running), (Some(true), Some(false)));
+    assert_eq!(s.metrics, None);
+    assert_eq!(
+        s.disks[0].last_decision,
+        "dry run: would spin /dev/loop0 down"
+    );
+    let text = render_text(&s);
+    assert!(
+        text.starts_with("(no daemon is running: nothing holds ")
+            && text.contains("state.dry-run.json.lock")
+            && text.contains("(its last run was a dry run"),
+        "{text}"
+    );
+    // A dry run that holds its lock runs: its endpoint must answer.
+    let held = crate::instance::InstanceLock::acquire(&dry).unwrap();
+    let e = gather(&config, &reg).unwrap_err();
+    assert!(e.to_string().contains("is the daemon running?"), "{e}");
+    drop(held);
+}

@@ -122,14 +122,37 @@ pub fn render_text(st: &Status) -> String {
         let mut field = |label: &str, text: String| {
             let _ = writeln!(out, "  {label:<11} {text}");
         };
-        let mut power = d.power.clone();
-        if let Some(t) = d.since_unix {
-            let _ = write!(
-                power,
+        let since = d.since_unix.map(|t| {
+            format!(
                 " for {}{}",
                 if d.since_exact { "" } else { "at least " },
                 ago(t)
-            );
+            )
+        });
+        if d.power == "unwatched" {
+            // A state-file entry kept from when the daemon watched the
+            // disk: said first, and nothing below reads as live (no
+            // power, task, waiting or learning lines; a trial's removed
+            // disk read "power standby for 48s" long after).
+            let words: Vec<String> = format!(
+                "{}{}; what follows is the state file's, from when it was watched",
+                since.map_or_else(String::new, |s| format!("{}: ", s.trim_start())),
+                d.left_alone
+                    .as_deref()
+                    .unwrap_or("not in the configuration")
+            )
+            .split(' ')
+            .map(str::to_string)
+            .collect();
+            for (i, line) in wrap_list(&words, " ", 100 - 14).into_iter().enumerate() {
+                field(if i == 0 { "not watched" } else { "" }, line);
+            }
+            unwatched_text(&mut out, d, st.now_unix);
+            continue;
+        }
+        let mut power = d.power.clone();
+        if let Some(s) = since {
+            power.push_str(&s);
         }
         field("power", power);
         if let Some(task) = &d.task {
@@ -334,6 +357,50 @@ pub fn render_text(st: &Status) -> String {
         }
     }
     out
+}
+
+/// The rest of the block of a disk the daemon does not watch
+/// ([`DiskStatus::power`] `unwatched`): what it did while it was watched
+/// (its drive, spin-downs, spin-ups, errors, last decision and savings),
+/// none of it current.
+fn unwatched_text(out: &mut String, d: &DiskStatus, now_unix: u64) {
+    use std::fmt::Write as _;
+    let mut field = |label: &str, text: String| {
+        let _ = writeln!(out, "  {label:<11} {text}");
+    };
+    if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
+        let b = lull_core::time::Nanos::from_secs_f64(b).approx();
+        field("drive", format!("{p} ({src}), break-even {b}"));
+    }
+    if d.spindowns + d.spinups > 0 {
+        field("spin-downs", d.spindowns.to_string());
+        let mut ups = d.spinups.to_string();
+        if d.foreign_spinups > 0 {
+            let _ = write!(ups, " ({} not caused by lull)", d.foreign_spinups);
+        }
+        if let Some(t) = d.last_wake_unix {
+            let _ = write!(
+                ups,
+                "; last wake {} ago ({})",
+                secs(now_unix.saturating_sub(t) as f64),
+                d.last_wake_cause.as_deref().unwrap_or("?")
+            );
+        }
+        field("spin-ups", ups);
+    }
+    if d.errors > 0 {
+        field("errors", d.errors.to_string());
+    }
+    // The daemon's mark of the removal is said above.
+    if !d.last_decision.is_empty()
+        && d.last_decision != REMOVED_AT_RELOAD
+        && d.last_decision != NOT_CONFIGURED_AT_START
+    {
+        field("last", d.last_decision.replace('\n', " "));
+    }
+    if let Some(r) = &d.shadow {
+        shadow_text(out, r, None);
+    }
 }
 
 /// What the wear budget allows now: "3 of 4 left now", or when the next
