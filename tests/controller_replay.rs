@@ -95,7 +95,7 @@ fn live_busy(
         &mut ctl,
         completions,
         (poll, busy_ms),
-        (end, end),
+        (Nanos::from_millis(1), end, end),
         registry,
         CLOCK,
         (None, Answer::Silent),
@@ -172,7 +172,7 @@ fn drive(
         ctl,
         completions,
         (poll, 0),
-        (end, end),
+        (Nanos::from_millis(1), end, end),
         registry,
         clock,
         (None, Answer::Silent),
@@ -203,8 +203,8 @@ enum Answer {
 }
 
 /// [`drive`], writing the state file as the shell does when `saves` is
-/// given (so that a crash at `end` leaves its last write); polling until
-/// `end`, the first of `(end, stop)`, and then woken only by the
+/// given (so that a crash at `end` leaves its last write); polling from
+/// `start` until `end`, the first of `(end, stop)`, and then woken only by the
 /// controller's deadlines before `stop` (a daemon stopped between polls).
 /// The kernel counts `busy_ms` of busy time for each completion (0: none,
 /// as for a loop device's writes). `answer` says what the actor reports
@@ -213,7 +213,7 @@ fn drive_saving(
     ctl: &mut DiskController,
     completions: &[Nanos],
     (poll, busy_ms): (Nanos, u64),
-    (end, stop): (Nanos, Nanos),
+    (start, end, stop): (Nanos, Nanos, Nanos),
     registry: &Registry,
     clock: Nanos,
     (mut saves, answer): (Option<&mut Saves>, Answer),
@@ -224,7 +224,7 @@ fn drive_saving(
     let mut out = Vec::new();
     let (mut last, mut last_ops) = (None::<Nanos>, 0u64);
     // The daemon's first poll comes just after its start.
-    let mut t = Nanos::from_millis(1);
+    let mut t = start;
     loop {
         let ops = done(t);
         let sample = Sample::new(
@@ -972,7 +972,7 @@ fn behind_a_refusing_bridge(per_day: u32) -> (DiskController, Decisions, Vec<Req
         &mut ctl,
         &completions,
         (poll, 0),
-        (end, end),
+        (Nanos::from_millis(1), end, end),
         &registry,
         CLOCK,
         (None, Answer::Fails),
@@ -1117,6 +1117,117 @@ fn a_standby_the_wear_budget_refused_is_tried_again_when_a_token_comes() {
     );
 }
 
+/// A SIGHUP that changes a disk's wear budget (24 a day, spent, then 480)
+/// starts its controller again in the same daemon: the new run's time
+/// zero is the old one's (the daemon's), so both runs began at the same
+/// instant of the log's timeline, and the replay checked the first run's
+/// decisions against the second run's budget, spinning down where the
+/// daemon had refused (a trial: 29 spin-downs in the replay, 13 by the
+/// daemon). Each run's checks begin where it took over.
+#[test]
+fn a_reload_that_raises_the_wear_budget_replays_to_the_daemons_standbys() {
+    let registry = lull_live::default_registry();
+    let poll = Nanos::from_secs(1);
+    let first = activity(&vec![(20_000u64, 3u32); 20]);
+    let end1 = *first.last().unwrap() + poll;
+    let stop = end1 + poll / 2;
+    let mut a = controller("timer(4s)", &registry, 24, CLOCK, Default::default());
+    let (d1, _) = drive_saving(
+        &mut a,
+        &first,
+        (poll, 0),
+        (Nanos::from_millis(1), end1, stop),
+        &registry,
+        CLOCK,
+        (None, Answer::SpinsDown),
+    );
+    let mut records1 = d1.records.clone();
+    let mut out = Vec::new();
+    a.finish(
+        Now {
+            mono: stop,
+            unix: (CLOCK + stop).as_secs_f64() as u64,
+        },
+        &mut out,
+    );
+    records1.extend(out.iter().filter_map(|o| match o {
+        Output::Activity(r) => Some(r.clone()),
+        _ => None,
+    }));
+    // The same disk's counters, the same daemon's clock and frame.
+    let from = stop + poll;
+    let mut all = first.clone();
+    all.extend(
+        activity(&vec![(20_000u64, 3u32); 20])
+            .iter()
+            .map(|&c| c + from),
+    );
+    let mut b = controller("timer(4s)", &registry, 480, CLOCK, a.state().clone());
+    b.restore(records1.iter().cloned());
+    let end2 = *all.last().unwrap() + poll;
+    let (d2, _) = drive_saving(
+        &mut b,
+        &all,
+        (poll, 0),
+        (from, end2, end2),
+        &registry,
+        CLOCK,
+        (None, Answer::SpinsDown),
+    );
+    let mut log = Log::default();
+    for (name, recs) in [("0001.lact", &records1), ("0002.lact", &d2.records)] {
+        let mut bytes = lull_activity::record::header().to_vec();
+        for r in recs.iter() {
+            r.encode(&mut bytes);
+        }
+        log.push_segment(&bytes, std::path::Path::new(name))
+            .unwrap();
+    }
+    let rebuilt = log.rebuild();
+    assert_eq!(rebuilt.runs.len(), 2);
+    assert_eq!(
+        rebuilt.runs[0].offset, rebuilt.runs[1].offset,
+        "one daemon's clock"
+    );
+    let opts = ReplayOptions {
+        reference_floor: rebuilt.session.poll,
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
+        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
+        ..spindown(lull_blktrace_replay::activity::daemon_gate(
+            &rebuilt.session,
+        ))
+    };
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
+    let spec = NetworkSpec::parse("timer(4s)", Some(&registry)).unwrap();
+    let (outcome, restarts) = lull_blktrace_replay::replay::replay_spec_runs(
+        &timeline,
+        &spec,
+        &registry,
+        &opts,
+        &rebuilt.runs,
+    )
+    .unwrap();
+    assert_eq!(restarts, 1);
+    let m = |name: &str| outcome.report.task_measure(name).unwrap_or(0.0);
+    // The first run spent its 4 and was refused the rest.
+    let daemon = rebuilt.standbys.len() as f64;
+    assert!(m("refused_wear_budget") >= 10.0, "{:?}", outcome.report);
+    assert_eq!(
+        m("spinups"),
+        daemon,
+        "the daemon's spin-downs are the replay's"
+    );
+    let w = d2.shadow.as_ref().unwrap().windows[1].clone();
+    let lull = w.policy("lull").unwrap();
+    assert_eq!(lull.spinups as f64, m("spinups"));
+    let saved = m("baseline_energy_j") - m("energy_j");
+    assert!(
+        (lull.saved_wh * 3600.0 - saved).abs() <= 1e-6 * saved.abs().max(1.0),
+        "{} vs {saved}",
+        lull.saved_wh * 3600.0
+    );
+}
+
 /// A daemon restart: a run over `first` (its own frame) stopped cleanly at
 /// its last poll, `down` with nobody watching, a second run over `second`
 /// (its own frame, its own wall clock) from the state the first saved. The
@@ -1173,7 +1284,7 @@ fn restart_replays_like_live(
         &mut a,
         first,
         (poll, 0),
-        (end1, stop),
+        (Nanos::from_millis(1), end1, stop),
         &registry,
         CLOCK,
         (saves.as_mut(), Answer::SpinsDown),
@@ -1221,7 +1332,7 @@ fn restart_replays_like_live(
         &mut b,
         second,
         (poll, 0),
-        (end2, end2),
+        (Nanos::from_millis(1), end2, end2),
         &registry,
         clock2,
         (None, Answer::SpinsDown),

@@ -452,7 +452,11 @@ impl Detector for Restarting {
 pub fn gate_runs(runs: &[RunStart]) -> Vec<GateRun> {
     runs.iter()
         .map(|r| GateRun {
-            from: r.offset,
+            // Where it took over: a run the daemon started again without
+            // stopping (a SIGHUP that changed the disk's entry) shares the
+            // daemon's time zero with the run before it, and begins where
+            // that one ended.
+            from: r.after.map_or(r.offset, |a| a.max(r.offset)),
             dry_run: r.dry_run,
             max_spindowns_per_day: r.max_spindowns_per_day,
         })
