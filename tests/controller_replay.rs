@@ -1328,9 +1328,14 @@ fn restart_replays_like_live(
     // The shadow spans the restart, as the daemon's, restored from the log.
     b.restore(records1.iter().cloned());
     let end2 = second.last().copied().unwrap_or(Nanos::ZERO) + poll;
+    // The disk's counters go on from the first run's (a restart is not a
+    // reboot): its completions, before the second run's first poll.
+    let counted: Vec<Nanos> = std::iter::repeat_n(Nanos::ZERO, first.len())
+        .chain(second.iter().copied())
+        .collect();
     let (d2, _) = drive_saving(
         &mut b,
-        second,
+        &counted,
         (poll, 0),
         (Nanos::from_millis(1), end2, end2),
         &registry,

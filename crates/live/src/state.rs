@@ -114,6 +114,14 @@ pub struct DiskState {
     /// something else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standby_unix: Option<u64>,
+    /// The whole disk's completed I/O in diskstats (reads, writes,
+    /// discards and flushes) while it was in that standby: a later run
+    /// that finds the counters moved knows the drive did I/O while no
+    /// daemon watched (a disk a reload removed and another added back, a
+    /// daemon stopped for a while), so it was woken, and does not take
+    /// the standby up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby_io: Option<u64>,
 }
 
 pub use crate::identify::Identity;

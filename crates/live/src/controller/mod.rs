@@ -804,6 +804,9 @@ impl DiskController {
             Some(_) if changed => Some(now.unix),
             Some(_) => self.st.standby_unix,
         };
+        if since.is_none() {
+            self.st.standby_io = None;
+        }
         self.standby_since = since;
     }
 

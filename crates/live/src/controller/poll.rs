@@ -162,6 +162,36 @@ impl DiskController {
             // "idle for" and "decides in" then add up to the timeout.
             self.idle_since = Some(o.idle_from.unwrap_or(t));
         }
+        // The disk's completed I/O: while it sleeps, kept with its
+        // standby for a later run to compare (it does not change while
+        // the drive sleeps, so it is written with the standby's own
+        // writes).
+        let io = sample.get(&self.tracker.family().disk).map(io_mark);
+        if o.present
+            && self.left_in_standby()
+            && io.is_some()
+            && self.st.standby_io.is_some()
+            && io != self.st.standby_io
+        {
+            // The counters moved while no daemon watched: something read
+            // or wrote the disk, so the drive spun up (a disk a reload
+            // removed, used, then added back; a daemon stopped for a
+            // while). Its standby is over, counted as a spin-up, and not
+            // taken up.
+            info!(
+                "disk {}: awake: it did I/O while the daemon was not watching (its diskstats counters moved since its standby), so its standby is over",
+                self.key
+            );
+            self.st.standby_unix = None;
+            self.st.standby_io = None;
+            self.st.spinups += 1;
+            self.power_since_unix = None;
+            self.urgent = true;
+        }
+        if self.standby_since.is_some() && o.present && io.is_some() && self.st.standby_io != io {
+            self.st.standby_io = io;
+            self.dirty = true;
+        }
         if o.present && self.left_in_standby() && !self.checks_power() {
             // The previous run left the drive in standby and nothing can
             // ask it (`hdparm`, no power checks): the state file is all
@@ -396,4 +426,13 @@ impl DiskController {
             });
         }
     }
+}
+
+/// A disk's completed I/O in one number: its reads, writes, discards and
+/// flushes in diskstats (wrapping, as the counters do).
+fn io_mark(c: &crate::diskstats::Counters) -> u64 {
+    c.reads
+        .wrapping_add(c.writes)
+        .wrapping_add(c.discards)
+        .wrapping_add(c.flushes)
 }

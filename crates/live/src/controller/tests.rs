@@ -1385,6 +1385,49 @@ fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_sta
     assert_eq!(standby_orders(&outs), vec![98]);
 }
 
+/// A standby the previous run left is not taken up when the disk did I/O
+/// while no daemon watched (its diskstats counters moved since): a disk a
+/// reload removed, used, then added back showed "in standby since before
+/// the reload" and booked a spin-up for a drive that was awake (a NAS
+/// trial). It is over, counted as the spin-up it was, and the network's
+/// timeout spins the drive down again.
+#[test]
+fn a_standby_whose_disk_did_io_unwatched_is_not_taken_up() {
+    let disk = "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\nbackend = \"hdparm\"\n";
+    for moved in [false, true] {
+        let (mut c, r) = controller(disk);
+        let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+        assert_eq!(standby_orders(&outs), vec![10]);
+        report(&mut c, 10, Outcome::SpunDown("ok".into()));
+        // Quiet polls in standby: the counters are kept with it.
+        run(&mut c, &r, 12, 15, |_| 100);
+        assert_eq!(c.state().standby_io, Some(100));
+        c.finish(at(20), &mut Vec::new());
+        let st = c.into_state();
+        let (cfg, family) = sdb(disk, &r);
+        let settings = Settings {
+            power_check: Nanos::ZERO,
+            dry_run: false,
+            clock: Nanos::ZERO,
+            poll: Nanos::from_secs(1),
+        };
+        let mut d = with_state(&r, &cfg, family, st, settings);
+        let ios = if moved { 107 } else { 100 };
+        let outs = run(&mut d, &r, 30, 45, |_| ios);
+        if moved {
+            assert!(!d.in_standby());
+            assert_eq!((d.state().spindowns, d.state().spinups), (1, 1));
+            assert_eq!(d.state().standby_unix, None);
+            // Quiet from the first poll: spun down at the timeout.
+            assert_eq!(standby_orders(&outs), vec![35]);
+        } else {
+            assert!(d.in_standby());
+            assert_eq!((d.state().spindowns, d.state().spinups), (1, 0));
+            assert_eq!(standby_orders(&outs), Vec::<u64>::new());
+        }
+    }
+}
+
 /// A stop (or a reload that replaces the controller) while the drive
 /// sleeps keeps the standby so far in the entry it leaves, as the saves
 /// before it counted it: the state file's time in standby never goes back.
