@@ -361,11 +361,27 @@ impl DiskController {
                 .into_iter()
                 .filter_map(|ev| self.hook_env(now, ev, env))
                 .collect();
-            let text = format!(
-                "disk {}: busy again after {} in standby",
-                self.key,
-                (t - since).approx()
-            );
+            // A standby taken up after a restart or reload began before
+            // this run: said whole (a trial added up the log's lines and
+            // found them short of the drive's sleep).
+            let watched = t - since;
+            let whole = self
+                .power_since_unix
+                .map(|u| Nanos::from_secs(now.unix.saturating_sub(u)))
+                .filter(|&w| w > watched + Nanos::from_secs(1));
+            let text = match whole {
+                Some(w) => format!(
+                    "disk {}: busy again after {} in standby (since before the daemon's restart or reload; {} of it watched by this run)",
+                    self.key,
+                    w.approx(),
+                    watched.approx()
+                ),
+                None => format!(
+                    "disk {}: busy again after {} in standby",
+                    self.key,
+                    watched.approx()
+                ),
+            };
             self.woke(now, (Wake::SPINUP, moved), text, hooks, witness, out);
             self.dirty = true;
             // Written at once, so `lull status` names the wakers (spin-ups
