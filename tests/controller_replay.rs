@@ -1117,6 +1117,39 @@ fn a_standby_the_wear_budget_refused_is_tried_again_when_a_token_comes() {
     );
 }
 
+/// The activity records a controller writes when it stops at `stop`.
+fn stop_records(ctl: &mut DiskController, stop: Nanos) -> Vec<Record> {
+    let mut out = Vec::new();
+    ctl.finish(
+        Now {
+            mono: stop,
+            unix: (CLOCK + stop).as_secs_f64() as u64,
+        },
+        &mut out,
+    );
+    out.into_iter()
+        .filter_map(|o| match o {
+            Output::Activity(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The activity log of `segments`' records, each written as a segment
+/// file's bytes and read back.
+fn log_of(segments: &[&[Record]]) -> Log {
+    let mut log = Log::default();
+    for (i, recs) in segments.iter().enumerate() {
+        let mut bytes = lull_activity::record::header().to_vec();
+        for r in recs.iter() {
+            r.encode(&mut bytes);
+        }
+        log.push_segment(&bytes, std::path::Path::new(&format!("{i:04}.lact")))
+            .expect("the log reads back");
+    }
+    log
+}
+
 /// A SIGHUP that changes a disk's wear budget (24 a day, spent, then 480)
 /// starts its controller again in the same daemon: the new run's time
 /// zero is the old one's (the daemon's), so both runs began at the same
@@ -1142,18 +1175,7 @@ fn a_reload_that_raises_the_wear_budget_replays_to_the_daemons_standbys() {
         (None, Answer::SpinsDown),
     );
     let mut records1 = d1.records.clone();
-    let mut out = Vec::new();
-    a.finish(
-        Now {
-            mono: stop,
-            unix: (CLOCK + stop).as_secs_f64() as u64,
-        },
-        &mut out,
-    );
-    records1.extend(out.iter().filter_map(|o| match o {
-        Output::Activity(r) => Some(r.clone()),
-        _ => None,
-    }));
+    records1.extend(stop_records(&mut a, stop));
     // The same disk's counters, the same daemon's clock and frame.
     let from = stop + poll;
     let mut all = first.clone();
@@ -1174,15 +1196,7 @@ fn a_reload_that_raises_the_wear_budget_replays_to_the_daemons_standbys() {
         CLOCK,
         (None, Answer::SpinsDown),
     );
-    let mut log = Log::default();
-    for (name, recs) in [("0001.lact", &records1), ("0002.lact", &d2.records)] {
-        let mut bytes = lull_activity::record::header().to_vec();
-        for r in recs.iter() {
-            r.encode(&mut bytes);
-        }
-        log.push_segment(&bytes, std::path::Path::new(name))
-            .unwrap();
-    }
+    let log = log_of(&[&records1, &d2.records]);
     let rebuilt = log.rebuild();
     assert_eq!(rebuilt.runs.len(), 2);
     assert_eq!(
@@ -1296,18 +1310,7 @@ fn restart_replays_like_live(
             s.written
         }
         None => {
-            let mut out = Vec::new();
-            a.finish(
-                Now {
-                    mono: stop,
-                    unix: (CLOCK + stop).as_secs_f64() as u64,
-                },
-                &mut out,
-            );
-            records1.extend(out.iter().filter_map(|o| match o {
-                Output::Activity(r) => Some(r.clone()),
-                _ => None,
-            }));
+            records1.extend(stop_records(&mut a, stop));
             prop_assert!(matches!(records1.last(), Some(Record::End(_))));
             a.state().clone()
         }
@@ -1342,15 +1345,7 @@ fn restart_replays_like_live(
         clock2,
         (None, Answer::SpinsDown),
     );
-    let mut log = Log::default();
-    for (name, recs) in [("0001.lact", &records1), ("0002.lact", &d2.records)] {
-        let mut bytes = lull_activity::record::header().to_vec();
-        for r in recs.iter() {
-            r.encode(&mut bytes);
-        }
-        log.push_segment(&bytes, std::path::Path::new(name))
-            .expect("the log reads back");
-    }
+    let log = log_of(&[&records1, &d2.records]);
     prop_assert_eq!(log.runs.len(), 2);
     let rebuilt = log.rebuild();
     prop_assert_eq!(rebuilt.runs.len(), 2);
