@@ -1046,6 +1046,30 @@ fn a_window_with_nothing_to_save_gives_no_ratio() {
     assert!(render_text(&scene()).contains("excess vs best fixed"));
 }
 
+/// A window where the clairvoyant timer adds nothing over the best fixed
+/// one gives no gain ratio (a share of nothing), and says why: a trial
+/// read its absence as a ratio lost.
+#[test]
+fn a_missing_gain_ratio_says_why() {
+    let mut st = scene();
+    let windows = &mut st.disks[0].shadow.as_mut().unwrap().windows;
+    windows[0].gain_vs_clairvoyant = None;
+    let text = render_text(&st).replace("\n              ", " ");
+    assert!(
+        text.contains(
+            "gain vs clairvoyant n/a (the clairvoyant timer adds nothing over the best fixed one)"
+        ),
+        "{text}"
+    );
+    // Wrapped under the field, as the ratios with it.
+    for l in render_text(&st)
+        .lines()
+        .filter(|l| l.contains("clairvoyant"))
+    {
+        assert!(l.chars().count() <= 100, "{l}");
+    }
+}
+
 /// A window that spans a dry run and the real daemon says how much of it
 /// the dry run watched, under the ratios: lull's line adds spin-downs it
 /// only would have made (a trial switched from `--dry-run` and read

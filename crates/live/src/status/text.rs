@@ -555,10 +555,17 @@ pub(super) fn shadow_text(
                 Some(x) => format!("excess vs best fixed {x:.2}"),
                 None => "excess vs best fixed n/a (a fixed timeout was optimal)".to_string(),
             };
-            if let Some(g) = w.gain_vs_clairvoyant {
-                let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
+            match w.gain_vs_clairvoyant {
+                Some(g) => {
+                    let _ = write!(ratios, ", gain vs clairvoyant {g:.2}");
+                }
+                // A share of nothing: said, or the ratio seemed lost.
+                None => ratios.push_str(
+                    ", gain vs clairvoyant n/a (the clairvoyant timer adds nothing over the best fixed one)",
+                ),
             }
-            lines.push(ratios);
+            let words: Vec<String> = ratios.split(' ').map(str::to_string).collect();
+            lines.extend(wrap_list(&words, " ", 100 - 14));
         }
         if w.dry_run_s > 0.0 {
             // A window may span `lulld --dry-run` and the real daemon:
