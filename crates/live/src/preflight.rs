@@ -633,6 +633,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             "metrics.listen {addr}: cannot listen: {e}; a start now would fail (is another program listening there?)"
         ));
     }
+    let links = by_id_links();
     // The drives identified so far, by kernel name: a serial number two
     // of them give follows neither, as in the daemon.
     let mut identified: Vec<(String, crate::identify::Identity)> = Vec::new();
@@ -707,6 +708,11 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
             if let Some(w) = short_timeout(registry, &resolved, cfg.poll) {
                 warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
             }
+            if let Some(w) = stable_name_hint(&d.device, &r.kernel, &links)
+                .filter(|_| resolved.left_alone.is_none())
+            {
+                warnings.push(format!("disk[{}] {}: {w}", d.index, r.kernel));
+            }
             disks.push(check_disk(
                 &resolved,
                 &r.kernel,
@@ -725,6 +731,50 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
         disks,
         warnings,
     })
+}
+
+/// The `/dev/disk/by-id/` links and the kernel names they point to now
+/// (empty where the folder is missing).
+fn by_id_links() -> Vec<(String, String)> {
+    let Ok(dir) = std::fs::read_dir("/dev/disk/by-id") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let target = crate::devices::kernel_name(&e.path())?;
+            Some((name, target))
+        })
+        .collect()
+}
+
+/// The hint for an entry that names a disk by its kernel name (`sdb`,
+/// `/dev/sdb`), which the kernel hands out in the order it finds disks:
+/// after a reboot or a replug it can name another drive, which would get
+/// this entry's task and budget. The by-id link of the drive `kernel` is
+/// now, from `links` (name, kernel name), preferring a transport's name
+/// (`ata-`, `scsi-`, `usb-`, `nvme-`) to a `wwn-`; `None` for a glob, a
+/// link, or a drive without one (a loop device).
+pub(crate) fn stable_name_hint(
+    device: &str,
+    kernel: &str,
+    links: &[(String, String)],
+) -> Option<String> {
+    let name = device.strip_prefix("/dev/").unwrap_or(device);
+    let kernel_named = name == kernel && !name.contains('/');
+    if !kernel_named || crate::devices::is_glob(device) {
+        return None;
+    }
+    let mut ours: Vec<&str> = links
+        .iter()
+        .filter(|(_, k)| k == kernel)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    ours.sort_by_key(|n| (n.starts_with("wwn-"), n.len(), *n));
+    let link = ours.first()?;
+    Some(format!(
+        "`{device}` is a kernel name, which the kernel hands out in the order it finds disks: after a reboot or a replug it can name another drive, which would get this entry; /dev/disk/by-id/{link} names this drive"
+    ))
 }
 
 /// When a new controller of the standby disk `d`, polled every `poll`,
@@ -1319,5 +1369,47 @@ pub(crate) mod tests {
         // A learner adapts: never judged by its first timeout.
         assert!(short_timeout(&registry, &disk("auto"), poll).is_none());
         assert!(short_timeout(&registry, &disk("share()"), poll).is_none());
+    }
+
+    /// A kernel name gets the drive's by-id link, a transport's name
+    /// first; a glob, a link already, or a drive with no link gets none.
+    #[test]
+    fn a_kernel_name_is_told_the_drives_stable_name() {
+        let links: Vec<(String, String)> = [
+            ("wwn-0x50014ee2b5a1c3d4", "sdb"),
+            ("ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX", "sdb"),
+            ("ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX-part1", "sdb1"),
+            ("usb-WD_Elements_25A3_575836314134-0:0", "sdc"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .to_vec();
+        for device in ["sdb", "/dev/sdb"] {
+            let w = stable_name_hint(device, "sdb", &links).unwrap();
+            assert!(
+                w.ends_with(
+                    "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX names this drive"
+                ),
+                "{w}"
+            );
+            assert!(
+                w.starts_with(&format!("`{device}` is a kernel name")),
+                "{w}"
+            );
+        }
+        assert!(
+            stable_name_hint("sdc", "sdc", &links)
+                .unwrap()
+                .contains("usb-WD_Elements")
+        );
+        assert_eq!(stable_name_hint("sd[b-c]", "sdb", &links), None);
+        assert_eq!(
+            stable_name_hint(
+                "/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0XXXXXX",
+                "sdb",
+                &links
+            ),
+            None
+        );
+        assert_eq!(stable_name_hint("loop0", "loop0", &links), None);
     }
 }
