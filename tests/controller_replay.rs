@@ -417,6 +417,22 @@ fn spindown(gate: StandbyGate) -> ReplayOptions {
     }
 }
 
+/// The options `lull replay` of a daemon's log replays with: the daemon's
+/// checks (its session's wear budget and drive), its poll the references'
+/// floor, the polls that overtook a standby, and what the daemon did with
+/// its standbys (withheld while it knew the drive asleep; the sleep it
+/// took up).
+fn log_options(rebuilt: &lull_activity::Rebuilt) -> ReplayOptions {
+    ReplayOptions {
+        reference_floor: rebuilt.session.poll,
+        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
+        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
+        ..spindown(lull_blktrace_replay::activity::daemon_gate(
+            &rebuilt.session,
+        ))
+    }
+}
+
 /// Completions in bursts separated by idle gaps: `(gap_ms, burst)` pairs,
 /// a burst being `burst` completions 5 ms apart.
 fn activity(shape: &[(u64, u32)]) -> Vec<Nanos> {
@@ -1203,14 +1219,7 @@ fn a_reload_that_raises_the_wear_budget_replays_to_the_daemons_standbys() {
         rebuilt.runs[0].offset, rebuilt.runs[1].offset,
         "one daemon's clock"
     );
-    let opts = ReplayOptions {
-        reference_floor: rebuilt.session.poll,
-        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
-        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
-        ..spindown(lull_blktrace_replay::activity::daemon_gate(
-            &rebuilt.session,
-        ))
-    };
+    let opts = log_options(&rebuilt);
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     let spec = NetworkSpec::parse("timer(4s)", Some(&registry)).unwrap();
     let (outcome, restarts) = lull_blktrace_replay::replay::replay_spec_runs(
@@ -1368,17 +1377,8 @@ fn restart_replays_like_live(
         .iter()
         .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
         .collect();
-    // As `lull replay` of a log makes it: the daemon's checks, the polls
-    // that overtook a standby, and what the daemon did with its standbys
-    // (withheld while it knew the drive asleep; the sleep it took up).
-    let opts = ReplayOptions {
-        reference_floor: rebuilt.session.poll,
-        busy_polls: Some(std::sync::Arc::new(rebuilt.busy_polls.clone())),
-        daemon_standbys: Some(std::sync::Arc::new(rebuilt.daemon_standbys.clone())),
-        ..spindown(lull_blktrace_replay::activity::daemon_gate(
-            &rebuilt.session,
-        ))
-    };
+    // As `lull replay` of a log makes it.
+    let opts = log_options(&rebuilt);
     let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
     // One network: `lull replay`'s path for a log; two: each run its own.
     let (outcome, restarts) = if networks[0] == networks[1] {
