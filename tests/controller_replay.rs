@@ -1735,3 +1735,128 @@ proptest! {
         )?;
     }
 }
+
+/// A disk unplugged while it sleeps, and plugged back in a minute later
+/// (a USB drive, a hot-swap bay): lull's drive slept until it vanished,
+/// not through its absence. The daemon's engine holds the absence as busy
+/// (`PollKind::Vanished`), so its shadow and `lull replay` of its log
+/// credit lull, and every reference, with no sleep while the drive did not
+/// exist (a trial saw a replay count 43 s of absence as energy saved), and
+/// its network learns no idle period that ran through it. The shadow
+/// leaves the absence out of the time watched.
+#[test]
+fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
+    let registry = lull_live::default_registry();
+    let network = "timer(10s)";
+    let secs = Nanos::from_secs;
+    // Work until 5 s; unplugged from 40 s to 100 s; work again at 130 s.
+    let completions: Vec<Nanos> = (1..=5).chain([130, 131]).map(secs).collect();
+    let (gone, back, end) = (secs(40), secs(100), secs(135));
+    let mut ctl = controller(network, &registry, UNLIMITED, CLOCK, Default::default());
+    let mut records = Vec::new();
+    let mut out = Vec::new();
+    let mut t = Nanos::from_millis(1);
+    while t <= end {
+        let ops = completions.partition_point(|&c| c <= t);
+        let line = if t >= gone && t < back {
+            // Another disk's line only: sdx left diskstats.
+            "8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n".to_string()
+        } else {
+            format!("8 0 sdx {ops} 0 {} 0 0 0 0 0 0 0 0\n", ops * 8)
+        };
+        let sample = Sample::new(parse(&line).unwrap());
+        let now = Now {
+            mono: t,
+            unix: (CLOCK + t).as_secs_f64() as u64,
+        };
+        out.clear();
+        let mut cx = Context {
+            registry: &registry,
+            witness: &mut NoWitness,
+        };
+        ctl.on_poll(now, &sample, false, &mut cx, &mut out);
+        let sent = out.iter().any(|o| {
+            matches!(
+                o,
+                Output::Order {
+                    job: None,
+                    order: Order::Start { .. }
+                }
+            )
+        });
+        if sent {
+            ctl.on_outcome(
+                now,
+                Outcome::SpunDown("test".into()),
+                true,
+                &mut NoWitness,
+                &mut out,
+            );
+        }
+        records.extend(out.iter().filter_map(|o| match o {
+            Output::Activity(r) => Some(r.clone()),
+            _ => None,
+        }));
+        let next = t + secs(1);
+        t = ctl
+            .next_deadline()
+            .map_or(next, |d| d.clamp(t + Nanos::from_millis(1), next));
+    }
+    let ms = Nanos::from_millis;
+    // Spun down at 15 s (the timer after the last I/O's poll) and at
+    // 110 s (after the baseline that saw it back): no standby while gone.
+    assert_eq!(standbys_of(&records), [ms(15_001), ms(110_001)]);
+    // The daemon counted the sleep until it vanished, and a spin-up there.
+    let st = ctl.state_at(end);
+    assert_eq!(st.spinups, 2);
+    let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
+    // lull slept 15 → 40 s and 110 s → the arrival of the I/O counted at
+    // the 130 s poll (just after the 129 s poll): 44 s, two spin-ups. The
+    // oracle slept through both idle periods: 5 → 40 s and 100 → 129 s.
+    let (lull_sleep, oracle_sleep) = (25.0 + 19.0, 35.0 + 29.0);
+    let saved_wh = |sleep: f64, spinups: u64| {
+        (model.energy(sleep, 0.0, 0) - model.energy(sleep, sleep, spinups)) / 3600.0
+    };
+    let shadow = ctl.shadow().expect("a standby disk has a shadow");
+    let w = &shadow.windows[1];
+    let (lull, oracle) = (w.policy("lull").unwrap(), w.policy("oracle").unwrap());
+    assert_eq!((lull.spinups, oracle.spinups), (2, 2));
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 + 1e-3 * b.abs();
+    assert!(near(lull.saved_wh, saved_wh(lull_sleep, 2)), "{lull:?}");
+    assert!(
+        near(oracle.saved_wh, saved_wh(oracle_sleep, 2)),
+        "{oracle:?}"
+    );
+    // Watched: the run less the minute it was gone.
+    let watched = (end - ms(1)).as_secs_f64() - (back - gone).as_secs_f64();
+    assert!((w.observed_s - watched).abs() < 1.0, "{}", w.observed_s);
+    // `lull replay` of the log, with the daemon's checks and standbys:
+    // the same spin-downs and savings, to the joule.
+    let (log, rebuilt) = rebuilt_log(&records);
+    assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    let report = replay_log(network, &log, &rebuilt, true);
+    let m = |name: &str| report.task_measure(name).unwrap();
+    assert_eq!(m("spinups"), 2.0);
+    let replay_saved = m("baseline_energy_j") - m("energy_j");
+    assert!(
+        near(replay_saved, lull.saved_wh * 3600.0),
+        "replay {replay_saved} J, shadow {} J",
+        lull.saved_wh * 3600.0
+    );
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    assert!(
+        near(oracle_saved, oracle.saved_wh * 3600.0),
+        "{oracle_saved}"
+    );
+    // Without the daemon's standbys the replay's own engine decides, and
+    // it decided as the daemon's did: no spin-down while the drive was
+    // gone, the same savings.
+    let own = replay_log(network, &log, &rebuilt, false);
+    assert_eq!(own.task_measure("spinups"), Some(2.0));
+    let own_saved =
+        own.task_measure("baseline_energy_j").unwrap() - own.task_measure("energy_j").unwrap();
+    assert!(
+        near(own_saved, replay_saved),
+        "{own_saved} J vs {replay_saved} J"
+    );
+}

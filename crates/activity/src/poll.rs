@@ -23,6 +23,13 @@
 //! - A baseline (the first sample) is a one-nanosecond request ending at
 //!   the poll; a late poll (after a suspend) is one busy request from the
 //!   previous poll to this one.
+//! - A disk that leaves diskstats (unplugged, detached) holds a request
+//!   open from the poll that missed it to the baseline that sees it again:
+//!   its absence is no idle time. No policy sleeps through it (a replay
+//!   once credited lull and every reference with the sleep of a drive
+//!   that did not exist), and no network learns an idle period the length
+//!   of a weekend in a drawer. The time nobody watched between two daemon
+//!   runs counts as busy for the same reason ([`crate::read::Rebuilt`]).
 
 use lull_core::event::{Event, EventKind};
 use lull_core::request::{DeviceId, Op};
@@ -67,17 +74,25 @@ impl Poll {
     pub fn pieces(&self, mut f: impl FnMut(Piece)) {
         let (t0, t) = (self.t0, self.t);
         match self.kind {
-            PollKind::Vanished => {
+            PollKind::Vanished | PollKind::VanishedIdle => {
                 if let Some(since) = self.held_since {
                     f(Piece::Close { at: t, since });
                 }
+                // Absent is not idle: held open until it is back.
+                if self.kind == PollKind::Vanished {
+                    f(Piece::Open { at: t });
+                }
             }
-            PollKind::Baseline => f(Piece::Request {
-                start: Nanos(t.0.saturating_sub(1)),
-                end: t,
-                op: Op::Read,
-                bytes: 0,
-            }),
+            PollKind::Baseline => match self.held_since {
+                // Back after it vanished: the absence ends here.
+                Some(since) => f(Piece::Close { at: t, since }),
+                None => f(Piece::Request {
+                    start: Nanos(t.0.saturating_sub(1)),
+                    end: t,
+                    op: Op::Read,
+                    bytes: 0,
+                }),
+            },
             PollKind::Late => {
                 if self.held_since.is_none() {
                     f(Piece::Open { at: t0 });
@@ -260,6 +275,72 @@ mod tests {
             op: Op::Read,
             bytes: 0,
         }
+    }
+
+    fn pieces(p: &Poll) -> Vec<Piece> {
+        let mut v = Vec::new();
+        p.pieces(|piece| v.push(piece));
+        v
+    }
+
+    #[test]
+    fn an_absent_disk_is_held_busy_from_its_vanish_to_its_baseline() {
+        let (t0, t, back) = (Nanos(100), Nanos(200), Nanos(900));
+        let vanish = |kind| Poll {
+            t0,
+            t,
+            kind,
+            held_since: Some(Nanos(150)),
+            ..Poll::default()
+        };
+        // I/O in flight completes; the absence is held open.
+        let close = Piece::Close {
+            at: t,
+            since: Nanos(150),
+        };
+        assert_eq!(
+            pieces(&vanish(PollKind::Vanished)),
+            [close, Piece::Open { at: t }]
+        );
+        // An older daemon's vanish: its engine took the absence as idle.
+        assert_eq!(pieces(&vanish(PollKind::VanishedIdle)), [close]);
+        // The baseline that sees it again completes the absence, or is a
+        // one-nanosecond request of its own.
+        let mut base = Poll {
+            t0: back,
+            t: back,
+            kind: PollKind::Baseline,
+            held_since: Some(t),
+            ..Poll::default()
+        };
+        assert_eq!(
+            pieces(&base),
+            [Piece::Close {
+                at: back,
+                since: t
+            }]
+        );
+        base.held_since = None;
+        assert_eq!(pieces(&base), [req(back.0 - 1, back.0)]);
+        // No idle period runs through the absence.
+        let mut g = Gaps::new();
+        g.piece(req(50, 60));
+        let mut gaps = Vec::new();
+        let quiet = Poll {
+            held_since: None,
+            ..vanish(PollKind::Vanished)
+        };
+        for p in pieces(&quiet)
+            .into_iter()
+            .chain(pieces(&Poll {
+                held_since: Some(t),
+                ..base
+            }))
+            .chain([req(1000, 1001)])
+        {
+            gaps.extend(g.piece(p));
+        }
+        assert_eq!(gaps, [Nanos(140), Nanos(100)]);
     }
 
     #[test]

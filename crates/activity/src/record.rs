@@ -99,12 +99,24 @@ pub enum PollKind {
     #[default]
     Normal,
     /// The disk's first sample, or its first after it was absent: a
-    /// one-nanosecond request ending at the poll.
+    /// one-nanosecond request ending at the poll, or, when the poll holds
+    /// a request open since the disk vanished (`held_since`), that
+    /// request's completion.
     Baseline,
     /// The poll came much later than planned: the gap is one busy request.
     Late,
-    /// The disk left diskstats at this poll.
+    /// The disk left diskstats at this poll: a request held open from
+    /// here until the [`PollKind::Baseline`] that sees it again, so that
+    /// its absence is no idle time (an unplugged drive draws nothing,
+    /// sleeps through nothing, and its network learns no idle period the
+    /// length of its absence). That baseline holds the vanish as its
+    /// `held_since`.
     Vanished,
+    /// The disk left diskstats at this poll, as daemons before
+    /// [`PollKind::Vanished`] wrote it: their engines took its absence
+    /// as idle time, up to the baseline that saw it again, so a replay of
+    /// such a log does too (it decides as they did).
+    VanishedIdle,
 }
 
 impl PollKind {
@@ -113,7 +125,8 @@ impl PollKind {
             PollKind::Normal => 0,
             PollKind::Baseline => 1,
             PollKind::Late => 2,
-            PollKind::Vanished => 3,
+            PollKind::VanishedIdle => 3,
+            PollKind::Vanished => 4,
         }
     }
     fn from_code(c: u8) -> Option<PollKind> {
@@ -121,7 +134,8 @@ impl PollKind {
             0 => PollKind::Normal,
             1 => PollKind::Baseline,
             2 => PollKind::Late,
-            3 => PollKind::Vanished,
+            3 => PollKind::VanishedIdle,
+            4 => PollKind::Vanished,
             _ => return None,
         })
     }

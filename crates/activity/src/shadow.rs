@@ -20,6 +20,8 @@
 //! The idle periods are those a replay of the activity log sees
 //! ([`crate::read::Log::rebuild`]): the shadow follows the same pieces
 //! ([`crate::poll`]), and a gap between two daemon runs counts as busy.
+//! So does the time a disk was unplugged, which is not counted as
+//! watched either: no policy sleeps through it or spends anything in it.
 //! A period is booked in the hour it ends (the arrival that ends it); the
 //! period in progress is not booked yet.
 //!
@@ -65,7 +67,7 @@ use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 use lull_tasks::{BudgetedTimers, PowerModel};
 
 use crate::poll::{Gaps, Piece};
-use crate::record::{Poll, Record};
+use crate::record::{Poll, PollKind, Record};
 
 /// The grid of candidate timeouts, as multiples of B: 0, and B·2^(k/2)
 /// for k = −12…14 (B/64 to 128·B in steps of √2). Dense at the short end,
@@ -122,7 +124,7 @@ const HOUR: u64 = 3_600_000_000_000;
 struct Bucket {
     /// Unix hour.
     hour: u64,
-    /// Nanoseconds the daemon watched the disk in it.
+    /// Nanoseconds the daemon watched the disk in it, present.
     observed: u64,
     /// Of those, nanoseconds a dry run watched (lull's figures there are
     /// the spin-downs it would have made).
@@ -165,6 +167,9 @@ pub struct Shadow {
     clock: Option<Nanos>,
     /// The current run's last instant.
     last: Option<Nanos>,
+    /// The disk vanished from diskstats and is not back: the time until
+    /// it is is not watched (`PollKind::Vanished`).
+    absent: bool,
     /// The current run's pieces not yet booked (the last poll's).
     pending: Vec<Piece>,
     /// The instant of the poll before the one `pending` came from: a
@@ -222,6 +227,7 @@ impl Shadow {
             buckets: VecDeque::with_capacity(WINDOWS[1].1 as usize + 1),
             clock: None,
             last: None,
+            absent: false,
             pending: Vec::new(),
             pending_since: Nanos::ZERO,
             gaps: Gaps::new(),
@@ -335,6 +341,11 @@ impl Shadow {
             Record::Poll(p) => {
                 self.settle();
                 self.observe(p.t);
+                match p.kind {
+                    PollKind::Vanished => self.absent = true,
+                    PollKind::Baseline => self.absent = false,
+                    _ => {}
+                }
                 self.queue(p);
             }
             Record::Mark(t) | Record::End(t) => {
@@ -397,11 +408,13 @@ impl Shadow {
         self.pending = pending;
     }
 
-    /// Time the daemon watched, up to `t`, booked hour by hour.
+    /// Time the daemon watched, up to `t`, booked hour by hour (none
+    /// while the disk is absent).
     fn observe(&mut self, t: Nanos) {
         let Some(clock) = self.clock else { return };
         let from = self.last.map_or(t, |l| l.min(t));
         self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        let from = if self.absent { t } else { from };
         let (mut a, b) = (clock.0.saturating_add(from.0), clock.0.saturating_add(t.0));
         if b == a {
             self.bucket(b / HOUR);
@@ -664,6 +677,7 @@ impl Shadow {
             }
         }
         self.last = None;
+        self.absent = false;
         self.gaps = Gaps::new();
         self.asleep_since = None;
         self.armed = false;
@@ -844,7 +858,8 @@ pub struct ShadowReport {
 pub struct WindowReport {
     /// `24h` or `7d`.
     pub window: String,
-    /// Seconds the daemon watched the disk in it.
+    /// Seconds the daemon watched the disk in it, while it was present
+    /// (the time it was unplugged is left out: nobody's energy).
     pub observed_s: f64,
     /// Of those, seconds a dry run (`lulld --dry-run`) watched: lull's
     /// figures there count the spin-downs it would have made, not ones

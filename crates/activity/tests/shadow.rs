@@ -3,7 +3,7 @@
 
 mod common;
 
-use lull_activity::{Log, Record, Shadow};
+use lull_activity::{Log, PollKind, Record, Shadow};
 use lull_core::event::Timeline;
 use lull_core::time::Nanos;
 use lull_tasks::PowerModel;
@@ -210,7 +210,17 @@ proptest! {
             w.idle_periods,
             ind.periods.iter().filter(|(a, b)| *b - *a >= floor).count() as u64
         );
-        let watched = span - Nanos::from_secs(1);
+        // The time the disk was gone is not watched.
+        let gone: Nanos = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Poll(p) if p.kind == PollKind::Baseline => {
+                    p.held_since.map(|since| p.t - since)
+                }
+                _ => None,
+            })
+            .fold(Nanos::ZERO, |a, b| a + b);
+        let watched = span - Nanos::from_secs(1) - gone;
         prop_assert!(close(w.observed_s, watched.as_secs_f64()), "{} vs {:?}", w.observed_s, watched);
         let energy = |sleep: Nanos, n: u64| {
             model.energy(w.observed_s, sleep.as_secs_f64().min(w.observed_s), n)

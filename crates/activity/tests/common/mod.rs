@@ -23,8 +23,15 @@ pub(crate) fn steps() -> impl Strategy<Value = Vec<Step>> {
     )
 }
 
+/// Whether a step is an absence: a quiet step of two minutes or more,
+/// one in four by its length, with no I/O held open. The disk vanishes
+/// at the poll after the step began and is back (a baseline) at its end.
+pub(crate) fn absent(&(dt, ops, flying, _): &Step) -> bool {
+    dt >= 120 && dt % 4 == 1 && ops == 0 && !flying
+}
+
 /// The records a daemon polling like `steps` writes, starting at Unix
-/// time `clock`.
+/// time `clock` (with the absences of [`absent`]).
 pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
     let mut out = vec![Record::Session(Session {
         clock,
@@ -54,7 +61,23 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         t = t + Nanos::from_secs(dt) + Nanos(dt * 7919);
         let held_after = flying;
         let quiet = ops == 0 && held.is_none() && !held_after;
-        if !quiet {
+        if absent(&(dt, ops, flying, standby)) && held.is_none() {
+            let gone = t0 + Nanos::from_secs(1);
+            out.push(Record::Poll(Poll {
+                t0,
+                t: gone,
+                kind: PollKind::Vanished,
+                ..Poll::default()
+            }));
+            out.push(Record::Poll(Poll {
+                t0: t,
+                t,
+                kind: PollKind::Baseline,
+                held_since: Some(gone),
+                ..Poll::default()
+            }));
+            last_record = t;
+        } else if !quiet {
             out.push(Record::Poll(Poll {
                 t0,
                 t,

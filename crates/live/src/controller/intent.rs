@@ -59,8 +59,13 @@ impl DiskController {
         let ran = !self.not_running;
         self.not_running = false;
         let task = self.cfg.task.name();
+        // The disk vanished: that ended the idle period, not I/O.
+        let gone = !self.st.present;
+        let why = if gone { "gone" } else { "busy" };
         if !ran {
-            debug!("disk {key}: busy, stop {task} (it did not run)");
+            debug!("disk {key}: {why}, stop {task} (it did not run)");
+        } else if gone {
+            info!("disk {key}: gone, stop {task}");
         } else if matches!(self.cfg.task, TaskConfig::Standby { .. }) || self.quiet_routine {
             routine!(self, "disk {key}: busy, stop {task}");
         } else {
@@ -72,7 +77,7 @@ impl DiskController {
         // The last decision stays the reason a refused or failed start did
         // not run (no transport, the wear budget, …): a stop of nothing
         // would hide it at the first I/O.
-        if ran {
+        if ran && !gone {
             self.decide(now, format!("stop {task}: disk busy or prediction over"));
         }
         if let Some(j) = self.jobs.as_mut() {

@@ -145,7 +145,12 @@ impl DiskController {
             self.seen_active = false;
             self.idle_since = None;
             self.acted = false;
-            self.dirty = true;
+            // The engine holds its absence as busy (`PollKind::Vanished`):
+            // nothing is decided until it is back.
+            self.decide(
+                now,
+                "nothing decided: the disk is not present (unplugged)".to_string(),
+            );
         }
         if o.appeared {
             info!("disk {} ({}) is back", self.key, self.kernel);

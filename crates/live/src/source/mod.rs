@@ -477,7 +477,8 @@ pub struct DiskTracker {
     /// The counters of each member at the last poll, in
     /// [`Family::members`] order (`None`: absent then, a baseline next).
     prev: Vec<Option<Counters>>,
-    /// A request held open for I/O in flight, since this poll.
+    /// A request held open for I/O in flight, or for the disk's absence
+    /// since it vanished, since this poll.
     held: Option<Nanos>,
     was_active: bool,
     /// The last poll that found the disk active (its last request
@@ -571,7 +572,8 @@ impl DiskTracker {
         Some((read, written, d.discards > 0 || d.flushes > 0))
     }
 
-    /// Whether it holds a synthetic request open (I/O in flight).
+    /// Whether it holds a synthetic request open (I/O in flight, or the
+    /// disk is absent since it vanished).
     pub fn holding(&self) -> bool {
         self.held.is_some()
     }
@@ -611,6 +613,9 @@ impl DiskTracker {
                 };
                 p.events(out);
                 o.record = Some(p);
+                // Its absence is held open until the baseline that sees
+                // it again (`PollKind::Vanished`).
+                self.held = Some(now);
             }
             self.present = false;
             self.was_active = false;
@@ -636,12 +641,14 @@ impl DiskTracker {
             self.was_active = false;
             self.present = true;
             self.seen = true;
-            self.held = None;
             self.rebase(sample);
             let p = Poll {
                 t0: now,
                 t: now,
                 kind: PollKind::Baseline,
+                // Back after it vanished: the absence held open since
+                // then completes here.
+                held_since: self.held.take(),
                 ..Poll::default()
             };
             p.events(out);

@@ -382,13 +382,19 @@ fn a_vanished_device_is_absent_and_returns_with_a_baseline() {
     out.clear();
     let o = t.poll(ms(200), &sample(&line("sda", 1, 1, 0, 0)), false, &mut out);
     assert!(o.vanished && !o.present);
-    // The held request completes so the engine is not stuck busy.
-    assert_eq!(out.len(), 1);
-    assert!(out[0].is_completion());
+    // The held request completes, and the absence is held open in its
+    // place: an unplugged disk is not idle (no policy sleeps through it,
+    // no network learns from it).
+    assert_eq!(out.len(), 2);
+    assert!(out[0].is_completion() && out[0].time == ms(200));
+    assert!(!out[1].is_completion() && out[1].time == ms(200));
+    assert!(t.holding());
+    assert_eq!(o.record.map(|p| p.kind), Some(PollKind::Vanished));
     out.clear();
     let o = t.poll(ms(300), &sample(""), false, &mut out);
-    assert!(!o.vanished && !o.present);
-    // Back with fresh counters: a baseline, and idle from now on.
+    assert!(!o.vanished && !o.present && out.is_empty());
+    // Back with fresh counters: a baseline that completes the absence,
+    // and idle from now on.
     let o = t.poll(
         ms(400),
         &sample(&line("sdb", 500, 0, 0, 0)),
@@ -396,8 +402,11 @@ fn a_vanished_device_is_absent_and_returns_with_a_baseline() {
         &mut out,
     );
     assert!(o.appeared && o.present && o.idle_started);
-    assert_eq!(out.len(), 2);
-    assert_eq!((out[0].time, out[1].time), (ms(400) - Nanos::NANO, ms(400)));
+    assert_eq!(out.len(), 1);
+    assert!(out[0].is_completion());
+    assert_eq!((out[0].time, out[0].pair), (ms(400), ms(200)));
+    assert_eq!(o.record.and_then(|p| p.held_since), Some(ms(200)));
+    assert!(!t.holding());
     let o = t.poll(
         ms(500),
         &sample(&line("sdb", 501, 0, 0, 0)),
