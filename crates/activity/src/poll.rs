@@ -313,13 +313,7 @@ mod tests {
             held_since: Some(t),
             ..Poll::default()
         };
-        assert_eq!(
-            pieces(&base),
-            [Piece::Close {
-                at: back,
-                since: t
-            }]
-        );
+        assert_eq!(pieces(&base), [Piece::Close { at: back, since: t }]);
         base.held_since = None;
         assert_eq!(pieces(&base), [req(back.0 - 1, back.0)]);
         // No idle period runs through the absence.

@@ -122,6 +122,12 @@ pub struct DiskState {
     /// the standby up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standby_io: Option<u64>,
+    /// Since when (Unix seconds) the disk is absent from `/proc/diskstats`:
+    /// the first poll that missed it (a daemon that started without it:
+    /// its first poll), while it stays away; kept across a restart, so
+    /// `lull status` without metrics says how long a disk has been gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vanished_unix: Option<u64>,
 }
 
 pub use crate::identify::Identity;

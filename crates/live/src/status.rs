@@ -17,7 +17,8 @@
 //!   the last decision is a lower bound of the time in the current state,
 //!   exact when that decision is the change itself
 //!   ([`DiskStatus::since_exact`]). An absent disk: since the daemon saw
-//!   it vanish (the same metric), else unknown.
+//!   it vanish (the same metric, or the state file's `vanished_unix`),
+//!   else unknown (an older daemon's state file).
 //! - **not watched**: a state-file entry no `[[disk]]` covers and the
 //!   metrics give no task for; since the reload ([`REMOVED_AT_RELOAD`])
 //!   or the start ([`NOT_CONFIGURED_AT_START`]) that marked it.
@@ -259,7 +260,8 @@ pub struct DiskStatus {
     pub power: String,
     /// Since when (Unix seconds) it is at least in that state: for
     /// `absent`, since the daemon saw it vanish (`None` when the daemon
-    /// does not say, as a state file alone does not); for `unwatched`,
+    /// does not say, as an older daemon's state file alone does not); for
+    /// `unwatched`,
     /// since the reload that removed it (exact) or the daemon's start
     /// that found it removed (at least).
     pub since_unix: Option<u64>,
@@ -853,11 +855,15 @@ pub fn combine(
             // Since when the disk is in `power`, and whether exactly: a
             // disk not watched since a reload or start that said so; an
             // absent one since the daemon saw it vanish (the metrics say
-            // when), or unknown (its last decision came before the vanish,
-            // and bounds nothing); else as above.
+            // when, or the state file of a daemon that records it), or
+            // unknown (an older daemon's state file: its last decision
+            // came before the vanish, and bounds nothing); else as above.
             let (since_unix, since_exact) = match &unwatched {
                 Some((_, since)) => (since.map(|(t, _)| t), since.is_some_and(|(_, e)| e)),
-                None if !present => (power_since, power_since.is_some()),
+                None if !present => {
+                    let since = power_since.or(st.vanished_unix.filter(|_| since_metric.is_none()));
+                    (since, since.is_some())
+                }
                 None => (
                     power_since.or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
                     power_since.is_some() || (!unseen && is_change(&st.last_decision, standby)),

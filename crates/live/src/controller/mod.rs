@@ -898,7 +898,7 @@ impl DiskController {
             job: None,
             order: Order::Replugged { dev: self.dev() },
         });
-        self.tracker = DiskTracker::new(family);
+        self.tracker = self.tracker.moved(family);
     }
 
     /// Marks the disk detached (`true`: its path is gone or points to

@@ -127,6 +127,19 @@ impl DiskController {
             }
             self.recorded = Some(o.present);
         }
+        match (o.present, self.st.vanished_unix) {
+            (false, None) => {
+                self.st.vanished_unix = Some(now.unix);
+                // Written at once: how long it has been gone is what
+                // `lull status` says of an absent disk.
+                self.urgent = true;
+            }
+            (true, Some(_)) => {
+                self.st.vanished_unix = None;
+                self.dirty = true;
+            }
+            _ => {}
+        }
         if o.vanished {
             warn!("disk {} ({}) vanished", self.key, self.kernel);
             // Whatever it was doing ended: its standby time so far counts,

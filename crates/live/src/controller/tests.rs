@@ -482,6 +482,33 @@ fn the_daily_summary_names_every_reference() {
     assert!(yours.contains(" Wh (1), the best fixed"), "{yours}");
 }
 
+/// Found by the guest test: a disk unplugged, then back under another
+/// kernel name (its by-id link moved: `replugged`) has its counters start
+/// afresh, and the absence its engine held open since it vanished ends
+/// with the new name's baseline; a fresh tracker left the engine busy for
+/// good, so the disk never spun down again.
+#[test]
+fn a_disk_back_under_another_name_is_idle_again_and_spun_down() {
+    let (mut c, r) = controller("network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\n");
+    run(&mut c, &r, 0, 6, busy_then_quiet);
+    run_absent(&mut c, &r, 6, 20);
+    assert!(!c.state().present);
+    let mut out = Vec::new();
+    let family = Family {
+        disk: "sdc".into(),
+        partitions: vec![],
+        holders: vec![],
+    };
+    c.replugged("sdc", family, &mut out);
+    // Back as sdc at 20 with counters of its own, quiet: spun down after
+    // its timeout from the baseline.
+    let back = drive(&mut c, &r, 20, 40, |_| {
+        "8 32 sdc 7 0 56 0 0 0 0 0 0 0 0\n".into()
+    });
+    assert!(c.state().present);
+    assert_eq!(standby_orders(&back), vec![25]);
+}
+
 /// Polls `c` with `sdb` absent (unplugged): another disk's line only.
 fn run_absent(
     c: &mut DiskController,
@@ -507,6 +534,9 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
     run(&mut c, &r, 0, 6, busy_then_quiet);
     let away = run_absent(&mut c, &r, 6, 20);
     assert_eq!(standby_orders(&away), Vec::<u64>::new());
+    // The state file says since when it is gone (the poll that missed it).
+    let gone = c.state().vanished_unix.expect("gone since");
+    assert_eq!(c.state().last_decision_unix, gone);
     assert!(
         c.state().last_decision.contains("not present"),
         "{}",
@@ -515,6 +545,7 @@ fn an_unplugged_disk_is_sent_no_standby_and_its_return_is_no_wake() {
     assert!(c.state().spindown_attempts_unix.is_empty());
     // Back and quiet: spun down after its timeout, as a new disk would be.
     let back = run(&mut c, &r, 20, 40, |_| 100);
+    assert_eq!(c.state().vanished_unix, None);
     assert_eq!(standby_orders(&back), vec![25]);
     report(&mut c, 25, Outcome::SpunDown("ok".into()));
     assert!(c.in_standby());

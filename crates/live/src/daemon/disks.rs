@@ -45,10 +45,6 @@ pub(super) struct Disk {
     pub(super) log: Option<crate::activity::Writer>,
     /// Whether an order already found its actor gone (said once).
     pub(super) lost_orders: bool,
-    /// When the daemon saw the disk vanish (Unix seconds), while it is
-    /// absent ([`Disk::note_presence`]): what the metrics give as the time
-    /// since when an absent disk is absent.
-    pub(super) vanished_unix: Option<u64>,
 }
 
 /// Sends `order` to an actor (`None`: a job that has none); returns
@@ -144,24 +140,13 @@ impl Disk {
         self.ctl.take_changes()
     }
 
-    /// Notes the disk's presence after a poll at `unix`: the first poll
-    /// that finds it absent is when it vanished (the controller logs it
-    /// then), until it is back.
-    pub(super) fn note_presence(&mut self, unix: u64) {
-        match (self.ctl.state().present, self.vanished_unix) {
-            (false, None) => self.vanished_unix = Some(unix),
-            (true, Some(_)) => self.vanished_unix = None,
-            _ => {}
-        }
-    }
-
     /// The disk's gauges at `now` for the metrics: the controller's, but
     /// for an absent disk, in the power state "absent" since it vanished
     /// (a trial's status read "absent for at least 1m5s", counted from
     /// the last decision, 15 s after the vanish).
     pub(super) fn gauges(&self, now: Nanos) -> crate::metrics::DiskGauges {
         let mut g = self.ctl.gauges(now);
-        if let Some(t) = self.vanished_unix {
+        if let Some(t) = self.ctl.state().vanished_unix {
             g.in_standby = false;
             g.power_since_unix = Some(t);
         }
@@ -429,7 +414,6 @@ impl Daemon {
             jobs,
             log,
             lost_orders: false,
-            vanished_unix: None,
         })
     }
 

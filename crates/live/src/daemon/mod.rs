@@ -627,7 +627,6 @@ impl Daemon {
                 },
             };
             d.ctl.on_poll(stamp, &sample, late, &mut cx, &mut out);
-            d.note_presence(stamp.unix);
             let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
             self.persist.mark(dirty, urgent);
         }

@@ -572,6 +572,20 @@ impl DiskTracker {
         Some((read, written, d.discards > 0 || d.flushes > 0))
     }
 
+    /// A tracker for the same disk under a new `family` (its by-id link
+    /// moved to another kernel name after a replug): the counters start
+    /// afresh with a baseline, and the request it holds open (the disk's
+    /// absence since it vanished, or I/O in flight) stays open until that
+    /// baseline completes it, as the engine holds it. (A fresh tracker
+    /// left the engine busy for good: the guest test's replugged disks
+    /// never spun down again.)
+    pub fn moved(&self, family: Family) -> DiskTracker {
+        DiskTracker {
+            held: self.held,
+            ..DiskTracker::new(family)
+        }
+    }
+
     /// Whether it holds a synthetic request open (I/O in flight, or the
     /// disk is absent since it vanished).
     pub fn holding(&self) -> bool {

@@ -1405,12 +1405,19 @@ fn an_absent_disk_is_absent_since_it_vanished() {
         shown.contains("  waiting     the disk to come back\n"),
         "{shown}"
     );
-    // From the state file alone: absent, since when unknown (not "at
-    // least" the time since a decision taken before it vanished).
+    // From an older daemon's state file alone: absent, since when unknown
+    // (not "at least" the time since a decision taken before it
+    // vanished).
     let d = combine(&cfg, &state, &[], false, now);
     assert_eq!((d[0].since_unix, d[0].since_exact), (None, false));
     let shown = render_text(&status_of(d, now));
     assert!(shown.contains("  power       absent\n"), "{shown}");
+    // The state file says when it vanished: exact without metrics too.
+    state.disk("sda").vanished_unix = Some(now - 15);
+    let d = combine(&cfg, &state, &[], false, now);
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 15), true));
+    let shown = render_text(&status_of(d, now));
+    assert!(shown.contains("  power       absent for 15s\n"), "{shown}");
 }
 
 /// A trial (nas-26, finding 7): after a stopped `lulld --dry-run`, and
