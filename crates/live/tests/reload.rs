@@ -105,6 +105,8 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         "{log}"
     );
     assert!(!log.contains("changed or removed"), "{log}");
+    // Said once: the new controller's start does not say it again.
+    assert!(!log.contains("since the daemon's last run"), "{log}");
     // The metrics no longer export it; the state file keeps its entry.
     wait_for(
         "fakeb to leave the metrics",
@@ -179,6 +181,28 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         (a["power"].as_str(), a["since_exact"].as_bool()),
         (Some("unwatched"), Some(false)),
         "{a}"
+    );
+    // fakeb was back with the default budget; unchanged: nothing said.
+    assert!(
+        !d.log().contains("since the daemon's last run"),
+        "{}",
+        d.log()
+    );
+    assert!(d.stop().success());
+    // A budget changed while the daemon was stopped is said at the start,
+    // as a reload says it (a trial: only reloads said it).
+    let text = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(FAKEB, &format!("{FAKEB}max_spindowns_per_day = 96\n"));
+    write(&s.config, &text);
+    let mut d = start(&s.config);
+    wait_for(
+        "the budget line",
+        Duration::from_secs(20),
+        || {
+            d.log().contains("disk fakeb: since the daemon's last run, wear budget 48 → 96 a day; the bucket keeps its level (")
+        },
+        || d.log(),
     );
     assert!(d.stop().success());
 }

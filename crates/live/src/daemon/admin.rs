@@ -176,12 +176,9 @@ impl Daemon {
 }
 
 /// The line a reload logs for a `standby` disk whose
-/// `max_spindowns_per_day` changed from `old` to `new`: the token bucket
-/// (`bucket`, the running controller's) keeps its level, refilling at the
-/// new rate from its last update and held to the new size, so a raised
-/// budget gives no burst at once (a trial's status read "none left now"
-/// right after raising it, with nothing saying why). `None` when the
-/// budget did not change.
+/// `max_spindowns_per_day` changed from `old` to `new`
+/// ([`budget_line`]). `None` when the budget did not change, or the disk
+/// is not a `standby` disk in both.
 pub(super) fn budget_change(
     old: &DiskConfig,
     new: &DiskConfig,
@@ -201,7 +198,22 @@ pub(super) fn budget_change(
     else {
         return None;
     };
-    let (from, to) = (*from, *to);
+    budget_line(*from, *to, bucket, now_unix)
+}
+
+/// What a change of a disk's wear budget from `from` to `to` spin-downs a
+/// day does: the token bucket (`bucket`, the state file's) keeps its
+/// level, refilling at the new rate from its last update and held to the
+/// new size, so a raised budget gives no burst at once (a trial's status
+/// read "none left now" right after raising it, with nothing saying
+/// why). Said at a reload that changed it, and at a start after it
+/// changed while the daemon was stopped. `None` when it did not change.
+pub(super) fn budget_line(
+    from: u32,
+    to: u32,
+    bucket: Option<&WearBudget>,
+    now_unix: u64,
+) -> Option<String> {
     if from == to {
         return None;
     }

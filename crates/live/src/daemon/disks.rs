@@ -354,9 +354,40 @@ impl Daemon {
         if activity.enabled && ctl.has_shadow() {
             // Streamed: a segment at a time, never the whole log in memory.
             let drive = ctl.drive_id();
-            let n =
-                crate::activity::read_back(activity, &r.key, drive, |rec| ctl.restore_record(&rec));
+            // The wear budget of the last run in this mode (a dry run's
+            // bucket is its own), and that run's time zero.
+            let settings = self.settings();
+            let mut last_run = None;
+            let n = crate::activity::read_back(activity, &r.key, drive, |rec| {
+                if let lull_activity::Record::Session(s) = &rec {
+                    if s.dry_run == settings.dry_run {
+                        last_run = Some((s.clock, s.max_spindowns_per_day));
+                    }
+                }
+                ctl.restore_record(&rec)
+            });
             ctl.restore(std::iter::empty());
+            // A budget changed while the daemon was stopped: said as a
+            // reload says it (a reload's run shares this daemon's time
+            // zero, and its own line said it already).
+            if let (
+                Some((clock, Some(from))),
+                TaskConfig::Standby {
+                    max_spindowns_per_day: to,
+                    ..
+                },
+            ) = (last_run, &cfg.task)
+            {
+                let line = super::admin::budget_line(
+                    from,
+                    *to,
+                    ctl.state().wear.as_ref(),
+                    crate::timer::unix_now(),
+                );
+                if let Some(line) = line.filter(|_| clock != settings.clock) {
+                    info!("disk {}: since the daemon's last run, {line}", r.key);
+                }
+            }
             if n > 0 {
                 debug!(
                     "disk {}: shadow evaluation resumed from {n} activity records",
