@@ -359,10 +359,10 @@ impl Daemon {
             let settings = self.settings();
             let mut last_run = None;
             let n = crate::activity::read_back(activity, &r.key, drive, |rec| {
-                if let lull_activity::Record::Session(s) = &rec {
-                    if s.dry_run == settings.dry_run {
-                        last_run = Some((s.clock, s.max_spindowns_per_day));
-                    }
+                if let lull_activity::Record::Session(s) = &rec
+                    && s.dry_run == settings.dry_run
+                {
+                    last_run = Some((s.clock, s.max_spindowns_per_day));
                 }
                 ctl.restore_record(&rec)
             });
