@@ -340,9 +340,13 @@ impl DiskController {
     /// will be written (never a reason to write the state, and both are
     /// instants, so a quiet poll after it has nothing to add).
     fn note_timing(&mut self, now: Now) {
+        // To the nearest second: `now.unix` is whole seconds, and an
+        // instant a poll ago lies a few microseconds more than a second
+        // back (the loop's polls run late), which flooring took as two
+        // ("active for 3s" beside "idle for 4s").
         let unix = |t: Nanos| {
             let ahead = t.0 as i128 - now.mono.0 as i128;
-            u64::try_from(now.unix as i128 + ahead.div_euclid(1_000_000_000)).ok()
+            u64::try_from(now.unix as i128 + (ahead + 500_000_000).div_euclid(1_000_000_000)).ok()
         };
         self.st.idle_since_unix = self.idle_since.and_then(unix);
         self.noted_deadline = self.next_deadline_of_engine();

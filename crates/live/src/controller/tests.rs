@@ -1476,6 +1476,33 @@ fn a_stop_in_standby_keeps_the_standby_so_far() {
     assert_eq!(st.standby_unix, Some(UNIX0 + 10));
 }
 
+/// A self-trial: with the real loop's polls (a second apart and a few
+/// microseconds late each time, on a wall clock read in whole seconds),
+/// `lull status` read "power active for 3s" beside "idle for 4s": an
+/// instant a poll ago was taken as −1.000005 s, floored to 2 s ago. The
+/// instants are the nearest whole second now.
+#[test]
+fn instants_a_jittered_poll_ago_are_their_own_second() {
+    let (mut c, r) = controller("network = \"timer(60s)\"\ntask = \"standby\"\n");
+    for s in 0..20u64 {
+        let n = s.min(10);
+        let sample =
+            Sample::new(parse(&format!("8 16 sdb {n} 0 {} 0 0 0 0 0 0 0 0\n", n * 8)).unwrap());
+        let now = Now {
+            mono: Nanos::from_secs(s) + Nanos::from_micros(5 * s),
+            unix: UNIX0 + s,
+        };
+        let mut cx = Context {
+            registry: &r,
+            witness: &mut NoWitness,
+        };
+        c.on_poll(now, &sample, false, &mut cx, &mut Vec::new());
+    }
+    let st = c.state();
+    assert_eq!(st.idle_since_unix, Some(UNIX0 + 10));
+    assert_eq!(st.next_decision_unix, Some(UNIX0 + 70));
+}
+
 /// The idle period `lull status` shows begins where the engine's does,
 /// at the poll whose requests completed last, not at the first quiet poll
 /// a poll later: "idle for 7s; the network decides in 46s" added up to
