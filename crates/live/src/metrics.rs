@@ -133,7 +133,7 @@ fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
         ),
         (
             "lull_shadow_observed_seconds",
-            "Seconds the daemon watched the disk in the window (shadow evaluation).",
+            "Seconds the daemon watched the disk in the window, while it was present (shadow evaluation; the time it was unplugged is left out).",
             |w| Some(w.observed_s),
         ),
         (
