@@ -261,15 +261,7 @@ fn drive_saving(
                 _ => {}
             }
         }
-        let sent = out.iter().any(|o| {
-            matches!(
-                o,
-                Output::Order {
-                    job: None,
-                    order: Order::Start { .. }
-                }
-            )
-        });
+        let sent = sends_standby(&out);
         let outcome = match answer {
             Answer::Silent => None,
             Answer::Fails => Some(Outcome::Failed("the bridge refused it".into())),
@@ -356,6 +348,19 @@ fn drive_saving(
     d.shadow = ctl.shadow();
     d.learned_periods = ctl.state_at(t).learned.map(|l| l.idle_periods);
     (d, requests)
+}
+
+/// Whether the controller's outputs `out` send the disk a standby.
+fn sends_standby(out: &[Output]) -> bool {
+    out.iter().any(|o| {
+        matches!(
+            o,
+            Output::Order {
+                job: None,
+                order: Order::Start { .. }
+            }
+        )
+    })
 }
 
 /// The drive both sides are told: the same preset, so the same B.
@@ -1775,15 +1780,7 @@ fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
             witness: &mut NoWitness,
         };
         ctl.on_poll(now, &sample, false, &mut cx, &mut out);
-        let sent = out.iter().any(|o| {
-            matches!(
-                o,
-                Output::Order {
-                    job: None,
-                    order: Order::Start { .. }
-                }
-            )
-        });
+        let sent = sends_standby(&out);
         if sent {
             ctl.on_outcome(
                 now,
