@@ -1709,6 +1709,25 @@ proptest! {
         )?;
     }
 
+    /// Over generated activity, networks and an unplug: the log replays
+    /// to the daemon's decisions (none while the disk is away), and its
+    /// shadow to the replay's savings.
+    #[test]
+    fn an_unplug_replays_like_live(
+        shape in prop::collection::vec(
+            (prop_oneof![9 => 0u64..60_000, 1 => 200_000u64..900_000], 1u32..30),
+            1..20,
+        ),
+        network in prop::sample::select(vec!["timer(2s)", "timer(B)", "auto", "share()"]),
+        gone_ms in 0u64..1_500_000,
+        away_ms in 1_000u64..900_000,
+        per_day in prop::sample::select(vec![UNLIMITED, 6]),
+    ) {
+        let completions = activity(&shape);
+        let gone = Nanos::from_millis(gone_ms);
+        unplug_replays_like_live(network, &completions, (gone, gone + Nanos::from_millis(away_ms)), per_day)?;
+    }
+
     /// Over generated activity and networks: the recorded log replays to
     /// the daemon's decisions and shadow figures.
     #[test]
@@ -1741,6 +1760,155 @@ proptest! {
     }
 }
 
+/// The controller over the counters of `completions`, polled every
+/// `poll` and at its deadlines until `end`, the disk absent from
+/// diskstats over `[gone, back)` (another disk's line only), the drive
+/// answering each standby as `answer` says, `per_day` its wear budget.
+/// Returns the controller, its activity records and the engine's starts.
+fn live_unplugged(
+    network: &str,
+    completions: &[Nanos],
+    (gone, back): (Nanos, Nanos),
+    (poll, end): (Nanos, Nanos),
+    (registry, per_day, answer): (&Registry, u32, Answer),
+) -> (DiskController, Vec<Record>, Vec<Nanos>) {
+    let mut ctl = controller(network, registry, per_day, CLOCK, Default::default());
+    let (mut records, mut starts) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    let mut t = Nanos::from_millis(1);
+    while t <= end {
+        let ops = completions.partition_point(|&c| c <= t);
+        let line = if t >= gone && t < back {
+            "8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n".to_string()
+        } else {
+            format!("8 0 sdx {ops} 0 {} 0 0 0 0 0 0 0 0\n", ops * 8)
+        };
+        let sample = Sample::new(parse(&line).unwrap());
+        let now = Now {
+            mono: t,
+            unix: (CLOCK + t).as_secs_f64() as u64,
+        };
+        out.clear();
+        let mut cx = Context {
+            registry,
+            witness: &mut NoWitness,
+        };
+        ctl.on_poll(now, &sample, false, &mut cx, &mut out);
+        starts.extend(out.iter().filter_map(|o| match o {
+            Output::Decided(Intent::Start {
+                at, retry: false, ..
+            }) => Some(*at),
+            _ => None,
+        }));
+        if answer == Answer::SpinsDown && sends_standby(&out) {
+            ctl.on_outcome(
+                now,
+                Outcome::SpunDown("test".into()),
+                true,
+                &mut NoWitness,
+                &mut out,
+            );
+        }
+        records.extend(out.iter().filter_map(|o| match o {
+            Output::Activity(r) => Some(r.clone()),
+            _ => None,
+        }));
+        let next = t + poll;
+        t = ctl
+            .next_deadline()
+            .map_or(next, |d| d.clamp(t + Nanos::from_millis(1), next));
+    }
+    (ctl, records, starts)
+}
+
+/// [`live_unplugged`] against `lull replay` of its log: the same engine
+/// starts, none while the disk is away, and the shadow's savings for lull
+/// and the oracle are the replay's, to the joule.
+fn unplug_replays_like_live(
+    network: &str,
+    completions: &[Nanos],
+    (gone, back): (Nanos, Nanos),
+    per_day: u32,
+) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let end = completions.last().copied().unwrap_or(Nanos::ZERO).max(back) + Nanos::from_secs(30);
+    let (ctl, records, starts) = live_unplugged(
+        network,
+        completions,
+        (gone, back),
+        (Nanos::from_secs(1), end),
+        (&registry, per_day, Answer::Silent),
+    );
+    let (log, rebuilt) = rebuilt_log(&records);
+    prop_assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    // The polls that missed the disk and saw it back, if it was seen gone.
+    let polls: Vec<&lull_activity::Poll> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Poll(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let vanish = polls
+        .iter()
+        .find(|p| p.kind == lull_activity::PollKind::Vanished);
+    if let Some(v) = vanish {
+        let returned = polls
+            .iter()
+            .find(|p| p.kind == lull_activity::PollKind::Baseline && p.held_since == Some(v.t))
+            .map_or(Nanos::MAX, |p| p.t);
+        prop_assert!(v.t >= gone && v.t < gone + Nanos::from_secs(1));
+        prop_assert!(
+            starts.iter().all(|&s| s <= v.t || s > returned),
+            "a start while away ({:?} to {:?}): {:?}",
+            v.t,
+            returned,
+            starts
+        );
+    }
+    let gate = lull_blktrace_replay::activity::daemon_gate(&log.runs[0].session);
+    let (replayed, measures) = replay_measures(
+        network,
+        &rebuilt.requests,
+        &registry,
+        gate,
+        Some(&rebuilt.busy_polls),
+    );
+    let horizon = rebuilt
+        .requests
+        .iter()
+        .map(|r| r.completion)
+        .max()
+        .unwrap_or(end);
+    let within = |v: &[Nanos]| {
+        v.iter()
+            .copied()
+            .filter(|&t| t <= horizon)
+            .collect::<Vec<_>>()
+    };
+    prop_assert_eq!(within(&starts), within(&replayed.starts));
+    let w = ctl.shadow().expect("a standby disk has a shadow").windows[1].clone();
+    let m = |name: &str| measures.task_measure(name).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let (lull, oracle) = (w.policy("lull").unwrap(), w.policy("oracle").unwrap());
+    prop_assert_eq!(lull.spinups as f64, m("spinups"));
+    let saved = m("baseline_energy_j") - m("energy_j");
+    prop_assert!(
+        close(lull.saved_wh * 3600.0, saved),
+        "lull {} J vs replay {} J",
+        lull.saved_wh * 3600.0,
+        saved
+    );
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    prop_assert!(
+        close(oracle.saved_wh * 3600.0, oracle_saved),
+        "oracle {} J vs replay {} J",
+        oracle.saved_wh * 3600.0,
+        oracle_saved
+    );
+    Ok(())
+}
+
 /// A disk unplugged while it sleeps, and plugged back in a minute later
 /// (a USB drive, a hot-swap bay): lull's drive slept until it vanished,
 /// not through its absence. The daemon's engine holds the absence as busy
@@ -1757,48 +1925,13 @@ fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
     // Work until 5 s; unplugged from 40 s to 100 s; work again at 130 s.
     let completions: Vec<Nanos> = (1..=5).chain([130, 131]).map(secs).collect();
     let (gone, back, end) = (secs(40), secs(100), secs(135));
-    let mut ctl = controller(network, &registry, UNLIMITED, CLOCK, Default::default());
-    let mut records = Vec::new();
-    let mut out = Vec::new();
-    let mut t = Nanos::from_millis(1);
-    while t <= end {
-        let ops = completions.partition_point(|&c| c <= t);
-        let line = if t >= gone && t < back {
-            // Another disk's line only: sdx left diskstats.
-            "8 0 sda 1 0 8 0 0 0 0 0 0 0 0\n".to_string()
-        } else {
-            format!("8 0 sdx {ops} 0 {} 0 0 0 0 0 0 0 0\n", ops * 8)
-        };
-        let sample = Sample::new(parse(&line).unwrap());
-        let now = Now {
-            mono: t,
-            unix: (CLOCK + t).as_secs_f64() as u64,
-        };
-        out.clear();
-        let mut cx = Context {
-            registry: &registry,
-            witness: &mut NoWitness,
-        };
-        ctl.on_poll(now, &sample, false, &mut cx, &mut out);
-        let sent = sends_standby(&out);
-        if sent {
-            ctl.on_outcome(
-                now,
-                Outcome::SpunDown("test".into()),
-                true,
-                &mut NoWitness,
-                &mut out,
-            );
-        }
-        records.extend(out.iter().filter_map(|o| match o {
-            Output::Activity(r) => Some(r.clone()),
-            _ => None,
-        }));
-        let next = t + secs(1);
-        t = ctl
-            .next_deadline()
-            .map_or(next, |d| d.clamp(t + Nanos::from_millis(1), next));
-    }
+    let (ctl, records, _) = live_unplugged(
+        network,
+        &completions,
+        (gone, back),
+        (secs(1), end),
+        (&registry, UNLIMITED, Answer::SpinsDown),
+    );
     let ms = Nanos::from_millis;
     // Spun down at 15 s (the timer after the last I/O's poll) and at
     // 110 s (after the baseline that saw it back): no standby while gone.
