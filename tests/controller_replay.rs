@@ -1858,6 +1858,14 @@ fn unplug_replays_like_live(
             .find(|p| p.kind == lull_activity::PollKind::Baseline && p.held_since == Some(v.t))
             .map_or(Nanos::MAX, |p| p.t);
         prop_assert!(v.t >= gone && v.t < gone + Nanos::from_secs(1));
+        // `lull replay` says how long it was away (to the run's end when
+        // it never came back).
+        let until = if returned == Nanos::MAX {
+            rebuilt.end
+        } else {
+            returned
+        };
+        prop_assert_eq!(&rebuilt.away, &vec![(v.t, until)]);
         prop_assert!(
             starts.iter().all(|&s| s <= v.t || s > returned),
             "a start while away ({:?} to {:?}): {:?}",
@@ -1964,6 +1972,7 @@ fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
     // the same spin-downs and savings, to the joule.
     let (log, rebuilt) = rebuilt_log(&records);
     assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    assert_eq!(rebuilt.away, [(ms(40_001), ms(100_001))]);
     let report = replay_log(network, &log, &rebuilt, true);
     let m = |name: &str| report.task_measure(name).unwrap();
     assert_eq!(m("spinups"), 2.0);

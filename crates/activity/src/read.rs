@@ -19,7 +19,9 @@ use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
 
 use crate::poll::Piece;
-use crate::record::{FrameError, HEADER_LEN, MAGIC, Record, Session, decode, frame_extent};
+use crate::record::{
+    FrameError, HEADER_LEN, MAGIC, PollKind, Record, Session, decode, frame_extent,
+};
 
 /// The extension of segment files.
 pub const EXTENSION: &str = "lact";
@@ -371,9 +373,20 @@ impl Log {
             // The stretch withheld since, and the last standby sent.
             let mut alone: Option<(Nanos, String)> = None;
             let mut sent: Option<Nanos> = None;
+            // Where the disk vanished, while it is away.
+            let mut gone: Option<Nanos> = None;
             for rec in &run.records {
                 match rec {
                     Record::Poll(p) => {
+                        match p.kind {
+                            PollKind::Vanished => gone = Some(offset + p.t),
+                            PollKind::Baseline if p.held_since.is_some() => {
+                                if let Some(from) = gone.take() {
+                                    out.away.push((from, offset + p.t));
+                                }
+                            }
+                            _ => {}
+                        }
                         let mut shifted = *p;
                         shifted.t0 = offset + p.t0;
                         shifted.t = offset + p.t;
@@ -441,6 +454,9 @@ impl Log {
                 }
             }
             let end = run.last().map(|t| offset + t);
+            if let (Some(from), Some(end)) = (gone, end) {
+                out.away.push((from, end));
+            }
             if let Some((from, why)) = alone.take() {
                 // To the run's last instant, included.
                 let until = end.unwrap_or(from) + Nanos(1);
@@ -581,6 +597,12 @@ pub struct Rebuilt {
     /// run's ([`Session::drive_id`]: the disk's key had another drive
     /// then). Runs that name no drive are kept.
     pub other_drive_runs: usize,
+    /// Where the disk was away from diskstats (unplugged, detached), from
+    /// the poll that missed it to the one that saw it back or its run's
+    /// end: each a request held open in `requests`
+    /// ([`PollKind::Vanished`]), so no policy sleeps through it. Logs of
+    /// older daemons have none (their vanish left the absence idle).
+    pub away: Vec<(Nanos, Nanos)>,
 }
 
 /// Where a daemon run began on a [`Rebuilt`] log's timeline.

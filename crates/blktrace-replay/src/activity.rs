@@ -153,6 +153,17 @@ pub fn from_log(log: &Log) -> ActivityTrace {
             log.followed
         ));
     }
+    if !rebuilt.away.is_empty() {
+        let total = rebuilt
+            .away
+            .iter()
+            .fold(Nanos::ZERO, |t, &(from, until)| t + (until - from));
+        trace.notes.push(format!(
+            "the disk was away from diskstats (unplugged or detached) {} time(s), {} in all: that time is one busy request each, no policy's sleep (the daemon decided nothing then)",
+            rebuilt.away.len(),
+            total.approx()
+        ));
+    }
     if rebuilt.other_drive_runs > 0 {
         trace.notes.push(format!(
             "{} daemon run(s) of another drive under key {name} left out: the trace is the drive of the last run",
