@@ -1709,6 +1709,34 @@ proptest! {
         )?;
     }
 
+    /// Over generated activity, networks, budgets and a reload: the log
+    /// replays to the daemon's decisions and evidence, and a reload while
+    /// idle leaves the references as they were.
+    #[test]
+    fn a_reload_replays_like_live(
+        shape in prop::collection::vec(
+            (prop_oneof![9 => 0u64..60_000, 1 => 200_000u64..900_000], 1u32..30),
+            1..15,
+        ),
+        after in prop::collection::vec(
+            (prop_oneof![9 => 0u64..60_000, 1 => 200_000u64..900_000], 1u32..30),
+            1..15,
+        ),
+        networks in prop::sample::select(vec![
+            ["timer(2s)", "timer(2s)"],
+            ["timer(B)", "auto"],
+            ["auto", "auto"],
+            ["share()", "timer(4s)"],
+        ]),
+        quiet_ms in prop_oneof![0u64..3_000, 3_000u64..900_000],
+        // Each run's session differs from the one before (a reload starts
+        // a controller again only for a changed entry).
+        per_day in prop::sample::select(vec![[UNLIMITED, 1000], [48, 480], [6, 12]]),
+    ) {
+        let (first, second) = (activity(&shape), activity(&after));
+        reload_replays_like_live(networks, &first, &second, per_day, Nanos::from_millis(quiet_ms), false)?;
+    }
+
     /// Over generated activity, networks and an unplug: the log replays
     /// to the daemon's decisions (none while the disk is away), and its
     /// shadow to the replay's savings.
@@ -1998,4 +2026,211 @@ fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
         near(own_saved, replay_saved),
         "{own_saved} J vs {replay_saved} J"
     );
+}
+
+/// A SIGHUP reload that starts a disk's controller again (its network or
+/// wear budget changed) while the disk is idle: the new controller takes
+/// the old one's counters over at the next poll (`continue_from`), with no
+/// baseline, and its run continues the old one (`Session::continues`).
+/// `lull replay` of the log builds the new network there, idle, as the
+/// daemon did, and makes the daemon's starts; the shadow is the replay's
+/// to the joule; and the references are those of a disk no reload
+/// touched (an audit: a reload while asleep cost every reference its
+/// timeout's sleep again and a spin-up the drive never made, and lull's
+/// `timer(60s)` beat the identical 60 s reference by 14 %). With
+/// `untouched`, the disk must be handed over, and its idle periods and
+/// references are compared with those of a run no reload touched (for
+/// activity whose gaps are far from a poll: the two see I/O at polls
+/// that fall at other instants).
+fn reload_replays_like_live(
+    networks: [&str; 2],
+    first: &[Nanos],
+    second: &[Nanos],
+    per_day: [u32; 2],
+    quiet_at_reload: Nanos,
+    untouched: bool,
+) -> Result<(), TestCaseError> {
+    let registry = lull_live::default_registry();
+    let poll = Nanos::from_secs(1);
+    let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll + quiet_at_reload;
+    // The reload comes between two polls; the new controller starts at
+    // the next one.
+    let (stop, t0) = (end1 + poll / 2, end1 + poll);
+    let all: Vec<Nanos> = first
+        .iter()
+        .copied()
+        .chain(second.iter().map(|&t| t + t0))
+        .collect();
+    let end2 = all.last().copied().unwrap_or(t0) + poll;
+    let mut a = controller(
+        networks[0],
+        &registry,
+        per_day[0],
+        CLOCK,
+        Default::default(),
+    );
+    let (d1, _) = drive_saving(
+        &mut a,
+        &all,
+        (poll, 0),
+        (Nanos::from_millis(1), end1, stop),
+        &registry,
+        CLOCK,
+        (None, Answer::SpinsDown),
+    );
+    let handover = a.handover();
+    let mut records1 = d1.records.clone();
+    records1.extend(stop_records(&mut a, stop));
+    let mut b = controller(networks[1], &registry, per_day[1], CLOCK, a.state().clone());
+    b.restore(records1.iter().cloned());
+    let continued = handover.is_some();
+    if let Some(t) = handover {
+        b.continue_from(t, t0);
+    }
+    let (d2, _) = drive_saving(
+        &mut b,
+        &all,
+        (poll, 0),
+        (t0, end2, end2),
+        &registry,
+        CLOCK,
+        (None, Answer::SpinsDown),
+    );
+    let log = log_of(&[&records1, &d2.records]);
+    let rebuilt = log.rebuild();
+    prop_assert_eq!(rebuilt.runs.len(), 2);
+    prop_assert_eq!(rebuilt.runs[1].continues, continued.then_some(t0));
+    if continued {
+        prop_assert_eq!(rebuilt.runs[1].downtime, None);
+    }
+    let specs: Vec<NetworkSpec> = networks
+        .iter()
+        .map(|n| NetworkSpec::parse(n, Some(&registry)).expect("spec"))
+        .collect();
+    let opts = log_options(&rebuilt);
+    let timeline = Timeline::from_requests(&rebuilt.requests).with_clock(Some(rebuilt.clock));
+    let (outcome, restarts) = lull_blktrace_replay::replay::replay_log_runs(
+        &timeline,
+        &specs,
+        &registry,
+        &opts,
+        &rebuilt.runs,
+    )
+    .expect("replay");
+    prop_assert_eq!(restarts, 1);
+    let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
+    let replayed: Vec<Nanos> = outcome
+        .log
+        .iter()
+        .filter_map(|e| match e {
+            LogEntry::Command {
+                at,
+                command: Command::Start { .. },
+            } => Some(*at),
+            _ => None,
+        })
+        .filter(|&t| t <= horizon)
+        .collect();
+    // The new engine, fresh, starts again while the drive sleeps on (a
+    // start the daemon withholds: the drive is in standby already); the
+    // replay's engine goes on with the start it made before the reload.
+    // Neither sends anything there.
+    let asleep = |t: &Nanos| {
+        rebuilt.daemon_standbys.withheld_at(*t) == Some("the drive is in standby already")
+    };
+    let lived: Vec<Nanos> = d1
+        .starts
+        .iter()
+        .chain(&d2.starts)
+        .copied()
+        .filter(|&t| t <= horizon)
+        .filter(|t| !asleep(t))
+        .collect();
+    let replayed: Vec<Nanos> = replayed.into_iter().filter(|t| !asleep(t)).collect();
+    prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
+    let m = |name: &str| outcome.report.task_measure(name).unwrap_or(0.0);
+    let w = d2.shadow.as_ref().expect("a shadow").windows[1].clone();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let lull = w.policy("lull").unwrap();
+    prop_assert_eq!(lull.spinups as f64, m("spinups"), "{:?}", w);
+    let saved = m("baseline_energy_j") - m("energy_j");
+    prop_assert!(
+        close(lull.saved_wh * 3600.0, saved),
+        "lull {} J vs replay {} J",
+        lull.saved_wh * 3600.0,
+        saved
+    );
+    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
+    let oracle = w.policy("oracle").unwrap();
+    prop_assert!(
+        close(oracle.saved_wh * 3600.0, oracle_saved),
+        "oracle {} J vs replay {} J",
+        oracle.saved_wh * 3600.0,
+        oracle_saved
+    );
+    if untouched {
+        prop_assert!(continued, "idle at the reload, yet no handover");
+        // The references of a disk that no reload touched.
+        let mut c = controller(
+            networks[0],
+            &registry,
+            per_day[0],
+            CLOCK,
+            Default::default(),
+        );
+        let (d, _) = drive_saving(
+            &mut c,
+            &all,
+            (poll, 0),
+            (Nanos::from_millis(1), end2, end2),
+            &registry,
+            CLOCK,
+            (None, Answer::SpinsDown),
+        );
+        let whole = d.shadow.as_ref().expect("a shadow").windows[1].clone();
+        // The same idle periods and spin-ups; the sleep within a poll's
+        // worth (the new controller's polls and wake-ups fall at other
+        // instants than the untouched one's, so it sees the next I/O up to
+        // a poll apart).
+        let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
+        let one_poll_wh = (model.p_active - model.p_sleep) * poll.as_secs_f64() / 3600.0;
+        prop_assert_eq!(w.idle_periods, whole.idle_periods);
+        for policy in ["oracle", "hd-idle-10min"] {
+            let (p, q) = (w.policy(policy).unwrap(), whole.policy(policy).unwrap());
+            prop_assert_eq!(p.spinups, q.spinups, "{}", policy);
+            prop_assert!(
+                (p.saved_wh - q.saved_wh).abs() <= one_poll_wh + 1e-9,
+                "{}: {:?} vs {:?}",
+                policy,
+                p,
+                q
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A reload while asleep, with the same network (only the wear budget
+/// changed): lull's row and every reference are those of a disk no reload
+/// touched, and the replay of the log decides as the daemon did.
+#[test]
+fn a_reload_while_idle_continues_the_idle_period_in_the_evidence() {
+    let first = activity(&SHAPE);
+    let second = activity(&[(30_000, 3), (12_000, 5), (400_000, 3)]);
+    for (networks, quiet) in [
+        (["timer(4s)", "timer(4s)"], 300),
+        (["timer(4s)", "timer(4s)"], 2),
+        (["auto", "auto"], 300),
+        (["timer(B)", "auto"], 40),
+    ] {
+        reload_replays_like_live(
+            networks,
+            &first,
+            &second,
+            [48, 480],
+            Nanos::from_secs(quiet),
+            true,
+        )
+        .unwrap();
+    }
 }

@@ -343,13 +343,16 @@ impl Log {
             let mut offset = Nanos(run.session.clock.0.saturating_sub(first.session.clock.0));
             let first_t = run.records.iter().filter_map(Record::time).min();
             let mut downtime = None;
+            // A run that continues the one before it (a reload while the
+            // disk was idle) has no unwatched time before it.
+            let continues = run.session.continues && prev_end.is_some();
             if let (Some(end), Some(t)) = (prev_end, first_t) {
                 // Never overlap the previous run (a clock set back).
                 if offset + t < end {
                     offset = end - t;
                 }
                 // The daemon was not watching: one busy request.
-                if offset + t > end {
+                if offset + t > end && !continues {
                     out.requests
                         .push(Request::new(end, offset + t, Op::Read, 0, 0));
                     downtime = Some((end, offset + t));
@@ -367,6 +370,7 @@ impl Log {
                 max_spindowns_per_day: run.session.max_spindowns_per_day,
                 network: run.session.network.clone(),
                 drive: run.session.drive.clone(),
+                continues: first_t.map(|t| offset + t).filter(|_| continues),
             });
             let saved = &mut out.runs.last_mut().expect("just pushed").saved;
             let mut open: Option<Nanos> = None;
@@ -639,4 +643,8 @@ pub struct RunStart {
     pub network: String,
     /// Its session's drive preset.
     pub drive: String,
+    /// Where it took over, when it continues the run before it without a
+    /// break ([`Session::continues`]): its first record, the instant its
+    /// network was built, idle. No downtime request comes before it.
+    pub continues: Option<Nanos>,
 }

@@ -80,6 +80,14 @@ pub struct Session {
     /// must not be mixed with another's. `None` when the serial number is
     /// unknown, and in logs of older daemons (a trailing field).
     pub drive_id: Option<u64>,
+    /// The run continues the one before it without a break: a SIGHUP
+    /// reload started the disk's controller again while the disk was idle
+    /// and watched, and the new controller took the old one's counters
+    /// over (no baseline poll). Its idle period goes on: the references
+    /// and lull's own drive sleep through the reload, and a replay builds
+    /// the run's network at its first instant as the daemon did, idle
+    /// from then. `false` in logs of older daemons (a flag).
+    pub continues: bool,
 }
 
 /// The drive identifier [`Session::drive_id`] of the drive with serial
@@ -307,10 +315,13 @@ impl Record {
                     &mut p,
                     s.max_spindowns_per_day.map_or(0, |n| u64::from(n) + 1),
                 );
-                // Flags: bit 0, `saves_learned`; bit 1, `dry_run`.
+                // Flags: bit 0, `saves_learned`; bit 1, `dry_run`; bit 2,
+                // `continues`.
                 put(
                     &mut p,
-                    u64::from(s.saves_learned) | (u64::from(s.dry_run) << 1),
+                    u64::from(s.saves_learned)
+                        | (u64::from(s.dry_run) << 1)
+                        | (u64::from(s.continues) << 2),
                 );
                 // 0: unknown.
                 put(&mut p, s.drive_id.unwrap_or(0));
@@ -524,6 +535,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Option<Record>, usize), FrameError> {
                 saves_learned: flags & 1 != 0,
                 dry_run: flags & 2 != 0,
                 drive_id,
+                continues: flags & 4 != 0,
             })
         }
         2 => {

@@ -333,7 +333,12 @@ impl Shadow {
     pub fn feed(&mut self, rec: &Record) {
         match rec {
             Record::Session(s) => {
-                self.end_run();
+                // A run that continues the one before it (a reload while
+                // the disk was idle and watched) goes on in its idle
+                // period, on the same clock.
+                if !(s.continues && self.clock == Some(s.clock)) {
+                    self.end_run();
+                }
                 self.clock = Some(s.clock);
                 self.per_day = s.max_spindowns_per_day;
                 self.mode = usize::from(s.dry_run);

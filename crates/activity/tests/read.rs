@@ -158,6 +158,7 @@ fn write_v1_fixture() {
             saves_learned: false,
             dry_run: false,
             drive_id: None,
+            continues: false,
         }),
         Record::Poll(Poll {
             t0: s(0),

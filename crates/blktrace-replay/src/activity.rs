@@ -224,6 +224,7 @@ mod tests {
             saves_learned: true,
             dry_run: false,
             drive_id: None,
+            continues: false,
         }
     }
 

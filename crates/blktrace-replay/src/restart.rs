@@ -69,6 +69,10 @@ struct Frame {
     clock: Nanos,
     /// The downtime request (arrival, completion), never shown to it.
     hide: Option<(Nanos, Nanos)>,
+    /// Where the run took over, on the replay's timeline: an idle period
+    /// the run did not see begin began there for it (a run that continues
+    /// the one before it, idle: [`RunStart::continues`]).
+    from: Nanos,
 }
 
 /// A network rebuilt at each restart ([`Restart`], or a daemon's runs);
@@ -94,6 +98,9 @@ pub struct Restarting {
     written: usize,
     /// The current run.
     run: usize,
+    /// Between a continuing run's predecessor's end and its own start:
+    /// no network decides (the daemon had none then).
+    dormant: bool,
 }
 
 impl std::fmt::Debug for Restarting {
@@ -153,6 +160,7 @@ impl Restarting {
             writes,
             written: 0,
             run: 0,
+            dormant: false,
         }
     }
 
@@ -171,11 +179,57 @@ impl Restarting {
     /// left no record, the new run's time zero).
     fn run_due(&self, t: Nanos) -> Option<&RunStart> {
         match &self.schedule {
-            Schedule::Runs { runs, next } => {
-                runs.get(*next).filter(|r| t >= r.after.unwrap_or(r.offset))
-            }
+            Schedule::Runs { runs, next } => runs
+                .get(*next)
+                .filter(|r| r.continues.is_none() && t >= r.after.unwrap_or(r.offset)),
             Schedule::Every { .. } => None,
         }
+    }
+
+    /// The next run, when it continues the one before it: where that one
+    /// ended (the old network decides no more) and where it takes over
+    /// (its network is built, idle from then).
+    fn continuing(&self) -> Option<(Nanos, Nanos)> {
+        match &self.schedule {
+            Schedule::Runs { runs, next } => runs.get(*next).and_then(|r| {
+                r.continues
+                    .map(|at| (r.after.map_or(at, |a| a.min(at)), at))
+            }),
+            Schedule::Every { .. } => None,
+        }
+    }
+
+    /// A continuing run's instants as they come due at `now`: the old
+    /// network goes dormant at its end, the new one starts at its own
+    /// first instant, idle from then when the device is idle, as the
+    /// daemon's new engine was ([`lull_core::engine::Engine::assume_idle`]).
+    /// Whether anything happened.
+    fn continue_due(&mut self, ctx: &Context, out: &mut Vec<Prediction>) -> bool {
+        let Some((after, at)) = self.continuing() else {
+            return false;
+        };
+        let mut acted = false;
+        if !self.dormant && ctx.now >= after {
+            self.dormant = true;
+            acted = true;
+        }
+        if self.dormant && ctx.now >= at {
+            self.dormant = false;
+            self.begin_run(ctx);
+            if ctx.idle_since.is_some() {
+                let c = Context {
+                    idle_since: Some(ctx.now),
+                    lookahead: None,
+                    ..*ctx
+                };
+                let from = out.len();
+                let c = self.inner_ctx(&c);
+                self.inner.on_idle_begin(&c, out);
+                self.back(&mut out[from..]);
+            }
+            acted = true;
+        }
+        acted
     }
 
     /// Writes the learned state to the emulated state file at every
@@ -268,6 +322,14 @@ impl Restarting {
     /// request, the new network sees it as its first event, and what it
     /// predicts from it goes to `out`.
     fn start_run(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
+        self.begin_run(ctx);
+        if !self.hidden(ev) {
+            self.forward_event(ev, ctx, out);
+        }
+    }
+
+    /// The next run's network, built at `ctx.now` ([`Restarting::start_run`]).
+    fn begin_run(&mut self, ctx: &Context) {
         // The old network has seen all it will (the downtime request at
         // `ctx.now` is hidden from it): the writes up to here are due.
         self.write_until(ctx.now, true);
@@ -308,6 +370,7 @@ impl Restarting {
             offset: run.offset,
             clock: run.clock,
             hide: run.downtime,
+            from: run.continues.unwrap_or(Nanos::ZERO),
         });
         if fits {
             let mut rest = parts.as_slice();
@@ -316,9 +379,6 @@ impl Restarting {
             }
         }
         self.restarts += 1;
-        if !self.hidden(ev) {
-            self.forward_event(ev, ctx, out);
-        }
     }
 
     /// `ctx` in the current network's frame.
@@ -327,7 +387,9 @@ impl Restarting {
             None => *ctx,
             Some(f) => Context {
                 now: ctx.now.saturating_sub(f.offset),
-                idle_since: ctx.idle_since.map(|t| t.saturating_sub(f.offset)),
+                idle_since: ctx
+                    .idle_since
+                    .map(|t| t.max(f.from).saturating_sub(f.offset)),
                 lookahead: ctx.lookahead.map(|t| t.saturating_sub(f.offset)),
                 clock: Some(f.clock),
                 ..*ctx
@@ -378,6 +440,13 @@ impl Detector for Restarting {
     fn on_event(&mut self, ev: &Event, ctx: &Context, out: &mut Vec<Prediction>) {
         if matches!(self.schedule, Schedule::Runs { .. }) {
             self.write_before(ctx.now);
+            // A continuing run whose start no deadline reached (an event
+            // came first, which the daemon's log never has): it starts
+            // here, at the event.
+            if self.continuing().is_some_and(|(after, _)| ctx.now >= after) {
+                self.dormant = false;
+                self.begin_run(ctx);
+            }
             if ev.is_arrival() && (self.pending || self.run_due(ev.time).is_some()) {
                 self.pending = false;
                 self.start_run(ev, ctx, out);
@@ -415,18 +484,51 @@ impl Detector for Restarting {
                     self.pending = true;
                     return;
                 }
+                if self.dormant {
+                    return;
+                }
                 let c = self.inner_ctx(ctx);
-                let began = self.frame.map_or(began, |f| began.saturating_sub(f.offset));
+                let began = self
+                    .frame
+                    .map_or(began, |f| began.max(f.from).saturating_sub(f.offset));
                 self.inner.on_idle_end(&c, began);
             }
         }
     }
     fn next_deadline(&self) -> Option<Nanos> {
-        let d = self.inner.next_deadline()?;
-        Some(self.frame.map_or(d, |f| d.saturating_add(f.offset)))
+        let inner = if self.dormant {
+            None
+        } else {
+            self.inner
+                .next_deadline()
+                .map(|d| self.frame.map_or(d, |f| d.saturating_add(f.offset)))
+        };
+        let next_run = self
+            .continuing()
+            .map(|(after, at)| if self.dormant { at } else { after });
+        match (inner, next_run) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     fn on_deadline(&mut self, ctx: &Context, out: &mut Vec<Prediction>) {
         self.write_before(ctx.now);
+        if self.continue_due(ctx, out) {
+            // The new network's own deadline may be due too (not the old
+            // one's: it decides no more).
+            let due = !self.dormant
+                && self
+                    .inner
+                    .next_deadline()
+                    .map(|d| self.frame.map_or(d, |f| d.saturating_add(f.offset)))
+                    .is_some_and(|d| d <= ctx.now);
+            if !due {
+                return;
+            }
+        }
+        if self.dormant {
+            return;
+        }
         let from = out.len();
         let c = self.inner_ctx(ctx);
         self.inner.on_deadline(&c, out);
@@ -605,6 +707,7 @@ mod tests {
             max_spindowns_per_day: None,
             network: "echo".into(),
             drive: "paper-2.5in".into(),
+            continues: None,
         }
     }
 

@@ -453,6 +453,7 @@ mod tests {
                 saves_learned: true,
                 dry_run: false,
                 drive_id: None,
+                continues: false,
             }),
             Record::Poll(Poll {
                 t0: s(1),

@@ -107,6 +107,23 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
     assert!(!log.contains("changed or removed"), "{log}");
     // Said once: the new controller's start does not say it again.
     assert!(!log.contains("since the daemon's last run"), "{log}");
+    // fakea slept through the reload: its new controller took the disk
+    // over without a baseline, and its run continues the old one in the
+    // activity log (no unwatched time, no split idle period).
+    wait_for(
+        "fakea's continuing run in its activity log",
+        Duration::from_secs(20),
+        || {
+            lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
+                .is_ok_and(|l| l.runs.len() == 2 && l.runs[1].session.continues)
+        },
+        || d.log(),
+    );
+    let rebuilt = lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
+        .unwrap()
+        .rebuild();
+    assert_eq!(rebuilt.runs[1].downtime, None);
+    assert!(rebuilt.runs[1].continues.is_some());
     // The metrics no longer export it; the state file keeps its entry.
     wait_for(
         "fakeb to leave the metrics",

@@ -46,6 +46,7 @@ pub(crate) fn records(clock: Nanos, steps: &[Step]) -> Vec<Record> {
         dry_run: false,
         // One drive (a full 64-bit value, for the round trip).
         drive_id: Some(lull_activity::drive_id("WD-WCC7K0000001")),
+        continues: false,
     })];
     let mut t = Nanos::from_secs(1);
     out.push(Record::Poll(Poll {

@@ -141,6 +141,19 @@ impl Daemon {
                         }
                     }
                 }
+                // A disk idle at the reload goes on where its controller
+                // stood (the one started in its place continues it).
+                self.handover.clear();
+                let now = self.now();
+                for d in &gone {
+                    let key = d.ctl.key().to_string();
+                    if self.cfg.entry_for(&key).is_some()
+                        && let Some(t) = d.ctl.handover()
+                    {
+                        let kernel = d.ctl.kernel().to_string();
+                        self.handover.insert(key, (t, kernel, now));
+                    }
+                }
                 self.retire_all(gone).await;
                 // The entries of disks the file no longer names (retired
                 // above, or waited for and never found) say since when.

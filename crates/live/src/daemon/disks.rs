@@ -350,6 +350,14 @@ impl Daemon {
                 return None;
             }
         };
+        // Started by a reload in the place of a controller that left the
+        // disk idle: it continues that one's run, within two polls.
+        if let Some((tracker, kernel, at)) = self.handover.remove(&r.key)
+            && kernel == r.kernel
+            && now.saturating_sub(at) <= self.cfg.poll + self.cfg.poll
+        {
+            ctl.continue_from(tracker, now);
+        }
         let activity = &self.cfg.activity;
         if activity.enabled && ctl.has_shadow() {
             // Streamed: a segment at a time, never the whole log in memory.

@@ -29,7 +29,7 @@
 //!   (at half `WatchdogSec`, from the loop itself, so a stuck loop is
 //!   restarted), RELOADING and STOPPING.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -185,6 +185,11 @@ pub(crate) struct Daemon {
     /// Entries (device, kernel name) that came to name a partition while
     /// the daemon ran, logged once each.
     refused: HashSet<(String, String)>,
+    /// The trackers of the disks a reload retired while idle, by key,
+    /// with their kernel name and the reload's instant: the controller
+    /// started in each one's place continues from it
+    /// ([`DiskController::continue_from`]).
+    handover: HashMap<String, (crate::source::DiskTracker, String, Nanos)>,
     /// The disks this daemon claimed, by device numbers
     /// ([`crate::instance::disk_lock_dir`]).
     claims: std::collections::HashMap<(u32, u32), InstanceLock>,
@@ -348,6 +353,7 @@ impl Daemon {
             metrics_server: None,
             missing: HashSet::new(),
             refused: HashSet::new(),
+            handover: HashMap::new(),
             claims: std::collections::HashMap::new(),
             claims_off: false,
             retry_claims_at: None,

@@ -471,7 +471,7 @@ pub struct PollOutcome {
 }
 
 /// Turns one disk's counter samples into events.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DiskTracker {
     family: Family,
     /// The counters of each member at the last poll, in
@@ -584,6 +584,18 @@ impl DiskTracker {
             held: self.held,
             ..DiskTracker::new(family)
         }
+    }
+
+    /// The tracker as a controller that takes the disk over at `at` from
+    /// another (a reload) continues it: its next poll's deltas are from
+    /// the last counters, spread over the time from `at`, never before
+    /// (the new engine's time starts there).
+    pub fn handed_over(mut self, at: Nanos) -> DiskTracker {
+        if self.last.is_some_and(|l| l < at) {
+            self.last = Some(at);
+        }
+        self.steady = false;
+        self
     }
 
     /// Whether it holds a synthetic request open (I/O in flight, or the
