@@ -33,6 +33,7 @@ fn session_with(budget: Option<u32>) -> Session {
         saves_learned: budget.is_some(),
         dry_run: false,
         drive_id: None,
+        continues: false,
     }
 }
 
