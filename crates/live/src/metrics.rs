@@ -389,7 +389,7 @@ pub fn render_exported(
         ),
         (
             "lull_energy_saved_joules",
-            "Estimated energy saved while the disk was in standby, whoever spun it down (power model of the disk's preset; lull status's lull line counts lull's own spin-downs).",
+            "Estimated energy saved while the disk was in standby, whoever spun it down, up to the poll that saw the I/O that woke it (power model of the disk's preset; lull status's lull line counts lull's own spin-downs, to the I/O's arrival).",
             |g| g.energy_saved_j,
         ),
     ];

@@ -965,7 +965,9 @@ pub fn combine(
                     .identity
                     .as_ref()
                     .and_then(crate::identify::Identity::own_standby_fix),
-                shadow: shadow_from_metrics(samples, key, st).or_else(|| st.shadow.clone()),
+                shadow: shadow_from_metrics(samples, key, st)
+                    .or_else(|| st.shadow.clone())
+                    .map(without_empty_ratios),
                 jobs: jobs_from_metrics(samples, key),
             }
         })
@@ -977,6 +979,23 @@ pub fn combine(
 /// when the metrics do not carry it whole (no metrics, no shadow, or a
 /// daemon from before `lull_shadow_observed_seconds`). The drive and B
 /// come from the state file, which has them from the disk's start.
+/// The report with no ratio where there was nothing to save (the oracle
+/// saved nothing): both would be 0/0, and the metrics' conventional 1 read
+/// in the JSON as lull matching the best fixed timeout (an audit: the text
+/// said "no ratio" beside `"excess_vs_best_fixed": 1.0`).
+fn without_empty_ratios(mut r: lull_activity::ShadowReport) -> lull_activity::ShadowReport {
+    for w in &mut r.windows {
+        let nothing_to_save = w
+            .policy("oracle")
+            .is_some_and(|o| o.energy_j >= w.baseline_energy_j);
+        if nothing_to_save {
+            w.excess_vs_best_fixed = None;
+            w.gain_vs_clairvoyant = None;
+        }
+    }
+    r
+}
+
 fn shadow_from_metrics(
     samples: &[Sample],
     key: &str,

@@ -1046,6 +1046,29 @@ fn a_window_with_nothing_to_save_gives_no_ratio() {
     assert!(render_text(&scene()).contains("excess vs best fixed"));
 }
 
+/// The JSON too gives no ratio where there was nothing to save (an
+/// audit: `"excess_vs_best_fixed": 1.0` beside the text's "no ratio",
+/// which a script could not tell from lull matching the best fixed
+/// timeout); where there was, it keeps them.
+#[test]
+fn the_json_gives_no_ratio_where_there_was_nothing_to_save() {
+    let mut st = scene();
+    let shadow = st.disks[0].shadow.take().unwrap();
+    let kept = super::without_empty_ratios(shadow.clone());
+    assert_eq!(kept, shadow);
+    let mut empty = shadow;
+    for w in &mut empty.windows {
+        let base = w.baseline_energy_j;
+        for p in &mut w.policies {
+            (p.spinups, p.energy_j, p.saved_wh) = (0, base, 0.0);
+        }
+        (w.excess_vs_best_fixed, w.gain_vs_clairvoyant) = (Some(1.0), Some(1.0));
+    }
+    for w in &super::without_empty_ratios(empty).windows {
+        assert_eq!((w.excess_vs_best_fixed, w.gain_vs_clairvoyant), (None, None));
+    }
+}
+
 /// A window where the clairvoyant timer adds nothing over the best fixed
 /// one gives no gain ratio (a share of nothing), and says why: a trial
 /// read its absence as a ratio lost.
