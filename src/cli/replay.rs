@@ -667,8 +667,12 @@ fn standby_gate(
 }
 
 /// What the log says the daemon did with its standbys, for notes: how
-/// long it withheld them in all and why (`the daemon sent no standby for
-/// 2h3m of the log (no transport reaches the drive): …`), and how many it
+/// long it withheld them in all, each stretch from a decision it withheld
+/// to the next it let through (an audit took a stretch of "the drive is
+/// in standby already" for the drive's sleep, which ended at its wake),
+/// and why (`the daemon sent no standby for 2h3m of the log, from each
+/// decision it withheld to the next it let through (no transport reaches
+/// the drive): …`), and how many it
 /// sent failed.
 fn daemon_standbys_notes(d: &lull_tasks::DaemonStandbys) -> Vec<String> {
     let mut notes = Vec::new();
@@ -684,7 +688,7 @@ fn daemon_standbys_notes(d: &lull_tasks::DaemonStandbys) -> Vec<String> {
             }
         }
         notes.push(format!(
-            "the daemon sent no standby for {} of the log ({}): the replay withholds them too (withheld_by_daemon; what the network would have done: --standby-checks none)",
+            "the daemon sent no standby for {} of the log, from each decision it withheld to the next it let through ({}): the replay withholds them too (withheld_by_daemon; what the network would have done: --standby-checks none)",
             total.approx(),
             why.join("; ")
         ));

@@ -1046,6 +1046,24 @@ fn a_window_with_nothing_to_save_gives_no_ratio() {
     assert!(render_text(&scene()).contains("excess vs best fixed"));
 }
 
+/// A stopped daemon's disks wait for nothing: their last idle period and
+/// next decision, counted on from the last state, read as if a daemon
+/// ran (an audit: "the network decides in 24m1s unless I/O comes" after
+/// the stop).
+#[test]
+fn a_stopped_daemon_decides_nothing() {
+    let mut st = scene();
+    let running = render_text(&st);
+    assert!(running.contains("  waiting     "), "{running}");
+    st.daemon_running = Some(false);
+    let stopped = render_text(&st);
+    assert!(
+        stopped.contains("  waiting     nothing: no daemon is running, so nothing decides\n"),
+        "{stopped}"
+    );
+    assert!(!stopped.contains("decides in"), "{stopped}");
+}
+
 /// The JSON too gives no ratio where there was nothing to save (an
 /// audit: `"excess_vs_best_fixed": 1.0` beside the text's "no ratio",
 /// which a script could not tell from lull matching the best fixed
@@ -1065,7 +1083,10 @@ fn the_json_gives_no_ratio_where_there_was_nothing_to_save() {
         (w.excess_vs_best_fixed, w.gain_vs_clairvoyant) = (Some(1.0), Some(1.0));
     }
     for w in &super::without_empty_ratios(empty).windows {
-        assert_eq!((w.excess_vs_best_fixed, w.gain_vs_clairvoyant), (None, None));
+        assert_eq!(
+            (w.excess_vs_best_fixed, w.gain_vs_clairvoyant),
+            (None, None)
+        );
     }
 }
 

@@ -176,7 +176,18 @@ pub fn render_text(st: &Status) -> String {
                 );
             }
         }
-        if let Some(w) = waiting(d, st.now_unix) {
+        if st.daemon_running == Some(false) {
+            // A stopped daemon decides nothing: its last idle period and
+            // next decision, counted on from its last state, read as if
+            // one ran (an audit: "the network decides in 24m" after the
+            // stop).
+            if d.power != "unwatched" {
+                field(
+                    "waiting",
+                    "nothing: no daemon is running, so nothing decides".to_string(),
+                );
+            }
+        } else if let Some(w) = waiting(d, st.now_unix) {
             field("waiting", w);
         }
         // A `jobs` disk's evidence: what each job got of the idle time.
