@@ -424,7 +424,7 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
         let ranked = outcome.summaries.iter().filter(|s| !s.reference).count();
         let _ = writeln!(
             table,
-            "the daemon ran `{n}`: rank {} of {ranked}",
+            "the daemon ran `{n}`: rank {} of {ranked} (its row is the network on the log with the daemon's checks, as every row; `lull status` and `lull replay` of the log count what the daemon did, the sleep it took up after a restart included; the `auto` row is the reference, not the daemon's)",
             s.rank.unwrap_or(0)
         );
     }
