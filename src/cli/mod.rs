@@ -170,6 +170,7 @@ const COUNTS: &[&str] = &[
     "manners_normal",
     "refused_wear_budget",
     "refused_below_break_even",
+    "retried_after_wear_budget",
     "overtaken_by_poll",
     "withheld_by_daemon",
     "queued_bytes_at_end",
