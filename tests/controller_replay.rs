@@ -350,6 +350,54 @@ fn drive_saving(
     (d, requests)
 }
 
+/// The shadow's window `w` against the replay's `report`: lull's spin-ups,
+/// and lull's and the oracle's savings to the joule.
+fn shadow_is_replay(
+    w: &lull_activity::shadow::WindowReport,
+    report: &RunReport,
+) -> Result<(), TestCaseError> {
+    let m = |name: &str| report.task_measure(name).unwrap_or(0.0);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let (lull, oracle) = (w.policy("lull").unwrap(), w.policy("oracle").unwrap());
+    prop_assert_eq!(lull.spinups as f64, m("spinups"), "{:?}", w);
+    for (who, shadow, replay) in [
+        (
+            "lull",
+            lull.saved_wh,
+            m("baseline_energy_j") - m("energy_j"),
+        ),
+        (
+            "oracle",
+            oracle.saved_wh,
+            m("baseline_energy_j") - m("oracle_energy_j"),
+        ),
+    ] {
+        prop_assert!(
+            close(shadow * 3600.0, replay),
+            "{} {} J vs replay {} J",
+            who,
+            shadow * 3600.0,
+            replay
+        );
+    }
+    Ok(())
+}
+
+/// The instants of the task starts in an engine's action log, up to
+/// `horizon`.
+fn start_instants(log: &[LogEntry], horizon: Nanos) -> Vec<Nanos> {
+    log.iter()
+        .filter_map(|e| match e {
+            LogEntry::Command {
+                at,
+                command: Command::Start { .. },
+            } => Some(*at),
+            _ => None,
+        })
+        .filter(|&t| t <= horizon)
+        .collect()
+}
+
 /// Whether the controller's outputs `out` send the disk a standby.
 fn sends_standby(out: &[Output]) -> bool {
     out.iter().any(|o| {
@@ -1406,17 +1454,7 @@ fn restart_replays_like_live(
     .expect("replay");
     prop_assert_eq!(restarts, 1);
     let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
-    let mut replayed = Vec::new();
-    for e in &outcome.log {
-        if let LogEntry::Command {
-            at,
-            command: Command::Start { .. },
-        } = e
-        {
-            replayed.push(*at);
-        }
-    }
-    replayed.retain(|&t| t <= horizon);
+    let replayed = start_instants(&outcome.log, horizon);
     // A crashed run's log ends at its last record: what its engine
     // decided after that (a start refused, so no standby record) is lost
     // with it, and the replay sees the disk busy from there on.
@@ -1924,24 +1962,7 @@ fn unplug_replays_like_live(
     };
     prop_assert_eq!(within(&starts), within(&replayed.starts));
     let w = ctl.shadow().expect("a standby disk has a shadow").windows[1].clone();
-    let m = |name: &str| measures.task_measure(name).unwrap();
-    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
-    let (lull, oracle) = (w.policy("lull").unwrap(), w.policy("oracle").unwrap());
-    prop_assert_eq!(lull.spinups as f64, m("spinups"));
-    let saved = m("baseline_energy_j") - m("energy_j");
-    prop_assert!(
-        close(lull.saved_wh * 3600.0, saved),
-        "lull {} J vs replay {} J",
-        lull.saved_wh * 3600.0,
-        saved
-    );
-    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
-    prop_assert!(
-        close(oracle.saved_wh * 3600.0, oracle_saved),
-        "oracle {} J vs replay {} J",
-        oracle.saved_wh * 3600.0,
-        oracle_saved
-    );
+    shadow_is_replay(&w, &measures)?;
     Ok(())
 }
 
@@ -2119,18 +2140,7 @@ fn reload_replays_like_live(
     .expect("replay");
     prop_assert_eq!(restarts, 1);
     let horizon = rebuilt.requests.iter().map(|r| r.completion).max().unwrap();
-    let replayed: Vec<Nanos> = outcome
-        .log
-        .iter()
-        .filter_map(|e| match e {
-            LogEntry::Command {
-                at,
-                command: Command::Start { .. },
-            } => Some(*at),
-            _ => None,
-        })
-        .filter(|&t| t <= horizon)
-        .collect();
+    let replayed = start_instants(&outcome.log, horizon);
     // The new engine, fresh, starts again while the drive sleeps on (a
     // start the daemon withholds: the drive is in standby already); the
     // replay's engine goes on with the start it made before the reload.
@@ -2148,26 +2158,8 @@ fn reload_replays_like_live(
         .collect();
     let replayed: Vec<Nanos> = replayed.into_iter().filter(|t| !asleep(t)).collect();
     prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
-    let m = |name: &str| outcome.report.task_measure(name).unwrap_or(0.0);
     let w = d2.shadow.as_ref().expect("a shadow").windows[1].clone();
-    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
-    let lull = w.policy("lull").unwrap();
-    prop_assert_eq!(lull.spinups as f64, m("spinups"), "{:?}", w);
-    let saved = m("baseline_energy_j") - m("energy_j");
-    prop_assert!(
-        close(lull.saved_wh * 3600.0, saved),
-        "lull {} J vs replay {} J",
-        lull.saved_wh * 3600.0,
-        saved
-    );
-    let oracle_saved = m("baseline_energy_j") - m("oracle_energy_j");
-    let oracle = w.policy("oracle").unwrap();
-    prop_assert!(
-        close(oracle.saved_wh * 3600.0, oracle_saved),
-        "oracle {} J vs replay {} J",
-        oracle.saved_wh * 3600.0,
-        oracle_saved
-    );
+    shadow_is_replay(&w, &outcome.report)?;
     if untouched {
         prop_assert!(continued, "idle at the reload, yet no handover");
         // The references of a disk that no reload touched.
