@@ -1767,9 +1767,9 @@ proptest! {
             ["share()", "timer(4s)"],
         ]),
         quiet_ms in prop_oneof![0u64..3_000, 3_000u64..900_000],
-        // Each run's session differs from the one before (a reload starts
-        // a controller again only for a changed entry).
-        per_day in prop::sample::select(vec![[UNLIMITED, 1000], [48, 480], [6, 12]]),
+        // The same session in both runs too: a reload that starts the
+        // controllers again for a top-level key (`power_check`).
+        per_day in prop::sample::select(vec![[UNLIMITED, 1000], [48, 480], [6, 12], [6, 6], [UNLIMITED, UNLIMITED]]),
     ) {
         let (first, second) = (activity(&shape), activity(&after));
         reload_replays_like_live(networks, &first, &second, per_day, Nanos::from_millis(quiet_ms), false)?;

@@ -289,13 +289,18 @@ impl Log {
     }
 
     /// Adds records in order: a session starts a run unless it repeats the
-    /// current one's (a new segment of the same run); records before any
-    /// session are dropped.
+    /// current one's (a new segment of the same run) and that run has not
+    /// ended (a reload that started the disk's controller again with the
+    /// same session, only a top-level key such as `power_check` changed,
+    /// ends the old run first: its new engine is another run's); records
+    /// before any session are dropped.
     pub fn extend(&mut self, records: impl IntoIterator<Item = Record>) {
         for rec in records {
             match rec {
                 Record::Session(s) => {
-                    if self.runs.last().is_some_and(|r| r.session == s) {
+                    if self.runs.last().is_some_and(|r| {
+                        r.session == s && !matches!(r.records.last(), Some(Record::End(_)))
+                    }) {
                         continue;
                     }
                     self.runs.push(Run {

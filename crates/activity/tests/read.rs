@@ -326,6 +326,29 @@ fn a_directory_follows_its_drive_to_other_keys() {
     assert_eq!((one.followed, one.runs), (0, of(&[3]).runs));
 }
 
+/// A session repeated after an end is a new run, not a new segment of the
+/// ended one: a reload that starts a disk's controller again with the same
+/// session (a top-level key such as `power_check` changed) was read as one
+/// run, so a replay kept the old network where the daemon built another.
+#[test]
+fn a_repeated_session_after_an_end_starts_a_run() {
+    let a = records(CLOCK, &[(5, 3, false, false), (100, 2, false, false)]);
+    let session = a[0].clone();
+    let end = a.iter().filter_map(Record::time).max().unwrap() + Nanos::from_secs(1);
+    let mut log = Log::default();
+    log.extend(a.iter().cloned());
+    // A new segment of the same run: one run.
+    log.extend([session.clone(), Record::Mark(end)]);
+    assert_eq!(log.runs.len(), 1);
+    // The run ends; the same session again starts another.
+    log.extend([
+        Record::End(end),
+        session,
+        Record::Mark(end + Nanos::from_secs(1)),
+    ]);
+    assert_eq!(log.runs.len(), 2);
+}
+
 #[test]
 fn a_directory_reads_as_one_log_and_sessions_join_on_one_timeline() {
     let dir = tempfile::tempdir().unwrap();
