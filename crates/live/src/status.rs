@@ -979,16 +979,20 @@ pub fn combine(
 /// when the metrics do not carry it whole (no metrics, no shadow, or a
 /// daemon from before `lull_shadow_observed_seconds`). The drive and B
 /// come from the state file, which has them from the disk's start.
+/// Whether even the oracle saved nothing in window `w` (no idle period
+/// outlasted the break-even time): both ratios are then 0/0.
+pub(super) fn nothing_to_save(w: &lull_activity::shadow::WindowReport) -> bool {
+    w.policy("oracle")
+        .is_some_and(|o| o.energy_j >= w.baseline_energy_j)
+}
+
 /// The report with no ratio where there was nothing to save (the oracle
 /// saved nothing): both would be 0/0, and the metrics' conventional 1 read
 /// in the JSON as lull matching the best fixed timeout (an audit: the text
 /// said "no ratio" beside `"excess_vs_best_fixed": 1.0`).
 fn without_empty_ratios(mut r: lull_activity::ShadowReport) -> lull_activity::ShadowReport {
     for w in &mut r.windows {
-        let nothing_to_save = w
-            .policy("oracle")
-            .is_some_and(|o| o.energy_j >= w.baseline_energy_j);
-        if nothing_to_save {
+        if nothing_to_save(w) {
             w.excess_vs_best_fixed = None;
             w.gain_vs_clairvoyant = None;
         }

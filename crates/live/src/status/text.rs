@@ -553,10 +553,7 @@ pub(super) fn shadow_text(
         // With nothing to save (the oracle saved nothing), both ratios
         // are 0/0: their conventional 1 would read as lull matching a
         // reference that had nothing to match.
-        let nothing_to_save = w
-            .policy("oracle")
-            .is_some_and(|o| o.energy_j >= w.baseline_energy_j);
-        if nothing_to_save {
+        if super::nothing_to_save(w) {
             lines.push(
                 "no ratio: no idle period outlasted the break-even time, so there was nothing to save"
                     .to_string(),
