@@ -44,6 +44,10 @@ use proptest::prelude::*;
 /// features see the same hours.
 const CLOCK: Nanos = Nanos(1_800_000_000_000_000_000);
 
+/// The kernel's boot id the tests' daemon runs in: a restart that finds
+/// a disk untouched in the same boot continues its idle period.
+const BOOT: u128 = 0x1b2e_87f4_a0c3_4d5e_9f61_0a2b_3c4d_5e6f;
+
 /// What the controller decided: engine starts and stops (at the engine's
 /// instants), and standby orders (at the wake-up that sent them).
 #[derive(Debug, Default, PartialEq)]
@@ -143,6 +147,7 @@ fn controller_with(
         dry_run,
         clock,
         poll: Nanos::from_secs(1),
+        boot_id: Some(BOOT),
     };
     DiskController::new(
         registry,
@@ -1331,6 +1336,7 @@ fn restart_replays_like_live(
         dry_first,
         per_day_after,
         quiet_at_stop,
+        another_boot,
     } = how;
     let registry = lull_live::default_registry();
     let end1 = first.last().copied().unwrap_or(Nanos::ZERO) + poll + quiet_at_stop;
@@ -1387,6 +1393,14 @@ fn restart_replays_like_live(
     } else {
         state
     };
+    let mut state = state;
+    if let Some(i) = state.idle_at_stop.as_mut().filter(|_| another_boot) {
+        i.boot_id = format!("{:032x}", BOOT + 1);
+    }
+    // A clean stop while idle: the disk untouched since (its counters go
+    // on), the second run takes the idle period up.
+    let resumes = state.idle_at_stop.is_some() && !another_boot;
+    prop_assert!(!resumes || crash.is_none());
     let clock2 = CLOCK + stop + down;
     let per_day2 = per_day_after.unwrap_or(per_day);
     let mut b = controller(network, &registry, per_day2, clock2, state);
@@ -1414,6 +1428,12 @@ fn restart_replays_like_live(
     let offset = rebuilt.runs[1].offset;
     prop_assert_eq!(offset, stop + down);
     prop_assert_eq!(rebuilt.runs[1].clean, crash.is_none());
+    // A run that continues has no downtime: the disk was idle through it.
+    prop_assert_eq!(
+        rebuilt.runs[1].continues,
+        resumes.then_some(offset + Nanos::from_millis(1))
+    );
+    prop_assert_eq!(rebuilt.runs[1].downtime.is_some(), !resumes);
     // The log names every learned state the first run wrote to the state
     // file (the first run's frame is the log's).
     let learned: Vec<Nanos> = records1
@@ -1467,7 +1487,18 @@ fn restart_replays_like_live(
         .collect();
     lived.extend(d2.starts.iter().map(|&t| t + offset));
     lived.retain(|&t| t <= horizon);
-    prop_assert_eq!(&lived, &replayed, "networks {:?}", networks);
+    // A restart that found the disk untouched continues its idle period
+    // (as a reload does): the new engine, fresh, starts again while the
+    // drive sleeps on (withheld: the drive is in standby already), where
+    // the replay's engine goes on with the start it made before.
+    let continued = rebuilt.runs[1].continues.is_some();
+    let asleep = |t: &Nanos| {
+        continued
+            && rebuilt.daemon_standbys.withheld_at(*t) == Some("the drive is in standby already")
+    };
+    lived.retain(|t| !asleep(t));
+    let awake: Vec<Nanos> = replayed.iter().copied().filter(|t| !asleep(t)).collect();
+    prop_assert_eq!(&lived, &awake, "networks {:?}", networks);
     let m = |name: &str| outcome.report.task_measure(name).unwrap_or(0.0);
     // Refused by the checks, overtaken by a poll's I/O, or withheld by the
     // daemon (the drive asleep already); a start the wear budget refused
@@ -1558,8 +1589,11 @@ fn a_restart_while_asleep_counts_the_sleep_taken_up_after_it() {
     // Twenty quiet minutes after the restart, then work.
     let second = activity(&[(1_200_000, 3), (12_000, 5), (30_000, 3)]);
     for network in ["timer(4s)", "auto"] {
+        // In another boot (or from a state file of a daemon before
+        // `idle_at_stop`): the standby is taken up, the idle period is not.
         let how = How {
             quiet_at_stop: Nanos::from_secs(300),
+            another_boot: true,
             ..How::default()
         };
         let [records1, records2] = restart_replays_like_live(
@@ -1625,6 +1659,84 @@ fn a_restart_while_asleep_counts_the_sleep_taken_up_after_it() {
     }
 }
 
+/// A clean stop while the disk is idle, a restart ten minutes later in
+/// the same boot, the disk untouched: the second run continues the idle
+/// period (its session says so, and the log has no downtime request).
+/// Every reference and the idle periods are then those of a disk no
+/// restart touched, and so is lull's row where the drive slept through
+/// the restart under a timer. Before, the downtime was one busy request:
+/// each reference slept its timeout again and paid a spin-up the drive
+/// never made.
+#[test]
+fn a_restart_while_idle_continues_the_idle_period_in_the_evidence() {
+    let registry = lull_live::default_registry();
+    let poll = Nanos::from_secs(1);
+    let first = activity(&SHAPE);
+    let second = activity(&[(30_000, 3), (12_000, 5), (400_000, 3)]);
+    let down = Nanos::from_secs(600);
+    let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
+    let shadow = |records: &[&[Record]]| {
+        let mut sh = lull_activity::Shadow::new(model.clone(), model.break_even()).with_floor(poll);
+        for r in records.iter().copied().flatten() {
+            sh.feed(r);
+        }
+        sh.settle();
+        sh.report().windows[1].clone()
+    };
+    // The polls of the two fall up to a poll apart.
+    let one_poll_wh = (model.p_active - model.p_sleep) * poll.as_secs_f64() / 3600.0;
+    for (network, quiet, asleep) in [
+        ("timer(4s)", 300, true),
+        ("timer(4s)", 2, false),
+        ("auto", 300, true),
+    ] {
+        let how = How {
+            quiet_at_stop: Nanos::from_secs(quiet),
+            ..How::default()
+        };
+        let [r1, r2] =
+            restart_replays_like_live([network; 2], &first, &second, poll, down, UNLIMITED, how)
+                .unwrap();
+        let log = log_of(&[&r1, &r2]);
+        assert!(log.rebuild().runs[1].continues.is_some(), "{network}");
+        // The same disk, watched throughout.
+        let stop = *first.last().unwrap() + poll + Nanos::from_secs(quiet) + poll / 2;
+        let all: Vec<Nanos> = first
+            .iter()
+            .copied()
+            .chain(second.iter().map(|&t| t + stop + down))
+            .collect();
+        let end = *all.last().unwrap() + poll;
+        let mut c = controller(network, &registry, UNLIMITED, CLOCK, Default::default());
+        let (d, _) = drive_saving(
+            &mut c,
+            &all,
+            (poll, 0),
+            (Nanos::from_millis(1), end, end),
+            &registry,
+            CLOCK,
+            (None, Answer::SpinsDown),
+        );
+        let (restarted, whole) = (shadow(&[&r1, &r2]), shadow(&[&d.records]));
+        assert_eq!(restarted.idle_periods, whole.idle_periods, "{network}");
+        let mut policies = vec!["oracle", "hd-idle-10min", "hdparm-S12", "best-fixed"];
+        if asleep && network.starts_with("timer") {
+            policies.push("lull");
+        }
+        for policy in policies {
+            let (p, q) = (
+                restarted.policy(policy).unwrap(),
+                whole.policy(policy).unwrap(),
+            );
+            assert_eq!(p.spinups, q.spinups, "{network}: {policy}");
+            assert!(
+                (p.saved_wh - q.saved_wh).abs() <= one_poll_wh + 1e-9,
+                "{network}: {policy}: {p:?} vs {q:?}"
+            );
+        }
+    }
+}
+
 /// A crash: the first run writes the state file every minute (and at once
 /// after a spin-down) and is killed; the second resumes from the last
 /// state written, which holds what `auto` had learned some idle periods
@@ -1659,6 +1771,10 @@ struct How {
     /// The first run stays quiet this long after its last completion
     /// before it stops (long enough, it stops with the drive asleep).
     quiet_at_stop: Nanos,
+    /// The second run starts in another boot than the first (its state
+    /// file's idle period, if any, is not taken up; the counters, kept
+    /// here, would not be either): it starts from a baseline.
+    another_boot: bool,
 }
 
 /// [`restart_replays_like_live`] for a timer and `auto`, at 6 spin-downs
@@ -1730,6 +1846,7 @@ proptest! {
         dry_first in any::<bool>(),
         per_day_after in prop::option::of(prop::sample::select(vec![UNLIMITED, 48, 6])),
         quiet_s in prop::sample::select(vec![0u64, 30, 600]),
+        another_boot in any::<bool>(),
     ) {
         restart_replays_like_live(
             [before.unwrap_or(network), network],
@@ -1743,6 +1860,7 @@ proptest! {
                 dry_first,
                 per_day_after,
                 quiet_at_stop: Nanos::from_secs(quiet_s),
+                another_boot,
             },
         )?;
     }

@@ -349,7 +349,8 @@ impl Log {
             let first_t = run.records.iter().filter_map(Record::time).min();
             let mut downtime = None;
             // A run that continues the one before it (a reload while the
-            // disk was idle) has no unwatched time before it.
+            // disk was idle, or a restart that found it untouched) has no
+            // unwatched time before it: the disk was idle through it.
             let continues = run.session.continues && prev_end.is_some();
             if let (Some(end), Some(t)) = (prev_end, first_t) {
                 // Never overlap the previous run (a clock set back).

@@ -83,10 +83,14 @@ pub struct Session {
     /// The run continues the one before it without a break: a SIGHUP
     /// reload started the disk's controller again while the disk was idle
     /// and watched, and the new controller took the old one's counters
-    /// over (no baseline poll). Its idle period goes on: the references
-    /// and lull's own drive sleep through the reload, and a replay builds
-    /// the run's network at its first instant as the daemon did, idle
-    /// from then. `false` in logs of older daemons (a flag).
+    /// over (no baseline poll); or a daemon stopped cleanly while the disk
+    /// was idle, and the next one, in the same boot, found its completed
+    /// I/O unchanged (a restart: its clock is another, and the time
+    /// between the two runs is idle, not unwatched). Its idle period goes
+    /// on: the references and lull's own drive sleep through the reload
+    /// or restart, and a replay builds the run's network at its first
+    /// instant as the daemon did, idle from then. `false` in logs of
+    /// older daemons (a flag).
     pub continues: bool,
 }
 
@@ -283,6 +287,31 @@ impl Record {
             | Record::Withheld { t, .. }
             | Record::End(t) => Some(t),
         }
+    }
+
+    /// The same record `by` later: every instant in it moved (a run's
+    /// records on a timeline whose time zero is earlier than the run's).
+    pub fn shifted(&self, by: Nanos) -> Record {
+        let mut r = self.clone();
+        match &mut r {
+            Record::Session(_) => {}
+            Record::Poll(p) => {
+                p.t0 = p.t0 + by;
+                p.t = p.t + by;
+                p.held_since = p.held_since.map(|h| h + by);
+            }
+            Record::Mark(t)
+            | Record::Standby(t)
+            | Record::StandbyFailed(t)
+            | Record::Power { t, .. }
+            | Record::Withheld { t, .. }
+            | Record::End(t) => *t = *t + by,
+            Record::Learned { t, at } => {
+                *t = *t + by;
+                *at = *at + by;
+            }
+        }
+        r
     }
 
     fn kind(&self) -> u8 {

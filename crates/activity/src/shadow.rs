@@ -19,8 +19,12 @@
 //!
 //! The idle periods are those a replay of the activity log sees
 //! ([`crate::read::Log::rebuild`]): the shadow follows the same pieces
-//! ([`crate::poll`]), and a gap between two daemon runs counts as busy.
-//! So does the time a disk was unplugged, which is not counted as
+//! ([`crate::poll`]), and a gap between two daemon runs counts as busy,
+//! unless the later run continues the earlier one
+//! ([`crate::record::Session::continues`]: a reload, or a restart that
+//! found the disk untouched, while it was idle), when the gap is part
+//! of the idle period that goes on through it. The time a disk was
+//! unplugged counts as busy too, which is not counted as
 //! watched either: no policy sleeps through it or spends anything in it.
 //! A period is booked in the hour it ends (the arrival that ends it); the
 //! period in progress is not booked yet.
@@ -67,7 +71,7 @@ use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 use lull_tasks::{BudgetedTimers, PowerModel};
 
 use crate::poll::{Gaps, Piece};
-use crate::record::{Poll, PollKind, Record};
+use crate::record::{Poll, PollKind, Record, Session};
 
 /// The grid of candidate timeouts, as multiples of B: 0, and B·2^(k/2)
 /// for k = −12…14 (B/64 to 128·B in steps of √2). Dense at the short end,
@@ -163,8 +167,20 @@ pub struct Shadow {
     /// Candidate timeouts, ascending, distinct.
     candidates: Vec<Nanos>,
     buckets: VecDeque<Bucket>,
-    /// The current run's wall clock at its time zero.
+    /// The wall clock at the time zero of the shadow's timeline: the
+    /// current run's, or that of the first run of those it continues.
     clock: Option<Nanos>,
+    /// The current run's own clock ([`Session::clock`]).
+    run_clock: Option<Nanos>,
+    /// How much later the current run's instants are on the shadow's
+    /// timeline than in its records: 0, or for a run that continues
+    /// another daemon's (a restart while idle), the time between their
+    /// time zeros.
+    shift: Nanos,
+    /// The shift is to be checked at the current run's first instant: a
+    /// run never begins before the one it continues ended (a wall clock
+    /// set back between them).
+    align: bool,
     /// The current run's last instant.
     last: Option<Nanos>,
     /// The disk vanished from diskstats and is not back: the time until
@@ -226,6 +242,9 @@ impl Shadow {
             candidates: fixed_timeouts(breakeven, Nanos::ZERO),
             buckets: VecDeque::with_capacity(WINDOWS[1].1 as usize + 1),
             clock: None,
+            run_clock: None,
+            shift: Nanos::ZERO,
+            align: false,
             last: None,
             absent: false,
             pending: Vec::new(),
@@ -331,18 +350,58 @@ impl Shadow {
 
     /// Takes one record, in log order.
     pub fn feed(&mut self, rec: &Record) {
-        match rec {
-            Record::Session(s) => {
-                // A run that continues the one before it (a reload while
-                // the disk was idle and watched) goes on in its idle
-                // period, on the same clock.
-                if !(s.continues && self.clock == Some(s.clock)) {
-                    self.end_run();
+        if let Record::Session(s) = rec {
+            self.session(s);
+            return;
+        }
+        let Some(t) = rec.time() else { return };
+        self.align_to(t);
+        if self.shift == Nanos::ZERO {
+            self.take(rec);
+        } else {
+            self.take(&rec.shifted(self.shift));
+        }
+    }
+
+    /// A run starts ([`Record::Session`]). One that continues the run
+    /// before it (a reload while the disk was idle and watched, or a
+    /// restart that found it untouched) goes on in its idle period: on
+    /// the same timeline, its instants shifted by the time between the
+    /// two runs' time zeros when it is another daemon's.
+    fn session(&mut self, s: &Session) {
+        match self.clock {
+            Some(frame) if s.continues => {
+                if self.run_clock != Some(s.clock) {
+                    self.shift = Nanos(s.clock.0.saturating_sub(frame.0));
+                    self.align = true;
                 }
-                self.clock = Some(s.clock);
-                self.per_day = s.max_spindowns_per_day;
-                self.mode = usize::from(s.dry_run);
             }
+            _ => {
+                self.end_run();
+                self.clock = Some(s.clock);
+                self.shift = Nanos::ZERO;
+                self.align = false;
+            }
+        }
+        self.run_clock = Some(s.clock);
+        self.per_day = s.max_spindowns_per_day;
+        self.mode = usize::from(s.dry_run);
+    }
+
+    /// At a continuing run's first instant `t` (its own): it never
+    /// begins before the last instant of the run it continues.
+    fn align_to(&mut self, t: Nanos) {
+        if std::mem::take(&mut self.align) {
+            if let Some(last) = self.last.filter(|&l| self.shift + t < l) {
+                self.shift = last - t;
+            }
+        }
+    }
+
+    /// Takes one timed record, its instants on the shadow's timeline.
+    fn take(&mut self, rec: &Record) {
+        match rec {
+            Record::Session(_) => {}
             Record::Poll(p) => {
                 self.settle();
                 self.observe(p.t);
@@ -398,8 +457,11 @@ impl Shadow {
     /// lag up to a mark behind the daemon; with it they end at the last
     /// poll. The next record books from `t` on, so the totals are those of
     /// a replay of the log once that record is written. An instant before
-    /// the last one seen changes nothing.
+    /// the last one seen changes nothing. `t` is the current run's own, as
+    /// its records' instants are.
     pub fn watched_to(&mut self, t: Nanos) {
+        self.align_to(t);
+        let t = t + self.shift;
         self.settle();
         if self.last.is_some_and(|l| t > l) {
             self.observe(t);

@@ -401,6 +401,95 @@ proptest! {
     }
 }
 
+/// `r` with every instant `d` earlier (`d` at most its earliest).
+fn earlier(r: &Record, d: Nanos) -> Record {
+    let mut r = r.clone();
+    match &mut r {
+        Record::Session(_) => {}
+        Record::Poll(p) => {
+            p.t0 = p.t0 - d;
+            p.t = p.t - d;
+            p.held_since = p.held_since.map(|h| h - d);
+        }
+        Record::Mark(t)
+        | Record::Standby(t)
+        | Record::StandbyFailed(t)
+        | Record::Power { t, .. }
+        | Record::Withheld { t, .. }
+        | Record::End(t) => *t = *t - d,
+        Record::Learned { t, at } => {
+            *t = *t - d;
+            *at = *at - d;
+        }
+    }
+    r
+}
+
+proptest! {
+    #![proptest_config(lull_testkit::cases(256))]
+
+    /// A run that continues the one before it on another clock (a
+    /// restart that found the disk idle and untouched) changes nothing:
+    /// a log cut where the disk is idle (at a quiet poll's mark), its
+    /// second half a run of its own with a later time zero, gives the
+    /// shadow and the requests of the uncut log, and `Record::shifted`
+    /// takes the second half back to the first's timeline.
+    #[test]
+    fn a_continuing_run_on_another_clock_is_the_same_run(
+        steps in steps(),
+        cut in 0.0f64..1.0,
+        zero in 0.0f64..=1.0,
+    ) {
+        let model = PowerModel::preset("wd-red-plus").unwrap();
+        let recs = records(CLOCK, &steps);
+        let marks: Vec<usize> = recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, Record::Mark(_)))
+            .map(|(i, _)| i)
+            .collect();
+        prop_assume!(!marks.is_empty());
+        let i = marks[((marks.len() as f64 * cut) as usize).min(marks.len() - 1)];
+        let m = recs[i].time().unwrap();
+        // Every record at the mark's instant stays in the first run.
+        let k = i + recs[i..].iter().take_while(|r| r.time() == Some(m)).count();
+        let d = Nanos((m.0 as f64 * zero) as u64);
+        let Record::Session(first) = &recs[0] else { unreachable!() };
+        let mut split: Vec<Record> = recs[..k].to_vec();
+        split.push(Record::End(m));
+        split.push(Record::Session(lull_activity::Session {
+            clock: CLOCK + d,
+            continues: true,
+            ..first.clone()
+        }));
+        split.push(Record::Mark(m - d));
+        split.extend(recs[k..].iter().map(|r| earlier(r, d)));
+        for r in &recs[k..] {
+            prop_assert_eq!(&earlier(r, d).shifted(d), r);
+        }
+        let shadow = |recs: &[Record]| {
+            let mut s = Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
+            for r in recs {
+                s.feed(r);
+            }
+            s.settle();
+            s.report()
+        };
+        prop_assert_eq!(shadow(&split), shadow(&recs));
+        let rebuild = |recs: &[Record]| {
+            let mut log = Log::default();
+            log.extend(recs.iter().cloned());
+            log.rebuild()
+        };
+        let (cut_log, whole) = (rebuild(&split), rebuild(&recs));
+        prop_assert_eq!(cut_log.runs.len(), 2);
+        prop_assert_eq!(cut_log.runs[1].continues, Some(m));
+        prop_assert_eq!(cut_log.runs[1].downtime, None);
+        prop_assert_eq!(&cut_log.requests, &whole.requests);
+        prop_assert_eq!(&cut_log.standbys, &whole.standbys);
+    }
+}
+
 #[test]
 fn old_hours_leave_the_windows() {
     let model = PowerModel::preset("wd-red-plus").unwrap();

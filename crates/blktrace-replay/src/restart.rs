@@ -26,6 +26,19 @@
 //! a state that fits), and never sees the downtime request: its first
 //! event is the run's first poll, as the daemon's was.
 //!
+//! **A run that continues the one before it** ([`RunStart::continues`]: a
+//! reload, or a restart that found the disk untouched, while the disk was
+//! idle) has no downtime request: the disk was idle through the change.
+//! The old network goes dormant where its run ended (the daemon had no
+//! engine deciding between the two runs), and the new one is built at the
+//! run's first instant, in its own frame, with the state file's learned
+//! state as at any restart, and begins idle there
+//! ([`lull_core::component::Detector::on_idle_begin`] with that instant as
+//! the idle start), as the daemon's new engine did
+//! ([`lull_core::engine::Engine::assume_idle`]). The drive's standby, if
+//! the old run left it asleep, goes on in the task; the new network's
+//! start while it sleeps is withheld, as the daemon withheld it.
+//!
 //! **The state file** is kept as the daemon kept it: the network's state
 //! is written to it at each instant the log names
 //! ([`RunStart::saved`], once the replay is past it) and at each clean

@@ -128,6 +128,47 @@ pub struct DiskState {
     /// `lull status` without metrics says how long a disk has been gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vanished_unix: Option<u64>,
+    /// The disk was watched and idle when the daemon last stopped cleanly
+    /// (nothing in flight, its task not halfway through): the next run
+    /// in the same boot that finds its completed I/O unchanged continues
+    /// that idle period instead of starting from a baseline
+    /// ([`crate::controller::DiskController::resume_idle`]). Taken at the
+    /// next start, used or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_at_stop: Option<IdleAtStop>,
+}
+
+/// The running kernel's boot id (`/proc/sys/kernel/random/boot_id`), or
+/// `None` when it cannot be read.
+pub fn boot_id() -> Option<u128> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .and_then(|s| parse_boot_id(&s))
+}
+
+/// A boot id as the kernel writes it (a UUID: 32 hex digits, dashes
+/// anywhere, a newline) as a number; `None` for anything else.
+pub fn parse_boot_id(text: &str) -> Option<u128> {
+    let hex: String = text.trim().chars().filter(|&c| c != '-').collect();
+    (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u128::from_str_radix(&hex, 16).ok())
+        .flatten()
+}
+
+/// Where a disk stood when the daemon stopped while it was idle
+/// ([`DiskState::idle_at_stop`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IdleAtStop {
+    /// The kernel's boot id then (`/proc/sys/kernel/random/boot_id`,
+    /// 32 hex digits): counters from another boot start from zero, and
+    /// a disk read the same way at each boot can show the same count.
+    pub boot_id: String,
+    /// The whole disk's completed I/O then (reads, writes, discards and
+    /// flushes, as [`DiskState::standby_io`]).
+    pub io: u64,
+    /// Its kernel name then.
+    pub kernel: String,
 }
 
 pub use crate::identify::Identity;

@@ -161,6 +161,31 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         || d.log(),
     );
     assert!(!prom().contains("disk=\"fakeb\""), "{}", prom());
+    // fakea, asleep and untouched through the restart (same boot, same
+    // counters): its idle period goes on, as through the reload.
+    assert!(
+        d.log()
+            .contains("disk fakea: idle through the restart (no I/O since the last run stopped): its idle period goes on"),
+        "{}",
+        d.log()
+    );
+    wait_for(
+        "fakea's run continued across the restart",
+        Duration::from_secs(20),
+        || {
+            lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
+                .is_ok_and(|l| l.runs.len() == 3 && l.runs[2].session.continues)
+        },
+        || d.log(),
+    );
+    let rebuilt = lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
+        .unwrap()
+        .rebuild();
+    assert!(rebuilt.runs[2].downtime.is_none() && rebuilt.runs[2].continues.is_some());
+    // Its counters never moved: one idle period from the first baseline
+    // through the reload and the restart, and one spin-down in it.
+    assert_eq!(rebuilt.requests.len(), 1, "{:?}", rebuilt.requests);
+    assert_eq!(rebuilt.standbys.len(), 1, "{:?}", rebuilt.standbys);
     let b = disk_json(&s.config, "fakeb");
     assert_eq!(
         (b["power"].as_str(), b["since_exact"].as_bool()),

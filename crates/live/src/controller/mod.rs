@@ -55,6 +55,7 @@
 //! let family = Family { disk: "sdb".into(), partitions: vec![], holders: vec![] };
 //! let settings = Settings {
 //!     power_check: Nanos::ZERO, dry_run: false, clock: Nanos::ZERO, poll: Nanos::from_secs(1),
+//!     boot_id: None,
 //! };
 //! let mut disk = DiskController::new(
 //!     &registry, &cfg.disks[0], "sdb", "sdb", family, 1, Default::default(), settings,
@@ -272,6 +273,10 @@ pub struct DiskController {
     /// session says it continues that run, and its first record is a
     /// mark then.
     continued_at: Option<Nanos>,
+    /// Where the previous run left the disk, when a clean stop left it
+    /// idle ([`DiskController::resume_idle`]); taken from the state-file
+    /// entry, so that no later save keeps it.
+    idle_at_stop: Option<crate::state::IdleAtStop>,
     /// The instant of the last activity record.
     last_record: Option<Nanos>,
     /// The Unix day of the last poll (a new one logs the shadow's
@@ -391,6 +396,7 @@ impl DiskController {
         // 18s" of a period the last run saw, while this one saw I/O).
         st.idle_since_unix = None;
         st.next_decision_unix = None;
+        let idle_at_stop = st.idle_at_stop.take();
         let mut engine = Self::engine(network, cfg, settings.clock);
         if let Some(saved) = st.learned.take() {
             match Self::restore_learned(&mut engine, &saved, cfg) {
@@ -457,6 +463,7 @@ impl DiskController {
             shadow: Self::shadow_for(cfg, settings.poll),
             session_sent: false,
             continued_at: None,
+            idle_at_stop,
             last_record: None,
             day: None,
             keep_pending: false,
@@ -639,6 +646,55 @@ impl DiskController {
         self.idle_since = Some(now);
     }
 
+    /// Takes the disk up idle at `now`, as the last run left it, when that
+    /// run stopped cleanly while the disk was idle and watched
+    /// ([`crate::state::IdleAtStop`], written by
+    /// [`DiskController::finish`]) in this boot, under this kernel name,
+    /// and `sample` (diskstats at this run's first poll) shows its
+    /// completed I/O unchanged since and nothing in flight: no process
+    /// touched it while no daemon watched, so its idle period went on.
+    /// The run then continues the last one
+    /// ([`DiskController::continue_from`]): no baseline poll, no busy
+    /// request over the downtime, and every reference (hd-idle's timeout,
+    /// the best fixed one, the oracle) and lull's own drive sleep through
+    /// the restart, as the drive did. Before, a restart charged each of
+    /// them a spin-up and its timeout's sleep again. `false` (the first
+    /// poll is a baseline, as before) otherwise. Called by the first
+    /// [`DiskController::on_poll`].
+    fn resume_idle(&mut self, sample: &Sample, now: Nanos) -> bool {
+        let Some(at_stop) = self.idle_at_stop.take() else {
+            return false;
+        };
+        let same_boot = self
+            .settings
+            .boot_id
+            .is_some_and(|b| crate::state::parse_boot_id(&at_stop.boot_id) == Some(b));
+        let Some(c) = sample.get(&self.tracker.family().disk) else {
+            return false;
+        };
+        if !same_boot
+            || at_stop.kernel != self.kernel
+            || poll::io_mark(c) != at_stop.io
+            || c.in_flight > 0
+            || self.session_sent
+            || self.continued_at.is_some()
+        {
+            return false;
+        }
+        let mut tracker = DiskTracker::new(self.tracker.family().clone());
+        let mut events = Vec::new();
+        let o = tracker.poll(now, sample, false, &mut events);
+        if !o.present || tracker.holding() {
+            return false;
+        }
+        info!(
+            "disk {}: idle through the restart (no I/O since the last run stopped): its idle period goes on",
+            self.key
+        );
+        self.continue_from(tracker, now);
+        true
+    }
+
     /// Gives the shadow evaluation the records of earlier runs (the disk's
     /// activity log, read by the shell at start), so its windows span
     /// restarts. Call it before the first poll.
@@ -716,6 +772,16 @@ impl DiskController {
             self.gaps_ended += 1;
         }
         self.keep_learned(now);
+        // Idle and watched: the next run in this boot may take the idle
+        // period up ([`DiskController::resume_idle`]).
+        self.st.idle_at_stop = match (self.handover(), self.settings.boot_id) {
+            (Some(t), Some(boot)) => t.counters().map(|c| crate::state::IdleAtStop {
+                boot_id: format!("{boot:032x}"),
+                io: poll::io_mark(&c),
+                kernel: self.kernel.clone(),
+            }),
+            _ => None,
+        };
         // The standby in progress counts to here: the entry it leaves
         // ([`DiskController::into_state`]) is what the state file keeps
         // (a stop lost the standby so far, which the saves before it had

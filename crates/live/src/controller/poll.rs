@@ -102,6 +102,11 @@ impl DiskController {
         } else {
             sample
         };
+        // The first poll of a run may take up the idle period a clean
+        // stop left (a restart in the same boot, the disk untouched).
+        if self.idle_at_stop.is_some() {
+            self.resume_idle(sample, t);
+        }
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         // Asked even after a late poll, so the command's counters are
@@ -468,7 +473,7 @@ impl DiskController {
 
 /// A disk's completed I/O in one number: its reads, writes, discards and
 /// flushes in diskstats (wrapping, as the counters do).
-fn io_mark(c: &crate::diskstats::Counters) -> u64 {
+pub(super) fn io_mark(c: &crate::diskstats::Counters) -> u64 {
     c.reads
         .wrapping_add(c.writes)
         .wrapping_add(c.discards)

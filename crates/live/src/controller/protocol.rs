@@ -38,6 +38,11 @@ pub struct Settings {
     pub clock: Nanos,
     /// The poll interval (written in the activity log's sessions).
     pub poll: Nanos,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id` as a
+    /// number), `None` when unknown: a disk left idle by a clean stop is
+    /// taken up idle only in the same boot
+    /// ([`crate::state::IdleAtStop`]).
+    pub boot_id: Option<u128>,
 }
 
 /// An order for an actor.

@@ -11,6 +11,9 @@ use crate::task::Intent;
 
 const UNIX0: u64 = 1_800_000_000;
 
+/// The kernel's boot id the tests' daemon runs in.
+const BOOT: u128 = 0x1b2e_87f4_a0c3_4d5e_9f61_0a2b_3c4d_5e6f;
+
 /// The one `[[disk]]` of `disk` (TOML) named `sdb`, and its family.
 fn sdb(disk: &str, registry: &Registry) -> (DiskConfig, Family) {
     let text = format!("[[disk]]\ndevice = \"sdb\"\n{disk}");
@@ -67,6 +70,7 @@ fn fresh(
         dry_run: false,
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
+        boot_id: Some(BOOT),
     };
     with_state(registry, cfg, family, DiskState::default(), settings)
 }
@@ -1391,6 +1395,7 @@ fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_sta
         dry_run: false,
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
+        boot_id: Some(BOOT),
     };
     let mut d = with_state(&r, &cfg, family, st, settings);
     // Quiet for a minute: no standby goes out, the drive stays asleep.
@@ -1441,6 +1446,7 @@ fn a_standby_whose_disk_did_io_unwatched_is_not_taken_up() {
             dry_run: false,
             clock: Nanos::ZERO,
             poll: Nanos::from_secs(1),
+            boot_id: Some(BOOT),
         };
         let mut d = with_state(&r, &cfg, family, st, settings);
         let ios = if moved { 107 } else { 100 };
@@ -1555,4 +1561,97 @@ fn the_next_decision_shown_follows_the_network_past_a_deadline() {
         }
     }
     assert!(moved > 2, "the engine's deadline moved {moved} times");
+}
+
+/// The session a controller's outputs logged, if any.
+fn session_of(outs: &[(u64, Output)]) -> Option<lull_activity::Session> {
+    outs.iter().find_map(|(_, o)| match o {
+        Output::Activity(Record::Session(s)) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+/// A clean stop while the disk is idle writes where it stood
+/// (`idle_at_stop`), and the next run takes the idle period up only in
+/// the same boot, under the same kernel name, with the disk's completed
+/// I/O unchanged and nothing in flight; any other start is a baseline.
+/// The entry is taken at the start, used or not.
+#[test]
+fn a_restart_takes_the_idle_period_up_only_when_nothing_touched_the_disk() {
+    let r = crate::default_registry();
+    let (cfg, family) = sdb(
+        "network = \"timer(600s)\"\ntask = \"standby\"\nmax_spindowns_per_day = 1000\n",
+        &r,
+    );
+    // Busy to second 5, then quiet: idle (the timer not fired) at 20.
+    let mut a = fresh(&r, &cfg, family.clone(), Nanos::ZERO);
+    run(&mut a, &r, 0, 20, |s| s.min(5) * 10);
+    let mut out = Vec::new();
+    a.finish(at(20), &mut out);
+    let st = a.state().clone();
+    let mark = st.idle_at_stop.clone().expect("idle at the stop");
+    assert_eq!(
+        (mark.boot_id.as_str(), mark.io, mark.kernel.as_str()),
+        (format!("{BOOT:032x}").as_str(), 50, "sdb")
+    );
+    // Busy at the stop: nothing to take up.
+    let mut busy = fresh(&r, &cfg, family.clone(), Nanos::ZERO);
+    run(&mut busy, &r, 0, 20, |s| s * 10);
+    busy.finish(at(20), &mut Vec::new());
+    assert_eq!(busy.state().idle_at_stop, None);
+
+    let settings = |boot| Settings {
+        power_check: Nanos::ZERO,
+        dry_run: false,
+        clock: Nanos::from_secs(100),
+        poll: Nanos::from_secs(1),
+        boot_id: boot,
+    };
+    let diskstats = |ios: u64, in_flight: u64| {
+        move |_| format!("8 16 sdb {ios} 0 {} 0 0 0 0 0 {in_flight} 0 0\n", ios * 8)
+    };
+    // (boot, the disk's I/O at the new run's first poll, in flight): continues?
+    for (boot, ios, in_flight, continues) in [
+        (Some(BOOT), 50, 0, true),
+        (Some(BOOT + 1), 50, 0, false),
+        (None, 50, 0, false),
+        (Some(BOOT), 51, 0, false),
+        (Some(BOOT), 50, 1, false),
+    ] {
+        let mut b = with_state(&r, &cfg, family.clone(), st.clone(), settings(boot));
+        // Taken at the start: no later save keeps it.
+        assert_eq!(b.state().idle_at_stop, None);
+        let outs = drive(&mut b, &r, 0, 3, diskstats(ios, in_flight));
+        let case = format!("{boot:?} {ios} {in_flight}");
+        let s = session_of(&outs).expect("a session at the first poll");
+        assert_eq!(s.continues, continues, "{case}");
+        let baseline = outs.iter().any(|(_, o)| {
+            matches!(o, Output::Activity(Record::Poll(p)) if p.kind == lull_activity::PollKind::Baseline)
+        });
+        assert_eq!(baseline, !continues, "{case}");
+        // Idle from its first poll either way (a baseline is a request
+        // just completed; a continued run is idle from its takeover).
+        assert_eq!(b.state().idle_at_stop, None, "{case}");
+    }
+    // Under another kernel name (the drive came back as sdc): a baseline.
+    let moved = Family {
+        disk: "sdc".into(),
+        ..family.clone()
+    };
+    let mut c = DiskController::new(
+        &r,
+        &cfg,
+        "sdb",
+        "sdc",
+        moved,
+        1,
+        st.clone(),
+        settings(Some(BOOT)),
+        Nanos::ZERO,
+    )
+    .unwrap();
+    let outs = drive(&mut c, &r, 0, 3, |_| {
+        "8 32 sdc 50 0 400 0 0 0 0 0 0 0 0\n".into()
+    });
+    assert!(!session_of(&outs).unwrap().continues);
 }

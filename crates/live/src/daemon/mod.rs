@@ -190,6 +190,8 @@ pub(crate) struct Daemon {
     /// started in each one's place continues from it
     /// ([`DiskController::continue_from`]).
     handover: HashMap<String, (crate::source::DiskTracker, String, Nanos)>,
+    /// The kernel's boot id ([`Settings::boot_id`]), read at start.
+    boot_id: Option<u128>,
     /// The disks this daemon claimed, by device numbers
     /// ([`crate::instance::disk_lock_dir`]).
     claims: std::collections::HashMap<(u32, u32), InstanceLock>,
@@ -354,6 +356,7 @@ impl Daemon {
             missing: HashSet::new(),
             refused: HashSet::new(),
             handover: HashMap::new(),
+            boot_id: crate::state::boot_id(),
             claims: std::collections::HashMap::new(),
             claims_off: false,
             retry_claims_at: None,
@@ -388,6 +391,7 @@ impl Daemon {
             dry_run: self.opts.dry_run,
             clock: self.clock,
             poll: self.cfg.poll,
+            boot_id: self.boot_id,
         }
     }
 

@@ -598,6 +598,12 @@ impl DiskTracker {
         self
     }
 
+    /// The whole disk's counters at the last poll that read them (`None`
+    /// before a baseline, and while it is absent).
+    pub fn counters(&self) -> Option<Counters> {
+        self.prev.first().copied().flatten()
+    }
+
     /// Whether it holds a synthetic request open (I/O in flight, or the
     /// disk is absent since it vanished).
     pub fn holding(&self) -> bool {
