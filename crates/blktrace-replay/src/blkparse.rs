@@ -9,7 +9,11 @@
 //! sector, `N [comm]` for plugs, `N <message>` for `m` scheduler messages.
 //!
 //! Only Q, D, C, M and F lines make requests (rules in
-//! [`crate::pairing`]); every other action is read and ignored. Lines
+//! [`crate::pairing`]); every other action blkparse prints
+//! ([`BLKPARSE_ACTIONS`]) is read and ignored. An action it never prints
+//! (damage, another tool's output, a newer blkparse's) is ignored too and
+//! counted in a note naming the first such line, as the binary reader
+//! notes action codes blktrace does not define. Lines
 //! starting with `#`, blank lines, `Input file … added` lines and the
 //! per-CPU and Total summary blocks blkparse prints at the end (from the
 //! first `CPU…` / `Total (` line on) are skipped. Any other line that
@@ -158,12 +162,21 @@ pub fn sniff(head: &[u8]) -> bool {
     false
 }
 
+/// The actions blkparse prints: of file-system requests Q, I, M, F, G, S,
+/// R, D, C, P, U, UT, X, B and A; of packet commands a subset of those;
+/// `m` for a message.
+pub const BLKPARSE_ACTIONS: [&str; 16] = [
+    "Q", "I", "M", "F", "G", "S", "R", "D", "C", "P", "U", "UT", "X", "B", "A", "m",
+];
+
 /// Reads blkparse text from `input`; `path` names it in errors.
 pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     let mut trace = Trace::new("blkparse");
     let mut lines = Lines::new(input, path);
     let mut pairing = Pairing::default();
     let mut summary = false;
+    // Lines whose action blkparse never prints: how many, and the first.
+    let (mut unknown, mut first_unknown) = (0u64, None::<(u64, String)>);
     loop {
         let (lineno, line) = match lines.next_line() {
             Ok(None) => break,
@@ -211,7 +224,13 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
             "D" => Action::Issue,
             "R" => Action::Requeue,
             "C" => Action::Complete,
-            _ => continue,
+            a => {
+                if !BLKPARSE_ACTIONS.contains(&a) {
+                    unknown += 1;
+                    first_unknown.get_or_insert_with(|| (lineno, a.to_string()));
+                }
+                continue;
+            }
         };
         let bytes = u32::try_from(parsed.sectors.saturating_mul(512)).unwrap_or(u32::MAX);
         let ev = BlockEvent {
@@ -229,6 +248,13 @@ pub fn read(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace
     pairing
         .finish(&mut trace)
         .map_err(|m| TraceError::format(path, m))?;
+    if let Some((line, action)) = first_unknown {
+        trace.notes.push(format!(
+            "{unknown} line(s) carry an action blkparse does not print (the first: {action:?} at {} line {line}; blkparse's are {}): damaged lines, or another tool's; skipped",
+            path.display(),
+            BLKPARSE_ACTIONS.join(" ")
+        ));
+    }
     Ok(trace)
 }
 
@@ -275,6 +301,32 @@ mod tests {
         assert_eq!(t.requests.len(), 1);
         assert_eq!(t.requests[0].completion.0, 500_000);
         assert_eq!(t.requests[0].bytes, 4096);
+    }
+
+    #[test]
+    fn actions_blkparse_never_prints_are_noted_with_the_first_line() {
+        let t = read_str(
+            "8,0 0 1 0.000000100 1 Q W 64 + 8 [dd]\n\
+             8,0 0 2 0.000000150 1 UT N [dd] 1\n\
+             8,0 0 3 0.000000200 1 Z W 64 + 8 [dd]\n\
+             8,0 0 4 0.000000300 1 ZZ W 64 + 8 [dd]\n\
+             8,0 1 5 0.000500100 0 C W 64 + 8 [0]\n",
+        )
+        .unwrap();
+        assert_eq!(t.requests.len(), 1);
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(
+            t.notes[0].starts_with("2 line(s) carry an action blkparse does not print (the first: \"Z\" at t.txt line 3;"),
+            "{}",
+            t.notes[0]
+        );
+        // Every action blkparse prints: no note.
+        let all: String = BLKPARSE_ACTIONS
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("8,0 0 {} 0.{:09} 1 {a} R 64 + 8 [dd]\n", i + 1, i + 1))
+            .collect();
+        assert!(read_str(&all).unwrap().notes.is_empty());
     }
 
     #[test]
