@@ -296,8 +296,8 @@ impl Record {
         match &mut r {
             Record::Session(_) => {}
             Record::Poll(p) => {
-                p.t0 = p.t0 + by;
-                p.t = p.t + by;
+                p.t0 += by;
+                p.t += by;
                 p.held_since = p.held_since.map(|h| h + by);
             }
             Record::Mark(t)
@@ -305,10 +305,10 @@ impl Record {
             | Record::StandbyFailed(t)
             | Record::Power { t, .. }
             | Record::Withheld { t, .. }
-            | Record::End(t) => *t = *t + by,
+            | Record::End(t) => *t += by,
             Record::Learned { t, at } => {
-                *t = *t + by;
-                *at = *at + by;
+                *t += by;
+                *at += by;
             }
         }
         r
