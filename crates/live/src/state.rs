@@ -132,7 +132,7 @@ pub struct DiskState {
     /// (nothing in flight, its task not halfway through): the next run
     /// in the same boot that finds its completed I/O unchanged continues
     /// that idle period instead of starting from a baseline
-    /// ([`crate::controller::DiskController::resume_idle`]). Taken at the
+    /// (at its first [`crate::controller::DiskController::on_poll`]). Taken at the
     /// next start, used or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_at_stop: Option<IdleAtStop>,

@@ -757,7 +757,10 @@ impl DiskController {
     /// The daemon stops watching the disk at `now` (a clean stop, a
     /// configuration change that replaces the controller): the log's last
     /// record says so, and what the network learned is kept in the state
-    /// (a first snapshot is dated `now.unix`).
+    /// (a first snapshot is dated `now.unix`), with, when the disk is idle
+    /// and its task not halfway through, where it stood
+    /// ([`crate::state::IdleAtStop`]): the next run in this boot that finds
+    /// the disk untouched continues its idle period.
     pub fn finish(&mut self, now: Now, out: &mut Vec<Output>) {
         if self.session_sent {
             self.activity(Record::End(now.mono), out);

@@ -83,7 +83,10 @@ impl DiskController {
     /// Handles the diskstats `sample` taken at `now` (`late`: much later
     /// than planned, [`crate::source`]): turns the disk's deltas into
     /// events, pushes them into the engine, advances it to `now`, and acts
-    /// on what it decided. Appends what the shell must do to `out`.
+    /// on what it decided. Appends what the shell must do to `out`. A
+    /// run's first poll that finds the disk as the last run left it at a
+    /// clean stop while idle ([`crate::state::IdleAtStop`]) continues that
+    /// idle period instead of taking a baseline.
     pub fn on_poll(
         &mut self,
         now: Now,
