@@ -24,8 +24,8 @@
 //! ([`crate::record::Session::continues`]: a reload, or a restart that
 //! found the disk untouched, while it was idle), when the gap is part
 //! of the idle period that goes on through it. The time a disk was
-//! unplugged counts as busy too, which is not counted as
-//! watched either: no policy sleeps through it or spends anything in it.
+//! unplugged counts as busy too, and is not counted as watched either:
+//! no policy sleeps through it or spends anything in it.
 //! A period is booked in the hour it ends (the arrival that ends it); the
 //! period in progress is not booked yet.
 //!
