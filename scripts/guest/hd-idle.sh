@@ -97,6 +97,12 @@ for g in $gaps; do
   n=$((n + 1))
   touch_both $n
 done
+# From the last read on, a read of both disks every 2 s (not counted as
+# touches) until both daemons are stopped: a guest slow to take the
+# statuses below left lulld a quiet tail longer than its 6 s timeout, and
+# a fifth spin-down that hd-idle's log (a line per spin-up) never shows.
+( while :; do touch_disk /dev/$hd 1; touch_disk /dev/$ld 1; sleep 2; done ) &
+busy=$!
 # The last read's spin-ups seen by both (hd-idle writes its log line a
 # poll after it; lulld logs "busy again" at its next poll).
 sleep 3
@@ -110,6 +116,8 @@ stop_lulld $pid lulld
 stop_lulld $drypid dry-run
 kill -TERM $hpid
 wait_for 10 "hd-idle stopped" sh -c "! pidof hd-idle"
+kill $busy
+wait $busy 2>/dev/null
 sed 's/^/@@ hd-idle /' $hdlog
 sed 's/^/@@ log /' $log
 sed 's/^/@@ drylog /' $drylog
