@@ -46,6 +46,29 @@ fn disk_json(config: &Path, disk: &str) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
+/// Waits until fakea's activity log holds `runs` runs, the last one
+/// continuing the run before it, and returns the log rebuilt: that run
+/// has no downtime before it and takes over idle.
+fn continued_run(s: &Setup, d: &Daemon, runs: usize, what: &str) -> lull_activity::Rebuilt {
+    let dir = s.dir.path().join("activity/fakea");
+    wait_for(
+        what,
+        Duration::from_secs(20),
+        || {
+            lull_activity::Log::open(&dir)
+                .is_ok_and(|l| l.runs.len() == runs && l.runs[runs - 1].session.continues)
+        },
+        || d.log(),
+    );
+    let rebuilt = lull_activity::Log::open(&dir).unwrap().rebuild();
+    let last = &rebuilt.runs[runs - 1];
+    assert!(
+        last.downtime.is_none() && last.continues.is_some(),
+        "{last:?}"
+    );
+    rebuilt
+}
+
 const FAKEA: &str = "[[disk]]\ndevice = \"fakea\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\nmax_spindowns_per_day = 24\n";
 const FAKEB: &str = "[[disk]]\ndevice = \"fakeb\"\nnetwork = \"timer(300ms)\"\ntask = \"standby\"\nbackend = \"hdparm\"\n";
 
@@ -110,20 +133,7 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
     // fakea slept through the reload: its new controller took the disk
     // over without a baseline, and its run continues the old one in the
     // activity log (no unwatched time, no split idle period).
-    wait_for(
-        "fakea's continuing run in its activity log",
-        Duration::from_secs(20),
-        || {
-            lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
-                .is_ok_and(|l| l.runs.len() == 2 && l.runs[1].session.continues)
-        },
-        || d.log(),
-    );
-    let rebuilt = lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
-        .unwrap()
-        .rebuild();
-    assert_eq!(rebuilt.runs[1].downtime, None);
-    assert!(rebuilt.runs[1].continues.is_some());
+    continued_run(&s, &d, 2, "fakea's continuing run in its activity log");
     // The metrics no longer export it; the state file keeps its entry.
     wait_for(
         "fakeb to leave the metrics",
@@ -169,19 +179,7 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         "{}",
         d.log()
     );
-    wait_for(
-        "fakea's run continued across the restart",
-        Duration::from_secs(20),
-        || {
-            lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
-                .is_ok_and(|l| l.runs.len() == 3 && l.runs[2].session.continues)
-        },
-        || d.log(),
-    );
-    let rebuilt = lull_activity::Log::open(&s.dir.path().join("activity/fakea"))
-        .unwrap()
-        .rebuild();
-    assert!(rebuilt.runs[2].downtime.is_none() && rebuilt.runs[2].continues.is_some());
+    let rebuilt = continued_run(&s, &d, 3, "fakea's run continued across the restart");
     // Its counters never moved: one idle period from the first baseline
     // through the reload and the restart, and one spin-down in it.
     assert_eq!(rebuilt.requests.len(), 1, "{:?}", rebuilt.requests);

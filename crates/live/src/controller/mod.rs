@@ -658,19 +658,19 @@ impl DiskController {
     /// request over the downtime, and every reference (hd-idle's timeout,
     /// the best fixed one, the oracle) and lull's own drive sleep through
     /// the restart, as the drive did. Before, a restart charged each of
-    /// them a spin-up and its timeout's sleep again. `false` (the first
-    /// poll is a baseline, as before) otherwise. Called by the first
+    /// them a spin-up and its timeout's sleep again. Otherwise the first
+    /// poll is a baseline, as before. Called by the first
     /// [`DiskController::on_poll`].
-    fn resume_idle(&mut self, sample: &Sample, now: Nanos) -> bool {
+    fn resume_idle(&mut self, sample: &Sample, now: Nanos) {
         let Some(at_stop) = self.idle_at_stop.take() else {
-            return false;
+            return;
         };
         let same_boot = self
             .settings
             .boot_id
             .is_some_and(|b| crate::state::parse_boot_id(&at_stop.boot_id) == Some(b));
         let Some(c) = sample.get(&self.tracker.family().disk) else {
-            return false;
+            return;
         };
         if !same_boot
             || at_stop.kernel != self.kernel
@@ -679,20 +679,19 @@ impl DiskController {
             || self.session_sent
             || self.continued_at.is_some()
         {
-            return false;
+            return;
         }
         let mut tracker = DiskTracker::new(self.tracker.family().clone());
         let mut events = Vec::new();
         let o = tracker.poll(now, sample, false, &mut events);
         if !o.present || tracker.holding() {
-            return false;
+            return;
         }
         info!(
             "disk {}: idle through the restart (no I/O since the last run stopped): its idle period goes on",
             self.key
         );
         self.continue_from(tracker, now);
-        true
     }
 
     /// Gives the shadow evaluation the records of earlier runs (the disk's
