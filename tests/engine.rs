@@ -2,7 +2,7 @@
 //! (SPEC §4.1 and issue 2): exact internal measures on hand-made traces,
 //! and invariants over random request streams.
 
-use lull::core::engine::{Engine, LogEntry, RunReport, replay};
+use lull::core::engine::{Engine, LogEntry, RunReport, declared_intervals, replay};
 use lull::core::measures::{InternalMeasures, internal_measures};
 use lull::core::prelude::*;
 use proptest::prelude::*;
@@ -25,22 +25,31 @@ fn run(requests: &[Request], spec: &str, policy: StopPolicy) -> (InternalMeasure
 
 /// The declared intervals `[start, stop)` from an action log.
 fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
-    let mut out = Vec::new();
-    let mut open = None;
-    for e in log {
-        if let LogEntry::Command { at, command } = e {
-            match command {
-                Command::Start { .. } => open = Some(*at),
-                Command::Stop => out.push((open.take().expect("stop after start"), *at)),
-                _ => {}
-            }
-        }
-    }
+    let (out, open) = declared_intervals(log);
     assert!(
         open.is_none(),
         "the engine stops the task at the end of the run"
     );
     out
+}
+
+/// A renewal belongs to the run it renews; a run the log leaves open is
+/// returned apart (an engine not yet finished).
+#[test]
+fn declared_intervals_join_renewals_and_return_an_open_run() {
+    let cmd = |s: u64, command| LogEntry::Command {
+        at: Nanos::from_secs(s),
+        command,
+    };
+    let log = [
+        cmd(1, Command::Start { budget: None }),
+        cmd(2, Command::Renew { budget: None }),
+        cmd(3, Command::Stop),
+        cmd(5, Command::Start { budget: None }),
+    ];
+    let (closed, open) = declared_intervals(&log);
+    assert_eq!(closed, vec![(Nanos::from_secs(1), Nanos::from_secs(3))]);
+    assert_eq!(open, Some(Nanos::from_secs(5)));
 }
 
 /// Busy [0,1) [4,5) [25,26) [26.5,30) [35,36) [37,38) [50,51);

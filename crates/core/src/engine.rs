@@ -820,6 +820,27 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     }
 }
 
+/// The intervals an engine's log ([`Engine::with_log`]) declared idle:
+/// from each [`Command::Start`] to the [`Command::Stop`] after it, sorted
+/// and disjoint, for [`internal_measures`](crate::measures::internal_measures)
+/// (SPEC §4.1, by the definition); and the start of a run the log leaves
+/// open (an engine not yet finished: [`Engine::finish`] stops the task).
+/// Renewals extend the run they belong to.
+pub fn declared_intervals(log: &[LogEntry]) -> (Vec<(Nanos, Nanos)>, Option<Nanos>) {
+    let mut out = Vec::new();
+    let mut open = None;
+    for e in log {
+        if let LogEntry::Command { at, command } = e {
+            match command {
+                Command::Start { .. } => open = open.or(Some(*at)),
+                Command::Stop => out.extend(open.take().map(|s| (s, *at))),
+                Command::Renew { .. } => {}
+            }
+        }
+    }
+    (out, open)
+}
+
 /// Replays a timeline through an engine and finishes it at the last
 /// completion. The engine gets lookahead (the end of each idle period) for
 /// offline components.

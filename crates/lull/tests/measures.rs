@@ -4,24 +4,14 @@
 //! request, and past the last completion up to `finish` (embed-26 B1,
 //! where efficiency came out near 2).
 
-use lull::core::engine::LogEntry;
+use lull::core::engine::{LogEntry, declared_intervals};
 use lull::core::measures::{InternalMeasures, internal_measures};
 use lull::prelude::*;
 use proptest::prelude::*;
 
 /// The declared intervals `[start, stop)` of an action log.
 fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
-    let mut out = Vec::new();
-    let mut open = None;
-    for e in log {
-        if let LogEntry::Command { at, command } = e {
-            match command {
-                Command::Start { .. } => open = Some(*at),
-                Command::Stop => out.push((open.take().expect("a stop after a start"), *at)),
-                _ => {}
-            }
-        }
-    }
+    let (out, open) = declared_intervals(log);
     assert!(open.is_none(), "finish stops the task");
     out
 }
