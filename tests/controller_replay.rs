@@ -2224,7 +2224,7 @@ fn reload_replays_like_live(
     b.restore(records1.iter().cloned());
     let continued = handover.is_some();
     if let Some(t) = handover {
-        b.continue_from(t, t0);
+        b.continue_from(t, t0, a.state().idle_since_unix);
     }
     let (d2, _) = drive_saving(
         &mut b,

@@ -169,6 +169,9 @@ pub struct IdleAtStop {
     pub io: u64,
     /// Its kernel name then.
     pub kernel: String,
+    /// When its idle period began (Unix seconds; `None` from an older
+    /// lull): the next run shows it idle since then.
+    pub idle_since_unix: Option<u64>,
 }
 
 pub use crate::identify::Identity;

@@ -221,6 +221,11 @@ pub struct DiskController {
     jobs: Option<Jobs>,
     /// The first poll of the current idle period (`None`: busy).
     idle_since: Option<Nanos>,
+    /// When the current idle period began, in Unix seconds, when it began
+    /// before this controller took it up (a reload's or a restart's
+    /// continuing run, [`DiskController::continue_from`]): `lull status`
+    /// shows the disk idle since then, not since the takeover.
+    idle_began_unix: Option<u64>,
     /// The reason of the last skipped task start, whose first occurrence
     /// is written at once.
     last_skip: Option<String>,
@@ -464,6 +469,7 @@ impl DiskController {
             session_sent: false,
             continued_at: None,
             idle_at_stop,
+            idle_began_unix: None,
             last_record: None,
             day: None,
             keep_pending: false,
@@ -635,8 +641,12 @@ impl DiskController {
     /// reference (hd-idle's timeout, the best fixed one, the oracle) its
     /// timeout's sleep again and a spin-up, and lull's own row a spin-up,
     /// that the drive never made (an audit: lull's `timer(60s)` beat the
-    /// identical 60 s reference by 14 %). Call it before the first poll.
-    pub fn continue_from(&mut self, tracker: DiskTracker, now: Nanos) {
+    /// identical 60 s reference by 14 %). `began_unix` is when that idle
+    /// period began (Unix seconds, the retired controller's
+    /// [`DiskState::idle_since_unix`]), which `lull status` and the metrics
+    /// go on showing; the network's own count starts again at `now`. Call
+    /// it before the first poll.
+    pub fn continue_from(&mut self, tracker: DiskTracker, now: Nanos, began_unix: Option<u64>) {
         self.tracker = tracker.handed_over(now);
         self.continued_at = Some(now);
         let _ = self.engine.advance(now);
@@ -644,6 +654,9 @@ impl DiskController {
             let _ = self.engine.advance(now);
         }
         self.idle_since = Some(now);
+        self.idle_began_unix = began_unix;
+        // The first poll writes the idle period it took up.
+        self.dirty = true;
     }
 
     /// Takes the disk up idle at `now`, as the last run left it, when that
@@ -691,7 +704,7 @@ impl DiskController {
             "disk {}: idle through the restart (no I/O since the last run stopped): its idle period goes on",
             self.key
         );
-        self.continue_from(tracker, now);
+        self.continue_from(tracker, now, at_stop.idle_since_unix);
     }
 
     /// Gives the shadow evaluation the records of earlier runs (the disk's
@@ -781,6 +794,7 @@ impl DiskController {
                 boot_id: format!("{boot:032x}"),
                 io: poll::io_mark(&c),
                 kernel: self.kernel.clone(),
+                idle_since_unix: self.idle_began_unix.or(self.st.idle_since_unix),
             }),
             _ => None,
         };

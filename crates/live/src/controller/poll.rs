@@ -165,6 +165,7 @@ impl DiskController {
             self.power_since_unix = None;
             self.seen_active = false;
             self.idle_since = None;
+            self.idle_began_unix = None;
             self.acted = false;
             // The engine holds its absence as busy (`PollKind::Vanished`):
             // nothing is decided until it is back.
@@ -187,6 +188,7 @@ impl DiskController {
             // completion), which its timers count from: `lull status`'s
             // "idle for" and "decides in" then add up to the timeout.
             self.idle_since = Some(o.idle_from.unwrap_or(t));
+            self.idle_began_unix = None;
         }
         // The disk's completed I/O: while it sleeps, kept with its
         // standby for a later run to compare (it does not change while
@@ -356,7 +358,10 @@ impl DiskController {
             let ahead = t.0 as i128 - now.mono.0 as i128;
             u64::try_from(now.unix as i128 + (ahead + 500_000_000).div_euclid(1_000_000_000)).ok()
         };
-        self.st.idle_since_unix = self.idle_since.and_then(unix);
+        // An idle period taken up from the run before this one began
+        // when that run saw it begin.
+        let began = self.idle_began_unix;
+        self.st.idle_since_unix = self.idle_since.and_then(|t| began.or_else(|| unix(t)));
         self.noted_deadline = self.next_deadline_of_engine();
         self.st.next_decision_unix = self.noted_deadline.and_then(unix);
     }
@@ -435,6 +440,7 @@ impl DiskController {
         }
         self.acted = false;
         self.last_idle = self.idle_since.take().map(|since| t - since);
+        self.idle_began_unix = None;
         self.set_standby(None, now);
         if self.last_idle.is_some() {
             self.keep_pending = true;

@@ -151,7 +151,8 @@ impl Daemon {
                         && let Some(t) = d.ctl.handover()
                     {
                         let kernel = d.ctl.kernel().to_string();
-                        self.handover.insert(key, (t, kernel, now));
+                        let began = d.ctl.state().idle_since_unix;
+                        self.handover.insert(key, (t, kernel, now, began));
                     }
                 }
                 self.retire_all(gone).await;

@@ -352,11 +352,11 @@ impl Daemon {
         };
         // Started by a reload in the place of a controller that left the
         // disk idle: it continues that one's run, within two polls.
-        if let Some((tracker, kernel, at)) = self.handover.remove(&r.key)
+        if let Some((tracker, kernel, at, began)) = self.handover.remove(&r.key)
             && kernel == r.kernel
             && now.saturating_sub(at) <= self.cfg.poll + self.cfg.poll
         {
-            ctl.continue_from(tracker, now);
+            ctl.continue_from(tracker, now, began);
         }
         let activity = &self.cfg.activity;
         if activity.enabled && ctl.has_shadow() {

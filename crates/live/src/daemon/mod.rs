@@ -186,10 +186,10 @@ pub(crate) struct Daemon {
     /// the daemon ran, logged once each.
     refused: HashSet<(String, String)>,
     /// The trackers of the disks a reload retired while idle, by key,
-    /// with their kernel name and the reload's instant: the controller
-    /// started in each one's place continues from it
-    /// ([`DiskController::continue_from`]).
-    handover: HashMap<String, (crate::source::DiskTracker, String, Nanos)>,
+    /// with their kernel name, the reload's instant and when the idle
+    /// period began (Unix seconds): the controller started in each one's
+    /// place continues from it ([`DiskController::continue_from`]).
+    handover: HashMap<String, (crate::source::DiskTracker, String, Nanos, Option<u64>)>,
     /// The kernel's boot id ([`Settings::boot_id`]), read at start.
     boot_id: Option<u128>,
     /// The disks this daemon claimed, by device numbers

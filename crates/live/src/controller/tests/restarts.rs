@@ -503,6 +503,33 @@ fn a_restart_takes_the_idle_period_up_only_when_nothing_touched_the_disk() {
         // just completed; a continued run is idle from its takeover).
         assert_eq!(b.state().idle_at_stop, None, "{case}");
     }
+    // The run that took the idle period up shows it idle since the first
+    // run saw it begin (its last I/O, at second 5), not since the takeover, however long the daemon
+    // was down; so does the next run's mark at its own stop.
+    let first_idle = st.idle_since_unix.expect("idle at the stop");
+    assert_eq!(first_idle, UNIX0 + 5);
+    assert_eq!(mark.idle_since_unix, Some(first_idle));
+    let mut b = with_state(&r, &cfg, family.clone(), st.clone(), settings(Some(BOOT)));
+    let later = |s: u64| Now {
+        mono: Nanos::from_secs(s),
+        unix: UNIX0 + 600 + s,
+    };
+    for s in 0..3 {
+        let sample = Sample::new(parse(&diskstats(50, 0)(s)).unwrap());
+        let mut cx = Context {
+            registry: &r,
+            witness: &mut NoWitness,
+        };
+        b.on_poll(later(s), &sample, false, &mut cx, &mut Vec::new());
+    }
+    assert_eq!(b.state().idle_since_unix, Some(first_idle));
+    b.finish(later(3), &mut Vec::new());
+    let again = b
+        .state()
+        .idle_at_stop
+        .clone()
+        .expect("idle at the second stop");
+    assert_eq!(again.idle_since_unix, Some(first_idle));
     // Under another kernel name (the drive came back as sdc): a baseline.
     let moved = Family {
         disk: "sdc".into(),
