@@ -1065,6 +1065,18 @@ impl DiskController {
             .collect()
     }
 
+    /// How long the current idle period has lasted at `now`: from the
+    /// run before's start of it when this run took it up (to the second),
+    /// else from this run's.
+    pub(super) fn idle_len(&self, now: Now) -> Option<Nanos> {
+        let since = self.idle_since?;
+        let here = now.mono.saturating_sub(since);
+        Some(match self.idle_began_unix {
+            Some(b) => here.max(Nanos::from_secs(now.unix.saturating_sub(b))),
+            None => here,
+        })
+    }
+
     /// The disk's hook for `event`, if it has one, with the disk's
     /// environment (`LULL_DEVICE`, `LULL_TASK`, `LULL_IDLE_S` while an idle
     /// period runs, `LULL_STANDBY_S` while in standby, `LULL_UNIX_TIME`)
@@ -1083,8 +1095,8 @@ impl DiskController {
             ("LULL_TASK", self.cfg.task.name().to_string()),
             ("LULL_UNIX_TIME", now.unix.to_string()),
         ];
-        if let Some(t) = self.idle_since {
-            env.push(("LULL_IDLE_S", secs(t)));
+        if let Some(idle) = self.idle_len(now) {
+            env.push(("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64())));
         }
         if let Some(t) = self.standby_since {
             env.push(("LULL_STANDBY_S", secs(t)));

@@ -383,7 +383,7 @@ impl DiskController {
     ) {
         let t = now.mono;
         self.seen_active = true;
-        let idle = self.idle_since.map(|since| t - since);
+        let idle = self.idle_len(now);
         let env = || {
             idle.map(|idle| vec![("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64()))])
                 .unwrap_or_default()
@@ -439,7 +439,8 @@ impl DiskController {
             self.hook(now, HookEvent::Wake, env, out);
         }
         self.acted = false;
-        self.last_idle = self.idle_since.take().map(|since| t - since);
+        self.last_idle = self.idle_len(now);
+        self.idle_since = None;
         self.idle_began_unix = None;
         self.set_standby(None, now);
         if self.last_idle.is_some() {

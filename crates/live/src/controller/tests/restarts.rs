@@ -523,6 +523,8 @@ fn a_restart_takes_the_idle_period_up_only_when_nothing_touched_the_disk() {
         b.on_poll(later(s), &sample, false, &mut cx, &mut Vec::new());
     }
     assert_eq!(b.state().idle_since_unix, Some(first_idle));
+    // Hooks' LULL_IDLE_S counts the same: 600 + 2 − 5 s at the third poll.
+    assert_eq!(b.idle_len(later(2)), Some(Nanos::from_secs(597)));
     b.finish(later(3), &mut Vec::new());
     let again = b
         .state()
