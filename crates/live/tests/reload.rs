@@ -97,6 +97,10 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         "{}",
         prom()
     );
+    // When fakea's idle period began: the runs that take it up across the
+    // reload and the restart below go on showing it from there.
+    let idle_from = s.state()["fakea"]["idle_since_unix"].as_u64();
+    assert!(idle_from.is_some(), "{}", s.state());
     // fakea: another network and a raised budget; fakeb: removed.
     let text = std::fs::read_to_string(&s.config).unwrap();
     let text = text
@@ -162,7 +166,10 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
         assert!(!block.contains(field), "{field:?} in {block}");
     }
     // A restart: still not watched since that reload, from the state file.
+    // Two seconds down, so that an idle period shown from the takeover
+    // would differ from one shown from its start.
     assert!(d.stop().success());
+    std::thread::sleep(Duration::from_secs(2));
     let mut d = start(&s.config);
     wait_for(
         "the restart's first metrics",
@@ -184,6 +191,20 @@ fn a_reload_says_what_changed_and_a_removed_disk_is_no_longer_shown_as_watched()
     // through the reload and the restart, and one spin-down in it.
     assert_eq!(rebuilt.requests.len(), 1, "{:?}", rebuilt.requests);
     assert_eq!(rebuilt.standbys.len(), 1, "{:?}", rebuilt.standbys);
+    // Idle since the first run saw it begin, in the state file and in the
+    // metrics `lull status` reads.
+    wait_for(
+        "fakea's idle period shown from its start",
+        Duration::from_secs(10),
+        || {
+            s.state()["fakea"]["idle_since_unix"].as_u64() == idle_from
+                && prom().contains(&format!(
+                    "lull_idle_since_timestamp_seconds{{disk=\"fakea\"}} {}",
+                    idle_from.unwrap()
+                ))
+        },
+        || format!("{}\n{}\n{}", s.state(), prom(), d.log()),
+    );
     let b = disk_json(&s.config, "fakeb");
     assert_eq!(
         (b["power"].as_str(), b["since_exact"].as_bool()),
