@@ -120,15 +120,26 @@ fn drive(
     to: u64,
     diskstats: impl Fn(u64) -> String,
 ) -> Vec<(u64, Output)> {
+    drive_at(c, registry, from..to, at, diskstats)
+}
+
+/// [`drive`] at the instants `now(s)` (another run's clocks).
+fn drive_at(
+    c: &mut DiskController,
+    registry: &Registry,
+    seconds: std::ops::Range<u64>,
+    now: impl Fn(u64) -> Now,
+    diskstats: impl Fn(u64) -> String,
+) -> Vec<(u64, Output)> {
     let mut all = Vec::new();
-    for s in from..to {
+    for s in seconds {
         let sample = Sample::new(parse(&diskstats(s)).unwrap());
         let mut out = Vec::new();
         let mut cx = Context {
             registry,
             witness: &mut NoWitness,
         };
-        c.on_poll(at(s), &sample, false, &mut cx, &mut out);
+        c.on_poll(now(s), &sample, false, &mut cx, &mut out);
         all.extend(out.into_iter().map(|o| (s, o)));
     }
     all

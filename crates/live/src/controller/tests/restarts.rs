@@ -514,14 +514,7 @@ fn a_restart_takes_the_idle_period_up_only_when_nothing_touched_the_disk() {
         mono: Nanos::from_secs(s),
         unix: UNIX0 + 600 + s,
     };
-    for s in 0..3 {
-        let sample = Sample::new(parse(&diskstats(50, 0)(s)).unwrap());
-        let mut cx = Context {
-            registry: &r,
-            witness: &mut NoWitness,
-        };
-        b.on_poll(later(s), &sample, false, &mut cx, &mut Vec::new());
-    }
+    drive_at(&mut b, &r, 0..3, later, diskstats(50, 0));
     assert_eq!(b.state().idle_since_unix, Some(first_idle));
     // Hooks' LULL_IDLE_S counts the same: 600 + 2 − 5 s at the third poll.
     assert_eq!(b.idle_len(later(2)), Some(Nanos::from_secs(597)));
