@@ -26,6 +26,19 @@ fn run(requests: &[Request], spec: &str, policy: StopPolicy) -> (InternalMeasure
 /// The declared intervals `[start, stop)` from an action log.
 fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
     let (out, open) = declared_intervals(log);
+    let stops = log
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                LogEntry::Command {
+                    command: Command::Stop,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(out.len(), stops, "every stop after a start");
     assert!(
         open.is_none(),
         "the engine stops the task at the end of the run"

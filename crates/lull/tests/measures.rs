@@ -12,6 +12,19 @@ use proptest::prelude::*;
 /// The declared intervals `[start, stop)` of an action log.
 fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
     let (out, open) = declared_intervals(log);
+    let stops = log
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                LogEntry::Command {
+                    command: Command::Stop,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(out.len(), stops, "every stop after a start");
     assert!(open.is_none(), "finish stops the task");
     out
 }
