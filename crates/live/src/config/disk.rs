@@ -72,14 +72,26 @@ pub(super) fn disk(
     // An unknown task is the error, not the keys that do not fit it: a
     // trial's `task = "standbye"` beside `backend` was reported as a
     // `backend` error.
+    // The lab's simulated tasks have live counterparts under other names:
+    // a user who ranked `--task spindown` writes `task = "spindown"`.
+    let lab_name = match task_name {
+        "spindown" => Some("standby"),
+        "writeback" => Some("flush"),
+        _ => None,
+    };
     let unknown_task = || {
+        let hint = match lab_name {
+            Some(live) => format!(
+                "; `{task_name}` is the lab's simulated task (`lull replay --task {task_name}`): on a live disk it is `task = \"{live}\"`"
+            ),
+            None => lull_core::suggest::did_you_mean(task_name, LIVE_TASKS),
+        };
         cx.err(
             task_span.clone(),
             &key("task"),
             format!(
-                "unknown task {task_name:?} (live tasks: {}){}",
+                "unknown task {task_name:?} (live tasks: {}){hint}",
                 LIVE_TASKS.join(", "),
-                lull_core::suggest::did_you_mean(task_name, LIVE_TASKS)
             ),
         )
     };

@@ -231,6 +231,17 @@ fn a_typo_in_task_is_the_error_not_the_keys_that_follow_it() {
             "{extra}: {e}"
         );
     }
+    // The lab's names for the simulated tasks point to the live ones.
+    for (lab, live) in [("spindown", "standby"), ("writeback", "flush")] {
+        let e = err(&format!("[[disk]]\ndevice = \"sda\"\ntask = \"{lab}\"\n"));
+        assert_eq!(e.key.as_deref(), Some("disk[0].task"), "{e}");
+        assert!(
+            e.message.ends_with(&format!(
+                "`{lab}` is the lab's simulated task (`lull replay --task {lab}`): on a live disk it is `task = \"{live}\"`"
+            )),
+            "{e}"
+        );
+    }
     // Nothing close: the list alone.
     let e = err("[[disk]]\ndevice = \"sda\"\ntask = \"zzz\"\nbackend = \"sgio\"\n");
     assert_eq!(e.key.as_deref(), Some("disk[0].task"), "{e}");
