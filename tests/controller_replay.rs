@@ -391,16 +391,9 @@ fn shadow_is_replay(
 /// The instants of the task starts in an engine's action log, up to
 /// `horizon`.
 fn start_instants(log: &[LogEntry], horizon: Nanos) -> Vec<Nanos> {
-    log.iter()
-        .filter_map(|e| match e {
-            LogEntry::Command {
-                at,
-                command: Command::Start { .. },
-            } => Some(*at),
-            _ => None,
-        })
-        .filter(|&t| t <= horizon)
-        .collect()
+    let mut starts = lull_testkit::start_instants(log);
+    starts.retain(|&t| t <= horizon);
+    starts
 }
 
 /// Whether the controller's outputs `out` send the disk a standby.

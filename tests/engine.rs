@@ -5,6 +5,7 @@
 use lull::core::engine::{Engine, LogEntry, RunReport, declared_intervals, replay};
 use lull::core::measures::{InternalMeasures, internal_measures};
 use lull::core::prelude::*;
+use lull_testkit::finished_declared as declared;
 use proptest::prelude::*;
 
 fn secs(s: f64) -> Nanos {
@@ -21,29 +22,6 @@ fn run(requests: &[Request], spec: &str, policy: StopPolicy) -> (InternalMeasure
     let mut engine = Engine::with_policy(network, policy, NoTask).with_log();
     let report = replay(&Timeline::from_requests(requests), &mut engine).unwrap();
     (report.internal, engine.log().to_vec())
-}
-
-/// The declared intervals `[start, stop)` from an action log.
-fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
-    let (out, open) = declared_intervals(log);
-    let stops = log
-        .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                LogEntry::Command {
-                    command: Command::Stop,
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!(out.len(), stops, "every stop after a start");
-    assert!(
-        open.is_none(),
-        "the engine stops the task at the end of the run"
-    );
-    out
 }
 
 /// A renewal belongs to the run it renews; a run the log leaves open is

@@ -4,30 +4,10 @@
 //! request, and past the last completion up to `finish` (embed-26 B1,
 //! where efficiency came out near 2).
 
-use lull::core::engine::{LogEntry, declared_intervals};
 use lull::core::measures::{InternalMeasures, internal_measures};
 use lull::prelude::*;
+use lull_testkit::finished_declared as declared;
 use proptest::prelude::*;
-
-/// The declared intervals `[start, stop)` of an action log.
-fn declared(log: &[LogEntry]) -> Vec<(Nanos, Nanos)> {
-    let (out, open) = declared_intervals(log);
-    let stops = log
-        .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                LogEntry::Command {
-                    command: Command::Stop,
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!(out.len(), stops, "every stop after a start");
-    assert!(open.is_none(), "finish stops the task");
-    out
-}
 
 /// Drives `setup`'s `spec` live over `requests` (sorted by arrival, any
 /// overlap), optionally from `assume_idle`, and finishes at `end`:

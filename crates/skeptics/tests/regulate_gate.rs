@@ -3,6 +3,7 @@
 //! engine drives it (deadlines included).
 
 use lull_core::prelude::*;
+use lull_testkit::start_instants;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -65,17 +66,15 @@ proptest! {
         let spec = format!("preempt-gate(p={p}ms, bounds=false; timer(t=0s))");
         let (reqs, log) = drive(&spec, &script);
         let p = Nanos::from_millis(p);
-        for e in &log {
-            if let LogEntry::Command { at, command: Command::Start { .. } } = e {
-                for r in &reqs {
-                    let fg_end = r.completion.max(r.arrival);
-                    // A start at the instant of an arrival came first
-                    // (deadlines before arrivals, core's ordering rule).
-                    prop_assert!(
-                        !(r.arrival < *at && *at < fg_end + p),
-                        "start at {} within p of request [{}, {}]", at, r.arrival, r.completion
-                    );
-                }
+        for at in start_instants(&log) {
+            for r in &reqs {
+                let fg_end = r.completion.max(r.arrival);
+                // A start at the instant of an arrival came first
+                // (deadlines before arrivals, core's ordering rule).
+                prop_assert!(
+                    !(r.arrival < at && at < fg_end + p),
+                    "start at {} within p of request [{}, {}]", at, r.arrival, r.completion
+                );
             }
         }
     }
@@ -93,14 +92,12 @@ proptest! {
             "latency-target(target=100ms, window=1s, min-samples=2; timer(t=0s) + fixed(d=1s))",
         ] {
             let (reqs, log) = drive(spec, &script);
-            for e in &log {
-                if let LogEntry::Command { at, command: Command::Start { .. } } = e {
-                    for r in &reqs {
-                        prop_assert!(
-                            !(r.arrival < *at && *at < r.completion),
-                            "{}: start at {} while [{}, {}) is outstanding", spec, at, r.arrival, r.completion
-                        );
-                    }
+            for at in start_instants(&log) {
+                for r in &reqs {
+                    prop_assert!(
+                        !(r.arrival < at && at < r.completion),
+                        "{}: start at {} while [{}, {}) is outstanding", spec, at, r.arrival, r.completion
+                    );
                 }
             }
         }
@@ -122,17 +119,7 @@ fn the_gate_starts_work_p_after_the_last_completion() {
         Step::Wait(50),
     ];
     let (_, log) = drive("preempt-gate(p=100ms, bounds=false; timer(t=0s))", &script);
-    let starts: Vec<Nanos> = log
-        .iter()
-        .filter_map(|e| match e {
-            LogEntry::Command {
-                at,
-                command: Command::Start { .. },
-            } => Some(*at),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(starts, vec![Nanos::from_millis(110)]);
+    assert_eq!(start_instants(&log), vec![Nanos::from_millis(110)]);
 }
 
 /// The regulation skeptics are registered, documented, and build with

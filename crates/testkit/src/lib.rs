@@ -19,6 +19,11 @@
 //! and the soak script sets and prints a fresh one per run. With
 //! `LULL_SOAK_LOG=FILE` every property appends its name and case count to
 //! `FILE`, so the script can say how many cases ran.
+//!
+//! Beside it: [`skip`], the one way a test that lacks a tool, root or the
+//! shared traces says so; and reads of an engine's action log that several
+//! crates' tests make alike ([`finished_declared`], [`start_instants`]), so
+//! that a check added to one (every stop follows a start) holds in all.
 
 use proptest::test_runner::Config;
 
@@ -184,6 +189,52 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     }
     out.push(cur);
     out
+}
+
+/// The intervals `[start, stop)` an engine's finished run declared
+/// ([`lull_core::engine::declared_intervals`]), checked as a finished log
+/// must be: every stop follows a start (the library skips a stray one) and
+/// no run is left open (`finish` stops the task).
+///
+/// # Panics
+/// When the log breaks either rule, naming it.
+pub fn finished_declared(
+    log: &[lull_core::engine::LogEntry],
+) -> Vec<(lull_core::time::Nanos, lull_core::time::Nanos)> {
+    use lull_core::actuator::Command;
+    use lull_core::engine::LogEntry;
+    let (out, open) = lull_core::engine::declared_intervals(log);
+    let stops = log
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                LogEntry::Command {
+                    command: Command::Stop,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(out.len(), stops, "every stop after a start");
+    assert!(open.is_none(), "finish stops the task: a run is left open");
+    out
+}
+
+/// The instants at which an engine's action log starts its task (renewals
+/// included: [`lull_core::actuator::Command::Start`]), in log order.
+pub fn start_instants(log: &[lull_core::engine::LogEntry]) -> Vec<lull_core::time::Nanos> {
+    use lull_core::actuator::Command;
+    use lull_core::engine::LogEntry;
+    log.iter()
+        .filter_map(|e| match e {
+            LogEntry::Command {
+                at,
+                command: Command::Start { .. },
+            } => Some(*at),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
