@@ -369,7 +369,7 @@ proptest! {
         let config = status_files(dir.path(), &text, breakeven_s, standby_s);
         let registry = lull_live::default_registry();
         for json in [false, true] {
-            let _ = lull_live::status::report(&config, json, &registry);
+            let _ = lull_live::status::report(&config, json, &registry, &[]);
         }
     }
 }
@@ -387,7 +387,7 @@ fn the_status_set_up_reads() {
     let dir = tempfile::tempdir().unwrap();
     let config = status_files(dir.path(), &text, 72.4, 0.0);
     let registry = lull_live::default_registry();
-    let out = lull_live::status::report(&config, false, &registry).unwrap();
+    let out = lull_live::status::report(&config, false, &registry, &[]).unwrap();
     assert!(out.contains("sdb"), "{out}");
     assert!(out.contains("drive       wd-red-plus"), "{out}");
     assert!(out.contains("saved 24h"), "{out}");

@@ -69,6 +69,30 @@ fn lull_status_reports_a_running_daemon_as_json() {
     assert_eq!(v["daemon_running"], false, "{v}");
     assert!(v["metrics"].is_null(), "{v}");
     assert_eq!(v["disks"][0]["disk"], "fakea", "{v}");
+    // `lull status DISK`: that disk alone; a name not there is exit 2,
+    // with the disks there are.
+    let named = |disks: &[&str]| {
+        Command::new(LULL)
+            .args(["status", "--format", "json", "--config"])
+            .arg(&s.config)
+            .args(disks)
+            .output()
+            .unwrap()
+    };
+    let o = named(&["/dev/fakeb"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let disks = v["disks"].as_array().unwrap();
+    assert_eq!(disks.len(), 1, "{v}");
+    assert_eq!(disks[0]["disk"], "fakeb", "{v}");
+    let o = named(&["fakea", "fakec"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no disk \"fakec\" in the daemon's status (its disks: fakea, fakeb); did you mean `fakea`?"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]

@@ -19,15 +19,23 @@ pub(crate) struct Args {
     /// scripts.
     #[arg(long, default_value_t = Format::Text)]
     format: Format,
+    /// Only these disks: a stable name (the state-file key, as the status
+    /// prints it), a kernel name (`sdb`) or a `/dev/` path; every disk
+    /// when none is given.
+    disks: Vec<String>,
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
-    let text =
-        lull_live::status::report(&args.config, args.format == Format::Json, &lull::registry())
-            .map_err(|e| match e {
-                e @ StatusError::Config(_) => CliError::input(e),
-                e @ StatusError::Unreachable(_) => CliError::runtime(e),
-            })?;
+    let text = lull_live::status::report(
+        &args.config,
+        args.format == Format::Json,
+        &lull::registry(),
+        &args.disks,
+    )
+    .map_err(|e| match e {
+        e @ (StatusError::Config(_) | StatusError::NoSuchDisk(_)) => CliError::input(e),
+        e @ StatusError::Unreachable(_) => CliError::runtime(e),
+    })?;
     use std::io::Write as _;
     std::io::stdout()
         .write_all(text.as_bytes())

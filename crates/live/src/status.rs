@@ -429,22 +429,89 @@ pub enum StatusError {
     /// The daemon's endpoint or files cannot be read (exit 1).
     #[error("{0}")]
     Unreachable(String),
+    /// A disk asked for by name is not in the status (exit 2).
+    #[error("{0}")]
+    NoSuchDisk(String),
 }
 
 impl StatusError {
-    /// The exit code: 2 for a bad config, 1 when the daemon cannot be read.
+    /// The exit code: 2 for a bad config or a disk name that is not
+    /// there, 1 when the daemon cannot be read.
     pub fn exit_code(&self) -> u8 {
         match self {
-            StatusError::Config(_) => 2,
+            StatusError::Config(_) | StatusError::NoSuchDisk(_) => 2,
             StatusError::Unreachable(_) => 1,
         }
     }
 }
 
+/// Whether `name`, as a user typed it, names disk `d`: its stable name
+/// (the state-file key, `/dev/disk/by-id/…` or the config's device), its
+/// kernel name (`sdb`), or either's `/dev/` path.
+fn names_disk(name: &str, d: &DiskStatus) -> bool {
+    let bare = name.strip_prefix("/dev/").unwrap_or(name);
+    let kernel = !d.kernel_name.is_empty() && bare == d.kernel_name;
+    kernel || name == d.disk || d.disk.strip_prefix("/dev/") == Some(bare)
+}
+
+/// Keeps the disks of `st` that `names` name (a stable
+/// name, a kernel name, a `/dev/` path), in the status's order; all of them
+/// when `names` is empty. A name that matches no disk is an error that
+/// lists the disks there are, so that `lull status sdx` never answers with
+/// an empty report.
+pub fn select(st: &mut Status, names: &[String]) -> Result<(), StatusError> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !st.disks.iter().any(|d| names_disk(n, d)))
+    {
+        let known: Vec<String> = st
+            .disks
+            .iter()
+            .map(|d| {
+                if d.kernel_name.is_empty() || d.disk.ends_with(&d.kernel_name) {
+                    d.disk.clone()
+                } else {
+                    format!("{} ({})", d.disk, d.kernel_name)
+                }
+            })
+            .collect();
+        let candidates: Vec<&str> = st
+            .disks
+            .iter()
+            .flat_map(|d| [d.disk.as_str(), d.kernel_name.as_str()])
+            .filter(|s| !s.is_empty())
+            .collect();
+        let hint = lull_core::suggest::did_you_mean(missing, candidates);
+        return Err(StatusError::NoSuchDisk(if known.is_empty() {
+            format!(
+                "no disk {missing:?} in the daemon's status ({}): it reports no disks yet",
+                st.state_file.display()
+            )
+        } else {
+            format!(
+                "no disk {missing:?} in the daemon's status (its disks: {}){hint}",
+                known.join(", ")
+            )
+        }));
+    }
+    st.disks.retain(|d| names.iter().any(|n| names_disk(n, d)));
+    Ok(())
+}
+
 /// What `lull status` and `lulld status` print: [`render_text`], or the
-/// [`Status`] as one JSON object (`json`).
-pub fn report(config: &Path, json: bool, registry: &Registry) -> Result<String, StatusError> {
-    let st = gather(config, registry)?;
+/// [`Status`] as one JSON object (`json`), of the disks `disks` names
+/// ([`select`]; every disk when it is empty).
+pub fn report(
+    config: &Path,
+    json: bool,
+    registry: &Registry,
+    disks: &[String],
+) -> Result<String, StatusError> {
+    let mut st = gather(config, registry)?;
+    select(&mut st, disks)?;
     Ok(if json {
         let mut s = serde_json::to_string_pretty(&st).map_err(|e| {
             StatusError::Unreachable(format!("cannot write the status as JSON: {e}"))

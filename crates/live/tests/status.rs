@@ -332,6 +332,20 @@ fn status_reads_the_textfile_and_state_without_an_endpoint() {
             && text.contains("state.json.lock"),
         "{text}"
     );
+    // `lulld status DISK`: that disk's block alone (flags and names in
+    // any order); a name not there is exit 2.
+    let o = status(&s.config, &["fakea", "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(st["disks"].as_array().map(Vec::len), Some(1), "{st}");
+    assert_eq!(st["disks"][0]["disk"], "fakea", "{st}");
+    let o = status(&s.config, &["sdz"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no disk \"sdz\" in the daemon's status (its disks: fakea"),
+        "{err}"
+    );
 }
 
 #[test]

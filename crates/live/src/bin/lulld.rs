@@ -18,7 +18,7 @@ lulld: put disk idle time to work (spin-down, flush, maintenance commands)
 
 usage: lulld [daemon] [--config FILE] [--dry-run | --check [--format json]]
        lulld --from-hd-idle HD_IDLE_OPTS|/etc/default/hd-idle
-       lulld status [--config FILE] [--format json]
+       lulld status [--config FILE] [--format json] [DISK...]
 
   --config FILE  the TOML configuration (default /etc/lull.toml;
                  documented in /usr/share/doc/lull/lull.toml.example)
@@ -37,7 +37,9 @@ usage: lulld [daemon] [--config FILE] [--dry-run | --check [--format json]]
                  convert)
   status         print each disk's state as the running daemon reports it
                  (its metrics and state file; --config defaults to
-                 /etc/lull.toml; --format json for scripts; 1: not reachable)
+                 /etc/lull.toml; --format json for scripts; 1: not reachable);
+                 DISK... shows only those (a name as status prints it, a
+                 kernel name such as sdb, or a /dev path; 2: not there)
   -h, --help     this text
   -V, --version  the version
 
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut config, mut dry_run, mut check) = (None, false, false);
     let (mut status, mut json) = (false, false);
+    let mut disks = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
             "daemon" => {}
@@ -110,6 +113,8 @@ fn main() -> ExitCode {
                 let _ = writeln!(std::io::stdout(), "lulld {}", env!("CARGO_PKG_VERSION"));
                 return ExitCode::SUCCESS;
             }
+            // `lulld status sdb`: the disks to show.
+            other if status && !other.starts_with('-') => disks.push(other.to_string()),
             other => {
                 say(&format!("unknown argument {other:?} (see lulld --help)"));
                 return ExitCode::from(2);
@@ -119,7 +124,7 @@ fn main() -> ExitCode {
     if status {
         let config = config.unwrap_or_else(|| "/etc/lull.toml".into());
         let registry = lull_live::default_registry();
-        return match lull_live::status::report(config.as_ref(), json, &registry) {
+        return match lull_live::status::report(config.as_ref(), json, &registry, &disks) {
             Ok(text) => {
                 let _ = std::io::stdout().write_all(text.as_bytes());
                 ExitCode::SUCCESS

@@ -1518,3 +1518,46 @@ fn a_stopped_dry_run_is_shown_when_metrics_listen_is_set() {
     assert!(e.to_string().contains("is the daemon running?"), "{e}");
     drop(held);
 }
+
+/// `lull status DISK…` keeps the disks named by their status name, kernel
+/// name or `/dev/` path, in the status's order; a name that is not there
+/// is an input error (exit 2) that lists the disks there are, and no name
+/// keeps them all.
+#[test]
+fn status_of_named_disks_keeps_those_and_refuses_a_name_not_there() {
+    let names = |st: &Status| -> Vec<String> { st.disks.iter().map(|d| d.disk.clone()).collect() };
+    let all = names(&scene());
+    assert_eq!(all, ["/dev/disk/by-id/ata-WDC_WD40EFRX-X", "nvme0n1"]);
+    for (asked, kept) in [
+        (vec![], all.clone()),
+        (vec!["sdb"], vec![all[0].clone()]),
+        (vec!["/dev/sdb"], vec![all[0].clone()]),
+        (
+            vec!["/dev/disk/by-id/ata-WDC_WD40EFRX-X"],
+            vec![all[0].clone()],
+        ),
+        (vec!["/dev/nvme0n1"], vec![all[1].clone()]),
+        // The status's order, whatever the order asked in.
+        (vec!["nvme0n1", "sdb"], all.clone()),
+    ] {
+        let mut st = scene();
+        let asked: Vec<String> = asked.into_iter().map(String::from).collect();
+        select(&mut st, &asked).unwrap();
+        assert_eq!(names(&st), kept, "{asked:?}");
+        // What is rendered is what was kept.
+        let text = render_text(&st);
+        assert_eq!(text.contains("(sdb)"), kept.contains(&all[0]), "{asked:?}");
+    }
+    let mut st = scene();
+    let e = select(&mut st, &["sdb".into(), "sdc".into()]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert_eq!(
+        e.to_string(),
+        "no disk \"sdc\" in the daemon's status (its disks: /dev/disk/by-id/ata-WDC_WD40EFRX-X (sdb), nvme0n1); did you mean `sdb`?"
+    );
+    // Nothing removed on an error.
+    assert_eq!(names(&st), all);
+    let mut none = status_of(Vec::new(), 1_700_000_000);
+    let e = select(&mut none, &["sdb".into()]).unwrap_err();
+    assert!(e.to_string().ends_with("it reports no disks yet"), "{e}");
+}
