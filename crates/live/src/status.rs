@@ -10,13 +10,14 @@
 //! What each field rests on:
 //! - **power state**: `lull_in_standby` (the daemon's view, kept up to date
 //!   by its CHECK POWER MODE polls and by diskstats), `lull_disk_present`;
-//!   without metrics, the last decision in the state file.
+//!   without metrics, the state file's standby, or its last decision's
+//!   words unless a wake from standby came after them.
 //! - **time in the state**: `lull_power_state_since_timestamp_seconds`,
 //!   when the daemon saw the state begin; else every power-state change
-//!   the daemon sees is a decision in the state file, so the time since
-//!   the last decision is a lower bound of the time in the current state,
-//!   exact when that decision is the change itself
-//!   ([`DiskStatus::since_exact`]). An absent disk: since the daemon saw
+//!   the daemon sees is a decision in the state file or, for I/O that
+//!   woke a drive from standby, its last wake, so the time since the
+//!   later of the two is a lower bound of the time in the current state,
+//!   exact when it is the change itself ([`DiskStatus::since_exact`]). An absent disk: since the daemon saw
 //!   it vanish (the same metric, or the state file's `vanished_unix`),
 //!   else unknown (an older daemon's state file).
 //! - **not watched**: a state-file entry no `[[disk]]` covers and the
@@ -772,6 +773,38 @@ fn is_change(decision: &str, standby: bool) -> bool {
     }
 }
 
+/// The latest instant the state file (and the metrics' last wake) knows
+/// the disk's power state held from, when the daemon did not see the
+/// state begin, and whether it is the change itself. Each change the
+/// daemon sees is a decision, but one: I/O on a disk lull spun down wakes
+/// it without a decision, only a wake (`last_wake`, cause
+/// [`crate::state::Wake::SPINUP`]). An active disk's time since its last
+/// decision (the standby, hours before) was then no bound at all: a trial
+/// read "active for at least 3h26m" of a drive that had spun up 32
+/// minutes before, when a restarted daemon had not seen it wake. So a
+/// wake from standby after the last decision is the change, for an
+/// active disk.
+/// Whether the state file records a wake from standby (a spin-up, lull's
+/// or another's) at or after `t`.
+fn woke_after(st: &DiskState, t: u64) -> bool {
+    use crate::state::Wake;
+    st.last_wake
+        .as_ref()
+        .is_some_and(|w| w.unix >= t && (w.cause == Wake::SPINUP || w.cause == Wake::FOREIGN))
+}
+
+fn last_change(st: &DiskState, standby: bool, wake: Option<(u64, &str)>) -> (Option<u64>, bool) {
+    use crate::state::Wake;
+    let decided = (st.last_decision_unix > 0).then_some(st.last_decision_unix);
+    let woke = wake
+        .filter(|&(_, cause)| !standby && (cause == Wake::SPINUP || cause == Wake::FOREIGN))
+        .map(|(t, _)| t);
+    match (woke, decided) {
+        (Some(w), d) if d.is_none_or(|d| w >= d) => (Some(w), true),
+        (_, d) => (d, is_change(&st.last_decision, standby)),
+    }
+}
+
 /// The disks of `state` and `samples`, each with its config.
 pub fn combine(
     cfg: &Config,
@@ -819,12 +852,15 @@ pub fn combine(
             let standby = match metric("lull_in_standby") {
                 Some(s) => s.value != 0.0,
                 // The state file's standby (a file of an older daemon has
-                // only its last decision's words).
+                // only its last decision's words, and I/O that woke the
+                // drive from it writes no decision, only a wake: the
+                // words are stale once a wake followed them).
                 None => {
                     !have_metrics
                         && (st.standby_unix.is_some()
-                            || st.last_decision.starts_with("standby")
-                            || st.last_decision.starts_with("found in standby"))
+                            || ((st.last_decision.starts_with("standby")
+                                || st.last_decision.starts_with("found in standby"))
+                                && !woke_after(st, st.last_decision_unix)))
                 }
             };
             // A disk the daemon has no controller for (the metrics carry
@@ -931,10 +967,14 @@ pub fn combine(
                     let since = power_since.or(st.vanished_unix.filter(|_| since_metric.is_none()));
                     (since, since.is_some())
                 }
-                None => (
-                    power_since.or((st.last_decision_unix > 0).then_some(st.last_decision_unix)),
-                    power_since.is_some() || (!unseen && is_change(&st.last_decision, standby)),
-                ),
+                None => {
+                    let (bound, is_the_change) =
+                        last_change(st, standby, last_wake_unix.zip(last_wake_cause.as_deref()));
+                    (
+                        power_since.or(bound),
+                        power_since.is_some() || (!unseen && is_the_change),
+                    )
+                }
             };
             let watched = unwatched.is_none();
             // The last decision's words: the metrics' (current) over the

@@ -233,6 +233,72 @@ fn the_last_decision_and_the_power_state_come_from_the_metrics() {
     assert_eq!(d[0].last_decision, "dry run: would spin /dev/sda down");
 }
 
+/// I/O on a disk lull spun down wakes it without a decision: its time
+/// active counts from the wake, not from the last decision (the standby,
+/// hours before), which a trial's restarted daemon showed as "active for
+/// at least 3h26m" of a drive that had spun up 32 minutes before.
+#[test]
+fn an_active_disk_s_time_counts_from_its_wake_not_from_the_standby_before_it() {
+    let (cfg, mut state, now) = one_standby_disk();
+    let d = state.disk("sda");
+    d.last_decision = "standby done (hdparm -y)".into();
+    d.last_decision_unix = now - 12_373;
+    d.last_wake = Some(crate::state::Wake {
+        unix: now - 1_928,
+        cause: crate::state::Wake::SPINUP.into(),
+        by: Vec::new(),
+    });
+    // A restarted daemon (it did not see the wake: NaN): at least since
+    // the wake.
+    let text = crate::metrics::render(&state, &[standby_gauges("sda", None)], 1, false);
+    assert!(text.contains("lull_power_state_since_timestamp_seconds{disk=\"sda\"} NaN\n"));
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!(d[0].power, "active");
+    assert_eq!(
+        (d[0].since_unix, d[0].since_exact),
+        (Some(now - 1_928), false)
+    );
+    let shown = render_text(&status_of(d, now));
+    assert!(
+        shown.contains("  power       active for at least 32m8s\n"),
+        "{shown}"
+    );
+    // The state file alone: the drive is active (the standby's words
+    // are older than the wake), since the wake it recorded.
+    let d = combine(&cfg, &state, &[], false, now);
+    assert_eq!(d[0].power, "active");
+    assert_eq!(
+        (d[0].since_unix, d[0].since_exact),
+        (Some(now - 1_928), true)
+    );
+    // A decision after the wake bounds it later, as before.
+    let mut later = state.clone();
+    later.disk("sda").last_decision = "skip standby: wear budget".into();
+    later.disk("sda").last_decision_unix = now - 60;
+    let d = combine(&cfg, &later, &[], false, now);
+    assert_eq!(d[0].power, "active");
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 60), false));
+    // A wake before the standby's words, or I/O on a disk that was not
+    // asleep, ends no standby: the words stand.
+    for (at, cause) in [
+        (now - 20_000, crate::state::Wake::SPINUP),
+        (now - 1_928, crate::state::Wake::IO),
+    ] {
+        let mut st = state.clone();
+        st.disk("sda").last_wake = Some(crate::state::Wake {
+            unix: at,
+            cause: cause.into(),
+            by: Vec::new(),
+        });
+        let d = combine(&cfg, &st, &[], false, now);
+        assert_eq!(d[0].power, "standby", "{cause}");
+        assert_eq!(
+            (d[0].since_unix, d[0].since_exact),
+            (Some(now - 12_373), true)
+        );
+    }
+}
+
 #[test]
 fn combines_metrics_state_and_config() {
     let reg = crate::default_registry();
