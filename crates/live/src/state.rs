@@ -138,6 +138,11 @@ pub struct DiskState {
     pub idle_at_stop: Option<IdleAtStop>,
 }
 
+/// The decision a standby the last run left ends with when the machine
+/// rebooted since ([`State::forget_standby_before`]).
+pub const SPUN_UP_AT_BOOT: &str =
+    "spun up at boot: the machine rebooted since the standby the last run left";
+
 /// The running kernel's boot id (`/proc/sys/kernel/random/boot_id`), or
 /// `None` when it cannot be read.
 pub fn boot_id() -> Option<u128> {
@@ -279,12 +284,19 @@ impl State {
     /// `booted_unix` ([`DiskState::standby_unix`]): a reboot ends them
     /// (drives spin up at power-on, and the kernel starts them), so a
     /// daemon started after one must not take its drives for asleep.
-    /// Returns the disks whose standby it forgot.
+    /// The end is the disk's last decision ([`SPUN_UP_AT_BOOT`], at the
+    /// boot): every power change the daemon knows of is a decision or a
+    /// wake, and `lull status` bounds the time in a state by the later of
+    /// the two; the standby's words ("standby done") would otherwise stand
+    /// for a drive awake since the boot. Returns the disks whose standby
+    /// it forgot.
     pub fn forget_standby_before(&mut self, booted_unix: u64) -> Vec<String> {
         let mut forgot = Vec::new();
         for (key, d) in &mut self.disks {
             if d.standby_unix.is_some_and(|t| t < booted_unix) {
                 d.standby_unix = None;
+                d.last_decision = SPUN_UP_AT_BOOT.to_string();
+                d.last_decision_unix = booted_unix;
                 forgot.push(key.clone());
             }
         }
@@ -709,6 +721,15 @@ mod tests {
         }
         assert_eq!(s.forget_standby_before(1_500), ["sda"]);
         assert_eq!(s.disks["sda"].standby_unix, None);
+        // The reboot is its last decision: the drive is awake since then.
+        assert_eq!(
+            (
+                s.disks["sda"].last_decision.as_str(),
+                s.disks["sda"].last_decision_unix
+            ),
+            (SPUN_UP_AT_BOOT, 1_500)
+        );
+        assert_eq!(s.disks["sdb"].last_decision_unix, 0);
         assert_eq!(s.disks["sdb"].standby_unix, Some(2_000));
         assert_eq!(s.disks["sdc"].standby_unix, None);
     }

@@ -17,7 +17,9 @@
 //!   the daemon sees is a decision in the state file or, for I/O that
 //!   woke a drive from standby, its last wake, so the time since the
 //!   later of the two is a lower bound of the time in the current state,
-//!   exact when it is the change itself ([`DiskStatus::since_exact`]). An absent disk: since the daemon saw
+//!   exact when it is the change itself ([`DiskStatus::since_exact`]);
+//!   while a daemon runs, never from before the boot (drives spin up at
+//!   power-on: "at least" the time since the boot). An absent disk: since the daemon saw
 //!   it vanish (the same metric, or the state file's `vanished_unix`),
 //!   else unknown (an older daemon's state file).
 //! - **not watched**: a state-file entry no `[[disk]]` covers and the
@@ -602,6 +604,13 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         crate::instance::Holder::Free => (Some(false), None),
         crate::instance::Holder::Unknown => (None, None),
     };
+    let mut disks = combine(&cfg, &state, &samples, text.is_some(), now_unix);
+    // A running daemon runs in this boot: what it says of a power state
+    // from before it (a state file's decision) bounds nothing.
+    if daemon_running != Some(false) {
+        let booted = now_unix.saturating_sub(crate::timer::boottime().0 / 1_000_000_000);
+        since_the_boot(&mut disks, booted);
+    }
     Ok(Status {
         config: config.to_path_buf(),
         metrics: source,
@@ -612,11 +621,23 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         now_unix,
         state_written_unix,
         state_interval_s: cfg.state_interval.as_secs_f64(),
-        disks: with_logged_shadows(
-            &cfg,
-            combine(&cfg, &state, &samples, text.is_some(), now_unix),
-        ),
+        disks: with_logged_shadows(&cfg, disks),
     })
+}
+
+/// Holds the time present disks have been in their power state to the
+/// boot at `booted_unix`: drives spin up at power-on, so a state the
+/// state file dates from before the boot (an active disk's last decision
+/// two days ago, before a reboot an hour ago) began at the boot at the
+/// latest; such a time reads "at least" the time since the boot.
+fn since_the_boot(disks: &mut [DiskStatus], booted_unix: u64) {
+    for d in disks {
+        let held = d.power == "active" || d.power == "standby";
+        if held && d.since_unix.is_some_and(|t| t < booted_unix) {
+            d.since_unix = Some(booted_unix);
+            d.since_exact = false;
+        }
+    }
 }
 
 /// Whether the lock files say that no daemon of `cfg` runs: neither the
@@ -770,6 +791,7 @@ fn is_change(decision: &str, standby: bool) -> bool {
         .any(|p| decision.starts_with(p))
     } else {
         decision.starts_with("spun up by something else")
+            || decision == crate::state::SPUN_UP_AT_BOOT
     }
 }
 

@@ -297,6 +297,23 @@ fn an_active_disk_s_time_counts_from_its_wake_not_from_the_standby_before_it() {
             (Some(now - 12_373), true)
         );
     }
+    // A reboot since a standby the last run left (the daemon forgets it
+    // at its start): awake since the boot, not "standby" by the old
+    // words, nor active since the wake before it.
+    let mut rebooted = state.clone();
+    let s = rebooted.disk("sda");
+    s.standby_unix = Some(now - 900);
+    s.last_decision_unix = now - 900;
+    let forgot = rebooted.forget_standby_before(now - 600);
+    assert_eq!(forgot, ["sda"]);
+    for (samples, exact) in [(Vec::new(), true), (parse_metrics(&text).unwrap(), false)] {
+        let d = combine(&cfg, &rebooted, &samples, !samples.is_empty(), now);
+        assert_eq!(d[0].power, "active");
+        assert_eq!(
+            (d[0].since_unix, d[0].since_exact),
+            (Some(now - 600), exact)
+        );
+    }
 }
 
 #[test]
@@ -1626,4 +1643,49 @@ fn status_of_named_disks_keeps_those_and_refuses_a_name_not_there() {
     let mut none = status_of(Vec::new(), 1_700_000_000);
     let e = select(&mut none, &["sdb".into()]).unwrap_err();
     assert!(e.to_string().ends_with("it reports no disks yet"), "{e}");
+}
+
+/// A running daemon's disks hold no power state from before the boot: an
+/// active disk whose last decision came two days ago, before a reboot an
+/// hour ago, is active for at least the hour; later times, absent and
+/// unwatched disks keep theirs.
+#[test]
+fn no_power_state_is_older_than_the_boot() {
+    let now = 1_700_000_000;
+    let booted = now - 3_600;
+    let disk = |name: &str, power: &str, since: u64, exact: bool| DiskStatus {
+        disk: name.into(),
+        kernel_name: name.into(),
+        power: power.into(),
+        since_unix: Some(since),
+        since_exact: exact,
+        ..scene().disks[1].clone()
+    };
+    let mut disks = vec![
+        disk("sda", "active", now - 172_800, false),
+        disk("sdb", "standby", now - 7_200, true),
+        disk("sdc", "active", now - 60, true),
+        disk("sdd", "absent", now - 7_200, true),
+        disk("sde", "unwatched", now - 7_200, true),
+    ];
+    since_the_boot(&mut disks, booted);
+    let got: Vec<(Option<u64>, bool)> = disks
+        .iter()
+        .map(|d| (d.since_unix, d.since_exact))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(booted), false),
+            (Some(booted), false),
+            (Some(now - 60), true),
+            (Some(now - 7_200), true),
+            (Some(now - 7_200), true),
+        ]
+    );
+    let text = render_text(&status_of(disks, now));
+    assert!(
+        text.contains("  power       active for at least 1h\n"),
+        "{text}"
+    );
 }
