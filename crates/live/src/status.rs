@@ -19,9 +19,9 @@
 //!   later of the two is a lower bound of the time in the current state,
 //!   exact when it is the change itself ([`DiskStatus::since_exact`]);
 //!   while a daemon runs, never from before the boot (drives spin up at
-//!   power-on: "at least" the time since the boot). An absent disk: since the daemon saw
-//!   it vanish (the same metric, or the state file's `vanished_unix`),
-//!   else unknown (an older daemon's state file).
+//!   power-on: "at least" the time since the boot). An absent disk: since
+//!   the daemon saw it vanish (the same metric, or the state file's
+//!   `vanished_unix`), else unknown (an older daemon's state file).
 //! - **not watched**: a state-file entry no `[[disk]]` covers and the
 //!   metrics give no task for; since the reload ([`REMOVED_AT_RELOAD`])
 //!   or the start ([`NOT_CONFIGURED_AT_START`]) that marked it.
