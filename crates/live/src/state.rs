@@ -177,6 +177,11 @@ pub struct IdleAtStop {
     /// When its idle period began (Unix seconds; `None` from an older
     /// lull): the next run shows it idle since then.
     pub idle_since_unix: Option<u64>,
+    /// When the daemon stopped (Unix seconds; `None` from an older lull):
+    /// a next run that continues the idle period with the drive still in
+    /// lull's standby counts the standby through the time between
+    /// ([`DiskState::standby_s`]), as the evidence counts it.
+    pub stopped_unix: Option<u64>,
 }
 
 pub use crate::identify::Identity;

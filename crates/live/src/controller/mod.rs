@@ -282,6 +282,10 @@ pub struct DiskController {
     /// idle ([`DiskController::resume_idle`]); taken from the state-file
     /// entry, so that no later save keeps it.
     idle_at_stop: Option<crate::state::IdleAtStop>,
+    /// When the previous run stopped (Unix seconds), when this run
+    /// continues its idle period ([`DiskController::resume_idle`]): a
+    /// standby it takes up counts from then.
+    continued_stop_unix: Option<u64>,
     /// The instant of the last activity record.
     last_record: Option<Nanos>,
     /// The Unix day of the last poll (a new one logs the shadow's
@@ -469,6 +473,7 @@ impl DiskController {
             session_sent: false,
             continued_at: None,
             idle_at_stop,
+            continued_stop_unix: None,
             idle_began_unix: None,
             last_record: None,
             day: None,
@@ -705,6 +710,7 @@ impl DiskController {
             self.key
         );
         self.continue_from(tracker, now, at_stop.idle_since_unix);
+        self.continued_stop_unix = at_stop.stopped_unix;
     }
 
     /// Gives the shadow evaluation the records of earlier runs (the disk's
@@ -795,6 +801,7 @@ impl DiskController {
                 io: poll::io_mark(&c),
                 kernel: self.kernel.clone(),
                 idle_since_unix: self.idle_began_unix.or(self.st.idle_since_unix),
+                stopped_unix: Some(now.unix),
             }),
             _ => None,
         };

@@ -316,7 +316,17 @@ impl DiskController {
     /// ([`DiskController::left_in_standby`]): in standby from `now` on for
     /// this run's counters, since the previous run's spin-down for the
     /// power state's age; the wake that ends it is attributed from now.
+    /// A run that continues the previous one's idle period (the disk
+    /// untouched while no daemon ran, [`DiskController::resume_idle`])
+    /// also counts the standby through the time between the two
+    /// ([`crate::state::DiskState::standby_s`]): the evidence (`lull
+    /// status`'s saved lines) counts that period as one, asleep
+    /// throughout, and the counter and `lull_energy_saved_joules` read a
+    /// few seconds of standby beside hours of savings.
     pub(super) fn resume_standby(&mut self, now: Now, witness: &mut dyn WakeWitness) {
+        if let Some(stopped) = self.continued_stop_unix.take() {
+            self.st.standby_s += now.unix.saturating_sub(stopped) as f64;
+        }
         self.standby_since = Some(now.mono);
         self.power_since_unix = self.st.standby_unix;
         self.sleep_snapshot = Some(witness.snapshot());

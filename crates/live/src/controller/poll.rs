@@ -166,6 +166,7 @@ impl DiskController {
             self.seen_active = false;
             self.idle_since = None;
             self.idle_began_unix = None;
+            self.continued_stop_unix = None;
             self.acted = false;
             // The engine holds its absence as busy (`PollKind::Vanished`):
             // nothing is decided until it is back.
@@ -442,6 +443,7 @@ impl DiskController {
         self.last_idle = self.idle_len(now);
         self.idle_since = None;
         self.idle_began_unix = None;
+        self.continued_stop_unix = None;
         self.set_standby(None, now);
         if self.last_idle.is_some() {
             self.keep_pending = true;

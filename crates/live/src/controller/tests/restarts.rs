@@ -348,10 +348,41 @@ fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_sta
         poll: Nanos::from_secs(1),
         boot_id: Some(BOOT),
     };
+    // Without the stop's time (an older lull's mark), or a run that does
+    // not continue (another boot): this run's standby counts from its
+    // takeover, as before.
+    for (case, boot_id, stopped_unix) in [
+        ("older mark", Some(BOOT), None),
+        ("another boot", Some(BOOT + 1), Some(UNIX0 + 20)),
+    ] {
+        let mut older = st.clone();
+        older
+            .idle_at_stop
+            .as_mut()
+            .expect("idle at the stop")
+            .stopped_unix = stopped_unix;
+        let settings = Settings {
+            boot_id,
+            ..settings
+        };
+        let mut e = with_state(&r, &cfg, family.clone(), older, settings);
+        run(&mut e, &r, 30, 90, |_| 100);
+        run(&mut e, &r, 90, 93, |s| 100 + s);
+        assert_eq!(e.state().standby_s, 70.0, "{case}");
+    }
+    assert_eq!(
+        st.idle_at_stop.as_ref().and_then(|m| m.stopped_unix),
+        Some(UNIX0 + 20)
+    );
     let mut d = with_state(&r, &cfg, family, st, settings);
     // Quiet for a minute: no standby goes out, the drive stays asleep.
     let outs = run(&mut d, &r, 30, 90, |_| 100);
     assert_eq!(standby_orders(&outs), Vec::<u64>::new());
+    // The run continues the idle period (the disk untouched): the standby
+    // counts through the 10 s no daemon ran (20 to 30), as the evidence
+    // has the period asleep throughout.
+    assert_eq!(session_of(&outs).map(|s| s.continues), Some(true));
+    assert_eq!(d.state().standby_s, 20.0);
     assert!(d.in_standby());
     assert_eq!(d.state().spindowns, 1);
     assert_eq!(d.state().spindown_attempts_unix, vec![UNIX0 + 10]);
@@ -366,6 +397,8 @@ fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_sta
     // I/O: one spin-up, from the previous run's standby.
     run(&mut d, &r, 90, 93, |s| 100 + s);
     assert_eq!((d.state().spindowns, d.state().spinups), (1, 1));
+    // The whole standby, from the spin-down at 10 to the wake at 90.
+    assert_eq!(d.state().standby_s, 80.0);
     assert!(!d.in_standby());
     // Quiet again: spun down after the timeout, as before the restart.
     let outs = run(&mut d, &r, 93, 105, |_| 200);
