@@ -231,6 +231,12 @@ impl Wake {
     /// that was not in standby (a failed or skipped spin-down, a flush, a
     /// command).
     pub const IO: &'static str = "io";
+
+    /// Whether a wake of `cause` ended a standby (a power change, where
+    /// [`Wake::IO`] is not one).
+    pub fn from_standby(cause: &str) -> bool {
+        cause == Wake::SPINUP || cause == Wake::FOREIGN
+    }
 }
 
 /// Forgets the times in `times` (Unix seconds, ascending) older than a day

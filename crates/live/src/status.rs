@@ -448,6 +448,19 @@ impl StatusError {
     }
 }
 
+impl DiskStatus {
+    /// The disk as its status block names it: the stable name, and the
+    /// kernel name beside it where the stable name does not end in it
+    /// (`/dev/disk/by-id/ata-X (sdb)`).
+    pub fn title(&self) -> String {
+        if self.kernel_name.is_empty() || self.disk.ends_with(&self.kernel_name) {
+            self.disk.clone()
+        } else {
+            format!("{} ({})", self.disk, self.kernel_name)
+        }
+    }
+}
+
 /// Whether `name`, as a user typed it, names disk `d`: its stable name
 /// (the state-file key, `/dev/disk/by-id/…` or the config's device), its
 /// kernel name (`sdb`), or either's `/dev/` path.
@@ -470,17 +483,7 @@ pub fn select(st: &mut Status, names: &[String]) -> Result<(), StatusError> {
         .iter()
         .find(|n| !st.disks.iter().any(|d| names_disk(n, d)))
     {
-        let known: Vec<String> = st
-            .disks
-            .iter()
-            .map(|d| {
-                if d.kernel_name.is_empty() || d.disk.ends_with(&d.kernel_name) {
-                    d.disk.clone()
-                } else {
-                    format!("{} ({})", d.disk, d.kernel_name)
-                }
-            })
-            .collect();
+        let known: Vec<String> = st.disks.iter().map(DiskStatus::title).collect();
         let candidates: Vec<&str> = st
             .disks
             .iter()
@@ -795,6 +798,14 @@ fn is_change(decision: &str, standby: bool) -> bool {
     }
 }
 
+/// Whether the state file records a wake from standby (a spin-up, lull's
+/// or another's) at or after `t`.
+fn woke_after(st: &DiskState, t: u64) -> bool {
+    st.last_wake
+        .as_ref()
+        .is_some_and(|w| w.unix >= t && crate::state::Wake::from_standby(&w.cause))
+}
+
 /// The latest instant the state file (and the metrics' last wake) knows
 /// the disk's power state held from, when the daemon did not see the
 /// state begin, and whether it is the change itself. Each change the
@@ -806,20 +817,10 @@ fn is_change(decision: &str, standby: bool) -> bool {
 /// minutes before, when a restarted daemon had not seen it wake. So a
 /// wake from standby after the last decision is the change, for an
 /// active disk.
-/// Whether the state file records a wake from standby (a spin-up, lull's
-/// or another's) at or after `t`.
-fn woke_after(st: &DiskState, t: u64) -> bool {
-    use crate::state::Wake;
-    st.last_wake
-        .as_ref()
-        .is_some_and(|w| w.unix >= t && (w.cause == Wake::SPINUP || w.cause == Wake::FOREIGN))
-}
-
 fn last_change(st: &DiskState, standby: bool, wake: Option<(u64, &str)>) -> (Option<u64>, bool) {
-    use crate::state::Wake;
     let decided = (st.last_decision_unix > 0).then_some(st.last_decision_unix);
     let woke = wake
-        .filter(|&(_, cause)| !standby && (cause == Wake::SPINUP || cause == Wake::FOREIGN))
+        .filter(|&(_, cause)| !standby && crate::state::Wake::from_standby(cause))
         .map(|(t, _)| t);
     match (woke, decided) {
         (Some(w), d) if d.is_none_or(|d| w >= d) => (Some(w), true),

@@ -69,9 +69,6 @@ pub(super) fn disk(
             format!("only applies to task = \"{for_task}\" (this disk's task is \"{task_name}\")"),
         )
     };
-    // An unknown task is the error, not the keys that do not fit it: a
-    // trial's `task = "standbye"` beside `backend` was reported as a
-    // `backend` error.
     // The lab's simulated tasks have live counterparts under other names:
     // a user who ranked `--task spindown` writes `task = "spindown"`.
     let lab_name = match task_name {
@@ -79,6 +76,9 @@ pub(super) fn disk(
         "writeback" => Some("flush"),
         _ => None,
     };
+    // An unknown task is the error, not the keys that do not fit it: a
+    // trial's `task = "standbye"` beside `backend` was reported as a
+    // `backend` error.
     let unknown_task = || {
         let hint = match lab_name {
             Some(live) => format!(

@@ -114,10 +114,7 @@ pub fn render_text(st: &Status) -> String {
         if n > 0 {
             out.push('\n');
         }
-        let _ = write!(out, "{}", d.disk);
-        if !d.kernel_name.is_empty() && !d.disk.ends_with(&d.kernel_name) {
-            let _ = write!(out, " ({})", d.kernel_name);
-        }
+        out.push_str(&d.title());
         out.push('\n');
         let mut field = |label: &str, text: String| {
             let _ = writeln!(out, "  {label:<11} {text}");
