@@ -780,12 +780,17 @@ fn reference_notes(pairs: &[(&str, f64)]) -> Vec<String> {
     if oracle >= base {
         // Not even the oracle saves: no idle period outlasts B. One note
         // says so; the three it would take say it three times.
-        notes.push(
+        // The best fixed timeout is then one that never fires (the
+        // least above the longest idle period): said, so that a timeout
+        // of milliseconds beside a B of a minute reads as what it is.
+        let never = get("best_fixed_timeout_s").map_or(String::new(), |t| {
+            format!(" (best_fixed_timeout_s, {t:.6} s, is just above the longest idle period: it never fires)")
+        });
+        notes.push(format!(
             "nothing can save energy on this trace, not even the oracle: no idle period \
              outlasts the break-even time, so every reference spends what never spinning down \
-             does and the ratios compare equals"
-                .to_string(),
-        );
+             does and the ratios compare equals{never}"
+        ));
         return notes;
     }
     if best >= base
@@ -885,6 +890,10 @@ mod tests {
         let n = super::reference_notes(&nothing);
         assert_eq!(n.len(), 1, "{n:?}");
         assert!(n[0].contains("not even the oracle"), "{n:?}");
+        assert!(
+            n[0].contains("4.999641 s") && n[0].contains("never fires"),
+            "{n:?}"
+        );
         // Not a spin-down replay: no references, no notes.
         assert!(super::reference_notes(&[("actual_s", 1.0)]).is_empty());
     }
