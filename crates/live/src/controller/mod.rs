@@ -205,8 +205,16 @@ pub struct DiskController {
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
     not_running: bool,
-    /// When the power state was last asked.
-    last_power_check: Nanos,
+    /// When the power state was last asked; `None` before the first
+    /// check of a run that the state file says began in lull's standby:
+    /// that check goes out at the first poll, not a `power_check` later,
+    /// so the standby is taken up (or found over) at once.
+    last_power_check: Option<Nanos>,
+    /// The first poll of this run that found the disk as the previous
+    /// run left it in standby (present, its counters as at the spin-down)
+    /// while that standby is not yet taken up: I/O after it is a wake
+    /// this run saw, from a standby taken up from then.
+    asleep_seen: Option<Now>,
     /// Device numbers of the disk, its partitions and holders, as of the
     /// last wake-up or power check.
     devs: Vec<(u32, u32)>,
@@ -450,7 +458,8 @@ impl DiskController {
             own_reads: Credit::default(),
             own_writes: Credit::default(),
             not_running: false,
-            last_power_check: now,
+            last_power_check: power_since_unix.is_none().then_some(now),
+            asleep_seen: None,
             devs: Vec::new(),
             sleep_snapshot: None,
             failures: 0,

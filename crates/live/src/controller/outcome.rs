@@ -313,9 +313,10 @@ impl DiskController {
     }
 
     /// Takes up the standby the daemon's previous run left the drive in
-    /// ([`DiskController::left_in_standby`]): in standby from `now` on for
-    /// this run's counters, since the previous run's spin-down for the
-    /// power state's age; the wake that ends it is attributed from now.
+    /// ([`DiskController::left_in_standby`]): in standby from `from` on
+    /// for this run's counters, since the previous run's spin-down for
+    /// the power state's age; the wake that ends it is attributed from
+    /// the processes' I/O counters now.
     /// A run that continues the previous one's idle period (the disk
     /// untouched while no daemon ran, [`DiskController::resume_idle`])
     /// also counts the standby through the time between the two
@@ -323,11 +324,17 @@ impl DiskController {
     /// status`'s saved lines) counts that period as one, asleep
     /// throughout, and the counter and `lull_energy_saved_joules` read a
     /// few seconds of standby beside hours of savings.
-    pub(super) fn resume_standby(&mut self, now: Now, witness: &mut dyn WakeWitness) {
+    ///
+    /// `from` is when this run first knew the drive asleep: the moment
+    /// of a power check's answer, or of the first poll when the state
+    /// file is all there is; when I/O comes before a check's answer, the
+    /// first poll that found the disk untouched.
+    pub(super) fn resume_standby(&mut self, from: Now, witness: &mut dyn WakeWitness) {
         if let Some(stopped) = self.continued_stop_unix.take() {
-            self.st.standby_s += now.unix.saturating_sub(stopped) as f64;
+            self.st.standby_s += from.unix.saturating_sub(stopped) as f64;
         }
-        self.standby_since = Some(now.mono);
+        self.asleep_seen = None;
+        self.standby_since = Some(from.mono);
         self.power_since_unix = self.st.standby_unix;
         self.sleep_snapshot = Some(witness.snapshot());
     }

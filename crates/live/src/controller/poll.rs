@@ -196,7 +196,34 @@ impl DiskController {
         // the drive sleeps, so it is written with the standby's own
         // writes).
         let io = sample.get(&self.tracker.family().disk).map(io_mark);
-        if o.present
+        let seen = self.asleep_seen.filter(|_| self.left_in_standby());
+        if let Some(from) = seen
+            && o.present
+            && io.is_some()
+            && io != self.st.standby_io
+        {
+            // I/O this run saw, before the power check took the standby
+            // up: the drive slept until now (its counters had not moved
+            // since the spin-down when this run first looked), and this
+            // I/O woke it. Taken up from that first look, so that the
+            // wake below counts a spin-up, runs its hooks and books the
+            // standby, as after the check's answer (without it the wake
+            // went unrecorded and its standby uncounted).
+            self.urgent = true;
+            self.activity(
+                Record::Power {
+                    t,
+                    standby: true,
+                    found: true,
+                },
+                out,
+            );
+            self.resume_standby(from, cx.witness);
+            info!(
+                "disk {}: in standby since before the daemon's restart or reload, until this I/O",
+                self.key
+            );
+        } else if o.present
             && self.left_in_standby()
             && io.is_some()
             && self.st.standby_io.is_some()
@@ -216,6 +243,13 @@ impl DiskController {
             self.st.spinups += 1;
             self.power_since_unix = None;
             self.urgent = true;
+        } else if seen.is_none()
+            && o.present
+            && self.left_in_standby()
+            && io.is_some()
+            && io == self.st.standby_io
+        {
+            self.asleep_seen = Some(now);
         }
         if self.standby_since.is_some() && o.present && io.is_some() && self.st.standby_io != io {
             self.st.standby_io = io;
@@ -257,9 +291,9 @@ impl DiskController {
                 && !self.settings.dry_run
                 && self.cfg.left_alone.is_none()
                 && o.present
-                && t - self.last_power_check >= pc
+                && self.last_power_check.is_none_or(|last| t - last >= pc)
             {
-                self.last_power_check = t;
+                self.last_power_check = Some(t);
                 self.devs = self.sample_devs(sample);
                 out.push(Output::Order {
                     job: None,

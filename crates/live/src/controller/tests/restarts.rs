@@ -449,6 +449,105 @@ fn a_standby_whose_disk_did_io_unwatched_is_not_taken_up() {
     }
 }
 
+/// Restarted while the drive sleeps after lull's spin-down, with power
+/// checks on: the first poll asks the drive at once (before, the first
+/// check went out a `power_check` after the start), and I/O that comes
+/// before the answer wakes the previous run's standby: one spin-up, a
+/// wake from standby, and the standby counted through the downtime and
+/// the seconds this run watched. Before, that I/O read as I/O "while the
+/// daemon was not watching": the spin-up counted, but no wake, no hook,
+/// and none of the standby.
+#[test]
+fn io_before_the_first_power_check_s_answer_wakes_the_previous_run_s_standby() {
+    let disk =
+        "network = \"timer(5s)\"\nmax_spindowns_per_day = 1000\non_spinup = [\"/bin/true\"]\n";
+    let (mut c, r) = controller(disk);
+    let outs = run(&mut c, &r, 0, 12, busy_then_quiet);
+    assert_eq!(standby_orders(&outs), vec![10]);
+    report(&mut c, 10, Outcome::SpunDown("ok".into()));
+    run(&mut c, &r, 12, 15, |_| 100);
+    c.finish(at(20), &mut Vec::new());
+    let st = c.into_state();
+    assert_eq!((st.spindowns, st.spinups, st.standby_s), (1, 0, 10.0));
+    let (cfg, family) = sdb(disk, &r);
+    let settings = Settings {
+        power_check: Nanos::from_secs(60),
+        dry_run: false,
+        clock: Nanos::ZERO,
+        poll: Nanos::from_secs(1),
+        boot_id: Some(BOOT),
+    };
+    let checks = |outs: &[(u64, Output)]| -> Vec<u64> {
+        outs.iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    Output::Order {
+                        order: Order::CheckPower { .. },
+                        ..
+                    }
+                )
+            })
+            .map(|(s, _)| *s)
+            .collect()
+    };
+    let hooks = |outs: &[(u64, Output)]| {
+        outs.iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    Output::Hook {
+                        event: HookEvent::Spinup,
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+
+    // Asleep as left: asked at the first poll, and only then until the
+    // next `power_check`.
+    let mut d = with_state(&r, &cfg, family.clone(), st.clone(), settings);
+    let outs = run(&mut d, &r, 30, 33, |_| 100);
+    assert_eq!(checks(&outs), vec![30]);
+    assert!(
+        !d.in_standby(),
+        "the state file's standby, not yet taken up"
+    );
+    assert!(d.gauges(Nanos::from_secs(33)).in_standby);
+    // I/O at 33, the answer still out.
+    let outs = run(&mut d, &r, 33, 35, |s| 100 + s);
+    assert_eq!((d.state().spindowns, d.state().spinups), (1, 1));
+    assert!(!d.in_standby());
+    assert_eq!(d.state().standby_unix, None);
+    assert_eq!(
+        d.state().last_wake.as_ref().map(|w| w.cause.as_str()),
+        Some(Wake::SPINUP)
+    );
+    assert_eq!(hooks(&outs), 1, "the spin-up hook runs: {outs:?}");
+    // From the spin-down at 10 to the wake at 33: the first run's 10 s,
+    // the 10 s no daemon ran, and the 3 s this one watched.
+    assert_eq!(d.state().standby_s, 23.0);
+    // An answer that comes after the wake changes nothing.
+    d.on_outcome(
+        at(35),
+        Outcome::Power(PowerState::Active),
+        true,
+        &mut NoWitness,
+        &mut Vec::new(),
+    );
+    assert_eq!((d.state().spindowns, d.state().spinups), (1, 1));
+    assert_eq!(d.state().standby_s, 23.0);
+
+    // A disk awake after the previous run is asked a `power_check` after
+    // the start, as before.
+    let mut awake = st.clone();
+    awake.standby_unix = None;
+    let mut e = with_state(&r, &cfg, family, awake, settings);
+    let outs = run(&mut e, &r, 30, 65, |s| 100 + s);
+    assert_eq!(checks(&outs), vec![60]);
+}
+
 /// A stop (or a reload that replaces the controller) while the drive
 /// sleeps keeps the standby so far in the entry it leaves, as the saves
 /// before it counted it: the state file's time in standby never goes back.
