@@ -124,10 +124,12 @@ fn unknown_field_hint(raw: &str) -> String {
 /// and an example: for a value of the wrong type, serde names Rust types
 /// (`expected struct RawMetrics`, `expected i64`); this says it in the
 /// file's terms instead.
-fn accepts(key: &str) -> Option<(&'static str, &'static str)> {
+fn accepts(key: &str) -> Option<(&'static str, String)> {
     let last = key.rsplit('.').next().unwrap_or(key);
     let last = last.split('[').next().unwrap_or(last);
-    Some(match last {
+    // `{key}` in an example is the key itself: a hook's example under its
+    // own name (`on_spinup = "echo hi"` was told `command = [...]`).
+    let (what, example) = match last {
         "state_file" => ("a path", "state_file = \"/var/lib/lull/state.json\""),
         "diskstats" => ("a path", "diskstats = \"/proc/diskstats\""),
         "sysfs" => ("a path", "sysfs = \"/sys\""),
@@ -151,9 +153,13 @@ fn accepts(key: &str) -> Option<(&'static str, &'static str)> {
         "activity_max_mb" => ("a whole number of megabytes", "activity_max_mb = 64"),
         "max_spindowns_per_day" => ("a whole number", "max_spindowns_per_day = 24"),
         "best_effort" => ("a number between 0 and 1", "best_effort = 0.5"),
-        "on_spindown" | "on_spinup" | "on_wake" | "on_task_start" | "on_task_stop" | "command" => (
+        "command" => (
             "a program and its arguments, as a list of strings",
             "command = [\"/usr/sbin/fstrim\", \"-v\", \"/srv\"]",
+        ),
+        "on_spindown" | "on_spinup" | "on_wake" | "on_task_start" | "on_task_stop" => (
+            "a program and its arguments, as a list of strings",
+            "{key} = [\"/usr/bin/logger\", \"-t\", \"lull\", \"{key}\"]",
         ),
         "disk" => (
             "tables, one per disk",
@@ -184,7 +190,8 @@ fn accepts(key: &str) -> Option<(&'static str, &'static str)> {
         "name" => ("a string", "name = \"scrub\""),
         "reserve" => ("a reservation", "reserve = \"5m/hour\""),
         _ => return None,
-    })
+    };
+    Some((what, example.replace("{key}", last)))
 }
 
 /// A wrong-type message in the file's terms (`None`: not a type error, or

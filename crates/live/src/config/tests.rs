@@ -848,7 +848,10 @@ fn wrong_types_name_what_the_key_takes() {
         ("activity_max_mb = \"64\"", "whole number"),
         ("hdparm = 1", "absolute path"),
         ("on_spindown = \"/bin/true\"", "list of strings"),
-        ("on_wake = 1", "list of strings"),
+        (
+            "on_wake = 1",
+            "e.g. on_wake = [\"/usr/bin/logger\", \"-t\", \"lull\", \"on_wake\"]",
+        ),
         ("disk = \"sdb\"", "[[disk]]"),
         ("[metrics]\nlisten = 9733", "an address"),
         ("[metrics]\ntextfile = 1", "a path"),
@@ -866,7 +869,7 @@ fn wrong_types_name_what_the_key_takes() {
         ("best_effort = \"half\"", "between 0 and 1"),
         ("assume_idle = 30", "a duration"),
         ("compare_timeout = 600", "a duration"),
-        ("on_spinup = \"x\"", "list of strings"),
+        ("on_spinup = \"x\"", "e.g. on_spinup = [\"/usr/bin/logger\""),
         ("job = 1", "[[disk.job]]"),
     ];
     let cases = top
