@@ -36,7 +36,11 @@ pub(super) fn toml_error(cx: &Ctx<'_>, e: &toml::de::Error) -> ConfigError {
     let message = key
         .as_deref()
         .and_then(|k| wrong_type(k, raw))
-        .unwrap_or_else(|| format!("{raw}{}", unknown_field_hint(raw)));
+        .unwrap_or_else(|| {
+            let hint =
+                misplaced_hint(key.as_deref(), raw).unwrap_or_else(|| unknown_field_hint(raw));
+            format!("{raw}{hint}")
+        });
     ConfigError {
         file: cx.path.to_path_buf(),
         line,
@@ -104,6 +108,55 @@ pub(super) fn raw_errors(cx: &Ctx<'_>, first: &toml::de::Error) -> ConfigError {
         ));
     }
     err
+}
+
+/// The keys only the top level takes: written under a `[[disk]]` or
+/// `[metrics]` header, TOML puts them in that table.
+pub(super) const TOP_LEVEL_ONLY: &[&str] = &[
+    "state_file",
+    "poll",
+    "state_interval",
+    "power_check",
+    "diskstats",
+    "sysfs",
+    "hook_timeout",
+    "activity_log",
+    "activity_dir",
+    "activity_retention",
+    "activity_max_mb",
+    "hdparm",
+];
+
+/// The keys only `[metrics]` takes.
+pub(super) const METRICS_ONLY: &[&str] = &["textfile", "listen"];
+
+/// Where an unknown key `key` (`disk[0].hdparm`) belongs, when it is
+/// another table's: a top-level key written after a table header (every
+/// key after `[[disk]]` or `[metrics]` is that table's, the most common
+/// TOML mistake in a daemon's file), or a `[metrics]` key in a disk. Said
+/// instead of the closest of the table's own keys, which misleads there
+/// (`poll` under `[[disk]]` is not `policy`).
+fn misplaced_hint(key: Option<&str>, raw: &str) -> Option<String> {
+    let name = raw.strip_prefix("unknown field `")?.split('`').next()?;
+    let (table, _) = key?.rsplit_once('.')?;
+    let header = if table == "metrics" {
+        "[metrics]".to_string()
+    } else if table.starts_with("disk[") && !table.contains('.') {
+        "[[disk]]".to_string()
+    } else {
+        return None;
+    };
+    if TOP_LEVEL_ONLY.contains(&name) {
+        Some(format!(
+            "; `{name}` is a top-level key, and TOML puts every key after a table header in that table (here `{header}`): move it above the first table header"
+        ))
+    } else if METRICS_ONLY.contains(&name) && table != "metrics" {
+        Some(format!(
+            "; `{name}` belongs in `[metrics]`: a `[metrics]` header on a line of its own, before the first `[[disk]]` or after the last disk's keys, then `{name} = …`"
+        ))
+    } else {
+        None
+    }
 }
 
 /// "; did you mean `network`?" after serde's "unknown field `netwrok`,

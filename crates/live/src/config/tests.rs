@@ -598,6 +598,54 @@ fn unknown_keys_name_their_table() {
     assert!(!e.message.contains("did you mean"), "{e}");
 }
 
+/// A top-level key written after a table header is that table's in TOML:
+/// the error says where it belongs, not the table's closest key (`poll`
+/// under `[[disk]]` suggested `policy`).
+#[test]
+fn a_top_level_key_under_a_table_header_is_told_to_move_up() {
+    let e = err("[[disk]]\ndevice = \"a\"\npoll = \"1s\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].poll"), "{e}");
+    assert!(
+        e.message.contains("`poll` is a top-level key") && e.message.contains("`[[disk]]`"),
+        "{e}"
+    );
+    assert!(!e.message.contains("did you mean"), "{e}");
+    let e = err("[metrics]\nlisten = \"127.0.0.1:9733\"\nhdparm = \"/usr/sbin/hdparm\"\n");
+    assert!(
+        e.message.contains("`hdparm` is a top-level key") && e.message.contains("`[metrics]`"),
+        "{e}"
+    );
+    let e = err("[[disk]]\ndevice = \"a\"\ntextfile = \"/tmp/x.prom\"\n");
+    assert!(
+        e.message.contains("`textfile` belongs in `[metrics]`"),
+        "{e}"
+    );
+    // Every key the hint moves up is one the top level takes.
+    for key in super::checks::TOP_LEVEL_ONLY {
+        let value = match *key {
+            "activity_log" => "true",
+            "activity_max_mb" => "64",
+            "poll" | "state_interval" | "power_check" | "hook_timeout" | "activity_retention" => {
+                "\"10s\""
+            }
+            "hdparm" => "\"/usr/sbin/hdparm\"",
+            _ => "\"/tmp/x\"",
+        };
+        let text = format!("{key} = {value}\n");
+        assert!(
+            toml::from_str::<super::RawConfig>(&text).is_ok(),
+            "{key} is not a top-level key"
+        );
+    }
+    for key in super::checks::METRICS_ONLY {
+        let text = format!("[metrics]\n{key} = \"x\"\n");
+        assert!(
+            toml::from_str::<super::RawConfig>(&text).is_ok(),
+            "{key} is not a [metrics] key"
+        );
+    }
+}
+
 #[test]
 fn offline_components_are_refused() {
     let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
