@@ -246,16 +246,7 @@ impl DiskController {
             (PowerState::Standby, None) if self.left_in_standby() => {
                 // Asleep since the previous run's spin-down: nothing else
                 // spun it down, and its standby began then.
-                self.urgent = true;
-                self.activity(
-                    Record::Power {
-                        t,
-                        standby: true,
-                        found: true,
-                    },
-                    out,
-                );
-                self.resume_standby(now, witness);
+                self.take_up_standby(now, now, witness, out);
                 let text = "still in standby, as before the daemon's restart or reload";
                 info!("disk {}: {text}", self.key);
                 Some(text.into())
@@ -310,6 +301,28 @@ impl DiskController {
             }
             _ => None,
         }
+    }
+
+    /// [`DiskController::resume_standby`] with the activity record that
+    /// says the standby was found (at `now`), written at once: the log's
+    /// replay and `lull status` have the drive asleep from then.
+    pub(super) fn take_up_standby(
+        &mut self,
+        from: Now,
+        now: Now,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
+        self.urgent = true;
+        self.activity(
+            Record::Power {
+                t: now.mono,
+                standby: true,
+                found: true,
+            },
+            out,
+        );
+        self.resume_standby(from, witness);
     }
 
     /// Takes up the standby the daemon's previous run left the drive in

@@ -15,7 +15,6 @@ use crate::jobs::Switch;
 use crate::source::Sample;
 use crate::state::Wake;
 use crate::task::Intent;
-use lull_activity::Record;
 
 impl DiskController {
     /// Whether all the disk did since the last poll was its own task's
@@ -209,16 +208,7 @@ impl DiskController {
             // wake below counts a spin-up, runs its hooks and books the
             // standby, as after the check's answer (without it the wake
             // went unrecorded and its standby uncounted).
-            self.urgent = true;
-            self.activity(
-                Record::Power {
-                    t,
-                    standby: true,
-                    found: true,
-                },
-                out,
-            );
-            self.resume_standby(from, cx.witness);
+            self.take_up_standby(from, now, cx.witness, out);
             info!(
                 "disk {}: in standby since before the daemon's restart or reload, until this I/O",
                 self.key
@@ -262,16 +252,7 @@ impl DiskController {
             // check's answer takes it up: no second standby is sent (and
             // counted, and charged) while it sleeps, and the I/O that
             // wakes it is a spin-up.
-            self.urgent = true;
-            self.activity(
-                Record::Power {
-                    t,
-                    standby: true,
-                    found: true,
-                },
-                out,
-            );
-            self.resume_standby(now, cx.witness);
+            self.take_up_standby(now, now, cx.witness, out);
             info!(
                 "disk {}: in standby since before the daemon's restart or reload, as its state file says",
                 self.key

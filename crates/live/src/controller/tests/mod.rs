@@ -70,14 +70,25 @@ fn fresh(
     family: Family,
     power_check: Nanos,
 ) -> DiskController {
-    let settings = Settings {
+    with_state(
+        registry,
+        cfg,
+        family,
+        DiskState::default(),
+        settings(power_check),
+    )
+}
+
+/// A real daemon's settings in the tests' boot: power checks every
+/// `power_check` (zero: none), polled every second, the trace clock at 0.
+fn settings(power_check: Nanos) -> Settings {
+    Settings {
         power_check,
         dry_run: false,
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
         boot_id: Some(BOOT),
-    };
-    with_state(registry, cfg, family, DiskState::default(), settings)
+    }
 }
 
 fn at(s: u64) -> Now {

@@ -341,13 +341,7 @@ fn a_restart_while_asleep_without_power_checks_takes_up_the_standby_from_the_sta
     assert_eq!((st.spindowns, st.spinups), (1, 0));
 
     let (cfg, family) = sdb(disk, &r);
-    let settings = Settings {
-        power_check: Nanos::from_secs(60),
-        dry_run: false,
-        clock: Nanos::ZERO,
-        poll: Nanos::from_secs(1),
-        boot_id: Some(BOOT),
-    };
+    let settings = settings(Nanos::from_secs(60));
     // Without the stop's time (an older lull's mark), or a run that does
     // not continue (another boot): this run's standby counts from its
     // takeover, as before.
@@ -425,13 +419,7 @@ fn a_standby_whose_disk_did_io_unwatched_is_not_taken_up() {
         c.finish(at(20), &mut Vec::new());
         let st = c.into_state();
         let (cfg, family) = sdb(disk, &r);
-        let settings = Settings {
-            power_check: Nanos::ZERO,
-            dry_run: false,
-            clock: Nanos::ZERO,
-            poll: Nanos::from_secs(1),
-            boot_id: Some(BOOT),
-        };
+        let settings = settings(Nanos::ZERO);
         let mut d = with_state(&r, &cfg, family, st, settings);
         let ios = if moved { 107 } else { 100 };
         let outs = run(&mut d, &r, 30, 45, |_| ios);
@@ -470,13 +458,7 @@ fn io_before_the_first_power_check_s_answer_wakes_the_previous_run_s_standby() {
     let st = c.into_state();
     assert_eq!((st.spindowns, st.spinups, st.standby_s), (1, 0, 10.0));
     let (cfg, family) = sdb(disk, &r);
-    let settings = Settings {
-        power_check: Nanos::from_secs(60),
-        dry_run: false,
-        clock: Nanos::ZERO,
-        poll: Nanos::from_secs(1),
-        boot_id: Some(BOOT),
-    };
+    let settings = settings(Nanos::from_secs(60));
     let checks = |outs: &[(u64, Output)]| -> Vec<u64> {
         outs.iter()
             .filter(|(_, o)| {
