@@ -194,7 +194,7 @@ fn write_text(
     let acf: Vec<String> = i
         .autocorrelation
         .iter()
-        .map(|r| format!("{r:.2}"))
+        .map(|&r| correlation_text(r))
         .collect();
     writeln!(
         out,
@@ -203,6 +203,17 @@ fn write_text(
         acf.join(" ")
     )?;
     Ok(())
+}
+
+/// A correlation to two decimals, a tiny negative one as `0.00`: a trace
+/// whose idle lengths carry no information read `-0.00` at every lag.
+fn correlation_text(r: f64) -> String {
+    let text = format!("{r:.2}");
+    if text == "-0.00" {
+        "0.00".to_string()
+    } else {
+        text
+    }
 }
 
 /// Writes `trace` as a normalized CSV to `out`, atomically: into a
@@ -253,4 +264,18 @@ fn convert(args: ConvertArgs) -> Result<(), CliError> {
         args.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_correlation_that_rounds_to_zero_reads_as_zero() {
+        let t = super::correlation_text;
+        assert_eq!(t(-0.001), "0.00");
+        assert_eq!(t(-0.0), "0.00");
+        assert_eq!(t(0.004), "0.00");
+        assert_eq!(t(-0.005_1), "-0.01");
+        assert_eq!(t(0.56), "0.56");
+        assert_eq!(t(f64::NAN), "NaN");
+    }
 }
