@@ -14,8 +14,9 @@
 //!   not exist at the first snapshot counts from zero).
 //! - Of those, the ones holding a file open (or their working directory)
 //!   on one of the disk's file systems (the disk's, its partitions' and
-//!   holders' device numbers, compared with `stat` of `/proc/PID/fd/*`)
-//!   are named as the likely waker, most bytes first, and so are kernel
+//!   holders' device numbers, compared with `stat` of `/proc/PID/fd/*`),
+//!   or one of those devices itself (`/dev/sdb` open: `dd`, a database
+//!   or a virtual machine on the raw disk), are named as the likely waker, most bytes first, and so are kernel
 //!   threads whose name says they work for one of those devices
 //!   (`kworker/u8:2+flush-8:16`, `jbd2/sdb1-8`). If none is, the
 //!   process with the most bytes is named with `?` after it: it did I/O,
@@ -156,17 +157,11 @@ pub fn grew(before: &Snapshot, after: &Snapshot) -> Vec<(u32, String, u64)> {
 }
 
 /// Whether process `pid` has a file open, or its working directory, on
-/// one of the devices `devs` (major, minor).
+/// one of the devices `devs` (major, minor), or has one of them open
+/// itself (its block device node: `dd`, a database or a virtual
+/// machine on a raw disk).
 pub fn uses_devices(pid: u32, devs: &[(u32, u32)]) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let on = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| {
-            let d = m.dev();
-            let (ma, mi) = (nix::sys::stat::major(d), nix::sys::stat::minor(d));
-            devs.iter()
-                .any(|&(a, b)| u64::from(a) == ma && u64::from(b) == mi)
-        })
-    };
+    let on = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| on_devices(&m, devs));
     if on(std::path::Path::new(&format!("/proc/{pid}/cwd"))) {
         return true;
     }
@@ -175,6 +170,20 @@ pub fn uses_devices(pid: u32, devs: &[(u32, u32)]) -> bool {
         .flatten()
         .flatten()
         .any(|e| on(&e.path()))
+}
+
+/// Whether the file `m` describes lives on one of the devices `devs`
+/// (its file system's device), or is one of them (a block device node,
+/// whose own device is the `/dev` file system's): a process with
+/// `/dev/sdb` open read "no open file on the disk" when it woke `sdb`.
+fn on_devices(m: &std::fs::Metadata, devs: &[(u32, u32)]) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let is = |d: u64| {
+        let (ma, mi) = (nix::sys::stat::major(d), nix::sys::stat::minor(d));
+        devs.iter()
+            .any(|&(a, b)| u64::from(a) == ma && u64::from(b) == mi)
+    };
+    is(m.dev()) || (m.file_type().is_block_device() && is(m.rdev()))
 }
 
 /// The block device a kernel thread's name says it works for, if it
@@ -530,6 +539,36 @@ mod tests {
         assert_eq!(lands_on(sys.path(), "loop3"), Some(vec![(7, 3), host]));
         assert_eq!(lands_on(sys.path(), "sda"), Some(vec![(8, 0)]));
         assert_eq!(lands_on(sys.path(), "events"), None);
+    }
+
+    /// A block device node is on the device it is, not only on `/dev`'s
+    /// file system: a process holding `/dev/sdb` open uses `sdb`. (A node
+    /// made with `mknod`, which needs root; stat does not open it.)
+    #[test]
+    fn a_block_device_node_is_on_its_own_device() {
+        use nix::sys::stat::{Mode, SFlag, makedev, mknod};
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("sdz");
+        if let Err(e) = mknod(&node, SFlag::S_IFBLK, Mode::S_IRUSR, makedev(8, 240)) {
+            eprintln!("skipping: mknod needs root (CAP_MKNOD): {e}");
+            return;
+        }
+        let m = std::fs::metadata(&node).unwrap();
+        assert!(on_devices(&m, &[(8, 240)]));
+        assert!(!on_devices(&m, &[(8, 241)]));
+        // And on the file system it sits in, as any file.
+        let d = m.dev();
+        let fs = (
+            nix::sys::stat::major(d) as u32,
+            nix::sys::stat::minor(d) as u32,
+        );
+        assert!(on_devices(&m, &[fs]));
+        // A character device with the same numbers is not the disk.
+        let chr = dir.path().join("chr");
+        mknod(&chr, SFlag::S_IFCHR, Mode::S_IRUSR, makedev(8, 240)).unwrap();
+        let c = std::fs::metadata(&chr).unwrap();
+        assert!(!on_devices(&c, &[(8, 240)]));
     }
 
     #[test]
