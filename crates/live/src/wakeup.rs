@@ -303,9 +303,19 @@ pub fn suspects(
         .map(|g| (g, names_device(&g.1, devs, &lands)))
         .filter(|(_, named)| *named != Some(false))
         .collect();
-    let sure: Vec<(String, String)> = candidates
+    // Surely on the disk: a process using it (a file, its working
+    // directory, its device node) before a kernel thread whose name says
+    // it works for it, each most bytes first. The thread is how the I/O
+    // went, the process who asked for it: a loop device's own worker,
+    // whose counters hold whatever else it did, outgrew the writer and
+    // was named instead.
+    let mut sure: Vec<_> = candidates
         .iter()
         .filter(|((pid, _, _), named)| *named == Some(true) || uses(*pid))
+        .collect();
+    sure.sort_by_key(|(_, named)| *named == Some(true));
+    let sure: Vec<(String, String)> = sure
+        .into_iter()
         .take(3)
         .map(|((pid, comm, b), _)| (comm.clone(), format!("{comm} (pid {pid}, {b} bytes)")))
         .collect();
@@ -507,6 +517,17 @@ mod tests {
         ];
         let who = suspects(&g2, |_| false, &devs, numbers, 0);
         assert_eq!(who[0].0, "kworker/u8:2+flush-7:1");
+        // A process using the disk comes before the disk's own worker,
+        // however much more the worker grew.
+        let g3 = [
+            (14, "kworker/u8:4-loop1".to_string(), 2_498_560),
+            (15, "python3".to_string(), 16_384),
+        ];
+        let who = suspects(&g3, |pid| pid == 15, &devs, numbers, 0);
+        assert_eq!(
+            who.iter().map(|w| w.0.as_str()).collect::<Vec<_>>(),
+            ["python3", "kworker/u8:4-loop1"]
+        );
         // Only growers naming other devices: nothing to name.
         assert!(suspects(&g[..1], |_| true, &devs, numbers, 0).is_empty());
         // The disk holding loop0's backing file was woken by its worker.
