@@ -383,8 +383,26 @@ pub fn attribute(before: Snapshot, devs: &[(u32, u32)], woke: u64) -> Attributio
     Attribution {
         text: format!(", woken by {list}"),
         names: Some(list),
-        suspects: Some((who[0].0.clone(), who.iter().map(|w| w.0.clone()).collect())),
+        suspects: Some((
+            tally_name(&who[0].0),
+            who.iter().map(|w| tally_name(&w.0)).collect(),
+        )),
     }
+}
+
+/// The name a waker is counted under (the state file's tally, the
+/// `comm` label of `lull_wakeups_total`, `lull status`): its name, but a
+/// kernel worker's without the pool and the instance the kernel numbers
+/// it by, `kworker/u8:4-loop0` as `kworker (loop0)`. The same work was
+/// counted under as many names as there were workers (a loop trial's
+/// status listed `kworker/u8:4-loop0 22, kworker/u8:2-loop0 17,
+/// kworker/u8:1-loop0 4`), and each one was a new label value. The log
+/// line keeps the whole name, with its pid.
+pub fn tally_name(comm: &str) -> String {
+    comm.strip_prefix("kworker/")
+        .and_then(|rest| rest.split_once(['-', '+']))
+        .filter(|(_, wq)| !wq.is_empty())
+        .map_or_else(|| comm.to_string(), |(_, wq)| format!("kworker ({wq})"))
 }
 
 #[cfg(test)]
@@ -452,6 +470,24 @@ mod tests {
         assert!(suspects(&with_self[..1], |_| false, &[], none, 0).is_empty());
         let who = suspects(&with_self, |pid| pid == own, &[], none, 0);
         assert_eq!(who[0].0, "lulld");
+    }
+
+    #[test]
+    fn kernel_workers_are_counted_by_their_work_not_their_instance() {
+        for (comm, want) in [
+            ("kworker/u8:4-loop0", "kworker (loop0)"),
+            ("kworker/u8:2-loop0", "kworker (loop0)"),
+            ("kworker/u8:2+flush-8:16", "kworker (flush-8:16)"),
+            ("kworker/0:1H-xfs-buf/sda1", "kworker (xfs-buf/sda1)"),
+            ("kworker/0:0", "kworker/0:0"),
+            ("kworker/u8:0-", "kworker/u8:0-"),
+            ("jbd2/sda1-8", "jbd2/sda1-8"),
+            ("smbd", "smbd"),
+            ("python3?", "python3?"),
+            ("unknown", "unknown"),
+        ] {
+            assert_eq!(tally_name(comm), want, "{comm}");
+        }
     }
 
     #[test]

@@ -413,6 +413,14 @@ impl DiskController {
         // 18s" of a period the last run saw, while this one saw I/O).
         st.idle_since_unix = None;
         st.next_decision_unix = None;
+        // Wakers an older lull counted under each kernel worker's own
+        // name, counted by their work as this one counts them
+        // ([`crate::wakeup::tally_name`]).
+        for (comm, n) in std::mem::take(&mut st.wakeups) {
+            *st.wakeups
+                .entry(crate::wakeup::tally_name(&comm))
+                .or_default() += n;
+        }
         let idle_at_stop = st.idle_at_stop.take();
         let mut engine = Self::engine(network, cfg, settings.clock);
         if let Some(saved) = st.learned.take() {

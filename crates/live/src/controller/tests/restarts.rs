@@ -530,6 +530,32 @@ fn io_before_the_first_power_check_s_answer_wakes_the_previous_run_s_standby() {
     assert_eq!(checks(&outs), vec![60]);
 }
 
+/// Wakers an older lull counted under each kernel worker's name are
+/// counted by the worker's work after a restart: one `kworker (loop0)`,
+/// not one entry per worker instance.
+#[test]
+fn wakers_counted_per_worker_instance_are_merged_at_a_restart() {
+    let disk = "network = \"timer(5s)\"\n";
+    let r = crate::default_registry();
+    let (cfg, family) = sdb(disk, &r);
+    let mut st = DiskState::default();
+    for (comm, n) in [
+        ("kworker/u8:4-loop0", 22),
+        ("kworker/u8:2-loop0", 17),
+        ("python3?", 5),
+    ] {
+        st.wakeups.insert(comm.to_string(), n);
+    }
+    let d = with_state(&r, &cfg, family, st, settings(Nanos::ZERO));
+    let tally: Vec<(&str, u64)> = d
+        .state()
+        .wakeups
+        .iter()
+        .map(|(c, n)| (c.as_str(), *n))
+        .collect();
+    assert_eq!(tally, [("kworker (loop0)", 39), ("python3?", 5)]);
+}
+
 /// A stop (or a reload that replaces the controller) while the drive
 /// sleeps keeps the standby so far in the entry it leaves, as the saves
 /// before it counted it: the state file's time in standby never goes back.
