@@ -862,7 +862,15 @@ pub(crate) fn first_standby(registry: &Registry, d: &DiskConfig, poll: Nanos) ->
 /// `-i 10`, a unit mistake): every idle period between that timeout and
 /// `B` costs more energy than it saves, and a spin-up's wear. A learning
 /// network (`auto`) adapts its timeout, so it is not judged by its first.
+///
+/// The timeout is the network's, measured at a poll no longer than the
+/// one a derived default would take: under a `poll` longer than the
+/// timeout the first standby comes at the poll that shows the burst's
+/// last reads, which measured 0 s, so `timer(2B)` under a 10-minute poll
+/// was warned of as spinning down "0ns into a quiet stretch" (the long
+/// poll has a warning of its own, [`Config::poll_warning`]).
 pub(crate) fn short_timeout(registry: &Registry, d: &DiskConfig, poll: Nanos) -> Option<String> {
+    let poll = poll.min(crate::config::derived_poll(std::slice::from_ref(d)));
     if d.left_alone.is_some() || d.power.is_none() {
         return None;
     }
@@ -1359,6 +1367,12 @@ pub(crate) mod tests {
         // At B/2 or longer: not warned of.
         assert!(short_timeout(&registry, &disk("timer(37s)"), poll).is_none());
         assert!(short_timeout(&registry, &disk("timer(B)"), poll).is_none());
+        // Under a poll longer than the timeout, the network's timeout
+        // still: `timer(2B)` is not warned of, `timer(10s)` is, at 10 s.
+        let long = Nanos::from_secs(600);
+        assert!(short_timeout(&registry, &disk("timer(2B)"), long).is_none());
+        let w = short_timeout(&registry, &disk("timer(10s)"), long).unwrap();
+        assert!(w.contains("spins the drive down 10s"), "{w}");
         let t = first_standby(&registry, &disk("timer(2B)"), poll).unwrap();
         assert!(t >= Nanos(2 * b.0) && t <= Nanos(2 * b.0) + poll, "{t}");
         // A predictor that says the period is shorter than B keeps it from

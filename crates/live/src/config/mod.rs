@@ -1058,7 +1058,7 @@ impl Config {
             self.poll,
             d.network,
             d.time_scale.approx(),
-            derived_poll(std::slice::from_ref(d))
+            derived_poll(std::slice::from_ref(d)).approx()
         ))
     }
 }

@@ -107,6 +107,11 @@ fn a_poll_coarser_than_the_network_is_warned_of() {
         .expect("30 s against timer(5s)");
     assert!(w.contains("poll 30s") && w.contains("timer(5s)"), "{w}");
     assert!(w.contains("would be 1s"), "{w}");
+    // The default said as a duration, not in nanoseconds (a 10-minute
+    // poll beside `timer(2B)` read "would be 14482758620ns").
+    let w = warn("poll = \"10m\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(2B)\"\npreset = \"wd-red-plus\"\n")
+        .expect("10 m against timer(2B)");
+    assert!(w.ends_with("the default would be 14.5s"), "{w}");
     assert_eq!(
         warn("poll = \"5s\"\n[[disk]]\ndevice = \"sda\"\nnetwork = \"timer(5s)\"\n"),
         None
