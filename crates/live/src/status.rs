@@ -874,16 +874,21 @@ pub fn combine(
             let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
             let standby = match metric("lull_in_standby") {
                 Some(s) => s.value != 0.0,
-                // The state file's standby (a file of an older daemon has
-                // only its last decision's words, and I/O that woke the
-                // drive from it writes no decision, only a wake: the
-                // words are stale once a wake followed them).
+                // No controller's gauges for the disk (a stopped daemon's
+                // last textfile has none, an older daemon's no such
+                // gauge): the state file's standby, which the daemon
+                // writes at once and clears at the wake. Before, a
+                // stopped daemon's textfile made a disk it left asleep
+                // read "active". Without metrics, also a file of an older
+                // daemon, which has only its last decision's words (I/O
+                // that woke the drive from it writes no decision, only a
+                // wake: the words are stale once a wake followed them).
                 None => {
-                    !have_metrics
-                        && (st.standby_unix.is_some()
-                            || ((st.last_decision.starts_with("standby")
+                    st.standby_unix.is_some()
+                        || (!have_metrics
+                            && (st.last_decision.starts_with("standby")
                                 || st.last_decision.starts_with("found in standby"))
-                                && !woke_after(st, st.last_decision_unix)))
+                            && !woke_after(st, st.last_decision_unix))
                 }
             };
             // A disk the daemon has no controller for (the metrics carry
@@ -970,9 +975,9 @@ pub fn combine(
             let since_metric = metric("lull_power_state_since_timestamp_seconds");
             let power_since = match since_metric {
                 Some(s) => (s.value.is_finite() && s.value > 0.0).then_some(s.value as u64),
-                // Without metrics, the state file's standby began when it
-                // says.
-                None => st.standby_unix.filter(|_| standby && !have_metrics),
+                // Without the gauge, the state file's standby began when
+                // it says.
+                None => st.standby_unix.filter(|_| standby),
             };
             // NaN: the daemon did not see the state begin, whatever the
             // state file's last decision says (a drive asleep when first

@@ -322,3 +322,42 @@ fn a_status_from_the_state_file_alone_says_how_old_it_is() {
     assert!(text.starts_with("(no daemon is running"), "{text}");
     assert!(!text.contains("last wrote"), "{text}");
 }
+
+/// A stopped daemon's last textfile has the disks' counters but no
+/// controller's gauges (no `lull_in_standby`): the power state is the
+/// state file's, as the last run left it. Before, the metrics' presence
+/// alone made a disk the last run left asleep read "active for at least
+/// 4m37s" (a loop trial, stopped after a spin-down).
+#[test]
+fn a_stopped_daemon_s_textfile_leaves_the_power_state_to_the_state_file() {
+    let (cfg, mut state, now) = one_standby_disk();
+    let d = state.disk("sda");
+    d.last_decision = "standby done (hdparm -y)".into();
+    d.last_decision_unix = now - 277;
+    d.standby_unix = Some(now - 277);
+    d.last_wake = Some(crate::state::Wake {
+        unix: now - 278,
+        cause: crate::state::Wake::SPINUP.into(),
+        by: Vec::new(),
+    });
+    // What the daemon writes at its stop: no controllers, no gauges.
+    let text = crate::metrics::render(&state, &[], 1, false);
+    assert!(!text.contains("lull_in_standby{"), "{text}");
+    assert!(text.contains("lull_spinups_total{disk=\"sda\"}"), "{text}");
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!(d[0].power, "standby");
+    assert_eq!((d[0].since_unix, d[0].since_exact), (Some(now - 277), true));
+    // Woken since (the state file's standby cleared): active, since the
+    // wake.
+    let d = state.disk("sda");
+    d.standby_unix = None;
+    d.last_wake = Some(crate::state::Wake {
+        unix: now - 60,
+        cause: crate::state::Wake::SPINUP.into(),
+        by: Vec::new(),
+    });
+    let text = crate::metrics::render(&state, &[], 1, false);
+    let d = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!(d[0].power, "active");
+    assert_eq!(d[0].since_unix, Some(now - 60));
+}
