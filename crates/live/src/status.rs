@@ -937,17 +937,21 @@ pub fn combine(
                 }
                 _ => None,
             });
-            let mut wakeups = BTreeMap::new();
-            for s in samples
+            let mut counted: Vec<(&str, u64)> = samples
                 .iter()
                 .filter(|s| s.name == "lull_wakeups_total" && s.label("disk") == Some(key))
-            {
-                if let Some(c) = s.label("comm") {
-                    wakeups.insert(c.to_string(), s.value as u64);
-                }
+                .filter_map(|s| Some((s.label("comm")?, s.value as u64)))
+                .collect();
+            if counted.is_empty() {
+                counted = st.wakeups.iter().map(|(c, &n)| (c.as_str(), n)).collect();
             }
-            if wakeups.is_empty() {
-                wakeups = st.wakeups.clone();
+            // A daemon older than the tally by work (its state file, or
+            // the last textfile it left) counts kernel workers by
+            // instance: counted by their work, as the daemon counts them
+            // now ([`crate::wakeup::tally_name`]).
+            let mut wakeups = BTreeMap::new();
+            for (comm, n) in counted {
+                *wakeups.entry(crate::wakeup::tally_name(comm)).or_default() += n;
             }
             // The metric is current; the state file may lag a little
             // (not after a spin-up, which it saves at once), so the

@@ -472,3 +472,39 @@ fn status_of_named_disks_keeps_those_and_refuses_a_name_not_there() {
     let e = select(&mut none, &["sdb".into()]).unwrap_err();
     assert!(e.to_string().ends_with("it reports no disks yet"), "{e}");
 }
+
+/// Wakers an older daemon counted under each kernel worker's instance
+/// name (its state file, or the last textfile it left) are shown counted
+/// by the worker's work, as the daemon counts them now.
+#[test]
+fn wakers_are_shown_counted_by_the_worker_s_work() {
+    let (cfg, mut state, now) = one_standby_disk();
+    let d = state.disk("sda");
+    for (comm, n) in [
+        ("kworker/u8:4-sda", 22),
+        ("kworker/u8:2-sda", 17),
+        ("smbd", 5),
+    ] {
+        d.wakeups.insert(comm.to_string(), n);
+    }
+    let want = [("kworker (sda)".to_string(), 39), ("smbd".to_string(), 5)];
+    let from_state = combine(&cfg, &state, &[], false, now);
+    assert_eq!(
+        from_state[0]
+            .wakeups
+            .clone()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        want
+    );
+    let text = crate::metrics::render(&state, &[], 1, false);
+    let from_metrics = combine(&cfg, &state, &parse_metrics(&text).unwrap(), true, now);
+    assert_eq!(
+        from_metrics[0]
+            .wakeups
+            .clone()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        want
+    );
+}
