@@ -948,11 +948,8 @@ pub fn combine(
             // A daemon older than the tally by work (its state file, or
             // the last textfile it left) counts kernel workers by
             // instance: counted by their work, as the daemon counts them
-            // now ([`crate::wakeup::tally_name`]).
-            let mut wakeups = BTreeMap::new();
-            for (comm, n) in counted {
-                *wakeups.entry(crate::wakeup::tally_name(comm)).or_default() += n;
-            }
+            // now ([`crate::wakeup::tally`]).
+            let wakeups = crate::wakeup::tally(counted);
             // The metric is current; the state file may lag a little
             // (not after a spin-up, which it saves at once), so the
             // suspects count only when it tells of the same wake.

@@ -38,7 +38,7 @@
 //! - Two snapshots per spin-up, of every process: a few milliseconds,
 //!   rarely (never at every poll).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Storage I/O counters of every process, by pid: `(comm, bytes)`.
 pub type Snapshot = HashMap<u32, (String, u64)>;
@@ -206,8 +206,7 @@ pub fn kernel_thread_device(comm: &str) -> Option<DeviceRef> {
         let (name, _inode) = rest.rsplit_once('-')?;
         return (!name.is_empty()).then(|| DeviceRef::Name(name.to_string()));
     }
-    let rest = comm.strip_prefix("kworker/")?;
-    let (_, wq) = rest.split_once(['-', '+'])?;
+    let wq = kworker_queue(comm)?;
     if let Some(t) = wq.strip_prefix("flush-") {
         return numbers(t);
     }
@@ -399,10 +398,27 @@ pub fn attribute(before: Snapshot, devs: &[(u32, u32)], woke: u64) -> Attributio
 /// kworker/u8:1-loop0 4`), and each one was a new label value. The log
 /// line keeps the whole name, with its pid.
 pub fn tally_name(comm: &str) -> String {
-    comm.strip_prefix("kworker/")
-        .and_then(|rest| rest.split_once(['-', '+']))
-        .filter(|(_, wq)| !wq.is_empty())
-        .map_or_else(|| comm.to_string(), |(_, wq)| format!("kworker ({wq})"))
+    kworker_queue(comm).map_or_else(|| comm.to_string(), |wq| format!("kworker ({wq})"))
+}
+
+/// `counts` (waker names and their wake-ups) tallied under
+/// [`tally_name`]: what the state file of an older daemon, or the last
+/// textfile it left, counted by kernel-worker instance, as it is counted
+/// now.
+pub fn tally<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (comm, n) in counts {
+        *out.entry(tally_name(comm)).or_default() += n;
+    }
+    out
+}
+
+/// The workqueue a kernel worker's name says it last ran (`loop0` of
+/// `kworker/u8:4-loop0`, `flush-8:16` of `kworker/u8:2+flush-8:16`; `+`
+/// while it runs), if it is a worker that names one.
+fn kworker_queue(comm: &str) -> Option<&str> {
+    let (_, wq) = comm.strip_prefix("kworker/")?.split_once(['-', '+'])?;
+    (!wq.is_empty()).then_some(wq)
 }
 
 #[cfg(test)]

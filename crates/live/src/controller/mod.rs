@@ -416,11 +416,7 @@ impl DiskController {
         // Wakers an older lull counted under each kernel worker's own
         // name, counted by their work as this one counts them
         // ([`crate::wakeup::tally_name`]).
-        for (comm, n) in std::mem::take(&mut st.wakeups) {
-            *st.wakeups
-                .entry(crate::wakeup::tally_name(&comm))
-                .or_default() += n;
-        }
+        st.wakeups = crate::wakeup::tally(st.wakeups.iter().map(|(c, &n)| (c.as_str(), n)));
         let idle_at_stop = st.idle_at_stop.take();
         let mut engine = Self::engine(network, cfg, settings.clock);
         if let Some(saved) = st.learned.take() {

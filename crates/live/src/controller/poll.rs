@@ -195,12 +195,14 @@ impl DiskController {
         // the drive sleeps, so it is written with the standby's own
         // writes).
         let io = sample.get(&self.tracker.family().disk).map(io_mark);
-        let seen = self.asleep_seen.filter(|_| self.left_in_standby());
-        if let Some(from) = seen
-            && o.present
-            && io.is_some()
-            && io != self.st.standby_io
-        {
+        // The standby the previous run left, not taken up yet, with the
+        // disk's counters kept with it: did they move?
+        let left =
+            o.present && self.left_in_standby() && io.is_some() && self.st.standby_io.is_some();
+        if left && io == self.st.standby_io {
+            // Untouched: this run has seen the drive asleep since then.
+            self.asleep_seen.get_or_insert(now);
+        } else if left && let Some(from) = self.asleep_seen {
             // I/O this run saw, before the power check took the standby
             // up: the drive slept until now (its counters had not moved
             // since the spin-down when this run first looked), and this
@@ -213,12 +215,7 @@ impl DiskController {
                 "disk {}: in standby since before the daemon's restart or reload, until this I/O",
                 self.key
             );
-        } else if o.present
-            && self.left_in_standby()
-            && io.is_some()
-            && self.st.standby_io.is_some()
-            && io != self.st.standby_io
-        {
+        } else if left {
             // The counters moved while no daemon watched: something read
             // or wrote the disk, so the drive spun up (a disk a reload
             // removed, used, then added back; a daemon stopped for a
@@ -233,13 +230,6 @@ impl DiskController {
             self.st.spinups += 1;
             self.power_since_unix = None;
             self.urgent = true;
-        } else if seen.is_none()
-            && o.present
-            && self.left_in_standby()
-            && io.is_some()
-            && io == self.st.standby_io
-        {
-            self.asleep_seen = Some(now);
         }
         if self.standby_since.is_some() && o.present && io.is_some() && self.st.standby_io != io {
             self.st.standby_io = io;
