@@ -2,7 +2,9 @@
 //! of `timer(1s) + fixed(10s)` with task `none`, next to a bare scan that
 //! only sums a field over the same event array; and `auto` (issue 15: at
 //! most 3× `timer(1s)`), built for the paper's 2.5" drive (B = 3 s) and a
-//! NAS drive (B ≈ 72 s).
+//! NAS drive (B ≈ 72 s). Each of these also with the engine's shortcuts
+//! off (`…/no-shortcuts`: every event pushed and every idle period
+//! announced, as a live embedding and the daemon drive the engine).
 //!
 //! `cargo bench --bench replay`
 
@@ -74,13 +76,23 @@ fn bench(c: &mut Criterion) {
             .break_even_s();
         let scaled = lull::registry().with_breakeven(Nanos::from_secs_f64(b_secs));
         let spec = std::env::var("LULL_BENCH_AUTO").unwrap_or("auto".into());
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let net = build_network(&spec, &scaled).unwrap();
-                let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
-                black_box(replay(&tl, &mut engine).unwrap())
-            })
-        });
+        for shortcuts in [true, false] {
+            // Without shortcuts: as `timer+fixed/dyn-no-shortcuts`, the
+            // path a live embedding pays, to compare with that.
+            let id = if shortcuts {
+                name.to_string()
+            } else {
+                format!("{name}/no-shortcuts")
+            };
+            g.bench_function(id, |b| {
+                b.iter(|| {
+                    let net = build_network(&spec, &scaled).unwrap();
+                    let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask)
+                        .with_shortcuts(shortcuts);
+                    black_box(replay(&tl, &mut engine).unwrap())
+                })
+            });
+        }
     }
 
     g.bench_function("timeline-build", |b| {

@@ -10,6 +10,11 @@
 //!
 //! `cargo run --release --example replay_cost -- [RUNS] [timer|auto|share|SPEC]`
 //!
+//! With `LULL_NO_SHORTCUTS` set (to anything), every engine replays with
+//! its shortcuts off (`Engine::with_shortcuts(false)`): every event pushed
+//! and every idle period announced, the path a live embedding and the
+//! daemon pay (`scripts/replay-instructions.sh --every-event`).
+//!
 //! A SPEC (any other network, with durations relative to the paper
 //! drive's B: `long-idle(min=B/8)`) is replayed alone, for cost studies
 //! of a variant (`scripts/replay-instructions.sh SPEC…`).
@@ -51,7 +56,8 @@ fn main() {
         for _ in 0..runs {
             let t = Instant::now();
             let net = build_network(spec, registry).expect("network");
-            let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask);
+            let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask)
+                .with_shortcuts(std::env::var_os("LULL_NO_SHORTCUTS").is_none());
             std::hint::black_box(replay(&tl, &mut engine).expect("replay"));
             best = best.min(t.elapsed().as_secs_f64());
         }

@@ -72,6 +72,7 @@ BLOCKS=(
   "perf-auto-per-event|docs/performance.md|timing|-"
   "perf-auto-per-event-issue-29|docs/performance.md|timing|-"
   "perf-auto-per-event-contexts|docs/performance.md|timing|-"
+  "perf-auto-every-event|docs/performance.md|timing|-"
   "perf-sweep-scaling|docs/performance.md|timing|-"
   "perf-sweep-grid-size|docs/performance.md|timing|-"
   "perf-sweep-after-issue-16|docs/performance.md|timing|-"

@@ -5,12 +5,21 @@
 # and their ratios to the timer's: a cost measure that repeats exactly, where this VM's
 # timings vary by ±10 % and more (docs/performance.md).
 #
-#   scripts/replay-instructions.sh [SPEC…]   # needs valgrind (apt-get install valgrind)
+#   scripts/replay-instructions.sh [--every-event] [SPEC…]   # needs valgrind (apt-get install valgrind)
+#
+# With --every-event every engine replays with its shortcuts off
+# (`Engine::with_shortcuts(false)`): every event pushed and every idle
+# period announced, as a live embedding and the daemon drive it, where
+# the lab's replay lets a timer skip the events of periods it sits out.
 #
 # Each SPEC (a network, durations relative to the paper drive's B:
 # 'long-idle(min=B/8)') is counted too, with its ratio to the timer's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --every-event ]; then
+    export LULL_NO_SHORTCUTS=1
+    shift
+fi
 command -v valgrind >/dev/null || { echo "replay-instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release --example replay_cost >&2
 target="${CARGO_TARGET_DIR:-target}"
