@@ -137,7 +137,7 @@ pub(super) const METRICS_ONLY: &[&str] = &["textfile", "listen"];
 /// instead of the closest of the table's own keys, which misleads there
 /// (`poll` under `[[disk]]` is not `policy`).
 fn misplaced_hint(key: Option<&str>, raw: &str) -> Option<String> {
-    let name = raw.strip_prefix("unknown field `")?.split('`').next()?;
+    let (name, _) = unknown_field(raw)?;
     let (table, _) = key?.rsplit_once('.')?;
     let header = if table == "metrics" {
         "[metrics]".to_string()
@@ -163,14 +163,17 @@ fn misplaced_hint(key: Option<&str>, raw: &str) -> Option<String> {
 /// expected one of `device`, `network`, …", for the closest of the keys
 /// it lists; nothing when none is close or the message is another.
 fn unknown_field_hint(raw: &str) -> String {
-    let Some(rest) = raw.strip_prefix("unknown field `") else {
-        return String::new();
-    };
-    let Some((name, known)) = rest.split_once('`') else {
+    let Some((name, known)) = unknown_field(raw) else {
         return String::new();
     };
     let known: Vec<&str> = known.split('`').skip(1).step_by(2).collect();
     lull_core::suggest::did_you_mean(name, known)
+}
+
+/// The key serde's "unknown field `X`, expected …" names, and the rest
+/// of the message (the keys it lists); `None` for any other message.
+fn unknown_field(raw: &str) -> Option<(&str, &str)> {
+    raw.strip_prefix("unknown field `")?.split_once('`')
 }
 
 /// What key `key` (`poll`, `disk[0].command`, `metrics.listen`) accepts,
