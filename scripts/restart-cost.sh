@@ -34,7 +34,9 @@ e0, e1, e2, base = float(e0), float(e1), float(e2), float(base)
 saved = base - e0
 # What the restarts lost, as a share of what the uninterrupted run saved
 # (negative: they saved more).
-cost = lambda e: "n/a (nothing saved)" if saved <= 0 else f"{(e - e0) / saved * 100:.1f} % lost"
+# A loss that rounds to zero is written 0.0, not -0.0.
+tenths = lambda x: f"{x + 0.0 if round(x, 1) else 0.0:.1f}"
+cost = lambda e: "n/a (nothing saved)" if saved <= 0 else f"{tenths((e - e0) / saved * 100)} % lost"
 print(f"| {w} | {d} | {saved / base * 100:.1f} % ({saved / 3.6e3:.1f} Wh) | {cost(e1)} | {cost(e2)} | {s0} / {s1} / {s2} |")
 PY
   done

@@ -429,3 +429,78 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     assert_eq!((size(&out("a")), size(&out("b"))), (sa, sb), "{}", d.log());
     assert!(state(&st)[key]["job_pids"].is_null(), "{}", state(&st));
 }
+
+/// A job whose command exits has done its work for its window: the next
+/// job starts at once and gets the idle time, and the exited one is
+/// credited only the time its command ran and is not started again in
+/// its window. An `fstrim` job done in 10 ms was credited whole idle
+/// periods while the scrub beside it never ran.
+#[test]
+fn a_job_that_exits_hands_the_idle_time_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devs) = loops(dir.path(), 1) else {
+        lull_testkit::skip(SKIP);
+        return;
+    };
+    let disk = &devs[0];
+    let out = |n: &str| dir.path().join(format!("{n}.out"));
+    // trim, the larger reservation, lags most and runs first.
+    let trim = format!("echo x >> {}", out("trim").display());
+    let scrub = format!(
+        "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
+        out("scrub").display()
+    );
+    let prom = dir.path().join("lull.prom");
+    let (cfg, _st) = config(
+        dir.path(),
+        &format!(
+            "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n\
+             [[disk.job]]\nname = \"trim\"\ncommand = [\"/bin/sh\", \"-c\", {trim:?}]\nreserve = \"20m/hour:extra\"\n\
+             [[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/sh\", \"-c\", {scrub:?}]\nreserve = \"5m/hour\"\n",
+            disk.dev,
+        ),
+    );
+    let key = disk.dev.as_str();
+    let metric = |name: &str, job: &str| {
+        let text = std::fs::read_to_string(&prom).unwrap_or_default();
+        sample(&text, &format!("{name}{{disk=\"{key}\",job=\"{job}\"}}"))
+    };
+    let io = Traffic::new(&disk.dev);
+    io.set(true);
+    let mut d = start(&cfg);
+    std::thread::sleep(Duration::from_secs(2));
+    io.set(false);
+    wait_for(
+        "scrub to run after trim exited",
+        Duration::from_secs(15),
+        || size(&out("scrub")) > 0,
+        &d,
+    );
+    assert_eq!(size(&out("trim")), 2, "trim ran once: {}", d.log());
+    // Idle on, then a short busy stretch and idle again: trim is done for
+    // its hour, scrub keeps the idle time.
+    std::thread::sleep(Duration::from_secs(3));
+    io.set(true);
+    std::thread::sleep(Duration::from_secs(2));
+    io.set(false);
+    std::thread::sleep(Duration::from_secs(4));
+    wait_for(
+        "the metrics to show scrub's idle time",
+        Duration::from_secs(10),
+        || metric("lull_job_idle_seconds_total", "scrub").is_some_and(|s| s >= 4.0),
+        &d,
+    );
+    let log = d.log();
+    assert_eq!(size(&out("trim")), 2, "trim is not started again: {log}");
+    assert_eq!(log.matches("job trim: command started").count(), 1, "{log}");
+    assert!(
+        log.contains("job trim: command pid") && log.contains("its work for this window is done"),
+        "{log}"
+    );
+    let trimmed = metric("lull_job_idle_seconds_total", "trim").unwrap();
+    assert!(
+        trimmed < 1.0,
+        "trim credited {trimmed} s for a command that exited at once"
+    );
+    assert!(d.stop().success());
+}

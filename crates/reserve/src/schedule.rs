@@ -21,7 +21,8 @@
 //! **Whom the idle time goes to**, at every step boundary:
 //!
 //! 1. the admitted jobs *behind* their reservation — those that have
-//!    obtained less than their amount in their current window — by
+//!    obtained less than their amount in their current window and whose
+//!    work for it is not done (below) — by
 //!    earliest deadline (the window's end), then largest lag (the amount
 //!    the window's elapsed fraction calls for minus what was obtained),
 //!    then the order of admission;
@@ -43,6 +44,15 @@
 //! started (interruptible chunks never cross their own window's end); a
 //! window counts as met when its credit reaches the amount by its end.
 //! Windows that began before the scheduler did are not counted.
+//!
+//! **A job that finishes early.** A real job's work can end before its
+//! reservation does: an `fstrim` that trims in milliseconds, a scrub that
+//! completes its pass. [`Scheduler::on_job_done`] says so: the step ends
+//! there, the job is credited the time it ran (not the rest of the step,
+//! which goes to the next job at once), and it gets no more idle time
+//! until its next window, which counts as met (it needed no more) and is
+//! counted in [`JobReport::finished`]. A replay never calls it: its jobs
+//! are work that always wants more.
 
 use lull_core::time::Nanos;
 
@@ -109,6 +119,9 @@ pub struct JobReport {
     pub steps: u64,
     /// Steps that ran into an arrival.
     pub overruns: u64,
+    /// Complete windows in which it finished its work before obtaining
+    /// its amount ([`Scheduler::on_job_done`]); they count as met.
+    pub finished: u64,
     /// Seconds of work per hour of day, summed over the run.
     pub per_hour_s: [f64; HOURS_PER_DAY],
 }
@@ -127,6 +140,8 @@ struct State {
     win_start: u64,
     win_end: u64,
     obtained: Nanos,
+    /// Its work for the current window is done ([`Scheduler::on_job_done`]).
+    done: bool,
     report: JobReport,
 }
 
@@ -176,12 +191,14 @@ impl Scheduler {
                         beyond: Nanos::ZERO,
                         steps: 0,
                         overruns: 0,
+                        finished: 0,
                         per_hour_s: [0.0; HOURS_PER_DAY],
                     },
                     job,
                     win_start,
                     win_end: win_start + p,
                     obtained: Nanos::ZERO,
+                    done: false,
                 }
             })
             .collect();
@@ -205,10 +222,11 @@ impl Scheduler {
     pub fn obtained(&self, j: usize) -> Nanos {
         self.jobs[j].obtained
     }
-    /// Whether job `j` is behind: less than its amount in its window.
+    /// Whether job `j` is behind: less than its amount in its window, and
+    /// its work for the window not done ([`Scheduler::on_job_done`]).
     pub fn is_behind(&self, j: usize) -> bool {
         let s = &self.jobs[j];
-        s.obtained < s.job.request.amount
+        !s.done && s.obtained < s.job.request.amount
     }
     /// Number of jobs.
     pub fn len(&self) -> usize {
@@ -241,6 +259,9 @@ impl Scheduler {
                     if s.obtained >= amount {
                         r.met += 1;
                         r.beyond += s.obtained - amount;
+                    } else if s.done {
+                        r.met += 1;
+                        r.finished += 1;
                     } else {
                         r.worst_shortfall = r.worst_shortfall.max(amount - s.obtained);
                     }
@@ -249,6 +270,7 @@ impl Scheduler {
                 s.win_start = s.win_end;
                 s.win_end += p;
                 s.obtained = Nanos::ZERO;
+                s.done = false;
             }
         }
     }
@@ -306,6 +328,30 @@ impl Scheduler {
                 job: r.step.job,
                 until: r.step.end,
             })
+        }
+    }
+
+    /// Job `j`'s work for its current window ended at `now` (its command
+    /// exited): if it runs, its step ends here and it is credited only the
+    /// time it ran; until its next window it gets no more idle time, and
+    /// that window counts as met. Call [`Scheduler::on_deadline`] at `now`
+    /// (it is due) to hand the rest of the idle period to the next job.
+    pub fn on_job_done(&mut self, j: usize, now: Nanos) {
+        self.advance(now);
+        if self.jobs.get(j).is_none() {
+            return;
+        }
+        self.jobs[j].done = true;
+        if let Some(r) = self.running.filter(|r| r.step.job == j) {
+            let end = now.max(r.step.start);
+            if r.step.end > end {
+                let s = &mut self.jobs[j];
+                s.obtained = s.obtained.saturating_sub(r.step.end - end);
+                self.close(end);
+            } else {
+                self.close(r.step.end);
+            }
+            self.pending = self.idle_since.is_some();
         }
     }
 
@@ -400,7 +446,9 @@ impl Scheduler {
             let due = s.job.request.amount.as_nanos() as f64 * ((t - s.win_start as f64) / p);
             due - s.obtained.as_nanos() as f64
         };
-        let is_behind = |s: &State| s.obtained < s.job.request.amount;
+        // A job whose work for the window is done is neither behind nor
+        // offered unreserved time.
+        let is_behind = |s: &State| !s.done && s.obtained < s.job.request.amount;
         let behind = self
             .jobs
             .iter()
@@ -422,7 +470,7 @@ impl Scheduler {
         self.jobs
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.job.extra && ready(s))
+            .filter(|(_, s)| s.job.extra && !s.done && ready(s))
             .min_by(|(i, a), (k, b)| {
                 let ra = a.obtained.as_secs_f64() / a.job.request.amount.as_secs_f64();
                 let rb = b.obtained.as_secs_f64() / b.job.request.amount.as_secs_f64();
@@ -500,6 +548,70 @@ mod tests {
         );
         assert_eq!(sch.obtained(0), s(600));
         assert!(!sch.is_behind(0) && !sch.is_behind(1));
+    }
+
+    #[test]
+    fn a_job_that_finishes_early_hands_the_rest_of_the_period_on() {
+        // trim (hourly, 5 min) runs first and is done after 2 s; scrub
+        // (10 min) gets the rest at once; trim gets nothing more this hour,
+        // and its window counts as met, finished.
+        let jobs = vec![
+            job("trim", 1, s(300), Nanos::ZERO, true),
+            job("scrub", 1, s(600), Nanos::ZERO, false),
+        ];
+        let mut sch = Scheduler::new(jobs, Nanos::ZERO, Nanos::ZERO, None);
+        sch.on_idle_begin(s(10));
+        let first = sch.on_deadline(sch.next_deadline().unwrap()).unwrap();
+        assert_eq!((first.job, first.start), (1, s(10)), "scrub lags more");
+        // Let scrub meet its amount, then trim runs.
+        let d = sch.next_deadline().unwrap();
+        assert_eq!(d, s(610));
+        let trim = sch.on_deadline(d).unwrap();
+        assert_eq!((trim.job, trim.start, trim.end), (0, s(610), s(910)));
+        sch.on_job_done(0, s(612));
+        assert!(sch.running().is_none());
+        assert_eq!(sch.obtained(0), s(2), "credited the time it ran");
+        assert!(!sch.is_behind(0));
+        // Due at once; nobody is behind and trim's extra time is done.
+        assert_eq!(sch.next_deadline(), Some(s(612)));
+        assert!(sch.on_deadline(s(612)).is_none());
+        assert!(sch.on_idle_end(s(1000)).is_none());
+        // Later in the hour trim gets nothing, even as extra work.
+        sch.on_idle_begin(s(2000));
+        while let Some(d) = sch.next_deadline().filter(|&d| d < s(3000)) {
+            assert!(sch.on_deadline(d).is_none(), "{d}");
+        }
+        sch.on_idle_end(s(3000));
+        sch.finish(s(3600));
+        let r = sch.reports();
+        assert_eq!((r[0].windows, r[0].met, r[0].finished), (1, 1, 1));
+        assert_eq!((r[1].windows, r[1].met, r[1].finished), (1, 1, 0));
+        // In its next window it runs again (first: no lag yet, admission
+        // order), and when it is done, scrub at once.
+        sch.on_idle_begin(s(3600));
+        let again = sch.on_deadline(sch.next_deadline().unwrap()).unwrap();
+        assert_eq!(again.job, 0);
+        sch.on_job_done(0, s(3601));
+        let next = sch.on_deadline(sch.next_deadline().unwrap()).unwrap();
+        assert_eq!((next.job, next.start), (1, s(3601)));
+    }
+
+    #[test]
+    fn a_job_done_while_another_runs_changes_nothing_of_that_step() {
+        let jobs = vec![
+            job("a", 1, s(300), Nanos::ZERO, false),
+            job("b", 1, s(300), Nanos::ZERO, false),
+        ];
+        let mut sch = Scheduler::new(jobs, Nanos::ZERO, Nanos::ZERO, None);
+        sch.on_idle_begin(s(0));
+        let a = sch.on_deadline(s(0)).unwrap();
+        assert_eq!(a.job, 0);
+        sch.on_job_done(1, s(5));
+        assert_eq!(sch.running(), Some(a));
+        assert_eq!(sch.next_deadline(), Some(s(300)));
+        // After a, nobody: b is done for the hour.
+        assert!(sch.on_deadline(s(300)).is_none());
+        assert!(sch.running().is_none());
     }
 
     #[test]

@@ -418,11 +418,32 @@ impl DiskController {
         }
     }
 
-    /// What the actor of job `name` reported: logged with the job's name;
-    /// failures count as the disk's errors; a running command's pid and
-    /// start time are kept in the state entry (written at once), so that a
-    /// daemon killed with SIGKILL stops it at its next start.
-    pub fn on_job_outcome(&mut self, name: String, outcome: Outcome) {
+    /// What the actor of job `name` reported at `now`: logged with the
+    /// job's name; failures count as the disk's errors; a running
+    /// command's pid and start time are kept in the state entry (written
+    /// at once), so that a daemon killed with SIGKILL stops it at its next
+    /// start. A command that exited has done its work for its window: the
+    /// rest of the idle period goes to the next job (its orders in `out`);
+    /// `current` as for [`DiskController::on_outcome`] (an older
+    /// generation's job schedules nothing).
+    pub fn on_job_outcome(
+        &mut self,
+        now: Now,
+        name: String,
+        outcome: Outcome,
+        current: bool,
+        out: &mut Vec<Output>,
+    ) {
+        let exited = current && matches!(outcome, Outcome::CommandExited(..));
+        let done = self
+            .jobs
+            .as_ref()
+            .filter(|_| exited)
+            .and_then(|j| (0..j.run.len()).find(|&i| j.run.name(i) == name));
+        if let (Some(i), Some(j)) = (done, self.jobs.as_mut()) {
+            let switches = j.run.on_job_done(i, now.mono);
+            self.switch_jobs(switches, out);
+        }
         let key = &self.key;
         if let Outcome::CommandStarted(pid, start) = outcome {
             self.st
@@ -444,9 +465,9 @@ impl DiskController {
             Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
             Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
             Outcome::CommandPaused(pid) => format!("command paused (SIGSTOP), pid {pid}"),
-            Outcome::CommandExited(pid, status) => {
-                format!("command pid {pid} exited: {status} (it runs again at its next turn)")
-            }
+            Outcome::CommandExited(pid, status) => format!(
+                "command pid {pid} exited: {status} (its work for this window is done; it runs again in its next window)"
+            ),
             Outcome::CommandStopped(pid, status) => {
                 format!("command pid {pid} stopped by the daemon: {status}")
             }

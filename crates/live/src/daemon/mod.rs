@@ -678,24 +678,22 @@ impl Daemon {
             return;
         };
         let current = i < live && d.ctl.generation() == r.generation;
-        let (dirty, urgent) = match r.job {
-            Some(name) => {
-                d.ctl.on_job_outcome(name, r.outcome);
-                d.ctl.take_changes()
-            }
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        match r.job {
+            Some(name) => d
+                .ctl
+                .on_job_outcome(now, name, r.outcome, current, &mut out),
             None => {
-                let mut out = std::mem::take(&mut self.out);
-                out.clear();
                 let mut witness = SystemWitness {
                     warned: &mut self.spinners_warned,
                 };
                 d.ctl
                     .on_outcome(now, r.outcome, current, &mut witness, &mut out);
-                let changes = d.carry_out(&self.hooks, &mut out);
-                self.out = out;
-                changes
             }
-        };
+        }
+        let (dirty, urgent) = d.carry_out(&self.hooks, &mut out);
+        self.out = out;
         self.persist.mark(dirty, urgent);
         // An outcome that changed something urgent (a spin-down done or
         // failed, a command's start or exit) reaches the state file and

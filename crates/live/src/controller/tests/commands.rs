@@ -256,7 +256,13 @@ fn a_job_s_own_io_does_not_pause_it() {
             )),
         "{outs:#?}"
     );
-    c.on_job_outcome("scrub".into(), Outcome::CommandStarted(4242, None));
+    c.on_job_outcome(
+        at(8),
+        "scrub".into(),
+        Outcome::CommandStarted(4242, None),
+        true,
+        &mut Vec::new(),
+    );
     let line = |read: u64| {
         format!(
             "8 16 sdb {} 0 {} 0 0 0 0 0 0 0 0\n",
@@ -271,6 +277,81 @@ fn a_job_s_own_io_does_not_pause_it() {
         stops_with_command_io(&mut c, &r, 9, 22, disk, own),
         vec![20]
     );
+}
+
+/// A job whose command exits has done its work for its window: the next
+/// job starts at once, the exited one is credited only the time its
+/// command ran and is not started again within its window. A trial's
+/// `fstrim` job, done in 10 ms, was credited whole idle periods while its
+/// scrub never ran.
+#[test]
+fn a_job_whose_command_exits_hands_the_idle_time_to_the_next() {
+    let (mut c, r) = controller(
+        "network = \"timer(3s)\"\ntask = \"jobs\"\n\
+         [[disk.job]]\nname = \"trim\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour:extra\"\n\
+         [[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour\"\n",
+    );
+    let job_orders = |outs: &[(u64, Output)]| -> Vec<(u64, usize, bool)> {
+        outs.iter()
+            .filter_map(|(s, o)| match o {
+                Output::Order {
+                    job: Some(j),
+                    order,
+                } => Some((*s, *j, matches!(order, Order::Start { .. }))),
+                _ => None,
+            })
+            .collect()
+    };
+    let outs = run(&mut c, &r, 0, 9, busy_then_quiet);
+    assert_eq!(job_orders(&outs), vec![(8, 0, true)], "trim first");
+    let mut out = Vec::new();
+    c.on_job_outcome(
+        at(8),
+        "trim".into(),
+        Outcome::CommandStarted(4242, None),
+        true,
+        &mut out,
+    );
+    assert!(out.is_empty());
+    c.on_job_outcome(
+        at(8),
+        "trim".into(),
+        Outcome::CommandExited(4242, "exit status: 0".into()),
+        true,
+        &mut out,
+    );
+    // No pause for the exited command; scrub starts now.
+    assert_eq!(
+        out.iter()
+            .map(|o| match o {
+                Output::Order { job, order } => (*job, matches!(order, Order::Start { .. })),
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>(),
+        vec![(Some(1), true)]
+    );
+    // Quiet on: scrub keeps the disk; trim is not started again.
+    let outs = run(&mut c, &r, 9, 30, |_| busy_then_quiet(8));
+    assert!(job_orders(&outs).is_empty(), "{outs:#?}");
+    let g = c.gauges(Nanos::from_secs(30));
+    assert_eq!(g.jobs[0].idle_s, 0.0, "trim ran no time");
+    assert_eq!(g.jobs[1].idle_s, 22.0, "scrub from second 8");
+    // A report of an older generation's command schedules nothing.
+    let (mut c, r) = controller(
+        "network = \"timer(3s)\"\ntask = \"jobs\"\n\
+         [[disk.job]]\nname = \"trim\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour\"\n\
+         [[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour\"\n",
+    );
+    run(&mut c, &r, 0, 9, busy_then_quiet);
+    let mut out = Vec::new();
+    c.on_job_outcome(
+        at(8),
+        "trim".into(),
+        Outcome::CommandExited(4242, "exit status: 0".into()),
+        false,
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
 }
 
 /// While a command runs the daemon polls every `TASK_POLL`, so the
