@@ -279,6 +279,43 @@ fn size(path: &Path) -> u64 {
 }
 
 /// The value of the sample `series` in the metrics text `text`.
+/// A `[[disk.job]]` table running `script` under `/bin/sh -c`.
+fn job_toml(name: &str, script: &str, reserve: &str) -> String {
+    format!(
+        "[[disk.job]]\nname = {name:?}\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\nreserve = {reserve:?}\n"
+    )
+}
+
+/// A script that appends a line to `out` ten times a second until killed.
+/// It ignores SIGHUP, which the kernel sends a stopped process group
+/// orphaned by a killed daemon: it would outlive the daemon.
+fn writing_loop(out: &Path) -> String {
+    format!(
+        "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
+        out.display()
+    )
+}
+
+/// The configuration (and state file) of a `jobs` disk `dev` under
+/// `timer(1s)` with `jobs` (`job_toml` tables), and its metrics textfile.
+fn jobs_disk(dir: &Path, dev: &str, jobs: &[String]) -> (PathBuf, PathBuf, PathBuf) {
+    let prom = dir.join("lull.prom");
+    let (cfg, st) = config(
+        dir,
+        &format!(
+            "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {dev:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n{}",
+            jobs.concat()
+        ),
+    );
+    (cfg, st, prom)
+}
+
+/// Job `job`'s sample of metric `name` for disk `key` in the textfile.
+fn job_metric(prom: &Path, key: &str, name: &str, job: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(prom).unwrap_or_default();
+    sample(&text, &format!("{name}{{disk=\"{key}\",job=\"{job}\"}}"))
+}
+
 // Issue 19: two command jobs with reservations share one disk's idle time;
 // a third that does not fit the assumed capacity is refused.
 #[test]
@@ -290,33 +327,18 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     };
     let disk = &devs[0];
     let out = |n: &str| dir.path().join(format!("{n}.out"));
-    let job = |n: &str, reserve: &str| {
-        let script = format!(
-            // Ignores SIGHUP, which the kernel sends a stopped process group
-            // orphaned by a killed daemon: it would outlive the daemon.
-            "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
-            out(n).display()
-        );
-        format!(
-            "[[disk.job]]\nname = {n:?}\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\nreserve = {reserve:?}\n"
-        )
-    };
-    let prom = dir.path().join("lull.prom");
-    let (cfg, st) = config(
+    let job = |n: &str, reserve: &str| job_toml(n, &writing_loop(&out(n)), reserve);
+    let (cfg, st, prom) = jobs_disk(
         dir.path(),
-        &format!(
-            "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n{}{}{}",
-            disk.dev,
+        &disk.dev,
+        &[
             job("a", "3s/hour"),
             job("b", "3s/hour"),
             job("c", "50m/hour"),
-        ),
+        ],
     );
     let key = disk.dev.as_str();
-    let metric = |name: &str, job: &str| {
-        let text = std::fs::read_to_string(&prom).unwrap_or_default();
-        sample(&text, &format!("{name}{{disk=\"{key}\",job=\"{job}\"}}"))
-    };
+    let metric = |name: &str, job: &str| job_metric(&prom, key, name, job);
     let io = Traffic::new(&disk.dev);
     io.set(true);
     let d = start(&cfg);
@@ -446,25 +468,16 @@ fn a_job_that_exits_hands_the_idle_time_to_the_next() {
     let out = |n: &str| dir.path().join(format!("{n}.out"));
     // trim, the larger reservation, lags most and runs first.
     let trim = format!("echo x >> {}", out("trim").display());
-    let scrub = format!(
-        "trap '' HUP; while :; do echo x >> {}; sleep 0.1; done",
-        out("scrub").display()
-    );
-    let prom = dir.path().join("lull.prom");
-    let (cfg, _st) = config(
+    let (cfg, _st, prom) = jobs_disk(
         dir.path(),
-        &format!(
-            "[metrics]\ntextfile = {prom:?}\n[[disk]]\ndevice = {:?}\nnetwork = \"timer(1s)\"\ntask = \"jobs\"\n\
-             [[disk.job]]\nname = \"trim\"\ncommand = [\"/bin/sh\", \"-c\", {trim:?}]\nreserve = \"20m/hour:extra\"\n\
-             [[disk.job]]\nname = \"scrub\"\ncommand = [\"/bin/sh\", \"-c\", {scrub:?}]\nreserve = \"5m/hour\"\n",
-            disk.dev,
-        ),
+        &disk.dev,
+        &[
+            job_toml("trim", &trim, "20m/hour:extra"),
+            job_toml("scrub", &writing_loop(&out("scrub")), "5m/hour"),
+        ],
     );
     let key = disk.dev.as_str();
-    let metric = |name: &str, job: &str| {
-        let text = std::fs::read_to_string(&prom).unwrap_or_default();
-        sample(&text, &format!("{name}{{disk=\"{key}\",job=\"{job}\"}}"))
-    };
+    let metric = |name: &str, job: &str| job_metric(&prom, key, name, job);
     let io = Traffic::new(&disk.dev);
     io.set(true);
     let mut d = start(&cfg);
