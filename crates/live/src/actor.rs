@@ -95,11 +95,11 @@ impl Actor {
                 status = wait_child(&mut child) => {
                     let pid = child.take().map_or(0, |r| r.pid);
                     last_exit = Some(tokio::time::Instant::now());
-                    let status = match status {
-                        Ok(s) => s.to_string(),
-                        Err(e) => format!("wait failed: {e}"),
+                    let (status, ok) = match status {
+                        Ok(s) => (s.to_string(), s.success()),
+                        Err(e) => (format!("wait failed: {e}"), false),
                     };
-                    self.report(Outcome::CommandExited(pid, status));
+                    self.report(Outcome::CommandExited(pid, status, ok));
                 }
             }
         }

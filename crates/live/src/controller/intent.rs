@@ -170,6 +170,17 @@ impl DiskController {
                 return;
             }
             TaskConfig::Command { .. } => {
+                if let Some(at) = self.retry_at.filter(|&at| at > now.mono) {
+                    let why = format!(
+                        "skip command: it failed {} times in a row; next try in {}",
+                        self.failures,
+                        (at - now.mono).approx()
+                    );
+                    // Said at the failure that began the back-off.
+                    debug!("disk {key}: {why}");
+                    self.decide(now, why);
+                    return;
+                }
                 let budget_text = budget_text();
                 routine!(
                     self,

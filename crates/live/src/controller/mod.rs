@@ -221,9 +221,10 @@ pub struct DiskController {
     /// Every process's I/O counters when the drive went to sleep, to tell
     /// what woke it.
     sleep_snapshot: Option<Snapshot>,
-    /// Standby failures in a row.
+    /// Standby (or, on a `command` disk, command) failures in a row.
     failures: u32,
-    /// No standby attempt before this (after repeated failures).
+    /// No standby (or command) attempt before this (after repeated
+    /// failures).
     retry_at: Option<Nanos>,
     /// `task = "jobs"`: the jobs sharing the disk's idle time.
     jobs: Option<Jobs>,

@@ -128,17 +128,32 @@ impl DiskController {
                 format!("command resumed (pid {pid})")
             }
             Outcome::CommandPaused(pid) => {
+                // It ran until the foreground came back: not failing.
+                self.failures = 0;
                 routine!(self, "disk {key}: command paused (SIGSTOP), pid {pid}");
                 format!("command paused (pid {pid})")
             }
-            Outcome::CommandExited(pid, status) => {
+            Outcome::CommandExited(pid, status, ok) => {
                 self.urgent = true;
                 self.st.command_pid = None;
                 self.st.command_start = None;
                 self.st.command_exits += 1;
                 self.not_running |= current;
-                info!("disk {key}: command pid {pid} exited: {status}");
-                format!("command exited: {status}")
+                if ok {
+                    self.failures = 0;
+                    info!("disk {key}: command pid {pid} exited: {status}");
+                    format!("command exited: {status}")
+                } else {
+                    // A command that fails at once (a wrong path in a
+                    // script, a missing mount) was started again at every
+                    // idle period, and said so at info level, for ever.
+                    self.st.errors += 1;
+                    warn!("disk {key}: command pid {pid} failed: {status}");
+                    if current {
+                        self.back_off(now, "the command");
+                    }
+                    format!("command failed: {status}")
+                }
             }
             Outcome::CommandStopped(pid, status) => {
                 self.urgent = true;
@@ -381,10 +396,13 @@ impl DiskController {
     }
 
     /// A standby, flush or command failed: the task is not running; a
-    /// standby that keeps failing backs off.
+    /// standby or a command that keeps failing backs off.
     fn on_failure(&mut self, now: Now, why: &str, out: &mut Vec<Output>) {
         self.flushing = false;
         self.not_running = true;
+        if matches!(self.cfg.task, TaskConfig::Command { .. }) {
+            self.back_off(now, "the command");
+        }
         if !matches!(self.cfg.task, TaskConfig::Standby { .. }) {
             return;
         }
@@ -404,16 +422,23 @@ impl DiskController {
             self.st.spindown_attempts_unix.pop();
         }
         // A disk that cannot spin down (a virtual disk, an NVMe drive
-        // caught by a glob) is not retried at every idle period: after 3
-        // failures in a row, 1 min, doubling to at most 1 h.
+        // caught by a glob) is not retried at every idle period.
+        self.back_off(now, "standby");
+    }
+
+    /// One more failure of `what` in a row: after 3, no new attempt for
+    /// 1 min, doubling to at most 1 h (until one succeeds).
+    fn back_off(&mut self, now: Now, what: &str) {
         self.failures += 1;
         if self.failures >= 3 {
             let wait =
                 Nanos::from_secs(60 << (self.failures - 3).min(6)).min(Nanos::from_secs(3600));
             self.retry_at = Some(now.mono + wait);
             warn!(
-                "disk {}: standby failed {} times in a row; next try in {wait}",
-                self.key, self.failures
+                "disk {}: {what} failed {} times in a row; next try in {}",
+                self.key,
+                self.failures,
+                wait.approx()
             );
         }
     }
@@ -465,9 +490,17 @@ impl DiskController {
             Outcome::CommandStarted(pid, _) => format!("command started, pid {pid}"),
             Outcome::CommandResumed(pid) => format!("command resumed (SIGCONT), pid {pid}"),
             Outcome::CommandPaused(pid) => format!("command paused (SIGSTOP), pid {pid}"),
-            Outcome::CommandExited(pid, status) => format!(
+            Outcome::CommandExited(pid, status, true) => format!(
                 "command pid {pid} exited: {status} (its work for this window is done; it runs again in its next window)"
             ),
+            Outcome::CommandExited(pid, status, false) => {
+                self.st.errors += 1;
+                self.dirty = true;
+                warn!(
+                    "disk {key}: job {name}: command pid {pid} failed: {status} (it runs again in its next window)"
+                );
+                return;
+            }
             Outcome::CommandStopped(pid, status) => {
                 format!("command pid {pid} stopped by the daemon: {status}")
             }

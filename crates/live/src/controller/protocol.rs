@@ -93,8 +93,9 @@ pub enum Outcome {
     CommandResumed(u32),
     /// The command was paused (SIGSTOP).
     CommandPaused(u32),
-    /// The command ran to its end, with this status.
-    CommandExited(u32, String),
+    /// The command ran to its end, with this status, and whether it
+    /// succeeded (exit status 0).
+    CommandExited(u32, String, bool),
     /// The daemon stopped the command (it is stopping or the disk's
     /// configuration changed): not a run to its end.
     CommandStopped(u32, String),

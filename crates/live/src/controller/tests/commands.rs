@@ -114,6 +114,58 @@ fn command_started() -> (DiskController, Registry) {
     (c, r)
 }
 
+/// A command that fails (a non-zero exit) is a warning and an error of
+/// the disk, and after 3 failures in a row it is not started for a
+/// minute, doubling, as a failing standby is; one that runs until the
+/// foreground returns is not failing. A command failing at once was
+/// started at every idle period, and said so at info level, for ever.
+#[test]
+fn a_command_that_keeps_failing_backs_off() {
+    let (mut c, r) =
+        controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/false\"]\n");
+    // Idle periods start at seconds 8, 20, 32, …: 5 s of reads, 7 quiet.
+    let ios = |s: u64| 20 * (s / 12 * 5 + (s % 12).min(5));
+    let starts = |outs: &[(u64, Output)]| -> Vec<u64> {
+        outs.iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    Output::Order {
+                        job: None,
+                        order: Order::Start { .. }
+                    }
+                )
+            })
+            .map(|(s, _)| *s)
+            .collect()
+    };
+    let mut started = Vec::new();
+    let mut s = 0;
+    while s < 120 {
+        let outs = run(&mut c, &r, s, s + 1, ios);
+        for t in starts(&outs) {
+            started.push(t);
+            report(&mut c, t, Outcome::CommandStarted(4000 + t as u32, None));
+            report(
+                &mut c,
+                t,
+                Outcome::CommandExited(4000 + t as u32, "exit status: 1".into(), false),
+            );
+        }
+        s += 1;
+    }
+    // Three failures, then none started for a minute (the idle periods
+    // at 44 to 80 are skipped) until 32 + 60 = 92; after the fourth, two
+    // minutes (past the run's end).
+    assert_eq!(started, vec![8, 20, 32, 92]);
+    assert_eq!(c.state().errors, started.len() as u64);
+    assert!(
+        c.state().last_decision.contains("failed"),
+        "{}",
+        c.state().last_decision
+    );
+}
+
 /// A maintenance command's own I/O is not the foreground's: a scrub that
 /// reads the disk in its idle time is not paused by its own reads (it
 /// was, at every poll, and resumed a break-even time later, so it ran
@@ -316,7 +368,7 @@ fn a_job_whose_command_exits_hands_the_idle_time_to_the_next() {
     c.on_job_outcome(
         at(8),
         "trim".into(),
-        Outcome::CommandExited(4242, "exit status: 0".into()),
+        Outcome::CommandExited(4242, "exit status: 0".into(), true),
         true,
         &mut out,
     );
@@ -347,7 +399,7 @@ fn a_job_whose_command_exits_hands_the_idle_time_to_the_next() {
     c.on_job_outcome(
         at(8),
         "trim".into(),
-        Outcome::CommandExited(4242, "exit status: 0".into()),
+        Outcome::CommandExited(4242, "exit status: 0".into(), true),
         false,
         &mut out,
     );
@@ -397,7 +449,7 @@ fn a_command_s_run_time_is_counted_while_it_runs() {
     report(
         &mut c,
         16,
-        Outcome::CommandExited(4242, "exit status: 0".into()),
+        Outcome::CommandExited(4242, "exit status: 0".into(), true),
     );
     assert_eq!(c.state().command_s, 6.0);
     assert_eq!(c.state_at(Nanos::from_secs(30)).command_s, 6.0);
