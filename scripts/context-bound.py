@@ -214,11 +214,16 @@ def workload_rows(workload):
     return workload, out
 
 
+def num(x):
+    """x to the hundredth; one that rounds to zero is 0.00, not -0.00."""
+    return f"{x + 0.0 if round(x, 2) else 0.0:.2f}"
+
+
 def cell(xs):
     xs = [x for x in xs if x is not None]
     if not xs:
         return "n/a"
-    return f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
+    return f"{num(statistics.median(xs))} ({num(min(xs))}–{num(max(xs))})"
 
 
 def main():
@@ -232,7 +237,7 @@ def main():
         print("|---|---:|" + "---:|" * len(CONTEXTS))
         for w in WORKLOADS:
             gains, adds, _ = rows[w][device]
-            print(f"| {w} | {statistics.median(adds):.2f} | "
+            print(f"| {w} | {num(statistics.median(adds))} | "
                   + " | ".join(cell(gains[c]) for c in CONTEXTS) + " |")
         print(f"\n`{device}`, online learners, excess over the day's best fixed timeout in the "
               "same model, median (range):\n")
