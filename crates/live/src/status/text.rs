@@ -291,7 +291,7 @@ pub fn render_text(st: &Status) -> String {
                 ups,
                 "; last wake {} ago ({}",
                 ago(t),
-                d.last_wake_cause.as_deref().unwrap_or("?")
+                d.last_wake_cause.as_deref().unwrap_or("cause not recorded")
             );
             if !d.last_wake_by.is_empty() {
                 let _ = write!(ups, ": {}", d.last_wake_by.join(", "));
@@ -391,7 +391,7 @@ fn unwatched_text(out: &mut String, d: &DiskStatus, now_unix: u64) {
                 ups,
                 "; last wake {} ago ({})",
                 secs(now_unix.saturating_sub(t) as f64),
-                d.last_wake_cause.as_deref().unwrap_or("?")
+                d.last_wake_cause.as_deref().unwrap_or("cause not recorded")
             );
         }
         field("spin-ups", ups);
