@@ -130,15 +130,46 @@ pub(super) const TOP_LEVEL_ONLY: &[&str] = &[
 /// The keys only `[metrics]` takes.
 pub(super) const METRICS_ONLY: &[&str] = &["textfile", "listen"];
 
+/// The keys only a `[[disk]]` table takes (`job` as its `[[disk.job]]`
+/// tables): at the top level they are a disk's keys written without the
+/// disk's header.
+pub(super) const DISK_ONLY: &[&str] = &[
+    "device",
+    "network",
+    "task",
+    "policy",
+    "preset",
+    "backend",
+    "max_spindowns_per_day",
+    "compare_timeout",
+    "command",
+    "interval",
+    "job",
+    "best_effort",
+    "assume_idle",
+];
+
 /// Where an unknown key `key` (`disk[0].hdparm`) belongs, when it is
 /// another table's: a top-level key written after a table header (every
 /// key after `[[disk]]` or `[metrics]` is that table's, the most common
-/// TOML mistake in a daemon's file), or a `[metrics]` key in a disk. Said
+/// TOML mistake in a daemon's file), a `[metrics]` key in a disk, or a
+/// disk's key (or `[[job]]`) at the top level. Said
 /// instead of the closest of the table's own keys, which misleads there
 /// (`poll` under `[[disk]]` is not `policy`).
 fn misplaced_hint(key: Option<&str>, raw: &str) -> Option<String> {
     let (name, _) = unknown_field(raw)?;
-    let (table, _) = key?.rsplit_once('.')?;
+    let Some((table, _)) = key.unwrap_or(name).rsplit_once('.') else {
+        // At the top level: a disk's key without its header.
+        return DISK_ONLY.contains(&name).then(|| {
+            if name == "job" {
+                "; jobs belong to a disk: write `[[disk.job]]` tables after the keys of their `[[disk]]` (its `task = \"jobs\"`)".to_string()
+            } else {
+                format!(
+                    "; `{name}` is a disk's key: write it under a `[[disk]]` header, one such header per disk"
+                )
+            }
+        });
+    };
     let header = if table == "metrics" {
         "[metrics]".to_string()
     } else if table.starts_with("disk[") && !table.contains('.') {

@@ -651,6 +651,42 @@ fn a_top_level_key_under_a_table_header_is_told_to_move_up() {
     }
 }
 
+/// A disk's keys at the top level (no `[[disk]]` header above them), or
+/// `[[job]]` for `[[disk.job]]`, are told where they go; serde listed the
+/// top level's keys.
+#[test]
+fn a_disk_s_key_at_the_top_level_is_told_to_go_in_a_disk() {
+    let e = err("device = \"sdb\"\n");
+    assert!(
+        e.message.contains("`device` is a disk's key") && e.message.contains("`[[disk]]`"),
+        "{e}"
+    );
+    let e = err(
+        "[[disk]]\ndevice = \"a\"\ntask = \"jobs\"\n[[job]]\nname = \"a\"\ncommand = [\"/bin/true\"]\nreserve = \"5m/hour\"\n",
+    );
+    assert!(e.message.contains("write `[[disk.job]]`"), "{e}");
+    // Every key the hint sends to a disk is one a disk takes.
+    for key in super::checks::DISK_ONLY {
+        let value = match *key {
+            "max_spindowns_per_day" => "4",
+            "best_effort" => "0.1",
+            "command" => "[\"/bin/true\"]",
+            "job" => "[{ name = \"a\", command = [\"/bin/true\"], reserve = \"5m/hour\" }]",
+            _ => "\"x\"",
+        };
+        let text = format!("[[disk]]\ndevice = \"a\"\n{key} = {value}\n");
+        let text = if *key == "device" {
+            "[[disk]]\ndevice = \"a\"\n".to_string()
+        } else {
+            text
+        };
+        assert!(
+            toml::from_str::<super::RawConfig>(&text).is_ok(),
+            "{key} is not a disk's key"
+        );
+    }
+}
+
 #[test]
 fn offline_components_are_refused() {
     let e = err("[[disk]]\ndevice = \"sda\"\nnetwork = \"oracle()\"\n");
