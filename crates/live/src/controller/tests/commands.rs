@@ -125,25 +125,12 @@ fn a_command_that_keeps_failing_backs_off() {
         controller("network = \"timer(3s)\"\ntask = \"command\"\ncommand = [\"/bin/false\"]\n");
     // Idle periods start at seconds 8, 20, 32, …: 5 s of reads, 7 quiet.
     let ios = |s: u64| 20 * (s / 12 * 5 + (s % 12).min(5));
-    let starts = |outs: &[(u64, Output)]| -> Vec<u64> {
-        outs.iter()
-            .filter(|(_, o)| {
-                matches!(
-                    o,
-                    Output::Order {
-                        job: None,
-                        order: Order::Start { .. }
-                    }
-                )
-            })
-            .map(|(s, _)| *s)
-            .collect()
-    };
     let mut started = Vec::new();
     let mut s = 0;
     while s < 120 {
         let outs = run(&mut c, &r, s, s + 1, ios);
-        for t in starts(&outs) {
+        // The disk's task's start orders: the command's here.
+        for t in standby_orders(&outs) {
             started.push(t);
             report(&mut c, t, Outcome::CommandStarted(4000 + t as u32, None));
             report(
