@@ -238,14 +238,9 @@ impl JobsRun {
         &self.names[i]
     }
 
-    /// How many jobs are configured (admitted or not).
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Whether no job is configured.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+    /// The configuration index of the job named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
     }
 
     /// Whether a job's command runs.

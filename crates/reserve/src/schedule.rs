@@ -145,6 +145,14 @@ struct State {
     report: JobReport,
 }
 
+impl State {
+    /// Behind its reservation: less than its amount in its window, and
+    /// its work for the window not done.
+    fn behind(&self) -> bool {
+        !self.done && self.obtained < self.job.request.amount
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Running {
     step: Step,
@@ -225,8 +233,7 @@ impl Scheduler {
     /// Whether job `j` is behind: less than its amount in its window, and
     /// its work for the window not done ([`Scheduler::on_job_done`]).
     pub fn is_behind(&self, j: usize) -> bool {
-        let s = &self.jobs[j];
-        !s.done && s.obtained < s.job.request.amount
+        self.jobs[j].behind()
     }
     /// Number of jobs.
     pub fn len(&self) -> usize {
@@ -315,9 +322,7 @@ impl Scheduler {
             return None;
         }
         if r.interruptible {
-            let s = &mut self.jobs[r.step.job];
-            s.obtained = s.obtained.saturating_sub(r.step.end - now);
-            self.close(now);
+            self.cut(r, now);
             None
         } else {
             self.jobs[r.step.job].report.overruns += 1;
@@ -343,16 +348,18 @@ impl Scheduler {
         }
         self.jobs[j].done = true;
         if let Some(r) = self.running.filter(|r| r.step.job == j) {
-            let end = now.max(r.step.start);
-            if r.step.end > end {
-                let s = &mut self.jobs[j];
-                s.obtained = s.obtained.saturating_sub(r.step.end - end);
-                self.close(end);
-            } else {
-                self.close(r.step.end);
-            }
+            self.cut(r, now.max(r.step.start));
             self.pending = self.idle_since.is_some();
         }
+    }
+
+    /// Ends the running step `r` at `at` (by its end at the latest),
+    /// taking back the credit of the part it did not run.
+    fn cut(&mut self, r: Running, at: Nanos) {
+        let end = at.min(r.step.end);
+        let s = &mut self.jobs[r.step.job];
+        s.obtained = s.obtained.saturating_sub(r.step.end - end);
+        self.close(end);
     }
 
     /// When [`Scheduler::on_deadline`] is due next.
@@ -448,12 +455,11 @@ impl Scheduler {
         };
         // A job whose work for the window is done is neither behind nor
         // offered unreserved time.
-        let is_behind = |s: &State| !s.done && s.obtained < s.job.request.amount;
         let behind = self
             .jobs
             .iter()
             .enumerate()
-            .filter(|(_, s)| is_behind(s) && ready(s))
+            .filter(|(_, s)| s.behind() && ready(s))
             .min_by(|(i, a), (k, b)| {
                 a.win_end
                     .cmp(&b.win_end)
@@ -463,7 +469,7 @@ impl Scheduler {
         if let Some((j, _)) = behind {
             return Some((j, false));
         }
-        if self.jobs.iter().any(is_behind) {
+        if self.jobs.iter().any(State::behind) {
             // Somebody is behind but still waiting: no unreserved work.
             return None;
         }

@@ -674,12 +674,11 @@ fn a_disk_s_key_at_the_top_level_is_told_to_go_in_a_disk() {
             "job" => "[{ name = \"a\", command = [\"/bin/true\"], reserve = \"5m/hour\" }]",
             _ => "\"x\"",
         };
-        let text = format!("[[disk]]\ndevice = \"a\"\n{key} = {value}\n");
-        let text = if *key == "device" {
-            "[[disk]]\ndevice = \"a\"\n".to_string()
-        } else {
-            text
+        let line = match *key {
+            "device" => String::new(),
+            _ => format!("{key} = {value}\n"),
         };
+        let text = format!("[[disk]]\ndevice = \"a\"\n{line}");
         assert!(
             toml::from_str::<super::RawConfig>(&text).is_ok(),
             "{key} is not a disk's key"

@@ -464,7 +464,7 @@ impl DiskController {
             .jobs
             .as_ref()
             .filter(|_| exited)
-            .and_then(|j| (0..j.run.len()).find(|&i| j.run.name(i) == name));
+            .and_then(|j| j.run.position(&name));
         if let (Some(i), Some(j)) = (done, self.jobs.as_mut()) {
             let switches = j.run.on_job_done(i, now.mono);
             self.switch_jobs(switches, out);
