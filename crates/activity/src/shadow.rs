@@ -862,6 +862,7 @@ impl Shadow {
                 energy_j: clairvoyant.energy_j,
                 spinups: clairvoyant.spinups,
             }),
+            budget_oracle: None,
         };
         let excess = reference.excess_ratio(lull, oracle.energy_j);
         let gain = reference

@@ -296,6 +296,17 @@ pub fn registry_for(
     Ok(r)
 }
 
+/// [`registry_for`] `opts`' task and device, held to the wear budget of
+/// `opts`' gate ([`Registry::with_wear_budget`]): the networks a replay
+/// with the daemon's checks builds spend the budget they are held to.
+pub fn registry_for_opts(registry: &Registry, opts: &ReplayOptions) -> Result<Registry, ReplayError> {
+    let mut r = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    if opts.task == "spindown" && r.wear_budget().is_none() {
+        r.set_wear_budget(opts.gate.max_spindowns_per_day);
+    }
+    Ok(r)
+}
+
 /// The reference measures of `timeline` for task `opts.task` that do not
 /// depend on the network: for `spindown`, the best fixed timeout in
 /// hindsight ([`BestFixed`]); `None` for other tasks. Compute it once per
@@ -622,7 +633,7 @@ pub fn replay_log_runs(
         )));
     }
     let reference = trace_reference_runs(timeline, opts, runs)?;
-    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let registry = registry_for_opts(registry, opts)?;
     for s in specs {
         s.build(&registry)?;
     }
@@ -648,7 +659,7 @@ fn replay_restarting(
     make: impl FnOnce(Box<dyn Fn() -> lull_core::network::Network + Send>) -> crate::restart::Restarting,
     reference: Option<BestFixed>,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
-    let registry = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let registry = registry_for_opts(registry, opts)?;
     // Built once here to report a bad spec as such; then once per restart.
     spec.build(&registry)?;
     let spec = spec.clone();
@@ -707,7 +718,7 @@ pub fn replay_spec_with(
     opts: &ReplayOptions,
     reference: Option<BestFixed>,
 ) -> Result<ReplayOutcome, ReplayError> {
-    let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let registry = &registry_for_opts(registry, opts)?;
     let network = spec.build(registry)?;
     replay_network(timeline, network, opts, reference)
 }
@@ -743,7 +754,7 @@ pub fn replay_spec_warm_with(
     reference: Option<BestFixed>,
 ) -> Result<ReplayOutcome, ReplayError> {
     trace_timed(opts, "--warm-up")?;
-    let registry = &registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let registry = &registry_for_opts(registry, opts)?;
     let mut network = spec.build(registry)?;
     // A network with nothing to save learns nothing (a learning component
     // saves its state from the start): the warm-up would change nothing.

@@ -416,6 +416,7 @@ pub struct Params {
     values: BTreeMap<&'static str, ParamValue>,
     inputs: usize,
     breakeven: Option<Nanos>,
+    wear_budget: Option<u32>,
 }
 
 impl Params {
@@ -513,6 +514,7 @@ impl Params {
             values,
             inputs,
             breakeven,
+            wear_budget: None,
         })
     }
 
@@ -552,6 +554,11 @@ impl Params {
                 "needs the break-even time B of the device: give the parameter, or build the network for a device (`--device` on the command line, `Registry::with_breakeven` in code)",
             )
         })
+    }
+    /// The wear budget (spin-downs a day) of the disk the network is
+    /// built for, if it has one ([`Registry::with_wear_budget`]).
+    pub fn wear_budget(&self) -> Option<u32> {
+        self.wear_budget
     }
     /// Every value, by name.
     pub fn values(&self) -> &BTreeMap<&'static str, ParamValue> {
@@ -719,6 +726,7 @@ pub struct Registry {
     entries: BTreeMap<&'static str, Entry>,
     networks: BTreeMap<&'static str, NetworkEntry>,
     breakeven: Option<Nanos>,
+    wear_budget: Option<u32>,
 }
 
 impl fmt::Debug for Registry {
@@ -727,6 +735,7 @@ impl fmt::Debug for Registry {
             .field("components", &self.entries.keys().collect::<Vec<_>>())
             .field("networks", &self.networks.keys().collect::<Vec<_>>())
             .field("breakeven", &self.breakeven)
+            .field("wear_budget", &self.wear_budget)
             .finish()
     }
 }
@@ -787,6 +796,26 @@ impl Registry {
     /// The break-even time networks are built for, if known.
     pub fn breakeven(&self) -> Option<Nanos> {
         self.breakeven
+    }
+
+    /// The same registry for a disk held to a wear budget of `per_day`
+    /// spin-downs a day (`None` or 0: none): components that spend
+    /// spin-downs (`long-idle`, so `auto`) take it as their default and
+    /// spend it on the longest periods, instead of learning of it only
+    /// from the gate's refusals.
+    pub fn with_wear_budget(mut self, per_day: Option<u32>) -> Self {
+        self.set_wear_budget(per_day);
+        self
+    }
+
+    /// Sets or clears the wear budget ([`Registry::with_wear_budget`]).
+    pub fn set_wear_budget(&mut self, per_day: Option<u32>) {
+        self.wear_budget = per_day.filter(|&n| n > 0);
+    }
+
+    /// The wear budget networks are built for, if any.
+    pub fn wear_budget(&self) -> Option<u32> {
+        self.wear_budget
     }
 
     /// Registers a named network: `expand` turns it into a one-line spec
@@ -853,7 +882,8 @@ impl Registry {
             .entries
             .get(name)
             .ok_or_else(|| ParamError::new("", format!("unknown component `{name}`")))?;
-        let params = Params::resolve_in(&entry.info, args, inputs, self.breakeven)?;
+        let mut params = Params::resolve_in(&entry.info, args, inputs, self.breakeven)?;
+        params.wear_budget = self.wear_budget;
         let built = (entry.factory)(&params)?;
         let role = built.role();
         if role != entry.info.role {

@@ -101,6 +101,7 @@ pub mod dpll;
 pub mod duration;
 pub mod long_idle;
 pub mod oracle;
+pub mod pace;
 pub mod periodic;
 pub mod random;
 pub mod rate;

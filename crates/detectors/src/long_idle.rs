@@ -143,12 +143,23 @@
 //! (docs/results.md); where short gaps are common, a trial costs one
 //! wasted cycle and they grow rare.
 //!
+//! **Under a wear budget** (issue 75). With `per-day=N`, or built for a
+//! disk with a budget ([`Registry::with_wear_budget`]: the daemon's
+//! `max_spindowns_per_day`, `--max-spindowns-per-day`), a pacer
+//! ([`crate::pace`]) scores budgeted experts (timers, and this detector's
+//! own decision held to a floor, each with its own copy of the gate's
+//! bucket and daily cap) on every period, and the detector acts on the
+//! leader: its own decision, its decision not before a floor (then never
+//! at once: the model predicts "longer than `B`", not "longer than the
+//! floor"), or a timer. Without a budget nothing changes.
+//!
 //! Its gauges report the last probability, how often it acted at once and
 //! how often that was right, how often it declared at idle start, the
 //! serial correlation, how often a context's fallback decided, the
 //! timeout it would act on now (the context's or the global one, for a
 //! period that began now), the global fallback's timeout and leader, and
-//! the periodic sources (`periodic_*`).
+//! the periodic sources (`periodic_*`), and the wear budget's timeout or
+//! floor (`budget_timeout_s`, 0 when it acts as it is).
 
 use lull_core::component::{Context, Start, StartDetector};
 use lull_core::learned::{Learned, LearnedError, ago, from_ago};
@@ -157,6 +168,7 @@ use lull_core::registry::{
 };
 use lull_core::time::Nanos;
 
+use crate::pace::{Paced, WearPace};
 use crate::periodic::{PeriodicEstimator, gate, gate_on, periodic_gauges};
 use crate::share::{
     Decision, EXPERT_PARAMS, FALLBACK_GAUGES, LEARNED_DECISION_PARAM, ShareExperts,
@@ -329,6 +341,9 @@ pub struct LongIdle {
     by_context: Box<[ContextFallback]>,
     /// Decisions made on a context's own fallback.
     context_decisions: u64,
+    /// The wear budget's pacer, with `per-day` (module docs, "Under a
+    /// wear budget").
+    pace: Option<WearPace>,
 }
 
 /// One context's fallback and its score against the global one.
@@ -442,8 +457,28 @@ impl LongIdle {
             ]
             .into_boxed_slice(),
             context_decisions: 0,
+            pace: None,
             fallback,
         }
+    }
+
+    /// The detector held to a wear budget of `per_day` spin-downs a day
+    /// (module docs, "Under a wear budget"); `None` or 0: no budget.
+    pub fn with_wear_budget(mut self, per_day: Option<u32>) -> Self {
+        self.pace = per_day
+            .filter(|&n| n > 0)
+            .map(|n| WearPace::new(n, self.breakeven));
+        self
+    }
+
+    /// The wear budget's pacer, when it has one.
+    pub fn pace(&self) -> Option<&WearPace> {
+        self.pace.as_ref()
+    }
+
+    /// The pacer's policy now ([`Paced::AsIs`] without a budget).
+    pub fn paced(&self) -> Paced {
+        self.pace.as_ref().map_or(Paced::AsIs, WearPace::leading)
     }
 
     /// The context's fallback that the current period's timeout comes
@@ -752,6 +787,10 @@ impl StartDetector for LongIdle {
                 "acting_timeout_s".into(),
                 self.acting_timeout().as_secs_f64(),
             ),
+            (
+                "budget_timeout_s".into(),
+                self.pace.as_ref().map_or(0.0, WearPace::leader_timeout_s),
+            ),
         ];
         g.extend(self.fallback.gauges("fallback_"));
         g.extend(
@@ -768,13 +807,20 @@ impl StartDetector for LongIdle {
         self.decided = false;
         self.acted = false;
         self.zero.fired = false;
+        if let Some(p) = self.pace.as_mut() {
+            p.set_clock(ctx.clock);
+        }
         if self.zero.on
+            && self.paced() == Paced::AsIs
             && self.fallback_at_once()
             && gate(&self.periodic, self.breakeven, ctx.now, ctx.now).is_none()
         {
             // Declared at its start: nothing left to decide.
             self.zero.fired = true;
             self.zero.count += 1;
+            if let Some(p) = self.pace.as_mut() {
+                p.decide(Some(Nanos::ZERO));
+            }
             return Some(Start::now(ctx.now));
         }
         self.armed.arm(ctx.now + self.decision_delay());
@@ -789,6 +835,11 @@ impl StartDetector for LongIdle {
         // only this call turns it off.)
         if learned || self.zero.on {
             self.learn_zero(period.as_secs_f64(), learned);
+        }
+        if learned || self.zero.fired {
+            if let Some(p) = self.pace.as_mut() {
+                p.end(ctx.now, period);
+            }
         }
         if !learned {
             return;
@@ -862,15 +913,31 @@ impl StartDetector for LongIdle {
         // A confident periodic arrival within B: acting now cannot pay.
         let prediction = self.periodic.predict(ctx.now);
         let gated_now = gate_on(prediction, self.breakeven, ctx.now).is_some();
-        if !gated_now && self.acts(self.margin(), self.last_p, self.wait_s) {
+        let at_once = !gated_now && self.acts(self.margin(), self.last_p, self.wait_s);
+        if !at_once {
+            // Nor does the fallback's start within B before one: put it
+            // off past the arrival's window, once (if still idle, it
+            // missed).
+            if let Some(later) = gate_on(prediction, self.breakeven, at) {
+                at = later;
+            }
+        }
+        let own = if at_once { ctx.now } else { at };
+        // Under a wear budget, the pacer's expert decides (module docs,
+        // "Under a wear budget"): its own decision, not before a floor,
+        // or a timer.
+        let paced = match self.pace.as_mut() {
+            Some(p) => p.decide(Some(own - began)),
+            None => Paced::AsIs,
+        };
+        let at = match paced {
+            Paced::AsIs => own,
+            Paced::Floor(f) => own.max(began + f),
+            Paced::Timer(t) => (began + t).max(ctx.now),
+        };
+        if at_once && at == own {
             self.at_once += 1;
             self.acted = true;
-            return self.armed.fire(ctx.now);
-        }
-        // Nor does the fallback's start within B before one: put it off
-        // past the arrival's window, once (if still idle, it missed).
-        if let Some(later) = gate_on(prediction, self.breakeven, at) {
-            at = later;
         }
         self.armed.arm(at);
         if at <= ctx.now {
@@ -908,6 +975,9 @@ impl StartDetector for LongIdle {
             v.extend_from_slice(&c.loss);
             v.push(c.periods);
         }
+        if let Some(p) = &self.pace {
+            p.save_values(now, &mut v);
+        }
         Some(Learned::new(LONG_IDLE.name, STATE_VERSION, v))
     }
     fn restore(&mut self, l: &Learned, now: Nanos) -> Result<(), LearnedError> {
@@ -931,6 +1001,23 @@ impl StartDetector for LongIdle {
                 PeriodicEstimator::SAVED_LEN,
             ),
         };
+        // The wear pacer's values follow, in a budgeted detector's state:
+        // a detector with a pacer restores them, one without drops them,
+        // and a pacer without saved values starts afresh.
+        let pace_values = (version == STATE_VERSION && l.values.len() == len + WearPace::SAVED_LEN)
+            .then(|| l.values[len..].to_vec());
+        let trimmed;
+        let l = match &pace_values {
+            Some(_) => {
+                trimmed = Learned::new(&l.kind, l.version, l.values[..len].to_vec());
+                &trimmed
+            }
+            None => l,
+        };
+        let mut pace = self.pace.clone();
+        if let (Some(p), Some(v)) = (pace.as_mut(), &pace_values) {
+            p.restore_values(v, now).map_err(LearnedError::new)?;
+        }
         let v = l.expect(LONG_IDLE.name, version, len)?;
         let mut it = v.iter().copied();
         let mut take = |n: usize| -> Vec<f64> { it.by_ref().take(n).collect() };
@@ -1025,11 +1112,12 @@ impl StartDetector for LongIdle {
             idle: 0,
             count: zero[4] as u64,
         };
+        self.pace = pace;
         Ok(())
     }
 }
 
-const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
+const LONG_IDLE_PARAMS: [ParamInfo; 10] = [
     ParamInfo::optional(
         "margin",
         ParamKind::Float,
@@ -1051,9 +1139,16 @@ const LONG_IDLE_PARAMS: [ParamInfo; 9] = [
     EXPERT_PARAMS[4],
     EXPERT_PARAMS[5],
     LEARNED_DECISION_PARAM,
+    ParamInfo::optional(
+        "per-day",
+        ParamKind::Int,
+        "0",
+        "",
+        "wear budget, spin-downs a day: spend them on the longest periods (a learned floor on the timeout); 0 (default): the disk's own (`max_spindowns_per_day`, `--max-spindowns-per-day`), else none",
+    ),
 ];
 
-const LONG_IDLE_GAUGES: [GaugeInfo; 18] = {
+const LONG_IDLE_GAUGES: [GaugeInfo; 19] = {
     let [a, b, c, d, e, f] = periodic_gauges!("periodic_");
     let [f1, f2, f3, f4] = FALLBACK_GAUGES;
     [
@@ -1075,6 +1170,11 @@ const LONG_IDLE_GAUGES: [GaugeInfo; 18] = {
         GaugeInfo::new(
             "acting_timeout_s",
             "timeout acted on now",
+            GaugeUnit::Seconds,
+        ),
+        GaugeInfo::new(
+            "budget_timeout_s",
+            "wear budget's timeout or floor (0: none)",
             GaugeUnit::Seconds,
         ),
         f1,
@@ -1109,9 +1209,14 @@ pub(crate) fn register(r: &mut Registry) {
         let margin = p.float_in("margin", 0.0, 1e6)?;
         let margin = (margin > 0.0).then_some(margin);
         let rate = p.float_in("rate", f64::MIN_POSITIVE, 10.0)?;
-        Ok(Built::Start(Box::new(LongIdle::new(
-            fallback, b, margin, rate,
-        ))))
+        // 0: the disk's own budget, when the network is built for one.
+        let per_day = match p.int_in("per-day", 0, 1_000_000)? as u32 {
+            0 => p.wear_budget(),
+            n => Some(n),
+        };
+        Ok(Built::Start(Box::new(
+            LongIdle::new(fallback, b, margin, rate).with_wear_budget(per_day),
+        )))
     });
 }
 

@@ -222,11 +222,18 @@ impl DaemonStandbys {
     }
 }
 
-/// `max_spindowns_per_day` as a token bucket: it holds at most a sixth of
-/// the daily budget (at least one), and refills at the daily rate, so a
-/// budget of 48 allows a burst of 8 and then one spin-down every 30
-/// minutes, instead of being spent by morning. The daemon keeps it in its
-/// state file, so a restart neither refills nor empties it.
+/// `max_spindowns_per_day` as a token bucket under a daily cap.
+///
+/// The bucket paces: it holds at most a sixth of the daily budget (at
+/// least one) and refills at the daily rate, so a budget of 48 allows a
+/// burst of 8 and then one spin-down every 30 minutes, instead of being
+/// spent by morning. The cap is the hard limit: no day (a UTC day of the
+/// wall clock, or of the timeline from its zero when the clock is not
+/// known) holds more than `per_day` spin-downs. A bucket alone let a day
+/// take its refill plus the burst, 56 for a budget of 48.
+///
+/// The daemon keeps it in its state file, so a restart neither refills
+/// nor empties it.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WearBudget {
@@ -234,7 +241,17 @@ pub struct WearBudget {
     pub tokens: f64,
     /// When `tokens` was last brought up to date (Unix seconds).
     pub at_unix: u64,
+    /// The day (Unix seconds / 86 400) of [`WearBudget::spent`].
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub day: u64,
+    /// Spin-downs charged on [`WearBudget::day`] (0 in a state file
+    /// written before the cap: its day starts uncounted).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub spent: u32,
 }
+
+/// Seconds in a day.
+const DAY_S: u64 = 86_400;
 
 impl WearBudget {
     /// The bucket's size for `per_day`.
@@ -246,11 +263,13 @@ impl WearBudget {
         }
     }
 
-    /// A full bucket at `now_unix`.
+    /// A full bucket at `now_unix`, nothing spent that day.
     pub fn full(per_day: u32, now_unix: u64) -> Self {
         WearBudget {
             tokens: Self::capacity(per_day),
             at_unix: now_unix,
+            day: now_unix / DAY_S,
+            spent: 0,
         }
     }
 
@@ -264,6 +283,15 @@ impl WearBudget {
         self.at_unix = self.at_unix.max(now_unix);
     }
 
+    /// Spin-downs charged on the day of `now_unix` (0 on a later day).
+    pub fn spent_on(&self, now_unix: u64) -> u32 {
+        if now_unix / DAY_S == self.day {
+            self.spent
+        } else {
+            0
+        }
+    }
+
     /// Gives back the token `charge` took, for a standby that failed (the
     /// drive did not spin down, so it wore nothing). Exact when nothing
     /// touched the bucket since (as in the daemon, where the failure is
@@ -271,12 +299,15 @@ impl WearBudget {
     /// the failure at once): the tokens are what they were before the
     /// charge, so the daemon and a replay of its log, refunding at other
     /// instants, hold the same bucket to the bit. Otherwise one token back,
-    /// within the capacity.
+    /// within the capacity. The day's count is given back too.
     pub fn refund(&mut self, charge: Charge) {
         if self.at_unix == charge.at_unix {
             self.tokens = charge.tokens_before;
         } else {
             self.tokens = (self.tokens + 1.0).min(charge.capacity);
+        }
+        if self.day == charge.day {
+            self.spent = self.spent.saturating_sub(1);
         }
     }
 
@@ -291,15 +322,24 @@ impl WearBudget {
         if ok(from_unix) {
             return Some(from_unix);
         }
+        // The day's cap reached: nothing before the next day starts.
+        let from = if self.spent_on(from_unix) >= per_day {
+            (from_unix / DAY_S + 1) * DAY_S
+        } else {
+            from_unix
+        };
+        if ok(from) {
+            return Some(from);
+        }
         // The estimate, then corrected to the exact second: the refill
         // rounds as `refill` does.
         let need = ((1.0 - self.tokens).max(0.0) * 86_400.0 / f64::from(per_day)).ceil();
         let mut u = self
             .at_unix
-            .max(from_unix)
+            .max(from)
             .saturating_add(need.min(1e12) as u64)
-            .max(from_unix + 1);
-        while u > from_unix + 1 && ok(u - 1) {
+            .max(from + 1);
+        while u > from + 1 && ok(u - 1) {
             u -= 1;
         }
         while !ok(u) {
@@ -308,15 +348,25 @@ impl WearBudget {
         Some(u)
     }
 
-    /// Takes a token if there is one at `now_unix`; otherwise returns the
-    /// seconds until there will be.
+    /// Takes a token if there is one at `now_unix` and the day's cap
+    /// allows it; otherwise returns the seconds until it will.
     pub fn take(&mut self, per_day: u32, now_unix: u64) -> Result<(), f64> {
         self.refill(per_day, now_unix);
+        if per_day == 0 {
+            return Err(f64::INFINITY);
+        }
+        let today = now_unix / DAY_S;
+        let spent = self.spent_on(now_unix);
+        if spent >= per_day {
+            let next_day = (today + 1) * DAY_S;
+            return Err((next_day - now_unix) as f64);
+        }
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
+            // A clock set back to an earlier day counts in that day anew.
+            self.day = today;
+            self.spent = spent + 1;
             Ok(())
-        } else if per_day == 0 {
-            Err(f64::INFINITY)
         } else {
             Err((1.0 - self.tokens) * 86_400.0 / f64::from(per_day))
         }
@@ -330,6 +380,7 @@ pub struct Charge {
     tokens_before: f64,
     at_unix: u64,
     capacity: f64,
+    day: u64,
 }
 
 /// Which of the daemon's checks a standby passes ([module docs](self)).
@@ -431,6 +482,7 @@ impl StandbyGate {
                 tokens_before: b.tokens,
                 at_unix: b.at_unix,
                 capacity: WearBudget::capacity(per_day),
+                day: unix / DAY_S,
             };
             if b.take(per_day, unix).is_ok() {
                 charge = Some(before);

@@ -80,6 +80,7 @@
 pub struct ReadmeDoctests;
 
 pub mod background;
+pub mod budget_oracle;
 pub mod cleaning;
 pub mod device;
 pub mod drive;
@@ -96,6 +97,7 @@ pub use drive::{Drive, PresetSource, Work};
 pub use gate::{
     BudgetedTimers, BusyPolls, Charge, DaemonStandbys, StandbyGate, TimerBudget, WearBudget,
 };
+pub use budget_oracle::BudgetOracle;
 pub use power::PowerModel;
 pub use spindown::Spindown;
 pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};

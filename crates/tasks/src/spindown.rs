@@ -71,6 +71,7 @@ use crate::gate::{
     BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
     WearBudget, unix_secs,
 };
+use crate::budget_oracle::BudgetOracle;
 use crate::power::PowerModel;
 
 /// The `spindown` task: a disk that sleeps in predicted idle time.
@@ -140,6 +141,10 @@ pub struct BestFixed {
     /// ([`WindowClairvoyant::from_idle_periods`]; `lull replay` and `lull
     /// rank` compute it for every trace).
     pub window_clairvoyant: Option<WindowClairvoyant>,
+    /// The oracle held to the same wear budget, when the references are
+    /// ([`BestFixed::under_wear_budget`]): the floor of every policy
+    /// behind the gate ([`BudgetOracle`]).
+    pub budget_oracle: Option<BudgetOracle>,
 }
 
 /// The clairvoyant per-window timer: in hindsight, the best fixed timeout
@@ -330,6 +335,7 @@ impl BestFixed {
             energy_j: base,
             spinups: 0,
             window_clairvoyant: None,
+            budget_oracle: None,
         };
         // Walk from the longest down; at index i (first of a run of equal
         // firing lengths) the firing set is l[i..].
@@ -369,6 +375,7 @@ impl BestFixed {
                     energy_j: energy,
                     spinups: fire,
                     window_clairvoyant: None,
+            budget_oracle: None,
                 };
             }
             debug_assert!(j > i, "each step consumes a run of equal lengths");
@@ -437,7 +444,9 @@ impl BestFixed {
             w_slept.iter_mut().for_each(|s| *s = 0.0);
         };
         let w = window.0.max(1);
+        let mut all = Vec::new();
         for (start, act_end, end) in periods {
+            all.push((start, end));
             let len = end - start;
             let act = act_end.clamp(start, end) - start;
             longest = longest.max(act);
@@ -473,6 +482,7 @@ impl BestFixed {
             energy_j: base,
             spinups: 0,
             window_clairvoyant: None,
+            budget_oracle: None,
         };
         for i in 0..k {
             let energy = base - save * slept[i] + up * fired[i] as f64;
@@ -482,6 +492,7 @@ impl BestFixed {
                     energy_j: energy,
                     spinups: fired[i],
                     window_clairvoyant: None,
+            budget_oracle: None,
                 };
             }
         }
@@ -489,6 +500,19 @@ impl BestFixed {
             window_s: window.as_secs_f64(),
             energy_j: base - cv_saved,
             spinups: cv_spinups,
+        });
+        // The daily cap the oracle keeps: the budget asked for, else the
+        // first run's own (a log of runs with other budgets is judged by
+        // its first).
+        let cap = per_day.or_else(|| runs.iter().find_map(|r| r.max_spindowns_per_day));
+        best.budget_oracle = cap.map(|n| {
+            BudgetOracle::from_idle_periods(
+                all.iter().copied(),
+                span_s,
+                model,
+                n,
+                clock,
+            )
         });
         best
     }
@@ -994,6 +1018,14 @@ impl IdleTask for Spindown {
             if let Some(c) = b.window_clairvoyant {
                 v.push(("window_clairvoyant_energy_j", c.energy_j));
                 v.push(("gain_vs_clairvoyant", c.gain(b.energy_j, r.energy_j)));
+            }
+            if let Some(o) = b.budget_oracle {
+                v.push(("budget_oracle_energy_j", o.energy_j));
+                v.push(("budget_oracle_spinups", o.spinups as f64));
+                v.push((
+                    "budget_excess_vs_best_fixed",
+                    b.excess_ratio(r.energy_j, o.energy_j),
+                ));
             }
         }
         if !self.gate.is_open() {

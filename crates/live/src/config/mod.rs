@@ -35,7 +35,7 @@
 //! [`crate::identify`], and a drive that reports no rotation is left
 //! alone), `backend` (`auto` | `sgio` |
 //! `ata16` | `ata12` | `scsi` | `hdparm`, see [`crate::transport`]),
-//! `max_spindowns_per_day` (default 48, a rolling 24 h budget; 0 never spins
+//! `max_spindowns_per_day` (default 48 a UTC day, paced by a token bucket, which `auto` spends on its longest periods; 0 never spins
 //! down), `compare_timeout` (`standby` only, 1 s to 24 h: the fixed timeout
 //! you ran before, which `lull status` and the metrics set lull's savings
 //! against; `--from-hd-idle` writes hd-idle's `-i` there), `command` (argv, absolute program path, no shell) and `interval`
@@ -333,8 +333,13 @@ pub fn task_breakeven(task: &TaskConfig, drive: &Drive) -> Result<Nanos, String>
 /// writeback or cleaning.
 pub fn disk_registry(registry: &Registry, task: &TaskConfig, breakeven: Nanos) -> Registry {
     let mut r = registry.clone().with_breakeven(breakeven);
-    if !matches!(task, TaskConfig::Standby { .. }) {
-        lull_detectors::use_background_auto(&mut r);
+    match task {
+        // `auto` spends the disk's wear budget on its longest periods.
+        TaskConfig::Standby {
+            max_spindowns_per_day,
+            ..
+        } => r.set_wear_budget(Some(*max_spindowns_per_day)),
+        _ => lull_detectors::use_background_auto(&mut r),
     }
     r
 }
@@ -565,7 +570,8 @@ pub enum TaskConfig {
     Standby {
         /// How.
         backend: Backend,
-        /// Rolling 24 h budget of spin-downs.
+        /// Spin-downs a day: a hard cap per UTC day, paced by a token
+        /// bucket ([`lull_tasks::WearBudget`]).
         max_spindowns_per_day: u32,
         /// The fixed timeout the user ran before (`compare_timeout`), which
         /// `lull status` and the metrics compare lull's savings with.

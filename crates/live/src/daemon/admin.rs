@@ -308,6 +308,8 @@ mod tests {
         let empty = WearBudget {
             tokens: 0.0,
             at_unix: now - 60,
+            day: 0,
+            spent: 0,
         };
         assert_eq!(
             budget_change(&standby(24), &standby(480), Some(&empty), now).as_deref(),

@@ -73,6 +73,8 @@ fn combines_metrics_state_and_config() {
     d.wear = Some(WearBudget {
         tokens: 0.5,
         at_unix: now,
+        day: 0,
+        spent: 0,
     });
     // One attempt more than a day ago, two within the day.
     d.spindown_attempts_unix = vec![now - 90_000, now - 3600, now - 90];
