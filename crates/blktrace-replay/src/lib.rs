@@ -19,9 +19,12 @@
 
 pub mod activity;
 pub mod alibaba;
+pub mod biosnoop;
 pub mod blkparse;
 pub mod blktrace;
+pub mod columns;
 pub mod error;
+pub mod fio;
 pub mod info;
 pub mod input;
 pub mod model;
