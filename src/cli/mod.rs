@@ -133,6 +133,31 @@ pub(crate) struct SourceArgs {
     /// failing.
     #[arg(long)]
     pub(crate) lenient: bool,
+    /// Read the trace as a CSV or TSV with this column map, e.g.
+    /// `time=timestamp:s,op=rw_flag,sector,bytes=size*512,device`.
+    /// Fields: time (required; unit s, ms, us or ns), completion or
+    /// latency (unit, latency's default ms), op, sector or offset, bytes
+    /// (`*N` multiplies), device.
+    #[arg(long, value_name = "MAP")]
+    pub(crate) columns: Option<String>,
+}
+
+/// Opens the trace at `path`: with a `--columns` map as a CSV or TSV read
+/// with it, else in the format its content shows.
+pub(crate) fn open_trace(
+    path: &std::path::Path,
+    columns: Option<&str>,
+    lenient: bool,
+) -> Result<lull_blktrace_replay::Trace, CliError> {
+    let opts = lull_blktrace_replay::ReadOptions { lenient };
+    match columns {
+        Some(map) => {
+            let map = lull_blktrace_replay::columns::ColumnMap::parse(map)
+                .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
+            Ok(lull_rank::columns::read(path, &map, opts)?)
+        }
+        None => Ok(lull_blktrace_replay::open(path, opts)?),
+    }
 }
 
 /// The drive preset a daemon's activity log names in its last session,

@@ -233,6 +233,12 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn run_rank(mut a: RunArgs) -> Result<(), CliError> {
+    if a.source.columns.is_some() {
+        return Err(CliError::input(anyhow!(
+            "--columns: `lull rank` reads traces in the formats it recognises; convert a CSV with a \
+             column map first (lull trace convert FILE OUT.csv --columns MAP) and rank OUT.csv"
+        )));
+    }
     if let Some(out) = &a.out {
         super::check_out_dir("--out", out)?;
     }

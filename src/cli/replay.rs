@@ -8,7 +8,7 @@ use lull_blktrace_replay::replay::{
     ReplayOptions, Timing, default_policy, presets_that_serve, replay_spec, resolve_timing,
     saturation_check,
 };
-use lull_blktrace_replay::{ReadOptions, Trace, synth};
+use lull_blktrace_replay::{Trace, synth};
 use lull_core::actuator::StopPolicy;
 use lull_core::event::Timeline;
 use lull_core::spec::NetworkSpec;
@@ -143,13 +143,13 @@ pub(crate) fn load_trace(
 ) -> Result<Trace, CliError> {
     let (duration, seed) = (source.duration.as_str(), source.seed);
     match path {
-        Some(p) => Ok(lull_blktrace_replay::open(
-            p,
-            ReadOptions {
-                lenient: source.lenient,
-            },
-        )?),
+        Some(p) => super::open_trace(p, source.columns.as_deref(), source.lenient),
         None => {
+            if source.columns.is_some() {
+                return Err(CliError::input(anyhow!(
+                    "--columns maps a CSV's columns: name the TRACE it is for"
+                )));
+            }
             let shape = synth::shape(workload)
                 .ok_or_else(|| CliError::input(anyhow!(synth::unknown(workload))))?;
             let d: Nanos = parse_duration(duration)

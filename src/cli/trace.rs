@@ -1,11 +1,12 @@
 //! `lull trace info` and `lull trace convert`: what is in a trace, and
-//! turning any supported trace into the normalized CSV.
+//! turning any supported trace (or a CSV read with a column map) into the
+//! normalized CSV or Parquet, so that it can be shared.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use lull_blktrace_replay::{ReadOptions, Trace, TraceInfo, normalized};
+use lull_blktrace_replay::{Trace, TraceInfo, normalized};
 
 use super::{CliError, Format};
 
@@ -21,7 +22,14 @@ enum Command {
     /// Format, devices, requests, bytes, span and the idle-period picture
     /// (long periods' share of idle time, autocorrelation of period lengths).
     Info(InfoArgs),
-    /// Convert any supported trace to the normalized CSV.
+    /// Convert any supported trace to the normalized CSV or Parquet.
+    ///
+    /// Reads blktrace (binary or blkparse text), MSR Cambridge, SPC, VSCSI,
+    /// SYSTOR '17, Tencent CBS, Alibaba, fio iologs (v2, v3), bcc and
+    /// bpftrace biosnoop output, lull's normalized CSV and activity logs,
+    /// each detected by content, and any CSV or TSV with --columns. Writes
+    /// `arrival_ns,completion_ns,op,sector,bytes,device`, as Parquet when
+    /// OUT ends in `.parquet`, else as CSV.
     Convert(ConvertArgs),
 }
 
@@ -35,6 +43,10 @@ struct InfoArgs {
     /// Skip malformed records (and count them) instead of failing.
     #[arg(long)]
     lenient: bool,
+    /// Read the files as CSV or TSV with this column map (see `lull
+    /// replay --help`).
+    #[arg(long, value_name = "MAP")]
+    columns: Option<String>,
     /// Output format: a table, or one JSON object per input per line.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -45,12 +57,29 @@ struct InfoArgs {
 struct ConvertArgs {
     /// The trace to convert (file or directory of per-CPU blktrace files).
     file: PathBuf,
-    /// Where to write the normalized CSV (written atomically).
-    #[arg(short, long)]
-    out: PathBuf,
+    /// Where to write it (written atomically): Parquet for `*.parquet`,
+    /// else the normalized CSV. Or give it with -o.
+    #[arg(
+        value_name = "OUT",
+        required_unless_present = "out_flag",
+        conflicts_with = "out_flag"
+    )]
+    out: Option<PathBuf>,
+    /// Where to write it (the same as OUT).
+    #[arg(short = 'o', long = "out", value_name = "OUT")]
+    out_flag: Option<PathBuf>,
     /// Skip malformed records (and count them) instead of failing.
     #[arg(long)]
     lenient: bool,
+    /// Read FILE as a CSV or TSV with this column map, e.g.
+    /// `time=timestamp:s,op=rw_flag,sector,bytes=size*512,device` (see
+    /// `lull replay --help`).
+    #[arg(long, value_name = "MAP")]
+    columns: Option<String>,
+    /// Keep one device of a multi-device trace (by its name, as `lull
+    /// trace info` lists them).
+    #[arg(long)]
+    disk: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
@@ -88,12 +117,7 @@ pub(crate) fn report_reading(path: Option<&Path>, trace: &Trace) {
 fn info(args: InfoArgs) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     for path in &args.files {
-        let trace = lull_blktrace_replay::open(
-            path,
-            ReadOptions {
-                lenient: args.lenient,
-            },
-        )?;
+        let trace = super::open_trace(path, args.columns.as_deref(), args.lenient)?;
         report_reading(Some(path), &trace);
         let info = TraceInfo::of(&trace);
         let written = match args.format {
@@ -249,21 +273,59 @@ pub(crate) fn write_normalized(trace: &Trace, out: &Path) -> Result<(), CliError
 }
 
 fn convert(args: ConvertArgs) -> Result<(), CliError> {
-    let trace = lull_blktrace_replay::open(
-        &args.file,
-        ReadOptions {
-            lenient: args.lenient,
-        },
-    )?;
+    let out = args
+        .out
+        .or(args.out_flag)
+        .ok_or_else(|| CliError::input(anyhow!("name the output: OUT or -o OUT")))?;
+    let trace = super::open_trace(&args.file, args.columns.as_deref(), args.lenient)?;
     report_reading(Some(&args.file), &trace);
-    write_normalized(&trace, &args.out)?;
+    let trace = match &args.disk {
+        Some(name) => one_device(&trace, name)?,
+        None => trace,
+    };
+    let parquet = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if parquet {
+        lull_rank::columns::write_parquet(&trace, &out).map_err(|e| match e {
+            lull_rank::RankError::Io { ref error, .. }
+                if error.kind() == std::io::ErrorKind::NotFound =>
+            {
+                CliError::input(e)
+            }
+            e => CliError::runtime(e),
+        })?;
+    } else {
+        write_normalized(&trace, &out)?;
+    }
     eprintln!(
-        "lull: wrote {} requests of {} device(s) to {}",
+        "lull: wrote {} requests of {} device(s) to {}{}",
         trace.requests.len(),
         trace.devices.len(),
-        args.out.display()
+        out.display(),
+        if parquet { " (Parquet)" } else { "" }
     );
     Ok(())
+}
+
+/// The requests of the device `name` alone, as a trace of one device.
+fn one_device(trace: &Trace, name: &str) -> Result<Trace, CliError> {
+    let (requests, _) = trace
+        .select(Some(name))
+        .map_err(|e| CliError::input(anyhow!("--disk: {e}")))?;
+    let mut one = Trace {
+        requests,
+        devices: Vec::new(),
+        format: trace.format,
+        skipped: trace.skipped,
+        notes: trace.notes.clone(),
+        clock: trace.clock,
+    };
+    let id = one.device_id(name);
+    for r in &mut one.requests {
+        r.device = id;
+    }
+    Ok(one)
 }
 
 #[cfg(test)]

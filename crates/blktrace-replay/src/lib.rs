@@ -2,6 +2,14 @@
 //!
 //! Trace readers, synthetic workloads and the replay driver of lull's lab.
 //!
+//! Readers, each found by content ([`read`]): blktrace binary, blkparse
+//! text, MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS,
+//! Alibaba, fio iologs ([`fio`]), bcc and bpftrace `biosnoop` output
+//! ([`biosnoop`]), lull's normalized CSV and its daemon's activity logs.
+//! Any other CSV or TSV is read with a column map ([`columns`]; its cells
+//! are split by polars in `lull-rank`, which keeps polars out of this
+//! crate).
+//!
 //! ```
 //! use lull_blktrace_replay::{replay::{ReplayOptions, replay_spec}, synth};
 //! use lull_core::{event::Timeline, spec::NetworkSpec, time::Nanos};
@@ -19,9 +27,12 @@
 
 pub mod activity;
 pub mod alibaba;
+pub mod biosnoop;
 pub mod blkparse;
 pub mod blktrace;
+pub mod columns;
 pub mod error;
+pub mod fio;
 pub mod info;
 pub mod input;
 pub mod model;

@@ -13,7 +13,18 @@
 //! 7. SYSTOR '17 CSV (6 columns, decimal seconds, `R`/`W` in the third),
 //! 8. SPC (5+ columns, `r`/`w` in the fourth, decimal seconds in the fifth),
 //! 9. Alibaba (5 columns, `R`/`W` in the second),
-//! 10. Tencent CBS (5 whole-number columns, 0/1 in the fourth).
+//! 10. Tencent CBS (5 whole-number columns, 0/1 in the fourth),
+//! 11. fio's iolog (its first line `fio version 2 iolog` or `… 3 iolog`),
+//! 12. bcc's `biosnoop` output (its header line, `TIME(s) COMM PID DISK T
+//!     SECTOR BYTES … LAT(ms)`, among the first lines),
+//! 13. bpftrace's `biosnoop.bt` output (its header, `TIME(ms) … COMM PID
+//!     LAT(ms)`).
+//!
+//! Any other CSV or TSV is read with a column map (`--columns`, see
+//! [`crate::columns`]); that reader lives where polars may be used (the
+//! `lull` command line), so this crate stays light. When no format fits,
+//! the error shows the file's first line and the column map its header
+//! suggests ([`crate::columns::suggest`]).
 //!
 //! A directory is either a disk's activity log, when it holds `*.lact`
 //! segments (read in name order as one log), or a blktrace capture: every
@@ -26,7 +37,10 @@ use std::path::Path;
 use crate::error::TraceError;
 use crate::input::{self, Input};
 use crate::trace::Trace;
-use crate::{activity, alibaba, blkparse, blktrace, msr, normalized, spc, systor, tencent, vscsi};
+use crate::{
+    activity, alibaba, biosnoop, blkparse, blktrace, columns, fio, msr, normalized, spc, systor,
+    tencent, vscsi,
+};
 
 pub use crate::normalized::ReadOptions;
 
@@ -54,11 +68,17 @@ pub enum Format {
     Alibaba,
     /// Tencent CBS CSV.
     Tencent,
+    /// fio's iolog, version 2 or 3.
+    FioIolog,
+    /// bcc's `biosnoop` output.
+    BccBiosnoop,
+    /// bpftrace's `biosnoop.bt` output.
+    BpftraceBiosnoop,
 }
 
 impl Format {
     /// Every format, in sniffing order.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 13] = [
         Format::Activity,
         Format::Normalized,
         Format::Blktrace,
@@ -69,6 +89,9 @@ impl Format {
         Format::Spc,
         Format::Alibaba,
         Format::Tencent,
+        Format::FioIolog,
+        Format::BccBiosnoop,
+        Format::BpftraceBiosnoop,
     ];
 
     /// The name [`Trace::format`] carries.
@@ -84,6 +107,9 @@ impl Format {
             Format::Spc => "spc",
             Format::Alibaba => "alibaba",
             Format::Tencent => "tencent",
+            Format::FioIolog => fio::NAME,
+            Format::BccBiosnoop => biosnoop::BCC,
+            Format::BpftraceBiosnoop => biosnoop::BPFTRACE,
         }
     }
 
@@ -101,6 +127,9 @@ impl Format {
             Format::Spc => spc::sniff(head),
             Format::Alibaba => alibaba::sniff(head),
             Format::Tencent => tencent::sniff(head),
+            Format::FioIolog => fio::sniff(head),
+            Format::BccBiosnoop => biosnoop::sniff_bcc(head),
+            Format::BpftraceBiosnoop => biosnoop::sniff_bpftrace(head),
         })
     }
 
@@ -117,14 +146,18 @@ impl Format {
             Format::Spc => spc::read(input, path, opts),
             Format::Alibaba => alibaba::read(input, path, opts),
             Format::Tencent => tencent::read(input, path, opts),
+            Format::FioIolog => fio::read(input, path, opts),
+            Format::BccBiosnoop => biosnoop::read_bcc(input, path, opts),
+            Format::BpftraceBiosnoop => biosnoop::read_bpftrace(input, path, opts),
         }
     }
 }
 
 const UNKNOWN: &str = "unrecognized trace format (lull reads blktrace binary, blkparse text, \
-MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS and Alibaba traces, its \
-normalized CSV `arrival_ns,completion_ns,op,sector,bytes,device` and its daemon's activity logs \
-(`*.lact`); gzip, bzip2 and zstd are decoded)";
+MSR Cambridge, SPC, CloudPhysics VSCSI, SYSTOR '17, Tencent CBS and Alibaba traces, fio iologs, \
+bcc and bpftrace biosnoop output, its normalized CSV \
+`arrival_ns,completion_ns,op,sector,bytes,device` and its daemon's activity logs (`*.lact`), \
+and any CSV or TSV with a column map, `--columns`; gzip, bzip2 and zstd are decoded)";
 
 /// Opens `path` (a file, a directory of activity log segments, or a
 /// directory of per-CPU blktrace files) and reads it with the reader its
@@ -176,7 +209,32 @@ fn dispatch(
     }
     match Format::sniff(&head) {
         Some(f) => f.read(input, path, opts),
-        None => Err(TraceError::format(path, UNKNOWN)),
+        None => Err(TraceError::format(path, unknown(&head))),
+    }
+}
+
+/// The error for content no reader claims: what lull reads, the file's
+/// first line, and the `--columns` map its header suggests.
+fn unknown(head: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let first = text
+        .lines()
+        .map(|l| l.trim_start_matches('\u{feff}').trim())
+        .find(|l| !l.is_empty());
+    let Some(first) = first.filter(|l| !l.contains('\u{fffd}')) else {
+        return UNKNOWN.to_string();
+    };
+    let shown: String = first.chars().take(160).collect();
+    let more = if shown.len() < first.len() { "…" } else { "" };
+    match columns::suggest(first) {
+        Some(map) => format!(
+            "{UNKNOWN}; its first line is `{shown}{more}`: if that is a header, try \
+             --columns '{map}' (check the time unit and the size unit)"
+        ),
+        None => format!(
+            "{UNKNOWN}; its first line is `{shown}{more}` (for a CSV or TSV, name its columns \
+             with --columns 'time=COLUMN:s,op=COLUMN,sector=COLUMN,bytes=COLUMN')"
+        ),
     }
 }
 

@@ -125,7 +125,7 @@ pub(crate) fn secs_ns(name: &str, s: &str) -> Result<u64, String> {
 }
 
 /// Device names to ids without a linear search per row.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Devices {
     ids: HashMap<String, DeviceId>,
 }
@@ -161,10 +161,36 @@ pub(crate) fn read_csv<R: BufRead>(
     is_header: impl Fn(&str) -> bool,
     mut row: impl FnMut(&[&str], &mut Trace, &mut Devices) -> RowResult,
 ) -> Result<Trace, TraceError> {
+    let mut first = true;
+    read_lines(input, path, opts, format, |line, trace, devices| {
+        if std::mem::take(&mut first) && is_header(line) {
+            return Ok(None);
+        }
+        let mut fields = [""; 16];
+        match split_fields(line, &mut fields) {
+            Some(n) => row(&fields[..n], trace, devices),
+            None => Err("too many columns".to_string()),
+        }
+    })
+}
+
+/// The driver of every line-oriented reader: reads `input` line by line
+/// (blank lines skipped, a byte-order mark and surrounding blanks
+/// trimmed), hands each line to `row`, stops at the first malformed one
+/// with its line number (or, with `lenient`, skips and counts it), then
+/// sorts the requests by arrival and rebases time to the first arrival.
+/// `row` returns `Ok(None)` for a line that is valid but carries no
+/// request (a header, a tool's banner).
+pub(crate) fn read_lines<R: BufRead>(
+    input: R,
+    path: &Path,
+    opts: ReadOptions,
+    format: &'static str,
+    mut row: impl FnMut(&str, &mut Trace, &mut Devices) -> RowResult,
+) -> Result<Trace, TraceError> {
     let mut trace = Trace::new(format);
     let mut devices = Devices::default();
     let mut lines = Lines::new(input, path);
-    let mut first = true;
     let mut inversions = 0u64;
     let mut last = None;
     loop {
@@ -172,8 +198,7 @@ pub(crate) fn read_csv<R: BufRead>(
             Ok(None) => break,
             Ok(Some(l)) => l,
             Err(Err(e)) => return Err(e),
-            Err(Ok(lineno)) if opts.lenient => {
-                let _ = lineno;
+            Err(Ok(_)) if opts.lenient => {
                 trace.skipped += 1;
                 continue;
             }
@@ -185,15 +210,7 @@ pub(crate) fn read_csv<R: BufRead>(
         if line.is_empty() {
             continue;
         }
-        if std::mem::take(&mut first) && is_header(line) {
-            continue;
-        }
-        let mut fields = [""; 16];
-        let result = match split_fields(line, &mut fields) {
-            Some(n) => row(&fields[..n], &mut trace, &mut devices),
-            None => Err("too many columns".to_string()),
-        };
-        match result {
+        match row(line, &mut trace, &mut devices) {
             Ok(Some(r)) => {
                 if last.is_some_and(|t| r.arrival < t) {
                     inversions += 1;

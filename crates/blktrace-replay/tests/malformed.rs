@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::Path;
 
 use lull_blktrace_replay::{
-    Format, ReadOptions, Trace, TraceError, alibaba, blkparse, blktrace, msr, normalized,
-    read_from, spc, systor, tencent, vscsi,
+    Format, ReadOptions, Trace, TraceError, alibaba, biosnoop, blkparse, blktrace, fio, msr,
+    normalized, read_from, spc, systor, tencent, vscsi,
 };
 use proptest::prelude::*;
 
@@ -253,7 +253,7 @@ fn per_cpu_files_merge_by_time() {
 #[test]
 fn text_errors_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, u64); 4] = [
+    let cases: [(&str, &str, u64); 7] = [
         (
             "msr",
             "128166385295514663,hm,0,Write,1,512,1\n128166385295514664,hm,0,Write,x,512,1\n",
@@ -269,6 +269,22 @@ fn text_errors_name_the_line() {
             "blkparse",
             "8,0 0 1 0.000000001 1 Q W 8 + 8 [a]\n8,0 0 2 bad 1 Q W 8 + 8 [a]\n",
             2,
+        ),
+        (
+            "bcc",
+            "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 a 1 sda W 8 512 0.5\n\
+             0.2 a 1 sda W 8 5x2 0.5\n",
+            3,
+        ),
+        (
+            "bpftrace",
+            "TIME(ms) COMM PID LAT(ms)\n611 bash 4179 10\n612 bash 4179 -1\n",
+            3,
+        ),
+        (
+            "fio",
+            "fio version 3 iolog\n1 /dev/sdb read 0 512\n2 /dev/sdb read x 512\n",
+            3,
         ),
     ];
     for (name, text, line) in cases {
@@ -308,6 +324,9 @@ fn all_readers(bytes: &[u8]) {
         let _ = tencent::read(bytes, p, o);
         let _ = alibaba::read(bytes, p, o);
         let _ = vscsi::read(bytes, p, o);
+        let _ = fio::read(bytes, p, o);
+        let _ = biosnoop::read_bcc(bytes, p, o);
+        let _ = biosnoop::read_bpftrace(bytes, p, o);
         let _ = read_from(std::io::Cursor::new(bytes.to_vec()), p, o);
     }
     let _ = Format::sniff(bytes);
@@ -334,6 +353,27 @@ proptest! {
         data.truncate(cut.max(4));
         all_readers(&data);
         let _ = blktrace::read_one(Box::new(std::io::Cursor::new(data)), Path::new("p"), ReadOptions { lenient: true });
+    }
+
+    /// Lines of the eBPF tools' and fio's vocabularies, after each of
+    /// their headers: no reader panics on them.
+    #[test]
+    fn tool_like_text_never_panics(
+        header in prop_oneof![
+            Just("TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)"),
+            Just("TIMESTAMP COMM PID DISK T SECTOR BYTES P QUE(ms) LAT(ms)"),
+            Just("TIME(ms) DISK ID COMM PID LAT(ms)"),
+            Just("TIME(ms) COMM PID LAT(ms)"),
+            Just("fio version 2 iolog"),
+            Just("fio version 3 iolog"),
+        ],
+        lines in proptest::collection::vec(
+            "([0-9:.-]{1,12}|[RWDFNASM]{1,4}|sda|<unknown>|\\?|/dev/sdb|read|write|wait|trim|add|MAJOR|MINOR| ){0,12}",
+            0..12,
+        ),
+    ) {
+        let text = format!("{header}\n{}", lines.join("\n"));
+        all_readers(text.as_bytes());
     }
 
     #[test]

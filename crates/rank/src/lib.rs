@@ -75,6 +75,7 @@ use std::path::{Path, PathBuf};
 pub mod analysis;
 pub mod atomic;
 pub mod axes;
+pub mod columns;
 pub mod grid;
 pub mod output;
 pub mod plan_plot;
