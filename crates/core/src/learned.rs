@@ -162,9 +162,11 @@ impl Snapshot {
         let b = breakeven.map_or(0, |b| b.0);
         if self.breakeven_ns != b {
             return Err(LearnedError::new(format!(
-                "it was learned with break-even {}, the disk's is now {}",
+                "it was learned with break-even {} (breakeven_ns = {}), the disk's is now {} ({}ns)",
                 Nanos(self.breakeven_ns).approx(),
-                Nanos(b).approx()
+                self.breakeven_ns,
+                Nanos(b).approx(),
+                b
             )));
         }
         let total: usize = self.parts.iter().flatten().map(|l| l.values.len()).sum();

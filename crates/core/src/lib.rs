@@ -167,7 +167,9 @@ pub mod prelude {
     pub use crate::component::{
         Context, Detector, DurationPredictor, Prediction, Predictor, Skeptic, Start, StartDetector,
     };
-    pub use crate::engine::{Engine, EngineError, LogEntry, RunReport, replay};
+    pub use crate::engine::{
+        Engine, EngineError, Lateness, LogEntry, Overdue, RequestId, RunReport, replay,
+    };
     pub use crate::event::{Event, EventKind, IdlePeriod, Timeline};
     pub use crate::measures::InternalMeasures;
     pub use crate::network::{Network, NetworkBuilder, NetworkError};

@@ -297,7 +297,20 @@ impl Setup {
     /// that `saved` was learned by that network. A snapshot names the
     /// network expanded ([`Setup::snapshot`]); one written before it did
     /// (naming `auto` itself) is read as before, by the name.
+    ///
+    /// The error names the call and the spec: `Setup::restore(`auto`): …`.
     pub fn restore<D: Detector, A: Actuator, T: IdleTask>(
+        &self,
+        spec: &str,
+        engine: &mut Engine<D, A, T>,
+        saved: &Snapshot,
+    ) -> Result<(), LearnedError> {
+        self.restore_unnamed(spec, engine, saved)
+            .map_err(|e| LearnedError::new(format!("Setup::restore(`{spec}`): {e}")))
+    }
+
+    /// [`Setup::restore`], its error without the call's name.
+    fn restore_unnamed<D: Detector, A: Actuator, T: IdleTask>(
         &self,
         spec: &str,
         engine: &mut Engine<D, A, T>,
