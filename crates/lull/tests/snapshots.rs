@@ -35,8 +35,8 @@ fn learn(engine: &mut Engine<Network, PolicyActuator, NoTask>) {
 #[test]
 fn a_network_remembers_its_spec_with_named_networks_expanded() {
     let b = Nanos::from_secs(72);
-    let standby = Setup::break_even_for(b, Work::Standby);
-    let io = Setup::break_even_for(b, Work::Io);
+    let standby = Setup::break_even_for(b, Work::Standby).unwrap();
+    let io = Setup::break_even_for(b, Work::Io).unwrap();
     assert_eq!(
         standby.build_network("auto").unwrap().spec(),
         Some("long-idle")
@@ -63,8 +63,8 @@ fn a_network_remembers_its_spec_with_named_networks_expanded() {
 #[test]
 fn a_state_learned_under_one_expansion_is_refused_by_another() {
     let b = Nanos::from_secs(72);
-    let standby = Setup::break_even_for(b, Work::Standby);
-    let io = Setup::break_even_for(b, Work::Io);
+    let standby = Setup::break_even_for(b, Work::Standby).unwrap();
+    let io = Setup::break_even_for(b, Work::Io).unwrap();
     let mut learned = engine(&io, "auto");
     learn(&mut learned);
     let snapshot = io.snapshot("auto", &learned, 200, 0);

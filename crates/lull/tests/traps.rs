@@ -220,3 +220,64 @@ fn a_lost_completion_is_reported_not_silent() {
     }
     assert_eq!(e.outstanding(), 0);
 }
+
+#[test]
+fn a_b_in_the_wrong_unit_is_refused_naming_the_call_and_value() {
+    // Issue 77: `Nanos(72)`, meant as 72 s, was taken as 72 ns.
+    let e = Setup::break_even_for(Nanos(72), Work::Standby)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("Setup::break_even_for(b = 72ns, Work::Standby)"),
+        "{e}"
+    );
+    assert!(e.contains("B = 72ns"), "{e}");
+    assert!(e.contains("Nanos::from_secs"), "{e}");
+    // Issue 77: B = 0 with `auto` said `parameter min: must be greater
+    // than 0`, naming neither B nor the call.
+    let e = Setup::break_even_for(Nanos::ZERO, Work::Standby)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Setup::break_even_for(b = 0ns"), "{e}");
+    assert!(e.contains("B = 0ns"), "{e}");
+    // For work that moves I/O the floor is one fast access.
+    let e = Setup::break_even_for(Nanos(72), Work::Io)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Work::Io") && e.contains("72ns"), "{e}");
+    assert!(Setup::break_even_for(Nanos::from_millis(17), Work::Io).is_ok());
+    assert!(Setup::break_even_for(Nanos::from_secs(72), Work::Standby).is_ok());
+    // A power model with its times in milliseconds written as seconds.
+    let ms = lull::tasks::PowerModel::new(3.3, 0.4, 21.0, 0.010, 0.005);
+    let e = Setup::power_model(&ms).unwrap_err().to_string();
+    assert!(e.starts_with("Setup::power_model(p_active=3.3,"), "{e}");
+    assert!(e.contains("B = 72413793ns (72.4ms)"), "{e}");
+}
+
+#[test]
+fn a_standby_engine_from_a_setup_for_io_is_refused() {
+    // Issue 77: a standby network built from a `Work::Io` setup silently
+    // used B = 17.7 ms.
+    let io = lull::for_drive("wd-red-plus", Work::Io).unwrap();
+    let e = io.spindown_engine("auto").unwrap_err().to_string();
+    assert!(e.starts_with("Setup::spindown_engine:"), "{e}");
+    assert!(e.contains("Work::Io") && e.contains("17.7ms"), "{e}");
+    let e = io.standby_gate(Some(48)).unwrap_err().to_string();
+    assert!(e.starts_with("Setup::standby_gate:"), "{e}");
+    // From B alone there is no power model to book energy with.
+    let bare = Setup::break_even_for(Nanos::from_secs(72), Work::Standby).unwrap();
+    let e = bare.spindown_engine("auto").unwrap_err().to_string();
+    assert!(e.contains("no power model"), "{e}");
+    // The setup for standby builds all three; the common engine has a
+    // name for a struct field.
+    let standby = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
+    let _: SpindownEngine = standby.spindown_engine("auto").unwrap();
+    let _: LiveEngine = standby.engine("auto").unwrap();
+    assert_eq!(
+        standby.standby_gate(Some(48)).unwrap().break_even,
+        Some(standby.break_even())
+    );
+    // A bad spec names the call and the spec.
+    let e = standby.engine("timr(B)").unwrap_err().to_string();
+    assert!(e.starts_with("Setup::engine(`timr(B)`): "), "{e}");
+}
