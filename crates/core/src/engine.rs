@@ -31,7 +31,7 @@ use crate::learned::{Learned, LearnedError};
 use crate::measures::{InternalMeasures, MeasureAccumulator};
 use crate::request::Op;
 use crate::task::{IdleTask, Measure};
-use crate::time::Nanos;
+use crate::time::{Nanos, UnixTime};
 
 /// How many times deadlines may fire at one instant before the engine
 /// decides a component is stuck.
@@ -447,12 +447,18 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         self
     }
 
-    /// Tells the components the wall clock: time 0 of this engine is
-    /// `unix` nanoseconds after the Unix epoch (see [`Context::clock`]).
-    /// The daemon sets it; a replay can for traces with absolute times.
-    pub fn with_clock(mut self, unix: Nanos) -> Self {
-        self.clock = Some(unix);
+    /// Tells the components the wall clock: time 0 of this engine is the
+    /// instant `at_zero` (see [`Context::clock`]). The daemon sets it; a
+    /// replay can for traces with absolute times.
+    pub fn with_clock(mut self, at_zero: UnixTime) -> Self {
+        self.clock = Some(at_zero.elapsed_since_epoch());
         self
+    }
+
+    /// The wall-clock instant of engine time `at`, when the engine was
+    /// given the wall clock ([`Engine::with_clock`]).
+    pub fn wall_time(&self, at: Nanos) -> Option<UnixTime> {
+        self.clock.map(|c| UnixTime::since_epoch(c) + at)
     }
 
     /// Reports requests outstanding for `bound` or longer: their

@@ -179,5 +179,5 @@ pub mod prelude {
     pub use crate::request::{DeviceId, Op, Request};
     pub use crate::spec::{NetworkSpec, build_network};
     pub use crate::task::{Granularity, IdleTask, NoTask, Recorded};
-    pub use crate::time::{Nanos, parse_duration};
+    pub use crate::time::{Nanos, UnixTime, parse_duration};
 }

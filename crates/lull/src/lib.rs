@@ -97,7 +97,7 @@ use lull_core::engine::Engine;
 use lull_core::learned::same_spec;
 use lull_core::prelude::{
     Actuator, Detector, IdleTask, Nanos, Network, NetworkError, NetworkSpec, NoTask,
-    PolicyActuator, Recorded, Registry, StopPolicy,
+    PolicyActuator, Recorded, Registry, StopPolicy, UnixTime,
 };
 use lull_tasks::gate::StandbyGate;
 use lull_tasks::{PowerModel, ServiceModel, Spindown};
@@ -362,20 +362,31 @@ impl Setup {
 
     /// [`Setup::engine`] for spinning the drive down, with a
     /// [`Spindown`] task that books the energy each decision costs and
-    /// saves on the drive's power model ([`SpindownEngine`]).
+    /// saves on the drive's power model ([`SpindownEngine`]). The task
+    /// puts the daemon's checks ([`Setup::standby_gate`] with
+    /// `max_spindowns_per_day`) before each spin-down, on the engine's
+    /// wall clock ([`Engine::with_clock`]; from zero without one): a
+    /// `Start` they refuse leaves the disk spinning. So spin the drive
+    /// down when `engine.task().inner().is_asleep()` turns true, and the
+    /// report (`engine.task().inner().report()`) is what the drive did.
     ///
     /// Refused for a setup of [`Work::Io`], whose B is one access
     /// (17.7 ms on `wd-red-plus`) and not what a spin-down costs (72 s):
     /// make the setup with [`Work::Standby`]. Refused too without a power
     /// model (a setup made from B alone): use [`Setup::power_model`] or
     /// a drive.
-    pub fn spindown_engine(&self, spec: &str) -> Result<SpindownEngine, SetupError> {
+    pub fn spindown_engine(
+        &self,
+        spec: &str,
+        max_spindowns_per_day: Option<u32>,
+    ) -> Result<SpindownEngine, SetupError> {
         let model = self.standby_model("Setup::spindown_engine")?.clone();
+        let gate = self.standby_gate(max_spindowns_per_day)?;
         let network = self.network_for("Setup::spindown_engine", spec)?;
         Ok(Engine::with_policy(
             network,
             StopPolicy::EarlierOf,
-            Recorded::new(Spindown::new(model)),
+            Recorded::new(Spindown::new(model).with_gate(gate)),
         ))
     }
 
@@ -427,9 +438,10 @@ impl Setup {
 
     /// What the network of `engine` (built from `spec` by this setup) has
     /// learned, with the network and B, for [`Setup::restore`] in a later
-    /// run. `idle_periods` and `since_unix` are carried for the embedder's
-    /// bookkeeping (the daemon counts idle periods and the learning's
-    /// start); lull itself does not read them.
+    /// run. `idle_periods` and `since` (when learning began, written as
+    /// whole Unix seconds, [`Snapshot::since`]) are carried for the
+    /// embedder's bookkeeping (the daemon counts idle periods and the
+    /// learning's start); lull itself does not read them.
     ///
     /// The snapshot names the network the engine runs, as it was built:
     /// named networks expanded ([`Network::spec`]), so a state `auto`
@@ -442,14 +454,14 @@ impl Setup {
         spec: &str,
         engine: &Engine<D, A, T>,
         idle_periods: u64,
-        since_unix: u64,
+        since: UnixTime,
     ) -> Snapshot {
         Snapshot {
             format: lull_core::learned::SNAPSHOT_FORMAT,
             network: engine.detector().spec().unwrap_or(spec).to_string(),
             breakeven_ns: self.break_even.0,
             idle_periods,
-            since_unix,
+            since_unix: since.as_secs(),
             parts: engine.save_learned(),
         }
     }

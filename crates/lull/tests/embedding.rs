@@ -298,7 +298,7 @@ fn auto_restored_at_midnight_on_a_quiet_disk_spins_down_between_bursts_only() {
             let (before, after): (Vec<_>, Vec<_>) = requests.iter().partition(|r| r.0 < cut);
             let mut first = engine("auto");
             drive(&mut first, &before, Nanos::ZERO, cut);
-            let snapshot = setup.snapshot("auto", &first, 0, 0);
+            let snapshot = setup.snapshot("auto", &first, 0, UnixTime::EPOCH);
             let mut restored = engine("auto");
             setup.restore("auto", &mut restored, &snapshot).unwrap();
             assert!(restored.assume_idle());
@@ -326,7 +326,7 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
     // What the guide shows ("Guarding the drive"): the daemon's own checks
     // between a `Start` and the drive, a wear budget and the break-even,
     // applied by the embedder to the commands it drains.
-    use lull::tasks::gate::{StandbyGate, WearBudget, unix_secs};
+    use lull::tasks::gate::{StandbyGate, WearBudget};
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let gate = StandbyGate {
         break_even: Some(setup.break_even()),
@@ -345,7 +345,7 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
     let (mut bucket, mut sent, mut refused) = (None::<WearBudget>, Vec::new(), 0);
     for (at, command) in commands {
         if let Command::Start { budget } = command {
-            match gate.admit(&mut bucket, unix_secs(None, at), budget) {
+            match gate.admit(&mut bucket, UnixTime::EPOCH + at, budget) {
                 Ok(()) => sent.push(at),
                 Err(why) => {
                     refused += 1;

@@ -124,7 +124,7 @@ fn a_snapshot_for_another_b_says_both_values_apart() {
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let b = setup.break_even();
     let e = engine("auto");
-    let mut snapshot = setup.snapshot("auto", &e, 0, Default::default());
+    let mut snapshot = setup.snapshot("auto", &e, 0, UnixTime::EPOCH);
     snapshot.breakeven_ns = b.as_nanos() - 1;
     let mut fresh = engine("auto");
     let why = setup
@@ -259,19 +259,22 @@ fn a_standby_engine_from_a_setup_for_io_is_refused() {
     // Issue 77: a standby network built from a `Work::Io` setup silently
     // used B = 17.7 ms.
     let io = lull::for_drive("wd-red-plus", Work::Io).unwrap();
-    let e = io.spindown_engine("auto").unwrap_err().to_string();
+    let e = io
+        .spindown_engine("auto", Some(48))
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("Setup::spindown_engine:"), "{e}");
     assert!(e.contains("Work::Io") && e.contains("17.7ms"), "{e}");
     let e = io.standby_gate(Some(48)).unwrap_err().to_string();
     assert!(e.starts_with("Setup::standby_gate:"), "{e}");
     // From B alone there is no power model to book energy with.
     let bare = Setup::break_even_for(Nanos::from_secs(72), Work::Standby).unwrap();
-    let e = bare.spindown_engine("auto").unwrap_err().to_string();
+    let e = bare.spindown_engine("auto", None).unwrap_err().to_string();
     assert!(e.contains("no power model"), "{e}");
     // The setup for standby builds all three; the common engine has a
     // name for a struct field.
     let standby = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
-    let _: SpindownEngine = standby.spindown_engine("auto").unwrap();
+    let _: SpindownEngine = standby.spindown_engine("auto", Some(48)).unwrap();
     let _: LiveEngine = standby.engine("auto").unwrap();
     assert_eq!(
         standby.standby_gate(Some(48)).unwrap().break_even,
