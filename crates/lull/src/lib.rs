@@ -138,7 +138,7 @@ pub enum SetupError {
         /// The spec given.
         spec: String,
         /// Why.
-        error: NetworkError,
+        error: Box<NetworkError>,
     },
     /// The setup does not fit what was asked of it (a spin-down on a
     /// setup for work that moves I/O, a drive without a power model).
@@ -412,7 +412,7 @@ impl Setup {
             .map_err(|error| SetupError::Network {
                 call,
                 spec: spec.to_string(),
-                error,
+                error: Box::new(error),
             })
     }
 
