@@ -1643,7 +1643,8 @@ fn a_restart_while_asleep_counts_the_sleep_taken_up_after_it() {
         assert_eq!(with.spinups, without.spinups + 1, "{network}");
         let model = lull_tasks::PowerModel::preset(DRIVE).unwrap();
         let sleep_s = (wake - took_up[0]).as_secs_f64();
-        let expected = (model.energy(sleep_s, 0.0, 0) - model.energy(sleep_s, sleep_s, 1)) / 3600.0;
+        let expected =
+            (model.energy_s(sleep_s, 0.0, 0) - model.energy_s(sleep_s, sleep_s, 1)) / 3600.0;
         let gained = with.saved_wh - without.saved_wh;
         assert!(
             (gained - expected).abs() <= 0.01 * expected,
@@ -2113,7 +2114,7 @@ fn an_unplugged_disk_is_credited_no_sleep_while_it_is_gone() {
     // oracle slept through both idle periods: 5 → 40 s and 100 → 129 s.
     let (lull_sleep, oracle_sleep) = (25.0 + 19.0, 35.0 + 29.0);
     let saved_wh = |sleep: f64, spinups: u64| {
-        (model.energy(sleep, 0.0, 0) - model.energy(sleep, sleep, spinups)) / 3600.0
+        (model.energy_s(sleep, 0.0, 0) - model.energy_s(sleep, sleep, spinups)) / 3600.0
     };
     let shadow = ctl.shadow().expect("a standby disk has a shadow");
     let w = &shadow.windows[1];

@@ -73,7 +73,7 @@ fn an_embedding_on_the_facade_logs_what_lull_replay_logs() {
     )
     .with_log();
     if let Some(c) = t.clock {
-        engine = engine.with_clock(c);
+        engine = engine.with_clock(UnixTime::since_epoch(c));
     }
     let mut commands = 0;
     for (_, _, ev) in &events {

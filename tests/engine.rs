@@ -397,7 +397,7 @@ fn replay_tells_components_the_timeline_clock() {
         );
         let mut e = Engine::with_policy(det, StopPolicy::EarlierOf, NoTask);
         if let Some(c) = engine_clock {
-            e = e.with_clock(c);
+            e = e.with_clock(UnixTime::since_epoch(c));
         }
         replay(&timeline, &mut e).unwrap();
         e.detector().start_detector().0.flatten()

@@ -807,11 +807,11 @@ impl Shadow {
         let figures = |policy: &str, timeout: Option<Nanos>, sleep: u64, spinups: u64| {
             // Sleep never exceeds the watched time (a clock set back).
             let sleep = Nanos(sleep).as_secs_f64().min(span);
-            let energy = m.energy(span, sleep, spinups);
+            let energy = m.energy_s(span, sleep, spinups);
             PolicyFigures {
                 policy: policy.to_string(),
                 timeout_s: timeout.map(Nanos::as_secs_f64),
-                saved_wh: (m.energy(span, 0.0, 0) - energy) / 3600.0,
+                saved_wh: (m.energy_s(span, 0.0, 0) - energy) / 3600.0,
                 energy_j: energy,
                 spinups,
             }
@@ -821,7 +821,7 @@ impl Shadow {
         // Chosen under the wear budget the daemon kept (the same as
         // without one when it had none).
         for i in self.candidates.partition_point(|&c| c < self.floor)..k {
-            let e = m.energy(span, Nanos(slept[i]).as_secs_f64().min(span), fired[i]);
+            let e = m.energy_s(span, Nanos(slept[i]).as_secs_f64().min(span), fired[i]);
             if e < best_energy {
                 best_energy = e;
                 best = i;
@@ -840,7 +840,7 @@ impl Shadow {
         // Never spinning down is a fixed timeout too (one above every
         // period), and it wins a tie: a grid timeout that never fired
         // spends exactly as much, and is not a timeout to recommend.
-        let best_fixed = if best_energy >= m.energy(span, 0.0, 0) {
+        let best_fixed = if best_energy >= m.energy_s(span, 0.0, 0) {
             figures("best-fixed", None, 0, 0)
         } else {
             figures(
@@ -876,7 +876,7 @@ impl Shadow {
             observed_s: span,
             dry_run_s: Nanos(dry).as_secs_f64().min(span),
             idle_periods: periods,
-            baseline_energy_j: m.energy(span, 0.0, 0),
+            baseline_energy_j: m.energy_s(span, 0.0, 0),
             policies,
             excess_vs_best_fixed: excess.is_finite().then_some(excess),
             gain_vs_clairvoyant: gain.is_finite().then_some(gain),

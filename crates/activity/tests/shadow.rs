@@ -223,7 +223,7 @@ proptest! {
         let watched = span - Nanos::from_secs(1) - gone;
         prop_assert!(close(w.observed_s, watched.as_secs_f64()), "{} vs {:?}", w.observed_s, watched);
         let energy = |sleep: Nanos, n: u64| {
-            model.energy(w.observed_s, sleep.as_secs_f64().min(w.observed_s), n)
+            model.energy_s(w.observed_s, sleep.as_secs_f64().min(w.observed_s), n)
         };
         let oracle = w.policy("oracle").unwrap();
         prop_assert_eq!(oracle.spinups, ind.oracle.0);

@@ -470,7 +470,7 @@ pub fn run_model<D: Detector>(
     let mut engine: Engine<D, PolicyActuator, Box<dyn BackgroundTask>> =
         Engine::with_policy(detector, policy, task);
     if let Some(clock) = opts.clock {
-        engine = engine.with_clock(clock);
+        engine = engine.with_clock(lull_core::time::UnixTime::since_epoch(clock));
     }
     if opts.log {
         engine = engine.with_log();

@@ -19,6 +19,7 @@
 //! keeps asking for the same instant is stopped with
 //! [`EngineError::StuckDeadline`] instead of hanging the engine.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -28,8 +29,9 @@ use crate::component::{Context, Detector, Prediction};
 use crate::event::{Event, EventKind, Timeline};
 use crate::learned::{Learned, LearnedError};
 use crate::measures::{InternalMeasures, MeasureAccumulator};
+use crate::request::Op;
 use crate::task::{IdleTask, Measure};
-use crate::time::Nanos;
+use crate::time::{Nanos, UnixTime};
 
 /// How many times deadlines may fire at one instant before the engine
 /// decides a component is stuck.
@@ -40,6 +42,13 @@ const MAX_FIRINGS_PER_INSTANT: u32 = 100_000;
 #[non_exhaustive]
 pub enum EngineError {
     /// An event was pushed with a time before the engine's current time.
+    ///
+    /// No longer returned: a late event is taken at the engine's time and
+    /// counted ([`Engine::lateness`]), because refusing it left the
+    /// engine's count of outstanding requests wrong for ever.
+    #[deprecated(
+        note = "never returned: a late event is taken at the engine's time (Engine::lateness)"
+    )]
     OutOfOrder {
         /// The event's time.
         event: Nanos,
@@ -65,6 +74,27 @@ pub enum EngineError {
         /// The instant.
         at: Nanos,
     },
+    /// [`Engine::complete`] named a request that is not outstanding: it
+    /// was completed already, or this engine did not take it. Nothing
+    /// changed.
+    UnknownRequest {
+        /// The id given.
+        id: RequestId,
+        /// The completion's time.
+        at: Nanos,
+    },
+    /// Requests have been outstanding longer than the bound set with
+    /// [`Engine::with_overdue_after`]: their completions were lost or
+    /// never pushed, and until they come the engine sees the disk busy.
+    /// A report, not a refusal: [`Engine::advance`] took the time first.
+    /// Each request is reported once; [`Engine::overdue`] is the gauge.
+    /// Complete a request that is gone with [`Engine::complete`].
+    Overdue {
+        /// The requests newly past the bound.
+        overdue: Overdue,
+        /// The engine's time.
+        now: Nanos,
+    },
     /// The engine was ended by [`Engine::finish`] and takes no more events
     /// or time: its task was stopped and told the run is over
     /// ([`IdleTask::finish`]), and its measures span ends there. Build a
@@ -79,19 +109,39 @@ pub enum EngineError {
 
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = |n: &Nanos| format!("{}ns ({})", n.0, n.approx());
+        #[allow(deprecated)]
         match self {
             EngineError::OutOfOrder { event, now } => write!(
                 f,
-                "event at {} ns pushed after the engine reached {} ns: events must come in time order",
-                event.0, now.0
+                "Engine::push: event at {} after the engine reached {}",
+                t(event),
+                t(now)
             ),
-            EngineError::CompletionWithoutArrival { at } => {
-                write!(f, "completion at {} ns with no request outstanding", at.0)
-            }
+            EngineError::CompletionWithoutArrival { at } => write!(
+                f,
+                "Engine::push: completion at {} with no request outstanding: nothing changed (a second completion of one request?)",
+                t(at)
+            ),
             EngineError::CompletionBeforeArrival { at, arrived } => write!(
                 f,
-                "completion at {} ns of a request that arrived at {} ns, after it",
-                at.0, arrived.0
+                "Engine::push: completion at {} names an arrival at {}, after it: nothing changed",
+                t(at),
+                t(arrived)
+            ),
+            EngineError::UnknownRequest { id, at } => write!(
+                f,
+                "Engine::complete({id}, at {}): {id} is not outstanding (completed already, or not taken by this engine): nothing changed",
+                t(at)
+            ),
+            EngineError::Overdue { overdue, now } => write!(
+                f,
+                "Engine::advance(to {}): {} request(s) outstanding longer than the {} set with Engine::with_overdue_after, the oldest {} since {}: their completions were lost; complete them with Engine::complete(id, now)",
+                t(now),
+                overdue.count,
+                overdue.bound.approx(),
+                overdue.oldest,
+                t(&overdue.arrived)
             ),
             EngineError::StuckDeadline { component, at } => write!(
                 f,
@@ -108,6 +158,144 @@ impl fmt::Display for EngineError {
 }
 
 impl std::error::Error for EngineError {}
+
+/// A request the engine keeps by id: returned by [`Engine::arrive`],
+/// completed by [`Engine::complete`], and named by
+/// [`EngineError::Overdue`]. Ids count up from 0 per engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(u64);
+
+impl RequestId {
+    /// The number of the request (its order of arrival at this engine).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "request #{}", self.0)
+    }
+}
+
+/// Events that reached the engine after its time had passed theirs, and
+/// were taken at the engine's time ([`Engine::lateness`]).
+///
+/// Any lateness is taken. A refused event is worse than a late one: a
+/// refused completion left its request outstanding for ever (the disk
+/// busy in the engine's eyes), and a refused arrival let a later
+/// completion end another request. Taken late, an event costs at most
+/// its lateness: the idle period a late completion opens begins when the
+/// engine hears of it (a spin-down comes that much later, never
+/// earlier); a late arrival stops a running task when the engine hears
+/// of it (the task ran over it, as the measures say). Watch `max`: a
+/// lateness near the network's time scale (B/32 for `auto`) means the
+/// events should be merged by time before they are pushed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// Arrivals taken late.
+    pub arrivals: u64,
+    /// Completions taken late.
+    pub completions: u64,
+    /// The largest lateness.
+    pub max: Nanos,
+    /// The sum of every lateness.
+    pub total: Nanos,
+}
+
+/// Requests outstanding longer than the bound set with
+/// [`Engine::with_overdue_after`] ([`Engine::overdue`],
+/// [`EngineError::Overdue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overdue {
+    /// How many.
+    pub count: u32,
+    /// The oldest of them.
+    pub oldest: RequestId,
+    /// When the oldest arrived (engine time).
+    pub arrived: Nanos,
+    /// The bound.
+    pub bound: Nanos,
+}
+
+/// A request the engine keeps by id.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    arrived: Nanos,
+    op: Op,
+    sector: u64,
+    bytes: u32,
+}
+
+/// The requests the engine keeps by id (once [`Engine::arrive`] or
+/// [`Engine::with_overdue_after`] asked for them; a replay keeps none).
+#[derive(Clone, Debug, Default)]
+struct Requests {
+    next: u64,
+    /// By id; ids count up with arrivals, which the engine takes in time
+    /// order, so the first is the oldest.
+    pending: BTreeMap<u64, Pending>,
+    overdue_after: Option<Nanos>,
+    /// Every pending request below this id has been reported overdue.
+    reported_below: u64,
+}
+
+impl Requests {
+    fn insert(&mut self, ev: &Event) -> RequestId {
+        let id = self.next;
+        self.next += 1;
+        self.pending.insert(
+            id,
+            Pending {
+                arrived: ev.time,
+                op: ev.op,
+                sector: ev.sector,
+                bytes: ev.bytes,
+            },
+        );
+        RequestId(id)
+    }
+
+    /// Removes the request a pushed completion ends: the one that
+    /// arrived at its `pair`, else the oldest.
+    fn remove_for(&mut self, ev: &Event) {
+        let id = self
+            .pending
+            .iter()
+            .find(|(_, p)| p.arrived == ev.pair)
+            .or_else(|| self.pending.iter().next())
+            .map(|(&id, _)| id);
+        if let Some(id) = id {
+            self.pending.remove(&id);
+        }
+    }
+
+    /// When the next request not yet reported becomes overdue.
+    fn next_overdue(&self) -> Option<Nanos> {
+        let bound = self.overdue_after?;
+        self.pending
+            .range(self.reported_below..)
+            .next()
+            .map(|(_, p)| p.arrived + bound)
+    }
+
+    /// The requests overdue at `now` among `ids` (the oldest first).
+    fn overdue<'a>(
+        &self,
+        now: Nanos,
+        ids: impl Iterator<Item = (&'a u64, &'a Pending)>,
+    ) -> Option<Overdue> {
+        let bound = self.overdue_after?;
+        let mut due = ids.take_while(|(_, p)| now - p.arrived >= bound);
+        let (&oldest, first) = due.next()?;
+        Some(Overdue {
+            count: 1 + due.count() as u32,
+            oldest: RequestId(oldest),
+            arrived: first.arrived,
+            bound,
+        })
+    }
+}
 
 /// One entry of the engine's action log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +384,10 @@ pub struct Engine<D = Box<dyn Detector>, A = Box<dyn Actuator>, T = Box<dyn Idle
     task_events: bool,
     // When `finish` ended the run: no event or time is taken after it.
     finished: Option<Nanos>,
+    // Events taken after the engine's time had passed theirs.
+    lateness: Lateness,
+    // Requests kept by id (`arrive`, `with_overdue_after`).
+    requests: Option<Box<Requests>>,
 }
 
 impl<D: Detector, T: IdleTask> Engine<D, PolicyActuator, T> {
@@ -232,6 +424,8 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             buf: Vec::with_capacity(4),
             log: None,
             finished: None,
+            lateness: Lateness::default(),
+            requests: None,
         }
     }
 
@@ -253,17 +447,99 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         self
     }
 
-    /// Tells the components the wall clock: time 0 of this engine is
-    /// `unix` nanoseconds after the Unix epoch (see [`Context::clock`]).
-    /// The daemon sets it; a replay can for traces with absolute times.
-    pub fn with_clock(mut self, unix: Nanos) -> Self {
-        self.clock = Some(unix);
+    /// Tells the components the wall clock: time 0 of this engine is the
+    /// instant `at_zero` (see [`Context::clock`]). The daemon sets it; a
+    /// replay can for traces with absolute times.
+    pub fn with_clock(mut self, at_zero: UnixTime) -> Self {
+        self.clock = Some(at_zero.elapsed_since_epoch());
+        self
+    }
+
+    /// The wall-clock instant of engine time `at`, when the engine was
+    /// given the wall clock ([`Engine::with_clock`]).
+    pub fn wall_time(&self, at: Nanos) -> Option<UnixTime> {
+        self.clock.map(|c| UnixTime::since_epoch(c) + at)
+    }
+
+    /// Reports requests outstanding for `bound` or longer: their
+    /// completions were lost, and the engine would otherwise see the disk
+    /// busy for ever. [`Engine::next_deadline`] then includes the instant
+    /// the oldest request not yet reported becomes overdue, and
+    /// [`Engine::advance`] to it or later returns
+    /// [`EngineError::Overdue`] (once per request, after taking the
+    /// time); [`Engine::overdue`] is the gauge. Pick a bound well above
+    /// the longest a request may take (a spin-up, a deep queue): 10
+    /// minutes for a spinning disk. The engine keeps every request by
+    /// id from here on, pushed ones included: set it before the first
+    /// event.
+    pub fn with_overdue_after(mut self, bound: Nanos) -> Self {
+        self.requests
+            .get_or_insert_with(Default::default)
+            .overdue_after = Some(bound);
         self
     }
 
     /// The current time.
     pub fn now(&self) -> Nanos {
         self.now
+    }
+
+    /// The events taken late so far ([`Lateness`]): their time had
+    /// passed when they were pushed, and the engine took them at its own.
+    pub fn lateness(&self) -> Lateness {
+        self.lateness
+    }
+
+    /// The requests outstanding longer than the bound of
+    /// [`Engine::with_overdue_after`] at the engine's time, reported or
+    /// not; `None` when there are none or no bound was set.
+    pub fn overdue(&self) -> Option<Overdue> {
+        let r = self.requests.as_deref()?;
+        r.overdue(self.now, r.pending.iter())
+    }
+
+    /// Takes the arrival of a request at `at`, as [`Engine::push`] of
+    /// [`Event::arrival_at`] does, and returns its id, which completes it
+    /// ([`Engine::complete`]): no completion can then fail to find its
+    /// request. An `at` before the engine's time is taken at the engine's
+    /// time and counted ([`Engine::lateness`]). Refused only after
+    /// [`Engine::finish`].
+    pub fn arrive(
+        &mut self,
+        at: Nanos,
+        op: Op,
+        sector: u64,
+        bytes: u32,
+    ) -> Result<RequestId, EngineError> {
+        self.requests.get_or_insert_with(Default::default);
+        let id = self.take(&Event::arrival_at(at, op, sector, bytes), None, true)?;
+        Ok(id.expect("an arrival kept by id"))
+    }
+
+    /// Takes the completion at `at` of the request [`Engine::arrive`]
+    /// returned `id` for. An `at` before the engine's time (or before
+    /// the arrival, as the engine took it) is taken at the engine's time
+    /// and counted ([`Engine::lateness`]). Refused, changing nothing,
+    /// for an id not outstanding ([`EngineError::UnknownRequest`]: a
+    /// second completion) and after [`Engine::finish`].
+    pub fn complete(&mut self, id: RequestId, at: Nanos) -> Result<(), EngineError> {
+        if let Some(at) = self.finished {
+            return Err(EngineError::Finished { at });
+        }
+        let Some(p) = self.requests.as_mut().and_then(|r| r.pending.remove(&id.0)) else {
+            return Err(EngineError::UnknownRequest { id, at });
+        };
+        // The arrival as the engine took it is at most its time, so an
+        // `at` before it is late too, and taken at the engine's time.
+        let ev = Event::completion_at(at, p.arrived, p.op, p.sector, p.bytes);
+        let taken = self.take(&ev, None, false);
+        if taken.is_err() {
+            // Refused: the request stays outstanding, as before.
+            if let Some(r) = self.requests.as_mut() {
+                r.pending.insert(id.0, p);
+            }
+        }
+        taken.map(|_| ())
     }
     /// What the detector's components have learned, at the engine's time
     /// ([`crate::learned`]).
@@ -381,11 +657,13 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         } else {
             self.task_deadline
         };
+        let overdue = self.requests.as_deref().and_then(Requests::next_overdue);
         [
             self.pending_idle,
             self.det_deadline,
             self.act_deadline,
             task,
+            overdue,
         ]
         .into_iter()
         .flatten()
@@ -402,14 +680,27 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         }
     }
 
-    /// Pushes a foreground event. Events must come in time order. An event
-    /// before the engine's time ([`EngineError::OutOfOrder`]), a completion
-    /// with nothing outstanding ([`EngineError::CompletionWithoutArrival`])
-    /// or naming an arrival after it ([`EngineError::CompletionBeforeArrival`])
-    /// is refused and changes nothing, the engine's time included; so is
-    /// any event after [`Engine::finish`] ([`EngineError::Finished`]).
+    /// Pushes a foreground event. An event before the engine's time is
+    /// taken at the engine's time and counted ([`Engine::lateness`]; why
+    /// any lateness is taken: [`Lateness`]). A completion with nothing
+    /// outstanding ([`EngineError::CompletionWithoutArrival`]) or naming
+    /// an arrival after it ([`EngineError::CompletionBeforeArrival`]) is
+    /// refused and changes nothing, the engine's time included; so is any
+    /// event after [`Engine::finish`] ([`EngineError::Finished`]). A
+    /// live embedder whose completions may not match their arrivals uses
+    /// [`Engine::arrive`] and [`Engine::complete`] instead.
     pub fn push(&mut self, ev: &Event) -> Result<(), EngineError> {
         self.push_with_lookahead(ev, None)
+    }
+
+    fn note_late(&mut self, kind: EventKind, by: Nanos) {
+        let l = &mut self.lateness;
+        match kind {
+            EventKind::Arrival => l.arrivals += 1,
+            EventKind::Completion => l.completions += 1,
+        }
+        l.max = l.max.max(by);
+        l.total += by;
     }
 
     /// Pushes an event, telling offline components when the idle period it
@@ -419,25 +710,48 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         ev: &Event,
         lookahead: Option<Nanos>,
     ) -> Result<(), EngineError> {
+        self.take(ev, lookahead, true).map(|_| ())
+    }
+
+    /// Takes an event; `track`: keep it in (or remove it from) the
+    /// requests kept by id, if any. Returns the id of an arrival kept.
+    fn take(
+        &mut self,
+        ev: &Event,
+        lookahead: Option<Nanos>,
+        track: bool,
+    ) -> Result<Option<RequestId>, EngineError> {
         if let Some(at) = self.finished {
             return Err(EngineError::Finished { at });
-        }
-        if ev.time < self.now {
-            return Err(EngineError::OutOfOrder {
-                event: ev.time,
-                now: self.now,
-            });
         }
         if ev.kind == EventKind::Completion {
             // Refused before anything moves, the engine's time included.
             if self.outstanding == 0 {
                 return Err(EngineError::CompletionWithoutArrival { at: ev.time });
             }
-            if ev.pair > ev.time {
+            if ev.pair > ev.time.max(self.now) {
                 return Err(EngineError::CompletionBeforeArrival {
                     at: ev.time,
                     arrived: ev.pair,
                 });
+            }
+        }
+        let late;
+        let ev = if ev.time < self.now {
+            self.note_late(ev.kind, self.now - ev.time);
+            late = Event {
+                time: self.now,
+                ..*ev
+            };
+            &late
+        } else {
+            ev
+        };
+        let mut id = None;
+        if let (true, Some(r)) = (track, self.requests.as_deref_mut()) {
+            match ev.kind {
+                EventKind::Arrival => id = Some(r.insert(ev)),
+                EventKind::Completion => r.remove_for(ev),
             }
         }
         if self.task_stale || self.due <= ev.time {
@@ -478,7 +792,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
             }
         }
         self.refresh_due();
-        Ok(())
+        Ok(id)
     }
 
     /// The batch path of [`replay`]: `events[..i]` have been pushed.
@@ -634,7 +948,31 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// Time has reached `now` and every event up to `now` has been pushed:
     /// runs whatever is due. After [`Engine::finish`] an error
     /// ([`EngineError::Finished`]) that changes nothing.
+    ///
+    /// With [`Engine::with_overdue_after`], requests that became overdue
+    /// by `now` are then reported, once each, as [`EngineError::Overdue`]:
+    /// the time was taken all the same.
     pub fn advance(&mut self, now: Nanos) -> Result<(), EngineError> {
+        self.advance_only(now)?;
+        let Some(r) = self.requests.as_deref_mut() else {
+            return Ok(());
+        };
+        let now = self.now;
+        match r.overdue(now, r.pending.range(r.reported_below..)) {
+            Some(overdue) => {
+                r.reported_below = r
+                    .pending
+                    .range(overdue.oldest.0..)
+                    .nth(overdue.count as usize - 1)
+                    .map_or(r.next, |(&id, _)| id + 1);
+                Err(EngineError::Overdue { overdue, now })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// [`Engine::advance`] without the report of overdue requests.
+    fn advance_only(&mut self, now: Nanos) -> Result<(), EngineError> {
         if let Some(at) = self.finished {
             return Err(EngineError::Finished { at });
         }
@@ -664,7 +1002,7 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
     /// What the engine holds stays readable after the end (the log, the
     /// task, the detector, [`Engine::save_learned`]).
     pub fn finish(&mut self, end: Nanos) -> Result<RunReport, EngineError> {
-        self.advance(end)?;
+        self.advance_only(end)?;
         if self.acc.is_running() {
             self.apply(Command::Stop);
         }
@@ -862,7 +1200,7 @@ pub fn replay<D: Detector, A: Actuator, T: IdleTask>(
     let events = timeline.events();
     let run_ends = timeline
         .run_ends()
-        .filter(|_| engine.outstanding == 0 && engine.shortcuts);
+        .filter(|_| engine.outstanding == 0 && engine.shortcuts && engine.requests.is_none());
     let mut k = 0;
     let mut i = 0;
     while let Some(ev) = events.get(i) {

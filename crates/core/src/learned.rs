@@ -33,7 +33,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::Nanos;
+use crate::time::{Nanos, UnixTime};
 
 /// The most numbers a component may save (bounded state: a corrupted file
 /// cannot make a restore allocate without limit).
@@ -140,6 +140,18 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The break-even time B the network was built with
+    /// ([`Snapshot::breakeven_ns`] as a duration).
+    pub fn break_even(&self) -> Nanos {
+        Nanos(self.breakeven_ns)
+    }
+
+    /// When learning began ([`Snapshot::since_unix`] as a wall-clock
+    /// instant); `None` when unknown (0).
+    pub fn since(&self) -> Option<UnixTime> {
+        (self.since_unix > 0).then(|| UnixTime::from_secs(self.since_unix))
+    }
+
     /// Whether this state fits a network built from `network` with
     /// break-even `breakeven`; the reason when it does not. The two specs
     /// are the same network when they are the same text or parse to the
@@ -162,9 +174,11 @@ impl Snapshot {
         let b = breakeven.map_or(0, |b| b.0);
         if self.breakeven_ns != b {
             return Err(LearnedError::new(format!(
-                "it was learned with break-even {}, the disk's is now {}",
+                "it was learned with break-even {} (breakeven_ns = {}), the disk's is now {} ({}ns)",
                 Nanos(self.breakeven_ns).approx(),
-                Nanos(b).approx()
+                self.breakeven_ns,
+                Nanos(b).approx(),
+                b
             )));
         }
         let total: usize = self.parts.iter().flatten().map(|l| l.values.len()).sum();

@@ -167,7 +167,9 @@ pub mod prelude {
     pub use crate::component::{
         Context, Detector, DurationPredictor, Prediction, Predictor, Skeptic, Start, StartDetector,
     };
-    pub use crate::engine::{Engine, EngineError, LogEntry, RunReport, replay};
+    pub use crate::engine::{
+        Engine, EngineError, Lateness, LogEntry, Overdue, RequestId, RunReport, replay,
+    };
     pub use crate::event::{Event, EventKind, IdlePeriod, Timeline};
     pub use crate::measures::InternalMeasures;
     pub use crate::network::{Network, NetworkBuilder, NetworkError};
@@ -177,5 +179,5 @@ pub mod prelude {
     pub use crate::request::{DeviceId, Op, Request};
     pub use crate::spec::{NetworkSpec, build_network};
     pub use crate::task::{Granularity, IdleTask, NoTask, Recorded};
-    pub use crate::time::{Nanos, parse_duration};
+    pub use crate::time::{Nanos, UnixTime, parse_duration};
 }

@@ -51,6 +51,14 @@ impl Nanos {
     pub const fn from_secs(s: u64) -> Nanos {
         Nanos(s.saturating_mul(1_000_000_000))
     }
+    /// `m` minutes.
+    pub const fn from_mins(m: u64) -> Nanos {
+        Nanos::from_secs(m.saturating_mul(60))
+    }
+    /// `h` hours.
+    pub const fn from_hours(h: u64) -> Nanos {
+        Nanos::from_secs(h.saturating_mul(3_600))
+    }
     /// Seconds as a float, rounded to the nearest nanosecond; negative and
     /// NaN give zero, too large gives [`Nanos::MAX`].
     pub fn from_secs_f64(s: f64) -> Nanos {
@@ -88,6 +96,63 @@ impl Nanos {
     /// This length scaled by a non-negative factor (rounded; saturating).
     pub fn mul_f64(self, k: f64) -> Nanos {
         Nanos::from_secs_f64(self.as_secs_f64() * k)
+    }
+}
+
+/// A wall-clock instant: nanoseconds since the Unix epoch, the one type
+/// for the wall clock in lull's public API (engine time is [`Nanos`] from
+/// the engine's own zero).
+///
+/// Give it once, as the wall clock at the engine's time zero
+/// ([`Engine::with_clock`](crate::engine::Engine::with_clock)); the
+/// instant of engine time `t` is then `zero + t`. Build it from the
+/// system clock (`UnixTime::from(SystemTime::now())`) or with a unit
+/// ([`UnixTime::from_secs`]). Serialized as its nanosecond count.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct UnixTime(Nanos);
+
+impl UnixTime {
+    /// The Unix epoch, 1970-01-01 00:00:00 UTC.
+    pub const EPOCH: UnixTime = UnixTime(Nanos::ZERO);
+
+    /// `d` after the epoch.
+    pub const fn since_epoch(d: Nanos) -> UnixTime {
+        UnixTime(d)
+    }
+    /// `s` seconds after the epoch.
+    pub const fn from_secs(s: u64) -> UnixTime {
+        UnixTime(Nanos::from_secs(s))
+    }
+    /// `n` nanoseconds after the epoch.
+    pub const fn from_nanos(n: u64) -> UnixTime {
+        UnixTime(Nanos(n))
+    }
+    /// The time since the epoch.
+    pub const fn elapsed_since_epoch(self) -> Nanos {
+        self.0
+    }
+    /// Whole seconds since the epoch (rounded down).
+    pub const fn as_secs(self) -> u64 {
+        self.0.0 / 1_000_000_000
+    }
+}
+
+impl Add<Nanos> for UnixTime {
+    type Output = UnixTime;
+    /// `zero + t`: the instant of engine time `t` (saturating).
+    fn add(self, t: Nanos) -> UnixTime {
+        UnixTime(self.0 + t)
+    }
+}
+
+impl From<std::time::SystemTime> for UnixTime {
+    /// The system clock's instant; one before the epoch is the epoch.
+    fn from(t: std::time::SystemTime) -> UnixTime {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(UnixTime::EPOCH, |d| UnixTime(d.into()))
     }
 }
 

@@ -49,8 +49,8 @@ pub struct Day {
     pub requests: u64,
     /// Spin-downs (`Start` commands).
     pub spindowns: u64,
-    /// Time spent spun down, in seconds.
-    pub asleep_s: f64,
+    /// Time spent spun down.
+    pub asleep: Nanos,
     /// Energy used by the disk, in joules ([`PowerModel::energy`]).
     pub energy_j: f64,
     /// Energy had it never spun down.
@@ -109,7 +109,7 @@ impl Nas {
                 }
                 Command::Stop => {
                     if let Some(since) = self.asleep_since.take() {
-                        self.day.asleep_s += (at - since).as_secs_f64();
+                        self.day.asleep += at - since;
                     }
                 }
                 _ => {}
@@ -148,13 +148,10 @@ impl Nas {
     fn end_day(mut self, end: Nanos) -> Day {
         self.wait_until(end);
         if let Some(since) = self.asleep_since.take() {
-            self.day.asleep_s += (end - since).as_secs_f64();
+            self.day.asleep += end - since;
         }
-        let span = end.as_secs_f64();
-        self.day.energy_j = self
-            .model
-            .energy(span, self.day.asleep_s, self.day.spindowns);
-        self.day.always_on_j = self.model.energy(span, 0.0, 0);
+        self.day.energy_j = self.model.energy(end, self.day.asleep, self.day.spindowns);
+        self.day.always_on_j = self.model.energy(end, Nanos::ZERO, 0);
         self.day
     }
 }
@@ -203,7 +200,12 @@ fn run_day(setup: &Setup, seed: u64, saved: Option<&Snapshot>) -> (Day, Snapshot
     nas.wait_until(end);
     // One request at a time: each completion begins an idle period.
     let prior = saved.map_or(0, |s| s.idle_periods);
-    let snapshot = setup.snapshot("auto", &nas.engine, prior + nas.day.requests, 0);
+    let snapshot = setup.snapshot(
+        "auto",
+        &nas.engine,
+        prior + nas.day.requests,
+        UnixTime::EPOCH,
+    );
     (nas.end_day(end), snapshot)
 }
 
@@ -253,8 +255,12 @@ fn main() {
         ("day 2, auto from nothing", &out.fresh),
     ] {
         println!(
-            "{name}: {} requests, {} spin-downs, asleep {:.0} s, {:.0} J against {:.0} J always on",
-            d.requests, d.spindowns, d.asleep_s, d.energy_j, d.always_on_j
+            "{name}: {} requests, {} spin-downs, asleep {}, {:.0} J against {:.0} J always on",
+            d.requests,
+            d.spindowns,
+            d.asleep.approx(),
+            d.energy_j,
+            d.always_on_j
         );
     }
     println!("saved state: {} bytes of JSON", out.saved_json.len());

@@ -91,20 +91,70 @@ pub use lull_core::learned::{Learned, LearnedError, Snapshot};
 /// Drives, their presets and the kind of work B is asked for.
 pub use lull_tasks::drive::{Drive, DriveError, DriveFacts, PresetSource, Work};
 
+use std::fmt;
+
 use lull_core::engine::Engine;
 use lull_core::learned::same_spec;
 use lull_core::prelude::{
-    Actuator, Detector, IdleTask, Nanos, Network, NetworkError, NetworkSpec, Registry,
+    Actuator, Detector, IdleTask, Nanos, Network, NetworkError, NetworkSpec, NoTask,
+    PolicyActuator, Recorded, Registry, StopPolicy, UnixTime,
 };
-use lull_tasks::{PowerModel, ServiceModel};
+use lull_tasks::gate::StandbyGate;
+use lull_tasks::{PowerModel, ServiceModel, Spindown};
 
 /// The names an embedder needs, in one import: lull-core's prelude (the
 /// engine, events, `Command`, `Recorded` …), plus [`Setup`], [`Work`],
-/// [`Drive`], [`DriveFacts`], [`Snapshot`] and [`for_drive`].
+/// [`Drive`], [`DriveFacts`], [`Snapshot`], [`for_drive`], the engine
+/// types [`LiveEngine`] and [`SpindownEngine`], and [`SetupError`].
 pub mod prelude {
-    pub use crate::{Drive, DriveFacts, Setup, Snapshot, Work, for_drive};
+    pub use crate::{
+        Drive, DriveFacts, LiveEngine, Setup, SetupError, Snapshot, SpindownEngine, Work, for_drive,
+    };
     pub use lull_core::prelude::*;
 }
+
+/// The engine an embedder runs live: a network built from a spec, the
+/// stop policy's actuator, and its commands recorded for the embedder to
+/// drain ([`Recorded`]) around the task `T` (none by default).
+/// [`Setup::engine`] builds one. Name it for a struct field:
+/// `engine: LiveEngine` (or `LiveEngine<MyTask>`).
+pub type LiveEngine<T = NoTask> = Engine<Network, PolicyActuator, Recorded<T>>;
+
+/// A [`LiveEngine`] whose task books what spinning down costs and saves
+/// on the drive's power model ([`Spindown`]): the commands to drain, and
+/// `engine.task().inner().report()` to judge them (docs/embedding.md,
+/// "Judging your own results"). [`Setup::spindown_engine`] builds one.
+pub type SpindownEngine = LiveEngine<Spindown>;
+
+/// Why a [`Setup`] refused to build something. Each names the call, the
+/// parameter and the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The network's spec did not build.
+    Network {
+        /// The call (`Setup::engine`).
+        call: &'static str,
+        /// The spec given.
+        spec: String,
+        /// Why.
+        error: Box<NetworkError>,
+    },
+    /// The setup does not fit what was asked of it (a spin-down on a
+    /// setup for work that moves I/O, a drive without a power model).
+    Refused(DriveError),
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::Network { call, spec, error } => write!(f, "{call}(`{spec}`): {error}"),
+            SetupError::Refused(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
 
 /// A registry with every built-in start detector, duration predictor,
 /// skeptic and named network (`auto`), and no break-even time: networks
@@ -172,26 +222,69 @@ impl Setup {
     /// [`Work::Standby`] on a drive without a power model.
     pub fn drive(drive: Drive, work: Work) -> Result<Setup, DriveError> {
         let b = drive.break_even(work)?;
-        let mut s = Setup::break_even_for(b, work);
+        let mut s = Setup::unchecked(b, work);
         s.drive = Some(drive);
         Ok(s)
     }
 
-    /// For spinning down a drive described by its power model.
-    pub fn power_model(model: &PowerModel) -> Setup {
-        let mut s = Setup::break_even_for(model.break_even(), Work::Standby);
+    /// For spinning down a drive described by its power model. Refused,
+    /// naming the model and its B, when B is below the physical floor
+    /// for spinning down ([`Work::min_break_even`], 100 ms): a model
+    /// whose times were written in the wrong unit.
+    pub fn power_model(model: &PowerModel) -> Result<Setup, DriveError> {
+        let b = model.break_even();
+        let call = || format!("Setup::power_model({})", model.spec());
+        let mut s = Setup::checked(b, Work::Standby, call)?;
         s.power = Some(model.clone());
-        s
+        Ok(s)
     }
 
-    /// For work that moves I/O on a drive described by its service model.
-    pub fn service_model(model: &ServiceModel) -> Setup {
-        Setup::break_even_for(model.break_even(), Work::Io)
+    /// For work that moves I/O on a drive described by its service
+    /// model. Refused, naming the model and its B, when B is below the
+    /// physical floor for I/O ([`Work::min_break_even`], 1 µs).
+    pub fn service_model(model: &ServiceModel) -> Result<Setup, DriveError> {
+        let call = || format!("Setup::service_model({})", model.name);
+        Setup::checked(model.break_even(), Work::Io, call)
     }
 
-    /// For a break-even time the embedder knows (measured, or from its
-    /// own model) and `work`.
-    pub fn break_even_for(b: Nanos, work: Work) -> Setup {
+    /// For a break-even time `b` the embedder knows (measured, or from
+    /// its own model) and `work`. Build `b` with a unit:
+    /// `Nanos::from_secs(72)`, `Nanos::from_millis(17)`.
+    ///
+    /// Refused when `b` is below the physical floor of `work`
+    /// ([`Work::min_break_even`]: 100 ms to spin down, 1 µs for work
+    /// that moves I/O): `Nanos(72)` is 72 ns, not 72 s, and with it
+    /// `auto` would have spun the disk down after 2 ns of quiet. The
+    /// error names the call and the value:
+    /// `Setup::break_even_for(b = 72ns, Work::Standby): …`.
+    pub fn break_even_for(b: Nanos, work: Work) -> Result<Setup, DriveError> {
+        Setup::checked(b, work, || {
+            format!("Setup::break_even_for(b = {}, {work})", exact(b))
+        })
+    }
+
+    /// [`Setup::unchecked`] after the floor of `work`, the error named by
+    /// `call`.
+    fn checked(b: Nanos, work: Work, call: impl Fn() -> String) -> Result<Setup, DriveError> {
+        let floor = work.min_break_even();
+        if b < floor {
+            let hint = match work {
+                Work::Standby => "no drive spins up that fast",
+                Work::Io => "no device serves an access that fast",
+            };
+            return Err(DriveError(format!(
+                "{}: B = {} is below {}, the shortest B for {work} ({hint}); give B with its unit, e.g. Nanos::from_secs(72) or Nanos::from_millis(17)",
+                call(),
+                exact(b),
+                floor.approx()
+            )));
+        }
+        Ok(Setup::unchecked(b, work))
+    }
+
+    /// For `b` and `work`, unchecked (a drive's B was checked by
+    /// [`Drive::break_even`]).
+    fn unchecked(b: Nanos, work: Work) -> Setup {
         let mut registry = registry().with_breakeven(b);
         if work == Work::Io {
             lull_detectors::use_background_auto(&mut registry);
@@ -254,11 +347,101 @@ impl Setup {
             .build_online(&self.registry)
     }
 
+    /// The common engine: the network `spec` under
+    /// [`StopPolicy::EarlierOf`] (a run stops at the next request or
+    /// when its predicted time runs out), its commands recorded to drain
+    /// (`engine.task_mut().drain()`).
+    pub fn engine(&self, spec: &str) -> Result<LiveEngine, SetupError> {
+        let network = self.network_for("Setup::engine", spec)?;
+        Ok(Engine::with_policy(
+            network,
+            StopPolicy::EarlierOf,
+            Recorded::default(),
+        ))
+    }
+
+    /// [`Setup::engine`] for spinning the drive down, with a
+    /// [`Spindown`] task that books the energy each decision costs and
+    /// saves on the drive's power model ([`SpindownEngine`]). The task
+    /// puts the daemon's checks ([`Setup::standby_gate`] with
+    /// `max_spindowns_per_day`) before each spin-down, on the engine's
+    /// wall clock ([`Engine::with_clock`]; from zero without one): a
+    /// `Start` they refuse leaves the disk spinning. So spin the drive
+    /// down when `engine.task().inner().is_asleep()` turns true, and the
+    /// report (`engine.task().inner().report()`) is what the drive did.
+    ///
+    /// Refused for a setup of [`Work::Io`], whose B is one access
+    /// (17.7 ms on `wd-red-plus`) and not what a spin-down costs (72 s):
+    /// make the setup with [`Work::Standby`]. Refused too without a power
+    /// model (a setup made from B alone): use [`Setup::power_model`] or
+    /// a drive.
+    pub fn spindown_engine(
+        &self,
+        spec: &str,
+        max_spindowns_per_day: Option<u32>,
+    ) -> Result<SpindownEngine, SetupError> {
+        let model = self.standby_model("Setup::spindown_engine")?.clone();
+        let gate = self.standby_gate(max_spindowns_per_day)?;
+        let network = self.network_for("Setup::spindown_engine", spec)?;
+        Ok(Engine::with_policy(
+            network,
+            StopPolicy::EarlierOf,
+            Recorded::new(Spindown::new(model).with_gate(gate)),
+        ))
+    }
+
+    /// The daemon's checks between a `Start` and the drive
+    /// (docs/embedding.md, "Guarding the drive"): predictions shorter
+    /// than B refused, and at most `max_spindowns_per_day` spin-downs a
+    /// day (`None`: no wear budget). Refused for a setup of
+    /// [`Work::Io`], as [`Setup::spindown_engine`] is: its B is not a
+    /// spin-down's.
+    pub fn standby_gate(
+        &self,
+        max_spindowns_per_day: Option<u32>,
+    ) -> Result<StandbyGate, SetupError> {
+        self.refuse_io("Setup::standby_gate")?;
+        Ok(StandbyGate {
+            break_even: Some(self.break_even),
+            max_spindowns_per_day,
+        })
+    }
+
+    fn network_for(&self, call: &'static str, spec: &str) -> Result<Network, SetupError> {
+        self.build_network(spec)
+            .map_err(|error| SetupError::Network {
+                call,
+                spec: spec.to_string(),
+                error: Box::new(error),
+            })
+    }
+
+    fn refuse_io(&self, call: &str) -> Result<(), SetupError> {
+        match self.work {
+            Work::Standby => Ok(()),
+            Work::Io => Err(SetupError::Refused(DriveError(format!(
+                "{call}: this setup is for Work::Io (B = {}, one access), not for spinning down: make it with Work::Standby (`lull::for_drive(drive, Work::Standby)`), whose B is what a spin-down costs",
+                self.break_even.approx()
+            )))),
+        }
+    }
+
+    fn standby_model(&self, call: &str) -> Result<&PowerModel, SetupError> {
+        self.refuse_io(call)?;
+        self.power().ok_or_else(|| {
+            SetupError::Refused(DriveError(format!(
+                "{call}: this setup has no power model (B = {} was given alone): make it with Setup::power_model or from a drive",
+                self.break_even.approx()
+            )))
+        })
+    }
+
     /// What the network of `engine` (built from `spec` by this setup) has
     /// learned, with the network and B, for [`Setup::restore`] in a later
-    /// run. `idle_periods` and `since_unix` are carried for the embedder's
-    /// bookkeeping (the daemon counts idle periods and the learning's
-    /// start); lull itself does not read them.
+    /// run. `idle_periods` and `since` (when learning began, written as
+    /// whole Unix seconds, [`Snapshot::since`]) are carried for the
+    /// embedder's bookkeeping (the daemon counts idle periods and the
+    /// learning's start); lull itself does not read them.
     ///
     /// The snapshot names the network the engine runs, as it was built:
     /// named networks expanded ([`Network::spec`]), so a state `auto`
@@ -271,14 +454,14 @@ impl Setup {
         spec: &str,
         engine: &Engine<D, A, T>,
         idle_periods: u64,
-        since_unix: u64,
+        since: UnixTime,
     ) -> Snapshot {
         Snapshot {
             format: lull_core::learned::SNAPSHOT_FORMAT,
             network: engine.detector().spec().unwrap_or(spec).to_string(),
             breakeven_ns: self.break_even.0,
             idle_periods,
-            since_unix,
+            since_unix: since.as_secs(),
             parts: engine.save_learned(),
         }
     }
@@ -297,7 +480,20 @@ impl Setup {
     /// that `saved` was learned by that network. A snapshot names the
     /// network expanded ([`Setup::snapshot`]); one written before it did
     /// (naming `auto` itself) is read as before, by the name.
+    ///
+    /// The error names the call and the spec: `Setup::restore(`auto`): …`.
     pub fn restore<D: Detector, A: Actuator, T: IdleTask>(
+        &self,
+        spec: &str,
+        engine: &mut Engine<D, A, T>,
+        saved: &Snapshot,
+    ) -> Result<(), LearnedError> {
+        self.restore_unnamed(spec, engine, saved)
+            .map_err(|e| LearnedError::new(format!("Setup::restore(`{spec}`): {e}")))
+    }
+
+    /// [`Setup::restore`], its error without the call's name.
+    fn restore_unnamed<D: Detector, A: Actuator, T: IdleTask>(
         &self,
         spec: &str,
         engine: &mut Engine<D, A, T>,
@@ -334,6 +530,17 @@ impl Setup {
             }
         })?;
         engine.restore_learned(&saved.parts)
+    }
+}
+
+/// `b` exactly, with its approximation when that differs: `72ns`,
+/// `72413793103ns (1m12s)`.
+fn exact(b: Nanos) -> String {
+    let (ns, approx) = (format!("{}ns", b.as_nanos()), b.approx().to_string());
+    if approx == ns {
+        ns
+    } else {
+        format!("{ns} ({approx})")
     }
 }
 
@@ -389,7 +596,7 @@ mod tests {
 
     #[test]
     fn offline_components_are_refused_live() {
-        let s = Setup::power_model(&PowerModel::paper());
+        let s = Setup::power_model(&PowerModel::paper()).unwrap();
         let e = s.build_network("oracle").unwrap_err().to_string();
         assert!(e.contains("offline"), "{e}");
         assert!(s.build_network("timer(B) + fixed(2B)").is_ok());

@@ -95,27 +95,37 @@ fn the_same_input_gives_the_same_decisions() {
 }
 
 #[test]
-fn an_event_from_the_past_is_refused_and_changes_nothing() {
+fn an_event_from_the_past_is_taken_at_the_engines_time() {
     let s = Nanos::from_secs;
     let mut e = engine("timer(B)");
     e.push(&Event::arrival_at(s(10), Op::Read, 0, 4096))
         .unwrap();
     e.push(&Event::completion_at(s(11), s(10), Op::Read, 0, 4096))
         .unwrap();
-    let late = e.push(&Event::arrival_at(s(5), Op::Write, 0, 4096));
+    // Late: taken at the engine's time (11 s), and counted. Refused, as
+    // it once was, its completion would have found nothing outstanding
+    // (or ended another request).
+    e.push(&Event::arrival_at(s(5), Op::Write, 0, 4096))
+        .unwrap();
+    assert_eq!(e.outstanding(), 1);
+    assert_eq!(e.now(), s(11));
+    e.push(&Event::completion_at(s(6), s(5), Op::Write, 0, 4096))
+        .unwrap();
+    assert_eq!(e.outstanding(), 0);
     assert_eq!(
-        late,
-        Err(EngineError::OutOfOrder {
-            event: s(5),
-            now: s(11)
-        })
+        e.lateness(),
+        Lateness {
+            arrivals: 1,
+            completions: 1,
+            max: s(6),
+            total: s(11)
+        }
     );
-    assert_eq!(e.outstanding(), 0, "the refused arrival was not counted");
     // Advancing to an earlier time is no error and does nothing.
     e.advance(s(3)).unwrap();
     assert_eq!(e.now(), s(11));
-    // The engine goes on as if it had not been pushed. The idle period
-    // the completion opened begins at the first `advance` past its instant
+    // The idle period the late completion opened begins at the first
+    // `advance` past its instant, the engine's time when it was taken
     // (an arrival at that very instant would have cancelled it), so
     // `next_deadline` is that instant first, then the timer's.
     assert_eq!(e.next_deadline(), Some(s(11)));
@@ -288,7 +298,7 @@ fn auto_restored_at_midnight_on_a_quiet_disk_spins_down_between_bursts_only() {
             let (before, after): (Vec<_>, Vec<_>) = requests.iter().partition(|r| r.0 < cut);
             let mut first = engine("auto");
             drive(&mut first, &before, Nanos::ZERO, cut);
-            let snapshot = setup.snapshot("auto", &first, 0, 0);
+            let snapshot = setup.snapshot("auto", &first, 0, UnixTime::EPOCH);
             let mut restored = engine("auto");
             setup.restore("auto", &mut restored, &snapshot).unwrap();
             assert!(restored.assume_idle());
@@ -316,7 +326,7 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
     // What the guide shows ("Guarding the drive"): the daemon's own checks
     // between a `Start` and the drive, a wear budget and the break-even,
     // applied by the embedder to the commands it drains.
-    use lull::tasks::gate::{StandbyGate, WearBudget, unix_secs};
+    use lull::tasks::gate::{StandbyGate, WearBudget};
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let gate = StandbyGate {
         break_even: Some(setup.break_even()),
@@ -335,7 +345,7 @@ fn the_daemons_standby_gate_caps_an_embedders_spin_downs() {
     let (mut bucket, mut sent, mut refused) = (None::<WearBudget>, Vec::new(), 0);
     for (at, command) in commands {
         if let Command::Start { budget } = command {
-            match gate.admit(&mut bucket, unix_secs(None, at), budget) {
+            match gate.admit(&mut bucket, UnixTime::EPOCH + at, budget) {
                 Ok(()) => sent.push(at),
                 Err(why) => {
                     refused += 1;

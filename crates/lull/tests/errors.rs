@@ -65,7 +65,7 @@ fn a_network_that_needs_b_says_how_to_give_it() {
     assert!(e.contains("parameter `t`"), "{e}");
     assert!(e.contains("Registry::with_breakeven"), "{e}");
     // With B, both build.
-    let setup = Setup::break_even_for(Nanos::from_secs(3), Work::Standby);
+    let setup = Setup::break_even_for(Nanos::from_secs(3), Work::Standby).unwrap();
     assert!(setup.build_network("auto").is_ok());
     assert!(setup.build_network("timer(2B)").is_ok());
 }
@@ -81,9 +81,11 @@ fn an_unknown_drive_lists_the_presets() {
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let model = setup.power().expect("a preset's power model").clone();
     assert_eq!(model.break_even(), setup.break_even());
-    assert_eq!(Setup::power_model(&model).power(), Some(&model));
+    assert_eq!(Setup::power_model(&model).unwrap().power(), Some(&model));
     assert_eq!(
-        Setup::break_even_for(setup.break_even(), Work::Standby).power(),
+        Setup::break_even_for(setup.break_even(), Work::Standby)
+            .unwrap()
+            .power(),
         None
     );
     // Nothing named says so.
@@ -172,9 +174,10 @@ fn a_drive_without_a_usable_break_even_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("B is 1ns"), "{e}");
-    // 32 ns is the shortest B that builds `auto`.
-    let setup = Setup::break_even_for(Nanos(32), Work::Standby);
-    assert!(setup.build_network("auto").is_ok());
+    // 32 ns is the shortest B that builds `auto` (a registry given B
+    // directly; `Setup::break_even_for` refuses a B that short).
+    let registry = lull::registry().with_breakeven(Nanos(32));
+    assert!(lull_core::spec::build_network("auto", &registry).is_ok());
     // Figures off by orders of magnitude saturated B at Nanos::MAX.
     let huge = "p_active=1.1,p_sleep=1,p_spinup=1e300,t_spinup=1e300,t_spindown=0";
     let e = lull::for_drive(huge, Work::Standby)
@@ -215,13 +218,18 @@ fn a_drive_key_given_twice_is_refused() {
 /// to, as its parse errors do (embed-26 D3).
 #[test]
 fn a_build_error_of_a_named_network_says_what_it_expands_to() {
-    // B = 1 ns (a setup given B directly, not a drive): `auto`'s B/32 is 0.
-    let setup = Setup::break_even_for(Nanos(1), Work::Standby);
-    let e = setup.build_network("auto").unwrap_err().to_string();
+    // B = 1 ns (a registry given B directly; a setup refuses it):
+    // `auto`'s B/32 is 0.
+    let registry = lull::registry().with_breakeven(Nanos(1));
+    let e = NetworkSpec::parse("auto", Some(&registry))
+        .unwrap()
+        .build_online(&registry)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("network `auto` expands to `long-idle()`"), "{e}");
     assert!(e.contains("parameter `min`"), "{e}");
     // Through the core entry point too.
-    let e = lull_core::spec::build_network("auto", setup.registry())
+    let e = lull_core::spec::build_network("auto", &registry)
         .unwrap_err()
         .to_string();
     assert!(e.contains("expands to `long-idle()`"), "{e}");

@@ -9,6 +9,9 @@ mod spindown_auto;
 #[path = "../examples/writeback_cache.rs"]
 #[allow(unreachable_pub, dead_code)]
 mod writeback_cache;
+#[path = "../examples/writeback_spindown.rs"]
+#[allow(unreachable_pub, dead_code)]
+mod writeback_spindown;
 
 use lull::prelude::*;
 
@@ -107,4 +110,23 @@ fn spindown_with_auto_pulls_commands_and_keeps_what_it_learned() {
         out.fresh.energy_j
     );
     assert!(out.refused.contains("break-even"), "{}", out.refused);
+}
+
+#[test]
+fn writeback_with_spindown_keeps_the_data_and_saves_energy() {
+    let o = writeback_spindown::run();
+    let r = &o.report;
+    assert_eq!(o.mismatched_blocks, 0, "the disk holds every last write");
+    assert!(o.writes > 100 && o.flushed > 0, "{o:?}");
+    assert!(o.flushed <= o.writes, "writes coalesce in the cache");
+    // Completions came back late and were taken, none lost.
+    assert!(o.late_completions > 0, "{o:?}");
+    assert_eq!(o.outstanding, 0);
+    // The disk slept, within the wear budget, and saved energy.
+    assert!(r.spinups > 3 && r.spinups <= 48 + 8, "{r:?}");
+    assert!(r.energy_j < r.baseline_energy_j * 0.8, "{r:?}");
+    assert!(r.energy_j >= r.oracle_energy_j, "{r:?}");
+    // Judged against the best fixed timeout in hindsight.
+    assert!(o.excess_ratio.is_finite(), "{o:?}");
+    assert!(o.best_fixed.energy_j >= r.oracle_energy_j - 1e-6, "{o:?}");
 }

@@ -97,7 +97,7 @@ fn time_declared_before_the_first_request_is_not_counted() {
 /// the next arrival shows it was an idle period's.
 #[test]
 fn held_time_counts_when_the_next_request_arrives() {
-    let setup = lull::Setup::break_even_for(Nanos::from_secs(1), Work::Standby);
+    let setup = lull::Setup::break_even_for(Nanos::from_secs(1), Work::Standby).unwrap();
     let s = Nanos::from_secs;
     let network = setup.build_network("timer(B)").unwrap();
     let mut engine = Engine::with_policy(network, StopPolicy::EarlierOf, NoTask);
@@ -181,7 +181,7 @@ proptest! {
         tail in 0u64..20_000,
         assume_idle in any::<bool>(),
     ) {
-        let setup = lull::Setup::break_even_for(Nanos::from_millis(300), Work::Standby);
+        let setup = lull::Setup::break_even_for(Nanos::from_millis(300), Work::Standby).unwrap();
         let shift = Nanos::from_millis(start);
         let requests: Vec<Request> = requests
             .iter()

@@ -35,8 +35,8 @@ fn learn(engine: &mut Engine<Network, PolicyActuator, NoTask>) {
 #[test]
 fn a_network_remembers_its_spec_with_named_networks_expanded() {
     let b = Nanos::from_secs(72);
-    let standby = Setup::break_even_for(b, Work::Standby);
-    let io = Setup::break_even_for(b, Work::Io);
+    let standby = Setup::break_even_for(b, Work::Standby).unwrap();
+    let io = Setup::break_even_for(b, Work::Io).unwrap();
     assert_eq!(
         standby.build_network("auto").unwrap().spec(),
         Some("long-idle")
@@ -63,11 +63,11 @@ fn a_network_remembers_its_spec_with_named_networks_expanded() {
 #[test]
 fn a_state_learned_under_one_expansion_is_refused_by_another() {
     let b = Nanos::from_secs(72);
-    let standby = Setup::break_even_for(b, Work::Standby);
-    let io = Setup::break_even_for(b, Work::Io);
+    let standby = Setup::break_even_for(b, Work::Standby).unwrap();
+    let io = Setup::break_even_for(b, Work::Io).unwrap();
     let mut learned = engine(&io, "auto");
     learn(&mut learned);
-    let snapshot = io.snapshot("auto", &learned, 200, 0);
+    let snapshot = io.snapshot("auto", &learned, 200, UnixTime::EPOCH);
     assert_eq!(snapshot.network, "timer(B) + no-duration");
     let e = standby
         .restore("auto", &mut engine(&standby, "auto"), &snapshot)
@@ -79,7 +79,7 @@ fn a_state_learned_under_one_expansion_is_refused_by_another() {
     // And the other way round, where the parts used to decide.
     let mut learned = engine(&standby, "auto");
     learn(&mut learned);
-    let snapshot = standby.snapshot("auto", &learned, 200, 0);
+    let snapshot = standby.snapshot("auto", &learned, 200, UnixTime::EPOCH);
     assert_eq!(snapshot.network, "long-idle");
     let e = io
         .restore("auto", &mut engine(&io, "auto"), &snapshot)
@@ -103,7 +103,7 @@ fn a_state_learned_under_one_expansion_is_refused_by_another() {
 fn the_spec_given_is_checked_against_the_engine() {
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let timer = engine(&setup, "timer(B)");
-    let snapshot = setup.snapshot("auto", &timer, 0, 0);
+    let snapshot = setup.snapshot("auto", &timer, 0, UnixTime::EPOCH);
     assert_eq!(snapshot.network, "timer(B)", "what the engine runs");
     let e = setup
         .restore("auto", &mut engine(&setup, "auto"), &snapshot)
@@ -128,7 +128,7 @@ fn a_snapshot_that_names_auto_still_restores() {
     let setup = lull::for_drive("wd-red-plus", Work::Standby).unwrap();
     let mut learned = engine(&setup, "auto");
     learn(&mut learned);
-    let mut old = setup.snapshot("auto", &learned, 200, 0);
+    let mut old = setup.snapshot("auto", &learned, 200, UnixTime::EPOCH);
     old.network = "auto".into();
     let json = serde_json::to_string(&old).unwrap();
     assert!(json.contains("\"network\":\"auto\""));

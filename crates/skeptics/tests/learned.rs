@@ -52,7 +52,7 @@ fn engine(spec: &str, r: &Registry) -> Engine<Network, PolicyActuator, NoTask> {
     Engine::with_policy(net, StopPolicy::EarlierOf, NoTask)
         .with_log()
         .with_shortcuts(false)
-        .with_clock(Nanos::from_secs(1_795_478_400))
+        .with_clock(lull_core::time::UnixTime::from_secs(1_795_478_400))
 }
 
 /// One request per busy period, separated by `gaps` (milliseconds).

@@ -88,6 +88,34 @@ pub enum Work {
     Io,
 }
 
+impl Work {
+    /// The shortest break-even time B a drive may physically have for
+    /// this work: a B given by hand below it is in the wrong unit
+    /// (`Nanos(72)` meant as 72 s), and the `lull` facade refuses it.
+    ///
+    /// - [`Work::Standby`]: 100 ms. B = `p_spinup·t_spinup / (p_active −
+    ///   p_sleep)` exceeds the spin-up time (spinning up draws more than
+    ///   the spinning drive saves asleep), and no drive spins up in
+    ///   100 ms: the fastest presets take 1.5 s (B 2.2 s).
+    /// - [`Work::Io`]: 1 µs. B is one random 8 KiB access; the fastest
+    ///   solid-state devices take about 10 µs, a disk milliseconds.
+    pub const fn min_break_even(self) -> Nanos {
+        match self {
+            Work::Standby => Nanos::from_millis(100),
+            Work::Io => Nanos::from_micros(1),
+        }
+    }
+}
+
+impl fmt::Display for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Work::Standby => "Work::Standby",
+            Work::Io => "Work::Io",
+        })
+    }
+}
+
 /// How fast a drive's media turns, as it reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rotation {

@@ -41,7 +41,7 @@
 //! a start before the other checks; a replay of the log skips it too,
 //! knowing each poll that brought I/O from the log ([`BusyPolls`]).
 
-use lull_core::time::Nanos;
+use lull_core::time::{Nanos, UnixTime};
 
 /// Whether a poll that covered `(since, …]` and brought an arrival at
 /// `last` (its latest) overtook a decision at `at`: the rule of
@@ -440,18 +440,19 @@ impl StandbyGate {
         self.break_even.is_none() && self.max_spindowns_per_day.is_none()
     }
 
-    /// Whether a standby decided at `unix` (wall clock, whole seconds; see
-    /// [`unix_secs`]) with predicted idle time `budget` may be sent. The
-    /// wear budget is checked first (`bucket` is created full at the first
+    /// Whether a standby decided at wall-clock instant `at` (the engine's
+    /// zero plus the command's time: `zero + at`; the bucket counts whole
+    /// seconds) with predicted idle time `budget` may be sent. The wear
+    /// budget is checked first (`bucket` is created full at the first
     /// check), then the prediction; the token is taken only when both
     /// pass.
     pub fn admit(
         &self,
         bucket: &mut Option<WearBudget>,
-        unix: u64,
+        at: UnixTime,
         budget: Option<Nanos>,
     ) -> Result<(), Refusal> {
-        self.admit_charge(bucket, unix, budget).map(|_| ())
+        self.admit_charge(bucket, at, budget).map(|_| ())
     }
 
     /// [`StandbyGate::admit`], which also returns the token it took (none
@@ -460,9 +461,10 @@ impl StandbyGate {
     pub fn admit_charge(
         &self,
         bucket: &mut Option<WearBudget>,
-        unix: u64,
+        at: UnixTime,
         budget: Option<Nanos>,
     ) -> Result<Option<Charge>, Refusal> {
+        let unix = at.as_secs();
         if let Some(per_day) = self.max_spindowns_per_day {
             let b = bucket.get_or_insert_with(|| WearBudget::full(per_day, unix));
             let mut peek = b.clone();
@@ -600,7 +602,7 @@ impl BudgetedTimers {
         };
         let at = start + timeout;
         if gate
-            .admit(&mut buckets[i], unix_secs(budget.clock, at), None)
+            .admit(&mut buckets[i], unix_time(budget.clock, at), None)
             .is_ok()
         {
             return Some(timeout);
@@ -609,7 +611,7 @@ impl BudgetedTimers {
         if retry - start > act {
             return None;
         }
-        gate.admit(&mut buckets[i], unix_secs(budget.clock, retry), None)
+        gate.admit(&mut buckets[i], unix_time(budget.clock, retry), None)
             .is_ok()
             .then_some(retry - start)
     }
@@ -640,6 +642,12 @@ pub struct TimerBudget {
 /// is not known).
 pub fn unix_secs(clock: Option<Nanos>, at: Nanos) -> u64 {
     clock.unwrap_or(Nanos::ZERO).0.saturating_add(at.0) / 1_000_000_000
+}
+
+/// [`unix_secs`] as a [`UnixTime`], to the nanosecond: the wall-clock
+/// instant of engine time `at` (from the epoch when `clock` is not known).
+pub fn unix_time(clock: Option<Nanos>, at: Nanos) -> UnixTime {
+    UnixTime::since_epoch(clock.unwrap_or(Nanos::ZERO) + at)
 }
 
 /// The first instant (on the timeline whose zero is the wall clock
@@ -760,7 +768,7 @@ mod tests {
             let start = t(k * 97);
             let deadline = start + t(10);
             let mut admitted = gate
-                .admit(&mut bucket, unix_secs(clock, deadline), None)
+                .admit(&mut bucket, unix_time(clock, deadline), None)
                 .ok()
                 .map(|_| t(10));
             if admitted.is_none() {
@@ -769,7 +777,7 @@ mod tests {
                     .filter(|&r| r - start <= t(60));
                 if let Some(r) = retry {
                     assert!(r > deadline && unix_secs(clock, r) > unix_secs(clock, deadline));
-                    assert!(gate.admit(&mut bucket, unix_secs(clock, r), None).is_ok());
+                    assert!(gate.admit(&mut bucket, unix_time(clock, r), None).is_ok());
                     admitted = Some(r - start);
                     retried += 1;
                 }
@@ -805,7 +813,10 @@ mod tests {
             break_even: None,
             max_spindowns_per_day: Some(6),
         };
-        assert!(gate.admit(&mut bucket, 1_700_000_010, None).is_ok());
+        assert!(
+            gate.admit(&mut bucket, UnixTime::from_secs(1_700_000_010), None)
+                .is_ok()
+        );
         assert_eq!(
             gate.wear_retry(&bucket, t(70), clock),
             Some(t(10 + 4 * 3600))
@@ -882,14 +893,25 @@ mod tests {
         };
         let mut bucket = None;
         // Short: refused, and the bucket (created full: one token) keeps it.
-        let short = gate.admit(&mut bucket, 100, Some(Nanos::from_secs(2)));
+        let short = gate.admit(
+            &mut bucket,
+            UnixTime::from_secs(100),
+            Some(Nanos::from_secs(2)),
+        );
         assert!(matches!(short, Err(Refusal::ShortPrediction { .. })));
         assert_eq!(bucket.as_ref().unwrap().tokens, 1.0);
         // Until busy: passes and takes it.
-        assert_eq!(gate.admit(&mut bucket, 100, None), Ok(()));
+        assert_eq!(
+            gate.admit(&mut bucket, UnixTime::from_secs(100), None),
+            Ok(())
+        );
         assert_eq!(bucket.as_ref().unwrap().tokens, 0.0);
         // Empty: the wear budget says when the next comes (6 a day: 4 h).
-        match gate.admit(&mut bucket, 101, Some(Nanos::from_secs(10))) {
+        match gate.admit(
+            &mut bucket,
+            UnixTime::from_secs(101),
+            Some(Nanos::from_secs(10)),
+        ) {
             Err(r @ Refusal::Wear { per_day: 6, wait_s }) => {
                 assert_eq!(wait_s.ceil(), 14_399.0);
                 // Read as the status and the log show durations.
@@ -900,12 +922,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(gate.admit(&mut bucket, 100 + 14_400, None), Ok(()));
+        assert_eq!(
+            gate.admit(&mut bucket, UnixTime::from_secs(100 + 14_400), None),
+            Ok(())
+        );
         // An open gate passes everything and keeps no bucket.
         let mut none = None;
         assert!(StandbyGate::default().is_open());
         assert_eq!(
-            StandbyGate::default().admit(&mut none, 0, Some(Nanos::NANO)),
+            StandbyGate::default().admit(&mut none, UnixTime::from_secs(0), Some(Nanos::NANO)),
             Ok(())
         );
         assert!(none.is_none());
@@ -926,7 +951,7 @@ mod tests {
         });
         // 1 234 s refill 0.685… tokens: 1.219… before the charge.
         let charge = gate
-            .admit_charge(&mut bucket, 1_234, None)
+            .admit_charge(&mut bucket, UnixTime::from_secs(1_234), None)
             .unwrap()
             .unwrap();
         let mut before = WearBudget {
@@ -940,7 +965,7 @@ mod tests {
         assert_eq!(*b, before);
         // After a refill: one token back, within the capacity (8).
         let charge = gate
-            .admit_charge(&mut bucket, 1_300, None)
+            .admit_charge(&mut bucket, UnixTime::from_secs(1_300), None)
             .unwrap()
             .unwrap();
         let b = bucket.as_mut().unwrap();
@@ -951,7 +976,7 @@ mod tests {
         // No budget, no charge.
         let mut none = None;
         assert_eq!(
-            StandbyGate::default().admit_charge(&mut none, 0, None),
+            StandbyGate::default().admit_charge(&mut none, UnixTime::from_secs(0), None),
             Ok(None)
         );
     }

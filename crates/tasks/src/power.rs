@@ -193,18 +193,40 @@ impl PowerModel {
         self.spinup_energy() / (self.p_active - self.p_sleep)
     }
 
-    /// Energy over `span` seconds with `sleep` seconds asleep and `spinups`
-    /// spin-ups: `p_active·(span − sleep) + p_sleep·sleep + p_spinup·t_spinup·spinups`.
-    pub fn energy(&self, span: f64, sleep: f64, spinups: u64) -> f64 {
+    /// Energy in joules over `span` with `sleep` of it asleep and
+    /// `spinups` spin-ups: `p_active·(span − sleep) + p_sleep·sleep +
+    /// p_spinup·t_spinup·spinups`.
+    pub fn energy(&self, span: Nanos, sleep: Nanos, spinups: u64) -> f64 {
+        self.energy_s(span.as_secs_f64(), sleep.as_secs_f64(), spinups)
+    }
+
+    /// [`PowerModel::energy`] with `span` and `sleep` in seconds, for the
+    /// lab's arithmetic, which sums seconds.
+    pub fn energy_s(&self, span: f64, sleep: f64, spinups: u64) -> f64 {
         self.p_active * (span - sleep)
             + self.p_sleep * sleep
             + self.spinup_energy() * spinups as f64
     }
 
-    /// How long the request that wakes a disk which slept `slept` seconds
-    /// waits: `t_spinup + max(0, t_spindown − slept)`.
-    pub fn wake_delay(&self, slept: f64) -> f64 {
+    /// How long the request that wakes a disk which slept `slept` waits:
+    /// `t_spinup + max(0, t_spindown − slept)`.
+    pub fn wake_delay(&self, slept: Nanos) -> Nanos {
+        Nanos::from_secs_f64(self.wake_delay_s(slept.as_secs_f64()))
+    }
+
+    /// [`PowerModel::wake_delay`] in seconds, for the lab's arithmetic.
+    pub fn wake_delay_s(&self, slept: f64) -> f64 {
         self.t_spinup + (self.t_spindown - slept).max(0.0)
+    }
+
+    /// The time to spin up ([`PowerModel::t_spinup`] as a duration).
+    pub fn spinup_time(&self) -> Nanos {
+        Nanos::from_secs_f64(self.t_spinup)
+    }
+
+    /// The time to spin down ([`PowerModel::t_spindown`] as a duration).
+    pub fn spindown_time(&self) -> Nanos {
+        Nanos::from_secs_f64(self.t_spindown)
     }
 
     fn validate(self) -> Result<PowerModel, PowerModelError> {

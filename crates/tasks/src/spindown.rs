@@ -65,7 +65,7 @@
 use lull_core::component::Context;
 use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
-use lull_core::time::Nanos;
+use lull_core::time::{Nanos, UnixTime};
 
 use crate::gate::{
     BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
@@ -168,21 +168,28 @@ impl WindowClairvoyant {
     pub const WINDOW: Nanos = Nanos::from_secs(600);
 
     /// The clairvoyant of the idle periods `periods` (`(start, end)` on
-    /// the trace's timeline, in order) within a span of `span_s` seconds
-    /// on a drive with `model`, with windows of `window` aligned to the
-    /// wall clock when the timeline's `clock` (Unix nanoseconds at its
-    /// time 0) is known, else to time 0.
+    /// the trace's timeline, in order) within a span of `span` on a drive
+    /// with `model`, with windows of `window` aligned to the wall clock
+    /// when the timeline's `clock` (Unix nanoseconds at its time 0) is
+    /// known, else to time 0.
     pub fn from_idle_periods(
         periods: impl IntoIterator<Item = (Nanos, Nanos)>,
-        span_s: f64,
+        span: Nanos,
         model: &PowerModel,
         window: Nanos,
         clock: Nanos,
     ) -> WindowClairvoyant {
+        let span_s = span.as_secs_f64();
         Self::from_idle_periods_from(periods, span_s, model, window, clock, Nanos::ZERO)
     }
 
-    /// [`WindowClairvoyant::from_idle_periods`] choosing each window's
+    /// The window ([`WindowClairvoyant::window_s`] as a duration).
+    pub fn window(&self) -> Nanos {
+        Nanos::from_secs_f64(self.window_s)
+    }
+
+    /// [`WindowClairvoyant::from_idle_periods`], the span in seconds (the
+    /// lab's arithmetic), choosing each window's
     /// timeout among those of at least `floor`
     /// ([`BestFixed::from_idle_periods_from`]).
     pub fn from_idle_periods_from(
@@ -235,7 +242,7 @@ impl WindowClairvoyant {
         close(&mut lens);
         WindowClairvoyant {
             window_s: window.as_secs_f64(),
-            energy_j: model.energy(span_s, 0.0, 0) - saved,
+            energy_j: model.energy_s(span_s, 0.0, 0) - saved,
             spinups,
         }
     }
@@ -269,7 +276,8 @@ impl BestFixed {
     pub const OPTIMAL: f64 = 1e-4;
 
     /// The best fixed timeout for idle periods of lengths `periods` within
-    /// a span of `span_s` seconds on a drive with `model`.
+    /// a span of `span` (first arrival to last completion) on a drive
+    /// with `model`.
     ///
     /// A timer with timeout `t` fires in every period `L ≥ t` (a deadline
     /// due at the instant of an arrival goes first) and so sleeps `L − t`
@@ -278,14 +286,19 @@ impl BestFixed {
     /// ties keep the shortest timeout.
     pub fn from_idle_periods(
         periods: impl IntoIterator<Item = Nanos>,
-        span_s: f64,
+        span: Nanos,
         model: &PowerModel,
     ) -> BestFixed {
-        Self::from_idle_periods_from(periods, span_s, model, Nanos::ZERO)
+        Self::from_idle_periods_from(periods, span.as_secs_f64(), model, Nanos::ZERO)
     }
 
-    /// [`BestFixed::from_idle_periods`] over the timeouts of at least
-    /// `floor` only: the fixed timeouts a daemon that looks at the disk
+    /// The timeout ([`BestFixed::timeout_s`] as a duration).
+    pub fn timeout(&self) -> Nanos {
+        Nanos::from_secs_f64(self.timeout_s)
+    }
+
+    /// [`BestFixed::from_idle_periods`], the span in seconds (the lab's
+    /// arithmetic), over the timeouts of at least `floor` only: the fixed timeouts a daemon that looks at the disk
     /// every `floor` can run (`lull replay` of its activity log, whose
     /// idle periods shorter than a poll are the log's reconstruction, not
     /// the disk's). The timeouts tried are `floor` and one nanosecond above
@@ -323,7 +336,7 @@ impl BestFixed {
         l.sort_unstable();
         let save = model.p_active - model.p_sleep;
         let up = model.spinup_energy();
-        let base = model.energy(span_s, 0.0, 0);
+        let base = model.energy_s(span_s, 0.0, 0);
         // Suffix sums: periods from index i on fire for t ≤ l[i].0.
         let mut suffix = 0.0;
         let mut best = BestFixed {
@@ -422,7 +435,7 @@ impl BestFixed {
         let k = timeouts.len();
         let save = model.p_active - model.p_sleep;
         let up = model.spinup_energy();
-        let base = model.energy(span_s, 0.0, 0);
+        let base = model.energy_s(span_s, 0.0, 0);
         let mut timers = BudgetedTimers::new();
         let (mut fired, mut slept) = (vec![0u64; k], vec![0.0f64; k]);
         // The open window's sums, and the clairvoyant's so far.
@@ -638,7 +651,7 @@ impl Spindown {
                     let slept = (t - a).as_secs_f64();
                     self.sleep += t - a;
                     self.spinups += 1;
-                    self.ready_at = t + Nanos::from_secs_f64(self.model.wake_delay(slept));
+                    self.ready_at = t + Nanos::from_secs_f64(self.model.wake_delay_s(slept));
                     self.asleep_since = None;
                 }
                 _ => {}
@@ -684,7 +697,7 @@ impl Spindown {
                 max_spindowns_per_day,
                 ..self.gate
             };
-            match gate.admit_charge(&mut self.buckets[mode], unix, budget) {
+            match gate.admit_charge(&mut self.buckets[mode], UnixTime::from_secs(unix), budget) {
                 Err(why) => {
                     self.refused[usize::from(matches!(why, Refusal::ShortPrediction { .. }))] += 1;
                     if matches!(why, Refusal::Wear { .. }) {
@@ -816,9 +829,9 @@ impl Spindown {
         let m = &self.model;
         let span = self.span();
         let sleep = self.sleep.as_secs_f64().min(span);
-        let energy = m.energy(span, sleep, self.spinups);
-        let baseline = m.energy(span, 0.0, 0);
-        let oracle = m.energy(span, self.oracle_sleep.as_secs_f64(), self.oracle_spinups);
+        let energy = m.energy_s(span, sleep, self.spinups);
+        let baseline = m.energy_s(span, 0.0, 0);
+        let oracle = m.energy_s(span, self.oracle_sleep.as_secs_f64(), self.oracle_spinups);
         let pct = |e: f64| {
             if baseline > 0.0 {
                 100.0 * (baseline - e) / baseline
@@ -958,7 +971,7 @@ impl IdleTask for Spindown {
                         let slept = (t - a).as_secs_f64();
                         self.sleep += t - a;
                         self.spinups += 1;
-                        let delay = self.model.wake_delay(slept);
+                        let delay = self.model.wake_delay_s(slept);
                         self.ready_at = t + Nanos::from_secs_f64(delay);
                         self.delayed_ops += 1;
                         self.added_latency_s += delay;

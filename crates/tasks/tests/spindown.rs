@@ -290,7 +290,7 @@ fn best_fixed(reqs: &[Request], model: &PowerModel) -> BestFixed {
     let timeline = Timeline::from_requests(reqs);
     BestFixed::from_idle_periods(
         timeline.idle_periods().map(|p| p.len()),
-        timeline.span().as_secs_f64(),
+        timeline.span(),
         model,
     )
 }
@@ -326,7 +326,7 @@ fn best_fixed_timeout_by_hand() {
     let nas = PowerModel::preset("wd-red-plus").unwrap();
     let n = best_fixed(&reqs, &nas);
     assert_eq!(n.spinups, 0);
-    assert!(close(n.energy_j, nas.energy(26.4, 0.0, 0)));
+    assert!(close(n.energy_j, nas.energy_s(26.4, 0.0, 0)));
     assert!(close(n.timeout_s, 20.000_000_001), "{n:?}");
     // The excess ratio compares the excesses over the oracle.
     let oracle = 1.6 * 26.4 - (1.2 * 20.0 - 3.6) - (1.2 * 5.0 - 3.6);
@@ -436,7 +436,7 @@ fn clairvoyant(reqs: &[Request], model: &PowerModel, window: Nanos) -> WindowCla
     let timeline = Timeline::from_requests(reqs);
     WindowClairvoyant::from_idle_periods(
         timeline.idle_periods().map(|p| (p.start, p.end)),
-        timeline.span().as_secs_f64(),
+        timeline.span(),
         model,
         window,
         Nanos::ZERO,

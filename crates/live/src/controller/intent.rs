@@ -295,7 +295,11 @@ impl DiskController {
         };
         let unix = unix_secs(Some(self.settings.clock), at);
         self.wear_charge = None;
-        let admitted = gate.admit_charge(&mut self.st.wear, unix, budget);
+        let admitted = gate.admit_charge(
+            &mut self.st.wear,
+            lull_core::time::UnixTime::from_secs(unix),
+            budget,
+        );
         if let Ok(charge) = admitted {
             self.wear_charge = charge;
         }

@@ -887,7 +887,7 @@ impl DiskController {
             PolicyActuator::new(cfg.policy),
             LiveTask::new(cfg.task.name()),
         )
-        .with_clock(clock)
+        .with_clock(lull_core::time::UnixTime::since_epoch(clock))
     }
 
     /// The disk's key (config entry or resolved path).
