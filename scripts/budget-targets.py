@@ -14,8 +14,8 @@ For each (drive, budget, workload), the medians over the six days of:
   1 % the gain is noise, and the row says so);
 - `auto`'s energy over the budgeted oracle's (each day's N spin-downs on
   its N most profitable periods: the floor of every policy);
-- `auto` as it was before it knew the budget (`long-idle(per-day=1000000)`:
-  a budget it never feels) behind the same gate, for comparison.
+- `auto` as it was before it knew the budget (`long-idle(pace=false)`)
+  behind the same gate, for comparison.
 
     scripts/budget-targets.py [--seeds S1,S2,...] [--workloads W,...] [LULL_BINARY]
 
@@ -53,7 +53,7 @@ if FRESH:
     SEEDS = sorted(rng.randrange(10_000, 2**31) for _ in range(6))
 DEVICES = ["paper-2.5in", "wd-red-plus"]
 BUDGETS = [48, 12]
-OLD = "long-idle(per-day=1000000)"
+OLD = "long-idle(pace=false)"
 KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "structured",
         "cron-server": "structured", "workstation": "correlated",
         "news": "correlated", "database": "correlated", "sync30": "periodic",

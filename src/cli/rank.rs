@@ -131,6 +131,14 @@ struct RunArgs {
     /// is then printed on stderr.
     #[arg(long, requires = "from_daemon")]
     emit_config: bool,
+    /// Spindown: rank every network behind the daemon's wear budget of N
+    /// spin-downs a day (its `max_spindowns_per_day`: a token bucket under
+    /// a daily cap), the budget known to each network (`auto` spends it
+    /// on its longest periods) and to the references (the best fixed
+    /// timeout, the clairvoyant and the oracle held to it). With
+    /// --from-daemon it replaces the log's own.
+    #[arg(long, value_name = "N")]
+    max_spindowns_per_day: Option<u32>,
     /// With --from-daemon DISK: the daemon's state file, whose directory
     /// holds `activity/` (default: `activity_dir` of --config).
     #[arg(long, value_name = "FILE", requires = "from_daemon")]
@@ -284,6 +292,20 @@ fn scratch_dir() -> Result<PathBuf, CliError> {
 
 fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Result<(), CliError> {
     let task = a.task.clone().unwrap_or_default();
+    let mut gate = daemon.map(|d| d.gate).unwrap_or_default();
+    if let Some(n) = a.max_spindowns_per_day {
+        if task != "spindown" {
+            return Err(CliError::input(anyhow!(
+                "--max-spindowns-per-day {n}: a wear budget is for --task spindown, not `{task}`"
+            )));
+        }
+        if n == 0 {
+            return Err(CliError::input(anyhow!(
+                "--max-spindowns-per-day 0: no network spins the disk down under it; give at least 1"
+            )));
+        }
+        gate.max_spindowns_per_day = Some(n);
+    }
     let out = out.to_path_buf();
     let mut grid = if a.grid == lull_rank::grid::DEFAULT {
         let policy = match &a.policy {
@@ -391,7 +413,7 @@ fn rank_into(a: &RunArgs, out: &Path, keep: bool, daemon: Option<&Daemon>) -> Re
             device: a.device.clone(),
             timing,
             log: false,
-            gate: daemon.map(|d| d.gate).unwrap_or_default(),
+            gate,
             // The daemon's poll: no fixed timeout below it is a reference
             // it could have run.
             reference_floor: daemon.map_or(Nanos::ZERO, |d| d.session.poll),

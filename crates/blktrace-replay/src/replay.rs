@@ -299,7 +299,10 @@ pub fn registry_for(
 /// [`registry_for`] `opts`' task and device, held to the wear budget of
 /// `opts`' gate ([`Registry::with_wear_budget`]): the networks a replay
 /// with the daemon's checks builds spend the budget they are held to.
-pub fn registry_for_opts(registry: &Registry, opts: &ReplayOptions) -> Result<Registry, ReplayError> {
+pub fn registry_for_opts(
+    registry: &Registry,
+    opts: &ReplayOptions,
+) -> Result<Registry, ReplayError> {
     let mut r = registry_for(registry, &opts.task, opts.device.as_deref())?;
     if opts.task == "spindown" && r.wear_budget().is_none() {
         r.set_wear_budget(opts.gate.max_spindowns_per_day);

@@ -1117,7 +1117,7 @@ impl StartDetector for LongIdle {
     }
 }
 
-const LONG_IDLE_PARAMS: [ParamInfo; 10] = [
+const LONG_IDLE_PARAMS: [ParamInfo; 11] = [
     ParamInfo::optional(
         "margin",
         ParamKind::Float,
@@ -1144,7 +1144,14 @@ const LONG_IDLE_PARAMS: [ParamInfo; 10] = [
         ParamKind::Int,
         "0",
         "",
-        "wear budget, spin-downs a day: spend them on the longest periods (a learned floor on the timeout); 0 (default): the disk's own (`max_spindowns_per_day`, `--max-spindowns-per-day`), else none",
+        "wear budget, spin-downs a day, spent where budgeted experts saved most (module docs); 0 (default): the disk's own (`max_spindowns_per_day`, `--max-spindowns-per-day`), else none",
+    ),
+    ParamInfo::optional(
+        "pace",
+        ParamKind::Bool,
+        "true",
+        "",
+        "whether a wear budget paces the decisions; false: decide as without one (the gate alone holds the budget, as before issue 75)",
     ),
 ];
 
@@ -1210,10 +1217,12 @@ pub(crate) fn register(r: &mut Registry) {
         let margin = (margin > 0.0).then_some(margin);
         let rate = p.float_in("rate", f64::MIN_POSITIVE, 10.0)?;
         // 0: the disk's own budget, when the network is built for one.
+        let pace = p.bool("pace")?;
         let per_day = match p.int_in("per-day", 0, 1_000_000)? as u32 {
             0 => p.wear_budget(),
             n => Some(n),
-        };
+        }
+        .filter(|_| pace);
         Ok(Built::Start(Box::new(
             LongIdle::new(fallback, b, margin, rate).with_wear_budget(per_day),
         )))

@@ -22,8 +22,8 @@
 //! every idle period by the spinning time it would have saved (sleep minus
 //! `B` per spin-down, the energy model of SPEC §4.2 in units of `B`):
 //!
-//! - **timers** `timer(F)` for 24 timeouts `F` from `B/8` to `256·B`, in
-//!   half octaves: the family the best fixed timeout behind the gate is
+//! - **timers** `timer(F)` for 44 timeouts `F` from `B/8` to about `200·B`,
+//!   in quarter octaves: the family the best fixed timeout behind the gate is
 //!   chosen from, in hindsight;
 //! - **`long-idle` held to a floor**: `long-idle`'s own decision in the
 //!   period (at once, or at its learned timeout), but not before `F`, for
@@ -32,8 +32,12 @@
 //! `long-idle`'s own decision is known for every period it decides in,
 //! whatever the pacer did, and its learning does not depend on when the
 //! disk spun down, so each expert's score is exact. The pacer acts on the
-//! expert that has saved the most, with scores decayed with a two-day time
-//! constant so that a changed workload is followed within a day or two.
+//! expert that has saved the most, with scores decayed with a time
+//! constant of half a day: a NAS's busy day and its quiet one want other
+//! timeouts (96 s and 12 s for the paper drive on two `home-nas` days),
+//! and two days' memory followed the day before (tuning seeds 301–303:
+//! 1.07 of the best budgeted fixed timeout's energy after a day of
+//! learning, against 1.02 with six hours' memory).
 //!
 //! **Learning fast when long periods are few.** Every expert is scored on
 //! every period, short ones included, so nothing waits for the rare long
@@ -57,35 +61,38 @@
 //! budgeted fixed timeout by construction. The gate stays the hard limit:
 //! the pacer only decides which periods ask for a token.
 //!
-//! O(48) per learned period (two floats and a bucket update per expert),
+//! O(89) per learned period (two floats and a bucket update per expert),
 //! fixed memory, deterministic; its state is saved with `long-idle`'s.
 
 use lull_core::time::Nanos;
 
-/// Timeouts of the experts: half octaves of `B` from `B/8`.
-pub const PACE_TIMEOUTS: usize = 24;
+/// Timeouts of the experts: quarter octaves of `B` from `B/8`.
+pub const PACE_TIMEOUTS: usize = 44;
 /// Experts: a timer and a floored `long-idle` per timeout, and
 /// `long-idle` as it is (the last).
 const EXPERTS: usize = 2 * PACE_TIMEOUTS + 1;
-/// Time constant of the scores' decay, seconds (two days).
-const DECAY_S: f64 = 2.0 * 86_400.0;
+/// Time constant of the scores' decay, seconds (half a day).
+const DECAY_S: f64 = 12.0 * 3_600.0;
 /// Seconds in a day.
 const DAY_S: f64 = 86_400.0;
 /// How close to the best score, in break-evens of spinning, an expert
 /// must be to be acted on when it is more cautious.
 const NEAR: f64 = 2.0;
+/// The same as a share of the best score, where that is more.
+const NEAR_SHARE: f64 = 0.01;
 /// Values saved per expert.
-const EXPERT_SAVED: usize = 5;
+const EXPERT_SAVED: usize = 4;
 
 /// One budgeted expert's bucket, daily count and score.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Expert {
     /// Tokens in its bucket, at `at`.
     tokens: f64,
-    /// When its bucket was last refilled (engine seconds).
+    /// When its bucket was last charged (engine seconds; NaN: never).
     at: f64,
-    /// The day of `spent`, and spin-downs counted on it.
-    day: f64,
+    /// Spin-downs counted on the day of `at` (its UTC day, computed with
+    /// the clock known now, so a restart that learns the clock later
+    /// counts the same day).
     spent: f64,
     /// Decayed spinning time saved (seconds).
     score: f64,
@@ -128,7 +135,6 @@ impl WearPace {
         let fresh = Expert {
             tokens: Self::capacity(per_day),
             at: f64::NAN,
-            day: f64::NAN,
             spent: 0.0,
             score: 0.0,
         };
@@ -154,7 +160,7 @@ impl WearPace {
 
     /// Expert `k`'s timeout, seconds (`k < PACE_TIMEOUTS`).
     fn timeout(&self, k: usize) -> f64 {
-        self.breakeven / 8.0 * 2f64.powf(k as f64 / 2.0)
+        self.breakeven / 8.0 * 2f64.powf(k as f64 / 4.0)
     }
 
     /// Sets the wall clock at engine time 0 (days are UTC days of it).
@@ -165,8 +171,12 @@ impl WearPace {
     /// The expert acted on: of those within [`NEAR`] break-evens of the
     /// best score, the most cautious (module docs, "Learning fast").
     fn leader(&self) -> usize {
-        let best = self.experts.iter().map(|e| e.score).fold(f64::NEG_INFINITY, f64::max);
-        let near = best - NEAR * self.breakeven;
+        let best = self
+            .experts
+            .iter()
+            .map(|e| e.score)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let near = best - (NEAR * self.breakeven).max(NEAR_SHARE * best.abs());
         // From the most cautious: floors and timers by timeout, longest
         // first (a floor never spins down before its timer), then
         // `long-idle` as it is.
@@ -240,27 +250,38 @@ impl WearPace {
         let cap = Self::capacity(self.per_day);
         let per_day = f64::from(self.per_day);
         let clock = self.clock.map_or(0.0, |c| c.as_secs_f64());
+        let day_at = |t: f64| ((clock + t) / DAY_S).floor();
         let e = &mut self.experts[k];
-        let since = if e.at.is_nan() { 0.0 } else { (at - e.at).max(0.0) };
+        let since = if e.at.is_nan() {
+            0.0
+        } else {
+            (at - e.at).max(0.0)
+        };
         let tokens = (e.tokens + since * rate).min(cap);
         let mut at = at;
         if tokens < 1.0 {
             at += (1.0 - tokens) / rate;
         }
-        let day = ((clock + at) / DAY_S).floor();
-        if day == e.day && e.spent >= per_day {
+        let last_day = day_at(e.at);
+        if day_at(at) == last_day && e.spent >= per_day {
             // The day's cap: from the next midnight.
-            at = (day + 1.0) * DAY_S - clock;
+            at = (last_day + 1.0) * DAY_S - clock;
         }
         if at >= end {
             return None;
         }
-        let day = ((clock + at) / DAY_S).floor();
-        let since = if e.at.is_nan() { 0.0 } else { (at - e.at).max(0.0) };
+        let since = if e.at.is_nan() {
+            0.0
+        } else {
+            (at - e.at).max(0.0)
+        };
         e.tokens = ((e.tokens + since * rate).min(cap) - 1.0).max(0.0);
+        e.spent = if day_at(at) == last_day {
+            e.spent + 1.0
+        } else {
+            1.0
+        };
         e.at = at;
-        e.spent = if day == e.day { e.spent + 1.0 } else { 1.0 };
-        e.day = day;
         Some(at)
     }
 
@@ -282,8 +303,9 @@ impl WearPace {
     pub fn save_values(&self, now: Nanos, v: &mut Vec<f64>) {
         let now = now.as_secs_f64();
         for e in &self.experts {
-            // Times as ages (NaN: never), days as they are.
-            v.extend([e.tokens, now - e.at, e.day, e.spent, e.score]);
+            // Times as ages (NaN: never), so that a state taken up on
+            // another timeline (a warm-up's) keeps them as long ago.
+            v.extend([e.tokens, now - e.at, e.spent, e.score]);
         }
         v.push(self.decayed_at.map_or(f64::NAN, |d| now - d));
     }
@@ -296,18 +318,15 @@ impl WearPace {
         let now = now.as_secs_f64();
         let mut experts = self.experts;
         for (e, x) in experts.iter_mut().zip(v.chunks_exact(EXPERT_SAVED)) {
-            let ok = |y: f64| y.is_nan() || (y.is_finite() && y >= 0.0);
-            if !(x[0].is_finite() && x[0] >= 0.0 && ok(x[1]) && ok(x[2]) && x[3] >= 0.0)
-                || !x[4].is_finite()
-            {
+            let age_ok = x[1].is_nan() || (x[1].is_finite() && x[1] >= 0.0);
+            if !(x[0].is_finite() && x[0] >= 0.0 && age_ok && x[2] >= 0.0 && x[3].is_finite()) {
                 return Err("long-idle: the wear pacer's state out of range".into());
             }
             *e = Expert {
                 tokens: x[0].min(Self::capacity(self.per_day)),
                 at: now - x[1],
-                day: x[2],
-                spent: x[3],
-                score: x[4],
+                spent: x[2],
+                score: x[3],
             };
         }
         self.experts = experts;
@@ -329,7 +348,7 @@ mod tests {
     fn it_starts_cautious_and_follows_what_saved_the_most() {
         let mut p = WearPace::new(48, s(3.0));
         // Nothing learned: the most cautious expert.
-        let longest = s(3.0 / 8.0 * 2f64.powf((PACE_TIMEOUTS - 1) as f64 / 2.0));
+        let longest = s(3.0 / 8.0 * 2f64.powf((PACE_TIMEOUTS - 1) as f64 / 4.0));
         assert_eq!(p.leading(), Paced::Floor(longest));
         // Periods of 5 s every 10 s, long-idle deciding at 1 s: a token
         // saves 5 s − B − the wait, most for the shortest timer (B/8).

@@ -100,14 +100,20 @@ impl BudgetOracle {
         per_day: u32,
         clock: Option<Nanos>,
     ) -> BudgetOracle {
-        let base = model.energy(span_s, 0.0, 0);
+        let base = model.energy_s(span_s, 0.0, 0);
         let save = model.p_active - model.p_sleep;
         let up = model.spinup_energy();
         let cap = per_day as usize;
         let zero = clock.unwrap_or(Nanos::ZERO).0;
         let day_of = |t: Nanos| zero.saturating_add(t.0) / 1_000_000_000 / DAY_S;
         // The instant (on the timeline) day `d` starts.
-        let day_start = |d: u64| Nanos((d * DAY_S).saturating_mul(1_000_000_000).saturating_sub(zero));
+        let day_start = |d: u64| {
+            Nanos(
+                (d * DAY_S)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_sub(zero),
+            )
+        };
         // The saving of sleeping from `from` to `end`.
         let saving = |from: Nanos, end: Nanos| save * (end - from.min(end)).as_secs_f64() - up;
         // dp[c]: the best with c spin-downs counted on `day`.

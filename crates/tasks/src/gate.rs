@@ -948,6 +948,8 @@ mod tests {
         let mut bucket = Some(WearBudget {
             tokens: 0.3 + 0.7 / 3.0,
             at_unix: 0,
+            day: 0,
+            spent: 0,
         });
         // 1 234 s refill 0.685… tokens: 1.219… before the charge.
         let charge = gate
@@ -957,6 +959,8 @@ mod tests {
         let mut before = WearBudget {
             tokens: 0.3 + 0.7 / 3.0,
             at_unix: 0,
+            day: 0,
+            spent: 0,
         };
         before.refill(48, 1_234);
         let b = bucket.as_mut().unwrap();

@@ -91,13 +91,13 @@ pub mod spindown;
 pub mod writeback;
 
 pub use background::{Admission, BackgroundTask, Baseline, DeviceIo, IoClass};
+pub use budget_oracle::BudgetOracle;
 pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};
 pub use drive::{Drive, PresetSource, Work};
 pub use gate::{
     BudgetedTimers, BusyPolls, Charge, DaemonStandbys, StandbyGate, TimerBudget, WearBudget,
 };
-pub use budget_oracle::BudgetOracle;
 pub use power::PowerModel;
 pub use spindown::Spindown;
 pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};

@@ -67,11 +67,11 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::{Nanos, UnixTime};
 
+use crate::budget_oracle::BudgetOracle;
 use crate::gate::{
     BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
     WearBudget, unix_secs,
 };
-use crate::budget_oracle::BudgetOracle;
 use crate::power::PowerModel;
 
 /// The `spindown` task: a disk that sleeps in predicted idle time.
@@ -388,7 +388,7 @@ impl BestFixed {
                     energy_j: energy,
                     spinups: fire,
                     window_clairvoyant: None,
-            budget_oracle: None,
+                    budget_oracle: None,
                 };
             }
             debug_assert!(j > i, "each step consumes a run of equal lengths");
@@ -505,7 +505,7 @@ impl BestFixed {
                     energy_j: energy,
                     spinups: fired[i],
                     window_clairvoyant: None,
-            budget_oracle: None,
+                    budget_oracle: None,
                 };
             }
         }
@@ -518,15 +518,8 @@ impl BestFixed {
         // first run's own (a log of runs with other budgets is judged by
         // its first).
         let cap = per_day.or_else(|| runs.iter().find_map(|r| r.max_spindowns_per_day));
-        best.budget_oracle = cap.map(|n| {
-            BudgetOracle::from_idle_periods(
-                all.iter().copied(),
-                span_s,
-                model,
-                n,
-                clock,
-            )
-        });
+        best.budget_oracle = cap
+            .map(|n| BudgetOracle::from_idle_periods(all.iter().copied(), span_s, model, n, clock));
         best
     }
 

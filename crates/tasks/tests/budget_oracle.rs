@@ -2,7 +2,7 @@
 //! the wear budget's daily cap: no day ever holds more spin-downs than
 //! the budget.
 
-use lull_core::time::Nanos;
+use lull_core::time::{Nanos, UnixTime};
 use lull_tasks::gate::{StandbyGate, WearBudget};
 use lull_tasks::{BudgetOracle, PowerModel};
 use proptest::prelude::*;
@@ -52,7 +52,7 @@ fn brute_force(periods: &[(Nanos, Nanos)], span_s: f64, m: &PowerModel, n: u32) 
         let mut i = 0;
         loop {
             if i == pick.len() {
-                return m.energy(span_s, 0.0, 0) - best;
+                return m.energy_s(span_s, 0.0, 0) - best;
             }
             pick[i] += 1;
             if pick[i] <= options[i].len() {
@@ -84,7 +84,8 @@ fn the_budgeted_oracle_spends_each_day_on_its_longest_periods() {
     let o = BudgetOracle::from_idle_periods(p, span, &m, 1, None);
     assert_eq!(o.spinups, 2);
     let save = m.p_active - m.p_sleep;
-    let want = m.energy(span, 0.0, 0) - (save * 100.0 - m.spinup_energy())
+    let want = m.energy_s(span, 0.0, 0)
+        - (save * 100.0 - m.spinup_energy())
         - (save * 20.0 - m.spinup_energy());
     assert!((o.energy_j - want).abs() < 1e-9, "{} vs {want}", o.energy_j);
     // Enough tokens: the plain oracle (every period beyond B).
@@ -92,7 +93,7 @@ fn the_budgeted_oracle_spends_each_day_on_its_longest_periods() {
     assert_eq!(all.spinups, 4);
     // None a day: never spins down.
     let none = BudgetOracle::from_idle_periods(p, span, &m, 0, None);
-    assert_eq!((none.spinups, none.energy_j), (0, m.energy(span, 0.0, 0)));
+    assert_eq!((none.spinups, none.energy_j), (0, m.energy_s(span, 0.0, 0)));
 }
 
 #[test]
@@ -119,7 +120,11 @@ fn days() -> impl Strategy<Value = Vec<(Nanos, Nanos)>> {
         for (busy, idle) in gaps {
             t += busy;
             // Idle lengths from 1 s to 33 h, in seconds.
-            let len = if idle > 100_000 { idle } else { idle % 5_000 + 1 };
+            let len = if idle > 100_000 {
+                idle
+            } else {
+                idle % 5_000 + 1
+            };
             v.push((Nanos::from_secs(t), Nanos::from_secs(t + len)));
             t += len;
         }
@@ -154,7 +159,7 @@ proptest! {
         let mut t = 1_700_000_000 + start;
         for (dt, fails) in steps {
             t += dt;
-            if let Ok(charge) = gate.admit_charge(&mut bucket, t, None) {
+            if let Ok(charge) = gate.admit_charge(&mut bucket, UnixTime::from_secs(t), None) {
                 if fails {
                     if let (Some(b), Some(c)) = (bucket.as_mut(), charge) {
                         b.refund(c);
@@ -190,9 +195,15 @@ fn a_bucket_alone_no_longer_lets_a_day_take_its_refill_and_its_burst() {
     let mut bucket = None;
     let day0 = 1_700_006_400 / DAY * DAY;
     let taken = (0..144)
-        .filter(|k| gate.admit(&mut bucket, day0 + k * 600, None).is_ok())
+        .filter(|k| {
+            gate.admit(&mut bucket, UnixTime::from_secs(day0 + k * 600), None)
+                .is_ok()
+        })
         .count();
     assert_eq!(taken, 48);
     // The next day starts afresh.
-    assert!(gate.admit(&mut bucket, day0 + DAY, None).is_ok());
+    assert!(
+        gate.admit(&mut bucket, UnixTime::from_secs(day0 + DAY), None)
+            .is_ok()
+    );
 }

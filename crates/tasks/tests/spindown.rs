@@ -347,7 +347,7 @@ fn the_oracle_has_no_excess_even_when_the_best_fixed_timeout_is_as_good() {
         energy_j: oracle + 0.2763,
         spinups: 10,
         window_clairvoyant: None,
-            budget_oracle: None,
+        budget_oracle: None,
     };
     assert_eq!(b.excess_ratio(oracle, oracle), 0.0);
     assert_eq!(b.excess_ratio(b.energy_j, oracle), 1.0);
