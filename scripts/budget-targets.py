@@ -19,6 +19,10 @@ For each (drive, budget, workload), the medians over the six days of:
 
     scripts/budget-targets.py [--seeds S1,S2,...] [--workloads W,...] [LULL_BINARY]
 
+`LULL_TARGETS_WARM=1` lets each network first learn from a day of the
+same workload with seed s + 1000 (`--warm-up-seed`), as a daemon that ran
+the day before would have; the measures are still day s's alone.
+
 `--seeds` replays given seeds (to reproduce a table; such a run is not a
 fresh test). Tuning seeds (used while the pacer was built, and for any
 choice since): 301-306. Validation seeds: 401-406. About 500 replays, a
@@ -45,6 +49,7 @@ while args and args[0].startswith("--"):
     else:
         raise SystemExit(f"unknown option {flag}")
 LULL = args[0] if args else os.environ.get("LULL", "target/release/lull")
+WARM = os.environ.get("LULL_TARGETS_WARM", "") not in ("", "0")
 FRESH = SEEDS is None
 if FRESH:
     # Test seeds, drawn now: far from the tuning (301-306) and validation
@@ -64,6 +69,8 @@ def replay(workload, device, net, seed, budget):
     argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration",
             "24h", "--task", "spindown", "--device", device, "--net", net,
             "--max-spindowns-per-day", str(budget), "--format", "json"]
+    if WARM:
+        argv += ["--warm-up-seed", str(seed + 1000)]
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
@@ -85,7 +92,8 @@ def main():
     with ThreadPoolExecutor(2) as ex:
         out = dict(zip(jobs, ex.map(lambda j: replay(*j), jobs)))
     kind = "fresh test seeds, drawn at run time" if FRESH else "given seeds"
-    print(f"Seeds ({kind}): {', '.join(map(str, SEEDS))}; 24 h each.")
+    warm = ", each after learning a day of seed s + 1000" if WARM else ", each learned from nothing"
+    print(f"Seeds ({kind}): {', '.join(map(str, SEEDS))}; 24 h each{warm}.")
     met_rows = total_rows = 0
     for b in BUDGETS:
         for d in DEVICES:

@@ -415,7 +415,17 @@ const DRIVE: &str = "paper-2.5in";
 /// The replay side: `requests` through `lull replay`'s library path
 /// (spindown, `--device DRIVE`, trace timing), its commands' instants.
 fn replay(network: &str, requests: &[Request], registry: &Registry) -> Decisions {
-    replay_measures(network, requests, registry, StandbyGate::default(), None).0
+    replay_measures(network, requests, registry, unlimited(), None).0
+}
+
+/// The gate of the daemon's [`UNLIMITED`] budget, as `lull replay
+/// --max-spindowns-per-day` gives it: no refusal ever, but `auto` knows
+/// the budget and paces itself as the daemon's does.
+fn unlimited() -> StandbyGate {
+    StandbyGate {
+        break_even: None,
+        max_spindowns_per_day: Some(UNLIMITED),
+    }
 }
 
 /// [`replay`], with the spin-down task's measures, its standbys passing
@@ -530,7 +540,7 @@ fn same_as_replay(
         network,
         &requests,
         &registry,
-        StandbyGate::default(),
+        unlimited(),
         Some(&live.busy_polls),
     );
     for v in [

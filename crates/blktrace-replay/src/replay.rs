@@ -609,11 +609,38 @@ pub fn replay_spec_runs_with(
     runs: &[lull_activity::RunStart],
     reference: Option<BestFixed>,
 ) -> Result<(ReplayOutcome, u64), ReplayError> {
-    let runs = runs.to_vec();
-    let detector = move |build: Box<dyn Fn() -> lull_core::network::Network + Send>| {
-        crate::restart::Restarting::at_runs(Box::new(move |_| build()), &runs)
+    let registries = run_registries(registry, opts, runs)?;
+    spec.build(&registries[0])?;
+    let spec = spec.clone();
+    let build = Box::new(move |i: usize| {
+        spec.build(&registries[i.min(registries.len() - 1)])
+            .expect("built once already")
+    });
+    let detector = crate::restart::Restarting::at_runs(build, runs);
+    run_restarting(timeline, opts, detector, reference)
+}
+
+/// The registry each of `runs` builds its network with: `opts`' task and
+/// device, and the run's own wear budget (its session's, else the
+/// gate's), as the daemon built that run's ([`registry_for_opts`]).
+fn run_registries(
+    registry: &Registry,
+    opts: &ReplayOptions,
+    runs: &[lull_activity::RunStart],
+) -> Result<Vec<Registry>, ReplayError> {
+    let base = registry_for(registry, &opts.task, opts.device.as_deref())?;
+    let own = |r: &lull_activity::RunStart| {
+        let mut reg = base.clone();
+        if opts.task == "spindown" && registry.wear_budget().is_none() {
+            reg.set_wear_budget(r.max_spindowns_per_day.or(opts.gate.max_spindowns_per_day));
+        }
+        reg
     };
-    replay_restarting(timeline, spec, registry, opts, detector, reference)
+    let mut v: Vec<Registry> = runs.iter().map(own).collect();
+    if v.is_empty() {
+        v.push(registry_for_opts(registry, opts)?);
+    }
+    Ok(v)
 }
 
 /// [`replay_spec_runs`] with each run's own network, `specs[i]` for
@@ -636,15 +663,15 @@ pub fn replay_log_runs(
         )));
     }
     let reference = trace_reference_runs(timeline, opts, runs)?;
-    let registry = registry_for_opts(registry, opts)?;
-    for s in specs {
-        s.build(&registry)?;
+    let registries = run_registries(registry, opts, runs)?;
+    for (s, r) in specs.iter().zip(&registries) {
+        s.build(r)?;
     }
     let specs = specs.to_vec();
     let runs = runs.to_vec();
     let build = Box::new(move |i: usize| {
         specs[i.min(specs.len() - 1)]
-            .build(&registry)
+            .build(&registries[i.min(registries.len() - 1)])
             .expect("built once already")
     });
     let detector = crate::restart::Restarting::at_runs(build, &runs);
