@@ -4,7 +4,9 @@
 //! most 3× `timer(1s)`), built for the paper's 2.5" drive (B = 3 s) and a
 //! NAS drive (B ≈ 72 s). Each of these also with the engine's shortcuts
 //! off (`…/no-shortcuts`: every event pushed and every idle period
-//! announced, as a live embedding and the daemon drive the engine).
+//! announced, as a live embedding and the daemon drive the engine), and
+//! `auto` under a wear budget of 48 a day on that path (`auto-48/…`,
+//! issue 75: at most 1.5× `auto`).
 //!
 //! `cargo bench --bench replay`
 
@@ -93,6 +95,28 @@ fn bench(c: &mut Criterion) {
                 })
             });
         }
+    }
+
+    // Under a wear budget of 48 a day (issue 75: the pacer's 89 experts
+    // per idle period; at most 1.5× `auto` per event), every event pushed.
+    for (name, preset) in [
+        ("auto-48/paper-2.5in/no-shortcuts", "paper-2.5in"),
+        ("auto-48/wd-red-plus/no-shortcuts", "wd-red-plus"),
+    ] {
+        let b_secs = lull::tasks::power::PowerModel::preset(preset)
+            .expect("preset")
+            .break_even_s();
+        let budgeted = lull::registry()
+            .with_breakeven(Nanos::from_secs_f64(b_secs))
+            .with_wear_budget(Some(48));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let net = build_network("auto", &budgeted).unwrap();
+                let mut engine = Engine::with_policy(net, StopPolicy::PredictedEnd, NoTask)
+                    .with_shortcuts(false);
+                black_box(replay(&tl, &mut engine).unwrap())
+            })
+        });
     }
 
     g.bench_function("timeline-build", |b| {

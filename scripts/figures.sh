@@ -63,6 +63,8 @@ BLOCKS=(
   "plan-capacity|docs/results.md|check|python3 scripts/plan-tables.py capacity"
   "plan-jobs|docs/results.md|check|python3 scripts/plan-tables.py jobs"
   # Timings: the block's own `Measured on ...` line names machine, date and command.
+  "budget-targets-test|docs/results.md|timing|-"
+  "budget-targets-test-warm|docs/results.md|timing|-"
   "perf-trace-info-vs-blkparse|docs/performance.md|timing|-"
   "perf-trace-info-floors|docs/performance.md|timing|-"
   "perf-reader-first-round|docs/performance.md|timing|-"
