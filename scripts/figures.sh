@@ -65,6 +65,7 @@ BLOCKS=(
   # Timings: the block's own `Measured on ...` line names machine, date and command.
   "budget-targets-test|docs/results.md|timing|-"
   "budget-targets-test-warm|docs/results.md|timing|-"
+  "perf-auto-budget|docs/performance.md|timing|-"
   "perf-trace-info-vs-blkparse|docs/performance.md|timing|-"
   "perf-trace-info-floors|docs/performance.md|timing|-"
   "perf-reader-first-round|docs/performance.md|timing|-"

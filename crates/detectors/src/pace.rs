@@ -114,6 +114,8 @@ pub enum Paced {
 pub struct WearPace {
     per_day: u32,
     breakeven: f64,
+    /// The timers' timeouts and the floors, seconds, ascending.
+    timeouts: [f64; PACE_TIMEOUTS],
     experts: [Expert; EXPERTS],
     /// When the scores were last decayed (engine seconds).
     decayed_at: Option<f64>,
@@ -141,6 +143,7 @@ impl WearPace {
         WearPace {
             per_day,
             breakeven: breakeven.as_secs_f64(),
+            timeouts: Self::timeouts(breakeven.as_secs_f64()),
             experts: [fresh; EXPERTS],
             decayed_at: None,
             clock: None,
@@ -158,9 +161,9 @@ impl WearPace {
         (f64::from(per_day) / 6.0).ceil().max(1.0)
     }
 
-    /// Expert `k`'s timeout, seconds (`k < PACE_TIMEOUTS`).
-    fn timeout(&self, k: usize) -> f64 {
-        self.breakeven / 8.0 * 2f64.powf(k as f64 / 4.0)
+    /// The experts' timeouts, seconds: quarter octaves of `B` from `B/8`.
+    fn timeouts(breakeven: f64) -> [f64; PACE_TIMEOUTS] {
+        std::array::from_fn(|k| breakeven / 8.0 * 2f64.powf(k as f64 / 4.0))
     }
 
     /// Sets the wall clock at engine time 0 (days are UTC days of it).
@@ -195,9 +198,9 @@ impl WearPace {
         if k == EXPERTS - 1 {
             Paced::AsIs
         } else if k < PACE_TIMEOUTS {
-            Paced::Timer(Nanos::from_secs_f64(self.timeout(k)))
+            Paced::Timer(Nanos::from_secs_f64(self.timeouts[k]))
         } else {
-            Paced::Floor(Nanos::from_secs_f64(self.timeout(k - PACE_TIMEOUTS)))
+            Paced::Floor(Nanos::from_secs_f64(self.timeouts[k - PACE_TIMEOUTS]))
         }
     }
 
@@ -227,18 +230,33 @@ impl WearPace {
         }
         self.decayed_at = Some(end);
         let own = self.own.take();
-        for k in 0..EXPERTS {
-            let after = match self.policy(k) {
-                Paced::AsIs => own,
-                Paced::Floor(f) => own.map(|o| o.max(f.as_secs_f64())),
-                Paced::Timer(t) => Some(t.as_secs_f64()),
-            };
-            let Some(after) = after.filter(|&a| a < len) else {
-                continue;
-            };
-            if let Some(at) = self.take(k, start + after, end) {
-                self.experts[k].score += (end - at) - self.breakeven;
+        // Timers, by timeout: none from the first that outlasts the period.
+        for k in 0..PACE_TIMEOUTS {
+            let t = self.timeouts[k];
+            if t >= len {
+                break;
             }
+            self.score(k, start + t, end);
+        }
+        // `long-idle` as it is and held to floors: only if it decided
+        // within the period.
+        if let Some(o) = own.filter(|&o| o < len) {
+            self.score(EXPERTS - 1, start + o, end);
+            for k in 0..PACE_TIMEOUTS {
+                let after = o.max(self.timeouts[k]);
+                if after >= len {
+                    break;
+                }
+                self.score(PACE_TIMEOUTS + k, start + after, end);
+            }
+        }
+    }
+
+    /// Expert `k` asks for a token at `at` in a period ending at `end`,
+    /// and is scored on what it saves if it gets one in time.
+    fn score(&mut self, k: usize, at: f64, end: f64) {
+        if let Some(at) = self.take(k, at, end) {
+            self.experts[k].score += (end - at) - self.breakeven;
         }
     }
 
