@@ -148,10 +148,9 @@ impl BudgetOracle {
                 }
                 // It reaches later days: counted on its first, or from
                 // the next midnight, or from the last day's midnight.
-                let mut on_first = Best::NONE;
-                for c in 0..cap {
-                    on_first = on_first.max(dp[c].plus(v_first));
-                }
+                let on_first = dp[..cap]
+                    .iter()
+                    .fold(Best::NONE, |a, b| a.max(b.plus(v_first)));
                 let any = fold(&mut dp);
                 let mut carried = any.max(on_first);
                 if first + 1 < last {
