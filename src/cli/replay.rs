@@ -101,9 +101,11 @@ pub(crate) struct Args {
     #[arg(long, value_enum, value_name = "CHECKS")]
     standby_checks: Option<StandbyChecks>,
     /// For spindown, with the daemon's checks: the wear budget, spin-downs
-    /// a day (`max_spindowns_per_day`; 0 never spins down), for every run
-    /// of an activity log. Default: each run's own, as its session
-    /// recorded it, else unlimited.
+    /// a day (`max_spindowns_per_day`: a token bucket under a cap per UTC
+    /// day; 0 never spins down), for every run of an activity log. `auto`
+    /// knows it and paces itself; the references (best fixed timeout,
+    /// clairvoyant, `budget_oracle_energy_j`) are held to it. Default:
+    /// each run's own, as its session recorded it, else unlimited.
     #[arg(long, value_name = "N")]
     max_spindowns_per_day: Option<u32>,
     /// Output format.
