@@ -13,8 +13,10 @@ pub(crate) struct Args {
     /// /etc/lull.toml, as `lull status` and the systemd unit have it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Decide and log, but touch no drive, run no command and write no
-    /// state file.
+    /// Decide and log, but touch no drive and run no command; its state
+    /// goes to a file of its own beside the state file
+    /// (state.dry-run.json for state.json), its activity logs and metrics
+    /// as a real run's (as `lulld --dry-run`).
     #[arg(long, conflicts_with = "check")]
     dry_run: bool,
     /// Validate the configuration, show which disks it names (with the
