@@ -9,54 +9,18 @@
 
 mod common;
 
-use lull_blktrace_replay::replay::{ReplayOptions, registry_for, replay_spec};
 use lull_core::event::Timeline;
-use lull_core::request::{Op, Request};
 use lull_core::time::Nanos;
 use lull_tasks::StandbyGate;
 use proptest::prelude::*;
 
-/// A trace from gap lengths in seconds: one 5 ms request after each.
-fn trace(gaps: &[f64]) -> Timeline {
-    let mut reqs = Vec::with_capacity(gaps.len() + 1);
-    let mut t = 0.0;
-    reqs.push(Request::new(
-        Nanos::ZERO,
-        Nanos::from_millis(5),
-        Op::Read,
-        0,
-        4096,
-    ));
-    for &g in gaps {
-        t += 0.005 + g;
-        reqs.push(Request::new(
-            Nanos::from_secs_f64(t),
-            Nanos::from_secs_f64(t + 0.005),
-            Op::Read,
-            0,
-            4096,
-        ));
-    }
-    Timeline::from_requests(&reqs)
-}
-
 /// The measures of `spec` on `tl` behind a gate of `per_day`.
 fn replay(tl: &Timeline, spec: &str, device: &str, per_day: u32) -> Vec<(&'static str, f64)> {
-    let registry = registry_for(&common::registry(), "spindown", Some(device)).unwrap();
-    let opts = ReplayOptions {
-        task: "spindown".into(),
-        device: Some(device.into()),
-        gate: StandbyGate {
-            break_even: None,
-            max_spindowns_per_day: Some(per_day),
-        },
-        ..ReplayOptions::default()
+    let gate = StandbyGate {
+        break_even: None,
+        max_spindowns_per_day: Some(per_day),
     };
-    let spec = lull_core::spec::NetworkSpec::parse(spec, Some(&registry)).unwrap();
-    replay_spec(tl, &spec, &registry, &opts)
-        .unwrap()
-        .report
-        .pairs()
+    common::spindown_pairs_gated(tl, spec, device, gate)
 }
 
 /// Gaps from milliseconds to hours: a day or three of them.
@@ -80,7 +44,7 @@ proptest! {
         device in prop::sample::select(vec!["paper-2.5in", "wd-red-plus"]),
         per_day in prop::sample::select(vec![1u32, 4, 12, 48]),
     ) {
-        let tl = trace(&gaps);
+        let tl = common::gap_trace(&gaps);
         let below = |a: f64, b: f64| a <= b + 1e-6 * a.abs().max(b.abs()).max(1.0);
         for spec in ["auto", "timer(1s)", "timer(2B) + fixed(10s)", "long-idle(pace=false)", "oracle"] {
             let m = replay(&tl, spec, device, per_day);

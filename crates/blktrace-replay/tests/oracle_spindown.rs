@@ -8,8 +8,6 @@
 mod common;
 
 use lull_core::event::Timeline;
-use lull_core::request::{Op, Request};
-use lull_core::time::Nanos;
 use proptest::prelude::*;
 
 /// `energy_j`, `oracle_energy_j` and `spinups` of `spec` on `tl` for the
@@ -20,28 +18,8 @@ fn replay(tl: &Timeline, spec: &str, device: &str) -> (f64, f64, f64) {
     (get("energy_j"), get("oracle_energy_j"), get("spinups"))
 }
 
-/// A trace from gap lengths in seconds: one 5 ms request after each.
 fn trace(gaps: &[f64]) -> Timeline {
-    let mut reqs = Vec::with_capacity(gaps.len() + 1);
-    let mut t = 0.0;
-    reqs.push(Request::new(
-        Nanos::ZERO,
-        Nanos::from_millis(5),
-        Op::Read,
-        0,
-        4096,
-    ));
-    for &g in gaps {
-        t += 0.005 + g;
-        reqs.push(Request::new(
-            Nanos::from_secs_f64(t),
-            Nanos::from_secs_f64(t + 0.005),
-            Op::Read,
-            0,
-            4096,
-        ));
-    }
-    Timeline::from_requests(&reqs)
+    common::gap_trace(gaps)
 }
 
 proptest! {

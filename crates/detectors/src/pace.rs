@@ -80,6 +80,8 @@ const DAY_S: f64 = 86_400.0;
 const NEAR: f64 = 2.0;
 /// The same as a share of the best score, where that is more.
 const NEAR_SHARE: f64 = 0.01;
+/// A saved age that stands for "never".
+const NEVER: f64 = -1.0;
 /// Values saved per expert.
 const EXPERT_SAVED: usize = 4;
 
@@ -320,12 +322,20 @@ impl WearPace {
     /// Appends the saved state: times relative to `now`.
     pub fn save_values(&self, now: Nanos, v: &mut Vec<f64>) {
         let now = now.as_secs_f64();
+        // Times as ages, so that a state taken up on another timeline (a
+        // warm-up's) keeps them as long ago; -1 for never (the state file
+        // is JSON, which has no NaN).
+        let age = |t: f64| {
+            if t.is_nan() {
+                NEVER
+            } else {
+                (now - t).max(0.0)
+            }
+        };
         for e in &self.experts {
-            // Times as ages (NaN: never), so that a state taken up on
-            // another timeline (a warm-up's) keeps them as long ago.
-            v.extend([e.tokens, now - e.at, e.spent, e.score]);
+            v.extend([e.tokens, age(e.at), e.spent, e.score]);
         }
-        v.push(self.decayed_at.map_or(f64::NAN, |d| now - d));
+        v.push(self.decayed_at.map_or(NEVER, age));
     }
 
     /// Restores [`WearPace::save_values`]' state at `now`.
@@ -336,20 +346,23 @@ impl WearPace {
         let now = now.as_secs_f64();
         let mut experts = self.experts;
         for (e, x) in experts.iter_mut().zip(v.chunks_exact(EXPERT_SAVED)) {
-            let age_ok = x[1].is_nan() || (x[1].is_finite() && x[1] >= 0.0);
+            let age_ok = x[1] == NEVER || (x[1].is_finite() && x[1] >= 0.0);
             if !(x[0].is_finite() && x[0] >= 0.0 && age_ok && x[2] >= 0.0 && x[3].is_finite()) {
                 return Err("long-idle: the wear pacer's state out of range".into());
             }
             *e = Expert {
                 tokens: x[0].min(Self::capacity(self.per_day)),
-                at: now - x[1],
+                at: if x[1] == NEVER { f64::NAN } else { now - x[1] },
                 spent: x[2],
                 score: x[3],
             };
         }
         self.experts = experts;
         let d = v[EXPERTS * EXPERT_SAVED];
-        self.decayed_at = (!d.is_nan()).then_some(now - d);
+        if !(d == NEVER || (d.is_finite() && d >= 0.0)) {
+            return Err("long-idle: the wear pacer's state out of range".into());
+        }
+        self.decayed_at = (d != NEVER).then_some(now - d);
         Ok(())
     }
 }
@@ -408,6 +421,11 @@ mod tests {
         // Its state survives a save and restore.
         let mut v = Vec::new();
         p.save_values(s(t), &mut v);
+        // Finite throughout: the daemon's state file is JSON.
+        assert!(v.iter().all(|x| x.is_finite()));
+        let mut fresh = Vec::new();
+        WearPace::new(12, s(3.0)).save_values(s(0.0), &mut fresh);
+        assert!(fresh.iter().all(|x| x.is_finite()));
         let mut q = WearPace::new(12, s(3.0));
         q.restore_values(&v, s(t)).unwrap();
         assert_eq!(q.leading(), p.leading());

@@ -38,11 +38,23 @@ pub(crate) fn spindown_pairs(
     spec: &str,
     device: &str,
 ) -> Vec<(&'static str, f64)> {
+    spindown_pairs_gated(tl, spec, device, lull_tasks::StandbyGate::default())
+}
+
+/// [`spindown_pairs`] with the daemon's checks `gate` (`lull replay
+/// --max-spindowns-per-day N`, say).
+pub(crate) fn spindown_pairs_gated(
+    tl: &lull_core::event::Timeline,
+    spec: &str,
+    device: &str,
+    gate: lull_tasks::StandbyGate,
+) -> Vec<(&'static str, f64)> {
     use lull_blktrace_replay::replay::{ReplayOptions, registry_for, replay_spec};
     let registry = registry_for(&registry(), "spindown", Some(device)).unwrap();
     let opts = ReplayOptions {
         task: "spindown".into(),
         device: Some(device.into()),
+        gate,
         ..ReplayOptions::default()
     };
     let spec = lull_core::spec::NetworkSpec::parse(spec, Some(&registry)).unwrap();
@@ -55,4 +67,30 @@ pub(crate) fn spindown_pairs(
 /// The measure `name` of a report's pairs (NaN when absent).
 pub(crate) fn measure(pairs: &[(&'static str, f64)], name: &str) -> f64 {
     pairs.iter().find(|p| p.0 == name).map_or(f64::NAN, |p| p.1)
+}
+
+/// A trace from gap lengths in seconds: one 5 ms request after each.
+pub(crate) fn gap_trace(gaps: &[f64]) -> lull_core::event::Timeline {
+    use lull_core::request::{Op, Request};
+    use lull_core::time::Nanos;
+    let mut reqs = Vec::with_capacity(gaps.len() + 1);
+    let mut t = 0.0;
+    reqs.push(Request::new(
+        Nanos::ZERO,
+        Nanos::from_millis(5),
+        Op::Read,
+        0,
+        4096,
+    ));
+    for &g in gaps {
+        t += 0.005 + g;
+        reqs.push(Request::new(
+            Nanos::from_secs_f64(t),
+            Nanos::from_secs_f64(t + 0.005),
+            Op::Read,
+            0,
+            4096,
+        ));
+    }
+    lull_core::event::Timeline::from_requests(&reqs)
 }

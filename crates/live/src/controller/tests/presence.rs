@@ -99,7 +99,12 @@ fn a_disk_left_alone_is_asked_nothing() {
     // alone (a non-rotating drive that no preset names).
     let r = crate::default_registry();
     let checks = |left_alone: Option<&str>| {
-        let (mut cfg, family) = sdb("task = \"standby\"\nbackend = \"sgio\"\n", &r);
+        // A timer: `auto` under the default budget waits, cautious, for
+        // periods that show a shorter timeout saves more.
+        let (mut cfg, family) = sdb(
+            "task = \"standby\"\nbackend = \"sgio\"\nnetwork = \"timer(10s)\"\n",
+            &r,
+        );
         cfg.left_alone = left_alone.map(String::from);
         let mut c = fresh(&r, &cfg, family, Nanos::from_secs(5));
         let outs = run(&mut c, &r, 0, 600, |t| 10 * (t / 100));
