@@ -1,5 +1,7 @@
 //! What `docs/embedding.md` promises about driving the engine, checked.
 
+mod common;
+
 use lull::prelude::*;
 
 type LiveEngine = Engine<Network, PolicyActuator, Recorded>;
@@ -198,13 +200,7 @@ fn a_quiet_disk_is_idle_from_assume_idle_on() {
 /// A NAS's days: at night one backup burst near 03:00, from 08:00 to 23:00
 /// a burst every 2 to 8 minutes of 3 to 40 requests 50 to 500 ms apart.
 fn bursty_days(seed: u64, days: u64) -> Vec<(Nanos, Nanos)> {
-    let mut x = seed;
-    let mut below = move |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut below = common::xorshift(seed);
     let mut out = Vec::new();
     for d in 0..days {
         let base = Nanos::from_secs(d * 86_400);
@@ -214,15 +210,7 @@ fn bursty_days(seed: u64, days: u64) -> Vec<(Nanos, Nanos)> {
             out.push((t, service));
             t += service + Nanos::from_millis(below(30));
         }
-        let mut t = base + Nanos::from_secs(8 * 3_600);
-        while t < base + Nanos::from_secs(23 * 3_600) {
-            for _ in 0..3 + below(38) {
-                let service = Nanos::from_millis(5 + below(20));
-                out.push((t, service));
-                t += service + Nanos::from_millis(50 + below(450));
-            }
-            t += Nanos::from_secs(120 + below(360));
-        }
+        common::daytime_bursts(&mut out, base, &mut below);
     }
     out
 }

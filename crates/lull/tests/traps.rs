@@ -3,6 +3,8 @@
 //! comes, a B in the wrong unit, a setup for the wrong work, an error
 //! that names neither the call nor the value.
 
+mod common;
+
 use lull::prelude::*;
 
 type LiveEngine = Engine<Network, PolicyActuator, Recorded>;
@@ -19,23 +21,9 @@ fn engine(spec: &str) -> LiveEngine {
 /// A day of a NAS: a burst every 2 to 8 minutes of 3 to 40 requests 50 to
 /// 500 ms apart, from 08:00 to 23:00 (a fixed seed).
 fn bursty_day(seed: u64) -> Vec<(Nanos, Nanos)> {
-    let mut x = seed;
-    let mut below = move |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut below = common::xorshift(seed);
     let mut out = Vec::new();
-    let mut t = Nanos::from_secs(8 * 3_600);
-    while t < Nanos::from_secs(23 * 3_600) {
-        for _ in 0..3 + below(38) {
-            let service = Nanos::from_millis(5 + below(20));
-            out.push((t, service));
-            t += service + Nanos::from_millis(50 + below(450));
-        }
-        t += Nanos::from_secs(120 + below(360));
-    }
+    common::daytime_bursts(&mut out, Nanos::ZERO, &mut below);
     out
 }
 
