@@ -321,6 +321,37 @@ fn bcc_row(
     ))
 }
 
+/// Where `line` stands before the tool's data: its header (kept in
+/// `header`; a second one is an error), one of the banner lines before it
+/// (`seen` counts them; `None` for both), or a data line under the header
+/// (`Some` of it). `tool` and `columns` name what is missing when no header
+/// came within the banner lines.
+fn lead<H: Copy>(
+    line: &str,
+    header: &mut Option<H>,
+    seen: &mut usize,
+    parse: impl Fn(&str) -> Option<H>,
+    tool: &str,
+    columns: &str,
+) -> Result<Option<H>, String> {
+    if let Some(h) = parse(line) {
+        if header.replace(h).is_some() {
+            return Err(format!(
+                "a second {tool} header: two runs in one file, each timed from its own \
+                 start; split the file at this line and read each part alone"
+            ));
+        }
+        return Ok(None);
+    }
+    if header.is_none() {
+        *seen += 1;
+        if *seen > BANNER_LINES {
+            return Err(format!("no {tool} header ({columns}) in the first lines"));
+        }
+    }
+    Ok(*header)
+}
+
 /// Reads bcc `biosnoop` output from `input`; `path` names it in errors.
 pub fn read_bcc(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<Trace, TraceError> {
     let mut header: Option<Bcc> = None;
@@ -328,23 +359,16 @@ pub fn read_bcc(input: impl BufRead, path: &Path, opts: ReadOptions) -> Result<T
     let mut counts = Counts::default();
     let mut seen = 0usize;
     let mut trace = text::read_lines(input, path, opts, BCC, |line, trace, devices| {
-        if let Some(h) = bcc_header(line) {
-            if header.replace(h).is_some() {
-                return Err(
-                    "a second biosnoop header: two runs in one file, each timed from its own \
-                     start; split the file at this line and read each part alone"
-                        .into(),
-                );
-            }
+        let Some(h) = lead(
+            line,
+            &mut header,
+            &mut seen,
+            bcc_header,
+            "biosnoop",
+            "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)",
+        )?
+        else {
             return Ok(None);
-        }
-        let Some(h) = header else {
-            seen += 1;
-            return if seen <= BANNER_LINES {
-                Ok(None)
-            } else {
-                Err("no biosnoop header (TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)) in the first lines".into())
-            };
         };
         if line.starts_with("Possibly lost ") {
             counts.lost_lines += 1;
@@ -392,23 +416,16 @@ pub fn read_bpftrace(
     let mut header: Option<BtDisk> = None;
     let mut seen = 0usize;
     let mut trace = text::read_lines(input, path, opts, BPFTRACE, |line, trace, devices| {
-        if let Some(h) = bt_header(line) {
-            if header.replace(h).is_some() {
-                return Err(
-                    "a second biosnoop.bt header: two runs in one file, each timed from its own \
-                     start; split the file at this line and read each part alone"
-                        .into(),
-                );
-            }
+        let Some(h) = lead(
+            line,
+            &mut header,
+            &mut seen,
+            bt_header,
+            "biosnoop.bt",
+            "TIME(ms) … COMM PID LAT(ms)",
+        )?
+        else {
             return Ok(None);
-        }
-        let Some(h) = header else {
-            seen += 1;
-            return if seen <= BANNER_LINES {
-                Ok(None)
-            } else {
-                Err("no biosnoop.bt header (TIME(ms) … COMM PID LAT(ms)) in the first lines".into())
-            };
         };
         let t: Vec<&str> = line.split_whitespace().collect();
         if h == BtDisk::Id && t == ["MAJOR", "MINOR"] {
