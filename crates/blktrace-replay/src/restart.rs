@@ -386,8 +386,14 @@ impl Restarting {
             from: run.continues.unwrap_or(Nanos::ZERO),
         });
         if fits {
+            // At the run's time zero; a run that continues the one before
+            // takes its state up where it took over, as the daemon does
+            // (`DiskController::continue_from`).
+            let at = run
+                .continues
+                .map_or(Nanos::ZERO, |c| c.saturating_sub(run.offset));
             let mut rest = parts.as_slice();
-            if let Err(e) = self.inner.restore_parts(&mut rest, Nanos::ZERO) {
+            if let Err(e) = self.inner.restore_parts(&mut rest, at) {
                 self.failed.get_or_insert(e);
             }
         }

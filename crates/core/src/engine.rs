@@ -541,11 +541,20 @@ impl<D: Detector, A: Actuator, T: IdleTask> Engine<D, A, T> {
         }
         taken.map(|_| ())
     }
+
     /// What the detector's components have learned, at the engine's time
     /// ([`crate::learned`]).
     pub fn save_learned(&self) -> Vec<Option<Learned>> {
+        self.save_learned_at(self.now)
+    }
+
+    /// [`Engine::save_learned`] as of `at`, at or after the engine's time
+    /// (never before it), when nothing reached the engine in between: a
+    /// daemon that stops between two polls saves what it knew then, with
+    /// its times as old as they are at the stop.
+    pub fn save_learned_at(&self, at: Nanos) -> Vec<Option<Learned>> {
         let mut out = Vec::new();
-        self.detector.save_parts(self.now, &mut out);
+        self.detector.save_parts(at.max(self.now), &mut out);
         out
     }
 

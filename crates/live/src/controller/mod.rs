@@ -547,7 +547,7 @@ impl DiskController {
     /// since: those the shadow counts, so that `lull status`'s two counts
     /// agree on a fresh run.
     fn keep_learned(&mut self, now: Now) {
-        let parts = self.engine.save_learned();
+        let parts = self.engine.save_learned_at(now.mono);
         if parts.iter().all(Option::is_none) {
             return;
         }
@@ -669,6 +669,17 @@ impl DiskController {
         self.tracker = tracker.handed_over(now);
         self.continued_at = Some(now);
         let _ = self.engine.advance(now);
+        // What was learned, taken up again at `now`: restored at the
+        // engine's time zero, its times would lie `now` further back (a
+        // reload after days would forget the wear pacer's day and scores).
+        if let Some(saved) = self.st.learned.clone() {
+            if Self::restore_learned(&mut self.engine, &saved, &self.cfg).is_err() {
+                tracing::warn!(
+                    "disk {}: its learned state did not restore at the reload",
+                    self.key
+                );
+            }
+        }
         if self.engine.assume_idle() {
             let _ = self.engine.advance(now);
         }
