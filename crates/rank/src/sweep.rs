@@ -757,10 +757,10 @@ fn measures_of(report: &lull_core::engine::RunReport, t: &Timeline) -> Vec<(Stri
     m
 }
 
-/// Appends the per-time forms of a task's counts: `delayed_ops_per_hour`
-/// and `spinups_per_day` over the trace's span, the units limits are
-/// written in (`--max-delayed-per-hour`, `--max-spinups-per-day`, the
-/// daemon's `max_spindowns_per_day`).
+/// Appends the per-time forms of a task's counts: `delayed_ops_per_hour`,
+/// `wait_s_per_hour` and `spinups_per_day` over the trace's span, the
+/// units limits are written in (`--max-delayed-per-hour`,
+/// `--max-spinups-per-day`, the daemon's `max_spindowns_per_day`).
 pub fn add_rates(measures: &mut Vec<(String, f64)>, t: &Timeline) {
     let span = t.span().as_secs_f64();
     if span <= 0.0 {
@@ -770,6 +770,9 @@ pub fn add_rates(measures: &mut Vec<(String, f64)>, t: &Timeline) {
     if let Some(d) = get(measures, "delayed_ops") {
         measures.push((DELAYED_PER_HOUR.into(), d * 3600.0 / span));
     }
+    if let Some(w) = get(measures, "added_latency_s") {
+        measures.push((WAIT_PER_HOUR.into(), w * 3600.0 / span));
+    }
     if let Some(s) = get(measures, "spinups") {
         measures.push((SPINUPS_PER_DAY.into(), s * 86_400.0 / span));
     }
@@ -777,6 +780,12 @@ pub fn add_rates(measures: &mut Vec<(String, f64)>, t: &Timeline) {
 
 /// Delayed operations per hour of trace.
 pub const DELAYED_PER_HOUR: &str = "delayed_ops_per_hour";
+/// Seconds requests waited behind spin-ups, per hour of trace: the
+/// spin-down task's cost axis. A spin-down before a 5 s period costs its
+/// request a whole spin-up; counting requests alone, a network that
+/// delayed one request by 10 s looked as good as one that delayed it by
+/// 10 ms.
+pub const WAIT_PER_HOUR: &str = "wait_s_per_hour";
 /// Spin-ups per day of trace.
 pub const SPINUPS_PER_DAY: &str = "spinups_per_day";
 

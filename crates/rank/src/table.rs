@@ -350,6 +350,7 @@ pub fn ranking_frame(
         crate::analysis::EXCESS,
         crate::analysis::GAIN,
         crate::sweep::SPINUPS_PER_DAY,
+        crate::sweep::DELAYED_PER_HOUR,
     ] {
         if rows.iter().any(|r| r.measure(m).is_some()) {
             // The excess and the gain are ratios of sums over the traces
