@@ -46,7 +46,12 @@
 //! against a policy it was not allowed to run. The named references
 //! (hd-idle's 10 minutes, `hdparm -S`'s, the user's own timeout) are what
 //! those tools do, without a budget, and the oracle is the bound: those
-//! keep the plain sums.
+//! keep the plain sums. Beside the oracle stands the **budgeted oracle**
+//! ([`BUDGET_ORACLE`]), the bound for anything behind the gate: each UTC
+//! day's `N` spin-downs spent where they save the most
+//! ([`BudgetOracle`], exact, as `lull replay` reports it). It needs the
+//! periods themselves, not sums: the buckets keep those longer than B
+//! (at most one per B of the week, a few kilobytes on a bursty disk).
 //!
 //! # What is approximate
 //!
@@ -67,6 +72,7 @@
 use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
+use lull_tasks::BudgetOracle;
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 use lull_tasks::{BudgetedTimers, PowerModel};
 
@@ -147,6 +153,10 @@ struct Bucket {
     ref_slept: [u64; NAMED],
     oracle_slept: u64,
     oracle_spinups: u64,
+    /// The periods the oracle sleeps through (longer than B), as Unix
+    /// nanoseconds `(start, end)`, kept only under a wear budget: the
+    /// budgeted oracle chooses among them ([`BudgetOracle`]).
+    long: Vec<(u64, u64)>,
     lull_slept: u64,
     lull_spinups: u64,
     /// The clairvoyant per-window timer's sleep and spin-ups, for the
@@ -227,6 +237,11 @@ pub struct Shadow {
     /// a budget, as those tools run them.
     refs: Vec<usize>,
 }
+
+/// The policy name of the oracle held to the wear budget: each UTC day's
+/// spin-downs spent on the periods where they save the most
+/// ([`BudgetOracle`]). Reported only under a budget.
+pub const BUDGET_ORACLE: &str = "budget-oracle";
 
 /// The policy name of the user's own fixed timeout
 /// ([`Shadow::with_your_timeout`]).
@@ -650,6 +665,12 @@ impl Shadow {
             std::mem::take(&mut self.cv_slept),
         );
         let refs = std::mem::take(&mut self.refs);
+        // Where the period ends in Unix time, when the budgeted oracle
+        // needs it.
+        let long_end = self
+            .per_day
+            .is_some_and(|n| n > 0)
+            .then(|| self.clock.unwrap_or(Nanos::ZERO).0.saturating_add(t.0));
         let b = self.bucket(hour);
         b.periods += u64::from(counted);
         for (j, &i) in refs.iter().enumerate() {
@@ -673,6 +694,9 @@ impl Shadow {
         if oracle {
             b.oracle_slept += len.0;
             b.oracle_spinups += 1;
+            if let Some(end) = long_end {
+                b.long.push((end - len.0.min(end), end));
+            }
         }
         b.lull_slept += lull.0.0;
         b.lull_spinups += lull.1;
@@ -771,6 +795,7 @@ impl Shadow {
         let (mut ref_fired, mut ref_slept) = (vec![0u64; r], vec![0u64; r]);
         let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
         let (mut cv_slept, mut cv_up) = (0u64, 0u64);
+        let mut long: Vec<(Nanos, Nanos)> = Vec::new();
         // The open window counts too.
         // (No let chain: this crate keeps the workspace's MSRV, 1.85.)
         if self
@@ -797,6 +822,7 @@ impl Shadow {
             }
             o_slept += b.oracle_slept;
             o_up += b.oracle_spinups;
+            long.extend(b.long.iter().map(|&(a, e)| (Nanos(a), Nanos(e))));
             l_slept += b.lull_slept;
             l_up += b.lull_spinups;
             cv_slept += b.cv_slept;
@@ -852,6 +878,7 @@ impl Shadow {
         };
         let clairvoyant = figures("clairvoyant-10min", None, cv_slept, cv_up);
         let oracle = figures("oracle", None, o_slept, o_up);
+        let budget_oracle = self.budget_oracle(long, span);
         let lull = policies[0].energy_j;
         let reference = BestFixed {
             timeout_s: best_fixed.timeout_s.unwrap_or(f64::INFINITY),
@@ -862,7 +889,7 @@ impl Shadow {
                 energy_j: clairvoyant.energy_j,
                 spinups: clairvoyant.spinups,
             }),
-            budget_oracle: None,
+            budget_oracle,
         };
         let excess = reference.excess_ratio(lull, oracle.energy_j);
         let gain = reference
@@ -870,6 +897,16 @@ impl Shadow {
             .map_or(f64::NAN, |c| c.gain(best_fixed.energy_j, lull));
         policies.push(best_fixed);
         policies.push(clairvoyant);
+        if let Some(o) = budget_oracle {
+            let base = m.energy_s(span, 0.0, 0);
+            policies.push(PolicyFigures {
+                policy: BUDGET_ORACLE.to_string(),
+                timeout_s: None,
+                saved_wh: (base - o.energy_j) / 3600.0,
+                energy_j: o.energy_j,
+                spinups: o.spinups,
+            });
+        }
         policies.push(oracle);
         WindowReport {
             window: name.to_string(),
@@ -884,12 +921,43 @@ impl Shadow {
         }
     }
 
+    /// The oracle held to the current wear budget over a window's `long`
+    /// periods (Unix nanoseconds) and `span_s` seconds watched; `None`
+    /// without a budget.
+    fn budget_oracle(&self, mut long: Vec<(Nanos, Nanos)>, span_s: f64) -> Option<BudgetOracle> {
+        let per_day = self.per_day.filter(|&n| n > 0)?;
+        // In time order and disjoint, as the oracle takes them (a clock
+        // set back booked a period out of order: the later one is kept).
+        long.sort_unstable();
+        let mut last = Nanos::ZERO;
+        long.retain(|&(a, e)| {
+            let keep = a >= last;
+            if keep {
+                last = e;
+            }
+            keep
+        });
+        // Unix times: days are UTC days from the clock's zero.
+        Some(BudgetOracle::from_idle_periods(
+            long,
+            span_s,
+            &self.model,
+            per_day,
+            Some(Nanos::ZERO),
+        ))
+    }
+
     /// Bytes of memory it holds (for the documented bound).
     pub fn footprint(&self) -> usize {
         let k = self.candidates.len();
         std::mem::size_of::<Self>()
             + self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.buckets.len() * k * (4 + 8)
+            + self
+                .buckets
+                .iter()
+                .map(|b| b.long.capacity() * 16)
+                .sum::<usize>()
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
             + (self.cv_fired.capacity() + self.cv_slept.capacity()) * 8
@@ -940,7 +1008,8 @@ pub struct WindowReport {
     /// Energy of a disk that never sleeps, joules.
     pub baseline_energy_j: f64,
     /// `lull`, the references ([`REFERENCES`]), [`YOUR_TIMEOUT`] when it
-    /// has one, `best-fixed`, `clairvoyant-10min`, `oracle`.
+    /// has one, `best-fixed`, `clairvoyant-10min`, [`BUDGET_ORACLE`] under
+    /// a wear budget, `oracle`.
     pub policies: Vec<PolicyFigures>,
     /// `(lull − oracle) / (best fixed − oracle)` in energy (below 1: lull
     /// beat every fixed timeout); `None` when the best fixed timeout is

@@ -231,6 +231,25 @@ proptest! {
         let lull = w.policy("lull").unwrap();
         prop_assert_eq!(lull.spinups, ind.lull.0);
         prop_assert!(close(lull.energy_j, energy(ind.lull.1, ind.lull.0)));
+        // Under a budget, the budgeted oracle: `BudgetOracle` over the
+        // same periods, in Unix time. It bounds lull (held to the same
+        // budget, so no day of its spin-downs exceeds it) and is bounded
+        // by the oracle.
+        let bo = w.policy(lull_activity::shadow::BUDGET_ORACLE);
+        prop_assert_eq!(bo.is_some(), per_day.is_some_and(|n| n > 0));
+        if let (Some(bo), Some(n)) = (bo, per_day) {
+            let exact = lull_tasks::BudgetOracle::from_idle_periods(
+                ind.periods.iter().map(|&(a, b)| (a, b)),
+                w.observed_s,
+                &model,
+                n,
+                Some(CLOCK),
+            );
+            prop_assert_eq!(bo.spinups, exact.spinups);
+            prop_assert!(close(bo.energy_j, exact.energy_j), "{} vs {}", bo.energy_j, exact.energy_j);
+            prop_assert!(bo.energy_j >= oracle.energy_j - 1e-6);
+            prop_assert!(bo.spinups <= oracle.spinups);
+        }
         for (name, secs) in lull_activity::shadow::REFERENCES {
             let i = shadow.candidates().iter().position(|&c| c == Nanos::from_secs(secs)).unwrap();
             let p = w.policy(name).unwrap();

@@ -510,6 +510,7 @@ pub(super) fn shadow_text(
             (lull_activity::shadow::YOUR_TIMEOUT, "your timeout"),
             ("best-fixed", "best fixed"),
             ("clairvoyant-10min", "clairvoyant 10 min"),
+            (lull_activity::shadow::BUDGET_ORACLE, "oracle within budget"),
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
