@@ -672,13 +672,13 @@ impl DiskController {
         // What was learned, taken up again at `now`: restored at the
         // engine's time zero, its times would lie `now` further back (a
         // reload after days would forget the wear pacer's day and scores).
-        if let Some(saved) = self.st.learned.clone() {
-            if Self::restore_learned(&mut self.engine, &saved, &self.cfg).is_err() {
-                tracing::warn!(
-                    "disk {}: its learned state did not restore at the reload",
-                    self.key
-                );
-            }
+        if let Some(saved) = self.st.learned.clone()
+            && Self::restore_learned(&mut self.engine, &saved, &self.cfg).is_err()
+        {
+            tracing::warn!(
+                "disk {}: its learned state did not restore at the reload",
+                self.key
+            );
         }
         if self.engine.assume_idle() {
             let _ = self.engine.advance(now);
