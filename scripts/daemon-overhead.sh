@@ -36,6 +36,12 @@
 # EXTRA='key = value' adds top-level keys to lulld's configuration (e.g.
 # EXTRA='activity_log = false' to measure what the activity log costs).
 #
+# DEFAULTS=1 runs both at their own defaults (issue 79): lulld with no
+# `network`, `poll` or budget keys (`auto`, the derived poll, the
+# adaptive poll up to `max_poll` 60 s, 48 spin-downs a day) on the
+# wd-red-plus preset, hd-idle with its default 600 s timeout (it polls
+# at a tenth of it, 60 s). TIMEOUT is then 600.
+#
 # RUNS=N (default 1) measures N consecutive windows of DURATION s on the
 # same daemons and ends with the median, minimum and maximum of each
 # daemon's own-thread CPU per minute and of their ratio (the machine may
@@ -47,7 +53,9 @@ DURATION=${DURATION:-60}
 QUIET=${QUIET:-0}
 WARMUP=${WARMUP:-15}
 RUNS=${RUNS:-1}
+DEFAULTS=${DEFAULTS:-0}
 TIMEOUT=${TIMEOUT:-10}
+[ "$DEFAULTS" = 1 ] && TIMEOUT=600
 LULLD=${LULLD:-target/release/lulld}
 [ -x "$LULLD" ] || { echo "no lulld at $LULLD (set LULLD=)" >&2; exit 2; }
 command -v hd-idle >/dev/null || { echo "hd-idle is not installed" >&2; exit 2; }
@@ -82,9 +90,13 @@ done
     for l in "${loops[@]}"; do
         echo '[[disk]]'
         echo "device = \"${l#/dev/}\""
-        echo "network = \"${NETWORK:-timer(${TIMEOUT}s)}\""
-        echo 'task = "standby"'
-        echo 'max_spindowns_per_day = 100000'
+        if [ "$DEFAULTS" = 1 ]; then
+            echo 'preset = "wd-red-plus"'
+        else
+            echo "network = \"${NETWORK:-timer(${TIMEOUT}s)}\""
+            echo 'task = "standby"'
+            echo 'max_spindowns_per_day = 100000'
+        fi
         [ -n "${DISK_EXTRA:-}" ] && echo "$DISK_EXTRA"
     done
 } > "$dir/lull.toml"
@@ -92,6 +104,8 @@ poll=$("$LULLD" --config "$dir/lull.toml" --check | sed -n 's/.*: ok; poll \([^ 
 
 hd_args=(-i 0)
 for l in "${loops[@]}"; do hd_args+=(-a "${l#/dev/}" -i "$TIMEOUT"); done
+# At its defaults: every disk named, each with hd-idle's default timeout.
+[ "$DEFAULTS" = 1 ] && { hd_args=(); for l in "${loops[@]}"; do hd_args+=(-a "${l#/dev/}"); done; }
 
 LULL_LOG=warn "$LULLD" --config "$dir/lull.toml" 2> "$dir/lulld.log" &
 lpid=$!
@@ -142,7 +156,7 @@ report() { # name pid ticks0 ticks1 ns0 ns1
 }
 
 sleep "$WARMUP"
-echo "$DISKS loop devices, ${TIMEOUT}s timeout, lulld poll $poll, ${RUNS} x ${DURATION} s measured, quiet=$QUIET"
+echo "$DISKS loop devices, ${TIMEOUT}s timeout, lulld poll $poll, ${RUNS} x ${DURATION} s measured, quiet=$QUIET, defaults=$DEFAULTS"
 : > "$dir/runs"
 for run in $(seq "$RUNS"); do
     lt0=$(ticks "$lpid"); ht0=$(ticks "$hpid")

@@ -799,6 +799,7 @@ pub(crate) fn first_standby(registry: &Registry, d: &DiskConfig, poll: Nanos) ->
         dry_run: false,
         clock: Nanos::ZERO,
         poll,
+        max_poll: poll,
         boot_id: None,
     };
     let mut ctl = DiskController::new(

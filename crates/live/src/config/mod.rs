@@ -80,6 +80,12 @@
 //!
 //! `poll` (SPEC §6.1) defaults to a tenth of the shortest time scale of
 //! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
+//! `max_poll` (default 60 s, hd-idle's own poll; from `poll` to 1 h) is
+//! the longest poll while every disk is idle or asleep: the daemon then
+//! polls at a tenth of the time the disks have been idle, as hd-idle
+//! polls at a tenth of its timeout
+//! ([`crate::controller::DiskController::poll_every`]). `max_poll = poll`
+//! polls every `poll`, always.
 //!
 //! Top-level keys besides SPEC §6.1's: `power_check` (default `60s`, `0s`
 //! never, else from the poll to 1 day: how often the power state of standby disks is read, by CHECK
@@ -161,6 +167,9 @@ pub struct Config {
     pub poll: Nanos,
     /// `poll` was derived from the disks' networks ([`derived_poll`]).
     pub poll_derived: bool,
+    /// The longest poll while the disks are idle or asleep (`max_poll`,
+    /// default [`MAX_DERIVED_POLL`], never below `poll`).
+    pub max_poll: Nanos,
     /// How often, at most, counters that changed are written to the state
     /// file (`state_interval`, default 1 min): what a crash may lose of
     /// them, against a write and two `fsync`s on the system disk each time.
@@ -660,6 +669,7 @@ impl TaskConfig {
 struct RawConfig {
     state_file: Option<Spanned<String>>,
     poll: Option<Spanned<String>>,
+    max_poll: Option<Spanned<String>>,
     state_interval: Option<Spanned<String>>,
     power_check: Option<Spanned<String>>,
     diskstats: Option<String>,
@@ -977,6 +987,25 @@ impl Config {
         } else {
             poll
         };
+        let max_poll = match &raw.max_poll {
+            Some(p) => {
+                let d = parse_duration(p.get_ref())
+                    .map_err(|e| cx.err(Some(p.span()), "max_poll", e.to_string()))?;
+                if d < poll || d > Nanos::from_secs(3600) {
+                    return Err(cx.err(
+                        Some(p.span()),
+                        "max_poll",
+                        format!(
+                            "must be between the poll ({}{}) and 1h",
+                            poll,
+                            if poll_derived { ", derived" } else { "" }
+                        ),
+                    ));
+                }
+                d
+            }
+            None => MAX_DERIVED_POLL.max(poll),
+        };
         if let Some(p) = &raw.power_check
             && power_check != Nanos::ZERO
             && power_check < poll
@@ -996,6 +1025,7 @@ impl Config {
             state_file,
             poll,
             poll_derived,
+            max_poll,
             state_interval,
             power_check,
             diskstats: PathBuf::from(raw.diskstats.as_deref().unwrap_or("/proc/diskstats")),

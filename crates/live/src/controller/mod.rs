@@ -55,7 +55,7 @@
 //! let family = Family { disk: "sdb".into(), partitions: vec![], holders: vec![] };
 //! let settings = Settings {
 //!     power_check: Nanos::ZERO, dry_run: false, clock: Nanos::ZERO, poll: Nanos::from_secs(1),
-//!     boot_id: None,
+//!     max_poll: Nanos::from_secs(1), boot_id: None,
 //! };
 //! let mut disk = DiskController::new(
 //!     &registry, &cfg.disks[0], "sdb", "sdb", family, 1, Default::default(), settings,
@@ -1007,6 +1007,33 @@ impl DiskController {
             (a, b) => a.or(b),
         }
     }
+    /// How long the daemon may wait, from `now`, before it reads
+    /// diskstats for this disk again (issue 79). While I/O runs, every
+    /// `poll`. While the disk is idle (asleep too), a tenth of the time it
+    /// has been idle, within `poll` and `max_poll`: hd-idle polls at a
+    /// tenth of its timeout, and a disk idle for ten minutes is likely
+    /// idle for a while more. Decisions keep their instants: each is a
+    /// wake-up of its own ([`DiskController::next_deadline`]), judged on
+    /// fresh counters. What a longer poll costs is when I/O is seen: the
+    /// I/O that ends an idle period of length `L` is seen up to
+    /// `L / 10` late (within the bounds), so the next period, and the
+    /// decisions in it, start that much later (`tests/controller_replay.rs`
+    /// bounds it for timers).
+    pub fn poll_every(&self, now: Nanos) -> Nanos {
+        let fine = self.settings.poll;
+        if let Some(p) = self.task_poll() {
+            return p.min(fine);
+        }
+        let coarse = self.settings.max_poll;
+        if coarse <= fine || !self.st.present || self.detached || self.tracker.holding() {
+            return fine;
+        }
+        match self.idle_since {
+            Some(since) => Nanos(now.saturating_sub(since).0 / 10).clamp(fine, coarse),
+            None => fine,
+        }
+    }
+
     /// How often the daemon should read diskstats for this disk now, when
     /// it needs more than every `poll`: while a `command` disk's command
     /// or a `jobs` disk's job runs (not in a dry run), every

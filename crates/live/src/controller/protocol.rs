@@ -38,6 +38,10 @@ pub struct Settings {
     pub clock: Nanos,
     /// The poll interval (written in the activity log's sessions).
     pub poll: Nanos,
+    /// The longest poll while the disk is idle or asleep
+    /// ([`super::DiskController::poll_every`]); `poll` or less: always
+    /// every `poll`.
+    pub max_poll: Nanos,
     /// The kernel's boot id (`/proc/sys/kernel/random/boot_id` as a
     /// number), `None` when unknown: a disk left idle by a clean stop is
     /// taken up idle only in the same boot

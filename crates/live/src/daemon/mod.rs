@@ -391,6 +391,7 @@ impl Daemon {
             dry_run: self.opts.dry_run,
             clock: self.clock,
             poll: self.cfg.poll,
+            max_poll: self.cfg.max_poll,
             boot_id: self.boot_id,
         }
     }
@@ -441,12 +442,15 @@ impl Daemon {
             .map_err(|e| DaemonError::Runtime(format!("cannot create the poll timer: {e}")))?;
         loop {
             let now = self.now();
-            // Faster while a disk's command runs (`task_poll`).
+            // Each disk's own need (`poll_every`): faster while a command
+            // runs, slower while every disk is idle with its decision far
+            // off, or asleep. One read of diskstats serves them all.
             let every = self
                 .disks
                 .iter()
-                .filter_map(|d| d.ctl.task_poll())
-                .fold(self.cfg.poll, Nanos::min);
+                .map(|d| d.ctl.poll_every(now))
+                .min()
+                .unwrap_or(self.cfg.poll);
             let next_poll = self.last_poll + every;
             let wake = self
                 .disks

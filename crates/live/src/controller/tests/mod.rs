@@ -87,6 +87,7 @@ fn settings(power_check: Nanos) -> Settings {
         dry_run: false,
         clock: Nanos::ZERO,
         poll: Nanos::from_secs(1),
+        max_poll: Nanos::from_secs(1),
         boot_id: Some(BOOT),
     }
 }

@@ -608,6 +608,7 @@ fn a_restart_takes_the_idle_period_up_only_when_nothing_touched_the_disk() {
         dry_run: false,
         clock: Nanos::from_secs(100),
         poll: Nanos::from_secs(1),
+        max_poll: Nanos::from_secs(1),
         boot_id: boot,
     };
     let diskstats = |ios: u64, in_flight: u64| {
