@@ -81,12 +81,11 @@ pub fn is_log_dir(dir: &Path) -> bool {
 }
 
 /// Whether `path` is an activity log: a directory of segments, or a file
-/// whose (decoded) content starts like one.
+/// whose (decoded) content starts like one. The activity log is the
+/// first format sniffed, so this is what `read::sniff_file` finds.
 pub fn is_log(path: &Path) -> Result<bool, TraceError> {
     Ok(is_log_dir(path)
-        || (!path.is_dir()
-            && path.exists()
-            && crate::read::sniff_file(path)? == Some(crate::Format::Activity)))
+        || (!path.is_dir() && path.exists() && sniff(&input::open_decoded(path)?.0)))
 }
 
 /// Reads one segment from a decoded stream; `path` names it in errors.

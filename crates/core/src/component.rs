@@ -13,7 +13,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
-use crate::learned::{Learned, LearnedError};
+use crate::saved::{Learned, LearnedError};
 use crate::time::Nanos;
 
 /// A prediction: the device will be idle from `start` for `duration`.

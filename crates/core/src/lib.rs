@@ -154,6 +154,9 @@ pub mod measures;
 pub mod network;
 pub mod registry;
 pub mod request;
+// `Learned` and its kin, public through `learned` (below the component
+// traits; `learned`'s `Snapshot` is above the spec).
+mod saved;
 pub mod spec;
 pub mod suggest;
 pub mod task;

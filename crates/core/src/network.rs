@@ -15,8 +15,7 @@ use crate::component::{
     restore_next,
 };
 use crate::event::Event;
-use crate::learned::{Learned, LearnedError};
-use crate::spec::SpecError;
+use crate::saved::{Learned, LearnedError};
 use crate::time::Nanos;
 
 /// Why a network could not be built. Names the node at fault and, for
@@ -63,27 +62,10 @@ impl NetworkError {
     }
 }
 
-impl From<SpecError> for NetworkError {
-    fn from(e: SpecError) -> Self {
-        NetworkError {
-            node: String::new(),
-            component: None,
-            pos: Some(e.pos),
-            message: e.message,
-            source_text: Some(e.source),
-        }
-    }
-}
-
 impl fmt::Display for NetworkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let (Some(src), Some(pos)) = (&self.source_text, self.pos) {
-            let e = SpecError {
-                source: src.clone(),
-                pos,
-                message: self.message.clone(),
-            };
-            return write!(f, "{e}");
+            return write_spec_error(f, src, pos, &self.message);
         }
         match (&self.component, self.pos, self.node.is_empty()) {
             (Some(c), Some(p), _) => write!(f, "`{c}` at column {}: {}", p + 1, self.message),
@@ -96,6 +78,26 @@ impl fmt::Display for NetworkError {
 }
 
 impl std::error::Error for NetworkError {}
+
+/// Writes a spec's error: the column, `message`, then the spec `source`
+/// with a caret under byte `pos`. A [`SpecError`](crate::spec::SpecError)
+/// is shown so, and a [`NetworkError`] made from one.
+pub(crate) fn write_spec_error(
+    f: &mut fmt::Formatter<'_>,
+    source: &str,
+    pos: usize,
+    message: &str,
+) -> fmt::Result {
+    let col = source[..pos.min(source.len())].chars().count();
+    write!(
+        f,
+        "bad network spec at column {}: {}\n  {}\n  {}^",
+        col + 1,
+        message,
+        source,
+        " ".repeat(col)
+    )
+}
 
 enum Pending {
     Source(Box<dyn Detector>),

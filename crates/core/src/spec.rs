@@ -185,21 +185,23 @@ pub struct SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let col = self.source[..self.pos.min(self.source.len())]
-            .chars()
-            .count();
-        write!(
-            f,
-            "bad network spec at column {}: {}\n  {}\n  {}^",
-            col + 1,
-            self.message,
-            self.source,
-            " ".repeat(col)
-        )
+        crate::network::write_spec_error(f, &self.source, self.pos, &self.message)
     }
 }
 
 impl std::error::Error for SpecError {}
+
+impl From<SpecError> for NetworkError {
+    fn from(e: SpecError) -> Self {
+        NetworkError {
+            node: String::new(),
+            component: None,
+            pos: Some(e.pos),
+            message: e.message,
+            source_text: Some(e.source),
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------
 // The one-line parser.

@@ -96,6 +96,14 @@ pub fn lock_path(state_file: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The directory `path` is in (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 impl InstanceLock {
     /// Locks `state_file`'s lock file, creating it (and the directory
     /// both are in, as `mkdir -p` would: a `cargo install` has no package
@@ -103,7 +111,7 @@ impl InstanceLock {
     /// Waits up to two seconds for a holder to let go.
     pub fn acquire(state_file: &Path) -> Result<InstanceLock, LockError> {
         let path = lock_path(state_file);
-        let dir = crate::preflight::parent_dir(state_file);
+        let dir = parent_dir(state_file);
         std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
             path: path.clone(),
             source,

@@ -15,6 +15,7 @@ use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
 use crate::controller::Spinner;
 use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::diskstats::parse;
+use crate::instance::parent_dir;
 use crate::process;
 use crate::source::Sample;
 use crate::state::State;
@@ -291,14 +292,6 @@ fn creatable_dir(dir: &Path) -> Result<(), String> {
             },
             Err(e) => return Err(format!("{}: {e}", at.display())),
         }
-    }
-}
-
-/// The directory `path` is in (`.` for a bare file name).
-pub(crate) fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
     }
 }
 

@@ -51,8 +51,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::config::Backend;
-use crate::drive::PowerState;
+use crate::drive::{Backend, PowerState};
 use crate::sgio::{self, Reply, SendError, Sense};
 
 /// A way to reach a disk's power management.

@@ -77,6 +77,10 @@ pub mod atomic;
 pub mod axes;
 pub mod columns;
 pub mod grid;
+// Means across traces: public through `report`.
+mod means;
+// What a run did (`run.toml`): public through `output`.
+mod meta;
 pub mod output;
 pub mod plan_plot;
 pub mod plot;

@@ -261,7 +261,7 @@ pub fn ranking_frame(
     y: &str,
 ) -> Result<DataFrame, RankError> {
     let first = |policy: usize| rows.iter().find(|r| r.network_index == policy);
-    let raw_mean = |policy: usize, m: &str| crate::report::raw_mean(rows, policy, m);
+    let raw_mean = |policy: usize, m: &str| crate::means::raw_mean(rows, policy, m);
     let get = |f: &dyn Fn(&Row) -> String| -> Vec<String> {
         summaries
             .iter()
@@ -354,7 +354,7 @@ pub fn ranking_frame(
     ] {
         if rows.iter().any(|r| r.measure(m).is_some()) {
             // The excess and the gain are ratios of sums over the traces
-            // ([`crate::report::raw_mean`]), not means of ratios: named so.
+            // ([`crate::means::raw_mean`]), not means of ratios: named so.
             let how = if [crate::analysis::EXCESS, crate::analysis::GAIN].contains(&m) {
                 "pooled"
             } else {
