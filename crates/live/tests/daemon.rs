@@ -74,9 +74,13 @@ fn run(args: &[&str]) -> std::process::Output {
 /// status` and the systemd unit have it (a trial's `lulld --check` met a
 /// usage error): with no such file, the error names it (exit 2).
 #[test]
+#[cfg_attr(
+    has_etc_lull_toml,
+    ignore = "/etc/lull.toml exists here (the test needs a machine without it)"
+)]
 fn without_config_the_daemon_reads_etc_lull_toml() {
     if Path::new("/etc/lull.toml").exists() {
-        eprintln!("skipped: /etc/lull.toml exists here (the test needs a machine without it)");
+        lull_testkit::skip("/etc/lull.toml exists here (the test needs a machine without it)");
         return;
     }
     let out = run(&["--check"]);
@@ -180,6 +184,7 @@ fn a_broken_log_pipe_does_not_stop_the_daemon() {
 // Bug 2: a by-id link that udev creates (or moves) after the kernel device
 // appeared was followed only when the set of kernel names changed.
 #[test]
+#[cfg_attr(not(has_root), ignore = "needs root (creates names under /dev)")]
 fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
     if !is_root() {
         lull_testkit::skip("needs root (creates names under /dev)");
@@ -230,6 +235,7 @@ fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
 // old kernel name stays in diskstats (another disk replugged under it) was
 // still watched, and spun down, on the link's behalf.
 #[test]
+#[cfg_attr(not(has_root), ignore = "needs root (creates names under /dev)")]
 fn a_disk_whose_link_is_gone_is_absent_though_its_kernel_name_stays() {
     if !is_root() {
         lull_testkit::skip("needs root (creates names under /dev)");
@@ -1304,6 +1310,10 @@ fn loop_standby_setup(why_root: &str) -> Option<(Setup, support::Loop, tempfile:
 // it pause it. While it runs the daemon polls every 100 ms, not every
 // `poll` (2 s here), so that pause comes within 100 ms of the foreground.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
     use std::os::unix::fs::PermissionsExt;
     let Some((s, disk, dir)) = loop_standby_setup("needs root (a loop device)") else {
@@ -1512,6 +1522,14 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
 // lulld run as a user (or a unit that drops root): `--check` said ok, and
 // the first spin-down failed. Now `--check` says it cannot open the disk.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_runuser_nobody)),
+    ignore = "needs runuser and the user nobody"
+)]
 fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
     use std::os::unix::fs::PermissionsExt;
     let Some((s, disk, _dir)) =
@@ -1558,6 +1576,14 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
 // daemon spins down: its own writes would keep the disk awake. `--check`
 // and the start say so; a file elsewhere raises nothing.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_mkfs_ext4)),
+    ignore = "needs mkfs.ext4, mount and umount"
+)]
 fn own_files_on_a_disk_it_spins_down_are_named() {
     let Some((s, disk, dir)) =
         loop_standby_setup("needs root (a loop device with a mounted file system)")
