@@ -1531,35 +1531,38 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
     ignore = "needs runuser and the user nobody"
 )]
 fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
-    use std::os::unix::fs::PermissionsExt;
     let Some((s, disk, _dir)) =
         loop_standby_setup("needs root (a loop device, and runuser to drop to nobody)")
     else {
         return;
     };
-    // The state file goes where nobody may write (the config's directory
+    // nobody cannot reach this build's lulld, nor the setup's directory,
+    // when the clone or $TMPDIR sits under a directory only root may enter
+    // (root's home is 0700 on Debian). Everything nobody needs goes to a
+    // fresh directory under /tmp: a copy of lulld, the config, and a
+    // directory of nobody's own for the state file (the config's directory
     // may not be writable by others: the daemon refuses such a config).
-    let nobody_dir = s.dir.path().join("nobody");
+    let Some(reach) = reachable_by_nobody() else {
+        return;
+    };
+    let nobody_dir = reach.dir.path().join("nobody");
     std::fs::create_dir(&nobody_dir).unwrap();
     std::os::unix::fs::chown(&nobody_dir, Some(65534), Some(65534)).unwrap();
-    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
-        &format!("state_file = {:?}\n", s.state),
-        &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
-    );
-    std::fs::write(&s.config, cfg).unwrap();
-    for (p, mode) in [(s.dir.path(), 0o755), (s.config.as_path(), 0o644)] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let out = check_ok(&s.config);
+    let here = s.dir.path().to_str().unwrap();
+    let cfg = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(
+            &format!("state_file = {:?}\n", s.state),
+            &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
+        )
+        .replace(here, reach.dir.path().to_str().unwrap());
+    assert!(!cfg.contains(here), "{cfg}");
+    let config = reach.dir.path().join("lull.toml");
+    std::fs::write(&config, cfg).unwrap();
+    let out = check_ok(&config);
     assert!(!out.contains("cannot open"), "{out}");
 
-    let as_nobody = Command::new("runuser")
-        .args(["-u", "nobody", "--", LULLD, "--config"])
-        .arg(&s.config)
-        .arg("--check")
-        .env_remove("LULL_LOG")
-        .output()
-        .unwrap();
+    let as_nobody = reach.run(&["--config", config.to_str().unwrap(), "--check"]);
     let out = String::from_utf8_lossy(&as_nobody.stdout);
     assert!(as_nobody.status.success(), "{as_nobody:?}");
     assert!(
@@ -1570,6 +1573,51 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
         )),
         "{out}"
     );
+}
+
+/// A 0755 directory under /tmp holding a 0755 copy of this build's lulld,
+/// which nobody can run wherever the build is.
+struct AsNobody {
+    dir: tempfile::TempDir,
+    lulld: PathBuf,
+}
+
+impl AsNobody {
+    /// `lulld ARGS` run as nobody (`runuser`), without `LULL_LOG`.
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&self.lulld)
+            .args(args)
+            .env_remove("LULL_LOG")
+            .output()
+            .unwrap()
+    }
+}
+
+/// An [`AsNobody`] whose lulld nobody has run (`--help`); `None` after
+/// saying why the test skips when nobody cannot (a /tmp mounted noexec).
+fn reachable_by_nobody() -> Option<AsNobody> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("lull-as-nobody")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let lulld = dir.path().join("lulld");
+    std::fs::copy(LULLD, &lulld).unwrap();
+    std::fs::set_permissions(&lulld, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let reach = AsNobody { dir, lulld };
+    let help = reach.run(&["--help"]);
+    if !help.status.success() {
+        lull_testkit::skip(&format!(
+            "nobody cannot run a copy of lulld in {} ({})",
+            reach.dir.path().display(),
+            String::from_utf8_lossy(&help.stderr).trim()
+        ));
+        return None;
+    }
+    Some(reach)
 }
 
 // The state file, activity logs or metrics textfile on the very disk the
