@@ -658,13 +658,15 @@ fn the_manifest_names_no_placeholder_repository() {
 /// The shared trace samples, if they are there (`../shared/traces` or
 /// `$LULL_TRACES`).
 fn shared_traces() -> Option<std::path::PathBuf> {
-    let p = std::env::var_os("LULL_TRACES")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces"));
+    let p = lull_testkit::probe::traces_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
     p.is_dir().then_some(p)
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
     let Some(root) = shared_traces() else {
         lull_testkit::skip("no ../shared/traces (set LULL_TRACES)");
@@ -737,6 +739,10 @@ fn auto_on_every_blktrace_sample_reports_the_best_fixed_timeout() {
 /// says the siblings were read with it: a CPU's file alone misses the
 /// requests the other CPUs saw and makes their gaps look idle.
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn one_cpu_file_reads_the_whole_capture_and_says_so() {
     let Some(root) = shared_traces() else {
         lull_testkit::skip("no ../shared/traces (set LULL_TRACES)");

@@ -1,10 +1,10 @@
 //! Sweeps on a cluster (docs/cluster.md, issue 30): the Slurm job scripts
 //! in `contrib/slurm/` run as documented on a one-node Slurm that
 //! `scripts/slurm-test.sh` brings up (root and the Debian packages
-//! slurm-wlm and munge; without them the test skips, saying why), the
-//! documentation shows those very files, and the Kubernetes manifest in
-//! `contrib/k8s/` validates against the Kubernetes schema
-//! (`kubernetes-validate` from PyPI).
+//! slurm-wlm and munge; without them the test is ignored, saying why),
+//! the documentation shows those very files, and the Kubernetes manifest
+//! in `contrib/k8s/` validates against the Kubernetes schema
+//! (`kubernetes-validate` from PyPI; ignored without it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -274,6 +274,10 @@ fn lull(args: &[&str], cwd: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_slurm),
+    ignore = "needs root, slurm-wlm and munge (apt-get install slurm-wlm munge)"
+)]
 fn a_job_array_sweep_merges_into_the_single_process_ranking_on_slurm() {
     if let Some(why) = slurm_missing() {
         lull_testkit::skip(&why);
@@ -482,6 +486,10 @@ fn a_job_array_sweep_merges_into_the_single_process_ranking_on_slurm() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_kubernetes_validate),
+    ignore = "needs kubernetes-validate (pip install kubernetes-validate)"
+)]
 fn the_kubernetes_manifest_validates_against_the_schema() {
     let Some(validate) = which("kubernetes-validate") else {
         lull_testkit::skip(

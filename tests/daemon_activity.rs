@@ -298,8 +298,12 @@ fn check_log_against_replay(dir: &Path, state_file: &Path, key: &str, runs: usiz
 }
 
 /// The same on a loop device: real kernel diskstats, real writes (root;
-/// skipped, saying so, otherwise).
+/// ignored, saying so, otherwise).
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn on_a_loop_device_the_log_replays_to_the_daemons_standbys_and_shadow() {
     if !support::is_root() {
         lull_testkit::skip("needs root for a loop device");

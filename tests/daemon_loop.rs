@@ -1,5 +1,6 @@
 //! `lull daemon` on real block devices: loop devices with `dd` traffic.
-//! Needs root and loop devices; without them each test says so and passes.
+//! Needs root and loop devices; without them each test is ignored, saying
+//! why (build.rs probes for them).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +47,10 @@ fn config(dir: &Path, disks: &str) -> (PathBuf, PathBuf) {
 const SKIP: &str = "needs root and loop devices";
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn the_command_runs_in_idle_time_and_pauses_on_io() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
@@ -183,6 +188,14 @@ fn standby_error_test(backend: &str, expect: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_hdparm)),
+    ignore = "needs hdparm (apt-get install hdparm)"
+)]
 fn hdparm_standby_on_a_loop_device_is_a_per_disk_error() {
     if ![
         "/usr/sbin/hdparm",
@@ -200,6 +213,10 @@ fn hdparm_standby_on_a_loop_device_is_a_per_disk_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn sgio_standby_on_a_loop_device_is_a_per_disk_error() {
     standby_error_test("sgio", "SG_IO");
 }
@@ -214,6 +231,14 @@ impl Drop for Mount {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_mkfs_ext4)),
+    ignore = "needs mkfs.ext4, mount and umount"
+)]
 fn flush_syncs_the_mounted_file_system_once_per_idle_period() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
@@ -319,6 +344,10 @@ fn job_metric(prom: &Path, key: &str, name: &str, job: &str) -> Option<f64> {
 // Issue 19: two command jobs with reservations share one disk's idle time;
 // a third that does not fit the assumed capacity is refused.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn two_reserved_jobs_share_a_loop_disks_idle_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
@@ -458,6 +487,10 @@ fn two_reserved_jobs_share_a_loop_disks_idle_time() {
 /// its window. An `fstrim` job done in 10 ms was credited whole idle
 /// periods while the scrub beside it never ran.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn a_job_that_exits_hands_the_idle_time_to_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {

@@ -141,7 +141,7 @@ fn version_1_fixture_still_reads() {
 /// Regenerates the fixture (run with `--ignored` after a deliberate
 /// format change, never to make the test above pass).
 #[test]
-#[ignore]
+#[ignore = "regenerates the fixture; run by hand after a deliberate format change"]
 fn write_v1_fixture() {
     use lull_activity::{Counts, Poll, PollKind, Session};
     let s = |t| Nanos::from_secs(t);

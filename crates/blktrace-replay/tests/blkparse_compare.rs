@@ -2,8 +2,9 @@
 //! `shared/traces`: per device, the Q, D and C event counts, the request
 //! count, and the first and last event times (hence the span).
 //!
-//! Skips with a message when the samples are absent (set `LULL_TRACES`) or
-//! `blkparse` is not installed (Debian package `blktrace`).
+//! Ignored, saying why, when the samples are absent (set `LULL_TRACES`)
+//! or `blkparse` is not installed (Debian package `blktrace`): build.rs
+//! probes for both.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -196,26 +197,66 @@ fn check(rel: &str, dump: bool) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
+#[cfg_attr(
+    all(has_traces, not(has_blkparse)),
+    ignore = "needs blkparse (apt-get install blktrace)"
+)]
 fn sda_two_cpus() {
     check("blktrace/liuzel01_mynotes_sda", false);
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
+#[cfg_attr(
+    all(has_traces, not(has_blkparse)),
+    ignore = "needs blkparse (apt-get install blktrace)"
+)]
 fn hadoop_forty_cpus_one_missing() {
     check("blktrace/zzunny97_hadoop_eternity10_sdb", false);
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
+#[cfg_attr(
+    all(has_traces, not(has_blkparse)),
+    ignore = "needs blkparse (apt-get install blktrace)"
+)]
 fn nvme_single_cpu_file() {
     check("blktrace/takeoverjp_nvme0n1", false);
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
+#[cfg_attr(
+    all(has_traces, not(has_blkparse)),
+    ignore = "needs blkparse (apt-get install blktrace)"
+)]
 fn keks_d_and_c_only() {
     check("blktrace/isotopp_keks_sdd4", false);
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
+#[cfg_attr(
+    all(has_traces, not(has_blkparse)),
+    ignore = "needs blkparse (apt-get install blktrace)"
+)]
 fn blkparse_d_dump() {
     check(
         "blktrace/romeus_blkparse_dump_loop0/trace_x_1_y_1.bin",

@@ -1,6 +1,7 @@
 //! Reads every public sample in `shared/traces` and pins the facts its
-//! README states (record counts, spans, devices). Skips, with a message,
-//! when the folder is absent: set `LULL_TRACES` to point at it.
+//! README states (record counts, spans, devices). Ignored, saying why,
+//! when the folder is absent (build.rs probes for it): set `LULL_TRACES`
+//! to point at it.
 
 use lull_blktrace_replay::blktrace::{self, Counts};
 use lull_blktrace_replay::input::open_decoded;
@@ -42,6 +43,10 @@ fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blktrace_sda_desktop() {
     let Some(t) = read("blktrace/liuzel01_mynotes_sda") else {
         return;
@@ -66,6 +71,10 @@ fn blktrace_sda_desktop() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blktrace_hadoop_missing_cpu_file() {
     let Some((t, c)) = counts("blktrace/zzunny97_hadoop_eternity10_sdb") else {
         return;
@@ -105,6 +114,10 @@ fn blktrace_hadoop_missing_cpu_file() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blktrace_nvme_single_cpu() {
     let Some((t, c)) = counts("blktrace/takeoverjp_nvme0n1/sample.blktrace.0") else {
         return;
@@ -118,6 +131,10 @@ fn blktrace_nvme_single_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blktrace_dc_only_action_mask() {
     let Some((t, c)) = counts("blktrace/isotopp_keks_sdd4") else {
         return;
@@ -140,6 +157,10 @@ fn blktrace_dc_only_action_mask() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blktrace_blkparse_dump_skips_notify_times() {
     let Some(t) = read("blktrace/romeus_blkparse_dump_loop0/trace_x_1_y_1.bin") else {
         return;
@@ -155,6 +176,10 @@ fn blktrace_blkparse_dump_skips_notify_times() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blkparse_hadoop_cfq() {
     let Some(t) = read("blkparse/apress_mbpa_sdb_blkparse.txt") else {
         return;
@@ -166,6 +191,10 @@ fn blkparse_hadoop_cfq() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blkparse_dm_crypt_with_summary() {
     let Some(t) = read("blkparse/oxdeadmeat_nvme0n1.blktrace.txt") else {
         return;
@@ -180,6 +209,10 @@ fn blkparse_dm_crypt_with_summary() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn blkparse_forty_year_cpu_clock() {
     let Some(t) = read("blkparse/shl812_leveldb_ram0_blk_data.txt") else {
         return;
@@ -197,6 +230,10 @@ fn blkparse_forty_year_cpu_clock() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn msr_cambridge_excerpt() {
     let Some(t) = read("msr/msr-cambridge1-sample_hm0.csv") else {
         return;
@@ -212,6 +249,10 @@ fn msr_cambridge_excerpt() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn cloudphysics_vscsi_two_hours() {
     let Some(t) = read("other/cloudphysics_cloudPhysicsIO.vscsi") else {
         return;
@@ -227,6 +268,10 @@ fn cloudphysics_vscsi_two_hours() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn tencent_plain_and_bzip2_agree() {
     let Some(plain) = read("other/tencent_cbs_cloud_storage-sample.csv") else {
         return;
@@ -240,6 +285,10 @@ fn tencent_plain_and_bzip2_agree() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn systor_gzip_unsorted() {
     for (rel, span) in [
         ("other/systor17-traces-sample.csv.gz", 2.45),
@@ -263,6 +312,10 @@ fn systor_gzip_unsorted() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_traces),
+    ignore = "needs the trace samples (../shared/traces, or set LULL_TRACES)"
+)]
 fn every_sample_is_sniffed_by_content() {
     let Some(dir) = traces() else {
         return;

@@ -618,13 +618,14 @@ mod tests {
     /// file system: a process holding `/dev/sdb` open uses `sdb`. (A node
     /// made with `mknod`, which needs root; stat does not open it.)
     #[test]
+    #[cfg_attr(not(has_root), ignore = "needs root (mknod needs CAP_MKNOD)")]
     fn a_block_device_node_is_on_its_own_device() {
         use nix::sys::stat::{Mode, SFlag, makedev, mknod};
         use std::os::unix::fs::MetadataExt;
         let dir = tempfile::tempdir().unwrap();
         let node = dir.path().join("sdz");
         if let Err(e) = mknod(&node, SFlag::S_IFBLK, Mode::S_IRUSR, makedev(8, 240)) {
-            eprintln!("skipping: mknod needs root (CAP_MKNOD): {e}");
+            lull_testkit::skip(&format!("mknod needs root (CAP_MKNOD): {e}"));
             return;
         }
         let m = std::fs::metadata(&node).unwrap();

@@ -164,6 +164,7 @@ fn tool() -> Result<&'static str, String> {
 }
 
 #[test]
+#[cfg_attr(not(has_container_tool), ignore = "needs podman, buildah or docker")]
 fn the_image_builds_and_checks_its_configuration() {
     let tool = match tool() {
         Ok(t) => t,

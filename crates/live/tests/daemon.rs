@@ -74,9 +74,13 @@ fn run(args: &[&str]) -> std::process::Output {
 /// status` and the systemd unit have it (a trial's `lulld --check` met a
 /// usage error): with no such file, the error names it (exit 2).
 #[test]
+#[cfg_attr(
+    has_etc_lull_toml,
+    ignore = "/etc/lull.toml exists here (the test needs a machine without it)"
+)]
 fn without_config_the_daemon_reads_etc_lull_toml() {
     if Path::new("/etc/lull.toml").exists() {
-        eprintln!("skipped: /etc/lull.toml exists here (the test needs a machine without it)");
+        lull_testkit::skip("/etc/lull.toml exists here (the test needs a machine without it)");
         return;
     }
     let out = run(&["--check"]);
@@ -180,6 +184,7 @@ fn a_broken_log_pipe_does_not_stop_the_daemon() {
 // Bug 2: a by-id link that udev creates (or moves) after the kernel device
 // appeared was followed only when the set of kernel names changed.
 #[test]
+#[cfg_attr(not(has_root), ignore = "needs root (creates names under /dev)")]
 fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
     if !is_root() {
         lull_testkit::skip("needs root (creates names under /dev)");
@@ -230,6 +235,7 @@ fn a_link_that_moves_is_followed_without_any_new_kernel_name() {
 // old kernel name stays in diskstats (another disk replugged under it) was
 // still watched, and spun down, on the link's behalf.
 #[test]
+#[cfg_attr(not(has_root), ignore = "needs root (creates names under /dev)")]
 fn a_disk_whose_link_is_gone_is_absent_though_its_kernel_name_stays() {
     if !is_root() {
         lull_testkit::skip("needs root (creates names under /dev)");
@@ -1304,6 +1310,10 @@ fn loop_standby_setup(why_root: &str) -> Option<(Setup, support::Loop, tempfile:
 // it pause it. While it runs the daemon polls every 100 ms, not every
 // `poll` (2 s here), so that pause comes within 100 ms of the foreground.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn a_command_reading_its_disk_is_not_paused_by_its_own_reads() {
     use std::os::unix::fs::PermissionsExt;
     let Some((s, disk, dir)) = loop_standby_setup("needs root (a loop device)") else {
@@ -1512,36 +1522,47 @@ fn a_running_hd_idle_is_named_where_disks_are_spun_down() {
 // lulld run as a user (or a unit that drops root): `--check` said ok, and
 // the first spin-down failed. Now `--check` says it cannot open the disk.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_runuser_nobody)),
+    ignore = "needs runuser and the user nobody"
+)]
 fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
-    use std::os::unix::fs::PermissionsExt;
     let Some((s, disk, _dir)) =
         loop_standby_setup("needs root (a loop device, and runuser to drop to nobody)")
     else {
         return;
     };
-    // The state file goes where nobody may write (the config's directory
+    // nobody cannot reach this build's lulld, nor the setup's directory,
+    // when the clone or $TMPDIR sits under a directory only root may enter
+    // (root's home is 0700 on Debian). Everything nobody needs goes to a
+    // fresh directory under /tmp: a copy of lulld, the config, and a
+    // directory of nobody's own for the state file (the config's directory
     // may not be writable by others: the daemon refuses such a config).
-    let nobody_dir = s.dir.path().join("nobody");
+    let Some(reach) = reachable_by_nobody() else {
+        return;
+    };
+    let nobody_dir = reach.dir.path().join("nobody");
     std::fs::create_dir(&nobody_dir).unwrap();
     std::os::unix::fs::chown(&nobody_dir, Some(65534), Some(65534)).unwrap();
-    let cfg = std::fs::read_to_string(&s.config).unwrap().replace(
-        &format!("state_file = {:?}\n", s.state),
-        &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
-    );
-    std::fs::write(&s.config, cfg).unwrap();
-    for (p, mode) in [(s.dir.path(), 0o755), (s.config.as_path(), 0o644)] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let out = check_ok(&s.config);
+    let here = s.dir.path().to_str().unwrap();
+    let cfg = std::fs::read_to_string(&s.config)
+        .unwrap()
+        .replace(
+            &format!("state_file = {:?}\n", s.state),
+            &format!("state_file = {:?}\n", nobody_dir.join("state.json")),
+        )
+        .replace(here, reach.dir.path().to_str().unwrap());
+    assert!(!cfg.contains(here), "{cfg}");
+    let config = reach.dir.path().join("lull.toml");
+    std::fs::write(&config, cfg).unwrap();
+    let out = check_ok(&config);
     assert!(!out.contains("cannot open"), "{out}");
 
-    let as_nobody = Command::new("runuser")
-        .args(["-u", "nobody", "--", LULLD, "--config"])
-        .arg(&s.config)
-        .arg("--check")
-        .env_remove("LULL_LOG")
-        .output()
-        .unwrap();
+    let as_nobody = reach.run(&["--config", config.to_str().unwrap(), "--check"]);
     let out = String::from_utf8_lossy(&as_nobody.stdout);
     assert!(as_nobody.status.success(), "{as_nobody:?}");
     assert!(
@@ -1554,10 +1575,63 @@ fn check_warns_when_it_cannot_open_a_disk_it_would_spin_down() {
     );
 }
 
+/// A 0755 directory under /tmp holding a 0755 copy of this build's lulld,
+/// which nobody can run wherever the build is.
+struct AsNobody {
+    dir: tempfile::TempDir,
+    lulld: PathBuf,
+}
+
+impl AsNobody {
+    /// `lulld ARGS` run as nobody (`runuser`), without `LULL_LOG`.
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&self.lulld)
+            .args(args)
+            .env_remove("LULL_LOG")
+            .output()
+            .unwrap()
+    }
+}
+
+/// An [`AsNobody`] whose lulld nobody has run (`--help`); `None` after
+/// saying why the test skips when nobody cannot (a /tmp mounted noexec).
+fn reachable_by_nobody() -> Option<AsNobody> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("lull-as-nobody")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let lulld = dir.path().join("lulld");
+    std::fs::copy(LULLD, &lulld).unwrap();
+    std::fs::set_permissions(&lulld, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let reach = AsNobody { dir, lulld };
+    let help = reach.run(&["--help"]);
+    if !help.status.success() {
+        lull_testkit::skip(&format!(
+            "nobody cannot run a copy of lulld in {} ({})",
+            reach.dir.path().display(),
+            String::from_utf8_lossy(&help.stderr).trim()
+        ));
+        return None;
+    }
+    Some(reach)
+}
+
 // The state file, activity logs or metrics textfile on the very disk the
 // daemon spins down: its own writes would keep the disk awake. `--check`
 // and the start say so; a file elsewhere raises nothing.
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
+#[cfg_attr(
+    all(has_loop, not(has_mkfs_ext4)),
+    ignore = "needs mkfs.ext4, mount and umount"
+)]
 fn own_files_on_a_disk_it_spins_down_are_named() {
     let Some((s, disk, dir)) =
         loop_standby_setup("needs root (a loop device with a mounted file system)")

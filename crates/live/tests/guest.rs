@@ -9,8 +9,10 @@
 //! side by side; then an hd-idle started after lulld, which lulld finds
 //! by the stopped disk it leaves.
 //!
-//! They skip (saying why) when QEMU, busybox-static, kmod, hd-idle or the
-//! guest kernel cannot be had; `.ci/run` installs them. One guest boots at
+//! Without QEMU, busybox-static, kmod, hdparm or hd-idle they are ignored,
+//! with the reason (build.rs probes for them); when the guest kernel
+//! cannot be fetched they skip at run time, saying why. `.ci/run`
+//! installs them all. One guest boots at
 //! a time: two TCG guests on a 2-core machine would starve each other's
 //! timers, and the hd-idle scenario's gaps are timed.
 
@@ -135,6 +137,10 @@ fn boot(scenario: &str) -> Option<Transcript> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_guest_tools),
+    ignore = "needs qemu-system-x86_64, a static busybox, kmod and hdparm (apt-get install qemu-system-x86 busybox-static kmod hdparm)"
+)]
 fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
     let Some(t) = boot("scenario") else { return };
 
@@ -421,6 +427,14 @@ fn lulld_in_a_guest_on_sata_scsi_and_usb_disks_with_hotplug() {
 /// its stopped state (the kernel's `scsi_debug`): lulld must find the
 /// disk asleep and name hd-idle.
 #[test]
+#[cfg_attr(
+    not(has_guest_tools),
+    ignore = "needs qemu-system-x86_64, a static busybox, kmod and hdparm (apt-get install qemu-system-x86 busybox-static kmod hdparm)"
+)]
+#[cfg_attr(
+    all(has_guest_tools, not(has_hd_idle)),
+    ignore = "needs hd-idle (apt-get install hd-idle)"
+)]
 fn lulld_converted_from_hd_idle_decides_as_hd_idle_beside_it_in_a_guest() {
     let Some(t) = boot("hd-idle") else { return };
     assert_eq!(t.step("convert-exit"), ["0"]);

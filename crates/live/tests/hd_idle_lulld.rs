@@ -28,6 +28,14 @@ fn lulld_converts_the_readme_example() {
         .map(|d| (d.device.as_str(), d.network.as_str()))
         .collect();
     assert_eq!(got, [("sda", "timer(300s)"), ("sdb", "timer(1200s)")]);
+    // No `poll` pinned: the file gets the poll a hand-written one gets,
+    // derived as hd-idle polls (a tenth of the shortest timeout, 300 s).
+    assert!(
+        !toml.lines().any(|l| l.trim_start().starts_with("poll")),
+        "{toml}"
+    );
+    assert!(cfg.poll_derived, "{toml}");
+    assert_eq!(cfg.poll, lull_core::time::Nanos::from_secs(30));
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `lulld status` (the same code as `lull status`) against a running
-//! daemon: on loop devices as root (skipped, saying so, otherwise), on fake
+//! daemon: on loop devices as root (ignored, saying so, otherwise), on fake
 //! disks without root, and its errors when the daemon or config is wrong.
 
 use std::path::Path;
@@ -81,6 +81,10 @@ impl Drop for Loop {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn status_shows_the_loop_disks_of_a_running_daemon() {
     if !nix::unistd::geteuid().is_root() {
         lull_testkit::skip("needs root (creates loop devices)");

@@ -1043,6 +1043,10 @@ fn start(config: &Path, log: &str) -> Daemon {
 /// finding that nothing reaches the drive, so the daemon leaves it alone
 /// (a trial learned that from the journal only).
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn check_warns_of_an_sg_io_backend_on_a_device_that_takes_no_sg_io() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
@@ -1108,6 +1112,10 @@ fn choices(log: &str) -> Vec<&str> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_loop),
+    ignore = "needs root and loop devices (/dev/loop-control)"
+)]
 fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let Some(devs) = loops(dir.path(), 1) else {
@@ -1199,6 +1207,7 @@ fn the_daemon_probes_a_loop_device_once_and_remembers_across_a_restart() {
 }
 
 #[test]
+#[cfg_attr(not(has_root), ignore = "needs root (creates names under /dev)")]
 fn the_daemon_probes_again_when_the_disk_is_replugged() {
     if !support::is_root() {
         lull_testkit::skip("needs root (creates names under /dev)");

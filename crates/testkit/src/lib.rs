@@ -20,11 +20,21 @@
 //! `LULL_SOAK_LOG=FILE` every property appends its name and case count to
 //! `FILE`, so the script can say how many cases ran.
 //!
-//! Beside it: [`skip`], the one way a test that lacks a tool, root or the
-//! shared traces says so; and reads of an engine's action log that several
-//! crates' tests make alike ([`finished_declared`], [`start_instants`]), so
-//! that a check added to one (every stop follows a start) holds in all.
+//! Beside it: [`probe`], what a crate's `build.rs` asks of the machine
+//! (a tool, root, loop devices, the shared traces) so that a test that
+//! cannot run here is ignored with its reason; [`skip`], the run-time
+//! fallback for what a probe cannot know; and reads of an engine's action
+//! log that several crates' tests make alike ([`finished_declared`],
+//! [`start_instants`]), so that a check added to one (every stop follows a
+//! start) holds in all.
+//!
+//! The features `proptest` and `lull-core` (both on by default) bring
+//! [`cases`] and the action-log reads; a build script that only probes
+//! turns them off and builds nothing but std.
 
+pub mod probe;
+
+#[cfg(feature = "proptest")]
 use proptest::test_runner::Config;
 
 /// The environment variable that multiplies every property's default case
@@ -45,6 +55,7 @@ pub const SCALE_VAR: &str = "LULL_PROPTEST_SCALE";
 /// let config = lull_testkit::cases(64);
 /// assert!(config.cases >= 1);
 /// ```
+#[cfg(feature = "proptest")]
 pub fn cases(default: u32) -> Config {
     let cases = resolve(
         default,
@@ -67,6 +78,7 @@ pub const LOG_VAR: &str = "LULL_SOAK_LOG";
 /// Appends this test's name (libtest names its thread after it) and its
 /// case count to `log`. A soak run's bookkeeping: failing to write is said
 /// on stderr and changes nothing else.
+#[cfg(feature = "proptest")]
 fn record(log: &std::ffi::OsStr, cases: u32) {
     use std::io::Write;
     let name = std::thread::current()
@@ -122,6 +134,14 @@ pub fn test_key() -> String {
 /// installs what tests need, so a skip there is either known and
 /// explained, or a failure. The caller returns after it.
 ///
+/// It is the fallback for what a build-time [`probe`] cannot know (an
+/// engine's daemon not running, a download failing, a tool removed since
+/// the build). Outside CI its line is captured with the test's output and
+/// the test shows as `ok`: where a probe can know, the test carries an
+/// `ignore` attribute on the probe's `cfg` as well, so that it shows as
+/// ignored, with its reason. `.ci/run` fails on an ignored test that
+/// `.ci/skips` does not list, as this fails on such a skip.
+///
 /// `.ci/skips` holds one test key per line ([`test_key`]; a trailing `*`
 /// matches a prefix), then whitespace and the reason; `#` starts a
 /// comment.
@@ -160,6 +180,7 @@ fn allowed(text: &str, key: &str) -> bool {
 /// The case count for `default` given the two variables' values. A value
 /// that does not parse is ignored, as proptest ignores a bad
 /// `PROPTEST_CASES` (with a warning of its own).
+#[cfg(feature = "proptest")]
 fn resolve(default: u32, absolute: Option<&str>, scale: Option<&str>) -> u32 {
     if let Some(n) = absolute.and_then(|v| v.trim().parse::<u32>().ok()) {
         return n.max(1);
@@ -198,6 +219,7 @@ pub fn csv_fields(line: &str) -> Vec<String> {
 ///
 /// # Panics
 /// When the log breaks either rule, naming it.
+#[cfg(feature = "lull-core")]
 pub fn finished_declared(
     log: &[lull_core::engine::LogEntry],
 ) -> Vec<(lull_core::time::Nanos, lull_core::time::Nanos)> {
@@ -223,6 +245,7 @@ pub fn finished_declared(
 
 /// The instants at which an engine's action log starts its task (renewals
 /// included: [`lull_core::actuator::Command::Start`]), in log order.
+#[cfg(feature = "lull-core")]
 pub fn start_instants(log: &[lull_core::engine::LogEntry]) -> Vec<lull_core::time::Nanos> {
     use lull_core::actuator::Command;
     use lull_core::engine::LogEntry;
@@ -239,7 +262,6 @@ pub fn start_instants(log: &[lull_core::engine::LogEntry]) -> Vec<lull_core::tim
 
 #[cfg(test)]
 mod tests {
-    use super::resolve;
 
     #[test]
     fn skips_are_listed_by_key_or_prefix() {
@@ -253,7 +275,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "proptest")]
     fn default_unless_asked() {
+        use super::resolve;
         assert_eq!(resolve(64, None, None), 64);
         assert_eq!(resolve(64, Some("1000"), Some("10")), 1000);
         assert_eq!(resolve(64, None, Some("10")), 640);

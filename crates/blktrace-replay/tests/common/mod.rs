@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 
 /// The samples folder (`$LULL_TRACES`, else `../shared/traces` beside the
-/// repository), or `None` after saying why the caller skips.
+/// repository), or `None` after saying why the caller skips. A test that
+/// calls it carries `#[cfg_attr(not(has_traces), ignore = …)]` too
+/// (build.rs): this is the fallback for samples gone since the build.
 pub(crate) fn traces() -> Option<PathBuf> {
-    let dir = std::env::var_os("LULL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"));
+    let dir = lull_testkit::probe::traces_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     if dir.is_dir() {
         Some(dir)
     } else {

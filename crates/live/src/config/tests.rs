@@ -698,10 +698,14 @@ fn offline_components_are_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_root),
+    ignore = "needs root (only root refuses files others can change)"
+)]
 fn writable_files_are_refused() {
     use std::os::unix::fs::PermissionsExt;
     if !running_as_root() {
-        eprintln!("skipping: needs root");
+        lull_testkit::skip("needs root (only root refuses files others can change)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -764,10 +768,14 @@ fn hook_errors_name_their_key() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_root),
+    ignore = "needs root (only root refuses files others can change)"
+)]
 fn a_hook_writable_by_others_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     if !running_as_root() {
-        eprintln!("skipping: needs root (only root refuses files others can change)");
+        lull_testkit::skip("needs root (only root refuses files others can change)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
