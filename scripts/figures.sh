@@ -89,6 +89,7 @@ BLOCKS=(
   "perf-activity-per-poll|docs/performance.md|timing|-"
   "perf-activity-daemon|docs/performance.md|timing|-"
   "perf-daemon-auto-textfile|docs/performance.md|timing|-"
+  "perf-daemon-defaults|docs/performance.md|timing|-"
   "perf-cluster|docs/cluster.md|timing|-"
 )
 
