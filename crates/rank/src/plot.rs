@@ -353,7 +353,7 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 /// and the best fixed timer, where `auto` settles on that timeout) both
 /// show.
 fn reference_size(k: usize) -> i32 {
-    12 - 3 * (k.min(2) as i32)
+    12 - 3 * (k.min(3) as i32)
 }
 
 fn tick(v: f64) -> String {
@@ -404,9 +404,22 @@ struct Pt {
     picked: bool,
 }
 
+/// A reference's colour, by its name ([`reference_name`]), so that each
+/// keeps its colour whichever others a plot shows.
+fn reference_colour(name: &str) -> RGBColor {
+    match name {
+        "best fixed timer" => RGBColor(200, 0, 0),
+        "oracle" => RGBColor(0, 120, 0),
+        "hd-idle 10 min" => RGBColor(0, 90, 200),
+        _ => BLACK,
+    }
+}
+
 fn reference_name(spec: &str) -> String {
     if spec == crate::grid::BEST_FIXED {
         "best fixed timer".into()
+    } else if spec == crate::grid::HD_IDLE {
+        "hd-idle 10 min".into()
     } else if spec.starts_with("oracle") {
         "oracle".into()
     } else {
@@ -602,7 +615,6 @@ impl Draw for Tradeoff<'_> {
                 )))
                 .map_err(err)?;
         }
-        let ref_colours = [BLACK, RGBColor(200, 0, 0), RGBColor(0, 120, 0)];
         let mut refs: Vec<String> = Vec::new();
         for p in self.points.iter().filter(|p| p.reference.is_some()) {
             let name = p.reference.clone().unwrap_or_default();
@@ -610,7 +622,7 @@ impl Draw for Tradeoff<'_> {
                 refs.push(name.clone());
             }
             let k = refs.iter().position(|r| *r == name).unwrap_or(0);
-            let c = ref_colours[k % ref_colours.len()];
+            let c = reference_colour(&name);
             let (at, _) = view.place(p);
             chart
                 .draw_series(std::iter::once(Cross::new(
@@ -651,7 +663,7 @@ impl Draw for Tradeoff<'_> {
             y += step;
         }
         for (k, name) in refs.iter().enumerate() {
-            let c = ref_colours[k % ref_colours.len()];
+            let c = reference_colour(name);
             legend
                 .draw(&Cross::new(
                     (18, y + 7),
