@@ -4,8 +4,8 @@
 # README.md's markers.
 #
 #   scripts/readme-examples.sh rank     # `lull rank --task spindown --out DIR`:
-#                                       # the answer and its table (about a
-#                                       # minute and a half on two cores)
+#                                       # the answer and its table (a minute
+#                                       # or two on two cores)
 #   scripts/readme-examples.sh replay   # `lull replay` of one workload on the
 #                                       # NAS drive under the daemon's budget:
 #                                       # the verdict and the header

@@ -71,8 +71,9 @@ fn days_are_traces_of_their_own_and_day_one_is_the_seed() {
     );
     assert!(
         head[1].starts_with("It saves ")
-            && head[1].contains("hd-idle's 10 minutes (timer(t=600s)) saves ")
-            && head[1].contains("the best fixed timeout in hindsight "),
+            && head[1].contains(" percentage points ")
+            && head[1].contains(" than hd-idle's 10 minutes (timer(t=600s), ")
+            && head[1].contains(" than the best fixed timeout in hindsight ("),
         "{text3}"
     );
     assert!(

@@ -821,8 +821,8 @@ fn the_report_opens_with_the_answer_and_its_table() {
     assert!(lines[2].contains("for `spindown` on 2 traces"), "{report}");
     assert!(
         lines[3].starts_with("It saves ")
-            && lines[3].contains("hd-idle's 10 minutes (`timer(t=600s)`) saves ")
-            && lines[3].contains(", the best fixed timeout in hindsight "),
+            && lines[3].contains(" than hd-idle's 10 minutes (`timer(t=600s)`, ")
+            && lines[3].contains(" than the best fixed timeout in hindsight ("),
         "{report}"
     );
     assert!(
@@ -854,12 +854,25 @@ fn the_report_opens_with_the_answer_and_its_table() {
             .any(|l| l.starts_with("| best fixed in hindsight |")),
         "{report}"
     );
-    // The line's hd-idle saving is the table's, to the decimal shown.
-    let saved: f64 = hd.split('|').nth(3).unwrap().trim().parse().unwrap();
+    // The line's figures are the table's, to the decimal shown: the
+    // pick's share, hd-idle's, and the difference between them.
+    let saved = |row: &str| -> f64 { row.split('|').nth(3).unwrap().trim().parse().unwrap() };
+    let (mine, theirs) = (saved(table[2]), saved(hd));
     assert!(
-        lines[3].contains(&format!("(`timer(t=600s)`) saves {saved:.1} %")),
-        "{saved}: {report}"
+        lines[3].starts_with(&format!("It saves {mine:.1} % of the energy")),
+        "{mine}: {report}"
     );
+    assert!(
+        lines[3].contains(&format!("(`timer(t=600s)`, {theirs:.1} %)")),
+        "{theirs}: {report}"
+    );
+    let d = mine - theirs;
+    let said = if d > 0.0 {
+        format!("{d:.1} percentage points more than hd-idle's")
+    } else {
+        format!("{:.1} percentage points fewer than hd-idle's", -d)
+    };
+    assert!(lines[3].contains(&said), "{said}: {report}");
     // The details come after the answer.
     let details = lines.iter().position(|l| *l == "## Details").unwrap();
     assert!(details > 4 + table.len(), "{report}");

@@ -73,27 +73,50 @@ pub fn answer_lines(
         } else {
             "It".to_string()
         };
-        let mut second = format!(
-            "{subject} saves {} of the energy of never spinning down",
-            pct(picked)
-        );
+        // Against each reference, in percentage points of the energy of
+        // never spinning down (said once), the reference's share beside it.
+        let against = |r: &Summary, name: &str, note: &str, unit: &str| match (
+            mean(picked, SAVED),
+            mean(r, SAVED),
+        ) {
+            (Some(a), Some(b)) => {
+                let d = a - b;
+                let how = if format!("{:.1}", d.abs()) == "0.0" {
+                    "as much as".to_string()
+                } else if d > 0.0 {
+                    format!("{d:.1}{unit} more than")
+                } else {
+                    format!("{:.1}{unit} fewer than", -d)
+                };
+                format!("{how} {name} ({note}{b:.1} %)")
+            }
+            _ => format!("{name}: -"),
+        };
+        let mut parts = Vec::new();
         match hd {
-            Some(h) => {
-                let _ = write!(
-                    second,
-                    "; hd-idle's 10 minutes (`{HD_IDLE}`) saves {}",
-                    pct(h)
-                );
-            }
-            None => second
-                .push_str("; hd-idle's 10 minutes was not run (no `timer(t=600s)` reference row)"),
+            Some(h) => parts.push(against(
+                h,
+                "hd-idle's 10 minutes",
+                &format!("`{HD_IDLE}`, "),
+                " percentage points",
+            )),
+            None => parts.push(
+                "hd-idle's 10 minutes was not run (no `timer(t=600s)` reference row)".to_string(),
+            ),
         }
-        match bf {
-            Some(b) => {
-                let _ = write!(second, ", the best fixed timeout in hindsight {}.", pct(b));
-            }
-            None => second.push('.'),
+        if let Some(b) = bf {
+            let unit = if hd.is_some() {
+                ""
+            } else {
+                " percentage points"
+            };
+            parts.push(against(b, "the best fixed timeout in hindsight", "", unit));
         }
+        let second = format!(
+            "{subject} saves {} of the energy of never spinning down: {}.",
+            pct(picked),
+            parts.join(" and ")
+        );
         lines.push(second);
         let per_day =
             |s: &Summary| mean(s, SPINUPS_PER_DAY).map_or("-".into(), |v| format!("{v:.1}"));
