@@ -35,8 +35,11 @@ cd "$repo"
 
 # name | file | kind | command
 BLOCKS=(
-  "readme-headline|README.md|check|python3 scripts/headline.py"
-  "readme-rank|README.md|check|scripts/readme-rank.sh --png docs/img/rank-spindown-workstation.png"
+  "readme-rank|README.md|check|scripts/readme-examples.sh rank"
+  "readme-replay|README.md|check|scripts/readme-examples.sh replay"
+  "readme-results|README.md|check|python3 scripts/quote-block.py docs/results.md budget-targets-test 2 workload gaps 'auto / best fixed' 'auto / budgeted oracle' 'auto spin-ups'"
+  "lab-rank|docs/lab.md|check|scripts/lab-rank.sh --png docs/img/rank-spindown-workstation.png"
+  "auto-headline|docs/results.md|check|python3 scripts/headline.py"
   "auto-vs-fixed|docs/results.md|check|scripts/auto-vs-fixed.sh"
   "auto-robustness|docs/results.md|check|python3 scripts/auto-robustness.py"
   "auto-targets|docs/results.md|check|python3 scripts/auto-targets.py"

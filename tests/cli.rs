@@ -357,7 +357,9 @@ fn replay_names_the_network_asked_for_and_the_drive() {
     let o = lull(&["replay", "--task", "spindown", "--duration", "10m"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.starts_with("network  auto (long-idle)\n"), "{text}");
+    // The verdict comes first (issue 78), then the header.
+    assert!(text.starts_with("verdict  auto saves "), "{text}");
+    assert!(text.contains("\nnetwork  auto (long-idle)\n"), "{text}");
     assert!(
         text.contains("device   paper-2.5in, break-even B = 3.000 s"),
         "{text}"
@@ -376,7 +378,11 @@ fn replay_names_the_network_asked_for_and_the_drive() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.starts_with("network  timer(1s) + fixed(10s)\n"),
+        text.starts_with("verdict  timer(1s) + fixed(10s) saves "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nnetwork  timer(1s) + fixed(10s)\n"),
         "{text}"
     );
     assert!(

@@ -61,6 +61,26 @@ fn days_are_traces_of_their_own_and_day_one_is_the_seed() {
     };
     let text1 = run("1", &one);
     let text3 = run("3", &three);
+    // stdout opens with the answer (issue 78): the network to use, what
+    // it saves beside hd-idle's 10 minutes and the best fixed timeout,
+    // and the spin-ups it costs a day.
+    let head: Vec<&str> = text3.lines().take(3).collect();
+    assert!(
+        head[0].starts_with("Use ") && head[0].contains(" for spindown on 3 traces"),
+        "{text3}"
+    );
+    assert!(
+        head[1].starts_with("It saves ")
+            && head[1].contains(" percentage points ")
+            && head[1].contains(" than hd-idle's 10 minutes (timer(t=600s), ")
+            && head[1].contains(" than the best fixed timeout in hindsight ("),
+        "{text3}"
+    );
+    assert!(
+        head[2].starts_with("It costs ")
+            && head[2].contains(" spin-ups a day (hd-idle's 10 minutes "),
+        "{text3}"
+    );
     assert_eq!(traces(&one), ["office"]);
     assert_eq!(traces(&three), ["office@1", "office@2", "office@3"]);
     // Day 1 is the day --seed names: the same runs, measure for measure.

@@ -47,10 +47,17 @@ fn a_saturated_trace_is_left_out_and_not_counted() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("it is not ranked"), "{}", stderr(&o));
     let text = stdout(&o);
+    // The answer counts the ranked trace only, and so does the header
+    // that follows it.
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains("× 1 trace (1 left out: saturated), "),
+        first.contains(" for cleaning on 1 trace (1 left out: saturated)"),
         "{first}"
+    );
+    let header = text.lines().find(|l| l.starts_with("task ")).unwrap();
+    assert!(
+        header.contains("× 1 trace (1 left out: saturated), "),
+        "{header}"
     );
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(

@@ -21,6 +21,25 @@ fn measures_line_up_in_two_columns() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
+    // The verdict first (issue 78): what `auto` saves and its spin-ups a
+    // day, then hd-idle's 10 minutes and the best fixed timeout on the
+    // same trace.
+    let head: Vec<&str> = text.lines().take(4).collect();
+    assert!(
+        head[0].starts_with("verdict  auto saves ")
+            && head[0].contains(" % of the energy of never spinning down, with ")
+            && head[0].ends_with(" spin-ups a day"),
+        "{text}"
+    );
+    assert!(
+        head[1].starts_with("verdict  hd-idle's 10 minutes saves "),
+        "{text}"
+    );
+    assert!(
+        head[2].starts_with("verdict  the best fixed timeout in hindsight ("),
+        "{text}"
+    );
+    assert!(head[3].starts_with("network  auto"), "{text}");
     let measures: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
     assert!(
         measures

@@ -692,13 +692,24 @@ fn emit_config(
     Ok(t)
 }
 
-/// The ranking's text: header, table, where the files went (`out`, when
+/// The ranking's text: the answer (three lines and a short table), then
+/// the header, the ranking's table and where the files went (`out`, when
 /// they are kept). Notes go to stderr.
 fn finish(outcome: &lull_rank::Outcome, out: Option<&Path>, top: usize) -> String {
     for n in &outcome.meta.notes {
         eprintln!("lull: note: {n}");
     }
+    // A shard ranks part of the runs: no answer until `lull rank merge`.
     let mut text = String::new();
+    if outcome.meta.shard.is_none() {
+        text = lull_rank::report::answer_text(
+            &outcome.meta,
+            &outcome.summaries,
+            &outcome.rows,
+            &outcome.axes,
+        );
+        text.push('\n');
+    }
     // A trace left out of the ranking (saturated) is not counted.
     let _ = writeln!(
         text,

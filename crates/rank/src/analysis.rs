@@ -222,14 +222,15 @@ fn robust_scaled(rows: &[Row], axes: &Axes) -> Vec<(f64, f64, bool)> {
         .collect()
 }
 
-/// Where a reference row is listed: `auto`, the best fixed timer, the
-/// oracle, then any other.
+/// Where a reference row is listed: `auto`, hd-idle's 10 minutes, the
+/// best fixed timer, the oracle, then any other.
 fn reference_order(r: Option<&Row>) -> usize {
     match r {
         Some(r) if r.spec == "auto" => 0,
-        Some(r) if r.spec == BEST_FIXED => 1,
-        Some(r) if is_oracle(r) => 2,
-        _ => 3,
+        Some(r) if r.spec == crate::grid::HD_IDLE => 1,
+        Some(r) if r.spec == BEST_FIXED => 2,
+        Some(r) if is_oracle(r) => 3,
+        _ => 4,
     }
 }
 
@@ -257,7 +258,8 @@ fn signature(rows: &[&Row], axes: &Axes) -> Signature {
 
 /// Scores rows (sorted by trace, network) on `axes`: per-run scores, and
 /// per-network summaries in report order (ranked networks best first, then
-/// the reference rows: `auto`, best fixed timer, oracle). Networks with
+/// the reference rows: `auto`, hd-idle's 10 minutes, best fixed timer,
+/// oracle). Networks with
 /// identical measures on every trace are collapsed into the first (in grid
 /// order), which lists the others; Pareto frontiers are marked per trace
 /// (raw measures) and across traces (mean scaled measures).

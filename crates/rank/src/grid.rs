@@ -282,7 +282,7 @@ pub fn default_grid_for(task: &str, policy: lull_core::actuator::StopPolicy) -> 
     }
     Grid {
         specs,
-        references: default_references(),
+        references: default_references_for(task),
         lenient: true,
     }
 }
@@ -338,6 +338,21 @@ pub const BEST_FIXED: &str = "best-fixed";
 /// the best fixed timer in hindsight, the offline oracle.
 pub fn default_references() -> Vec<String> {
     vec!["auto".into(), BEST_FIXED.into(), "oracle()".into()]
+}
+
+/// hd-idle's default: spin down after 10 minutes without I/O. Spin-down
+/// rankings carry it as a reference row, so the report can say what a
+/// network saves against the tool most users run today.
+pub const HD_IDLE: &str = "timer(t=600s)";
+
+/// The default reference rows of `task`: [`default_references`], and for
+/// spin-down hd-idle's 10 minutes ([`HD_IDLE`]) after `auto`.
+pub fn default_references_for(task: &str) -> Vec<String> {
+    let mut refs = default_references();
+    if crate::base_task(task) == "spindown" {
+        refs.insert(1, HD_IDLE.into());
+    }
+    refs
 }
 
 /// The mean-rate placeholder of rate thresholds: `R`, `4R`, `R/16`.
@@ -445,7 +460,7 @@ impl Grid {
             (Some(list), None) => list.into_iter().filter(|r| !r.trim().is_empty()).collect(),
             (None, Some(r)) if r.trim().is_empty() => Vec::new(),
             (None, Some(r)) => vec![r],
-            (None, None) => default_references(),
+            (None, None) => default_references_for(task),
         };
         Ok(Grid {
             specs,
@@ -887,7 +902,12 @@ mod tests {
             p.specs.len(),
             g.specs.len()
         );
-        assert_eq!(g.references, ["auto", BEST_FIXED, "oracle()"]);
+        // Spin-down carries hd-idle's 10 minutes; other tasks do not.
+        assert_eq!(g.references, ["auto", HD_IDLE, BEST_FIXED, "oracle()"]);
+        assert_eq!(
+            default_grid("writeback").references,
+            ["auto", BEST_FIXED, "oracle()"]
+        );
         let r = resolve(&g, &registry()).unwrap();
         assert!(r.best_fixed);
         // `auto` is a reference that may not exist yet: skipped with a note.

@@ -6,7 +6,7 @@
 //!   ranking.csv                    one row per network, ranked
 //!   idle_cdf.csv                   idle-period CDF of each trace
 //!   plots/*.svg, plots/*.png       the figures
-//!   report.md                      top ten, recommendation, figures
+//!   report.md                      the answer, details, top ten, figures
 //!   run.toml                       what was run (task, grid, traces, shard, notes)
 //! ```
 //!

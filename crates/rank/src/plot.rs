@@ -347,15 +347,20 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
-/// Tick labels without noise: 3 significant figures, compact.
-/// The size of the `k`-th reference's cross: each smaller than the one
-/// before and drawn over it, so that two references at one point (`auto`
-/// and the best fixed timer, where `auto` settles on that timeout) both
-/// show.
-fn reference_size(k: usize) -> i32 {
-    12 - 3 * (k.min(2) as i32)
+/// The size of a reference's cross, by its name ([`reference_name`]):
+/// `auto` largest, then hd-idle's timeout and the best fixed timer, then
+/// the oracle, each drawn over the larger, so that two references at one
+/// point (`auto` and the best fixed timer, where `auto` settles on that
+/// timeout) both show.
+fn reference_size(name: &str) -> i32 {
+    match name {
+        "oracle" => 6,
+        "best fixed timer" | "hd-idle 10 min" => 9,
+        _ => 12,
+    }
 }
 
+/// Tick labels without noise: 3 significant figures, compact.
 fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -404,9 +409,22 @@ struct Pt {
     picked: bool,
 }
 
+/// A reference's colour, by its name ([`reference_name`]), so that each
+/// keeps its colour whichever others a plot shows.
+fn reference_colour(name: &str) -> RGBColor {
+    match name {
+        "best fixed timer" => RGBColor(200, 0, 0),
+        "oracle" => RGBColor(0, 120, 0),
+        "hd-idle 10 min" => RGBColor(0, 90, 200),
+        _ => BLACK,
+    }
+}
+
 fn reference_name(spec: &str) -> String {
     if spec == crate::grid::BEST_FIXED {
         "best fixed timer".into()
+    } else if spec == crate::grid::HD_IDLE {
+        "hd-idle 10 min".into()
     } else if spec.starts_with("oracle") {
         "oracle".into()
     } else {
@@ -602,20 +620,18 @@ impl Draw for Tradeoff<'_> {
                 )))
                 .map_err(err)?;
         }
-        let ref_colours = [BLACK, RGBColor(200, 0, 0), RGBColor(0, 120, 0)];
         let mut refs: Vec<String> = Vec::new();
         for p in self.points.iter().filter(|p| p.reference.is_some()) {
             let name = p.reference.clone().unwrap_or_default();
             if !refs.contains(&name) {
                 refs.push(name.clone());
             }
-            let k = refs.iter().position(|r| *r == name).unwrap_or(0);
-            let c = ref_colours[k % ref_colours.len()];
+            let c = reference_colour(&name);
             let (at, _) = view.place(p);
             chart
                 .draw_series(std::iter::once(Cross::new(
                     at,
-                    reference_size(k),
+                    reference_size(&name),
                     c.stroke_width(3),
                 )))
                 .map_err(err)?;
@@ -650,12 +666,12 @@ impl Draw for Tradeoff<'_> {
                 .map_err(err)?;
             y += step;
         }
-        for (k, name) in refs.iter().enumerate() {
-            let c = ref_colours[k % ref_colours.len()];
+        for name in &refs {
+            let c = reference_colour(name);
             legend
                 .draw(&Cross::new(
                     (18, y + 7),
-                    reference_size(k) * 3 / 4,
+                    reference_size(name) * 3 / 4,
                     c.stroke_width(3),
                 ))
                 .map_err(err)?;

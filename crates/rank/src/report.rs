@@ -12,10 +12,13 @@ use crate::plot::Figure;
 use crate::score::Summary;
 use crate::sweep::Row;
 
+mod answer;
 mod recommend;
 
 // The means it shows, public here as they were.
 pub use crate::means::{pooled_excess, pooled_gain, raw_mean};
+
+pub use answer::{answer_lines, answer_markdown, answer_text};
 pub use recommend::{day_spread, nothing_gained, pick, recommendation};
 
 /// How a number is shown in tables.
@@ -101,11 +104,14 @@ fn label_parts(s: &Summary, rows: &[Row]) -> (String, String) {
         },
         Some(r) => r.spec.clone(),
     };
-    let suffix = if s.equivalents.is_empty() {
+    let mut suffix = if s.equivalents.is_empty() {
         String::new()
     } else {
         format!(" (= {} equivalent)", s.equivalents.len())
     };
+    if s.reference && spec_of(rows, s.policy).is_some_and(|r| r.spec == crate::grid::HD_IDLE) {
+        suffix.push_str(" (hd-idle's default)");
+    }
     (name, suffix)
 }
 
@@ -434,7 +440,9 @@ fn oracle_beaten(rows: &[Row], axes: &Axes) -> Option<String> {
     ))
 }
 
-/// The whole `report.md`.
+/// The whole `report.md`: the answer (three lines and a table) first,
+/// then the details as bullets, the ranking, how it was scored, the
+/// traces, the figures and the notes.
 pub fn markdown(
     meta: &RunMeta,
     summaries: &[Summary],
@@ -444,6 +452,26 @@ pub fn markdown(
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# lull rank — task `{}`\n", meta.task);
+    out.push_str(&answer_markdown(meta, summaries, rows, axes));
+    let _ = writeln!(out, "\n## Details\n");
+    if let Some(b) = meta.breakeven_s {
+        let _ = writeln!(
+            out,
+            "- Specs are written relative to the device. **B = {} s** is its break-even time (`timer(t=2B)` waits {} s). \
+             **R** is each trace's mean request rate (IO/s, in the Traces table).",
+            short(b),
+            short(2.0 * b),
+        );
+    }
+    for line in recommendation(meta, summaries, rows, axes).lines() {
+        if !line.trim().is_empty() {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
+    if let Some(text) = oracle_beaten(rows, axes) {
+        let _ = writeln!(out, "- {text}");
+    }
+    out.push('\n');
     let how = match meta.score {
         crate::score::Mode::Robust => format!(
             "Scored robustly: on each trace, {} is scaled against references no other network can move ({}), \
@@ -472,37 +500,6 @@ pub fn markdown(
             crate::axes::direction(axes.y.better),
         ),
     };
-    let _ = writeln!(
-        out,
-        "{} on {} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
-        counted(summaries),
-        meta.traces_text(),
-        rows.len(),
-        meta.shard
-            .as_ref()
-            .map(|s| format!(", shard {s}"))
-            .unwrap_or_default(),
-        meta.policy,
-        meta.timing,
-        drive_text(meta),
-    );
-    if let Some(text) = oracle_beaten(rows, axes) {
-        let _ = writeln!(out, "{text}\n");
-    }
-    if let Some(b) = meta.breakeven_s {
-        let _ = writeln!(
-            out,
-            "Specs are written relative to the device: **B = {} s** is the break-even time of this run's device \
-             (`timer(t=2B)` waits {} s), and **R** is each trace's mean request rate (IO/s, in the Traces table).\n",
-            short(b),
-            short(2.0 * b),
-        );
-    }
-    let _ = writeln!(
-        out,
-        "## Recommendation\n\n{}\n",
-        recommendation(meta, summaries, rows, axes)
-    );
     if let Some(v) = &meta.validation {
         let _ = writeln!(
             out,
@@ -537,6 +534,20 @@ pub fn markdown(
         } else {
             ", `over` breaks a limit on some trace"
         },
+    );
+    let _ = writeln!(
+        out,
+        "## How it was ranked\n\n{} on {} ({} runs{}); stop policy `{}`, {} timing{}. {how}\n",
+        counted(summaries),
+        meta.traces_text(),
+        rows.len(),
+        meta.shard
+            .as_ref()
+            .map(|s| format!(", shard {s}"))
+            .unwrap_or_default(),
+        meta.policy,
+        meta.timing,
+        drive_text(meta),
     );
     let _ = writeln!(
         out,

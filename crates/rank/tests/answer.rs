@@ -760,10 +760,19 @@ fn with_nothing_to_save_anywhere_the_answer_is_to_leave_the_device_alone() {
     );
     lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
     let report = fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    // The report's first line under its title, then the first detail.
+    let first = report.lines().nth(2).unwrap();
+    assert!(
+        first.starts_with(
+            "**Leave the device alone**: nothing in the grid achieves any energy saved (%)"
+        ),
+        "{first}"
+    );
+    assert!(!first.contains("**Use"), "{first}");
     let answer = report
-        .split("## Recommendation\n\n")
+        .split("## Details\n\n")
         .nth(1)
-        .and_then(|r| r.lines().next())
+        .and_then(|r| r.lines().find(|l| l.starts_with("- For ")))
         .unwrap();
     assert!(
         answer.contains(
@@ -780,4 +789,91 @@ fn with_nothing_to_save_anywhere_the_answer_is_to_leave_the_device_alone() {
     ] {
         assert!(!answer.contains(ratio), "{ratio}: {answer}");
     }
+}
+
+/// `report.md` opens with the answer (issue 78): under its title, three
+/// lines (the network to use; what it saves beside hd-idle's 10 minutes
+/// and the best fixed timeout; the spin-ups it costs a day), then the
+/// answer's table, all within the first screen of 30 lines.
+#[test]
+fn the_report_opens_with_the_answer_and_its_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(
+        &tmp.path().join("a"),
+        vec![workstation(3600, 1), workstation(3600, 2)],
+        &SENSIBLE,
+    );
+    cfg.grid.references = lull_rank::grid::default_references_for("spindown");
+    let o = lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+    let report = fs::read_to_string(tmp.path().join("a/report.md")).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    let picked = lull_rank::report::pick(&o.summaries, &o.rows, &o.meta.limits).unwrap();
+    let name = o
+        .rows
+        .iter()
+        .find(|r| r.network_index == picked)
+        .map(|r| r.spec.clone())
+        .unwrap();
+    assert!(
+        lines[2].starts_with(&format!("**Use `{name}`**")),
+        "{report}"
+    );
+    assert!(lines[2].contains("for `spindown` on 2 traces"), "{report}");
+    assert!(
+        lines[3].starts_with("It saves ")
+            && lines[3].contains(" than hd-idle's 10 minutes (`timer(t=600s)`, ")
+            && lines[3].contains(" than the best fixed timeout in hindsight ("),
+        "{report}"
+    );
+    assert!(
+        lines[4].starts_with("It costs ")
+            && lines[4].contains(" spin-ups a day (hd-idle's 10 minutes "),
+        "{report}"
+    );
+    // The table, within the first screen: the pick, hd-idle's row and the
+    // best fixed timeout, with the figures the lines quote.
+    let first_screen = &lines[..30.min(lines.len())];
+    let table: Vec<&str> = first_screen
+        .iter()
+        .copied()
+        .skip_while(|l| !l.starts_with("| role |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() >= 5, "{report}");
+    assert!(
+        table[2].starts_with(&format!("| use | `{name}`")),
+        "{report}"
+    );
+    let hd = table
+        .iter()
+        .find(|l| l.starts_with("| hd-idle 10 min | `timer(t=600s)` (hd-idle's default) |"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        table
+            .iter()
+            .any(|l| l.starts_with("| best fixed in hindsight |")),
+        "{report}"
+    );
+    // The line's figures are the table's, to the decimal shown: the
+    // pick's share, hd-idle's, and the difference between them.
+    let saved = |row: &str| -> f64 { row.split('|').nth(3).unwrap().trim().parse().unwrap() };
+    let (mine, theirs) = (saved(table[2]), saved(hd));
+    assert!(
+        lines[3].starts_with(&format!("It saves {mine:.1} % of the energy")),
+        "{mine}: {report}"
+    );
+    assert!(
+        lines[3].contains(&format!("(`timer(t=600s)`, {theirs:.1} %)")),
+        "{theirs}: {report}"
+    );
+    let d = mine - theirs;
+    let said = if d > 0.0 {
+        format!("{d:.1} percentage points more than hd-idle's")
+    } else {
+        format!("{:.1} percentage points fewer than hd-idle's", -d)
+    };
+    assert!(lines[3].contains(&said), "{said}: {report}");
+    // The details come after the answer.
+    let details = lines.iter().position(|l| *l == "## Details").unwrap();
+    assert!(details > 4 + table.len(), "{report}");
 }

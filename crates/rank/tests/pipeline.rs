@@ -153,7 +153,7 @@ fn sharded_and_merged_ranking_is_byte_identical() {
         "{files:?}"
     );
     let report = fs::read_to_string(whole.join("report.md")).unwrap();
-    assert!(report.contains("## Recommendation"), "{report}");
+    assert!(report.contains("## Details"), "{report}");
     assert!(report.contains("plots/tradeoff-workstation.png"));
 
     // The trade-off rings the recommended network.

@@ -1,27 +1,28 @@
-//! The README's ranking table is what the code prints (issue 16): the run
-//! `scripts/readme-rank.sh` makes (`lull rank --task spindown --duration
-//! 2h`, every built-in workload) is repeated here and its top-ten table
-//! compared with the table in the README's `readme-rank` block (issue 35:
-//! `<!-- generated: readme-rank -->`). Regenerate with
-//! `scripts/figures.sh readme-rank` when an intended change moves it;
-//! `scripts/figures.sh --check` compares the whole block, picture included.
+//! docs/lab.md's ranking table is what the code prints (issue 16; in the
+//! README until issue 78): the run `scripts/lab-rank.sh` makes (`lull rank
+//! --task spindown --duration 2h`, every built-in workload) is repeated
+//! here and its top-ten table compared with the table in docs/lab.md's
+//! `lab-rank` block (issue 35: `<!-- generated: lab-rank -->`).
+//! Regenerate with `scripts/figures.sh lab-rank` when an intended change
+//! moves it; `scripts/figures.sh --check` compares the whole block, picture
+//! included.
 
 use lull_core::time::Nanos;
 use lull_rank::{RankConfig, Source};
 
 #[test]
-fn the_readme_table_is_what_the_code_prints() {
-    let readme_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let readme = std::fs::read_to_string(&readme_path).expect("README.md");
-    let marker = "<!-- generated: readme-rank -->\n";
+fn the_lab_table_is_what_the_code_prints() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/lab.md");
+    let readme = std::fs::read_to_string(&path).expect("docs/lab.md");
+    let marker = "<!-- generated: lab-rank -->\n";
     let begin = readme
         .find(marker)
-        .expect("README.md has no readme-rank block")
+        .expect("docs/lab.md has no lab-rank block")
         + marker.len();
     let end = begin
         + readme[begin..]
             .find("<!-- end generated -->")
-            .expect("README.md's readme-rank block is never closed");
+            .expect("docs/lab.md's lab-rank block is never closed");
     // The block: a line naming its command, then the table (the lines
     // starting with `|`), then the picture.
     let shown: String = readme[begin..end]
@@ -43,6 +44,6 @@ fn the_readme_table_is_what_the_code_prints() {
         lull_rank::report::markdown_table(&o.summaries, &o.rows, &o.axes, 10, &o.meta.limits);
     assert_eq!(
         shown, printed,
-        "README.md's ranking table is stale: run scripts/figures.sh readme-rank"
+        "docs/lab.md's ranking table is stale: run scripts/figures.sh lab-rank"
     );
 }

@@ -1,6 +1,6 @@
 //! Scale invariance of the spin-down defaults (issue 35, item 5).
 //!
-//! The README says that everything in the default networks scales with the
+//! docs/lab.md says that everything in the default networks scales with the
 //! drive's break-even time `B`. This property says what that means and
 //! checks it: multiplying every time of a trace **and** the drive's `B` by
 //! the same `k` (a power of two from 2 to 64, so that scaling commutes with

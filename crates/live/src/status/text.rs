@@ -503,9 +503,19 @@ pub(super) fn shadow_text(
         // stand even if the disk is left alone now (a backend changed to
         // one that cannot reach it).
         let acted = w.policy("lull").is_some_and(|p| p.spinups > 0);
+        // The verdict first (issue 78): what lull saved and how that
+        // compares with hd-idle's 10 minutes and the best fixed timeout.
+        let mut lines = Vec::new();
+        if let Some(l) = w.policy("lull") {
+            let verdict = if unreached.is_some() && !acted {
+                vec!["lull none (the disk is left alone now)".to_string()]
+            } else {
+                shadow_verdict(w, l)
+            };
+            lines.extend(wrap_list(&verdict, " ", 100 - 14));
+        }
         let mut policies = Vec::new();
         for (policy, name) in [
-            ("lull", "lull"),
             ("hd-idle-10min", "hd-idle 10 min"),
             (lull_activity::shadow::YOUR_TIMEOUT, "your timeout"),
             ("best-fixed", "best fixed"),
@@ -514,10 +524,6 @@ pub(super) fn shadow_text(
             ("oracle", "oracle"),
         ] {
             let Some(p) = w.policy(policy) else { continue };
-            if policy == "lull" && unreached.is_some() && !acted {
-                policies.push("lull none (the disk is left alone now)".to_string());
-                continue;
-            }
             let mut item = name.to_string();
             if policy == "best-fixed" || policy == lull_activity::shadow::YOUR_TIMEOUT {
                 match p.timeout_s {
@@ -536,7 +542,7 @@ pub(super) fn shadow_text(
             );
             policies.push(item);
         }
-        let mut lines = wrap_list(&policies, "; ", 100 - 14);
+        lines.extend(wrap_list(&policies, "; ", 100 - 14));
         if let Some(why) = unreached.filter(|_| !acted) {
             let words: Vec<String> = format!(
                 "no ratio: the daemon leaves this disk alone ({why}) and spun nothing down; the others show what each would have saved on its activity"
@@ -609,6 +615,58 @@ pub(super) fn shadow_text(
         }
         field(&label, lines);
     }
+}
+
+/// The verdict that opens a window of the shadow evaluation: what lull
+/// (`lull`, its figures in window `w`) saved with how many spin-ups, and
+/// how much more or less that is than hd-idle's 10 minutes and the best
+/// fixed timeout in hindsight saved on the same activity. In parts that
+/// a wrapped line keeps whole, joined by spaces.
+pub(super) fn shadow_verdict(
+    w: &lull_activity::shadow::WindowReport,
+    lull: &lull_activity::shadow::PolicyFigures,
+) -> Vec<String> {
+    let against = |policy: &str, name: String| {
+        let p = w.policy(policy)?;
+        let d = lull.saved_wh - p.saved_wh;
+        Some(if energy(d) == energy(0.0) {
+            format!("as much as {name}")
+        } else if d > 0.0 {
+            format!("{} more than {name}", energy(d))
+        } else {
+            format!("{} less than {name}", energy(-d))
+        })
+    };
+    let best = w.policy("best-fixed").map(|p| {
+        let t = p.timeout_s.map_or("never".to_string(), secs);
+        format!("best fixed ({t})")
+    });
+    let others: Vec<String> = [
+        against("hd-idle-10min", "hd-idle 10 min".into()),
+        best.and_then(|b| against("best-fixed", b)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut head = format!(
+        "lull {}, {} spin-up{}",
+        energy(lull.saved_wh),
+        lull.spinups,
+        if lull.spinups == 1 { "" } else { "s" }
+    );
+    if others.is_empty() {
+        return vec![head];
+    }
+    head.push(':');
+    let last = others.len() - 1;
+    let mut parts = vec![head];
+    parts.extend(others.into_iter().enumerate().map(|(i, mut o)| {
+        if i < last {
+            o.push(',');
+        }
+        o
+    }));
+    parts
 }
 
 /// A line under a window's ratios when they divide by little

@@ -415,7 +415,8 @@ fn energy_first(
     ))
 }
 
-/// A recommendation in plain words.
+/// A recommendation in plain words, one statement a line (`report.md`
+/// lists them as bullets under the answer).
 pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes: &Axes) -> String {
     let ranked: Vec<&Summary> = summaries.iter().filter(|s| !s.reference).collect();
     let limits = &meta.limits;
@@ -482,12 +483,12 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             let _ = write!(out, ", though it averages {}", compare(&cols, false));
         }
         out.push_str(
-            ". (The rule: `auto` is recommended whenever it keeps the limits and scores better than the grid's best, or the grid's best breaks a limit; the oracle and the best fixed timer in hindsight need the future and are never recommended.)",
+            ".\nThe rule: `auto` is recommended when it keeps the limits and scores better than the grid's best, or when the grid's best breaks a limit. The oracle and the best fixed timer in hindsight need the future: they are never recommended.",
         );
         if let Some(w) = loss_warning(meta, summaries, rows, axes, auto) {
-            let _ = write!(out, " {w}");
+            let _ = write!(out, "\n{w}");
         }
-        out.push_str("\n\n");
+        out.push('\n');
     }
     let limit_text = limits
         .list()
@@ -532,7 +533,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         }
         _ => {}
     }
-    let lead = if auto_pick.is_some() && out.ends_with("\n\n") {
+    let lead = if auto_pick.is_some() && out.ends_with('\n') {
         "Within the grid, for"
     } else if out.is_empty() {
         "For"
@@ -596,7 +597,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         label(axes.y.measure),
     );
     if let Some(w) = loss_warning(meta, summaries, rows, axes, best) {
-        let _ = write!(out, " {w}");
+        let _ = write!(out, "\n{w}");
     }
     // `auto` better on both averaged columns, though not on the score.
     if auto_pick.is_none()
@@ -606,7 +607,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
         if cols.len() == 2 && cols.iter().all(|c| c.3) {
             let _ = write!(
                 out,
-                " `auto` (lull's default network) is no worse on either averaged column ({}), though it scores worse (mean scaled distance {:.3}): the score weighs every trace alike, the averages do not.",
+                "\n`auto` (lull's default network) is no worse on either averaged column ({}), though it scores worse (mean scaled distance {:.3}): the score weighs every trace alike, the averages do not.",
                 compare(&cols, true),
                 auto.mean
             );
@@ -618,21 +619,21 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     {
         let _ = write!(
             out,
-            " **No network that keeps these limits achieves any {}**: under them, leave the device alone.",
+            "\n**No network that keeps these limits achieves any {}**: under them, leave the device alone.",
             axes.x.measure.replace('_', " ")
         );
     }
     for u in unchecked_limits(rows, limits) {
         let _ = write!(
             out,
-            " (`{u}` does not apply to task `{}`: it reports no such measure.)",
+            "\n`{u}` does not apply to task `{}`: it reports no such measure.",
             meta.task
         );
     }
     if !none.is_empty() && !nothing_anywhere {
         let _ = write!(
             out,
-            " **Nothing in the grid achieves any {} on {}** (some traces): there, the best choice is to leave the device alone.",
+            "\n**Nothing in the grid achieves any {} on {}** (some traces): there, the best choice is to leave the device alone.",
             axes.x.measure.replace('_', " "),
             none.join(", "),
         );
@@ -652,7 +653,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(e) = excess {
         let _ = write!(
             out,
-            " Its energy above the oracle's is {} the best fixed timer's in hindsight (`excess_vs_best_fixed`, pooled over the traces: its excess energy over the oracle on all of them over the best fixed timer's; below 1 beats that timer).",
+            "\nIts energy above the oracle's is {} the best fixed timer's in hindsight (`excess_vs_best_fixed`, pooled over the traces; below 1 beats that timer).",
             if e.is_finite() {
                 format!("{e:.2}×")
             } else {
@@ -668,13 +669,13 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(cr) = ratio("competitive_ratio") {
         let _ = write!(
             out,
-            " `{name}` spends {cr:.3}× the offline oracle's energy (competitive ratio, mean over the traces)."
+            "\n`{name}` spends {cr:.3}× the offline oracle's energy (competitive ratio, mean over the traces)."
         );
     }
     if let Some(g) = ratio(GAIN) {
         let _ = write!(
             out,
-            " Of what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, `{name}` captures {g:.2} (`gain_vs_clairvoyant`, pooled over the traces: 1 all of it, 0 nothing, below 0 it does worse than the best fixed timer)."
+            "\nOf what a clairvoyant timer chosen per 10-minute window adds over the best fixed timer, `{name}` captures {g:.2} (`gain_vs_clairvoyant`, pooled: 1 all of it, 0 nothing, below 0 worse than the best fixed timer)."
         );
         if let Some(auto) = auto
             && let Some(a) = raw_mean(rows, auto.policy, GAIN)
@@ -682,28 +683,28 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             let _ = write!(out, " `auto` captures {a:.2}.");
         }
         if let Some(note) = clairvoyant_margin(rows, best.policy) {
-            let _ = write!(out, " {note}");
+            let _ = write!(out, "\n{note}");
         }
     } else if !nothing_anywhere && clairvoyant_margin(rows, best.policy).is_some() {
         // Spindown rows, and the clairvoyant adds nothing to divide by.
         let _ = write!(
             out,
-            " On these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is 1 for a network as good as the best fixed timer (all of nothing) and not a number, shown as `-`, for one that is worse or better (a share of nothing; `excess_vs_best_fixed` tells them apart)."
+            "\nOn these traces the clairvoyant timer chosen per 10-minute window adds nothing over the best fixed timer (within 0.01 % of its energy): `gain_vs_clairvoyant` is 1 for a network as good as the best fixed timer (all of nothing) and not a number, shown as `-`, for one that is worse or better (a share of nothing; `excess_vs_best_fixed` tells them apart)."
         );
     }
     if let Some(e) = excess
         && let Some(energy) = energy_first(&ranked, rows, best, e, axes)
     {
-        let _ = write!(out, " {energy}");
+        let _ = write!(out, "\n{energy}");
     }
     if let Some(spread) = day_spread(meta, best, rows, &format!("`{name}`'s")) {
-        let _ = write!(out, " {spread}");
+        let _ = write!(out, "\n{spread}");
     }
     let worse: Vec<&&Summary> = ranked.iter().filter(|s| s.worse > 0).collect();
     if !worse.is_empty() {
         let _ = write!(
             out,
-            " {} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still weigh in.",
+            "\n{} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still weigh in.",
             worse.len(),
             if worse.len() == 1 { "" } else { "s" },
             worst_losses(&worse, rows, axes.x.measure),
@@ -724,7 +725,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     let frontier = ranked.iter().filter(|s| s.pareto).count();
     let _ = write!(
         out,
-        " {frontier} network{} on the Pareto frontier of the two measures across traces (flag `P`).",
+        "\n{frontier} network{} on the Pareto frontier of the two measures across traces (flag `P`).",
         if frontier == 1 { " is" } else { "s are" }
     );
     // The steadiest of the top ten that achieves something and keeps
@@ -748,7 +749,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     {
         let _ = write!(
             out,
-            " If the same behaviour on every workload matters more than the last bit of performance, \
+            "\nIf the same behaviour on every workload matters more than the last bit of performance, \
                  `{}` (rank {}) varies least among the top ten (sd {:.3}).",
             spec(steady),
             steady.rank.unwrap_or(0),
@@ -759,7 +760,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(f) = fams.first() {
         let _ = write!(
             out,
-            "\n\nBy start-detector family, **`{}`** has the best single network (rank {}; its {} network{} average a distance of {:.3})",
+            "\nBy start-detector family, **`{}`** has the best single network (rank {}; its {} network{} average a distance of {:.3})",
             f.0,
             f.2,
             f.1,
@@ -800,7 +801,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
             let (lo, hi) = family_range(summaries, rows, &safe.0);
             let _ = write!(
                 out,
-                " Picked with any of its settings, **`{}`** does best on average: its {} networks average {:.3} (from {lo:.3} to {hi:.3}).",
+                "\nPicked with any of its settings, **`{}`** does best on average: its {} networks average {:.3} (from {lo:.3} to {hi:.3}).",
                 safe.0, safe.1, safe.3
             );
         }
@@ -809,7 +810,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if let Some(d) = durs.first() {
         let _ = write!(
             out,
-            " Among duration predictors, **`{}`** gives the best single network (best rank {}; its {} network{} average {:.3})",
+            "\nAmong duration predictors, **`{}`** gives the best single network (best rank {}; its {} network{} average {:.3})",
             d.0,
             d.2,
             d.1,

@@ -73,6 +73,52 @@ fn what_was_learned_comes_from_the_metrics_when_they_carry_it() {
     );
 }
 
+/// Each window opens with the verdict (issue 78): what lull saved and
+/// with how many spin-ups, then how much more or less than hd-idle's 10
+/// minutes and the best fixed timeout. The other policies follow.
+#[test]
+fn each_window_opens_with_the_verdict() {
+    let mut st = scene();
+    let text = render_text(&st);
+    let first = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("saved 24h"))
+            .map(|l| {
+                l.trim_start()
+                    .trim_start_matches("saved 24h")
+                    .trim()
+                    .to_string()
+            })
+            .unwrap()
+    };
+    let w = &st.disks[0].shadow.as_ref().unwrap().windows[0];
+    let (lull, hd) = (
+        w.policy("lull").unwrap().saved_wh,
+        w.policy("hd-idle-10min").unwrap().saved_wh,
+    );
+    assert!(lull > hd, "the scene has lull ahead of hd-idle");
+    let want = format!(
+        "lull {}, 4 spin-ups: {} more than hd-idle 10 min,",
+        crate::units::energy(lull),
+        crate::units::energy(lull - hd)
+    );
+    assert_eq!(first(&text), want, "{text}");
+    assert!(text.contains("more than best fixed (51.2s)\n"), "{text}");
+    // Behind the best fixed timeout, it says less; and lull is not
+    // listed again among the others.
+    for w in &mut st.disks[0].shadow.as_mut().unwrap().windows {
+        for p in w.policies.iter_mut().filter(|p| p.policy == "best-fixed") {
+            p.saved_wh = 5.0;
+        }
+    }
+    let text = render_text(&st).replace("\n              ", " ");
+    assert!(
+        text.contains("1.63 Wh less than best fixed (51.2s)"),
+        "{text}"
+    );
+    assert!(!text.contains("; lull "), "{text}");
+}
+
 /// A window where even the oracle saved nothing (a fresh start, no idle
 /// period longer than B yet) gives no ratio: both are 0/0, and their
 /// conventional 1 read "excess vs best fixed 1.00, gain vs clairvoyant

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# README.md's ranking table and picture (issue 16), from the run they show:
+# docs/lab.md's ranking table and picture (issue 16), from the run they show:
 # `lull rank --task spindown --duration 2h --days 1 --seed 1` over every built-in
 # workload. Prints the report's top-ten table; with --png PATH also writes
 # the workstation trade-off plot there (under $FIGURES_OUT when set) and
-# prints its caption and image link.
-# scripts/figures.sh puts the table between README.md's markers
-# (`scripts/figures.sh readme-rank`); crates/rank/tests/readme.rs and
+# prints its caption and image link (relative to docs/, where the block is).
+# scripts/figures.sh puts the table between docs/lab.md's markers
+# (`scripts/figures.sh lab-rank`); crates/rank/tests/readme.rs and
 # `scripts/figures.sh --check` fail when it differs from what the code prints.
 #
-#   scripts/readme-rank.sh [--png PATH]      # lull: $LULL or target/release/lull
+#   scripts/lab-rank.sh [--png PATH]      # lull: $LULL or target/release/lull
 set -euo pipefail
 lull=${LULL:-target/release/lull}
 png=
@@ -29,6 +29,6 @@ if [[ -n $png ]]; then
 The trade-off on the \`workstation\` workload (one point per network, better
 is lower right, the frontier drawn; the paper's Figure 9):
 
-![spindown: energy saved vs delayed operations on workstation]($png)
+![spindown: energy saved vs delayed operations on workstation](${png#docs/})
 EOT
 fi
