@@ -8,7 +8,7 @@
 #                                       # or two on two cores)
 #   scripts/readme-examples.sh replay   # `lull replay` of one workload on the
 #                                       # NAS drive under the daemon's budget:
-#                                       # the verdict and the header
+#                                       # the verdict and the network
 #
 # lull: $LULL or target/release/lull.
 set -euo pipefail
@@ -27,8 +27,8 @@ case ${1:-} in
     "$lull" replay --workload office --task spindown --device wd-red-plus \
       --max-spindowns-per-day 48 >"$out/stdout"
     echo '```text'
-    # The verdict, then the header down to the drive.
-    awk '{ print } /^device / { exit }' "$out/stdout"
+    # The verdict, then the header's first line.
+    awk '{ print } /^network / { exit }' "$out/stdout"
     echo '```' ;;
   *)
     sed -n '2,13p' "$0" >&2

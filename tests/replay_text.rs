@@ -188,3 +188,23 @@ fn warm_up_learns_first_and_says_so() {
         stderr(&o)
     );
 }
+
+/// A task other than spin-down opens with the two measures `lull rank`
+/// ranks it on, before the header (issue 78).
+#[test]
+fn other_tasks_open_with_their_two_measures() {
+    let args = "replay --workload office --duration 1h --task writeback";
+    let o = lull(&args.split_whitespace().collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("verdict  auto: latency improvement (%) ")
+            && first.contains(", mean queue (bytes) "),
+        "{text}"
+    );
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("network  auto"),
+        "{text}"
+    );
+}

@@ -622,11 +622,13 @@ fn verdict_lines(
     let mut parts = Vec::new();
     for m in [axes.x.measure, axes.y.measure] {
         if let Some(v) = get(m) {
-            parts.push(format!(
-                "{} {}",
-                lull_rank::axes::label(m),
-                super::text_value(m, v).trim()
-            ));
+            // Three decimals: the measures below carry six.
+            let v = if v.abs() >= 100.0 {
+                format!("{v:.1}")
+            } else {
+                format!("{v:.3}")
+            };
+            parts.push(format!("{} {v}", lull_rank::axes::label(m)));
         }
     }
     if parts.is_empty() {

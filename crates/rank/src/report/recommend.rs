@@ -704,7 +704,7 @@ pub fn recommendation(meta: &RunMeta, summaries: &[Summary], rows: &[Row], axes:
     if !worse.is_empty() {
         let _ = write!(
             out,
-            "\n{} network{} did worse than no task on at least one trace (flagged `worse`){}: on such a trace {} scored as saving nothing, so that {} no other network's scale, while {} {} still weigh in.",
+            "\n{} network{} did worse than no task on at least one trace (flagged `worse`){}. On such a trace {} scored as saving nothing: {} no other network's scale, and {} {} still weigh in.",
             worse.len(),
             if worse.len() == 1 { "" } else { "s" },
             worst_losses(&worse, rows, axes.x.measure),
