@@ -38,9 +38,16 @@
 //! timeout that lull captured.
 //!
 //! The best fixed timeout and the clairvoyant are **held to the daemon's
-//! wear budget**, as lull is: each candidate books a second set of sums
+//! wear budget**, as lull is. Each candidate books a second set of sums
 //! from [`BudgetedTimers`] (a token bucket each, charged as the daemon's
-//! gate charges its own, with each session's budget, a bucket per mode).
+//! gate charges its own, with each session's budget, a bucket per mode);
+//! the best fixed timeout is chosen from those. The clairvoyant is one
+//! policy held to each UTC day's budget ([`BudgetClairvoyant`]): each
+//! closed window keeps its few worthwhile choices (how many spin-downs,
+//! on which days, for what saving), and a report chooses over the windows
+//! it spans. Its timeouts are exact, not the grid's. A window closed
+//! without a budget (before a reload set one) counts as not spinning
+//! down.
 //! Without it a busy disk's best fixed timeout spins down hundreds of
 //! times a day where the daemon may spin down 48, and lull would be judged
 //! against a policy it was not allowed to run. The named references
@@ -73,6 +80,7 @@ use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
 use lull_tasks::BudgetOracle;
+use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, WindowChoice, WindowChoices};
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 use lull_tasks::{BudgetedTimers, PowerModel};
 
@@ -130,7 +138,7 @@ pub const WINDOWS: [(&str, u64); 2] = [("24h", 24), ("7d", 168)];
 const HOUR: u64 = 3_600_000_000_000;
 
 /// One hour's figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Bucket {
     /// Unix hour.
     hour: u64,
@@ -163,6 +171,11 @@ struct Bucket {
     /// windows closed in this hour.
     cv_slept: u64,
     cv_spinups: u64,
+    /// Under a wear budget, the choices of each window closed in this
+    /// hour, in order: the clairvoyant is then one policy held to each
+    /// day's budget, chosen over the windows a report spans
+    /// ([`BudgetClairvoyant`]).
+    cv_choices: Vec<WindowChoices>,
 }
 
 /// The clairvoyant per-window timer's window: 10 minutes, on the wall
@@ -220,6 +233,9 @@ pub struct Shadow {
     cv_window: Option<u64>,
     cv_fired: Vec<u64>,
     cv_slept: Vec<u64>,
+    /// Under a wear budget, the open window's periods `(start, act_end,
+    /// end)` of at least the floor, for its choices.
+    cv_periods: Vec<(Nanos, Nanos, Nanos)>,
     /// The user's own fixed timeout, reported as [`YOUR_TIMEOUT`].
     yours: Option<Nanos>,
     /// The shortest timeout a fixed policy may use, and the shortest idle
@@ -272,6 +288,7 @@ impl Shadow {
             cv_window: None,
             cv_fired: Vec::new(),
             cv_slept: Vec::new(),
+            cv_periods: Vec::new(),
             yours: None,
             floor: Nanos::ZERO,
             timers: BudgetedTimers::new(),
@@ -700,6 +717,9 @@ impl Shadow {
         }
         b.lull_slept += lull.0.0;
         b.lull_spinups += lull.1;
+        if long_end.is_some() && act >= self.floor {
+            self.cv_periods.push((start, start + act, t));
+        }
         self.candidates = candidates;
         self.refs = refs;
         (self.timers, self.cv_fired, self.cv_slept) = (timers, cv_fired, cv_slept);
@@ -745,6 +765,8 @@ impl Shadow {
             return;
         };
         let (slept, n) = self.window_best();
+        let choices = self.window_choices();
+        self.cv_periods.clear();
         let hour = w * CLAIRVOYANT_WINDOW.0 / HOUR;
         let b = match self.buckets.iter_mut().rev().find(|b| b.hour == hour) {
             Some(b) => b,
@@ -752,6 +774,16 @@ impl Shadow {
         };
         b.cv_slept += slept;
         b.cv_spinups += n;
+        b.cv_choices.extend(choices);
+    }
+
+    /// The open window's choices under the wear budget (`None` without
+    /// one, or without periods).
+    fn window_choices(&self) -> Option<WindowChoices> {
+        let n = self.per_day.filter(|&n| n > 0)?;
+        let c = WindowChoices::new(&self.cv_periods, &self.model, self.floor, n, self.clock)?;
+        // A window that would not spin down takes no memory.
+        (!c.choices.is_empty()).then_some(c)
     }
 
     /// A run ends: what it left pending is booked, and the period in
@@ -796,12 +828,14 @@ impl Shadow {
         let (mut o_slept, mut o_up, mut l_slept, mut l_up) = (0u64, 0u64, 0u64, 0u64);
         let (mut cv_slept, mut cv_up) = (0u64, 0u64);
         let mut long: Vec<(Nanos, Nanos)> = Vec::new();
+        // Under a wear budget, the clairvoyant as one policy held to it.
+        let mut held = self.per_day.filter(|&n| n > 0).map(BudgetClairvoyant::new);
         // The open window counts too.
         // (No let chain: this crate keeps the workspace's MSRV, 1.85.)
-        if self
+        let open_counts = self
             .cv_window
-            .is_some_and(|w| w * CLAIRVOYANT_WINDOW.0 / HOUR + hours > self.newest_hour)
-        {
+            .is_some_and(|w| w * CLAIRVOYANT_WINDOW.0 / HOUR + hours > self.newest_hour);
+        if open_counts {
             (cv_slept, cv_up) = self.window_best();
         }
         for b in self
@@ -827,6 +861,15 @@ impl Shadow {
             l_up += b.lull_spinups;
             cv_slept += b.cv_slept;
             cv_up += b.cv_spinups;
+            if let Some(h) = held.as_mut() {
+                b.cv_choices.iter().for_each(|c| h.push(c));
+            }
+        }
+        // The open window last, where it counts.
+        if let Some(h) = held.as_mut() {
+            if let Some(c) = self.window_choices().filter(|_| open_counts) {
+                h.push(&c);
+            }
         }
         let span = Nanos(observed).as_secs_f64();
         let m = &self.model;
@@ -876,7 +919,20 @@ impl Shadow {
                 fired[best],
             )
         };
-        let clairvoyant = figures("clairvoyant-10min", None, cv_slept, cv_up);
+        let clairvoyant = match held {
+            Some(h) => {
+                let (saved, spinups) = h.best();
+                let energy = m.energy_s(span, 0.0, 0) - saved;
+                PolicyFigures {
+                    policy: "clairvoyant-10min".to_string(),
+                    timeout_s: None,
+                    saved_wh: saved / 3600.0,
+                    energy_j: energy,
+                    spinups,
+                }
+            }
+            None => figures("clairvoyant-10min", None, cv_slept, cv_up),
+        };
         let oracle = figures("oracle", None, o_slept, o_up);
         let budget_oracle = self.budget_oracle(long, span);
         let lull = policies[0].energy_j;
@@ -956,8 +1012,9 @@ impl Shadow {
             + self
                 .buckets
                 .iter()
-                .map(|b| b.long.capacity() * 16)
+                .map(|b| b.long.capacity() * 16 + choices_footprint(&b.cv_choices))
                 .sum::<usize>()
+            + self.cv_periods.capacity() * 24
             + self.pending.capacity() * std::mem::size_of::<Piece>()
             + k * 8
             + (self.cv_fired.capacity() + self.cv_slept.capacity()) * 8
@@ -969,6 +1026,21 @@ impl Shadow {
     pub fn newest_hour(&self) -> u64 {
         self.newest_hour
     }
+}
+
+/// The heap bytes of a bucket's window choices.
+#[allow(clippy::ptr_arg)] // its capacity is counted
+fn choices_footprint(c: &Vec<WindowChoices>) -> usize {
+    c.capacity() * std::mem::size_of::<WindowChoices>()
+        + c.iter()
+            .map(|w| {
+                w.choices.capacity() * std::mem::size_of::<WindowChoice>()
+                    + w.choices
+                        .iter()
+                        .map(|x| x.days.capacity() * 16)
+                        .sum::<usize>()
+            })
+            .sum::<usize>()
 }
 
 fn piece_time(p: &Piece) -> Nanos {

@@ -80,6 +80,7 @@
 pub struct ReadmeDoctests;
 
 pub mod background;
+pub mod budget_clairvoyant;
 pub mod budget_oracle;
 pub mod cleaning;
 pub mod device;
@@ -91,6 +92,7 @@ pub mod spindown;
 pub mod writeback;
 
 pub use background::{Admission, BackgroundTask, Baseline, DeviceIo, IoClass};
+pub use budget_clairvoyant::BudgetClairvoyant;
 pub use budget_oracle::BudgetOracle;
 pub use cleaning::{Cleaning, CleaningConfig};
 pub use device::{Disk, ServiceModel};

@@ -67,6 +67,7 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::{Nanos, UnixTime};
 
+use crate::budget_clairvoyant::BudgetClairvoyant;
 use crate::budget_oracle::BudgetOracle;
 use crate::gate::{
     BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
@@ -415,13 +416,14 @@ impl BestFixed {
     /// Of the timeouts, not every real number: the least energy of the
     /// list, "never" when none saves anything (`timeout_s` then just above
     /// the longest period, as [`BestFixed::from_idle_periods`] says it),
-    /// ties to the shorter. Each window's choice keeps each timeout's own
-    /// history of tokens, so the clairvoyant may sleep a little more than
-    /// one timer switching between them could (a reference, optimistic
-    /// as the oracle is); it never spends more than the best fixed one.
-    /// A budget can also hold a timeout back from a period it would lose
-    /// in, so the best under one may spend less than the exact best
-    /// without one.
+    /// ties to the shorter. A budget can also hold a timeout back from a
+    /// period it would lose in, so the best under one may spend less than
+    /// the exact best without one.
+    ///
+    /// The clairvoyant per-window timer is one policy held to the daily
+    /// cap (`per_day`, else the first run's), exact over every timeout
+    /// from the list's least ([`BudgetClairvoyant`]): its windows share
+    /// each day's spin-downs, counted on the day each timer fires.
     pub fn under_wear_budget(
         periods: impl IntoIterator<Item = (Nanos, Nanos, Nanos)>,
         span_s: f64,
@@ -438,36 +440,13 @@ impl BestFixed {
         let base = model.energy_s(span_s, 0.0, 0);
         let mut timers = BudgetedTimers::new();
         let (mut fired, mut slept) = (vec![0u64; k], vec![0.0f64; k]);
-        // The open window's sums, and the clairvoyant's so far.
-        let (mut w_fired, mut w_slept) = (vec![0u64; k], vec![0.0f64; k]);
-        let (mut cv_saved, mut cv_spinups) = (0.0, 0u64);
-        let mut current: Option<u64> = None;
         let mut longest = Nanos::ZERO;
-        let mut close = |w_fired: &mut Vec<u64>, w_slept: &mut Vec<f64>| {
-            let mut best = (0.0, 0u64);
-            for i in 0..k {
-                let saved = save * w_slept[i] - up * w_fired[i] as f64;
-                if saved > best.0 {
-                    best = (saved, w_fired[i]);
-                }
-            }
-            cv_saved += best.0;
-            cv_spinups += best.1;
-            w_fired.iter_mut().for_each(|f| *f = 0);
-            w_slept.iter_mut().for_each(|s| *s = 0.0);
-        };
-        let w = window.0.max(1);
         let mut all = Vec::new();
         for (start, act_end, end) in periods {
-            all.push((start, end));
+            all.push((start, act_end, end));
             let len = end - start;
             let act = act_end.clamp(start, end) - start;
             longest = longest.max(act);
-            let win = clock.unwrap_or(Nanos::ZERO).0.saturating_add(end.0) / w;
-            if current.is_some_and(|c| c != win) {
-                close(&mut w_fired, &mut w_slept);
-            }
-            current = Some(win);
             // The run its timers decide in: each deadline may fall in
             // another, so the run is looked up per timeout.
             for (i, &c) in timeouts.iter().enumerate() {
@@ -484,12 +463,9 @@ impl BestFixed {
                     let s = (len - after).as_secs_f64();
                     fired[i] += 1;
                     slept[i] += s;
-                    w_fired[i] += 1;
-                    w_slept[i] += s;
                 }
             }
         }
-        close(&mut w_fired, &mut w_slept);
         let mut best = BestFixed {
             timeout_s: (longest + Nanos::NANO).as_secs_f64(),
             energy_j: base,
@@ -509,17 +485,27 @@ impl BestFixed {
                 };
             }
         }
-        best.window_clairvoyant = Some(WindowClairvoyant {
-            window_s: window.as_secs_f64(),
-            energy_j: base - cv_saved,
-            spinups: cv_spinups,
-        });
-        // The daily cap the oracle keeps: the budget asked for, else the
-        // first run's own (a log of runs with other budgets is judged by
-        // its first).
+        // The daily cap the oracle and the clairvoyant keep: the budget
+        // asked for, else the first run's own (a log of runs with other
+        // budgets is judged by its first).
         let cap = per_day.or_else(|| runs.iter().find_map(|r| r.max_spindowns_per_day));
-        best.budget_oracle = cap
-            .map(|n| BudgetOracle::from_idle_periods(all.iter().copied(), span_s, model, n, clock));
+        if let Some(n) = cap {
+            let floor = timeouts.first().copied().unwrap_or(Nanos::ZERO);
+            let (saved, spinups) =
+                BudgetClairvoyant::of_periods(all.iter().copied(), model, window, clock, floor, n);
+            best.window_clairvoyant = Some(WindowClairvoyant {
+                window_s: window.as_secs_f64(),
+                energy_j: base - saved,
+                spinups,
+            });
+            best.budget_oracle = Some(BudgetOracle::from_idle_periods(
+                all.iter().map(|&(s, _, e)| (s, e)),
+                span_s,
+                model,
+                n,
+                clock,
+            ));
+        }
         best
     }
 
