@@ -26,7 +26,9 @@
 # CPU: utime+stime+cutime+cstime from /proc/PID/stat (clock ticks, so
 # 10 ms resolution: use DURATION=600 for small numbers), and the daemon's
 # own threads' on-CPU nanoseconds from /proc/PID/task/*/schedstat. Memory:
-# VmRSS and VmHWM.
+# VmRSS and VmHWM, RSS split into anonymous and file-backed pages (the
+# binary's code and libc), and Pss (file pages shared with other
+# processes counted in part).
 #
 # NETWORK='auto' runs that network on every disk instead of
 # `timer(TIMEOUT s)` (hd-idle keeps TIMEOUT); `auto` needs a preset
@@ -144,14 +146,17 @@ sched_ns() {
 
 hz=$(getconf CLK_TCK)
 report() { # name pid ticks0 ticks1 ns0 ns1
-    local rss hwm th
+    local rss hwm th anon file pss
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$2/status")
     hwm=$(awk '/VmHWM/ {print $2}' "/proc/$2/status")
+    anon=$(awk '/RssAnon/ {print $2}' "/proc/$2/status")
+    file=$(awk '/RssFile/ {print $2}' "/proc/$2/status")
+    pss=$(awk '/^Pss:/ {print $2}' "/proc/$2/smaps_rollup")
     th=$(ls "/proc/$2/task" | wc -l)
     awk -v n="$1" -v t=$(($4 - $3)) -v s=$(($6 - $5)) -v hz="$hz" -v d="$DURATION" \
-        -v rss="$rss" -v hwm="$hwm" -v th="$th" 'BEGIN {
-        printf "%-8s cpu %6.1f ms/min (with children, %d ms resolution), own threads %6.2f ms/min; rss %.1f MiB (peak %.1f MiB); %d threads\n",
-            n, t * 1000 / hz * 60 / d, 1000 / hz, s / 1e6 * 60 / d, rss / 1024, hwm / 1024, th
+        -v rss="$rss" -v hwm="$hwm" -v th="$th" -v anon="$anon" -v file="$file" -v pss="$pss" 'BEGIN {
+        printf "%-8s cpu %6.1f ms/min (with children, %d ms resolution), own threads %6.2f ms/min; rss %.1f MiB (peak %.1f MiB; anonymous %.2f, file-backed %.2f, pss %.2f); %d threads\n",
+            n, t * 1000 / hz * 60 / d, 1000 / hz, s / 1e6 * 60 / d, rss / 1024, hwm / 1024, anon / 1024, file / 1024, pss / 1024, th
     }'
 }
 

@@ -45,7 +45,7 @@
 //! policy held to each UTC day's budget ([`BudgetClairvoyant`]): each
 //! closed window keeps its few worthwhile choices (how many spin-downs,
 //! on which days, for what saving), and a report chooses over the windows
-//! it spans. Its timeouts are exact, not the grid's. A window closed
+//! it spans, among the same candidates. A window closed
 //! without a budget (before a reload set one) counts as not spinning
 //! down.
 //! Without it a busy disk's best fixed timeout spins down hundreds of
@@ -80,7 +80,7 @@ use std::collections::VecDeque;
 
 use lull_core::time::Nanos;
 use lull_tasks::BudgetOracle;
-use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, WindowChoice, WindowChoices};
+use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, Timeouts, WindowChoice, WindowChoices};
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
 use lull_tasks::{BudgetedTimers, PowerModel};
 
@@ -234,7 +234,7 @@ pub struct Shadow {
     cv_fired: Vec<u64>,
     cv_slept: Vec<u64>,
     /// Under a wear budget, the open window's periods `(start, act_end,
-    /// end)` of at least the floor, for its choices.
+    /// end)` of at least the floor, in Unix time, for its choices.
     cv_periods: Vec<(Nanos, Nanos, Nanos)>,
     /// The user's own fixed timeout, reported as [`YOUR_TIMEOUT`].
     yours: Option<Nanos>,
@@ -718,7 +718,10 @@ impl Shadow {
         b.lull_slept += lull.0.0;
         b.lull_spinups += lull.1;
         if long_end.is_some() && act >= self.floor {
-            self.cv_periods.push((start, start + act, t));
+            // In Unix time: the window may hold periods of two runs,
+            // each on its own timeline.
+            let z = self.clock.unwrap_or(Nanos::ZERO);
+            self.cv_periods.push((z + start, z + start + act, z + t));
         }
         self.candidates = candidates;
         self.refs = refs;
@@ -781,7 +784,10 @@ impl Shadow {
     /// one, or without periods).
     fn window_choices(&self) -> Option<WindowChoices> {
         let n = self.per_day.filter(|&n| n > 0)?;
-        let c = WindowChoices::new(&self.cv_periods, &self.model, self.floor, n, self.clock)?;
+        // The candidates the best fixed timeout is chosen from.
+        let from = self.candidates.partition_point(|&c| c < self.floor);
+        let among = Timeouts::Among(&self.candidates[from..]);
+        let c = WindowChoices::new(&self.cv_periods, &self.model, among, n, None)?;
         // A window that would not spin down takes no memory.
         (!c.choices.is_empty()).then_some(c)
     }

@@ -324,17 +324,20 @@ proptest! {
         // window of the periods' ends, the best candidate (or none); never
         // better than the exact per-window clairvoyant, never worse than
         // the best fixed timeout. Under one: one policy held to each day's
-        // budget, the exact timeout of each window chosen over them all
-        // (`BudgetClairvoyant`), never below the clairvoyant without it.
+        // budget, each window's timeout chosen among the candidates over
+        // them all (`BudgetClairvoyant`), never below the exact
+        // clairvoyant without it.
         let cv = w.policy("clairvoyant-10min").unwrap();
         let exact_cv = lull_tasks::spindown::WindowClairvoyant::from_act_periods_from(
             ind.periods.iter().zip(&ind.acts).map(|(&(a, b), &act)| (a, a + act, b)),
             w.observed_s, &model, Nanos::from_secs(600), CLOCK, floor);
         let tol = |e: f64| 1e-6 * e.abs().max(1.0);
         if let Some(n) = per_day.filter(|&n| n > 0) {
+            let from = shadow.candidates().partition_point(|&c| c < floor);
             let (saved, up) = lull_tasks::BudgetClairvoyant::of_periods(
                 ind.periods.iter().zip(&ind.acts).map(|(&(a, b), &act)| (a, a + act, b)),
-                &model, Nanos::from_secs(600), Some(CLOCK), floor, n);
+                &model, Nanos::from_secs(600), Some(CLOCK),
+                lull_tasks::budget_clairvoyant::Timeouts::Among(&shadow.candidates()[from..]), n);
             prop_assert_eq!(cv.spinups, up);
             let e = model.energy_s(w.observed_s, 0.0, 0) - saved;
             prop_assert!(close(cv.energy_j, e), "{} vs {}", cv.energy_j, e);

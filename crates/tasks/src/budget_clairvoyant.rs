@@ -14,13 +14,15 @@
 //! # Exact, in one pass
 //!
 //! In a window, a timeout `t` fires in the periods whose latest actable
-//! instant is at least `t`: the `f` longest, for some `f ≤ N`. Among the
+//! instant is at least `t`: the `f` longest, for some `f ≤ N` (`N` a day
+//! where the window's periods reach over a midnight). Among the
 //! timeouts that fire in those, the least saves the most (one nanosecond
 //! above the next period's, or the floor). A longer one saves less but
 //! may fire after a midnight, on a day with tokens left: so each midnight
 //! inside a fired period adds the least timeout that crosses it. A choice
 //! that saves no more than a kept one with no more spin-downs on any day
-//! is dropped. Few remain: a 10-minute window holds only a handful of
+//! is dropped. The same holds for a list of timeouts ([`Timeouts`]): the
+//! least of the list in each range. Few remain: a 10-minute window holds only a handful of
 //! periods longer than B.
 //!
 //! A spin-down counts on the UTC day of the instant the timer fires, as
@@ -39,6 +41,26 @@ use crate::power::PowerModel;
 
 /// Seconds in a day.
 const DAY_S: u64 = 86_400;
+
+/// The timeouts a window may choose from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timeouts<'a> {
+    /// Every timeout of at least this floor (the exact clairvoyant).
+    From(Nanos),
+    /// These only, ascending: the list the best fixed timeout behind the
+    /// gate is chosen from, so the two differ only in switching.
+    Among(&'a [Nanos]),
+}
+
+impl Timeouts<'_> {
+    /// The least allowed timeout of at least `t`.
+    pub fn at_least(&self, t: Nanos) -> Option<Nanos> {
+        match *self {
+            Timeouts::From(floor) => Some(t.max(floor)),
+            Timeouts::Among(list) => list.get(list.partition_point(|&c| c < t)).copied(),
+        }
+    }
+}
 
 /// One choice of a window: the spin-downs it spends on each day and what
 /// it saves.
@@ -79,22 +101,25 @@ pub fn day_of(t: Nanos, clock: Option<Nanos>) -> u64 {
 impl WindowChoices {
     /// The choices of one window's periods `(start, act_end, end)` (in
     /// time order; a timer fires in one only when its deadline is at most
-    /// `act_end`) on a drive with `model`, with timeouts of at least
-    /// `floor` and at most `cap` spin-downs; `clock` as in [`day_of`].
+    /// `act_end`) on a drive with `model`, choosing among `timeouts`,
+    /// with at most `cap` spin-downs; `clock` as in [`day_of`].
     /// `None` for no periods.
     pub fn new(
         periods: &[(Nanos, Nanos, Nanos)],
         model: &PowerModel,
-        floor: Nanos,
+        timeouts: Timeouts<'_>,
         cap: u32,
         clock: Option<Nanos>,
     ) -> Option<WindowChoices> {
-        let last = periods.last()?;
+        if periods.is_empty() {
+            return None;
+        }
+        debug_assert!(periods.windows(2).all(|w| w[0].2 <= w[1].0), "{periods:?}");
         // The latest timeout each period fires for, longest first.
         let mut acts: Vec<Nanos> = periods
             .iter()
             .map(|&(s, a, e)| a.clamp(s, e) - s)
-            .filter(|&a| a >= floor)
+            .filter(|&a| timeouts.at_least(Nanos::ZERO).is_some_and(|t| a >= t))
             .collect();
         acts.sort_unstable_by(|a, b| b.cmp(a));
         let mut choices: Vec<WindowChoice> = Vec::new();
@@ -109,15 +134,21 @@ impl WindowChoices {
                 choices.push(c);
             }
         };
-        for f in 1..=acts.len().min(cap as usize) {
+        // A window whose periods reach over a midnight may spend a day's
+        // budget on each side of it.
+        let first = periods.iter().map(|p| day_of(p.0, clock)).min();
+        let final_ = periods.iter().map(|p| day_of(p.2, clock)).max();
+        let days = final_
+            .zip(first)
+            .map_or(1, |(b, a)| b.saturating_sub(a) + 1);
+        let most = (cap as usize).saturating_mul(days as usize);
+        for f in 1..=acts.len().min(most) {
             // The least timeout that fires in the f longest only.
-            let t0 = acts
-                .get(f)
-                .map_or(floor, |&next| floor.max(next + Nanos::NANO));
-            if t0 > acts[f - 1] {
-                // Ties: no timeout fires in exactly f.
+            let above = acts.get(f).map_or(Nanos::ZERO, |&next| next + Nanos::NANO);
+            let Some(t0) = timeouts.at_least(above).filter(|&t| t <= acts[f - 1]) else {
+                // Ties, or no allowed timeout fires in exactly f.
                 continue;
-            }
+            };
             offer(choice(periods, model, t0, clock));
             // A longer timeout fires in the same periods and saves less,
             // but may fire after a midnight, on a day with tokens left:
@@ -133,7 +164,10 @@ impl WindowChoices {
                 // Each midnight after `s + t0` up to `s + act`, as a
                 // timeout no longer than the f-th longest period's.
                 let mut m = (zero.saturating_add((s + t0).0) / day_ns + 1) * day_ns;
-                while let Some(t) = m.checked_sub(zero).map(|u| Nanos(u) - s) {
+                while let Some(t) = m
+                    .checked_sub(zero)
+                    .and_then(|u| timeouts.at_least(Nanos(u) - s))
+                {
                     if t > act.min(acts[f - 1]) {
                         break;
                     }
@@ -148,7 +182,7 @@ impl WindowChoices {
             }
         }
         Some(WindowChoices {
-            day: day_of(last.2, clock),
+            day: final_.unwrap_or(0),
             choices,
         })
     }
@@ -295,14 +329,14 @@ impl BudgetClairvoyant {
     /// The clairvoyant of the idle periods `periods` (`(start, act_end,
     /// end)` on the timeline, in order) in windows of `window` aligned to
     /// the wall clock `clock` at the timeline's zero (else to the zero),
-    /// with timeouts of at least `floor`, held to `per_day` spin-downs a
-    /// day: `(joules saved, spin-ups)`.
+    /// choosing among `timeouts`, held to `per_day` spin-downs a day:
+    /// `(joules saved, spin-ups)`.
     pub fn of_periods(
         periods: impl IntoIterator<Item = (Nanos, Nanos, Nanos)>,
         model: &PowerModel,
         window: Nanos,
         clock: Option<Nanos>,
-        floor: Nanos,
+        timeouts: Timeouts<'_>,
         per_day: u32,
     ) -> (f64, u64) {
         let mut dp = BudgetClairvoyant::new(per_day);
@@ -311,7 +345,7 @@ impl BudgetClairvoyant {
         let mut open: Vec<(Nanos, Nanos, Nanos)> = Vec::new();
         let mut current = None;
         let mut close = |open: &mut Vec<(Nanos, Nanos, Nanos)>| {
-            if let Some(c) = WindowChoices::new(open, model, floor, per_day, clock) {
+            if let Some(c) = WindowChoices::new(open, model, timeouts, per_day, clock) {
                 dp.push(&c);
             }
             open.clear();

@@ -67,7 +67,7 @@ use lull_core::event::{Event, EventKind};
 use lull_core::task::{Granularity, IdleTask, Measure};
 use lull_core::time::{Nanos, UnixTime};
 
-use crate::budget_clairvoyant::BudgetClairvoyant;
+use crate::budget_clairvoyant::{BudgetClairvoyant, Timeouts};
 use crate::budget_oracle::BudgetOracle;
 use crate::gate::{
     BudgetedTimers, BusyPolls, DaemonStandbys, GateRun, Refusal, StandbyGate, TimerBudget,
@@ -421,9 +421,9 @@ impl BestFixed {
     /// the exact best without one.
     ///
     /// The clairvoyant per-window timer is one policy held to the daily
-    /// cap (`per_day`, else the first run's), exact over every timeout
-    /// from the list's least ([`BudgetClairvoyant`]): its windows share
-    /// each day's spin-downs, counted on the day each timer fires.
+    /// cap (`per_day`, else the first run's), choosing among the same
+    /// timeouts ([`BudgetClairvoyant`]): its windows share each day's
+    /// spin-downs, counted on the day each timer fires.
     pub fn under_wear_budget(
         periods: impl IntoIterator<Item = (Nanos, Nanos, Nanos)>,
         span_s: f64,
@@ -490,9 +490,11 @@ impl BestFixed {
         // budgets is judged by its first).
         let cap = per_day.or_else(|| runs.iter().find_map(|r| r.max_spindowns_per_day));
         if let Some(n) = cap {
-            let floor = timeouts.first().copied().unwrap_or(Nanos::ZERO);
+            // The best fixed timeout's list, so the two differ only in
+            // switching between windows.
+            let among = Timeouts::Among(timeouts);
             let (saved, spinups) =
-                BudgetClairvoyant::of_periods(all.iter().copied(), model, window, clock, floor, n);
+                BudgetClairvoyant::of_periods(all.iter().copied(), model, window, clock, among, n);
             best.window_clairvoyant = Some(WindowClairvoyant {
                 window_s: window.as_secs_f64(),
                 energy_j: base - saved,

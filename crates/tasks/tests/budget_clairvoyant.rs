@@ -3,7 +3,7 @@
 //! bounds it must keep.
 
 use lull_core::time::Nanos;
-use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, day_of};
+use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, Timeouts, day_of};
 use lull_tasks::spindown::WindowClairvoyant;
 use lull_tasks::{BudgetOracle, PowerModel};
 use proptest::prelude::*;
@@ -30,6 +30,29 @@ type Period = (Nanos, Nanos, Nanos);
 /// inside a period, and never), keeping at most `n` spin-downs a UTC day
 /// by the instant each timer fires.
 fn brute_force(periods: &[Period], m: &PowerModel, floor: Nanos, n: u32) -> f64 {
+    brute_force_among(periods, m, n, |w| {
+        let mut v: Vec<Nanos> = vec![floor];
+        v.extend(w.iter().map(|&(s, a, _)| floor.max(a - s + Nanos::NANO)));
+        // And firing at each midnight inside a period.
+        for &(s, a, _) in w {
+            let mut mid = (s.0 / DAY_NS + 1) * DAY_NS;
+            while mid <= a.0 {
+                v.push(floor.max(Nanos(mid) - s));
+                mid += DAY_NS;
+            }
+        }
+        v
+    })
+}
+
+/// The most saved by trying, in every window, each timeout `timeouts`
+/// gives it (and never), keeping at most `n` spin-downs a UTC day.
+fn brute_force_among(
+    periods: &[Period],
+    m: &PowerModel,
+    n: u32,
+    timeouts: impl Fn(&[Period]) -> Vec<Nanos>,
+) -> f64 {
     let save = m.p_active - m.p_sleep;
     let up = m.spinup_energy();
     let mut windows: Vec<Vec<Period>> = Vec::new();
@@ -42,24 +65,29 @@ fn brute_force(periods: &[Period], m: &PowerModel, floor: Nanos, n: u32) -> f64 
         }
         windows.last_mut().unwrap().push(p);
     }
-    // Each window's timeouts; `None` never fires.
-    let options: Vec<Vec<Option<Nanos>>> = windows
+    // Each window's outcomes: spin-downs per day and the most saved for
+    // them (timeouts with the same counts are interchangeable for the
+    // budget). Not spinning down is one of them.
+    let outcomes: Vec<Vec<(Vec<(u64, u32)>, f64)>> = windows
         .iter()
         .map(|w| {
-            let mut v: Vec<Option<Nanos>> = vec![None, Some(floor)];
-            v.extend(
-                w.iter()
-                    .map(|&(s, a, _)| Some(floor.max(a - s + Nanos::NANO))),
-            );
-            // And firing at each midnight inside a period.
-            for &(s, a, _) in w {
-                let mut m = (s.0 / DAY_NS + 1) * DAY_NS;
-                while m <= a.0 {
-                    v.push(Some(floor.max(Nanos(m) - s)));
-                    m += DAY_NS;
+            let mut best: std::collections::BTreeMap<Vec<(u64, u32)>, f64> = Default::default();
+            best.insert(Vec::new(), 0.0);
+            for t in timeouts(w) {
+                let mut per_day = std::collections::BTreeMap::<u64, u32>::new();
+                let mut saved = 0.0;
+                for &(s, a, e) in w {
+                    if a - s >= t {
+                        *per_day.entry(day_of(s + t, None)).or_default() += 1;
+                        saved += save * (e - (s + t)).as_secs_f64() - up;
+                    }
                 }
+                let v = best
+                    .entry(per_day.into_iter().collect())
+                    .or_insert(f64::NEG_INFINITY);
+                *v = v.max(saved);
             }
-            v
+            best.into_iter().collect()
         })
         .collect();
     let mut best = 0.0f64;
@@ -68,13 +96,11 @@ fn brute_force(periods: &[Period], m: &PowerModel, floor: Nanos, n: u32) -> f64 
         let mut per_day = std::collections::HashMap::<u64, u32>::new();
         let mut saved = 0.0;
         for (w, &k) in pick.iter().enumerate() {
-            let Some(t) = options[w][k] else { continue };
-            for &(s, a, e) in &windows[w] {
-                if a - s >= t {
-                    *per_day.entry(day_of(s + t, None)).or_default() += 1;
-                    saved += save * (e - (s + t)).as_secs_f64() - up;
-                }
+            let (days, v) = &outcomes[w][k];
+            for &(d, c) in days {
+                *per_day.entry(d).or_default() += c;
             }
+            saved += v;
         }
         if per_day.values().all(|&c| c <= n) {
             best = best.max(saved);
@@ -85,7 +111,7 @@ fn brute_force(periods: &[Period], m: &PowerModel, floor: Nanos, n: u32) -> f64 
                 return best;
             }
             pick[i] += 1;
-            if pick[i] < options[i].len() {
+            if pick[i] < outcomes[i].len() {
                 break;
             }
             pick[i] = 0;
@@ -105,13 +131,15 @@ fn the_windows_of_a_day_share_its_budget() {
         (secs(50.5), secs(99.0), secs(99.0)),
         (secs(100.0), secs(190.0), secs(190.0)),
     ];
-    let (saved, spinups) = BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Nanos::ZERO, 1);
+    let (saved, spinups) =
+        BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Timeouts::From(Nanos::ZERO), 1);
     let save = m.p_active - m.p_sleep;
     assert_eq!(spinups, 1);
     assert!((saved - (save * 90.0 - m.spinup_energy())).abs() < 1e-9);
     // Two a day: the 90 s period and the longer of the first window's
     // (a timeout that fires in one of them is one above the other's).
-    let (_, spinups) = BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Nanos::ZERO, 2);
+    let (_, spinups) =
+        BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Timeouts::From(Nanos::ZERO), 2);
     assert_eq!(spinups, 2);
     // A new day brings a new budget: the same periods a day later.
     let later = p.map(|(s, a, e)| {
@@ -119,7 +147,8 @@ fn the_windows_of_a_day_share_its_budget() {
         (s + d, a + d, e + d)
     });
     let both = p.iter().chain(later.iter()).copied();
-    let (_, spinups) = BudgetClairvoyant::of_periods(both, &m, WINDOW, None, Nanos::ZERO, 1);
+    let (_, spinups) =
+        BudgetClairvoyant::of_periods(both, &m, WINDOW, None, Timeouts::From(Nanos::ZERO), 1);
     assert_eq!(spinups, 2);
 }
 
@@ -134,7 +163,8 @@ fn a_timer_that_fires_before_midnight_counts_on_that_day() {
         (secs(d - 300.0), secs(d - 210.0), secs(d - 210.0)),
         (secs(d - 10.0), secs(d + 80.0), secs(d + 80.0)),
     ];
-    let (saved, spinups) = BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Nanos::ZERO, 1);
+    let (saved, spinups) =
+        BudgetClairvoyant::of_periods(p, &m, WINDOW, None, Timeouts::From(Nanos::ZERO), 1);
     assert_eq!(
         spinups, 2,
         "one on each day: the second fires after midnight"
@@ -175,8 +205,22 @@ proptest! {
     ) {
         let m = model();
         let floor = Nanos::from_secs(floor);
-        let (saved, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, floor, n);
+        let (saved, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Timeouts::From(floor), n);
         let b = brute_force(&p, &m, floor, n);
+        prop_assert!((saved - b).abs() <= 1e-6 * b.abs().max(1.0), "{saved} vs {b}");
+    }
+
+    /// Among a list of timeouts, the best choice of the list's.
+    #[test]
+    fn the_budgeted_clairvoyant_among_a_list_is_the_best_choice(
+        p in days(),
+        n in 0u32..4,
+        list in prop::collection::btree_set(0u64..250, 1..8),
+    ) {
+        let m = model();
+        let list: Vec<Nanos> = list.into_iter().map(Nanos::from_secs).collect();
+        let (saved, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Timeouts::Among(&list), n);
+        let b = brute_force_among(&p, &m, n, |_| list.clone());
         prop_assert!((saved - b).abs() <= 1e-6 * b.abs().max(1.0), "{saved} vs {b}");
     }
 
@@ -188,14 +232,14 @@ proptest! {
         let m = model();
         let span = p.last().unwrap().2.as_secs_f64() + 1.0;
         let base = m.energy_s(span, 0.0, 0);
-        let (saved, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Nanos::ZERO, n);
+        let (saved, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Timeouts::From(Nanos::ZERO), n);
         let energy = base - saved;
         let oracle = BudgetOracle::from_idle_periods(p.iter().map(|&(s, _, e)| (s, e)), span, &m, n, None);
         let free = WindowClairvoyant::from_act_periods_from(p.iter().copied(), span, &m, WINDOW, Nanos::ZERO, Nanos::ZERO);
         let tol = 1e-9 * base;
         prop_assert!(energy >= oracle.energy_j - tol, "{energy} below the budgeted oracle {}", oracle.energy_j);
         prop_assert!(energy >= free.energy_j - tol, "{energy} below the free clairvoyant {}", free.energy_j);
-        let (all, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Nanos::ZERO, 100);
+        let (all, _) = BudgetClairvoyant::of_periods(p.iter().copied(), &m, WINDOW, None, Timeouts::From(Nanos::ZERO), 100);
         prop_assert!(((base - all) - free.energy_j).abs() <= tol, "{} vs {}", base - all, free.energy_j);
     }
 }
