@@ -23,6 +23,8 @@ fn secs(s: f64) -> Nanos {
 }
 
 type Period = (Nanos, Nanos, Nanos);
+/// Spin-downs per day, and the most saved for them.
+type Outcome = (Vec<(u64, u32)>, f64);
 
 /// The most saved by trying, in every window, every timeout that fires in
 /// a different set of its periods or on different days (the floor, one
@@ -68,7 +70,7 @@ fn brute_force_among(
     // Each window's outcomes: spin-downs per day and the most saved for
     // them (timeouts with the same counts are interchangeable for the
     // budget). Not spinning down is one of them.
-    let outcomes: Vec<Vec<(Vec<(u64, u32)>, f64)>> = windows
+    let outcomes: Vec<Vec<Outcome>> = windows
         .iter()
         .map(|w| {
             let mut best: std::collections::BTreeMap<Vec<(u64, u32)>, f64> = Default::default();
