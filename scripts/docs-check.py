@@ -45,8 +45,9 @@ It fails, naming file and line, on:
    prints.)
 3. A dead relative link: a file that does not exist, or an #anchor that is
    no heading of the target file (GitHub's slugs).
-4. A README command that fails: every line of a README code block that
-   runs `lull`, `lulld` or `cargo run --release --` is checked against the
+4. A README command that fails: every command in a README code block
+   (and every code span that starts with `lull ` or `lulld `) that runs
+   `lull`, `lulld` or `cargo run --release --` is checked against the
    binary's --help (the subcommand exists and each --flag is one it
    takes); every `scripts/...` command is run with --help and must exit 0.
    Skipped with --no-commands (the Rust test runs the static checks; CI
@@ -372,9 +373,14 @@ def check_commands(root, docs, lull, lulld, errors):
     readme = next(d for d in docs if d.rel == "README.md")
     cache = {}
     for i, line in enumerate(readme.lines):
-        if readme.kind[i] != "code":
+        if readme.kind[i] == "code":
+            cmds = re.split(r"&&|;|\||&", line)
+        elif readme.kind[i] == "prose":
+            # Commands in code spans: `lulld --from-hd-idle FILE`.
+            cmds = [c for c in spans(line) if re.match(r"(lull|lulld) ", c)]
+        else:
             continue
-        for cmd in re.split(r"&&|;|\|", line):
+        for cmd in cmds:
             words = cmd.strip().split()
             while words and words[0] in ("sudo", "$"):
                 words = words[1:]
@@ -469,7 +475,10 @@ def main():
     if not a.no_commands:
         target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release"
         lull = lull or os.environ.get("LULL") or str(target / "lull")
+        debug = target.parent / "debug" / "lulld"
         lulld = lulld or os.environ.get("LULLD") or str(target / "lulld")
+        if not os.access(lulld, os.X_OK) and os.access(debug, os.X_OK):
+            lulld = str(debug)  # `cargo test --workspace` builds it
         for b in (lull, lulld):
             if not os.access(b, os.X_OK):
                 print(f"docs-check: no binary at {b} (cargo build --release -p lull-cli -p lull-live, "
