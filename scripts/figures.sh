@@ -37,6 +37,7 @@ cd "$repo"
 BLOCKS=(
   "readme-rank|README.md|check|scripts/readme-examples.sh rank"
   "readme-replay|README.md|check|scripts/readme-examples.sh replay"
+  "readme-embed|README.md|check|scripts/readme-examples.sh embed"
   "readme-results|README.md|check|python3 scripts/quote-block.py docs/results.md budget-targets-test 2 workload gaps 'auto / best fixed' 'auto / budgeted oracle' 'auto spin-ups'"
   "lab-rank|docs/lab.md|check|scripts/lab-rank.sh --png docs/img/rank-spindown-workstation.png"
   "auto-headline|docs/results.md|check|python3 scripts/headline.py"

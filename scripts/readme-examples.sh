@@ -9,6 +9,10 @@
 #   scripts/readme-examples.sh replay   # `lull replay` of one workload on the
 #                                       # NAS drive under the daemon's budget:
 #                                       # the verdict and the network
+#   scripts/readme-examples.sh embed    # the library's example
+#                                       # (`cargo run -p lull --example
+#                                       # spindown_auto`, release: its deps
+#                                       # are lull's), whole
 #
 # lull: $LULL or target/release/lull.
 set -euo pipefail
@@ -30,7 +34,12 @@ case ${1:-} in
     # The verdict, then the header's first line.
     awk '{ print } /^network / { exit }' "$out/stdout"
     echo '```' ;;
+  embed)
+    cargo run -q --release -p lull --example spindown_auto >"$out/stdout"
+    echo '```text'
+    cat "$out/stdout"
+    echo '```' ;;
   *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,17p' "$0" >&2
     exit 2 ;;
 esac
