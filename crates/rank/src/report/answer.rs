@@ -18,7 +18,7 @@ const SAVED: &str = "energy_saved_pct";
 /// (issue 78): B scales with the spin-up energy, and these presets'
 /// spin-up power or time is assumed (crates/tasks/src/power.rs).
 /// Nothing for a drive whose spin-up figures were overridden.
-pub fn unverified_b(meta: &RunMeta) -> Option<String> {
+fn unverified_b(meta: &RunMeta) -> Option<String> {
     let d = lull_blktrace_replay::replay::drive(meta.device.as_deref()).ok()?;
     let power = d.power?;
     let why = match power.name.as_str() {
