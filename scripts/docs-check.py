@@ -49,7 +49,9 @@ It fails, naming file and line, on:
    (and every code span that starts with `lull ` or `lulld `) that runs
    `lull`, `lulld` or `cargo run --release --` is checked against the
    binary's --help (the subcommand exists and each --flag is one it
-   takes); every `scripts/...` command is run with --help and must exit 0.
+   takes; without a lulld binary, `lulld` is checked as `lull daemon`);
+   every `scripts/...` command is run with --help and must exit 0.
+   Commands that need root, a disk or the network are not run.
    Skipped with --no-commands (the Rust test runs the static checks; CI
    runs the full check after building the release binary).
 
@@ -392,6 +394,10 @@ def check_commands(root, docs, lull, lulld, errors):
                 binary, args = lull, words[1:]
             elif words[0] in ("lulld", "target/release/lulld"):
                 binary, args = lulld, words[1:]
+                if binary is None or not os.access(binary, os.X_OK):
+                    # lulld is `lull daemon` alone: the same options.
+                    binary = lull
+                    args = (["daemon"] if not args or args[0].startswith("-") else []) + args
             elif words[0].startswith("scripts/"):
                 r = subprocess.run([str(root / words[0]), "--help"], capture_output=True, text=True, cwd=root)
                 if r.returncode != 0:
@@ -403,6 +409,7 @@ def check_commands(root, docs, lull, lulld, errors):
                 errors.append(f"README.md:{i + 1}: no binary to check `{cmd.strip()}` against")
                 continue
             sub = [w for w in args[:1] if not w.startswith("-")]
+            args = args[len(sub):]
             rc, text = help_of(binary, sub, cache)
             if rc != 0:
                 errors.append(f"README.md:{i + 1}: `{' '.join([os.path.basename(binary), *sub])} --help` fails: "
@@ -479,7 +486,9 @@ def main():
         lulld = lulld or os.environ.get("LULLD") or str(target / "lulld")
         if not os.access(lulld, os.X_OK) and os.access(debug, os.X_OK):
             lulld = str(debug)  # `cargo test --workspace` builds it
-        for b in (lull, lulld):
+        if not os.access(lulld, os.X_OK):
+            lulld = None  # checked against `lull daemon --help`
+        for b in (lull,):
             if not os.access(b, os.X_OK):
                 print(f"docs-check: no binary at {b} (cargo build --release -p lull-cli -p lull-live, "
                       "or --no-commands)", file=sys.stderr)
