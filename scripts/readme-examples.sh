@@ -12,7 +12,7 @@
 #   scripts/readme-examples.sh embed    # the library's example
 #                                       # (`cargo run -p lull --example
 #                                       # spindown_auto`, release: its deps
-#                                       # are lull's), whole
+#                                       # are lull's), up to its saved state
 #
 # lull: $LULL or target/release/lull.
 set -euo pipefail
@@ -37,7 +37,9 @@ case ${1:-} in
   embed)
     cargo run -q --release -p lull --example spindown_auto >"$out/stdout"
     echo '```text'
-    cat "$out/stdout"
+    # Up to the saved state; the line after it shows the state refused by
+    # another drive's network.
+    awk '{ print } /^saved state:/ { exit }' "$out/stdout"
     echo '```' ;;
   *)
     sed -n '2,17p' "$0" >&2

@@ -64,7 +64,10 @@ fn readme_and_docs_pass_the_docs_check() {
 fn a_planted_hand_typed_figure_fails_the_docs_check() {
     let tmp = tempfile::tempdir().unwrap();
     copy_of_docs(tmp.path());
-    assert!(check(tmp.path()).status.success(), "the unplanted copy fails");
+    assert!(
+        check(tmp.path()).status.success(),
+        "the unplanted copy fails"
+    );
 
     let results = tmp.path().join("docs/results.md");
     let text = fs::read_to_string(&results).unwrap();

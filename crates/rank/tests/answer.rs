@@ -751,7 +751,7 @@ fn an_unverified_drive_says_so_beside_b() {
         text.lines().take(4).collect::<Vec<_>>().join("\n")
     };
     let red = first("wd-red-plus", "red");
-    assert!(red.contains("B = 72.4 s (unverified: "), "{red}");
+    assert!(red.contains("B = 72.414 s (unverified: "), "{red}");
     assert!(red.contains("B may be nearer 50 s"), "{red}");
     let sourced = first("constellation-es2", "es2");
     assert!(!sourced.contains("unverified"), "{sourced}");

@@ -22,7 +22,9 @@ fn unverified_b(meta: &RunMeta) -> Option<String> {
     let d = lull_blktrace_replay::replay::drive(meta.device.as_deref()).ok()?;
     let power = d.power?;
     let why = match power.name.as_str() {
-        "wd-red-plus" => "its powers are not verified and its 10 s spin-up time is assumed; B may be nearer 50 s",
+        "wd-red-plus" => {
+            "its powers are not verified and its 10 s spin-up time is assumed; B may be nearer 50 s"
+        }
         "seagate-ultrathin" => "its 3 s spin-up time is assumed",
         _ => return None,
     };
