@@ -179,8 +179,6 @@ class Doc:
                     if kind == "prose":
                         prev_para_first = para_first
                         para_first = line
-                if kind == "code" and prev_blank:
-                    pass
                 prev_blank = False
             self.kind.append(kind)
             self.para.append(para_id)
@@ -193,7 +191,6 @@ class Doc:
         """Per line: True where the section is a dated record."""
         dated = [False] * self.n
         stack = []  # (level, dated)
-        i = 0
         for i, line in enumerate(self.lines):
             if self.kind[i] == "heading":
                 level = len(HEADING.match(line)[1])
