@@ -56,6 +56,7 @@ BLOCKS=(
   "writeback-absorb-busy|docs/results.md|check|TASK='writeback(absorb=busy)' scripts/writeback-table.sh"
   "writeback-target|docs/results.md|check|python3 scripts/results-tables.py writeback-target"
   "writeback-predicted-end|docs/results.md|check|python3 scripts/results-tables.py writeback-predicted-end"
+  "context-bound|docs/results.md|all|python3 scripts/context-bound.py"
   "saturation|docs/results.md|all|scripts/regulation-table.sh saturation"
   "results-cleaning|docs/results.md|check|python3 scripts/results-tables.py cleaning"
   "results-cleaning-predicted-end|docs/results.md|check|python3 scripts/results-tables.py cleaning-predicted-end"
