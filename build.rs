@@ -1,7 +1,7 @@
 //! What lull-cli's tests need from this machine, probed when the package
 //! is built (`lull_testkit::probe`): the shared trace samples, root and
 //! loop devices, the Debian tools the daemon tests drive, a one-node
-//! Slurm's packages and the Kubernetes schema validator. Each answer is a
+//! Slurm's packages, python3 and the Kubernetes schema validator. Each answer is a
 //! `cfg` that a test's `ignore` attribute reads, so a test that cannot run
 //! here shows as ignored, with its reason (docs/testing.md).
 
@@ -42,6 +42,8 @@ fn main() {
             "sinfo",
         ]),
     );
+    // scripts/docs-check.py (tests/docs_check.rs).
+    p.cfg("has_python3", probe::tool("python3").is_some());
     p.cfg(
         "has_kubernetes_validate",
         probe::tool("kubernetes-validate").is_some(),

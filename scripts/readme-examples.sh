@@ -9,6 +9,10 @@
 #   scripts/readme-examples.sh replay   # `lull replay` of one workload on the
 #                                       # NAS drive under the daemon's budget:
 #                                       # the verdict and the network
+#   scripts/readme-examples.sh embed    # the library's example
+#                                       # (`cargo run -p lull --example
+#                                       # spindown_auto`, release: its deps
+#                                       # are lull's), up to its saved state
 #
 # lull: $LULL or target/release/lull.
 set -euo pipefail
@@ -30,7 +34,14 @@ case ${1:-} in
     # The verdict, then the header's first line.
     awk '{ print } /^network / { exit }' "$out/stdout"
     echo '```' ;;
+  embed)
+    cargo run -q --release -p lull --example spindown_auto >"$out/stdout"
+    echo '```text'
+    # Up to the saved state; the line after it shows the state refused by
+    # another drive's network.
+    awk '{ print } /^saved state:/ { exit }' "$out/stdout"
+    echo '```' ;;
   *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,17p' "$0" >&2
     exit 2 ;;
 esac

@@ -732,6 +732,33 @@ fn the_report_names_the_drive_whose_service_times_it_used() {
     assert!(!own.contains("service times of"), "{own}");
 }
 
+/// Where B is shown for a drive whose spin-up figures are assumed
+/// (`wd-red-plus`: powers not verified, spin-up time assumed), the answer
+/// says so beside it (issue 78); a sourced drive, or one whose spin-up
+/// figures the user set, carries no caveat.
+#[test]
+fn an_unverified_drive_says_so_beside_b() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = |device: &str, dir: &str| {
+        let mut cfg = config(
+            &tmp.path().join(dir),
+            vec![workstation(600, 1)],
+            &["timer(t=B)"],
+        );
+        cfg.replay.device = Some(device.to_string());
+        lull_rank::rank(&cfg, &lull_rank::registry()).unwrap();
+        let text = fs::read_to_string(tmp.path().join(dir).join("report.md")).unwrap();
+        text.lines().take(4).collect::<Vec<_>>().join("\n")
+    };
+    let red = first("wd-red-plus", "red");
+    assert!(red.contains("B = 72.414 s (unverified: "), "{red}");
+    assert!(red.contains("B may be nearer 50 s"), "{red}");
+    let sourced = first("constellation-es2", "es2");
+    assert!(!sourced.contains("unverified"), "{sourced}");
+    let own = first("wd-red-plus,p_spinup=14.5", "own");
+    assert!(!own.contains("unverified"), "{own}");
+}
+
 /// Where nothing in the grid saves anything on any trace, the answer
 /// leads with leaving the device alone, not with a network to use, and
 /// gives no ratio to a reference (each would be 0/0).

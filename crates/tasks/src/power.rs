@@ -73,11 +73,14 @@
 //! - **`constellation-es2`**: a 3.5" 7200 rpm drive, Seagate Constellation
 //!   ES.2, 2 TB (ST32000645NS). Currents from the *Constellation ES.2 SAS
 //!   Product Manual*, Rev. G, Table 3 "2TB drive DC power requirements"
-//!   (the SAS and SATA models share the mechanics; 6 Gb mode): average
-//!   idle 0.46 A at 5 V and 0.39 A at 12 V (`p_active = 2.30 + 4.68 =
-//!   6.98 W`), Standby_Z 0.27 A and 0.01 A (`p_sleep = 1.35 + 0.12 =
-//!   1.47 W`), maximum starting current (peak DC) 0.60 A and 1.72 A
-//!   (`p_spinup = 3.00 + 20.64 = 23.64 W`, an upper bound as above).
+//!   (the SAS and SATA models share the mechanics), the 3.0 Gb mode
+//!   column: average idle 0.46 A at 5 V and 0.39 A at 12 V (`p_active =
+//!   2.30 + 4.68 = 6.98 W`), Standby_Z 0.27 A and 0.01 A
+//!   (`p_sleep = 1.35 + 0.12 = 1.47 W`), maximum starting current (peak DC) 0.60 A and
+//!   1.72 A (`p_spinup = 3.00 + 20.64 = 23.64 W`, an upper bound as
+//!   above). The 6.0 Gb column differs only there: 0.59 A and 1.71 A,
+//!   23.47 W. Checked against the manual's page 24 in the stored reference
+//!   pages (December 2026).
 //!   Times from the *Constellation ES.2 Serial ATA Product Manual*,
 //!   Rev. H, §2.7 "Start/stop times", 2 TB models: standby to ready
 //!   13.5 s (max), ready to spindle stop 20 s (max); both maxima.

@@ -14,6 +14,28 @@ use crate::sweep::SPINUPS_PER_DAY;
 /// The measure the spin-down answer speaks in.
 const SAVED: &str = "energy_saved_pct";
 
+/// The caveat beside B where the drive's figures are not sourced
+/// (issue 78): B scales with the spin-up energy, and these presets'
+/// spin-up power or time is assumed (crates/tasks/src/power.rs).
+/// Nothing for a drive whose spin-up figures were overridden.
+fn unverified_b(meta: &RunMeta) -> Option<String> {
+    let d = lull_blktrace_replay::replay::drive(meta.device.as_deref()).ok()?;
+    let power = d.power?;
+    let why = match power.name.as_str() {
+        "wd-red-plus" => {
+            "its powers are not verified and its 10 s spin-up time is assumed; B may be nearer 50 s"
+        }
+        "seagate-ultrathin" => "its 3 s spin-up time is assumed",
+        _ => return None,
+    };
+    // Overridden spin-up figures are the user's own.
+    let preset = lull_tasks::power::PowerModel::preset(&power.name)?;
+    if preset.p_spinup != power.p_spinup || preset.t_spinup != power.t_spinup {
+        return None;
+    }
+    Some(format!(" (unverified: {why})"))
+}
+
 /// The answer's three lines, in Markdown (names in backticks, the
 /// pick in bold). Fewer when nothing finished.
 pub fn answer_lines(
@@ -34,7 +56,12 @@ pub fn answer_lines(
     let mean = |s: &Summary, m: &str| raw_mean(rows, s.policy, m);
     let spindown = rows.iter().any(|r| r.measure(SAVED).is_some());
     let drive = match meta.breakeven_s {
-        Some(b) => format!("{}, B = {} s", drive_text(meta), short(b)),
+        Some(b) => format!(
+            "{}, B = {} s{}",
+            drive_text(meta),
+            short(b),
+            unverified_b(meta).unwrap_or_default()
+        ),
         None => drive_text(meta),
     };
     let on = format!("`{}` on {}{drive}", meta.task, meta.traces_text());
