@@ -147,6 +147,23 @@ impl PowerModel {
         }
     }
 
+    /// What is unverified about the figures B rests on, when this is a
+    /// preset whose spin-up figures have no checked source and they were
+    /// not overridden: every place that shows B says it beside it
+    /// (`lull rank`'s answer, `lulld --check`, `lull status`).
+    pub fn caveat(&self) -> Option<&'static str> {
+        let why = match self.name.as_str() {
+            "wd-red-plus" => {
+                "its powers are not verified and its 10 s spin-up time is assumed; B may be nearer 50 s"
+            }
+            "seagate-ultrathin" => "its 3 s spin-up time is assumed",
+            _ => return None,
+        };
+        // Overridden spin-up figures are the user's own.
+        let preset = PowerModel::preset(&self.name)?;
+        (preset.p_spinup == self.p_spinup && preset.t_spinup == self.t_spinup).then_some(why)
+    }
+
     /// The preset `name`, if there is one.
     pub fn preset(name: &str) -> Option<PowerModel> {
         let p = match name {

@@ -20,19 +20,7 @@ const SAVED: &str = "energy_saved_pct";
 /// Nothing for a drive whose spin-up figures were overridden.
 fn unverified_b(meta: &RunMeta) -> Option<String> {
     let d = lull_blktrace_replay::replay::drive(meta.device.as_deref()).ok()?;
-    let power = d.power?;
-    let why = match power.name.as_str() {
-        "wd-red-plus" => {
-            "its powers are not verified and its 10 s spin-up time is assumed; B may be nearer 50 s"
-        }
-        "seagate-ultrathin" => "its 3 s spin-up time is assumed",
-        _ => return None,
-    };
-    // Overridden spin-up figures are the user's own.
-    let preset = lull_tasks::power::PowerModel::preset(&power.name)?;
-    if preset.p_spinup != power.p_spinup || preset.t_spinup != power.t_spinup {
-        return None;
-    }
+    let why = d.power?.caveat()?;
     Some(format!(" (unverified: {why})"))
 }
 
