@@ -69,8 +69,6 @@
 
 pub mod activity;
 mod actor;
-pub mod config;
-pub mod controller;
 pub mod daemon;
 pub mod devices;
 pub mod diskstats;
@@ -79,7 +77,6 @@ pub mod hd_idle;
 pub mod hooks;
 pub mod identify;
 pub mod instance;
-pub mod jobs;
 pub mod log;
 pub mod metrics;
 mod persist;
@@ -87,29 +84,22 @@ pub mod preflight;
 pub mod process;
 mod resident;
 pub mod sgio;
-pub mod source;
-pub mod state;
 pub mod status;
-pub mod task;
 pub mod timer;
 pub mod transport;
 mod units;
 pub mod wakeup;
 
+// The decisions and their types live in lull-controller, behind a wall the
+// compiler keeps (no IO crate in its tree); their paths here stay as they
+// were.
+pub use lull_controller::{config, controller, jobs, source, state, task};
+
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, run};
 pub use preflight::{CheckReport, check, check_report, preflight};
 
-use lull_core::registry::Registry;
-
-/// A registry with lull's built-in detectors and skeptics (the same set
-/// `lull::registry()` gives embedders and the binary).
-pub fn default_registry() -> Registry {
-    let mut r = Registry::new();
-    lull_detectors::register(&mut r);
-    lull_skeptics::register(&mut r);
-    r
-}
+pub use lull_controller::default_registry;
 
 /// Sets up the daemon's log ([`log::init_logging`]).
 pub use log::init_logging;

@@ -242,7 +242,7 @@ impl Daemon {
                 // serial number: its name is read now, without asking
                 // the drive.
                 let mut i = i.clone();
-                i.name_from_sysfs(&self.cfg.sysfs, &r.kernel);
+                crate::identify::NameFromSysfs::name_from_sysfs(&mut i, &self.cfg.sysfs, &r.kernel);
                 return i;
             }
         }

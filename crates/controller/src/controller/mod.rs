@@ -38,13 +38,13 @@
 //! ```
 //! use lull_core::registry::Registry;
 //! use lull_core::time::Nanos;
-//! use lull_live::config::Config;
-//! use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
-//! use lull_live::diskstats::parse;
-//! use lull_live::source::{Family, Sample};
+//! use lull_controller::config::Config;
+//! use lull_controller::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
+//! use lull_controller::diskstats::parse;
+//! use lull_controller::source::{Family, Sample};
 //!
 //! // One disk on a 10 s timer, no wear limit to speak of.
-//! let registry = lull_live::default_registry();
+//! let registry = lull_controller::default_registry();
 //! let cfg = Config::parse(
 //!     std::path::Path::new("lull.toml"),
 //!     "[[disk]]\ndevice = \"sdb\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n\
@@ -126,9 +126,9 @@ use lull_core::time::Nanos;
 use tracing::info;
 
 use crate::config::{DiskConfig, TaskConfig};
+use crate::gauges::DiskGauges;
 use crate::hooks::HookEvent;
 use crate::jobs::{JobGauge, JobsRun};
-use crate::metrics::DiskGauges;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{DiskState, Wake};
 use crate::task::LiveTask;
