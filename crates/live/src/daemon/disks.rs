@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
-use crate::controller::{DiskController, HookEnv, Now, Order, Output};
+use crate::controller::{DiskController, HookEnv, NewDisk, Now, Order, Output};
 use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::identify::Identity;
@@ -332,17 +332,17 @@ impl Daemon {
         self.persist.mark(true, false);
         self.generation += 1;
         let now = self.now();
-        let mut ctl = match DiskController::new(
-            &self.opts.registry,
+        let mut ctl = match DiskController::create(NewDisk {
+            registry: &self.opts.registry,
             cfg,
-            &r.key,
-            &r.kernel,
+            key: &r.key,
+            kernel: &r.kernel,
             family,
-            self.generation,
-            st.clone(),
-            self.settings(),
+            generation: self.generation,
+            state: st.clone(),
+            settings: self.settings(),
             now,
-        ) {
+        }) {
             Ok(c) => c,
             Err(e) => {
                 error!("disk {}: network {}: {e}", r.key, cfg.network);
