@@ -335,7 +335,7 @@ pub struct Identity {
     pub model: Option<String>,
     /// The serial number: what the state and the activity log follow the
     /// drive by; for a drive that gave none, the name sysfs has for it
-    /// ([`sysfs_serial`]: `wwid …`, `serial …`, `usb VID:PID SERIAL, N
+    /// (the shell's `sysfs_serial`: `wwid …`, `serial …`, `usb VID:PID SERIAL, N
     /// sectors`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
@@ -373,7 +373,7 @@ pub struct Identity {
     pub layout: u32,
 }
 
-/// The layout [`identify`] answers now: 1 added the drive's APM and EPC,
+/// The layout the shell's `identify` answers now: 1 added the drive's APM and EPC,
 /// 2 its Standby_z timer.
 pub const IDENTITY_LAYOUT: u32 = 2;
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Storage I/O counters of every process, by pid: `(comm, bytes)`.
 pub type Snapshot = HashMap<u32, (String, u64)>;
 
-/// What [`attribute`] found woke a disk.
+/// What the shell's `wakeup::attribute` found woke a disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attribution {
     /// For the log line: `", woken by smbd (pid 12, …)"` (empty when there

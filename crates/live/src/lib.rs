@@ -40,9 +40,13 @@
 //!   node_exporter textfile and optionally over HTTP, sd_notify readiness
 //!   and watchdog, and "what woke my disk" ([`wakeup`]).
 //!
-//! Only this crate and the binary use tokio (SPEC §1). The live tasks live
-//! here rather than in `lull-tasks` (SPEC §1's table) so that `lull-tasks`
-//! stays sans-IO and free of process, ioctl and filesystem code.
+//! Only this crate and the binary use tokio (SPEC §1). The decisions are
+//! not here: they are in `lull-controller`, a crate with no IO crate in
+//! its tree, so the compiler keeps the shell's IO out of them. This crate
+//! re-exports its modules (`controller`, `config`, `source`, `state`,
+//! `task`, `jobs`) at their old paths, and splits the modules that both
+//! parse and do IO (`diskstats`, `identify`, `sgio`, `transport`):
+//! the parsers are the controller crate's, the IO is here.
 //!
 //! ## Limits
 //!
