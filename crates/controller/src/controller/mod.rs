@@ -104,6 +104,7 @@ macro_rules! routine {
 }
 
 mod intent;
+mod learning;
 mod outcome;
 mod own_io;
 mod poll;
@@ -117,7 +118,6 @@ pub use protocol::{
 
 use std::path::PathBuf;
 
-use lull_activity::poll::Gaps;
 use lull_activity::{PollKind, Record, Session, Shadow, ShadowReport};
 use lull_core::actuator::PolicyActuator;
 use lull_core::engine::Engine;
@@ -136,6 +136,7 @@ use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{DiskState, Wake};
 use crate::task::LiveTask;
 use crate::wakeup::Snapshot;
+use learning::Learning;
 use own_io::OwnIo;
 use presence::Presence;
 use reporter::Reporter;
@@ -273,22 +274,10 @@ pub struct DiskController {
     /// The Unix day of the last poll (a new one logs the shadow's
     /// summary of the day before).
     day: Option<u64>,
-    /// An idle period ended at this poll: what the network learned is
-    /// kept once the engine has seen the poll's events.
-    keep_pending: bool,
-    /// The poll whose learned state `st.learned` holds.
-    learned_at: Option<Nanos>,
+    /// When what the network learned is kept ([`learning`]).
+    learning: Learning,
     /// The last poll.
     polled_at: Option<Nanos>,
-    /// The learned state's poll the activity log last named
-    /// ([`Record::Learned`]).
-    learned_logged: Option<Nanos>,
-    /// The idle periods in the polls' requests, as the shadow finds them
-    /// in the activity log ([`lull_activity::poll::Gaps`]).
-    gaps: Gaps,
-    /// Idle periods of a poll or longer that ended since the learned
-    /// state last counted them.
-    gaps_ended: u64,
 }
 
 /// The longest stretch of quiet polls without an activity record: a log
@@ -460,12 +449,8 @@ impl DiskController {
             idle_began_unix: None,
             last_record: None,
             day: None,
-            keep_pending: false,
-            learned_at: None,
+            learning: Learning::new(),
             polled_at: None,
-            learned_logged: None,
-            gaps: Gaps::new(),
-            gaps_ended: 0,
         })
     }
 
@@ -520,8 +505,7 @@ impl DiskController {
         if parts.iter().all(Option::is_none) {
             return;
         }
-        let ended = std::mem::take(&mut self.gaps_ended);
-        self.learned_at = Some(now.mono);
+        let ended = self.learning.kept(now.mono);
         let (periods, since) = self
             .st
             .learned
@@ -757,11 +741,10 @@ impl DiskController {
     /// from the same instant. Not needed after [`DiskController::finish`]
     /// (a clean stop saves at its end).
     pub fn state_written(&mut self, out: &mut Vec<Output>) {
-        let (Some(at), Some(t)) = (self.learned_at, self.polled_at) else {
+        let Some(t) = self.polled_at else {
             return;
         };
-        if self.session_sent && self.learned_logged != Some(at) {
-            self.learned_logged = Some(at);
+        if let Some(at) = self.learning.news_for_log(self.session_sent) {
             self.activity(Record::Learned { t, at }, out);
         }
     }
@@ -779,13 +762,7 @@ impl DiskController {
         }
         // The period in progress ends here, as the shadow ends it when the
         // log's next run begins.
-        if self
-            .gaps
-            .arrival(now.mono)
-            .is_some_and(|len| len >= self.settings.poll)
-        {
-            self.gaps_ended += 1;
-        }
+        self.learning.end_at(now.mono, self.settings.poll);
         self.keep_learned(now);
         // Idle and watched: the next run in this boot may take the idle
         // period up ([`DiskController::resume_idle`]).
@@ -812,12 +789,8 @@ impl DiskController {
     /// The poll's record, a mark, or nothing (a quiet poll).
     fn record_poll(&mut self, t: Nanos, poll: Option<lull_activity::Poll>, out: &mut Vec<Output>) {
         let Some(p) = poll else { return };
-        let (gaps, floor) = (&mut self.gaps, self.settings.poll);
-        p.pieces(|piece| {
-            if gaps.piece(piece).is_some_and(|len| len >= floor) {
-                self.gaps_ended += 1;
-            }
-        });
+        let (learning, floor) = (&mut self.learning, self.settings.poll);
+        p.pieces(|piece| learning.piece(piece, floor));
         if !self.session_sent {
             self.session_sent = true;
             let s = self.session();

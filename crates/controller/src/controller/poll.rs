@@ -288,7 +288,7 @@ impl DiskController {
                 self.switch_jobs(switches, out);
             }
         }
-        if std::mem::take(&mut self.keep_pending) {
+        if self.learning.take_due() {
             self.keep_learned(now);
         }
         if self.engine.task().pending() {
@@ -422,7 +422,7 @@ impl DiskController {
         self.continued_stop_unix = None;
         self.set_standby(None, now);
         if self.last_idle.is_some() {
-            self.keep_pending = true;
+            self.learning.due();
             // The idle period `lull status` shows ended: the metrics say
             // so within a second (the state file at its next write).
             self.dirty = true;
