@@ -10,16 +10,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A drive's power state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PowerState {
-    /// Spinning (active or idle).
-    Active,
-    /// Spun down.
-    Standby,
-    /// The device does not say.
-    Unknown,
-}
+pub use lull_controller::drive::{Backend, PowerState, backend_name, hdparm_power_state};
 
 /// Where `hdparm` is: the usual system directories, in order (no `$PATH`
 /// search, so a root daemon never runs a program a user placed earlier in
@@ -123,59 +114,6 @@ pub(crate) fn hdparm(prog: Option<&Path>, flag: &str, dev: &Path) -> Result<Stri
         let _ = e.read_to_end(&mut err);
     }
     hdparm_judge(flag, dev, status, &out, &err)
-}
-
-/// The power state in `hdparm -C`'s output.
-pub fn hdparm_power_state(text: &str) -> PowerState {
-    let Some(state) = text
-        .lines()
-        .find_map(|l| l.split_once("drive state is:").map(|(_, s)| s.trim()))
-    else {
-        return PowerState::Unknown;
-    };
-    if state.contains("standby") || state.contains("sleeping") {
-        PowerState::Standby
-    } else if state.contains("active") || state.contains("idle") {
-        PowerState::Active
-    } else {
-        PowerState::Unknown
-    }
-}
-
-/// How `standby` talks to the drive (the transports are described in
-/// [`crate::transport`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Probe, without waking the drive, which transport it answers
-    /// (ATA PASS-THROUGH 16, 12, SCSI, `hdparm`), remember it in the
-    /// state file and log it once; a drive that answers none is left
-    /// alone.
-    Auto,
-    /// `hdparm -y` (one process per spin-down; no power-state checks).
-    Hdparm,
-    /// Native SG_IO, each command in turn until one is not refused: ATA
-    /// PASS-THROUGH (16), then (12), then SCSI START STOP UNIT.
-    Sgio,
-    /// ATA PASS-THROUGH (16) only (SATA disks, most SAT USB bridges).
-    Ata16,
-    /// ATA PASS-THROUGH (12) only (USB bridges that reject the 16-byte
-    /// command, JMicron's among them).
-    Ata12,
-    /// SCSI only: START STOP UNIT with the STANDBY power condition, power
-    /// state by REQUEST SENSE (SAS disks).
-    Scsi,
-}
-
-/// The backend's name as configured.
-pub fn backend_name(b: Backend) -> &'static str {
-    match b {
-        Backend::Auto => "auto",
-        Backend::Hdparm => "hdparm",
-        Backend::Sgio => "sgio",
-        Backend::Ata16 => "ata16",
-        Backend::Ata12 => "ata12",
-        Backend::Scsi => "scsi",
-    }
 }
 
 /// The mount points of file systems on the devices `devs` (major, minor),

@@ -40,9 +40,13 @@
 //!   node_exporter textfile and optionally over HTTP, sd_notify readiness
 //!   and watchdog, and "what woke my disk" ([`wakeup`]).
 //!
-//! Only this crate and the binary use tokio (SPEC §1). The live tasks live
-//! here rather than in `lull-tasks` (SPEC §1's table) so that `lull-tasks`
-//! stays sans-IO and free of process, ioctl and filesystem code.
+//! Only this crate and the binary use tokio (SPEC §1). The decisions are
+//! not here: they are in `lull-controller`, a crate with no IO crate in
+//! its tree, so the compiler keeps the shell's IO out of them. This crate
+//! re-exports its modules (`controller`, `config`, `source`, `state`,
+//! `task`, `jobs`) at their old paths, and splits the modules that both
+//! parse and do IO (`diskstats`, `identify`, `sgio`, `transport`):
+//! the parsers are the controller crate's, the IO is here.
 //!
 //! ## Limits
 //!
@@ -69,8 +73,6 @@
 
 pub mod activity;
 mod actor;
-pub mod config;
-pub mod controller;
 pub mod daemon;
 pub mod devices;
 pub mod diskstats;
@@ -79,7 +81,6 @@ pub mod hd_idle;
 pub mod hooks;
 pub mod identify;
 pub mod instance;
-pub mod jobs;
 pub mod log;
 pub mod metrics;
 mod persist;
@@ -87,29 +88,22 @@ pub mod preflight;
 pub mod process;
 mod resident;
 pub mod sgio;
-pub mod source;
-pub mod state;
 pub mod status;
-pub mod task;
 pub mod timer;
 pub mod transport;
 mod units;
 pub mod wakeup;
 
+// The decisions and their types live in lull-controller, behind a wall the
+// compiler keeps (no IO crate in its tree); their paths here stay as they
+// were.
+pub use lull_controller::{config, controller, jobs, source, state, task};
+
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, run};
 pub use preflight::{CheckReport, check, check_report, preflight};
 
-use lull_core::registry::Registry;
-
-/// A registry with lull's built-in detectors and skeptics (the same set
-/// `lull::registry()` gives embedders and the binary).
-pub fn default_registry() -> Registry {
-    let mut r = Registry::new();
-    lull_detectors::register(&mut r);
-    lull_skeptics::register(&mut r);
-    r
-}
+pub use lull_controller::default_registry;
 
 /// Sets up the daemon's log ([`log::init_logging`]).
 pub use log::init_logging;

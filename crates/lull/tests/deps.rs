@@ -152,3 +152,51 @@ fn embedder_crates_pull_in_nothing_heavy() {
         );
     }
 }
+
+/// Crates the controller must never get, beyond [`BANNED`]: system-call
+/// bindings, sockets and signal handling. The controller decides; the
+/// shell (`lull-live`) does the IO. With none of these in its tree, an
+/// ioctl, a spawned task or a socket in the controller does not compile.
+const CONTROLLER_BANNED: &[(&str, &str)] = &[
+    ("nix", "system-call bindings"),
+    ("libc", "system-call bindings"),
+    ("rustix", "system-call bindings"),
+    ("socket2", "sockets"),
+    ("signal-hook", "signal handling"),
+    ("sd-notify", "the service manager's socket"),
+    ("lull-live", "the daemon's shell"),
+];
+
+/// lull-controller holds every decision the daemon makes (SPEC §1): its
+/// normal tree has no async runtime, event loop or system-call binding,
+/// so the wall between decisions and IO is the compiler's.
+#[test]
+fn the_controller_does_no_io() {
+    let deps = normal_deps("lull-controller");
+    assert!(
+        deps.iter().any(|d| d == "lull-controller"),
+        "lull-controller is in its own tree: {deps:?}"
+    );
+    let banned = banned_in(&deps);
+    assert!(
+        banned.is_empty(),
+        "lull-controller depends on {banned:?}; see BANNED"
+    );
+    let io: Vec<&String> = deps
+        .iter()
+        .filter(|d| {
+            CONTROLLER_BANNED
+                .iter()
+                .any(|(b, _)| *d == b || d.starts_with(&format!("{b}-")))
+        })
+        .collect();
+    assert!(
+        io.is_empty(),
+        "lull-controller depends on {io:?}; see CONTROLLER_BANNED"
+    );
+    // The check sees the shell's IO crates where they are.
+    let live = normal_deps("lull-live");
+    for k in ["tokio", "nix", "libc"] {
+        assert!(live.iter().any(|d| d == k), "{k} in lull-live's tree");
+    }
+}

@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use super::Daemon;
 use crate::actor::Actor;
 use crate::config::{DiskConfig, TaskConfig};
-use crate::controller::{DiskController, HookEnv, Now, Order, Output};
+use crate::controller::{DiskController, HookEnv, NewDisk, Now, Order, Output};
 use crate::devices::{Resolved, partition_message, partition_of, resolve};
 use crate::hooks::{HookEvent, HookRunner};
 use crate::identify::Identity;
@@ -242,7 +242,7 @@ impl Daemon {
                 // serial number: its name is read now, without asking
                 // the drive.
                 let mut i = i.clone();
-                i.name_from_sysfs(&self.cfg.sysfs, &r.kernel);
+                crate::identify::NameFromSysfs::name_from_sysfs(&mut i, &self.cfg.sysfs, &r.kernel);
                 return i;
             }
         }
@@ -332,17 +332,17 @@ impl Daemon {
         self.persist.mark(true, false);
         self.generation += 1;
         let now = self.now();
-        let mut ctl = match DiskController::new(
-            &self.opts.registry,
+        let mut ctl = match DiskController::create(NewDisk {
+            registry: &self.opts.registry,
             cfg,
-            &r.key,
-            &r.kernel,
+            key: &r.key,
+            kernel: &r.kernel,
             family,
-            self.generation,
-            st.clone(),
-            self.settings(),
+            generation: self.generation,
+            state: st.clone(),
+            settings: self.settings(),
             now,
-        ) {
+        }) {
             Ok(c) => c,
             Err(e) => {
                 error!("disk {}: network {}: {e}", r.key, cfg.network);

@@ -215,7 +215,7 @@ pub struct Wake {
     /// What it was: [`Wake::SPINUP`], [`Wake::FOREIGN`] or [`Wake::IO`].
     pub cause: String,
     /// The processes that most likely caused it, most likely first
-    /// ([`crate::wakeup::suspects`]): `unknown` when they are gone, `NAME?`
+    /// (the shell's `wakeup::suspects`): `unknown` when they are gone, `NAME?`
     /// when one did I/O but holds no file on the disk. Empty when no
     /// attribution was made (the disk was not in standby, so there was no
     /// snapshot to compare with).

@@ -5,10 +5,7 @@
 use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
-use super::{
-    Context, DiskController, Now, OWN_IO_MEMORY, OWN_READ_MEMORY, Order, Output, WakeWitness,
-    build_network,
-};
+use super::{Context, DiskController, Now, Order, Output, WakeWitness, build_network};
 use crate::config::{Backend, TaskConfig};
 use crate::hooks::HookEvent;
 use crate::jobs::Switch;
@@ -19,9 +16,9 @@ use crate::task::Intent;
 impl DiskController {
     /// Whether all the disk did since the last poll was its own task's
     /// command's I/O: it read no more than the running commands' process
-    /// trees read (within [`OWN_READ_MEMORY`]: a read is charged when
+    /// trees read (within [`OWN_READ_MEMORY`](super::OWN_READ_MEMORY): a read is charged when
     /// submitted and counted by the disk when it completes), wrote no
-    /// more than they wrote (within [`OWN_IO_MEMORY`]: a write is charged
+    /// more than they wrote (within [`OWN_IO_MEMORY`](super::OWN_IO_MEMORY): a write is charged
     /// when the page is dirtied and reaches the disk at writeback), and
     /// completed no discard or flush (which no process is charged with).
     /// Such a poll is absorbed as a flush's writes are: a scrub reading
@@ -35,48 +32,23 @@ impl DiskController {
             TaskConfig::Jobs { .. } => self.st.job_pids.values().map(|j| j.pid).collect(),
             TaskConfig::Standby { .. } | TaskConfig::Flush => Vec::new(),
         };
-        let (mut read, mut written) = (0u64, 0u64);
-        let mut seen = Vec::with_capacity(pids.len());
-        for pid in pids {
-            let Some((r, w)) = witness.tree_io(pid) else {
-                continue;
-            };
-            // A command first seen now counts all it moved since it began.
-            let (r0, w0) = self
-                .own_io
-                .iter()
-                .find(|(p, _)| *p == pid)
-                .map_or((0, 0), |&(_, b)| b);
-            read = read.saturating_add(r.saturating_sub(r0));
-            written = written.saturating_add(w.saturating_sub(w0));
-            seen.push((pid, (r, w)));
-        }
-        self.own_io = seen;
-        self.own_reads.charge(t, read, OWN_READ_MEMORY);
-        self.own_writes.charge(t, written, OWN_IO_MEMORY);
-        let (read_credit, write_credit) = (self.own_reads.total(), self.own_writes.total());
-        if read_credit == 0 && write_credit == 0 {
-            return false;
-        }
-        let Some((disk_read, disk_written, other)) = self.tracker.moved_since(sample) else {
+        let trees: Vec<(u32, (u64, u64))> = pids
+            .into_iter()
+            .filter_map(|pid| witness.tree_io(pid).map(|io| (pid, io)))
+            .collect();
+        self.own_io.charge(t, trees);
+        let tracker = &self.tracker;
+        let Some((disk_read, disk_written)) = self.own_io.judge(|| tracker.moved_since(sample))
+        else {
             return false;
         };
-        let own = !other
-            && disk_read + disk_written > 0
-            && disk_read <= read_credit
-            && disk_written <= write_credit;
-        // What the disk showed of the credits is spent.
-        self.own_reads.spend(disk_read);
-        self.own_writes.spend(disk_written);
-        if own {
-            tracing::debug!(
-                "disk {}: the poll's {} KiB read and {} KiB written were its command's own I/O: not counted as activity",
-                self.key,
-                disk_read >> 10,
-                disk_written >> 10
-            );
-        }
-        own
+        tracing::debug!(
+            "disk {}: the poll's {} KiB read and {} KiB written were its command's own I/O: not counted as activity",
+            self.key,
+            disk_read >> 10,
+            disk_written >> 10
+        );
+        true
     }
 
     /// Handles the diskstats `sample` taken at `now` (`late`: much later
@@ -98,7 +70,7 @@ impl DiskController {
         self.polled_at = Some(t);
         // A detached disk is absent, whoever holds its kernel name now.
         let none;
-        let sample = if self.detached {
+        let sample = if self.presence.detached() {
             none = Sample::new(Vec::new());
             &none
         } else {
@@ -114,7 +86,7 @@ impl DiskController {
         // Asked even after a late poll, so the command's counters are
         // current at the next one; a late poll's gap counts as busy anyway.
         let own = self.own_io_only(t, sample, cx.witness) && !late;
-        let absorb = self.flushing || std::mem::take(&mut self.absorb_next) || own;
+        let absorb = self.own_io.absorb(own);
         let absorbed = if absorb && !late {
             self.tracker.absorb(t, sample)
         } else {
@@ -126,13 +98,12 @@ impl DiskController {
         };
         let since = o.record.map(|p| p.t0);
         self.record_poll(t, o.record, out);
-        if self.recorded != Some(o.present) {
-            if self.st.present != o.present || self.st.kernel_name != self.kernel {
-                self.st.present = o.present;
-                self.st.kernel_name = self.kernel.clone();
-                self.dirty = true;
-            }
-            self.recorded = Some(o.present);
+        if self.presence.seen(o.present)
+            && (self.st.present != o.present || self.st.kernel_name != self.kernel)
+        {
+            self.st.present = o.present;
+            self.st.kernel_name = self.kernel.clone();
+            self.dirty = true;
         }
         match (o.present, self.st.vanished_unix) {
             (false, None) => {
@@ -317,7 +288,7 @@ impl DiskController {
                 self.switch_jobs(switches, out);
             }
         }
-        if std::mem::take(&mut self.keep_pending) {
+        if self.learning.take_due() {
             self.keep_learned(now);
         }
         if self.engine.task().pending() {
@@ -451,7 +422,7 @@ impl DiskController {
         self.continued_stop_unix = None;
         self.set_standby(None, now);
         if self.last_idle.is_some() {
-            self.keep_pending = true;
+            self.learning.due();
             // The idle period `lull status` shows ended: the metrics say
             // so within a second (the state file at its next write).
             self.dirty = true;

@@ -66,13 +66,15 @@ impl DiskController {
             debug!("disk {key}: {why}, stop {task} (it did not run)");
         } else if gone {
             info!("disk {key}: gone, stop {task}");
-        } else if matches!(self.cfg.task, TaskConfig::Standby { .. }) || self.quiet_routine {
+        } else if matches!(self.cfg.task, TaskConfig::Standby { .. })
+            || self.reporter.quiet_routine()
+        {
             routine!(self, "disk {key}: busy, stop {task}");
         } else {
             info!(
                 "disk {key}: busy, stop {task} (each idle period's {task} is logged at debug level from here on; lull status and lull_task_starts_total count them)"
             );
-            self.quiet_routine = true;
+            self.reporter.quiet_from_now();
         }
         // The last decision stays the reason a refused or failed start did
         // not run (no transport, the wear budget, …): a stop of nothing
@@ -159,7 +161,7 @@ impl DiskController {
                 self.decide(now, "flush".into());
                 self.task_start_hook(now, budget, out);
                 self.not_running = false;
-                self.flushing = !self.settings.dry_run;
+                self.own_io.flush_started(self.settings.dry_run);
                 out.push(Output::Order {
                     job: None,
                     order: Order::Start {
@@ -258,9 +260,8 @@ impl DiskController {
             (why, retrying)
         };
         let said = withheld.as_deref().unwrap_or("");
-        if said != self.withheld_logged {
-            self.withheld_logged = said.to_string();
-            let why = self.withheld_logged.clone();
+        if self.reporter.new_withheld(said) {
+            let why = said.to_string();
             self.activity(Record::Withheld { t: at, why }, out);
         }
         let key = &self.key;
@@ -326,17 +327,16 @@ impl DiskController {
                 Refusal::Wear { .. } => "wear",
                 Refusal::ShortPrediction { .. } => "short",
             };
-            if self.refusals_said.contains(&kind) {
+            if !self.reporter.new_refusal(kind) {
                 debug!("disk {key}: {why}");
             } else {
-                self.refusals_said.push(kind);
                 info!(
                     "disk {key}: {why} (more of these are logged at debug level until a standby goes)"
                 );
             }
             return Some(why);
         }
-        self.refusals_said.clear();
+        self.reporter.refusals_over();
         None
     }
 

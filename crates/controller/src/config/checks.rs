@@ -378,8 +378,20 @@ pub(super) fn check_command(argv: &[String]) -> Result<(), String> {
 
 /// Whether the daemon runs as root (and so must not trust files others can
 /// change).
+///
+/// The effective uid comes from `/proc/self/status` (its `Uid:` line:
+/// real, effective, saved, file system), as `geteuid` would give it:
+/// this crate links no libc binding. Without `/proc` (where the daemon
+/// cannot run: it reads `/proc/diskstats`) it answers yes, the stricter
+/// choice.
 pub fn running_as_root() -> bool {
-    nix::unistd::geteuid().is_root()
+    std::fs::read_to_string("/proc/self/status").map_or(true, |s| effective_uid(&s) == Some(0))
+}
+
+/// The effective uid in a `/proc/PID/status` text.
+fn effective_uid(status: &str) -> Option<u32> {
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// `path` and every directory above it must be owned by root and not

@@ -383,7 +383,7 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
         "found in standby (spun down by something else: hd-idle (pid 652))"
     );
     assert_eq!(w.0, ["sdb"]);
-    assert_eq!(c.spinners_warned, [652]);
+    assert_eq!(c.reporter.spinners_warned, [652]);
     // Busy again; then lull's own standby finds it asleep already.
     run(&mut c, &r, 4, 6, |_| 3);
     c.take_changes();
@@ -393,7 +393,7 @@ fn a_drive_found_asleep_names_the_program_beside_lull_that_spins_it_down() {
         c.state().last_decision,
         "standby: the drive was already in standby: hd-idle (pid 652)"
     );
-    assert_eq!(c.spinners_warned, [652], "warned of once");
+    assert_eq!(c.reporter.spinners_warned, [652], "warned of once");
     // With no program beside it, the line is as before (the NoWitness
     // tests above), and a drive that may spin itself down says both.
     let mut d = with_apm_127(&r, c.settings);

@@ -101,8 +101,7 @@ impl DiskController {
             }
             Outcome::Flushed(mounts) => {
                 if current {
-                    self.flushing = false;
-                    self.absorb_next = true;
+                    self.own_io.flush_done();
                 }
                 let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
                 routine!(
@@ -167,9 +166,8 @@ impl DiskController {
                 // A new reason is written at once (no transport reaches
                 // the drive: `lull status` should say so now, not in a
                 // minute); the same one again waits for `state_interval`.
-                if self.last_skip.as_deref() != Some(why.as_str()) {
+                if self.reporter.new_skip(&why) {
                     self.urgent = true;
-                    self.last_skip = Some(why.clone());
                 }
                 self.not_running |= current;
                 info!("disk {key}: {why}");
@@ -378,11 +376,8 @@ impl DiskController {
     fn spun_down_by(&mut self, witness: &mut dyn WakeWitness) -> String {
         let spinners = witness.spinners(&self.kernel);
         for s in &spinners {
-            if !self.spinners_warned.contains(&s.pid) {
-                self.spinners_warned.push(s.pid);
-                if !s.warning.is_empty() {
-                    warn!("disk {}: {}", self.key, s.warning);
-                }
+            if self.reporter.new_spinner(s.pid) && !s.warning.is_empty() {
+                warn!("disk {}: {}", self.key, s.warning);
             }
         }
         if spinners.is_empty() {
@@ -398,7 +393,7 @@ impl DiskController {
     /// A standby, flush or command failed: the task is not running; a
     /// standby or a command that keeps failing backs off.
     fn on_failure(&mut self, now: Now, why: &str, out: &mut Vec<Output>) {
-        self.flushing = false;
+        self.own_io.flush_failed();
         self.not_running = true;
         if matches!(self.cfg.task, TaskConfig::Command { .. }) {
             self.back_off(now, "the command");

@@ -38,13 +38,13 @@
 //! ```
 //! use lull_core::registry::Registry;
 //! use lull_core::time::Nanos;
-//! use lull_live::config::Config;
-//! use lull_live::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
-//! use lull_live::diskstats::parse;
-//! use lull_live::source::{Family, Sample};
+//! use lull_controller::config::Config;
+//! use lull_controller::controller::{Context, DiskController, NoWitness, Now, Order, Output, Settings};
+//! use lull_controller::diskstats::parse;
+//! use lull_controller::source::{Family, Sample};
 //!
 //! // One disk on a 10 s timer, no wear limit to speak of.
-//! let registry = lull_live::default_registry();
+//! let registry = lull_controller::default_registry();
 //! let cfg = Config::parse(
 //!     std::path::Path::new("lull.toml"),
 //!     "[[disk]]\ndevice = \"sdb\"\nnetwork = \"timer(10s)\"\ntask = \"standby\"\n\
@@ -91,11 +91,11 @@
 /// Logs a line that a `flush`, `command` or `jobs` disk writes at every
 /// idle period (its start, its outcome, its stop): at info level until
 /// the first idle period's stop has said so, then at debug level
-/// ([`DiskController::quiet_routine`]). Such a disk can see thousands of
+/// ([`Reporter`]). Such a disk can see thousands of
 /// idle periods a day; `lull status` and the metrics count them.
 macro_rules! routine {
     ($ctl:expr, $($arg:tt)*) => {
-        if $ctl.quiet_routine {
+        if $ctl.reporter.quiet_routine() {
             tracing::debug!($($arg)*)
         } else {
             tracing::info!($($arg)*)
@@ -104,9 +104,13 @@ macro_rules! routine {
 }
 
 mod intent;
+mod learning;
 mod outcome;
+mod own_io;
 mod poll;
+mod presence;
 mod protocol;
+mod reporter;
 
 pub use protocol::{
     Context, HookEnv, NoWitness, Now, Order, Outcome, Output, Settings, Spinner, WakeWitness,
@@ -114,7 +118,6 @@ pub use protocol::{
 
 use std::path::PathBuf;
 
-use lull_activity::poll::Gaps;
 use lull_activity::{PollKind, Record, Session, Shadow, ShadowReport};
 use lull_core::actuator::PolicyActuator;
 use lull_core::engine::Engine;
@@ -126,13 +129,17 @@ use lull_core::time::Nanos;
 use tracing::info;
 
 use crate::config::{DiskConfig, TaskConfig};
+use crate::gauges::DiskGauges;
 use crate::hooks::HookEvent;
 use crate::jobs::{JobGauge, JobsRun};
-use crate::metrics::DiskGauges;
 use crate::source::{DiskTracker, Family, Sample};
 use crate::state::{DiskState, Wake};
 use crate::task::LiveTask;
 use crate::wakeup::Snapshot;
+use learning::Learning;
+use own_io::OwnIo;
+use presence::Presence;
+use reporter::Reporter;
 
 /// The jobs of a `task = "jobs"` disk, as the controller sees them.
 #[derive(Debug)]
@@ -168,8 +175,8 @@ pub struct DiskController {
     dirty: bool,
     /// ... and must be written at once.
     urgent: bool,
-    /// The entry's presence and kernel name are known to match.
-    recorded: Option<bool>,
+    /// Whether the disk is there ([`presence`]).
+    presence: Presence,
     /// Since when the drive is in standby (lull's or found so); change it
     /// with [`DiskController::set_standby`].
     standby_since: Option<Nanos>,
@@ -181,26 +188,12 @@ pub struct DiskController {
     /// controller began: a standby found later began within a power
     /// check's interval, one found first may be hours old.
     seen_active: bool,
-    /// A flush runs: its own writes are not foreground I/O.
-    flushing: bool,
-    /// The flush finished: the next poll's deltas are still its own.
-    absorb_next: bool,
+    /// The task's own I/O: a flush's, a command's ([`own_io`]).
+    own_io: OwnIo,
     /// Since when the command runs (started or resumed, not paused since):
     /// its run time goes to [`DiskState::command_s`] when it is paused,
     /// exits or is stopped.
     command_since: Option<Nanos>,
-    /// The storage bytes read and written by each running command's
-    /// process tree at the last poll, by pid ([`WakeWitness::tree_io`]).
-    own_io: Vec<(u32, (u64, u64))>,
-    /// Bytes the task's commands read that no poll has shown on the disk
-    /// yet: a read is charged when it is submitted and counted by the
-    /// disk when it completes. Forgotten after [`OWN_READ_MEMORY`].
-    own_reads: Credit,
-    /// Bytes the task's commands wrote that no poll has shown on the disk
-    /// yet: a write is charged to its process when the page is dirtied
-    /// and reaches the disk at writeback, up to half a minute later.
-    /// Forgotten after [`OWN_IO_MEMORY`].
-    own_writes: Credit,
     /// The engine started the task but it is not running: the start was
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
@@ -235,22 +228,11 @@ pub struct DiskController {
     /// continuing run, [`DiskController::continue_from`]): `lull status`
     /// shows the disk idle since then, not since the takeover.
     idle_began_unix: Option<u64>,
-    /// The reason of the last skipped task start, whose first occurrence
-    /// is written at once.
-    last_skip: Option<String>,
-    /// The kinds of the wear budget's and the break-even check's refusals
-    /// logged at info level since the last standby went (the same again
-    /// goes to debug level).
-    refusals_said: Vec<&'static str>,
+    /// What the log has said already ([`reporter`]).
+    reporter: Reporter,
     /// The wear-budget token the standby in flight took, given back if it
     /// fails (as a replay of the log gives it back).
     wear_charge: Option<lull_tasks::gate::Charge>,
-    /// Why the activity log last said the disk's standbys are withheld
-    /// ([`Record::Withheld`]; empty: not, or not said).
-    withheld_logged: String,
-    /// The programs spinning this disk down beside lull already warned of
-    /// (by pid: [`WakeWitness::spinners`]), so each is warned of once.
-    spinners_warned: Vec<u32>,
     /// The poll being handled, when it brought I/O: the previous poll's
     /// instant and its latest arrival. A standby the engine decided
     /// between the two is skipped, its idle period already over
@@ -261,17 +243,9 @@ pub struct DiskController {
     /// gives way to another (`auto`'s decision point, then its fallback's
     /// timeout) is news for `lull status` and the metrics.
     noted_deadline: Option<Nanos>,
-    /// The routine lines of each idle period go to debug level
-    /// ([`routine!`]): a `flush`, `command` or `jobs` disk said its first
-    /// one at info level.
-    quiet_routine: bool,
     /// The task started in this idle period: I/O ending it fires
     /// `on_wake`.
     acted: bool,
-    /// Its path (a by-id link) leads to no device now, or to another
-    /// kernel name than its own: the disk counts as absent, whatever
-    /// disk holds its old kernel name now ([`DiskController::detach`]).
-    detached: bool,
     /// The length of the last idle period, once I/O ended it (for
     /// `on_task_stop`'s `LULL_IDLE_S`).
     last_idle: Option<Nanos>,
@@ -300,22 +274,10 @@ pub struct DiskController {
     /// The Unix day of the last poll (a new one logs the shadow's
     /// summary of the day before).
     day: Option<u64>,
-    /// An idle period ended at this poll: what the network learned is
-    /// kept once the engine has seen the poll's events.
-    keep_pending: bool,
-    /// The poll whose learned state `st.learned` holds.
-    learned_at: Option<Nanos>,
+    /// When what the network learned is kept ([`learning`]).
+    learning: Learning,
     /// The last poll.
     polled_at: Option<Nanos>,
-    /// The learned state's poll the activity log last named
-    /// ([`Record::Learned`]).
-    learned_logged: Option<Nanos>,
-    /// The idle periods in the polls' requests, as the shadow finds them
-    /// in the activity log ([`lull_activity::poll::Gaps`]).
-    gaps: Gaps,
-    /// Idle periods of a poll or longer that ended since the learned
-    /// state last counted them.
-    gaps_ended: u64,
 }
 
 /// The longest stretch of quiet polls without an activity record: a log
@@ -334,56 +296,61 @@ pub const TASK_POLL: Nanos = Nanos::from_millis(100);
 /// the polls every [`TASK_POLL`] while the command runs.
 pub const OWN_READ_MEMORY: Nanos = Nanos::from_secs(1);
 
-/// Bytes a task's command moved that no poll has shown on the disk yet,
-/// oldest first, each with the poll it was charged at
-/// ([`DiskController`]'s own-I/O check).
-#[derive(Clone, Debug, Default)]
-struct Credit(std::collections::VecDeque<(Nanos, u64)>);
-
-impl Credit {
-    /// Adds `bytes` charged at `t` and forgets what was charged more than
-    /// `memory` before `t`.
-    fn charge(&mut self, t: Nanos, bytes: u64, memory: Nanos) {
-        if bytes > 0 {
-            self.0.push_back((t, bytes));
-        }
-        while self.0.front().is_some_and(|&(at, _)| at + memory < t) {
-            self.0.pop_front();
-        }
-    }
-
-    /// What is left.
-    fn total(&self) -> u64 {
-        self.0.iter().map(|&(_, b)| b).sum()
-    }
-
-    /// Spends `bytes` the disk showed, oldest first.
-    fn spend(&mut self, mut bytes: u64) {
-        while bytes > 0
-            && let Some(front) = self.0.front_mut()
-        {
-            let take = front.1.min(bytes);
-            front.1 -= take;
-            bytes -= take;
-            if front.1 == 0 {
-                self.0.pop_front();
-            }
-        }
-    }
-}
-
 /// How long the bytes a task's command moved may wait for a poll that
 /// shows them on the disk: the kernel writes a dirty page back within
 /// `dirty_expire_centisecs` (30 s by default) plus a writeback interval
 /// (5 s), and a poll may come later still.
 pub const OWN_IO_MEMORY: Nanos = Nanos::from_secs(60);
 
+/// What a new [`DiskController`] is made of, by name
+/// ([`DiskController::create`]): the nine positional arguments of
+/// [`DiskController::new`], which a caller could swap unnoticed (`key`
+/// and `kernel` are both `&str`).
+#[derive(Debug)]
+pub struct NewDisk<'a> {
+    /// The registry the network is built from.
+    pub registry: &'a Registry,
+    /// The disk's config entry.
+    pub cfg: &'a DiskConfig,
+    /// The disk's state-file key (its config entry or resolved path).
+    pub key: &'a str,
+    /// Its kernel name now (`sdb`).
+    pub kernel: &'a str,
+    /// The disk, its partitions and holders.
+    pub family: Family,
+    /// The generation of the actors its orders go to.
+    pub generation: u64,
+    /// Its state-file entry.
+    pub state: DiskState,
+    /// The daemon-wide settings.
+    pub settings: Settings,
+    /// The instant it starts at.
+    pub now: Nanos,
+}
+
 impl DiskController {
+    /// A controller for `disk` ([`NewDisk`]): the network is built from
+    /// its registry; an error names the network's fault.
+    pub fn create(disk: NewDisk<'_>) -> Result<DiskController, String> {
+        DiskController::new(
+            disk.registry,
+            disk.cfg,
+            disk.key,
+            disk.kernel,
+            disk.family,
+            disk.generation,
+            disk.state,
+            disk.settings,
+            disk.now,
+        )
+    }
+
     /// A controller for the disk `key` (its config entry or resolved path)
     /// now named `kernel`, watching `family`, for actors of generation
     /// `generation`, starting at `now` from the state-file entry `st`. The
     /// network is built from `registry`; an error names the network's
-    /// fault.
+    /// fault. The positional form of [`DiskController::create`], kept for
+    /// the callers that predate it (`tests/controller_replay.rs`).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         registry: &Registry,
@@ -452,16 +419,12 @@ impl DiskController {
             st,
             dirty: false,
             urgent: false,
-            recorded: None,
+            presence: Presence::default(),
             standby_since: None,
             power_since_unix,
             seen_active: false,
-            flushing: false,
-            absorb_next: false,
             command_since: None,
-            own_io: Vec::new(),
-            own_reads: Credit::default(),
-            own_writes: Credit::default(),
+            own_io: OwnIo::default(),
             not_running: false,
             last_power_check: power_since_unix.is_none().then_some(now),
             asleep_seen: None,
@@ -471,16 +434,11 @@ impl DiskController {
             retry_at: None,
             jobs,
             idle_since: None,
-            last_skip: None,
-            refusals_said: Vec::new(),
+            reporter: Reporter::default(),
             wear_charge: None,
-            withheld_logged: String::new(),
-            spinners_warned: Vec::new(),
             overtaking: None,
             noted_deadline: None,
-            quiet_routine: false,
             acted: false,
-            detached: false,
             last_idle: None,
             events: Vec::with_capacity(64),
             shadow: Self::shadow_for(cfg, settings.poll),
@@ -491,12 +449,8 @@ impl DiskController {
             idle_began_unix: None,
             last_record: None,
             day: None,
-            keep_pending: false,
-            learned_at: None,
+            learning: Learning::new(),
             polled_at: None,
-            learned_logged: None,
-            gaps: Gaps::new(),
-            gaps_ended: 0,
         })
     }
 
@@ -551,8 +505,7 @@ impl DiskController {
         if parts.iter().all(Option::is_none) {
             return;
         }
-        let ended = std::mem::take(&mut self.gaps_ended);
-        self.learned_at = Some(now.mono);
+        let ended = self.learning.kept(now.mono);
         let (periods, since) = self
             .st
             .learned
@@ -645,7 +598,7 @@ impl DiskController {
         let st = &self.st;
         let task_done = !self.engine.task_running() || self.in_standby();
         (st.present
-            && !self.detached
+            && !self.presence.detached()
             && !self.tracker.holding()
             && self.idle_since.is_some()
             && task_done)
@@ -788,11 +741,10 @@ impl DiskController {
     /// from the same instant. Not needed after [`DiskController::finish`]
     /// (a clean stop saves at its end).
     pub fn state_written(&mut self, out: &mut Vec<Output>) {
-        let (Some(at), Some(t)) = (self.learned_at, self.polled_at) else {
+        let Some(t) = self.polled_at else {
             return;
         };
-        if self.session_sent && self.learned_logged != Some(at) {
-            self.learned_logged = Some(at);
+        if let Some(at) = self.learning.news_for_log(self.session_sent) {
             self.activity(Record::Learned { t, at }, out);
         }
     }
@@ -810,13 +762,7 @@ impl DiskController {
         }
         // The period in progress ends here, as the shadow ends it when the
         // log's next run begins.
-        if self
-            .gaps
-            .arrival(now.mono)
-            .is_some_and(|len| len >= self.settings.poll)
-        {
-            self.gaps_ended += 1;
-        }
+        self.learning.end_at(now.mono, self.settings.poll);
         self.keep_learned(now);
         // Idle and watched: the next run in this boot may take the idle
         // period up ([`DiskController::resume_idle`]).
@@ -843,12 +789,8 @@ impl DiskController {
     /// The poll's record, a mark, or nothing (a quiet poll).
     fn record_poll(&mut self, t: Nanos, poll: Option<lull_activity::Poll>, out: &mut Vec<Output>) {
         let Some(p) = poll else { return };
-        let (gaps, floor) = (&mut self.gaps, self.settings.poll);
-        p.pieces(|piece| {
-            if gaps.piece(piece).is_some_and(|len| len >= floor) {
-                self.gaps_ended += 1;
-            }
-        });
+        let (learning, floor) = (&mut self.learning, self.settings.poll);
+        p.pieces(|piece| learning.piece(piece, floor));
         if !self.session_sent {
             self.session_sent = true;
             let s = self.session();
@@ -1025,7 +967,8 @@ impl DiskController {
             return p.min(fine);
         }
         let coarse = self.settings.max_poll;
-        if coarse <= fine || !self.st.present || self.detached || self.tracker.holding() {
+        if coarse <= fine || !self.st.present || self.presence.detached() || self.tracker.holding()
+        {
             return fine;
         }
         match self.idle_since {
@@ -1084,7 +1027,7 @@ impl DiskController {
     pub fn replugged(&mut self, kernel: &str, family: Family, out: &mut Vec<Output>) {
         info!("disk {} is now {}", self.key, kernel);
         self.kernel = kernel.to_string();
-        self.recorded = None;
+        self.presence.replugged();
         out.push(Output::Order {
             job: None,
             order: Order::Replugged { dev: self.dev() },
@@ -1099,7 +1042,7 @@ impl DiskController {
     /// is gone) is neither watched nor spun down on its behalf.
     /// Returns whether it was attached before.
     pub fn detach(&mut self, detached: bool) -> bool {
-        std::mem::replace(&mut self.detached, detached) != detached && detached
+        self.presence.detach(detached)
     }
 
     /// The disk's partitions or holders changed.

@@ -76,7 +76,7 @@
 //! `activity_dir` (default `activity` next to the state file),
 //! `activity_retention` (default `7d`, between `1h` and `366d`) and
 //! `activity_max_mb` (default 64 per disk, between 1 and 100000). See
-//! [`crate::activity`].
+//! the shell's `activity` module.
 //!
 //! `poll` (SPEC §6.1) defaults to a tenth of the shortest time scale of
 //! the disks' networks, within 1 s and 60 s ([`derived_poll`]).
@@ -199,7 +199,7 @@ pub struct Config {
     /// `/usr/bin` or `/bin`.
     pub hdparm: Option<PathBuf>,
     /// The lines of the top-level paths checked after the file's own
-    /// validation ([`crate::preflight::preflight`]), so their errors name
+    /// validation (`lull_live::preflight::preflight`), so their errors name
     /// the line too.
     pub lines: KeyLines,
 }
@@ -248,7 +248,7 @@ fn absolute(cx: &Ctx<'_>, value: &Spanned<String>, key: &str) -> Result<PathBuf,
 }
 
 /// Where and how much the daemon records of each disk's activity
-/// ([`crate::activity`]).
+/// (the shell's `activity` module).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActivityConfig {
     /// Record at all (`activity_log`).
@@ -1057,7 +1057,7 @@ impl Config {
     pub fn entry_for(&self, key: &str) -> Option<&DiskConfig> {
         self.disks.iter().find(|d| d.device == key).or_else(|| {
             self.disks.iter().find(|d| {
-                crate::devices::is_glob(&d.device) && crate::devices::glob_match(&d.device, key)
+                crate::glob::is_glob(&d.device) && crate::glob::glob_match(&d.device, key)
             })
         })
     }

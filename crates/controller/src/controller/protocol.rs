@@ -198,7 +198,7 @@ pub struct Spinner {
     /// Its process id.
     pub pid: u32,
     /// The warning for the admin: what it spins down and after how long,
-    /// and what to do ([`crate::preflight::competition`]); empty when the
+    /// and what to do (`lull_live::preflight::competition`); empty when the
     /// witness has given it already (the controller then logs none).
     pub warning: String,
 }
