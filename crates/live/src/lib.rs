@@ -69,6 +69,7 @@
 
 pub mod activity;
 mod actor;
+pub mod admin;
 pub mod config;
 pub mod controller;
 pub mod daemon;
@@ -89,16 +90,16 @@ mod resident;
 pub mod sgio;
 pub mod source;
 pub mod state;
-pub mod status;
 pub mod task;
 pub mod timer;
 pub mod transport;
 mod units;
 pub mod wakeup;
 
+pub use admin::check::{CheckReport, check, check_report};
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, run};
-pub use preflight::{CheckReport, check, check_report, preflight};
+pub use preflight::preflight;
 
 use lull_core::registry::Registry;
 

@@ -51,6 +51,8 @@ use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
 use crate::state::{DiskState, State, WearBudget};
 use crate::units::{energy, secs};
 
+pub use crate::persist::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD, is_parked_key};
+
 /// The backend a `standby` disk's config names, when it is not `auto`
 /// (whose probe the state file remembers).
 fn configured_backend(dcfg: Option<&DiskConfig>) -> Option<&'static str> {
@@ -717,29 +719,6 @@ fn compare_timeout(cfg: &Config, key: &str) -> Option<Nanos> {
         } => compare_timeout,
         _ => None,
     }
-}
-
-/// The last decision the daemon writes in the state-file entry of a disk
-/// that a reload removed from the configuration, with the reload's time
-/// (the metrics stop exporting the disk then): `lull status` shows such
-/// an entry as not watched since that time.
-pub const REMOVED_AT_RELOAD: &str = "removed from the configuration by a reload";
-
-/// The last decision the daemon writes, with its start's time, in the
-/// state-file entry of a disk that no `[[disk]]` covers when it starts
-/// (removed from the file while the daemon was stopped), unless the entry
-/// says so already: not watched since at least then.
-pub const NOT_CONFIGURED_AT_START: &str = "not in the configuration at the daemon's start";
-
-/// Whether state-file key `key` is a drive's entry waiting for its drive
-/// ([`crate::state::PARKED_PREFIX`]), or one a swap of drives without
-/// serial numbers set aside (`KEY~N`): no `[[disk]]` names those, and the
-/// daemon does not mark them as removed.
-pub fn is_parked_key(key: &str) -> bool {
-    key.starts_with(crate::state::PARKED_PREFIX)
-        || key
-            .rsplit_once('~')
-            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Why the daemon does not watch the disk of state-file entry `key`
