@@ -88,6 +88,7 @@ pub mod preflight;
 pub mod process;
 mod resident;
 pub mod sgio;
+pub mod snapshot;
 pub mod source;
 pub mod state;
 pub mod task;
