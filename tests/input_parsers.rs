@@ -192,7 +192,7 @@ proptest! {
         if let Err(e) = lull_live::hd_idle::parse(&text) {
             let _ = e.to_string();
         }
-        if let Err(e) = lull_live::hd_idle::convert(&text) {
+        if let Err(e) = lull_live::admin::from_hd_idle::convert(&text) {
             let _ = e.to_string();
         }
     }
@@ -235,7 +235,7 @@ fn the_seeds_of_the_mutations_parse() {
     lull_rank::grid::Grid::from_toml(GRID, "spindown").unwrap();
     lull_live::config::Config::parse(Path::new("lull.toml"), CONFIG, &registry).unwrap();
     assert_eq!(lull_live::diskstats::parse(DISKSTATS).unwrap().len(), 4);
-    lull_live::hd_idle::convert(HD_IDLE).unwrap();
+    lull_live::admin::from_hd_idle::convert(HD_IDLE).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.json");
     std::fs::write(&path, state_text()).unwrap();
@@ -369,7 +369,7 @@ proptest! {
         let config = status_files(dir.path(), &text, breakeven_s, standby_s);
         let registry = lull_live::default_registry();
         for json in [false, true] {
-            let _ = lull_live::status::report(&config, json, &registry, &[]);
+            let _ = lull_live::admin::status::report(&config, json, &registry, &[]);
         }
     }
 }
@@ -387,7 +387,7 @@ fn the_status_set_up_reads() {
     let dir = tempfile::tempdir().unwrap();
     let config = status_files(dir.path(), &text, 72.4, 0.0);
     let registry = lull_live::default_registry();
-    let out = lull_live::status::report(&config, false, &registry, &[]).unwrap();
+    let out = lull_live::admin::status::report(&config, false, &registry, &[]).unwrap();
     assert!(out.contains("sdb"), "{out}");
     assert!(out.contains("drive       wd-red-plus"), "{out}");
     assert!(out.contains("saved 24h"), "{out}");

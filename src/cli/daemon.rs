@@ -1,43 +1,19 @@
 //! `lull daemon`: watch live disks and act in their idle time.
-
-use std::path::PathBuf;
+//!
+//! Its flags are `lulld`'s ([`lull_live::admin::front::DaemonArgs`]), so
+//! the two front ends' help cannot disagree.
 
 use lull_live::DaemonError;
+use lull_live::admin::front::{DaemonArgs, Format};
 
 use super::CliError;
 
-/// Flags of `lull daemon`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// The TOML configuration (see `contrib/lull.toml`; default
-    /// /etc/lull.toml, as `lull status` and the systemd unit have it).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Decide and log, but touch no drive and run no command; its state
-    /// goes to a file of its own beside the state file
-    /// (state.dry-run.json for state.json), its activity logs and metrics
-    /// as a real run's (as `lulld --dry-run`).
-    #[arg(long, conflicts_with = "check")]
-    dry_run: bool,
-    /// Validate the configuration, show which disks it names (with the
-    /// drive each was identified as and its break-even time B), and exit.
-    #[arg(long)]
-    check: bool,
-    /// Output format of `--check`.
-    #[arg(long, value_enum, default_value_t, requires = "check")]
-    format: super::Format,
-    /// Print the lull configuration equivalent to hd-idle's options (the
-    /// value of HD_IDLE_OPTS, quoted as one argument, or the path of
-    /// hd-idle's defaults file, /etc/default/hd-idle) and exit; see
-    /// docs/coming-from-hd-idle.md.
-    #[arg(long, value_name = "HD_IDLE_OPTS", allow_hyphen_values = true,
-          conflicts_with_all = ["config", "dry_run", "check"])]
-    from_hd_idle: Option<String>,
-}
+/// Flags of `lull daemon`: the daemon's own.
+pub(crate) type Args = DaemonArgs;
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if let Some(opts) = &args.from_hd_idle {
-        let c = lull_live::hd_idle::convert_arg(opts).map_err(CliError::input)?;
+        let c = lull_live::admin::from_hd_idle::convert_arg(opts).map_err(CliError::input)?;
         for w in &c.warnings {
             eprintln!("lull: warning: {w}");
         }
@@ -45,18 +21,16 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         return Ok(());
     }
     let registry = lull::registry();
-    let config = args
-        .config
-        .unwrap_or_else(|| PathBuf::from("/etc/lull.toml"));
+    let config = args.config_path();
     if args.check {
         let report = lull_live::check_report(&config, &registry).map_err(CliError::input)?;
         match args.format {
-            super::Format::Json => println!(
+            Format::Json => println!(
                 "{}",
                 serde_json::to_string_pretty(&report)
                     .map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
             ),
-            super::Format::Text => print!("{}", report.text()),
+            Format::Text => print!("{}", report.text()),
         }
         return Ok(());
     }
@@ -70,4 +44,51 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         DaemonError::Config(e) => CliError::input(e),
         e @ (DaemonError::Runtime(_) | DaemonError::Held(..)) => CliError::runtime(e),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The options part of a command's long help: from "Options:" on.
+    fn options(mut cmd: clap::Command) -> String {
+        let help = cmd.render_long_help().to_string();
+        let at = help.find("Options:").expect("an options section");
+        help[at..].to_string()
+    }
+
+    /// `lull daemon --help` and `lulld daemon --help` describe the shared
+    /// flags in the same words, and so do `lull status --help` and `lulld
+    /// status --help`: both front ends take them from one definition.
+    #[test]
+    fn the_two_front_ends_help_alike() {
+        let lull = crate::Cli::command();
+        let lulld = lull_live::admin::front::Lulld::command();
+        for name in ["daemon", "status"] {
+            let ours = lull.find_subcommand(name).unwrap().clone();
+            let theirs = lulld.find_subcommand(name).unwrap().clone();
+            assert_eq!(options(ours), options(theirs), "{name}");
+        }
+        // And `lulld` without the word `daemon` offers the same flags.
+        let daemon = lull.find_subcommand("daemon").unwrap();
+        for arg in daemon.get_arguments() {
+            let top = lulld
+                .get_arguments()
+                .find(|a| a.get_id() == arg.get_id())
+                .unwrap_or_else(|| panic!("lulld has no {}", arg.get_id()));
+            let words = |a: &clap::Arg| {
+                (
+                    a.get_help().map(ToString::to_string),
+                    a.get_long_help().map(ToString::to_string),
+                )
+            };
+            assert_eq!(words(top), words(arg), "{}", arg.get_id());
+        }
+        let dry = daemon
+            .get_arguments()
+            .find(|a| a.get_id() == "dry_run")
+            .unwrap();
+        let said = dry.get_help().unwrap().to_string();
+        assert!(said.contains("state.dry-run.json"), "{said}");
+    }
 }

@@ -1,32 +1,18 @@
 //! `lull status`: each disk's state as the running daemon reports it
-//! ([`lull_live::status`]: its metrics endpoint or textfile and its state
-//! file, found through its config).
+//! ([`lull_live::admin::status`]: its metrics endpoint or textfile and its
+//! state file, found through its config). Its flags are `lulld status`'s
+//! ([`lull_live::admin::front::StatusArgs`]).
 
-use std::path::PathBuf;
+use lull_live::admin::front::{Format, StatusArgs};
+use lull_live::admin::status::StatusError;
 
-use lull_live::status::StatusError;
+use super::CliError;
 
-use super::{CliError, Format};
-
-/// Flags of `lull status`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// The daemon's TOML configuration (read only, to find its metrics and
-    /// state file).
-    #[arg(long, default_value = "/etc/lull.toml")]
-    config: PathBuf,
-    /// `text`: a block per disk, for people; `json`: one object for
-    /// scripts.
-    #[arg(long, default_value_t = Format::Text)]
-    format: Format,
-    /// Only these disks: a stable name (the state-file key, as the status
-    /// prints it), a kernel name (`sdb`) or a `/dev/` path; every disk
-    /// when none is given.
-    disks: Vec<String>,
-}
+/// Flags of `lull status`: `lulld status`'s.
+pub(crate) type Args = StatusArgs;
 
 pub(crate) fn run(args: Args) -> Result<(), CliError> {
-    let text = lull_live::status::report(
+    let text = lull_live::admin::status::report(
         &args.config,
         args.format == Format::Json,
         &lull::registry(),

@@ -73,6 +73,7 @@
 
 pub mod activity;
 mod actor;
+pub mod admin;
 pub mod daemon;
 pub mod devices;
 pub mod diskstats;
@@ -88,7 +89,7 @@ pub mod preflight;
 pub mod process;
 mod resident;
 pub mod sgio;
-pub mod status;
+pub mod snapshot;
 pub mod timer;
 pub mod transport;
 mod units;
@@ -99,9 +100,10 @@ pub mod wakeup;
 // were.
 pub use lull_controller::{config, controller, jobs, source, state, task};
 
+pub use admin::check::{CheckReport, check, check_report};
 pub use config::{Config, ConfigError};
 pub use daemon::{DaemonError, Options, run};
-pub use preflight::{CheckReport, check, check_report, preflight};
+pub use preflight::preflight;
 
 pub use lull_controller::default_registry;
 

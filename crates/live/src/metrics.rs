@@ -618,12 +618,12 @@ mod tests {
             assert!(text.contains(&line), "{line} in {text}");
         }
         assert!(text.lines().all(|l| l.len() < 400), "{text}");
-        let samples = crate::status::parse_metrics(&text).unwrap();
+        let samples = crate::admin::status::parse_metrics(&text).unwrap();
         let none = samples
             .iter()
             .find(|s| s.label("name") == Some("periodic_period_s"))
             .expect("the gauge parses");
-        assert!(crate::status::NodeGauge::new("n0", "periodic_period_s", none.value).never);
+        assert!(crate::admin::status::NodeGauge::new("n0", "periodic_period_s", none.value).never);
         // The shadow: a one-hour idle period on a wd-red-plus.
         for (policy, spinups) in [("lull", 0), ("hd-idle-10min", 1), ("oracle", 1)] {
             for window in ["24h", "7d"] {

@@ -133,7 +133,7 @@ impl Persist {
             // reload or restart removed, nor of drives that left.
             let exported = |k: &str| {
                 snap.gauges.iter().any(|g| g.key == k)
-                    || (cfg.entry_for(k).is_some() && !crate::status::is_parked_key(k))
+                    || (cfg.entry_for(k).is_some() && !is_parked_key(k))
             };
             let mut text =
                 metrics::render_exported(&snap.state, &exported, &snap.gauges, snap.polls, dry_run);
@@ -206,6 +206,29 @@ pub(crate) fn said_once(last: &mut Option<String>, e: String, say: impl FnOnce(&
         say(&e);
         *last = Some(e);
     }
+}
+
+/// The last decision the daemon writes in the state-file entry of a disk
+/// that a reload removed from the configuration, with the reload's time
+/// (the metrics stop exporting the disk then): `lull status` shows such
+/// an entry as not watched since that time.
+pub const REMOVED_AT_RELOAD: &str = "removed from the configuration by a reload";
+
+/// The last decision the daemon writes, with its start's time, in the
+/// state-file entry of a disk that no `[[disk]]` covers when it starts
+/// (removed from the file while the daemon was stopped), unless the entry
+/// says so already: not watched since at least then.
+pub const NOT_CONFIGURED_AT_START: &str = "not in the configuration at the daemon's start";
+
+/// Whether state-file key `key` is a drive's entry waiting for its drive
+/// ([`crate::state::PARKED_PREFIX`]), or one a swap of drives without
+/// serial numbers set aside (`KEY~N`): no `[[disk]]` names those, and the
+/// daemon does not mark them as removed.
+pub fn is_parked_key(key: &str) -> bool {
+    key.starts_with(crate::state::PARKED_PREFIX)
+        || key
+            .rsplit_once('~')
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

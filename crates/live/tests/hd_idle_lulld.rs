@@ -1,5 +1,5 @@
 //! `lulld --from-hd-idle`: the daemon-only binary converts hd-idle's options
-//! as `lull daemon --from-hd-idle` does (the same code, `lull_live::hd_idle`)
+//! as `lull daemon --from-hd-idle` does (the same code, `lull_live::admin::from_hd_idle`)
 //! and exits 2 naming an option it cannot convert.
 
 use std::process::Command;

@@ -6,9 +6,9 @@ use tracing::{error, info, warn};
 use super::{Daemon, DaemonError, lock_state, mark_unconfigured};
 use crate::config::{Config, DiskConfig, TaskConfig};
 use crate::metrics;
+use crate::persist::REMOVED_AT_RELOAD;
 use crate::preflight::preflight;
 use crate::state::WearBudget;
-use crate::status::REMOVED_AT_RELOAD;
 use crate::timer::unix_now;
 use crate::units::secs;
 

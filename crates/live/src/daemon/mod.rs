@@ -253,12 +253,12 @@ fn lock_state(cfg: &Config, dry_run: bool) -> Result<Option<InstanceLock>, Daemo
 
 /// At the start: the state-file entries of disks removed from the file
 /// while the daemon was stopped are marked so
-/// ([`crate::status::NOT_CONFIGURED_AT_START`]), each said once.
+/// ([`crate::persist::NOT_CONFIGURED_AT_START`]), each said once.
 fn unconfigured_at_start(state: &mut State, cfg: &Config) {
     let marked = mark_unconfigured(
         state,
         cfg,
-        crate::status::NOT_CONFIGURED_AT_START,
+        crate::persist::NOT_CONFIGURED_AT_START,
         unix_now(),
     );
     for key in marked {
@@ -756,7 +756,7 @@ pub(super) fn mark_unconfigured(
     mark: &str,
     now_unix: u64,
 ) -> Vec<String> {
-    use crate::status::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD, is_parked_key};
+    use crate::persist::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD, is_parked_key};
     let mut marked = Vec::new();
     for (key, d) in &mut state.disks {
         if is_parked_key(key)
@@ -790,7 +790,7 @@ mod tests {
     /// already are left as they are.
     #[test]
     fn entries_no_disk_entry_covers_are_marked_once() {
-        use crate::status::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD};
+        use crate::persist::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD};
         let cfg = Config::parse(
             std::path::Path::new("t.toml"),
             "[[disk]]\ndevice = \"loop0\"\n[[disk]]\ndevice = \"sd[b-c]\"\n",

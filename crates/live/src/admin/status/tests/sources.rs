@@ -52,6 +52,33 @@ fn the_metrics_renderer_parses_back() {
     assert_eq!(sd.value, 7.0);
 }
 
+/// The captured scrape read into snapshots: one per disk, each metric in
+/// its field, and the snapshot kept whole through JSON.
+#[test]
+fn a_scrape_reads_into_one_snapshot_per_disk() {
+    let snaps = snapshots(&parse_metrics(CAPTURED).unwrap());
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+    let d = &snaps[0];
+    assert_eq!(d.disk, DISK);
+    assert_eq!(d.spindowns, Some(5.0));
+    assert_eq!(
+        d.nodes,
+        vec![("adaptive-timer".into(), "timeout_s".into(), 42.5)]
+    );
+    assert_eq!(
+        d.wakeups,
+        vec![("smbd".into(), 3.0), ("unknown".into(), 1.0)]
+    );
+    assert_eq!(d.last_wake, Some((1_699_999_970.0, Some("spinup".into()))));
+    assert_eq!(snaps[1].disk, "sdb");
+    assert_eq!(snaps[1].present, Some(false));
+    assert_eq!(snaps[1].task_running, None);
+    assert_eq!(snaps[1].jobs[0].name, "scrub");
+    let json = serde_json::to_string(d).unwrap();
+    let back: DiskSnapshot = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, d);
+}
+
 #[test]
 fn combines_metrics_state_and_config() {
     let reg = crate::default_registry();

@@ -48,8 +48,11 @@ use lull_core::time::Nanos;
 use serde::Serialize;
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
+use crate::snapshot::{DiskSnapshot, JobSnapshot};
 use crate::state::{DiskState, State, WearBudget};
 use crate::units::{energy, secs};
+
+pub use crate::persist::{NOT_CONFIGURED_AT_START, REMOVED_AT_RELOAD, is_parked_key};
 
 /// The backend a `standby` disk's config names, when it is not `auto`
 /// (whose probe the state file remembers).
@@ -373,21 +376,9 @@ pub struct DiskStatus {
     pub jobs: Vec<JobStatus>,
 }
 
-/// One job of a `jobs` disk as the daemon's metrics report it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct JobStatus {
-    /// Its name.
-    pub name: String,
-    /// Whether admission control admitted its reservation.
-    pub admitted: bool,
-    /// Seconds its command ran in the disk's idle time.
-    pub idle_s: f64,
-    /// Reservation windows in which it got less than its reservation.
-    pub deadlines_missed: u64,
-    /// Whether it fits the idle time observed (after a full day; `None`
-    /// before).
-    pub fits_observed: Option<bool>,
-}
+/// One job of a `jobs` disk as the daemon's metrics report it: the
+/// snapshot's ([`JobSnapshot`]), shown as it is.
+pub use crate::snapshot::JobSnapshot as JobStatus;
 
 /// What `lull status` reports.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -719,29 +710,6 @@ fn compare_timeout(cfg: &Config, key: &str) -> Option<Nanos> {
     }
 }
 
-/// The last decision the daemon writes in the state-file entry of a disk
-/// that a reload removed from the configuration, with the reload's time
-/// (the metrics stop exporting the disk then): `lull status` shows such
-/// an entry as not watched since that time.
-pub const REMOVED_AT_RELOAD: &str = "removed from the configuration by a reload";
-
-/// The last decision the daemon writes, with its start's time, in the
-/// state-file entry of a disk that no `[[disk]]` covers when it starts
-/// (removed from the file while the daemon was stopped), unless the entry
-/// says so already: not watched since at least then.
-pub const NOT_CONFIGURED_AT_START: &str = "not in the configuration at the daemon's start";
-
-/// Whether state-file key `key` is a drive's entry waiting for its drive
-/// ([`crate::state::PARKED_PREFIX`]), or one a swap of drives without
-/// serial numbers set aside (`KEY~N`): no `[[disk]]` names those, and the
-/// daemon does not mark them as removed.
-pub fn is_parked_key(key: &str) -> bool {
-    key.starts_with(crate::state::PARKED_PREFIX)
-        || key
-            .rsplit_once('~')
-            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// Why the daemon does not watch the disk of state-file entry `key`
 /// whose last decision is `decision` (at `decision_unix`), for a key no
 /// `[[disk]]` covers: the words, and since when it is not watched (with
@@ -828,7 +796,8 @@ fn last_change(st: &DiskState, standby: bool, wake: Option<(u64, &str)>) -> (Opt
     }
 }
 
-/// The disks of `state` and `samples`, each with its config.
+/// The disks of `state` and the metrics `samples`, each with its config:
+/// [`from_snapshots`] of the samples read into [`snapshots`].
 pub fn combine(
     cfg: &Config,
     state: &State,
@@ -836,8 +805,95 @@ pub fn combine(
     have_metrics: bool,
     now_unix: u64,
 ) -> Vec<DiskStatus> {
+    from_snapshots(cfg, state, &snapshots(samples), have_metrics, now_unix)
+}
+
+/// The metrics `samples` read into one [`DiskSnapshot`] per disk, in the
+/// order the disks first appear: the one place the status reads the
+/// Prometheus text's names and labels. Where a metric has more than one
+/// sample for a disk and one is meant, the first counts.
+pub fn snapshots(samples: &[Sample]) -> Vec<DiskSnapshot> {
+    let mut out: Vec<DiskSnapshot> = Vec::new();
+    for s in samples {
+        let Some(key) = s.label("disk") else {
+            continue;
+        };
+        let i = match out.iter().position(|d| d.disk == key) {
+            Some(i) => i,
+            None => {
+                out.push(DiskSnapshot {
+                    disk: key.to_string(),
+                    shadow: shadow_windows(samples, key),
+                    jobs: jobs_from_metrics(samples, key),
+                    ..DiskSnapshot::default()
+                });
+                out.len() - 1
+            }
+        };
+        let d = &mut out[i];
+        let v = s.value;
+        let first = |f: &mut Option<f64>| {
+            f.get_or_insert(v);
+        };
+        match s.name.as_str() {
+            "lull_disk_present" => {
+                d.present.get_or_insert(v != 0.0);
+            }
+            "lull_in_standby" => {
+                d.in_standby.get_or_insert(v != 0.0);
+            }
+            "lull_task_running" if d.task_running.is_none() => {
+                d.task_running = Some(v != 0.0);
+                d.task = s.label("task").map(str::to_string);
+            }
+            "lull_power_state_since_timestamp_seconds" => first(&mut d.power_since),
+            "lull_idle_since_timestamp_seconds" => first(&mut d.idle_since),
+            "lull_next_decision_timestamp_seconds" => first(&mut d.next_decision),
+            "lull_spindowns_total" => first(&mut d.spindowns),
+            "lull_spinups_total" => first(&mut d.spinups),
+            "lull_foreign_spinups_total" => first(&mut d.foreign_spinups),
+            "lull_errors_total" => first(&mut d.errors),
+            "lull_task_starts_total" => first(&mut d.task_starts),
+            "lull_command_seconds_total" => first(&mut d.command_s),
+            "lull_command_exits_total" => first(&mut d.command_exits),
+            "lull_standby_seconds_total" => first(&mut d.standby_s),
+            "lull_learned_idle_periods" => first(&mut d.learned_idle_periods),
+            "lull_learned_since_timestamp_seconds" => first(&mut d.learned_since),
+            "lull_wakeups_total" => {
+                if let Some(comm) = s.label("comm") {
+                    d.wakeups.push((comm.to_string(), v));
+                }
+            }
+            "lull_last_wake_timestamp_seconds" => {
+                d.last_wake
+                    .get_or_insert_with(|| (v, s.label("cause").map(str::to_string)));
+            }
+            "lull_node_gauge" => d.nodes.push((
+                s.label("node").unwrap_or("").to_string(),
+                s.label("name").unwrap_or("").to_string(),
+                v,
+            )),
+            n if n == crate::metrics::LAST_DECISION && d.last_decision.is_none() => {
+                d.last_decision = s.label("text").map(str::to_string);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The disks of `state` and of the metrics' `snapshots`, each with its
+/// config. `have_metrics`: the metrics were read (a daemon's, even one
+/// that exported no disk).
+pub fn from_snapshots(
+    cfg: &Config,
+    state: &State,
+    snaps: &[DiskSnapshot],
+    have_metrics: bool,
+    now_unix: u64,
+) -> Vec<DiskStatus> {
     let mut keys: Vec<&str> = state.disks.keys().map(String::as_str).collect();
-    keys.extend(samples.iter().filter_map(|s| s.label("disk")));
+    keys.extend(snaps.iter().map(|s| s.disk.as_str()));
     keys.sort_unstable();
     keys.dedup();
     // In the config's order (a glob's disks by name within it), then the
@@ -849,21 +905,17 @@ pub fn combine(
     };
     keys.sort_by_key(|k| place(k));
     let empty = DiskState::default();
+    let none = DiskSnapshot::default();
     keys.into_iter()
         .map(|key| {
             let st = state.disks.get(key).unwrap_or(&empty);
-            let metric = |name: &str| {
-                samples
-                    .iter()
-                    .find(|s| s.name == name && s.label("disk") == Some(key))
-            };
-            let counter =
-                |name: &str, fallback: u64| metric(name).map_or(fallback, |s| s.value as u64);
+            let m = snaps.iter().find(|s| s.disk == key).unwrap_or(&none);
+            let counter = |v: Option<f64>, fallback: u64| v.map_or(fallback, |v| v as u64);
             // An instant of the metrics (NaN: none) is current; the state
             // file's may be up to `state_interval` old. A daemon without
             // the metric leaves the state file's.
-            let instant = |name: &str, fallback: Option<u64>| match metric(name) {
-                Some(s) if s.value.is_finite() && s.value >= 0.0 => Some(s.value as u64),
+            let instant = |v: Option<f64>, fallback: Option<u64>| match v {
+                Some(v) if v.is_finite() && v >= 0.0 => Some(v as u64),
                 Some(_) => None,
                 None => fallback,
             };
@@ -871,9 +923,9 @@ pub fn combine(
             // its key would match.
             let dcfg = cfg.entry_for(key).filter(|_| !is_parked_key(key));
             let backend = configured_backend(dcfg);
-            let present = metric("lull_disk_present").map_or(st.present, |s| s.value != 0.0);
-            let standby = match metric("lull_in_standby") {
-                Some(s) => s.value != 0.0,
+            let present = m.present.unwrap_or(st.present);
+            let standby = match m.in_standby {
+                Some(b) => b,
                 // No controller's gauges for the disk (a stopped daemon's
                 // last textfile has none, an older daemon's no such
                 // gauge): the state file's standby, which the daemon
@@ -895,7 +947,7 @@ pub fn combine(
             // `lull_task_running` for every one it has) whose key no
             // entry covers: a state-file entry kept from when it was
             // watched, not its state now.
-            let unwatched = (dcfg.is_none() && metric("lull_task_running").is_none())
+            let unwatched = (dcfg.is_none() && m.task_running.is_none())
                 .then(|| unwatched_why(key, &st.last_decision, st.last_decision_unix));
             let power = if unwatched.is_some() {
                 "unwatched"
@@ -937,10 +989,10 @@ pub fn combine(
                 }
                 _ => None,
             });
-            let mut counted: Vec<(&str, u64)> = samples
+            let mut counted: Vec<(&str, u64)> = m
+                .wakeups
                 .iter()
-                .filter(|s| s.name == "lull_wakeups_total" && s.label("disk") == Some(key))
-                .filter_map(|s| Some((s.label("comm")?, s.value as u64)))
+                .map(|(c, n)| (c.as_str(), *n as u64))
                 .collect();
             if counted.is_empty() {
                 counted = st.wakeups.iter().map(|(c, &n)| (c.as_str(), n)).collect();
@@ -953,9 +1005,8 @@ pub fn combine(
             // The metric is current; the state file may lag a little
             // (not after a spin-up, which it saves at once), so the
             // suspects count only when it tells of the same wake.
-            let (last_wake_unix, last_wake_cause) = match metric("lull_last_wake_timestamp_seconds")
-            {
-                Some(s) => (Some(s.value as u64), s.label("cause").map(str::to_string)),
+            let (last_wake_unix, last_wake_cause) = match &m.last_wake {
+                Some((t, cause)) => (Some(*t as u64), cause.clone()),
                 None => (
                     st.last_wake.as_ref().map(|w| w.unix),
                     st.last_wake.as_ref().map(|w| w.cause.clone()),
@@ -973,9 +1024,9 @@ pub fn combine(
             // else the state file's last decision bounds it (exact when
             // that decision is the change). A metrics endpoint of an
             // older daemon has neither.
-            let since_metric = metric("lull_power_state_since_timestamp_seconds");
+            let since_metric = m.power_since;
             let power_since = match since_metric {
-                Some(s) => (s.value.is_finite() && s.value > 0.0).then_some(s.value as u64),
+                Some(v) => (v.is_finite() && v > 0.0).then_some(v as u64),
                 // Without the gauge, the state file's standby began when
                 // it says.
                 None => st.standby_unix.filter(|_| standby),
@@ -1008,16 +1059,16 @@ pub fn combine(
             let watched = unwatched.is_none();
             // The last decision's words: the metrics' (current) over the
             // state file's (up to `state_interval` old).
-            let last_decision = metric(crate::metrics::LAST_DECISION)
-                .and_then(|s| s.label("text"))
-                .map_or_else(|| st.last_decision.clone(), str::to_string);
+            let last_decision = m
+                .last_decision
+                .clone()
+                .unwrap_or_else(|| st.last_decision.clone());
             DiskStatus {
                 disk: key.to_string(),
                 kernel_name: st.kernel_name.clone(),
-                task: samples
-                    .iter()
-                    .find(|s| s.name == "lull_task_running" && s.label("disk") == Some(key))
-                    .and_then(|s| s.label("task").map(str::to_string))
+                task: m
+                    .task
+                    .clone()
                     .or_else(|| dcfg.map(|d| d.task.name().to_string())),
                 power: power.into(),
                 since_unix,
@@ -1025,41 +1076,35 @@ pub fn combine(
                 // Nothing runs on an absent disk's behalf: a standby the
                 // vanish ended (counted as a spin-up) is not "running", as
                 // a trial read it.
-                task_running: metric("lull_task_running")
-                    .map(|s| s.value != 0.0 && (present || s.label("task") != Some("standby"))),
+                task_running: m
+                    .task_running
+                    .map(|r| r && (present || m.task.as_deref() != Some("standby"))),
                 last_decision,
-                idle_since_unix: instant("lull_idle_since_timestamp_seconds", st.idle_since_unix)
+                idle_since_unix: instant(m.idle_since, st.idle_since_unix)
                     .filter(|_| present && watched),
-                next_decision_unix: instant(
-                    "lull_next_decision_timestamp_seconds",
-                    st.next_decision_unix,
-                )
-                .filter(|_| present && watched),
-                spindowns: counter("lull_spindowns_total", st.spindowns),
-                spinups: counter("lull_spinups_total", st.spinups),
-                foreign_spinups: counter("lull_foreign_spinups_total", st.foreign_spinups),
-                errors: counter("lull_errors_total", st.errors),
-                task_starts: counter("lull_task_starts_total", st.task_starts),
-                command_s: metric("lull_command_seconds_total").map_or(st.command_s, |s| s.value),
-                command_exits: counter("lull_command_exits_total", st.command_exits),
-                standby_s: metric("lull_standby_seconds_total").map_or(st.standby_s, |s| s.value),
+                next_decision_unix: instant(m.next_decision, st.next_decision_unix)
+                    .filter(|_| present && watched),
+                spindowns: counter(m.spindowns, st.spindowns),
+                spinups: counter(m.spinups, st.spinups),
+                foreign_spinups: counter(m.foreign_spinups, st.foreign_spinups),
+                errors: counter(m.errors, st.errors),
+                task_starts: counter(m.task_starts, st.task_starts),
+                command_s: m.command_s.unwrap_or(st.command_s),
+                command_exits: counter(m.command_exits, st.command_exits),
+                standby_s: m.standby_s.unwrap_or(st.standby_s),
                 wear,
-                nodes: samples
+                nodes: m
+                    .nodes
                     .iter()
-                    .filter(|s| s.name == "lull_node_gauge" && s.label("disk") == Some(key))
-                    .map(|s| {
-                        NodeGauge::new(
-                            s.label("node").unwrap_or(""),
-                            s.label("name").unwrap_or(""),
-                            s.value,
-                        )
-                    })
+                    .map(|(node, name, v)| NodeGauge::new(node, name, *v))
                     .collect(),
-                learned_idle_periods: metric("lull_learned_idle_periods")
-                    .map(|s| s.value as u64)
+                learned_idle_periods: m
+                    .learned_idle_periods
+                    .map(|v| v as u64)
                     .or(st.learned.as_ref().map(|l| l.idle_periods)),
-                learned_since_unix: metric("lull_learned_since_timestamp_seconds")
-                    .map(|s| s.value as u64)
+                learned_since_unix: m
+                    .learned_since
+                    .map(|v| v as u64)
                     .or(st.learned.as_ref().map(|l| l.since_unix))
                     .filter(|&t| t > 0),
                 wakeups,
@@ -1101,20 +1146,15 @@ pub fn combine(
                     .identity
                     .as_ref()
                     .and_then(crate::identify::Identity::own_standby_fix),
-                shadow: shadow_from_metrics(samples, key, st)
+                shadow: shadow_of(m.shadow.as_deref(), st)
                     .or_else(|| st.shadow.clone())
                     .map(without_empty_ratios),
-                jobs: jobs_from_metrics(samples, key),
+                jobs: m.jobs.clone(),
             }
         })
         .collect()
 }
 
-/// The shadow evaluation of disk `key` from the metrics, current to the
-/// second where the state file's is up to `state_interval` old; `None`
-/// when the metrics do not carry it whole (no metrics, no shadow, or a
-/// daemon from before `lull_shadow_observed_seconds`). The drive and B
-/// come from the state file, which has them from the disk's start.
 /// Whether even the oracle saved nothing in window `w` (no idle period
 /// outlasted the break-even time): both ratios are then 0/0.
 pub(super) fn nothing_to_save(w: &lull_activity::shadow::WindowReport) -> bool {
@@ -1136,11 +1176,13 @@ fn without_empty_ratios(mut r: lull_activity::ShadowReport) -> lull_activity::Sh
     r
 }
 
-fn shadow_from_metrics(
+/// The shadow evaluation's windows of disk `key` in the metrics
+/// `samples`; `None` when the metrics do not carry them whole (a daemon
+/// from before `lull_shadow_observed_seconds` has none: an empty list).
+fn shadow_windows(
     samples: &[Sample],
     key: &str,
-    st: &DiskState,
-) -> Option<lull_activity::ShadowReport> {
+) -> Option<Vec<lull_activity::shadow::WindowReport>> {
     use lull_activity::shadow::{PolicyFigures, WindowReport};
     let of = |name: &'static str| {
         samples
@@ -1184,6 +1226,19 @@ fn shadow_from_metrics(
                 .map(|n| n as u32),
         });
     }
+    Some(windows)
+}
+
+/// The shadow evaluation of a disk from its exported `windows`, current
+/// to the second where the state file's is up to `state_interval` old;
+/// `None` when the metrics do not carry it whole (no metrics, no shadow,
+/// or a daemon from before `lull_shadow_observed_seconds`). The drive and
+/// B come from the state file, which has them from the disk's start.
+fn shadow_of(
+    windows: Option<&[lull_activity::shadow::WindowReport]>,
+    st: &DiskState,
+) -> Option<lull_activity::ShadowReport> {
+    let windows = windows?.to_vec();
     let (drive, breakeven_s) = match (&st.shadow, &st.drive) {
         (Some(r), _) => (r.drive.clone(), r.breakeven_s),
         (None, Some(d)) => (d.preset.clone(), d.breakeven_s),
@@ -1196,15 +1251,10 @@ fn shadow_from_metrics(
     })
 }
 
-/// A node's gauge in words, from its component's catalogue entry
-/// ([`lull_core::registry::GaugeInfo`]: `p_long 0.1219` → "chance the
-/// idle period is long 12 %", `fallback_timeout_s 110` → "fallback
-/// timeout 1m50s"); a gauge the catalogue does not describe keeps its
-/// name, its value rounded to what matters. `None` is "never".
 /// The jobs of disk `key` in the metrics `samples`, in the order they
 /// first appear.
-fn jobs_from_metrics(samples: &[Sample], key: &str) -> Vec<JobStatus> {
-    let mut jobs: Vec<JobStatus> = Vec::new();
+fn jobs_from_metrics(samples: &[Sample], key: &str) -> Vec<JobSnapshot> {
+    let mut jobs: Vec<JobSnapshot> = Vec::new();
     for s in samples.iter().filter(|s| s.label("disk") == Some(key)) {
         let Some(name) = s.label("job") else {
             continue;
@@ -1212,7 +1262,7 @@ fn jobs_from_metrics(samples: &[Sample], key: &str) -> Vec<JobStatus> {
         let i = match jobs.iter().position(|j| j.name == name) {
             Some(i) => i,
             None => {
-                jobs.push(JobStatus {
+                jobs.push(JobSnapshot {
                     name: name.to_string(),
                     admitted: false,
                     idle_s: 0.0,
