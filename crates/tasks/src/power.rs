@@ -164,6 +164,18 @@ impl PowerModel {
         (preset.p_spinup == self.p_spinup && preset.t_spinup == self.t_spinup).then_some(why)
     }
 
+    /// [`PowerModel::caveat`] of the preset `name` where a drive's
+    /// break-even time is `breakeven_s`: the preset's own B (to a
+    /// millionth), so its figures were not overridden. What a status or a
+    /// check that knows only the preset's name and B shows beside B.
+    pub fn caveat_for(name: &str, breakeven_s: f64) -> Option<&'static str> {
+        let p = PowerModel::preset(name)?;
+        let b = p.break_even_s();
+        ((b - breakeven_s).abs() <= 1e-6 * b)
+            .then(|| p.caveat())
+            .flatten()
+    }
+
     /// The preset `name`, if there is one.
     pub fn preset(name: &str) -> Option<PowerModel> {
         let p = match name {

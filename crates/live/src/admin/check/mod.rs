@@ -130,6 +130,9 @@ impl CheckReport {
                 d.preset_why,
                 lull_core::time::Nanos::from_secs_f64(d.breakeven_s).approx()
             ));
+            if let Some(why) = lull_tasks::PowerModel::caveat_for(&d.preset, d.breakeven_s) {
+                out.push_str(&format!("  B unverified: {why}\n"));
+            }
             if d.present {
                 out.push_str(&match &d.serial {
                     Some(s) => format!(

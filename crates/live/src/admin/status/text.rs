@@ -211,8 +211,11 @@ pub fn render_text(st: &Status) -> String {
             );
         }
         if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
-            let b = lull_core::time::Nanos::from_secs_f64(b).approx();
-            field("drive", format!("{p} ({src}), break-even {b}"));
+            let approx = lull_core::time::Nanos::from_secs_f64(b).approx();
+            field("drive", format!("{p} ({src}), break-even {approx}"));
+            if let Some(why) = lull_tasks::PowerModel::caveat_for(p, b) {
+                field("", format!("B unverified: {why}"));
+            }
         }
         if let Some(why) = &d.left_alone {
             field("left alone", why.clone());
@@ -377,8 +380,11 @@ fn unwatched_text(out: &mut String, d: &DiskStatus, now_unix: u64) {
         let _ = writeln!(out, "  {label:<11} {text}");
     };
     if let (Some(p), Some(src), Some(b)) = (&d.preset, &d.preset_source, d.breakeven_s) {
-        let b = lull_core::time::Nanos::from_secs_f64(b).approx();
-        field("drive", format!("{p} ({src}), break-even {b}"));
+        let approx = lull_core::time::Nanos::from_secs_f64(b).approx();
+        field("drive", format!("{p} ({src}), break-even {approx}"));
+        if let Some(why) = lull_tasks::PowerModel::caveat_for(p, b) {
+            field("", format!("B unverified: {why}"));
+        }
     }
     if d.spindowns + d.spinups > 0 {
         field("spin-downs", d.spindowns.to_string());
