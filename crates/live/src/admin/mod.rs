@@ -18,7 +18,7 @@
 //! layer, with `daemon`), so the daemon runs the same without it.
 //!
 //! What the daemon itself needs of these subjects stays below: the checks
-//! a start runs ([`crate::preflight`]) and the reading of hd-idle's
+//! a start runs ([`crate::preflight()`]) and the reading of hd-idle's
 //! options, which names a competing hd-idle ([`crate::hd_idle`]).
 
 pub mod check;

@@ -52,7 +52,7 @@ pub fn spinners_of(kernels: &[&str]) -> Vec<Spinner> {
 
 /// The disks of `cfg` (`found`: the disks each entry resolves to now)
 /// that lull spins down: those of `standby` entries, but not those it
-/// leaves alone ([`DiskConfig::leaves_alone`]: a solid-state disk, an
+/// leaves alone ([`crate::config::DiskConfig::leaves_alone`]: a solid-state disk, an
 /// empty card-reader slot). Told from sysfs alone (the kernel's rotational
 /// flag and the size), which never reaches a drive: a drive the daemon
 /// finds to be solid-state only by asking it (a USB SSD the kernel calls

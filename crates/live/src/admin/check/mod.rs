@@ -3,7 +3,7 @@
 //! admin should know before starting (`lulld --check`, `lull daemon
 //! --check`).
 //!
-//! It runs the start's own checks ([`crate::preflight`]) and adds what
+//! It runs the start's own checks ([`crate::preflight()`]) and adds what
 //! only an admin asks for: by subject, [`hints`] (names and timeouts an
 //! admin may want to change) and `access` (whether the daemon could reach
 //! each drive with the rights it runs with).
