@@ -37,6 +37,7 @@
 
 use lull_core::time::Nanos;
 
+use crate::budget_oracle::Best;
 use crate::power::PowerModel;
 
 /// Seconds in a day.
@@ -227,29 +228,6 @@ fn at_most(a: &[(u64, u32)], b: &[(u64, u32)]) -> bool {
     })
 }
 
-/// A state of the program: the saving in joules and the spin-downs spent.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Best {
-    saved: f64,
-    spinups: u64,
-}
-
-impl Best {
-    const NONE: Best = Best {
-        saved: f64::NEG_INFINITY,
-        spinups: 0,
-    };
-
-    /// The better of two: more saved, then fewer spin-ups.
-    fn max(self, o: Best) -> Best {
-        if o.saved > self.saved || (o.saved == self.saved && o.spinups < self.spinups) {
-            o
-        } else {
-            self
-        }
-    }
-}
-
 /// The dynamic program over windows ([module docs](self)), fed one
 /// window at a time in time order.
 #[derive(Clone, Debug)]
@@ -265,10 +243,7 @@ impl BudgetClairvoyant {
     /// A program held to `per_day` spin-downs a day.
     pub fn new(per_day: u32) -> BudgetClairvoyant {
         let mut dp = vec![Best::NONE; per_day as usize + 1];
-        dp[0] = Best {
-            saved: 0.0,
-            spinups: 0,
-        };
+        dp[0] = Best::ZERO;
         BudgetClairvoyant {
             cap: per_day,
             day: 0,
@@ -316,13 +291,7 @@ impl BudgetClairvoyant {
 
     /// The best so far: `(joules saved, spin-ups)`.
     pub fn best(&self) -> (f64, u64) {
-        let b = self.dp.iter().fold(
-            Best {
-                saved: 0.0,
-                spinups: 0,
-            },
-            |a, &b| a.max(b),
-        );
+        let b = self.dp.iter().fold(Best::ZERO, |a, &b| a.max(b));
         (b.saved, b.spinups)
     }
 

@@ -53,19 +53,19 @@ pub struct BudgetOracle {
 }
 
 /// A state of the dynamic program: the saving in joules and the
-/// spin-downs spent for it.
+/// spin-downs spent for it (the budgeted clairvoyant's too).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Best {
-    saved: f64,
-    spinups: u64,
+pub(crate) struct Best {
+    pub(crate) saved: f64,
+    pub(crate) spinups: u64,
 }
 
 impl Best {
-    const NONE: Best = Best {
+    pub(crate) const NONE: Best = Best {
         saved: f64::NEG_INFINITY,
         spinups: 0,
     };
-    const ZERO: Best = Best {
+    pub(crate) const ZERO: Best = Best {
         saved: 0.0,
         spinups: 0,
     };
@@ -78,7 +78,7 @@ impl Best {
     }
 
     /// The better of two: more saved, then fewer spin-ups.
-    fn max(self, o: Best) -> Best {
+    pub(crate) fn max(self, o: Best) -> Best {
         if o.saved > self.saved || (o.saved == self.saved && o.spinups < self.spinups) {
             o
         } else {
