@@ -51,7 +51,11 @@ It fails, naming file and line, on:
    binary's --help (the subcommand exists and each --flag is one it
    takes; without a lulld binary, `lulld` is checked as `lull daemon`);
    every `scripts/...` command is run with --help and must exit 0.
-   Commands that need root, a disk or the network are not run.
+   Then the code blocks' lab commands (`lull rank`, `lull replay`, ...)
+   are run as written, in a scratch directory, and must exit 0; so is
+   `cargo run -p CRATE --example NAME`. Commands that need root, a disk
+   or the network (the daemon's, `lull status`) are not run: the
+   loop-device tests run them.
    Skipped with --no-commands (the Rust test runs the static checks; CI
    runs the full check after building the release binary).
 
@@ -368,7 +372,7 @@ def help_of(binary, sub, cache):
     return cache[key]
 
 
-def check_commands(root, docs, lull, lulld, errors):
+def check_commands(root, docs, lull, lulld, errors, run_only=None):
     readme = next(d for d in docs if d.rel == "README.md")
     cache = {}
     for i, line in enumerate(readme.lines):
@@ -418,6 +422,34 @@ def check_commands(root, docs, lull, lulld, errors):
                     if not re.search(re.escape(flag) + r"\b", text):
                         errors.append(f"README.md:{i + 1}: `{flag}` is not in "
                                       f"`{' '.join([os.path.basename(binary), *sub])} --help`")
+            if readme.kind[i] == "code" and sub and sub[0] in RUNNABLE and (run_only is None or run_only in line):
+                run_command(i, [binary, *sub, *args], root, errors)
+        if run_only is None and readme.kind[i] == "code" and re.match(r"\s*cargo run (-q )?-p [\w-]+ --example [\w-]+\s*$", line):
+            # The library's example: `cargo test --workspace` built it.
+            run_command(i, line.split(), root, errors)
+
+
+# Subcommands a README code block may hold that are run as written (in a
+# scratch directory): they need no root, no disk and no network. The
+# daemon's and status's commands need root and a disk; the loop-device
+# tests run them (crates/live/tests/).
+RUNNABLE = ("components", "replay", "rank", "plot", "trace", "synth", "plan")
+
+
+def run_command(i, argv, root, errors):
+    """Runs a README command; a failure is an error naming its line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = root if argv[0] == "cargo" else tmp
+        if argv[0] != "cargo":
+            argv = [os.path.abspath(argv[0]), *argv[1:]]
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=900)
+        except subprocess.TimeoutExpired:
+            errors.append(f"README.md:{i + 1}: `{' '.join(argv)}` ran over 900 s")
+            return
+        if r.returncode != 0:
+            errors.append(f"README.md:{i + 1}: `{' '.join(argv)}` exits {r.returncode}: "
+                          f"{r.stderr.strip()[-300:]}")
 
 
 def run(root, lull, lulld, commands):
@@ -461,6 +493,23 @@ def self_test(root):
             print("docs-check: self-test FAILED: a planted hand-typed figure passed", file=sys.stderr)
             return 1
         print(f"docs-check: self-test passed: {hit[0]}", file=sys.stderr)
+        lull = os.environ.get("LULL") or str(
+            pathlib.Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release" / "lull")
+        if not os.access(lull, os.X_OK):
+            print(f"docs-check: self-test: no binary at {lull}; a failing README command not planted",
+                  file=sys.stderr)
+            return 0
+        # A command whose flags all exist but that fails when run.
+        readme = (copy / "README.md").read_text()
+        readme += "\n```sh\ncargo run --release -- replay --workload no-such-workload --task spindown\n```\n"
+        (copy / "README.md").write_text(readme)
+        errors = []
+        check_commands(copy, [Doc(copy, "README.md")], lull, None, errors, run_only="no-such-workload")
+        hit = [e for e in errors if "no-such-workload" in e and "exits" in e]
+        if not hit:
+            print("docs-check: self-test FAILED: a failing README command passed", file=sys.stderr)
+            return 1
+        print(f"docs-check: self-test passed: {hit[0][:160]}", file=sys.stderr)
         return 0
 
 
