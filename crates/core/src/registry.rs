@@ -840,10 +840,33 @@ impl Registry {
 
     /// The spec a named network stands for with this registry, if `name`
     /// (with or without `()`) is one.
+    ///
+    /// A named network that stands for one component called without
+    /// arguments takes that component's parameters: `auto(delay-weight=1)`
+    /// is `long-idle(delay-weight=1)` where `auto` is `long-idle()`. One
+    /// that stands for more refuses arguments.
     pub fn expand_network(&self, name: &str) -> Option<Result<String, ParamError>> {
         let name = name.trim();
-        let name = name.strip_suffix("()").map_or(name, str::trim);
-        self.networks.get(name).map(|e| (e.expand)(self))
+        let (name, args) = match name.strip_suffix(')').and_then(|n| n.split_once('(')) {
+            Some((n, a))
+                if !n.contains(['(', ')', '+', '|', '>', ',', '=']) && !a.contains(['(', ')']) =>
+            {
+                (n.trim(), a.trim())
+            }
+            _ => (name, ""),
+        };
+        let entry = self.networks.get(name)?;
+        let spec = (entry.expand)(self);
+        if args.is_empty() {
+            return Some(spec);
+        }
+        Some(spec.and_then(|spec| match spec.strip_suffix("()") {
+            Some(component) if self.info(component).is_some() => Ok(format!("{component}({args})")),
+            _ => Err(ParamError::new(
+                "",
+                format!("`{name}` stands for `{spec}` here, which takes no parameters"),
+            )),
+        }))
     }
 
     /// The entry for `name`.

@@ -1095,3 +1095,20 @@ fn a_reload_names_the_keys_that_changed() {
         ]
     );
 }
+
+#[test]
+fn auto_takes_a_price_per_spin_up_wait() {
+    let c = parse("[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\nnetwork = \"auto(delay-weight=0.5)\"\n")
+        .unwrap();
+    let d = &c.disks[0];
+    let spec = disk_registry(&registry(), &d.task, d.breakeven)
+        .expand_network(&d.network)
+        .unwrap()
+        .unwrap();
+    assert_eq!(spec, "long-idle(delay-weight=0.5)");
+    // A flush disk's `auto` is a timer: it takes no price.
+    let e =
+        err("[[disk]]\ndevice = \"sda\"\ntask = \"flush\"\nnetwork = \"auto(delay-weight=0.5)\"\n");
+    assert_eq!(e.key.as_deref(), Some("disk[0].network"), "{e}");
+    assert!(e.message.contains("takes no parameters"), "{e}");
+}

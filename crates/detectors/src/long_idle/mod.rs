@@ -153,6 +153,18 @@
 //! at once: the model predicts "longer than `B`", not "longer than the
 //! floor"), or a timer. Without a budget nothing changes.
 //!
+//! **A price per spin-up wait** (issue 75). A spin-down that saves a
+//! joule can cost a request seconds of waiting behind the spin-up.
+//! `delay-weight=w` prices that wait at `w` break-evens of spinning: every
+//! decision of this detector (the model's label "long", the at-once cost,
+//! the margins' gains, the periodic gate, the wear pacer's scores) counts
+//! a spin-down as costing `B·(1 + w)` instead of `B`, and the fallback's
+//! experts pay `w·B` per spin-up in their loss (as in `share`). A period
+//! predicted to save less than the wait is worth is left alone: with no
+//! saving in sight the disk stays up. `w = t_up/B` prices a second of
+//! waiting as a second of spinning. The energy measured is still the
+//! drive's own. The default, 0, is energy alone.
+//!
 //! Its gauges report the last probability, how often it acted at once and
 //! how often that was right, how often it declared at idle start, the
 //! serial correlation, how often a context's fallback decided, the
@@ -1137,7 +1149,13 @@ const LONG_IDLE_PARAMS: [ParamInfo; 11] = [
     EXPERT_PARAMS[2],
     EXPERT_PARAMS[3],
     EXPERT_PARAMS[4],
-    EXPERT_PARAMS[5],
+    ParamInfo::optional(
+        "delay-weight",
+        ParamKind::Float,
+        "0",
+        "B",
+        "price of a spin-up wait, in break-evens (≥ 0): every decision counts a spin-down as costing B·(1 + delay-weight), so a period worth less is left alone (module docs, \"A price per spin-up wait\")",
+    ),
     LEARNED_DECISION_PARAM,
     ParamInfo::optional(
         "per-day",
@@ -1212,7 +1230,10 @@ pub const LONG_IDLE: ComponentInfo = ComponentInfo {
 pub(crate) fn register(r: &mut Registry) {
     r.register(LONG_IDLE, |p| {
         let fallback = ShareExperts::from_params(p)?;
-        let b = p.require_breakeven("min")?;
+        // The break-even time its decisions weigh: a spin-up's wait
+        // priced in (module docs, "A price per spin-up wait").
+        let delay_weight = p.float_in("delay-weight", 0.0, 1e3)?;
+        let b = p.require_breakeven("min")?.mul_f64(1.0 + delay_weight);
         let margin = p.float_in("margin", 0.0, 1e6)?;
         let margin = (margin > 0.0).then_some(margin);
         let rate = p.float_in("rate", f64::MIN_POSITIVE, 10.0)?;

@@ -368,3 +368,67 @@ fn a_state_of_the_layout_before_the_wall_time_is_still_read() {
     v2.version = 2;
     assert!(paper_drive().restore(&v2, end).is_err());
 }
+
+/// Spin-downs of `long-idle` built from `args` for B = 3 s over `n` idle
+/// periods of `len` seconds, 5 ms of busy time apart.
+fn spin_downs(args: &[(Option<&str>, &str)], len: f64, n: usize) -> usize {
+    let r = crate::registry().with_breakeven(Nanos::from_secs(3));
+    let Ok(Built::Start(mut d)) = r.build("long-idle", args, 0) else {
+        panic!("long-idle does not build from {args:?}");
+    };
+    let len = Nanos::from_secs_f64(len);
+    let mut t = Nanos::ZERO;
+    let mut downs = 0;
+    for _ in 0..n {
+        if d.on_idle_begin(&Context::at(t)).is_some() {
+            downs += 1;
+        } else {
+            while let Some(at) = d.next_deadline().filter(|&at| at < t + len) {
+                if d.on_deadline(&Context::at(at)).is_some() {
+                    downs += 1;
+                    break;
+                }
+            }
+        }
+        d.on_idle_end(&Context::at(t + len), t);
+        t = t + len + Nanos::from_millis(5);
+    }
+    downs
+}
+
+#[test]
+fn a_price_per_spin_up_wait_keeps_the_disk_up_where_little_is_saved() {
+    // Periods of 1.5·B: a spin-down saves half a break-even of spinning.
+    // Energy alone spins down in most of them.
+    let n = 2000;
+    let free = spin_downs(&[], 4.5, n);
+    assert!(free > n / 2, "energy alone: {free} of {n}");
+    // A wait priced at one break-even (B' = 2·B) outweighs that saving:
+    // after learning, the disk stays up.
+    let priced = spin_downs(&[(Some("delay-weight"), "1")], 4.5, n);
+    assert!(priced < n / 20, "priced: {priced} of {n}");
+    // Where a spin-down saves far more than the price, it still pays.
+    let long = spin_downs(&[(Some("delay-weight"), "1")], 60.0, 200);
+    assert!(long > 180, "long periods, priced: {long} of 200");
+    // A price of 0 is energy alone, exactly.
+    assert_eq!(spin_downs(&[(Some("delay-weight"), "0")], 4.5, n), free);
+}
+
+#[test]
+fn auto_takes_long_idles_parameters() {
+    let mut r = crate::registry().with_breakeven(Nanos::from_secs(3));
+    let expand = |r: &Registry, s: &str| r.expand_network(s).map(|e| e.map_err(|e| e.reason));
+    assert_eq!(expand(&r, "auto"), Some(Ok("long-idle()".into())));
+    assert_eq!(expand(&r, " auto() "), Some(Ok("long-idle()".into())));
+    assert_eq!(
+        expand(&r, "auto(delay-weight=1, per-day=12)"),
+        Some(Ok("long-idle(delay-weight=1, per-day=12)".into()))
+    );
+    // Not a named network: left to the spec parser.
+    assert_eq!(expand(&r, "long-idle(delay-weight=1)"), None);
+    assert_eq!(expand(&r, "auto(x) + no-duration()"), None);
+    // Where `auto` stands for more than one component, no arguments.
+    crate::use_background_auto(&mut r);
+    let err = expand(&r, "auto(delay-weight=1)").unwrap().unwrap_err();
+    assert!(err.contains("takes no parameters"), "{err}");
+}
