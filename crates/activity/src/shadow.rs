@@ -545,18 +545,29 @@ impl Shadow {
                 self.buckets.pop_front();
             }
         }
-        // Buckets stay sorted by hour; a clock set back books into the
-        // newest bucket rather than reorder the past.
-        let hour = hour.max(self.buckets.back().map_or(0, |b| b.hour));
-        if self.buckets.back().is_none_or(|b| b.hour != hour) {
-            self.buckets.push_back(Bucket {
-                hour,
-                fired: vec![0; k],
-                slept: vec![0; k],
-                ..Bucket::default()
-            });
-        }
-        self.buckets.back_mut().expect("just pushed")
+        // Buckets stay sorted by hour. A period books into its own hour
+        // whenever it is booked: a record that moved the time watched on
+        // first (a standby, a withheld one) must not move the period into
+        // a later hour, or when the pending pieces are booked would change
+        // the windows (soak seed 442256476608139856). An hour older than
+        // the oldest bucket kept (a clock set back) books into that one.
+        let hour = hour.max(self.buckets.front().map_or(0, |b| b.hour));
+        let i = match self.buckets.binary_search_by_key(&hour, |b| b.hour) {
+            Ok(i) => i,
+            Err(i) => {
+                self.buckets.insert(
+                    i,
+                    Bucket {
+                        hour,
+                        fired: vec![0; k],
+                        slept: vec![0; k],
+                        ..Bucket::default()
+                    },
+                );
+                i
+            }
+        };
+        &mut self.buckets[i]
     }
 
     fn unix_hour(&self, t: Nanos) -> u64 {
