@@ -43,6 +43,7 @@ BLOCKS=(
   "readme-results|README.md|check|python3 scripts/quote-block.py docs/results.md budget-targets-test 2 workload gaps 'auto / best fixed' 'auto / budgeted oracle' 'auto spin-ups'"
   "lab-rank|docs/lab.md|check|scripts/lab-rank.sh --png docs/img/rank-spindown-workstation.png"
   "wait-price|docs/results.md|check|python3 scripts/wait-price.py"
+  "learning-curve|docs/results.md|all|python3 scripts/learning-curve.py --seeds 585511312,597320749,1424469820"
   "budget-nas-b72|docs/results.md|check|python3 scripts/budget-targets.py --seeds 298838199,314079369,318867235,692334372,1049145428,1866618658 --device wd-red-plus --budget 48"
   "budget-nas-b50|docs/results.md|check|python3 scripts/budget-targets.py --seeds 298838199,314079369,318867235,692334372,1049145428,1866618658 --device 'wd-red-plus,p_spinup=14.5' --budget 48"
   "auto-headline|docs/results.md|check|python3 scripts/headline.py"
