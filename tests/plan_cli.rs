@@ -129,7 +129,7 @@ fn two_b_means_the_same_in_lull_plan_and_in_the_daemon() {
     let d = &cfg.disks[0];
     assert_eq!(
         v["breakeven_s"].as_f64().unwrap(),
-        d.breakeven.as_secs_f64()
+        d.breakeven().as_secs_f64()
     );
     let lull_live::config::TaskConfig::Jobs { jobs, .. } = &d.task else {
         panic!("a jobs disk")

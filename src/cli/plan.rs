@@ -76,15 +76,19 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     }
     // The B of a daemon disk's `jobs` task on the same drive: one
     // resolution, so `step=2B` means the same here and in the daemon.
-    let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())?;
-    let b = drive
-        .break_even(lull_tasks::drive::Work::Io)
+    let profile = lull_blktrace_replay::replay::profile(args.device.as_deref())?;
+    let b = profile
+        .io()
         .map_err(|e| CliError::input(anyhow!("--device: {e}")))?;
     // The service model that gives B (a preset may borrow another's).
-    let drive = if drive.service.name == drive.preset {
-        drive.preset.clone()
+    let drive = if profile.service().name == profile.preset() {
+        profile.preset().to_string()
     } else {
-        format!("{} (service times of {})", drive.preset, drive.service.name)
+        format!(
+            "{} (service times of {})",
+            profile.preset(),
+            profile.service().name
+        )
     };
     let wait = parse_duration_in(&args.wait, Some(b))
         .map_err(|e| CliError::input(anyhow!("--wait: {e}")))?;

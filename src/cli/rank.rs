@@ -503,9 +503,10 @@ fn from_daemon(arg: &str, a: &mut RunArgs) -> Result<Daemon, CliError> {
         gate.max_spindowns_per_day = None;
     }
     if let Some(d) = &a.device {
-        // Another drive: its break-even.
-        let model = lull_blktrace_replay::replay::power_model(Some(d))?;
-        gate.break_even = Some(Nanos::from_secs_f64(model.break_even_s()));
+        // Another drive: its break-even, from its profile.
+        lull_blktrace_replay::replay::power_model(Some(d))?;
+        let profile = lull_blktrace_replay::replay::profile(Some(d))?;
+        gate.break_even = profile.standby_gate(None).break_even;
     }
     let drive = match &a.device {
         Some(d) => Some(d.clone()),

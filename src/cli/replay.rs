@@ -516,12 +516,12 @@ pub(crate) fn run(mut args: Args) -> Result<(), CliError> {
                 // named or the lab's default, has wd-red-plus's): name it.
                 let model_timed =
                     resolve_timing(&opts.task, timing).unwrap_or(timing) == Timing::Model;
-                let drive = lull_blktrace_replay::replay::drive(args.device.as_deref())
+                let drive = lull_blktrace_replay::replay::profile(args.device.as_deref())
                     .map(|d| match model_timed {
-                        true if d.service.name != d.preset => {
-                            format!("{} (service times of {}), ", d.preset, d.service.name)
+                        true if d.service().name != d.preset() => {
+                            format!("{} (service times of {}), ", d.preset(), d.service().name)
                         }
-                        _ => format!("{}, ", d.preset),
+                        _ => format!("{}, ", d.preset()),
                     })
                     .unwrap_or_default();
                 writeln!(
@@ -754,8 +754,10 @@ fn standby_gate(
         .map(lull_blktrace_replay::activity::daemon_gate)
         .unwrap_or_default();
     if args.device.is_some() || session.is_none() {
-        let model = lull_blktrace_replay::replay::power_model(args.device.as_deref())?;
-        gate.break_even = Some(Nanos::from_secs_f64(model.break_even_s()));
+        // Its break-even, from its profile (an error without a power model).
+        lull_blktrace_replay::replay::power_model(args.device.as_deref())?;
+        let profile = lull_blktrace_replay::replay::profile(args.device.as_deref())?;
+        gate.break_even = profile.standby_gate(None).break_even;
     }
     if let Some(n) = args.max_spindowns_per_day {
         gate.max_spindowns_per_day = Some(n);

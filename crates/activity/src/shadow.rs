@@ -82,7 +82,7 @@ use lull_core::time::Nanos;
 use lull_tasks::BudgetOracle;
 use lull_tasks::budget_clairvoyant::{BudgetClairvoyant, Timeouts, WindowChoice, WindowChoices};
 use lull_tasks::spindown::{BestFixed, WindowClairvoyant};
-use lull_tasks::{BudgetedTimers, PowerModel};
+use lull_tasks::{BudgetedTimers, DriveProfile, PowerModel};
 
 use crate::poll::{Gaps, Piece};
 use crate::record::{Poll, PollKind, Record, Session};
@@ -264,6 +264,14 @@ pub const BUDGET_ORACLE: &str = "budget-oracle";
 pub const YOUR_TIMEOUT: &str = "your-timeout";
 
 impl Shadow {
+    /// A shadow for the drive of `profile`: its power model and its B for
+    /// standby ([`DriveProfile::standby`]), as the daemon builds it.
+    /// `None` for a drive without a power model or a standby B.
+    pub fn for_profile(profile: &DriveProfile) -> Option<Shadow> {
+        let b = profile.standby().ok()?;
+        Some(Shadow::new(profile.power()?.clone(), b))
+    }
+
     /// A shadow for a drive with `model` whose break-even time is
     /// `breakeven` (the disk's B, which scales the grid).
     pub fn new(model: PowerModel, breakeven: Nanos) -> Shadow {

@@ -122,14 +122,17 @@ pub fn open_log(path: &Path) -> Result<ActivityTrace, TraceError> {
 /// and the wear budget when the log records it (logs written before it did
 /// do not: then none).
 pub fn daemon_gate(session: &Session) -> StandbyGate {
-    let break_even = (!session.drive.is_empty())
-        .then(|| crate::replay::power_model(Some(&session.drive)).ok())
+    let per_day = session.max_spindowns_per_day;
+    (!session.drive.is_empty())
+        .then(|| crate::replay::profile(Some(&session.drive)).ok())
         .flatten()
-        .map(|m| Nanos::from_secs_f64(m.break_even_s()));
-    StandbyGate {
-        break_even,
-        max_spindowns_per_day: session.max_spindowns_per_day,
-    }
+        .map_or(
+            StandbyGate {
+                break_even: None,
+                max_spindowns_per_day: per_day,
+            },
+            |p| p.standby_gate(per_day),
+        )
 }
 
 /// A log, read, as a trace.

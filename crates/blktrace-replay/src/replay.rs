@@ -30,6 +30,7 @@ use lull_tasks::device::ServiceModel;
 use lull_tasks::drive::{Drive, PresetSource, Work};
 use lull_tasks::gate::StandbyGate;
 use lull_tasks::power::PowerModel;
+use lull_tasks::profile::DriveProfile;
 use lull_tasks::spindown::{BestFixed, Spindown, WindowClairvoyant};
 use lull_tasks::writeback::{Writeback, WritebackConfig};
 
@@ -214,22 +215,23 @@ pub fn resolve_timing(name: &str, timing: Timing) -> Result<Timing, ReplayError>
     }
 }
 
-/// The drive `--device` names ([`Drive::from_spec`]: a preset of either
-/// table with overrides of either model's keys), or without it the lab's
-/// default ([`Drive::lab_default`]: the paper's 2.5" drive for spin-down,
-/// `wd-red-plus` for service times). The daemon resolves a disk's drive
-/// with the same [`lull_tasks::drive`] functions.
-pub fn drive(device: Option<&str>) -> Result<Drive, ReplayError> {
+/// The profile of the drive `--device` names ([`Drive::from_spec`]: a
+/// preset of either table with overrides of either model's keys), or
+/// without it of the lab's default ([`Drive::lab_default`]: the paper's
+/// 2.5" drive for spin-down, `wd-red-plus` for service times). The
+/// daemon resolves a disk's drive with the same [`lull_tasks::drive`]
+/// functions, and takes its B from the same [`DriveProfile`].
+pub fn profile(device: Option<&str>) -> Result<DriveProfile, ReplayError> {
     match device {
-        Some(d) => Drive::from_spec(d, PresetSource::Config)
+        Some(d) => DriveProfile::from_spec(d, PresetSource::Config)
             .map_err(|e| ReplayError::Option(format!("--device: {e}"))),
-        None => Ok(Drive::lab_default()),
+        None => Ok(DriveProfile::new(Drive::lab_default())),
     }
 }
 
 /// The power model for `spindown` from `--device` (default `paper-2.5in`).
 pub fn power_model(device: Option<&str>) -> Result<PowerModel, ReplayError> {
-    let d = drive(device)?;
+    let d = profile(device)?.into_drive();
     d.power.ok_or_else(|| {
         ReplayError::Option(format!(
             "--device: drive {} has no power model (power presets: {})",
@@ -242,7 +244,7 @@ pub fn power_model(device: Option<&str>) -> Result<PowerModel, ReplayError> {
 /// The service-time model for model timing from `--device` (default
 /// `wd-red-plus`).
 pub fn service_model(device: Option<&str>) -> Result<ServiceModel, ReplayError> {
-    Ok(drive(device)?.service)
+    Ok(profile(device)?.into_drive().service)
 }
 
 /// The kind of work task `name` does: spin-down (`spindown`, and `none`,
@@ -256,16 +258,16 @@ pub fn task_work(name: &str) -> Result<Work, ReplayError> {
 }
 
 /// The break-even time `B` of task `name` on the `--device` drive
-/// ([`Drive::break_even`]): what networks built for it resolve `2B` and
-/// their B-scaled defaults against ([`Registry::with_breakeven`]).
+/// ([`DriveProfile::break_even`]): what networks built for it resolve `2B`
+/// and their B-scaled defaults against ([`Registry::with_breakeven`]).
 ///
-/// - `spindown` (and `none`): the power model's
-///   `p_spinup·t_spinup/(p_active − p_sleep)`;
+/// - `spindown` (and `none`): the power model's break-even
+///   ([`PowerModel::break_even`]);
 /// - `writeback`, `cleaning` (and their `+manners` forms): the service
 ///   model's random-access time ([`ServiceModel::break_even`]).
 pub fn task_breakeven(name: &str, device: Option<&str>) -> Result<Nanos, ReplayError> {
     let work = task_work(name)?;
-    drive(device)?
+    profile(device)?
         .break_even(work)
         .map_err(|e| ReplayError::Option(format!("--device: {e}")))
 }
@@ -365,7 +367,10 @@ pub fn trace_reference_runs(
         })
     };
     if budgeted {
-        let b = opts.gate.break_even.unwrap_or_else(|| model.break_even());
+        let b = match opts.gate.break_even {
+            Some(b) => b,
+            None => task_breakeven("spindown", opts.device.as_deref())?,
+        };
         let timeouts = lull_activity::shadow::fixed_timeouts(b, floor);
         return Ok(Some(BestFixed::under_wear_budget(
             periods(),

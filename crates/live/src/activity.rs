@@ -392,9 +392,10 @@ pub fn shadow_from_log(
     if session.task != "standby" {
         return None;
     }
-    let model: lull_tasks::PowerModel = session.drive.parse().ok()?;
-    let b = model.break_even();
-    let mut shadow = lull_activity::Shadow::new(model, b);
+    let profile =
+        lull_tasks::DriveProfile::from_spec(&session.drive, lull_tasks::PresetSource::Config)
+            .ok()?;
+    let mut shadow = lull_activity::Shadow::for_profile(&profile)?;
     if let Some(t) = yours {
         shadow = shadow.with_your_timeout(t);
     }
@@ -428,6 +429,12 @@ mod tests {
     use super::*;
     use lull_activity::{Counts, Poll, PollKind, Session, Shadow, drive_id};
     use lull_core::time::Nanos;
+
+    /// The shadow the daemon builds for a disk of `preset`.
+    fn shadow_of(preset: &str) -> Shadow {
+        let p = lull_tasks::DriveProfile::from_spec(preset, lull_tasks::PresetSource::Config);
+        Shadow::for_profile(&p.unwrap()).unwrap()
+    }
 
     fn cfg(dir: &Path) -> ActivityConfig {
         ActivityConfig {
@@ -501,10 +508,8 @@ mod tests {
         read_back(&cfg, "/dev/disk/by-id/ata-X", None, |r| back.push(r));
         let all: Vec<Record> = a.iter().chain(&b).cloned().collect();
         assert_eq!(back, all);
-        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
         // As the daemon builds it: judged from its poll (the sessions' 1 s).
-        let mut live =
-            Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
+        let mut live = shadow_of("wd-red-plus").with_floor(Nanos::from_secs(1));
         for r in &all {
             live.feed(r);
         }
@@ -634,9 +639,7 @@ mod tests {
             }
         }
         let report = |preset: &str| {
-            let model = lull_tasks::PowerModel::preset(preset).unwrap();
-            let mut sh =
-                Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
+            let mut sh = shadow_of(preset).with_floor(Nanos::from_secs(1));
             a.iter().chain(&b).for_each(|r| sh.feed(r));
             sh.settle();
             sh.report()
@@ -699,8 +702,7 @@ mod tests {
         assert_eq!(back(Some(y)), cat(&[&old, &b]));
         assert_eq!(back(None), cat(&[&old, &a, &b, &c]), "no drive known: all");
         // `lull status`'s shadow from the log is that of the last run's drive.
-        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut sh = Shadow::new(model.clone(), model.break_even()).with_floor(Nanos::from_secs(1));
+        let mut sh = shadow_of("wd-red-plus").with_floor(Nanos::from_secs(1));
         cat(&[&old, &a, &c]).iter().for_each(|r| sh.feed(r));
         sh.settle();
         assert_eq!(shadow_from_log(&cfg, "sdb", None).unwrap(), sh.report());

@@ -743,8 +743,9 @@ mod tests {
     fn shadow_of_one_hour_gap() -> lull_activity::ShadowReport {
         use lull_activity::{Poll, PollKind, Record, Session, Shadow};
         use lull_core::time::Nanos;
-        let model = lull_tasks::PowerModel::preset("wd-red-plus").unwrap();
-        let mut sh = Shadow::new(model.clone(), model.break_even());
+        let red =
+            lull_tasks::DriveProfile::from_spec("wd-red-plus", lull_tasks::PresetSource::Config);
+        let mut sh = Shadow::for_profile(&red.unwrap()).unwrap();
         let s = Nanos::from_secs;
         for r in [
             Record::Session(Session {

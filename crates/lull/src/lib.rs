@@ -90,6 +90,7 @@ pub use lull_tasks as tasks;
 pub use lull_core::learned::{Learned, LearnedError, Snapshot};
 /// Drives, their presets and the kind of work B is asked for.
 pub use lull_tasks::drive::{Drive, DriveError, DriveFacts, PresetSource, Work};
+pub use lull_tasks::profile::DriveProfile;
 
 use std::fmt;
 
@@ -175,7 +176,7 @@ pub fn registry() -> Registry {
 /// A drive whose B cannot scale a network is refused here, naming the
 /// spec and B: one whose B is under 32 ns (a custom drive with no
 /// spin-up cost has B = 0, and `auto`'s shortest idle period, B/32, would
-/// be 0) or too long for [`Nanos`] (see [`Drive::break_even`]).
+/// be 0) or too long for [`Nanos`] (see [`DriveProfile::break_even`]).
 pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
     // Named once: an error that names the preset already is left as it
     // is, and one that names the drive by its preset is named by the spec.
@@ -199,7 +200,7 @@ pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
 /// and a registry set up for it: where networks are built.
 ///
 /// B is resolved as the daemon (`lulld`), `lull plan`, `lull replay` and
-/// `lull rank` resolve it ([`Drive::break_even`]): for
+/// `lull rank` resolve it ([`DriveProfile::break_even`]): for
 /// [`Work::Standby`] the power model's `p_spinup·t_spinup / (p_active −
 /// p_sleep)`, for [`Work::Io`] the service model's random 8 KiB access
 /// time. For `Work::Io`, `auto` stands for
@@ -207,7 +208,7 @@ pub fn for_drive(spec: &str, work: Work) -> Result<Setup, DriveError> {
 /// the daemon's `flush`, `command` and `jobs` tasks.
 #[derive(Clone, Debug)]
 pub struct Setup {
-    drive: Option<Drive>,
+    drive: Option<DriveProfile>,
     /// The model a setup made by [`Setup::power_model`] was given (a
     /// drive's own is in `drive`).
     power: Option<PowerModel>,
@@ -218,19 +219,22 @@ pub struct Setup {
 
 impl Setup {
     /// For `drive` (a preset, an identified drive — [`Drive::identified`]
-    /// — or [`Drive::resolve`]'s choice) and `work`. An error for
-    /// [`Work::Standby`] on a drive without a power model.
-    pub fn drive(drive: Drive, work: Work) -> Result<Setup, DriveError> {
-        let b = drive.break_even(work)?;
+    /// — or [`Drive::resolve`]'s choice, or its [`DriveProfile`]) and
+    /// `work`: B is the profile's ([`DriveProfile::break_even`]). An error
+    /// for [`Work::Standby`] on a drive without a power model.
+    pub fn drive(drive: impl Into<DriveProfile>, work: Work) -> Result<Setup, DriveError> {
+        let profile = drive.into();
+        let b = profile.break_even(work)?;
         let mut s = Setup::unchecked(b, work);
-        s.drive = Some(drive);
+        s.drive = Some(profile);
         Ok(s)
     }
 
     /// For spinning down a drive described by its power model. Refused,
     /// naming the model and its B, when B is below the physical floor
     /// for spinning down ([`Work::min_break_even`], 100 ms): a model
-    /// whose times were written in the wrong unit.
+    /// whose times were written in the wrong unit. B is the model's own,
+    /// [`PowerModel::break_even`], which a [`DriveProfile`] also reads.
     pub fn power_model(model: &PowerModel) -> Result<Setup, DriveError> {
         let b = model.break_even();
         let call = || format!("Setup::power_model({})", model.spec());
@@ -283,7 +287,7 @@ impl Setup {
     }
 
     /// For `b` and `work`, unchecked (a drive's B was checked by
-    /// [`Drive::break_even`]).
+    /// [`DriveProfile::break_even`]).
     fn unchecked(b: Nanos, work: Work) -> Setup {
         let mut registry = registry().with_breakeven(b);
         if work == Work::Io {
@@ -311,6 +315,12 @@ impl Setup {
 
     /// The drive, when the setup was made from one.
     pub fn drive_info(&self) -> Option<&Drive> {
+        self.drive.as_ref().map(DriveProfile::drive)
+    }
+
+    /// The drive's profile (the drive and both its B), when the setup was
+    /// made from one.
+    pub fn profile(&self) -> Option<&DriveProfile> {
         self.drive.as_ref()
     }
 
@@ -319,7 +329,7 @@ impl Setup {
     /// spin-downs with ([`PowerModel::energy`]).
     pub fn power(&self) -> Option<&PowerModel> {
         match &self.drive {
-            Some(d) => d.power.as_ref(),
+            Some(d) => d.power(),
             None => self.power.as_ref(),
         }
     }
@@ -559,15 +569,16 @@ mod tests {
 
     #[test]
     fn b_is_the_drive_resolution_for_both_kinds_of_work() {
-        let d = Drive::from_spec("wd-red-plus", PresetSource::Config).unwrap();
+        let d = DriveProfile::from_spec("wd-red-plus", PresetSource::Config).unwrap();
         let standby = for_drive("wd-red-plus", Work::Standby).unwrap();
-        assert_eq!(standby.break_even(), d.break_even(Work::Standby).unwrap());
+        assert_eq!(standby.break_even(), d.standby().unwrap());
         assert_eq!(
             standby.break_even(),
             PowerModel::preset("wd-red-plus").unwrap().break_even()
         );
         let io = for_drive("wd-red-plus", Work::Io).unwrap();
-        assert_eq!(io.break_even(), d.service.break_even());
+        assert_eq!(io.break_even(), d.io().unwrap());
+        assert_eq!(io.break_even(), d.service().break_even());
         assert_eq!(io.registry().breakeven(), Some(io.break_even()));
         // `auto` is the background network for work that moves I/O.
         assert_eq!(

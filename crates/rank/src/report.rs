@@ -259,17 +259,17 @@ pub fn text_table(
 /// `wd-red-plus`'s service times, named or the default).
 fn drive_text(meta: &RunMeta) -> String {
     let named = |d: &str| format!(", device `{d}`");
-    let Ok(d) = lull_blktrace_replay::replay::drive(meta.device.as_deref()) else {
+    let Ok(d) = lull_blktrace_replay::replay::profile(meta.device.as_deref()) else {
         return meta.device.as_deref().map(named).unwrap_or_default();
     };
-    let service = if meta.timing == "model" && d.service.name != d.preset {
-        format!(" (service times of `{}`)", d.service.name)
+    let service = if meta.timing == "model" && d.service().name != d.preset() {
+        format!(" (service times of `{}`)", d.service().name)
     } else {
         String::new()
     };
     match meta.device.as_deref() {
         Some(spec) => format!("{}{service}", named(spec)),
-        None => format!(", the lab's default device `{}`{service}", d.preset),
+        None => format!(", the lab's default device `{}`{service}", d.preset()),
     }
 }
 

@@ -8,10 +8,12 @@
 //! factor, [`DriveFacts`]), and becomes a [`Drive`]: a power model for
 //! spin-down, a service model for the work that moves I/O (flush,
 //! commands, jobs, writeback, cleaning), and where the figures came from.
-//! [`Drive::break_even`] then gives B for the kind of work ([`Work`]):
+//! Its break-even time B for each kind of work ([`Work`]) is worked out
+//! once, in its [`DriveProfile`](crate::profile::DriveProfile), the one
+//! source of B:
 //!
 //! - [`Work::Standby`]: the power model's break-even,
-//!   `p_spinup·t_spinup / (p_active − p_sleep)` (72 s for `wd-red-plus`);
+//!   [`PowerModel::break_even`] (72 s for `wd-red-plus`);
 //! - [`Work::Io`]: the service model's random 8 KiB access time
 //!   ([`ServiceModel::break_even`], 17.7 ms for `wd-red-plus`): a step of
 //!   background work delays a foreground request by about this much.
@@ -298,17 +300,6 @@ pub fn preset_for_model(model: &str) -> Option<&'static str> {
 /// The preset a drive takes when nothing is known of it.
 pub const DEFAULT_PRESET: &str = "wd-red-plus";
 
-/// A figure as a person reads it in an error: four significant digits,
-/// in exponent form when it is very large or small (`1e300` is not
-/// written out in 300 digits).
-fn figure(x: f64) -> String {
-    if x == 0.0 || (x.is_finite() && (1e-3..1e6).contains(&x.abs())) {
-        lull_core::registry::significant(x, 4)
-    } else {
-        format!("{x:.3e}")
-    }
-}
-
 /// The shortest break-even time a drive may have, 32 ns: `auto` waits
 /// for B/32 (`long-idle`'s shortest idle period), which must not round to
 /// zero. Real drives have B of milliseconds (work that moves I/O) to
@@ -559,55 +550,6 @@ impl Drive {
             (None, None) => Ok(Drive::fallback()),
         }
     }
-
-    /// The break-even time B for `work`: see the module docs. An error
-    /// for spin-down on a drive without a power model, and for a B no
-    /// network can scale with: under [`MIN_BREAK_EVEN`] (a custom drive
-    /// whose spin-up costs nothing has B = 0, and every B-relative time,
-    /// `auto`'s shortest idle period B/32 among them, would be 0) or too
-    /// long to count in nanoseconds (about 584 years: figures off by
-    /// orders of magnitude). Refused here, where the drive is named,
-    /// rather than later by a component of the network.
-    pub fn break_even(&self, work: Work) -> Result<Nanos, DriveError> {
-        let (seconds, how) = match work {
-            Work::Standby => match &self.power {
-                Some(p) => (
-                    p.break_even_s(),
-                    format!(
-                        "for spin-down, p_spinup·t_spinup / (p_active − p_sleep) = {} J / {} W",
-                        figure(p.spinup_energy()),
-                        figure(p.p_active - p.p_sleep)
-                    ),
-                ),
-                None => {
-                    return Err(DriveError(format!(
-                        "drive {} has no power model, so spin-down has no break-even time (name a power preset: {})",
-                        self.preset,
-                        crate::power::PRESETS.join(", ")
-                    )));
-                }
-            },
-            Work::Io => (
-                self.service.break_even().as_secs_f64(),
-                "for work that moves I/O, a random 8 KiB access".to_string(),
-            ),
-        };
-        let b = Nanos::from_secs_f64(seconds);
-        if b < MIN_BREAK_EVEN {
-            return Err(DriveError(format!(
-                "drive {}: its break-even time B is {b} ({how}), under the {MIN_BREAK_EVEN} a network needs: every time in a network is a multiple or fraction of B (`auto` waits for B/32), so give the drive's real figures",
-                self.preset
-            )));
-        }
-        if b == Nanos::MAX || !seconds.is_finite() {
-            return Err(DriveError(format!(
-                "drive {}: its break-even time B is {} s ({how}), more than lull can count in nanoseconds (584 years): check the drive's figures",
-                self.preset,
-                figure(seconds)
-            )));
-        }
-        Ok(b)
-    }
 }
 
 impl fmt::Display for Drive {
@@ -624,10 +566,8 @@ mod tests {
     fn a_named_drive_has_both_models() {
         let d = Drive::from_spec("wd-red-plus", PresetSource::Config).unwrap();
         assert_eq!(d.preset, "wd-red-plus");
-        let b = d.break_even(Work::Standby).unwrap().as_secs_f64();
-        assert!((b - 210.0 / 2.9).abs() < 1e-6, "{b}");
-        let io = d.break_even(Work::Io).unwrap();
-        assert_eq!(io, ServiceModel::default_model().break_even());
+        assert_eq!(d.power, PowerModel::preset("wd-red-plus"));
+        assert_eq!(d.service, ServiceModel::default_model());
     }
 
     #[test]
@@ -644,25 +584,16 @@ mod tests {
             let d = Drive::from_spec(name, PresetSource::Config).unwrap();
             assert_eq!(d.service.name, crate::device::DEFAULT_PRESET, "{name}");
         }
-        // Naming the lab's default drive gives that drive: the same B for
-        // every kind of work (a trial's `--device paper-2.5in` timed
-        // writeback with hp97560's 28 ms where the default had 17.7 ms).
+        // Naming the lab's default drive gives that drive (its B:
+        // `crate::profile`'s tests).
         let named = Drive::from_spec("paper-2.5in", PresetSource::Config).unwrap();
         let default = Drive::lab_default();
         assert_eq!(
             (&named.power, &named.service),
             (&default.power, &default.service)
         );
-        for work in [Work::Standby, Work::Io] {
-            assert_eq!(
-                named.break_even(work).unwrap(),
-                default.break_even(work).unwrap()
-            );
-        }
         let hp = Drive::from_spec("hp97560", PresetSource::Config).unwrap();
         assert!(hp.power.is_none());
-        let e = hp.break_even(Work::Standby).unwrap_err().to_string();
-        assert!(e.contains("no power model"), "{e}");
     }
 
     #[test]
@@ -739,15 +670,6 @@ mod tests {
         let mut known = f(7200, Some(FormFactor::In3_5));
         known.model = Some("WDC WD40EFRX-68N32N0".into());
         assert_eq!(p(known), ("wd-red-plus".into(), Identified));
-    }
-
-    #[test]
-    fn nothing_known_is_never_the_papers_laptop_drive() {
-        for d in [Drive::fallback(), Drive::identified(&DriveFacts::default())] {
-            let b = d.break_even(Work::Standby).unwrap();
-            assert!(b > Nanos::from_secs(30), "{d}: B = {b}");
-            assert_eq!(d.source, PresetSource::Default);
-        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! that report their external measures (SPEC §4.2–§4.3): disk power-down
 //! ([`spindown`]), delayed writeback ([`writeback`]) and eager LFS
 //! cleaning ([`cleaning`]), with the drive models they need ([`power`],
-//! [`device`]).
+//! [`device`], [`drive`]) and a drive's break-even times B
+//! ([`profile`], the one source of B).
 //!
 //! ```
 //! use lull_core::prelude::*;
@@ -88,6 +89,7 @@ pub mod drive;
 pub mod gate;
 pub mod manners;
 pub mod power;
+pub mod profile;
 pub mod spindown;
 pub mod writeback;
 
@@ -101,6 +103,7 @@ pub use gate::{
     BudgetedTimers, BusyPolls, Charge, DaemonStandbys, StandbyGate, TimerBudget, WearBudget,
 };
 pub use power::PowerModel;
+pub use profile::DriveProfile;
 pub use spindown::Spindown;
 pub use writeback::{FlushOrder, SectorQueue, WriteQueue, Writeback, WritebackConfig};
 

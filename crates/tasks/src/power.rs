@@ -471,6 +471,20 @@ mod tests {
         assert!((m.break_even_s() - 210.0 / 2.9).abs() < 1e-9);
     }
 
+    /// B is SPEC §4.2's formula for every preset, in seconds and rounded
+    /// to the nanosecond. This file is the one place the formula is
+    /// written (`crates/lull/tests/one_break_even.rs`); a drive's profile
+    /// reads B from here (`crate::profile`'s tests).
+    #[test]
+    fn break_even_is_the_spec_formula_for_every_preset() {
+        for p in PRESETS {
+            let m = PowerModel::preset(p).unwrap();
+            let formula = m.p_spinup * m.t_spinup / (m.p_active - m.p_sleep);
+            assert_eq!(m.break_even_s(), formula, "{p}");
+            assert_eq!(m.break_even(), Nanos::from_secs_f64(formula), "{p}");
+        }
+    }
+
     #[test]
     fn every_preset_parses_and_is_valid() {
         for p in PRESETS {

@@ -53,13 +53,15 @@ pub(super) fn disk(
         None => StopPolicy::EarlierOf,
     };
     let preset = d.preset.as_ref().map(|p| p.get_ref().trim().to_string());
-    let drive = Drive::resolve(preset.as_deref(), None).map_err(|e| {
-        cx.err(
-            d.preset.as_ref().map(|p| p.span()),
-            &key("preset"),
-            e.to_string(),
-        )
-    })?;
+    let profile = Drive::resolve(preset.as_deref(), None)
+        .map(DriveProfile::new)
+        .map_err(|e| {
+            cx.err(
+                d.preset.as_ref().map(|p| p.span()),
+                &key("preset"),
+                e.to_string(),
+            )
+        })?;
     let task_name = d.task.as_ref().map_or("standby", |t| t.get_ref().as_str());
     let task_span = d.task.as_ref().map(|t| t.span());
     let only_for = |name: &str, span: Range<usize>, for_task: &str| {
@@ -200,10 +202,10 @@ pub(super) fn disk(
             };
             TaskConfig::Command { argv, interval }
         }
-        "jobs" => jobs(cx, i, d, task_span.clone(), &drive)?,
+        "jobs" => jobs(cx, i, d, task_span.clone(), &profile)?,
         _ => return Err(unknown_task()),
     };
-    let breakeven = task_breakeven(&task, &drive).map_err(|e| {
+    let breakeven = profile_breakeven(&task, &profile).map_err(|e| {
         cx.err(
             d.preset.as_ref().map(|p| p.span()),
             &key("preset"),
@@ -242,15 +244,13 @@ pub(super) fn disk(
     Ok(DiskConfig {
         hooks,
         index: i,
-        breakeven,
         line: cx.line(&d.device.span()),
         device,
         network,
         policy,
         task,
-        power: drive.power.clone(),
         preset,
-        drive,
+        profile,
         left_alone: None,
         time_scale,
     })
@@ -263,7 +263,7 @@ fn jobs(
     i: usize,
     d: &RawDisk,
     task_span: Option<Range<usize>>,
-    drive: &Drive,
+    profile: &DriveProfile,
 ) -> Result<TaskConfig, ConfigError> {
     let key = |k: &str| format!("disk[{i}].{k}");
     let raw = match &d.job {
@@ -278,8 +278,8 @@ fn jobs(
     };
     // Reservations are in the units of the disk's work, so `B` is the
     // drive's break-even for I/O, as in `lull plan` on the same drive.
-    let b = drive
-        .break_even(Work::Io)
+    let b = profile
+        .io()
         .map_err(|e| cx.err(task_span.clone(), &key("preset"), e.to_string()))?;
     let mut jobs: Vec<JobConfig> = Vec::with_capacity(raw.len());
     for (k, j) in raw.iter().enumerate() {

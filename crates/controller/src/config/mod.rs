@@ -113,8 +113,8 @@ use lull_core::registry::Registry;
 use lull_core::spec::NetworkSpec;
 use lull_core::time::{Nanos, parse_duration};
 use lull_reserve::plan::{JobSpec, parse_job};
-use lull_tasks::PowerModel;
 use lull_tasks::drive::{Drive, DriveFacts, PresetSource, Work};
+use lull_tasks::profile::DriveProfile;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -294,16 +294,12 @@ pub struct DiskConfig {
     pub task: TaskConfig,
     /// The `preset` as written, if the table has one.
     pub preset: Option<String>,
-    /// The drive: the one `preset` names, or, until the daemon has
-    /// identified the disk ([`DiskConfig::for_drive`]), the default drive
-    /// ([`Drive::fallback`]).
-    pub drive: Drive,
-    /// The drive's power model (`drive.power`).
-    pub power: Option<PowerModel>,
-    /// The break-even time B the network is built with (`timer(2B)`, the
-    /// B-scaled defaults): the drive's, for the task's kind of work
-    /// ([`task_breakeven`]).
-    pub breakeven: Nanos,
+    /// The drive's profile, the one source of its B: the drive the
+    /// `preset` names, or, until the daemon has identified the disk
+    /// ([`DiskConfig::for_drive`]), the default drive
+    /// ([`Drive::fallback`]). Set with `task` (its B for the task's work
+    /// was checked then): see [`DiskConfig::breakeven`].
+    pub profile: DriveProfile,
     /// Why the daemon never spins this disk down, if it does not: a
     /// `standby` disk without a `preset` whose drive reports that it does
     /// not rotate.
@@ -324,14 +320,16 @@ pub fn task_work(task: &TaskConfig) -> Work {
     }
 }
 
-/// The break-even time B of a disk's task on `drive` ([`Drive::break_even`]
-/// for [`task_work`]): for `standby`, the power model's spin-up energy
-/// over the power saved asleep; for `flush`, `command` and `jobs`, the
-/// service model's random 8 KiB access time, the time scale of the work
-/// they do in idle periods. The same function gives `lull plan`,
-/// `lull replay` and `lull rank` their B.
-pub fn task_breakeven(task: &TaskConfig, drive: &Drive) -> Result<Nanos, String> {
-    drive.break_even(task_work(task)).map_err(|e| e.to_string())
+/// The break-even time B of a disk's task on the drive of `profile`
+/// ([`DriveProfile::break_even`] for [`task_work`]): for `standby`, the
+/// power model's; for `flush`, `command` and `jobs`, the service model's
+/// random 8 KiB access time, the time scale of the work they do in idle
+/// periods. `lull plan`, `lull replay` and `lull rank` take their B from
+/// the same profile.
+fn profile_breakeven(task: &TaskConfig, profile: &DriveProfile) -> Result<Nanos, String> {
+    profile
+        .break_even(task_work(task))
+        .map_err(|e| e.to_string())
 }
 
 /// `registry` set up for a disk whose task is `task` with break-even
@@ -467,24 +465,38 @@ impl DiskConfig {
     /// error when the network or a reservation does not fit the new B.
     pub fn for_drive(
         &self,
-        drive: Drive,
+        drive: impl Into<DriveProfile>,
         facts: Option<&DriveFacts>,
         registry: &Registry,
     ) -> Result<DiskConfig, String> {
+        let profile = drive.into();
         let mut c = self.clone();
-        c.breakeven = task_breakeven(&c.task, &drive)?;
-        c.power = drive.power.clone();
-        let r = disk_registry(registry, &c.task, c.breakeven);
+        let b = profile_breakeven(&c.task, &profile)?;
+        let r = disk_registry(registry, &c.task, b);
         c.time_scale = check_network(&c.network, &r)?;
         if let TaskConfig::Jobs { jobs, .. } = &mut c.task {
             for j in jobs {
-                j.spec = parse_job(&format!("{}:{}", j.name, j.reserve), Some(c.breakeven))
+                j.spec = parse_job(&format!("{}:{}", j.name, j.reserve), Some(b))
                     .map_err(|e| format!("job {}: reserve: {e}", j.name))?;
             }
         }
         c.left_alone = c.rotation_leaves_alone(facts);
-        c.drive = drive;
+        c.profile = profile;
         Ok(c)
+    }
+
+    /// The break-even time B the network is built with (`timer(2B)`, the
+    /// B-scaled defaults): the profile's, for the task's kind of work
+    /// ([`task_work`]). Checked when the disk was configured (a table no
+    /// drive gives a B for is an error of the file), so it is there.
+    pub fn breakeven(&self) -> Nanos {
+        profile_breakeven(&self.task, &self.profile)
+            .expect("a disk's B is checked when its profile is set")
+    }
+
+    /// The drive's power model, if it has one ([`DriveProfile::power`]).
+    pub fn power(&self) -> Option<&lull_tasks::PowerModel> {
+        self.profile.power()
     }
 
     /// Why a `standby` disk without a `preset` is left alone because its
@@ -556,9 +568,7 @@ impl DiskConfig {
     /// daemon worked out for its drive, keeping this table's hooks and
     /// position: a reload of an unchanged disk keeps its drive.
     pub fn keep_drive(&mut self, resolved: &DiskConfig) {
-        self.drive = resolved.drive.clone();
-        self.power = resolved.power.clone();
-        self.breakeven = resolved.breakeven;
+        self.profile = resolved.profile.clone();
         self.time_scale = resolved.time_scale;
         self.task = resolved.task.clone();
         self.left_alone = resolved.left_alone.clone();
@@ -566,7 +576,7 @@ impl DiskConfig {
 
     /// Where the drive's preset came from.
     pub fn preset_source(&self) -> PresetSource {
-        self.drive.source
+        self.profile.source()
     }
 }
 

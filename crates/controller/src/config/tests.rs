@@ -2,6 +2,7 @@
 
 use super::checks::check_command;
 use super::*;
+use lull_tasks::PowerModel;
 use lull_tasks::drive::{FormFactor, Rotation};
 
 fn registry() -> Registry {
@@ -370,8 +371,8 @@ fn the_shipped_config_parses_with_the_drives_break_even() {
     assert_eq!(c.poll, Nanos::from_secs(1));
     let d = &c.disks[0];
     let red = PowerModel::preset("wd-red-plus").unwrap();
-    assert_eq!(d.breakeven, red.break_even());
-    assert!(d.breakeven > Nanos::from_secs(60), "{}", d.breakeven);
+    assert_eq!(d.breakeven(), red.break_even());
+    assert!(d.breakeven() > Nanos::from_secs(60), "{}", d.breakeven());
     assert_eq!(
         d.task,
         TaskConfig::Standby {
@@ -389,7 +390,7 @@ fn the_default_network_scales_with_the_drive() {
     )
     .unwrap();
     assert!(c.disks.iter().all(|d| d.network == DEFAULT_NETWORK));
-    let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven).collect();
+    let b: Vec<Nanos> = c.disks.iter().map(|d| d.breakeven()).collect();
     let red = PowerModel::preset("wd-red-plus").unwrap();
     assert_eq!(
         b[1],
@@ -405,9 +406,13 @@ fn the_default_network_scales_with_the_drive() {
 fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
     let c = parse("[[disk]]\ndevice = \"sdb\"\n").unwrap();
     let d = &c.disks[0];
-    assert_eq!(d.drive.source, PresetSource::Default);
-    assert_ne!(d.drive.preset, "paper-2.5in");
-    assert!(d.breakeven > Nanos::from_secs(30), "B = {}", d.breakeven);
+    assert_eq!(d.profile.source(), PresetSource::Default);
+    assert_ne!(d.profile.preset(), "paper-2.5in");
+    assert!(
+        d.breakeven() > Nanos::from_secs(30),
+        "B = {}",
+        d.breakeven()
+    );
     // Identified as a 2.5-inch drive: the class preset, its own B.
     let facts = DriveFacts {
         rotation: Some(Rotation::Rpm(5400)),
@@ -422,11 +427,11 @@ fn a_disk_without_a_preset_never_gets_the_papers_laptop_drive() {
         )
         .unwrap();
     assert_eq!(
-        (r.drive.preset.as_str(), r.drive.source),
+        (r.profile.preset(), r.profile.source()),
         ("seagate-ultrathin", PresetSource::Class)
     );
     let ultrathin = PowerModel::preset("seagate-ultrathin").unwrap();
-    assert_eq!(r.breakeven, ultrathin.break_even());
+    assert_eq!(r.breakeven(), ultrathin.break_even());
     assert!(r.left_alone.is_none());
     assert!(
         r.same_settings(d),
@@ -470,7 +475,7 @@ fn a_disk_that_does_not_rotate_is_left_alone_unless_a_preset_is_named() {
         "{why}"
     );
     assert_eq!(resolved[1].left_alone, None, "an explicit preset is obeyed");
-    assert_eq!(resolved[1].drive.source, PresetSource::Config);
+    assert_eq!(resolved[1].profile.source(), PresetSource::Config);
     assert_eq!(resolved[2].left_alone, None, "flushing an SSD is fine");
 }
 
@@ -521,7 +526,7 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     let b = lull_tasks::ServiceModel::preset("wd-red-plus")
         .unwrap()
         .break_even();
-    assert_eq!(d.breakeven, b);
+    assert_eq!(d.breakeven(), b);
     let TaskConfig::Jobs { jobs, .. } = &d.task else {
         panic!("a jobs task")
     };
@@ -530,9 +535,9 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
         lull_core::time::parse_duration_in("2B", Some(b)).unwrap()
     );
     // The same spec as `lull plan --device wd-red-plus` parses it.
-    let plan_b = lull_tasks::drive::Drive::from_spec("wd-red-plus", PresetSource::Config)
+    let plan_b = DriveProfile::from_spec("wd-red-plus", PresetSource::Config)
         .unwrap()
-        .break_even(lull_tasks::drive::Work::Io)
+        .io()
         .unwrap();
     assert_eq!(
         jobs[0].spec,
@@ -546,7 +551,7 @@ fn jobs_use_the_drives_io_breakeven_as_lull_plan_does() {
     let TaskConfig::Jobs { jobs, .. } = &r.task else {
         panic!("a jobs task")
     };
-    let es2_b = es2.break_even(lull_tasks::drive::Work::Io).unwrap();
+    let es2_b = DriveProfile::new(es2).io().unwrap();
     assert_ne!(es2_b, b);
     assert_eq!(
         jobs[0].spec.ranked[0].step,
@@ -573,7 +578,7 @@ fn auto_follows_the_disks_task() {
     )
     .unwrap();
     let expand = |d: &DiskConfig| {
-        disk_registry(&registry(), &d.task, d.breakeven)
+        disk_registry(&registry(), &d.task, d.breakeven())
             .expand_network(&d.network)
             .unwrap()
             .unwrap()

@@ -11,7 +11,7 @@ use super::{DiskController, Now, Order, Output};
 use crate::config::TaskConfig;
 use crate::hooks::HookEvent;
 use crate::source::Sample;
-use lull_tasks::gate::{Refusal, StandbyGate, unix_secs};
+use lull_tasks::gate::{Refusal, unix_secs};
 
 use crate::state::keep_last_day;
 use crate::task::Intent;
@@ -286,14 +286,7 @@ impl DiskController {
         }
         // The wear budget and the break-even check, as a replay of the
         // log makes them: at the wall clock of the engine's instant.
-        let gate = StandbyGate {
-            break_even: self
-                .cfg
-                .power
-                .as_ref()
-                .map(|p| Nanos::from_secs_f64(p.break_even_s())),
-            max_spindowns_per_day: Some(per_day),
-        };
+        let gate = self.cfg.profile.standby_gate(Some(per_day));
         let unix = unix_secs(Some(self.settings.clock), at);
         self.wear_charge = None;
         let admitted = gate.admit_charge(
@@ -315,7 +308,7 @@ impl DiskController {
                     self.engine.task_mut().retry_at(when, at, budget);
                 }
             }
-            let drive = match (&refusal, &self.cfg.power) {
+            let drive = match (&refusal, self.cfg.power()) {
                 (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
                 _ => String::new(),
             };

@@ -149,11 +149,11 @@ struct Jobs {
 
 /// Builds a disk's network for its device: durations relative to the
 /// break-even time (`timer(4B)`) and B-scaled defaults resolve against the
-/// disk's own B ([`crate::config::task_breakeven`]), and `auto` follows the
+/// disk's own B ([`DiskConfig::breakeven`], from its drive's profile), and `auto` follows the
 /// task ([`crate::config::disk_registry`]). The same path as a replay's
 /// network for that task and B.
 pub fn build_network(registry: &Registry, cfg: &DiskConfig) -> Result<Network, String> {
-    let registry = crate::config::disk_registry(registry, &cfg.task, cfg.breakeven);
+    let registry = crate::config::disk_registry(registry, &cfg.task, cfg.breakeven());
     NetworkSpec::parse(&cfg.network, Some(&registry))
         .map_err(|e| e.to_string())
         .and_then(|s| s.build_online(&registry).map_err(|e| e.to_string()))
@@ -468,7 +468,7 @@ impl DiskController {
         cfg: &DiskConfig,
     ) -> Result<(), String> {
         saved
-            .fits(&cfg.network, Some(cfg.breakeven))
+            .fits(&cfg.network, Some(cfg.breakeven()))
             .map_err(|e| e.to_string())?;
         engine
             .restore_learned(&saved.parts)
@@ -514,7 +514,7 @@ impl DiskController {
         self.st.learned = Some(lull_core::learned::Snapshot {
             format: lull_core::learned::SNAPSHOT_FORMAT,
             network: self.cfg.network.clone(),
-            breakeven_ns: self.cfg.breakeven.0,
+            breakeven_ns: self.cfg.breakeven().0,
             idle_periods: periods + ended,
             since_unix: since,
             parts,
@@ -525,14 +525,11 @@ impl DiskController {
     /// judging fixed timeouts from the daemon's `poll` on (it cannot act
     /// sooner; [`Shadow::with_floor`]).
     fn shadow_for(cfg: &DiskConfig, poll: Nanos) -> Option<Shadow> {
-        match (&cfg.task, &cfg.power) {
-            (
-                TaskConfig::Standby {
-                    compare_timeout, ..
-                },
-                Some(model),
-            ) => {
-                let shadow = Shadow::new(model.clone(), cfg.breakeven);
+        match &cfg.task {
+            TaskConfig::Standby {
+                compare_timeout, ..
+            } => {
+                let shadow = Shadow::for_profile(&cfg.profile)?;
                 let shadow = match compare_timeout {
                     Some(t) => shadow.with_your_timeout(*t),
                     None => shadow,
@@ -565,8 +562,7 @@ impl DiskController {
             kernel: self.kernel.clone(),
             drive: self
                 .cfg
-                .power
-                .as_ref()
+                .power()
                 .map(lull_tasks::PowerModel::spec)
                 .unwrap_or_default(),
             task: self.cfg.task.name().to_string(),
@@ -994,7 +990,7 @@ impl DiskController {
             TaskConfig::Standby { .. } | TaskConfig::Flush => false,
         };
         (command && self.task_runs() && !self.settings.dry_run)
-            .then(|| self.cfg.breakeven.max(TASK_POLL))
+            .then(|| self.cfg.breakeven().max(TASK_POLL))
     }
 
     /// Whether the idle task really runs (`lull_task_running`): a `jobs`
@@ -1170,7 +1166,7 @@ impl DiskController {
 
     /// The disk's gauges for the metrics at `now`.
     pub fn gauges(&self, now: Nanos) -> DiskGauges {
-        let energy_saved_j = self.cfg.power.as_ref().map(|p| {
+        let energy_saved_j = self.cfg.power().map(|p| {
             let standby =
                 self.st.standby_s + self.standby_since.map_or(0.0, |s| (now - s).as_secs_f64());
             (p.p_active - p.p_sleep) * standby - p.spinup_energy() * self.st.spinups as f64

@@ -286,7 +286,8 @@ impl Daemon {
             .unwrap_or_else(|e| {
                 error!(
                     "disk {}: the configuration does not fit the identified drive ({e}); using {}",
-                    r.key, cfg.drive.preset
+                    r.key,
+                    cfg.profile.preset()
                 );
                 cfg.clone()
             })
@@ -314,10 +315,10 @@ impl Daemon {
             info!("{n}");
         }
         st.drive = Some(DriveRecord {
-            preset: cfg.drive.preset.clone(),
-            preset_source: cfg.drive.source.to_string(),
-            why: cfg.drive.why.clone(),
-            breakeven_s: cfg.breakeven.as_secs_f64(),
+            preset: cfg.profile.preset().to_string(),
+            preset_source: cfg.profile.source().to_string(),
+            why: cfg.profile.why().to_string(),
+            breakeven_s: cfg.breakeven().as_secs_f64(),
             left_alone: cfg.left_alone.clone(),
         });
         if let Some(why) = &cfg.left_alone {
@@ -597,10 +598,10 @@ impl Daemon {
                         dc.task.name(),
                         dc.network,
                         dc.policy,
-                        dc.drive.preset,
-                        dc.drive.source,
-                        dc.drive.why,
-                        dc.breakeven.approx()
+                        dc.profile.preset(),
+                        dc.profile.source(),
+                        dc.profile.why(),
+                        dc.breakeven().approx()
                     );
                     self.disks.push(d);
                 }

@@ -19,8 +19,8 @@ const SAVED: &str = "energy_saved_pct";
 /// spin-up power or time is assumed (crates/tasks/src/power.rs).
 /// Nothing for a drive whose spin-up figures were overridden.
 fn unverified_b(meta: &RunMeta) -> Option<String> {
-    let d = lull_blktrace_replay::replay::drive(meta.device.as_deref()).ok()?;
-    let why = d.power?.caveat()?;
+    let d = lull_blktrace_replay::replay::profile(meta.device.as_deref()).ok()?;
+    let why = d.power()?.caveat()?;
     Some(format!(" (unverified: {why})"))
 }
 

@@ -78,7 +78,7 @@ pub(crate) fn first_standby(registry: &Registry, d: &DiskConfig, poll: Nanos) ->
     let line = |reads: u64| format!("   8 0 sdx {reads} 0 {} 0 0 0 0 0 0 0 0\n", reads * 8);
     // Reads at the first three polls, then nothing.
     let busy = Nanos(poll.0 * 3);
-    let until = busy + Nanos(d.breakeven.0.saturating_mul(4)) + Nanos(poll.0 * 2);
+    let until = busy + Nanos(d.breakeven().0.saturating_mul(4)) + Nanos(poll.0 * 2);
     let mut now = Nanos::ZERO;
     let mut next_poll = Nanos::ZERO;
     let mut out = Vec::new();
@@ -133,7 +133,7 @@ pub(crate) fn first_standby(registry: &Registry, d: &DiskConfig, poll: Nanos) ->
 /// poll has a warning of its own, [`Config::poll_warning`]).
 pub(crate) fn short_timeout(registry: &Registry, d: &DiskConfig, poll: Nanos) -> Option<String> {
     let poll = poll.min(crate::config::derived_poll(std::slice::from_ref(d)));
-    if d.left_alone.is_some() || d.power.is_none() {
+    if d.left_alone.is_some() || d.power().is_none() {
         return None;
     }
     let mut parts = Vec::new();
@@ -143,14 +143,14 @@ pub(crate) fn short_timeout(registry: &Registry, d: &DiskConfig, poll: Nanos) ->
         return None;
     }
     let t = first_standby(registry, d, poll)?;
-    (t.0.saturating_mul(2) < d.breakeven.0).then(|| {
+    (t.0.saturating_mul(2) < d.breakeven().0).then(|| {
         format!(
             "network `{}` spins the drive down {} into a quiet stretch, under half its break-even time B = {}: a spin-down in an idle period between {} and {} costs more energy than it saves, and a spin-up's wear; a timer of at least B (`timer(B)`) or `auto` avoids that",
             d.network,
             t.approx(),
-            d.breakeven.approx(),
+            d.breakeven().approx(),
             t.approx(),
-            d.breakeven.approx(),
+            d.breakeven().approx(),
         )
     })
 }

@@ -210,12 +210,12 @@ fn check_disk(
         task: d.task.name(),
         network: d.network.clone(),
         policy: d.policy.to_string(),
-        preset: d.drive.preset.clone(),
-        preset_source: d.drive.source.name(),
-        preset_why: d.drive.why.clone(),
+        preset: d.profile.preset().to_string(),
+        preset_source: d.profile.source().name(),
+        preset_why: d.profile.why().to_string(),
         identified,
         serial: serial.flatten(),
-        breakeven_s: d.breakeven.as_secs_f64(),
+        breakeven_s: d.breakeven().as_secs_f64(),
         left_alone: d.left_alone.clone(),
         compare_timeout_s: match d.task {
             TaskConfig::Standby {
@@ -294,7 +294,7 @@ pub fn check_report(path: &Path, registry: &Registry) -> Result<CheckReport, Con
                 Err(m) => {
                     warnings.push(format!(
                         "disk[{}] {}: the configuration does not fit the identified drive ({m}); the daemon would use {}",
-                        d.index, r.kernel, d.drive.preset
+                        d.index, r.kernel, d.profile.preset()
                     ));
                     d.clone()
                 }

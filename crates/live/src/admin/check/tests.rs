@@ -35,7 +35,7 @@ fn a_timer_far_shorter_than_break_even_is_warned_of() {
             .remove(0)
     };
     let poll = Nanos::from_secs(1);
-    let b = disk("auto").breakeven;
+    let b = disk("auto").breakeven();
     assert_eq!(b.as_secs_f64().round(), 72.0, "{b}");
     // A timer acts at its timeout: the poll after the last reads is
     // the quiet stretch's start.
