@@ -1106,7 +1106,7 @@ fn auto_takes_a_price_per_spin_up_wait() {
     let c = parse("[[disk]]\ndevice = \"sda\"\npreset = \"wd-red-plus\"\nnetwork = \"auto(delay-weight=0.5)\"\n")
         .unwrap();
     let d = &c.disks[0];
-    let spec = disk_registry(&registry(), &d.task, d.breakeven)
+    let spec = disk_registry(&registry(), &d.task, d.breakeven())
         .expand_network(&d.network)
         .unwrap()
         .unwrap();
