@@ -591,8 +591,18 @@ impl Daemon {
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family, Vec::new()) {
                     let dc = d.ctl.config();
+                    // A standby disk's B from a preset whose figures are
+                    // not verified says so, as `--check` and status do.
+                    let caveat = match dc.task {
+                        TaskConfig::Standby { .. } => dc
+                            .power()
+                            .and_then(|p| p.caveat())
+                            .map(|why| format!(" (unverified: {why})")),
+                        _ => None,
+                    }
+                    .unwrap_or_default();
                     info!(
-                        "disk {} ({}): task {}, network {}, policy {}, drive {} ({}: {}), break-even {}",
+                        "disk {} ({}): task {}, network {}, policy {}, drive {} ({}: {}), break-even {}{caveat}",
                         d.ctl.key(),
                         d.ctl.kernel(),
                         dc.task.name(),
