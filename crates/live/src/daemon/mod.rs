@@ -102,9 +102,32 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .build()
         .map_err(|e| DaemonError::Runtime(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async move {
+        // Before the lock and the state file: a SIGTERM while the daemon
+        // starts is then queued and ends it cleanly, state saved, instead
+        // of killing it (the default action) with its state unsaved.
+        let signals = SignalStreams::register()?;
         let mut d = Daemon::new(opts, cfg, spinners_warned).await?;
-        d.run().await
+        d.run(signals).await
     })
+}
+
+/// The signals the daemon answers, registered once at its start.
+struct SignalStreams {
+    hup: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl SignalStreams {
+    /// Installs the handlers: from now on these signals are queued.
+    fn register() -> Result<SignalStreams, DaemonError> {
+        let sig = |k| signal(k).map_err(|e| DaemonError::Runtime(format!("signals: {e}")));
+        Ok(SignalStreams {
+            hup: sig(SignalKind::hangup())?,
+            term: sig(SignalKind::terminate())?,
+            int: sig(SignalKind::interrupt())?,
+        })
+    }
 }
 
 /// The daemon's witness: reads `/proc` ([`crate::wakeup`]). `warned`
@@ -396,11 +419,12 @@ impl Daemon {
         }
     }
 
-    async fn run(&mut self) -> Result<(), DaemonError> {
-        let sig = |k| signal(k).map_err(|e| DaemonError::Runtime(format!("signals: {e}")));
-        let mut hup = sig(SignalKind::hangup())?;
-        let mut term = sig(SignalKind::terminate())?;
-        let mut int = sig(SignalKind::interrupt())?;
+    async fn run(&mut self, signals: SignalStreams) -> Result<(), DaemonError> {
+        let SignalStreams {
+            mut hup,
+            mut term,
+            mut int,
+        } = signals;
         // Signals are awaited by a task of their own, which forwards them:
         // the poll loop's `select!` then makes no signal futures at each
         // poll (they would be built and polled anew every second).
