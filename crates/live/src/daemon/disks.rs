@@ -591,15 +591,13 @@ impl Daemon {
                 self.missing.remove(&c.device);
                 if let Some(d) = self.new_disk(c, &r, family, Vec::new()) {
                     let dc = d.ctl.config();
-                    // A standby disk's B from a preset whose figures are
-                    // not verified says so, as `--check` and status do.
-                    let caveat = match dc.task {
-                        TaskConfig::Standby { .. } => dc
-                            .power()
-                            .and_then(|p| p.caveat())
-                            .map(|why| format!(" (unverified: {why})")),
-                        _ => None,
-                    }
+                    // A B from a preset whose figures are not verified
+                    // says so, by the test `--check` and status use.
+                    let caveat = lull_tasks::PowerModel::caveat_for(
+                        dc.profile.preset(),
+                        dc.breakeven().as_secs_f64(),
+                    )
+                    .map(|why| format!(" (unverified: {why})"))
                     .unwrap_or_default();
                     info!(
                         "disk {} ({}): task {}, network {}, policy {}, drive {} ({}: {}), break-even {}{caveat}",
