@@ -465,6 +465,16 @@ def run(root, lull, lulld, commands):
     return errors
 
 
+def release_dir(root):
+    """Where cargo puts the release binaries of `root`."""
+    return pathlib.Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release"
+
+
+def release_lull(root):
+    """The lull binary to check against: $LULL, else the release build."""
+    return os.environ.get("LULL") or str(release_dir(root) / "lull")
+
+
 def self_test(root):
     with tempfile.TemporaryDirectory() as tmp:
         copy = pathlib.Path(tmp)
@@ -493,8 +503,7 @@ def self_test(root):
             print("docs-check: self-test FAILED: a planted hand-typed figure passed", file=sys.stderr)
             return 1
         print(f"docs-check: self-test passed: {hit[0]}", file=sys.stderr)
-        lull = os.environ.get("LULL") or str(
-            pathlib.Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release" / "lull")
+        lull = release_lull(root)
         if not os.access(lull, os.X_OK):
             print(f"docs-check: self-test: no binary at {lull}; a failing README command not planted",
                   file=sys.stderr)
@@ -526,8 +535,8 @@ def main():
         return self_test(root)
     lull, lulld = a.lull, a.lulld
     if not a.no_commands:
-        target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "release"
-        lull = lull or os.environ.get("LULL") or str(target / "lull")
+        target = release_dir(root)
+        lull = lull or release_lull(root)
         debug = target.parent / "debug" / "lulld"
         lulld = lulld or os.environ.get("LULLD") or str(target / "lulld")
         if not os.access(lulld, os.X_OK) and os.access(debug, os.X_OK):
