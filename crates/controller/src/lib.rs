@@ -3,8 +3,8 @@
 //! Every decision `lulld` makes about a disk, and nothing that touches
 //! one: the per-disk [`controller::DiskController`], the diskstats
 //! [`source`] that turns counter deltas into the engine's events, the
-//! live idle [`task`]s and [`jobs`], and the types of the config and the
-//! state file. The daemon's shell (`lull-live`) reads `/proc`, sends
+//! live idle [`task`]s and [`jobs`], the types of the config and the
+//! state file, and the [`snapshot`] of what the daemon exports. The daemon's shell (`lull-live`) reads `/proc`, sends
 //! SG_IO, runs processes and writes files; this crate only decides.
 //!
 //! ```
@@ -52,6 +52,7 @@ pub mod glob;
 pub mod hooks;
 pub mod identify;
 pub mod jobs;
+pub mod snapshot;
 pub mod source;
 pub mod state;
 pub mod task;

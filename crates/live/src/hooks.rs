@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::snapshot::HookSnapshot;
 use lull_core::time::Nanos;
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -111,6 +112,21 @@ impl HookRunner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The counts so far of the disks `exported` accepts, by disk and
+    /// event, as the daemon's snapshot holds them.
+    pub fn snapshot(&self, exported: &dyn Fn(&str) -> bool) -> Vec<HookSnapshot> {
+        self.counts()
+            .into_iter()
+            .filter(|((disk, _), _)| exported(disk))
+            .map(|((disk, ev), c)| HookSnapshot {
+                disk,
+                event: ev.name().to_string(),
+                runs: c.runs,
+                failures: c.failures,
+            })
+            .collect()
     }
 
     /// Starts `argv` for `ev` on `disk` with `env` (`LULL_DISK` and
@@ -357,8 +373,10 @@ mod tests {
             }
         );
         assert!(r.take_changed() && !r.take_changed());
-        let mut out = String::new();
-        crate::metrics::render_hooks(&c, &mut out);
+        let out = crate::metrics::render_snapshot(&crate::snapshot::DaemonSnapshot {
+            hooks: r.snapshot(&|_| true),
+            ..Default::default()
+        });
         assert!(
             out.contains("lull_hook_runs_total{disk=\"a\",event=\"wake\"} 2"),
             "{out}"

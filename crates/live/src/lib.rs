@@ -89,7 +89,6 @@ pub mod preflight;
 pub mod process;
 mod resident;
 pub mod sgio;
-pub mod snapshot;
 pub mod timer;
 pub mod transport;
 mod units;
@@ -98,7 +97,7 @@ pub mod wakeup;
 // The decisions and their types live in lull-controller, behind a wall the
 // compiler keeps (no IO crate in its tree); their paths here stay as they
 // were.
-pub use lull_controller::{config, controller, jobs, source, state, task};
+pub use lull_controller::{config, controller, jobs, snapshot, source, state, task};
 
 pub use admin::check::{CheckReport, check, check_report};
 pub use config::{Config, ConfigError};

@@ -19,7 +19,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::state::{DiskState, State};
+use crate::snapshot::{DaemonSnapshot, DiskSnapshot, HookSnapshot, JobSnapshot};
+use crate::state::State;
 
 pub use lull_controller::gauges::DiskGauges;
 
@@ -28,12 +29,12 @@ pub use lull_controller::gauges::DiskGauges;
 pub const LAST_DECISION: &str = "lull_last_decision";
 
 /// A per-disk metric: name, help, type (`counter`, `gauge`), and how to
-/// read it from a disk's state (`None`: no sample for that disk).
+/// read it from a disk's snapshot (`None`: no sample for that disk).
 type PerDisk = (
     &'static str,
     &'static str,
     &'static str,
-    fn(&DiskState) -> Option<f64>,
+    fn(&DiskSnapshot) -> Option<f64>,
 );
 
 pub(crate) fn label(s: &str) -> String {
@@ -43,12 +44,12 @@ pub(crate) fn label(s: &str) -> String {
 }
 
 /// The shadow evaluation's metrics: per disk, policy and window.
-fn shadow_metrics(out: &mut String, gauges: &[DiskGauges]) {
+fn shadow_metrics(out: &mut String, disks: &[DiskSnapshot]) {
     let rows = || {
-        gauges
+        disks
             .iter()
-            .filter_map(|g| g.shadow.as_ref().map(|r| (g, r)))
-            .flat_map(|(g, r)| r.windows.iter().map(move |w| (label(&g.key), w)))
+            .filter_map(|d| d.shadow.as_ref().map(|r| (d, r)))
+            .flat_map(|(d, r)| r.iter().map(move |w| (label(&d.disk), w)))
     };
     type PerPolicy = (
         &'static str,
@@ -170,91 +171,88 @@ impl std::fmt::Display for Value {
     }
 }
 
-/// An instant of a present disk in Unix seconds, NaN when there is none.
-fn instant(d: &DiskState, unix: Option<u64>) -> f64 {
-    unix.filter(|_| d.present).map_or(f64::NAN, |t| t as f64)
+/// An instant the snapshot exported: Unix seconds, NaN for none.
+fn instant(t: Option<Option<u64>>) -> Option<f64> {
+    t.map(|t| t.map_or(f64::NAN, |t| t as f64))
 }
 
-/// Renders every metric, for every disk of `state` and `gauges`.
+/// Renders every metric, for every disk of `state` and `gauges`: the
+/// text of [`DaemonSnapshot::build`]'s snapshot.
 pub fn render(state: &State, gauges: &[DiskGauges], polls: u64, dry_run: bool) -> String {
-    render_exported(state, &|_| true, gauges, polls, dry_run)
+    render_snapshot(&DaemonSnapshot::build(
+        state,
+        &|_| true,
+        gauges,
+        polls,
+        dry_run,
+    ))
 }
 
-/// Renders every metric, for the disks of `state` whose key `exported`
-/// accepts and those of `gauges`: the daemon exports the disks it watches
-/// and those its configuration waits for, not the state-file entries it
-/// keeps of disks removed from the configuration or of drives that left
-/// (a trial's removed disk went on reading `lull_disk_present 1`, its
-/// counters frozen).
-pub fn render_exported(
-    state: &State,
-    exported: &dyn Fn(&str) -> bool,
-    gauges: &[DiskGauges],
-    polls: u64,
-    dry_run: bool,
-) -> String {
+/// Renders `snap` in the Prometheus text format: what the textfile holds
+/// and `GET /metrics` answers.
+pub fn render_snapshot(snap: &DaemonSnapshot) -> String {
     let mut out = String::with_capacity(4096);
-    let disks = || state.disks.iter().filter(|(k, _)| exported(k));
+    let disks = &snap.disks;
     let per_disk: [PerDisk; 14] = [
         (
             "lull_idle_starts_total",
             "Idle periods observed: each time the disk's counters stopped moving between two polls (lull status counts those of at least a poll; a learner's own gauge counts the periods it learned from, by its own clock).",
             "counter",
-            |d| Some(d.idle_starts as f64),
+            |d| d.idle_starts.map(|n| n as f64),
         ),
         (
             "lull_task_starts_total",
             "The network's decisions to start the idle task (for standby also those the wear budget or the break-even check refused: lull_spindowns_total counts the spin-downs sent).",
             "counter",
-            |d| Some(d.task_starts as f64),
+            |d| d.task_starts.map(|n| n as f64),
         ),
         (
             "lull_task_stops_total",
             "Idle task stops.",
             "counter",
-            |d| Some(d.task_stops as f64),
+            |d| d.task_stops.map(|n| n as f64),
         ),
         (
             "lull_spindowns_total",
             "Spin-downs issued by lull.",
             "counter",
-            |d| Some(d.spindowns as f64),
+            |d| d.spindowns.map(|n| n as f64),
         ),
         (
             "lull_spinups_total",
             "Activity on disks lull spun down.",
             "counter",
-            |d| Some(d.spinups as f64),
+            |d| d.spinups.map(|n| n as f64),
         ),
         (
             "lull_standby_seconds_total",
             "Time in standby after lull's spin-downs.",
             "counter",
-            |d| Some(d.standby_s),
+            |d| d.standby_s,
         ),
         (
             "lull_errors_total",
             "Errors while acting on the disk.",
             "counter",
-            |d| Some(d.errors as f64),
+            |d| d.errors.map(|n| n as f64),
         ),
         (
             "lull_foreign_spinups_total",
             "Spin-ups lull did not cause, seen by CHECK POWER MODE.",
             "counter",
-            |d| Some(d.foreign_spinups as f64),
+            |d| d.foreign_spinups.map(|n| n as f64),
         ),
         (
             "lull_command_exits_total",
             "Idle commands that ran to their end.",
             "counter",
-            |d| Some(d.command_exits as f64),
+            |d| d.command_exits.map(|n| n as f64),
         ),
         (
             "lull_command_seconds_total",
             "Time the idle command ran, neither paused nor stopped.",
             "counter",
-            |d| Some(d.command_s),
+            |d| d.command_s,
         ),
         // What the network learned, for `lull status` (the state file's is
         // up to `state_interval` old): no sample for a network that learns
@@ -263,13 +261,13 @@ pub fn render_exported(
             "lull_learned_idle_periods",
             "Idle periods of a poll or longer the disk's network has seen, over every run that kept its state.",
             "gauge",
-            |d| d.learned.as_ref().map(|l| l.idle_periods as f64),
+            |d| d.learned_idle_periods.map(|n| n as f64),
         ),
         (
             "lull_learned_since_timestamp_seconds",
             "Since when the disk's network has been learning (its state kept across restarts).",
             "gauge",
-            |d| d.learned.as_ref().map(|l| l.since_unix as f64),
+            |d| d.learned_since_unix.map(|t| t as f64),
         ),
         // The current idle period and the network's next decision in it,
         // for `lull status`: NaN while the disk is busy (or absent), or
@@ -278,20 +276,20 @@ pub fn render_exported(
             "lull_idle_since_timestamp_seconds",
             "When the disk's current idle period began (NaN while it is busy).",
             "gauge",
-            |d| Some(instant(d, d.idle_since_unix)),
+            |d| instant(d.idle_since_unix),
         ),
         (
             "lull_next_decision_timestamp_seconds",
             "When the disk's network decides next unless I/O comes (NaN: nothing is due).",
             "gauge",
-            |d| Some(instant(d, d.next_decision_unix)),
+            |d| instant(d.next_decision_unix),
         ),
     ];
     for (name, help, kind, f) in per_disk {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (k, d) in disks() {
+        for d in disks {
             if let Some(v) = f(d) {
-                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(k), Value(v));
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(&d.disk), Value(v));
             }
         }
     }
@@ -299,12 +297,12 @@ pub fn render_exported(
         out,
         "# HELP lull_wakeups_total Spin-ups by the process that most likely caused them (best effort; `unknown`: gone, `NAME?`: did I/O but holds no file on the disk).\n# TYPE lull_wakeups_total counter"
     );
-    for (k, d) in disks() {
+    for d in disks {
         for (comm, n) in &d.wakeups {
             let _ = writeln!(
                 out,
                 "lull_wakeups_total{{disk=\"{}\",comm=\"{}\"}} {n}",
-                label(k),
+                label(&d.disk),
                 label(comm)
             );
         }
@@ -313,14 +311,13 @@ pub fn render_exported(
         out,
         "# HELP lull_last_wake_timestamp_seconds When the disk last woke (I/O after the idle task acted, or a spin-up), by cause (`spinup`, `foreign-spinup`, `io`).\n# TYPE lull_last_wake_timestamp_seconds gauge"
     );
-    for (k, d) in disks() {
-        if let Some(w) = &d.last_wake {
+    for d in disks {
+        if let Some((unix, cause)) = &d.last_wake {
             let _ = writeln!(
                 out,
-                "lull_last_wake_timestamp_seconds{{disk=\"{}\",cause=\"{}\"}} {}",
-                label(k),
-                label(&w.cause),
-                w.unix
+                "lull_last_wake_timestamp_seconds{{disk=\"{}\",cause=\"{}\"}} {unix}",
+                label(&d.disk),
+                label(cause.as_deref().unwrap_or(""))
             );
         }
     }
@@ -328,84 +325,85 @@ pub fn render_exported(
         out,
         "# HELP lull_disk_present Whether the disk is in /proc/diskstats.\n# TYPE lull_disk_present gauge"
     );
-    for (k, d) in disks() {
-        let _ = writeln!(
-            out,
-            "lull_disk_present{{disk=\"{}\"}} {}",
-            label(k),
-            u8::from(d.present)
-        );
+    for d in disks {
+        if let Some(present) = d.present {
+            let _ = writeln!(
+                out,
+                "lull_disk_present{{disk=\"{}\"}} {}",
+                label(&d.disk),
+                u8::from(present)
+            );
+        }
     }
     let _ = writeln!(
         out,
         "# HELP lull_task_running Whether the idle task runs.\n# TYPE lull_task_running gauge"
     );
-    for g in gauges {
-        let _ = writeln!(
-            out,
-            "lull_task_running{{disk=\"{}\",task=\"{}\"}} {}",
-            label(&g.key),
-            g.task,
-            u8::from(g.running)
-        );
+    for d in disks {
+        if let (Some(task), Some(running)) = (&d.task, d.task_running) {
+            let _ = writeln!(
+                out,
+                "lull_task_running{{disk=\"{}\",task=\"{task}\"}} {}",
+                label(&d.disk),
+                u8::from(running)
+            );
+        }
     }
     // What the controller knows beyond the state file, a sample per disk
     // (none where the function gives none).
-    type PerGauge = (&'static str, &'static str, fn(&DiskGauges) -> Option<f64>);
+    type PerGauge = (&'static str, &'static str, fn(&DiskSnapshot) -> Option<f64>);
     let per_gauge: [PerGauge; 3] = [
         (
             "lull_in_standby",
             "Whether lull spun the disk down (or found it in standby, or the daemon's previous run left it so) and it has stayed idle.",
-            |g| Some(f64::from(u8::from(g.in_standby))),
+            |d| d.in_standby.map(|b| f64::from(u8::from(b))),
         ),
         (
             "lull_power_state_since_timestamp_seconds",
             "When the disk entered the power state lull_in_standby shows, if the daemon saw it happen (a spin-down, a wake, a standby found after the disk was seen awake; NaN before it sees one); while lull_disk_present is 0, when the daemon saw the disk vanish.",
-            |g| Some(g.power_since_unix.map_or(f64::NAN, |t| t as f64)),
+            |d| instant(d.power_since_unix),
         ),
         (
             "lull_energy_saved_joules",
             "Estimated energy saved while the disk was in standby, whoever spun it down, up to the poll that saw the I/O that woke it (power model of the disk's preset; lull status's lull line counts lull's own spin-downs, to the I/O's arrival).",
-            |g| g.energy_saved_j,
+            |d| d.energy_saved_j,
         ),
     ];
     for (name, help, f) in per_gauge {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for g in gauges {
-            if let Some(v) = f(g) {
-                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(&g.key), Value(v));
+        for d in disks {
+            if let Some(v) = f(d) {
+                let _ = writeln!(out, "{name}{{disk=\"{}\"}} {}", label(&d.disk), Value(v));
             }
         }
     }
     // The last decision's words, as comments: a label holding them would
     // start a new series at every decision, and Prometheus ignores a
-    // comment. `lull status` reads them, current where the state file
-    // lags by up to `state_interval`.
-    for (k, d) in disks() {
-        if d.last_decision_unix > 0 {
+    // comment. An older `lull status` reads them back.
+    for d in disks {
+        if let (Some(text), Some(unix)) = (&d.last_decision, d.last_decision_unix) {
             let _ = writeln!(
                 out,
-                "# {LAST_DECISION}{{disk=\"{}\",text=\"{}\"}} {}",
-                label(k),
-                label(&d.last_decision),
-                d.last_decision_unix
+                "# {LAST_DECISION}{{disk=\"{}\",text=\"{}\"}} {unix}",
+                label(&d.disk),
+                label(text),
             );
         }
     }
-    shadow_metrics(&mut out, gauges);
+    shadow_metrics(&mut out, disks);
     let _ = writeln!(
         out,
         "# HELP lull_node_gauge What a detector network node has learned (a share node's weights, an adaptive timeout).\n# TYPE lull_node_gauge gauge"
     );
-    for g in gauges {
-        for (node, name, v) in &g.nodes {
+    for d in disks {
+        for n in &d.nodes {
             let _ = writeln!(
                 out,
                 "lull_node_gauge{{disk=\"{}\",node=\"{}\",name=\"{}\"}} {}",
-                label(&g.key),
-                label(node),
-                label(name),
-                Value(*v)
+                label(&d.disk),
+                label(&n.node),
+                label(&n.name),
+                Value(n.value)
             );
         }
     }
@@ -413,7 +411,7 @@ pub fn render_exported(
         &'static str,
         &'static str,
         &'static str,
-        fn(&crate::jobs::JobGauge) -> f64,
+        fn(&JobSnapshot) -> f64,
     );
     let job_metrics: [JobMetric; 4] = [
         (
@@ -432,7 +430,7 @@ pub fn render_exported(
             "lull_job_deadlines_missed_total",
             "counter",
             "Reservation windows in which the job got less than its reservation.",
-            |j| j.missed as f64,
+            |j| j.deadlines_missed as f64,
         ),
         (
             "lull_job_fits_observed",
@@ -442,16 +440,16 @@ pub fn render_exported(
         ),
     ];
     for (name, kind, help, f) in job_metrics {
-        if gauges.iter().all(|g| g.jobs.is_empty()) {
+        if disks.iter().all(|d| d.jobs.is_empty()) {
             break;
         }
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for g in gauges {
-            for j in &g.jobs {
+        for d in disks {
+            for j in &d.jobs {
                 let _ = writeln!(
                     out,
                     "{name}{{disk=\"{}\",job=\"{}\"}} {}",
-                    label(&g.key),
+                    label(&d.disk),
                     label(&j.name),
                     Value(f(j))
                 );
@@ -460,19 +458,75 @@ pub fn render_exported(
     }
     let _ = writeln!(
         out,
-        "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {polls}"
+        "# HELP lull_polls_total Reads of /proc/diskstats.\n# TYPE lull_polls_total counter\nlull_polls_total {}",
+        snap.polls
     );
     let _ = writeln!(
         out,
         "# HELP lull_dry_run Whether the daemon only logs its decisions.\n# TYPE lull_dry_run gauge\nlull_dry_run {}",
-        u8::from(dry_run)
+        u8::from(snap.dry_run)
     );
+    hook_metrics(&mut out, &snap.hooks);
     out
 }
 
-/// Serves `GET /metrics` on `listener` with the latest text from `rx`
-/// until the sender is dropped.
-pub async fn serve(listener: TcpListener, rx: watch::Receiver<Arc<str>>) {
+/// The hooks' counters, by disk and event.
+fn hook_metrics(out: &mut String, hooks: &[HookSnapshot]) {
+    if hooks.is_empty() {
+        return;
+    }
+    for (name, help, pick) in [
+        (
+            "lull_hook_runs_total",
+            "Hooks started, by disk and event.",
+            (|h: &HookSnapshot| h.runs) as fn(&HookSnapshot) -> u64,
+        ),
+        (
+            "lull_hook_failures_total",
+            "Hooks that failed to start, exited non-zero or timed out (killed), by disk and event.",
+            |h: &HookSnapshot| h.failures,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for h in hooks {
+            let _ = writeln!(
+                out,
+                "{name}{{disk=\"{}\",event=\"{}\"}} {}",
+                label(&h.disk),
+                h.event,
+                pick(h)
+            );
+        }
+    }
+}
+
+/// What the daemon serves at one time: the snapshot's two renderings.
+#[derive(Debug, Default)]
+pub struct Exported {
+    /// The Prometheus text (`GET /metrics`, the textfile).
+    pub text: String,
+    /// The snapshot as JSON (`GET /snapshot.json`, the file beside the
+    /// textfile), read by `lull status`.
+    pub json: String,
+}
+
+impl Exported {
+    /// Both renderings of `snap`.
+    pub fn of(snap: &DaemonSnapshot) -> Exported {
+        Exported {
+            text: render_snapshot(snap),
+            // A snapshot is plain data: writing it cannot fail.
+            json: serde_json::to_string(snap).unwrap_or_default() + "\n",
+        }
+    }
+}
+
+/// The path `GET /snapshot.json` answers at, as `lull status` asks it.
+pub const SNAPSHOT_PATH: &str = "/snapshot.json";
+
+/// Serves `GET /metrics` and `GET /snapshot.json` on `listener` with the
+/// latest renderings from `rx` until the sender is dropped.
+pub async fn serve(listener: TcpListener, rx: watch::Receiver<Arc<Exported>>) {
     loop {
         let (mut sock, _) = match listener.accept().await {
             Ok(c) => c,
@@ -491,7 +545,7 @@ pub async fn serve(listener: TcpListener, rx: watch::Receiver<Arc<str>>) {
 
 async fn respond(
     sock: &mut tokio::net::TcpStream,
-    rx: watch::Receiver<Arc<str>>,
+    rx: watch::Receiver<Arc<Exported>>,
 ) -> std::io::Result<()> {
     let mut buf = [0u8; 8192];
     let mut n = 0;
@@ -517,13 +571,16 @@ async fn respond(
     // The text at the time of the request, not of the connection.
     let body = rx.borrow().clone();
     let (status, ctype, text): (&str, &str, &str) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => {
-            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", &*body)
-        }
+        ("GET" | "HEAD", "/metrics") => (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            &body.text,
+        ),
+        ("GET" | "HEAD", SNAPSHOT_PATH) => ("200 OK", "application/json", &body.json),
         ("GET" | "HEAD", "/") => (
             "200 OK",
             "text/plain; charset=utf-8",
-            "lull daemon: metrics at /metrics\n",
+            "lull daemon: metrics at /metrics, its snapshot as JSON at /snapshot.json\n",
         ),
         ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found\n"),
         _ => (
@@ -541,39 +598,6 @@ async fn respond(
         sock.write_all(text.as_bytes()).await?;
     }
     sock.shutdown().await
-}
-
-/// The hook counters in the Prometheus text format.
-pub fn render_hooks(
-    counts: &std::collections::BTreeMap<(String, crate::hooks::HookEvent), crate::hooks::Counts>,
-    out: &mut String,
-) {
-    for (name, help, pick) in [
-        (
-            "lull_hook_runs_total",
-            "Hooks started, by disk and event.",
-            (|c: &crate::hooks::Counts| c.runs) as fn(&crate::hooks::Counts) -> u64,
-        ),
-        (
-            "lull_hook_failures_total",
-            "Hooks that failed to start, exited non-zero or timed out (killed), by disk and event.",
-            |c: &crate::hooks::Counts| c.failures,
-        ),
-    ] {
-        if counts.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        for ((disk, ev), c) in counts {
-            let _ = writeln!(
-                out,
-                "{name}{{disk=\"{}\",event=\"{}\"}} {}",
-                label(disk),
-                ev.name(),
-                pick(c)
-            );
-        }
-    }
 }
 
 #[cfg(test)]
@@ -709,7 +733,13 @@ mod tests {
         rt.block_on(async {
             let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = l.local_addr().unwrap();
-            let (tx, rx) = watch::channel(Arc::<str>::from("lull_polls_total 1\n"));
+            let exported = |polls| {
+                Arc::new(Exported::of(&DaemonSnapshot {
+                    polls,
+                    ..DaemonSnapshot::default()
+                }))
+            };
+            let (tx, rx) = watch::channel(exported(1));
             tokio::spawn(serve(l, rx));
             let get = |path: &'static str| async move {
                 let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -722,18 +752,25 @@ mod tests {
             };
             let r = get("/metrics").await;
             assert!(
-                r.starts_with("HTTP/1.1 200 OK\r\n") && r.ends_with("lull_polls_total 1\n"),
+                r.starts_with("HTTP/1.1 200 OK\r\n") && r.contains("\nlull_polls_total 1\n"),
                 "{r}"
             );
-            tx.send(Arc::from("lull_polls_total 2\n")).unwrap();
-            assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
+            tx.send(exported(2)).unwrap();
+            assert!(get("/metrics").await.ends_with("lull_dry_run 0\n"));
+            assert!(get("/metrics").await.contains("lull_polls_total 2\n"));
+            // The same snapshot as JSON, for `lull status`.
+            let r = get(SNAPSHOT_PATH).await;
+            let (head, body) = r.split_once("\r\n\r\n").unwrap();
+            assert!(head.contains("Content-Type: application/json"), "{head}");
+            let back: DaemonSnapshot = serde_json::from_str(body).unwrap();
+            assert_eq!(back.polls, 2);
             assert!(get("/nope").await.starts_with("HTTP/1.1 404"));
             // Idle clients, more than any fixed cap, do not block a scrape.
             let mut idle = Vec::new();
             for _ in 0..100 {
                 idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
             }
-            assert!(get("/metrics").await.ends_with("lull_polls_total 2\n"));
+            assert!(get("/metrics").await.contains("lull_polls_total 2\n"));
             drop(idle);
         });
     }

@@ -23,6 +23,7 @@ use tracing::{error, info, warn};
 use crate::config::Config;
 use crate::hooks::HookRunner;
 use crate::metrics::{self, DiskGauges};
+use crate::snapshot::DaemonSnapshot;
 use crate::state::{State, write_atomically};
 
 /// The longest the metrics go unrendered while something wants them.
@@ -45,8 +46,8 @@ pub(crate) struct Persist {
     /// The last error writing the metrics textfile (logged once per
     /// change).
     textfile_error: Option<String>,
-    /// The rendered metrics, for the endpoint.
-    pub(crate) metrics: watch::Sender<Arc<str>>,
+    /// The rendered metrics and snapshot, for the endpoint.
+    pub(crate) metrics: watch::Sender<Arc<metrics::Exported>>,
     /// A metrics endpoint listens.
     pub(crate) serving: bool,
     /// A dry run writes its own state file
@@ -79,7 +80,7 @@ impl Persist {
             urgent: false,
             state_dirty: true,
             textfile_error: None,
-            metrics: watch::channel(Arc::<str>::from("")).0,
+            metrics: watch::channel(Arc::default()).0,
             serving: false,
             dry_run,
             state_error: None,
@@ -127,7 +128,7 @@ impl Persist {
             return false;
         }
         let snap = snapshot();
-        let text: Arc<str> = if wants_metrics {
+        let exported = if wants_metrics {
             // The disks watched (a controller's gauges) and those the
             // configuration waits for; not the entries kept of disks a
             // reload or restart removed, nor of drives that left.
@@ -135,22 +136,26 @@ impl Persist {
                 snap.gauges.iter().any(|g| g.key == k)
                     || (cfg.entry_for(k).is_some() && !is_parked_key(k))
             };
-            let mut text =
-                metrics::render_exported(&snap.state, &exported, &snap.gauges, snap.polls, dry_run);
-            let mut counts = hooks.counts();
-            counts.retain(|(disk, _), _| exported(disk));
-            metrics::render_hooks(&counts, &mut text);
-            Arc::from(text)
+            let mut daemon =
+                DaemonSnapshot::build(&snap.state, &exported, &snap.gauges, snap.polls, dry_run);
+            daemon.hooks = hooks.snapshot(&exported);
+            Arc::new(metrics::Exported::of(&daemon))
         } else {
-            Arc::from("")
+            Arc::default()
         };
-        if let Some(tf) = &cfg.metrics.textfile {
+        if let (Some(tf), Some(jf)) = (&cfg.metrics.textfile, cfg.metrics.snapshot_file()) {
+            // The JSON after the text: `lull status` reads the JSON only
+            // when it is at least as new as the text, so an older
+            // daemon's text is not read through a stale snapshot.
+            let written = write_atomically(tf, exported.text.as_bytes(), false)
+                .and_then(|()| write_atomically(&jf, exported.json.as_bytes(), false));
             // Logged once per change of state, not at every save.
-            match write_atomically(tf, text.as_bytes(), false) {
+            match written {
                 Err(e) => said_once(&mut self.textfile_error, e.to_string(), |e| {
                     warn!(
-                        "metrics textfile {}: {e} (said once until it changes)",
-                        tf.display()
+                        "metrics textfile {} (and its snapshot {}): {e} (said once until it changes)",
+                        tf.display(),
+                        jf.display()
                     )
                 }),
                 Ok(()) => {
@@ -160,7 +165,7 @@ impl Persist {
                 }
             }
         }
-        self.metrics.send_replace(text);
+        self.metrics.send_replace(exported);
         let mut written = false;
         if force || state_due {
             self.last_state_save = Some(now);
@@ -329,6 +334,12 @@ mod tests {
         );
         let kept = State::load(&sf).unwrap();
         assert_eq!(kept.disks.len(), 3);
+        // The snapshot beside the textfile holds the same disks.
+        let json = std::fs::read(cfg.metrics.snapshot_file().unwrap()).unwrap();
+        let snap: DaemonSnapshot = serde_json::from_slice(&json).unwrap();
+        let keys: Vec<&str> = snap.disks.iter().map(|d| d.disk.as_str()).collect();
+        assert_eq!(keys, ["sdz"]);
+        assert_eq!(snap.disks[0].present, Some(true));
     }
 
     /// A state file that cannot be written is said once while the error

@@ -124,9 +124,10 @@ fn status_shows_the_loop_disks_of_a_running_daemon() {
         },
         || d.log(),
     );
+    // The daemon's typed snapshot, not its Prometheus text read back.
     assert_eq!(
         s["metrics"],
-        format!("http://127.0.0.1:{port}/metrics"),
+        format!("http://127.0.0.1:{port}/snapshot.json"),
         "{s}"
     );
     assert_eq!(s["dry_run"], false);
@@ -313,7 +314,13 @@ fn status_reads_the_textfile_and_state_without_an_endpoint() {
         },
         || d.log(),
     );
-    assert_eq!(st["metrics"], s.prom().display().to_string());
+    // The snapshot the daemon writes beside its textfile.
+    assert_eq!(st["metrics"], format!("{}.json", s.prom().display()));
+    assert!(
+        std::fs::read_to_string(s.prom())
+            .unwrap()
+            .contains("lull_polls_total ")
+    );
     let a = disk(&st, "fakea");
     assert_eq!(a["task"], "command");
     assert!(a["task_starts"].as_u64().unwrap() >= 1, "{st}");
@@ -418,7 +425,10 @@ fn a_stopped_dry_run_is_shown_with_metrics_listen() {
     // Running: the endpoint answers.
     let st = status_json(&s.config);
     assert_eq!(st["dry_run"], true, "{st}");
-    assert_eq!(st["metrics"], format!("http://127.0.0.1:{port}/metrics"));
+    assert_eq!(
+        st["metrics"],
+        format!("http://127.0.0.1:{port}/snapshot.json")
+    );
     assert!(d.stop().success());
     assert!(!s.state.exists(), "no real run here");
     let o = status(&s.config, &[]);

@@ -273,8 +273,21 @@ pub const DEFAULT_ACTIVITY_MAX_MB: u64 = 64;
 pub struct MetricsConfig {
     /// A node_exporter textfile, rewritten atomically.
     pub textfile: Option<PathBuf>,
-    /// An HTTP endpoint (`GET /metrics`).
+    /// An HTTP endpoint (`GET /metrics`, and `GET /snapshot.json`).
     pub listen: Option<SocketAddr>,
+}
+
+impl MetricsConfig {
+    /// The daemon's snapshot as JSON, written beside the textfile with
+    /// `.json` appended to its name (`lull.prom` → `lull.prom.json`):
+    /// what `lull status` reads when there is no endpoint. node_exporter
+    /// reads only `*.prom` files, so it leaves this one alone.
+    pub fn snapshot_file(&self) -> Option<PathBuf> {
+        let tf = self.textfile.as_ref()?;
+        let mut name = tf.file_name().unwrap_or_default().to_os_string();
+        name.push(".json");
+        Some(tf.with_file_name(name))
+    }
 }
 
 /// One `[[disk]]`.

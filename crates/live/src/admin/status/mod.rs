@@ -1,11 +1,19 @@
 //! `lull status`: what a running daemon says about its disks, read from
-//! what it already exposes — its metrics (the HTTP endpoint, else the
-//! textfile) and its state file — both located through its config file.
+//! what it already exposes — its snapshot (`GET /snapshot.json` on the
+//! metrics endpoint, else the JSON file beside the metrics textfile) and
+//! its state file — both located through its config file.
 //!
 //! Why a client of those and not a socket of its own: both are written by
 //! the daemon anyway, both can be opened to a group without giving it the
 //! power to act (the endpoint answers only `GET`, the state file is read),
 //! and status needs no new code in the decision loop.
+//!
+//! The snapshot ([`DaemonSnapshot`]) is the typed value the daemon
+//! renders its Prometheus text from, so status reads fields, not metric
+//! names. A daemon older than the snapshot has only the text: status
+//! reads it back into the same type ([`from_prometheus`]). The metric
+//! names below are those of the text; the snapshot's fields carry the
+//! same figures.
 //!
 //! What each field rests on:
 //! - **power state**: `lull_in_standby` (the daemon's view, kept up to date
@@ -48,7 +56,7 @@ use lull_core::time::Nanos;
 use serde::Serialize;
 
 use crate::config::{Config, ConfigError, DiskConfig, TaskConfig};
-use crate::snapshot::{DiskSnapshot, JobSnapshot};
+use crate::snapshot::{DaemonSnapshot, DiskSnapshot, HookSnapshot, JobSnapshot, NodeValue};
 use crate::state::{DiskState, State, WearBudget};
 use crate::units::{energy, secs};
 
@@ -182,24 +190,79 @@ fn parse_sample(line: &str) -> Result<Sample, String> {
     })
 }
 
-/// `GET /metrics` from the daemon's endpoint at `addr`, with `timeout` for
-/// connecting and for the whole answer.
-pub fn fetch_metrics(addr: SocketAddr, timeout: Duration) -> std::io::Result<String> {
+/// `GET path` from the daemon's endpoint at `addr`, with `timeout` for
+/// connecting and for the whole answer: the status line and the body.
+fn http_get(addr: SocketAddr, path: &str, timeout: Duration) -> std::io::Result<(String, String)> {
     let mut s = TcpStream::connect_timeout(&addr, timeout)?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: lull\r\nConnection: close\r\n\r\n")?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: lull\r\nConnection: close\r\n\r\n"
+    )?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw)?;
     let raw = String::from_utf8_lossy(&raw);
     let (head, body) = raw
         .split_once("\r\n\r\n")
         .ok_or_else(|| std::io::Error::other("not an HTTP answer"))?;
-    let status = head.lines().next().unwrap_or("");
+    let status = head.lines().next().unwrap_or("").to_string();
+    Ok((status, body.to_string()))
+}
+
+/// `GET /metrics` from the daemon's endpoint at `addr`, with `timeout` for
+/// connecting and for the whole answer.
+pub fn fetch_metrics(addr: SocketAddr, timeout: Duration) -> std::io::Result<String> {
+    let (status, body) = http_get(addr, "/metrics", timeout)?;
     if !status.contains(" 200 ") {
         return Err(std::io::Error::other(format!("answered {status:?}")));
     }
-    Ok(body.to_string())
+    Ok(body)
+}
+
+/// The daemon's snapshot from its endpoint at `addr`, and the path it
+/// came from: `GET /snapshot.json`, or for a daemon older than that path
+/// (it answers 404), `GET /metrics` read back ([`from_prometheus`]).
+pub fn fetch_snapshot(
+    addr: SocketAddr,
+    timeout: Duration,
+) -> std::io::Result<(&'static str, DaemonSnapshot)> {
+    let path = crate::metrics::SNAPSHOT_PATH;
+    let (status, body) = http_get(addr, path, timeout)?;
+    if status.contains(" 200 ") {
+        let snap = serde_json::from_str(&body)
+            .map_err(|e| std::io::Error::other(format!("{path}: not a lull snapshot: {e}")))?;
+        return Ok((path, snap));
+    }
+    if !status.contains(" 404 ") {
+        return Err(std::io::Error::other(format!("{path} answered {status:?}")));
+    }
+    let text = fetch_metrics(addr, timeout)?;
+    let samples =
+        parse_metrics(&text).map_err(|e| std::io::Error::other(format!("/metrics: {e}")))?;
+    Ok(("/metrics", from_prometheus(&samples)))
+}
+
+/// The daemon's snapshot from the file beside its textfile `tf`
+/// (`snapshot`), when that is at least as new as the textfile; else, for
+/// a daemon older than that file, the textfile read back
+/// ([`from_prometheus`]). Returns the file read.
+pub fn read_textfile(
+    tf: &Path,
+    snapshot: Option<&Path>,
+) -> std::io::Result<(PathBuf, DaemonSnapshot)> {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    let text_at = modified(tf)?;
+    if let Some(jf) = snapshot.filter(|jf| modified(jf).is_ok_and(|t| t >= text_at)) {
+        let bytes = std::fs::read(jf)?;
+        let snap = serde_json::from_slice(&bytes).map_err(|e| {
+            std::io::Error::other(format!("{}: not a lull snapshot: {e}", jf.display()))
+        })?;
+        return Ok((jf.to_path_buf(), snap));
+    }
+    let text = std::fs::read_to_string(tf)?;
+    let samples = parse_metrics(&text).map_err(std::io::Error::other)?;
+    Ok((tf.to_path_buf(), from_prometheus(&samples)))
 }
 
 /// A wear budget as status shows it.
@@ -527,9 +590,9 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
     let now_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (source, text) = if let Some(addr) = cfg.metrics.listen {
-        match fetch_metrics(addr, Duration::from_secs(5)) {
-            Ok(text) => (Some(format!("http://{addr}/metrics")), Some(text)),
+    let (source, exported) = if let Some(addr) = cfg.metrics.listen {
+        match fetch_snapshot(addr, Duration::from_secs(5)) {
+            Ok((path, snap)) => (Some(format!("http://{addr}{path}")), Some(snap)),
             // A stopped daemon answers nothing: its state file says what
             // its last run left, as without `listen` (the text says that
             // no daemon runs).
@@ -542,27 +605,19 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
             }
         }
     } else if let Some(tf) = &cfg.metrics.textfile {
-        let text = std::fs::read_to_string(tf).map_err(|e| {
-            StatusError::Unreachable(format!(
-                "cannot read the daemon's metrics textfile {} (`metrics.textfile` in {}): {e}",
-                tf.display(),
-                config.display()
-            ))
-        })?;
-        (Some(tf.display().to_string()), Some(text))
+        let (from, snap) =
+            read_textfile(tf, cfg.metrics.snapshot_file().as_deref()).map_err(|e| {
+                StatusError::Unreachable(format!(
+                    "cannot read the daemon's metrics textfile {} (`metrics.textfile` in {}): {e}",
+                    tf.display(),
+                    config.display()
+                ))
+            })?;
+        (Some(from.display().to_string()), Some(snap))
     } else {
         (None, None)
     };
-    let samples = match &text {
-        Some(t) => parse_metrics(t).map_err(|e| {
-            StatusError::Unreachable(format!("{}: {e}", source.as_deref().unwrap_or("")))
-        })?,
-        None => Vec::new(),
-    };
-    let dry_run = samples
-        .iter()
-        .find(|s| s.name == "lull_dry_run")
-        .map(|s| s.value != 0.0);
+    let dry_run = exported.as_ref().map(|s| s.dry_run);
     // A dry run keeps its own state file; without metrics to say so, the
     // files and their locks tell it.
     let dry_run = dry_run.or_else(|| dry_run_by_files(&cfg.state_file, &cfg.dry_run_state_file()));
@@ -574,13 +629,15 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
                 state_file.display()
             ))
         })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && text.is_some() => State::default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && exported.is_some() => {
+            State::default()
+        }
         Err(e) => {
             return Err(StatusError::Unreachable(format!(
                 "cannot read the daemon's state file {} (`state_file` in {}): {e}{}",
                 state_file.display(),
                 config.display(),
-                if text.is_none() {
+                if exported.is_none() {
                     "; no [metrics] listen or textfile is configured either, so there is nothing else to read"
                 } else {
                     ""
@@ -598,7 +655,8 @@ pub fn gather(config: &Path, registry: &Registry) -> Result<Status, StatusError>
         crate::instance::Holder::Free => (Some(false), None),
         crate::instance::Holder::Unknown => (None, None),
     };
-    let mut disks = combine(&cfg, &state, &samples, text.is_some(), now_unix);
+    let snaps = exported.map_or_else(Vec::new, |s| s.disks);
+    let mut disks = from_snapshots(&cfg, &state, &snaps, source.is_some(), now_unix);
     // A running daemon runs in this boot: what it says of a power state
     // from before it (a state file's decision) bounds nothing.
     if daemon_running != Some(false) {
@@ -808,13 +866,64 @@ pub fn combine(
     from_snapshots(cfg, state, &snapshots(samples), have_metrics, now_unix)
 }
 
+/// What an older daemon exported, read back from its Prometheus text:
+/// the daemon's [`DaemonSnapshot`] as this one's would be. A daemon that
+/// serves `/snapshot.json` or writes the file beside its textfile is read
+/// from that instead ([`gather`]).
+pub fn from_prometheus(samples: &[Sample]) -> DaemonSnapshot {
+    let global = |name: &str| {
+        samples
+            .iter()
+            .find(|s| s.name == name && s.labels.is_empty())
+            .map(|s| s.value)
+    };
+    let mut hooks: Vec<HookSnapshot> = Vec::new();
+    for s in samples {
+        let runs = s.name == "lull_hook_runs_total";
+        if !runs && s.name != "lull_hook_failures_total" {
+            continue;
+        }
+        let (Some(disk), Some(event)) = (s.label("disk"), s.label("event")) else {
+            continue;
+        };
+        let i = match hooks
+            .iter()
+            .position(|h| h.disk == disk && h.event == event)
+        {
+            Some(i) => i,
+            None => {
+                hooks.push(HookSnapshot {
+                    disk: disk.to_string(),
+                    event: event.to_string(),
+                    runs: 0,
+                    failures: 0,
+                });
+                hooks.len() - 1
+            }
+        };
+        let n = s.value as u64;
+        if runs {
+            hooks[i].runs = n;
+        } else {
+            hooks[i].failures = n;
+        }
+    }
+    DaemonSnapshot {
+        polls: global("lull_polls_total").map_or(0, |v| v as u64),
+        dry_run: global("lull_dry_run").is_some_and(|v| v != 0.0),
+        disks: snapshots(samples),
+        hooks,
+    }
+}
+
 /// The metrics `samples` read into one [`DiskSnapshot`] per disk, in the
 /// order the disks first appear: the one place the status reads the
 /// Prometheus text's names and labels. Where a metric has more than one
 /// sample for a disk and one is meant, the first counts.
 pub fn snapshots(samples: &[Sample]) -> Vec<DiskSnapshot> {
     let mut out: Vec<DiskSnapshot> = Vec::new();
-    for s in samples {
+    // The hooks' counters name disks the daemon may not export.
+    for s in samples.iter().filter(|s| !s.name.starts_with("lull_hook_")) {
         let Some(key) = s.label("disk") else {
             continue;
         };
@@ -823,7 +932,7 @@ pub fn snapshots(samples: &[Sample]) -> Vec<DiskSnapshot> {
             None => {
                 out.push(DiskSnapshot {
                     disk: key.to_string(),
-                    shadow: shadow_windows(samples, key),
+                    shadow: shadow_windows(samples, key).filter(|w| !w.is_empty()),
                     jobs: jobs_from_metrics(samples, key),
                     ..DiskSnapshot::default()
                 });
@@ -832,8 +941,15 @@ pub fn snapshots(samples: &[Sample]) -> Vec<DiskSnapshot> {
         };
         let d = &mut out[i];
         let v = s.value;
-        let first = |f: &mut Option<f64>| {
+        // A count, a time in Unix seconds, an instant (NaN: none).
+        let count = |f: &mut Option<u64>| {
+            f.get_or_insert(v as u64);
+        };
+        let real = |f: &mut Option<f64>| {
             f.get_or_insert(v);
+        };
+        let instant = |f: &mut Option<Option<u64>>| {
+            f.get_or_insert((v.is_finite() && v >= 0.0).then_some(v as u64));
         };
         match s.name.as_str() {
             "lull_disk_present" => {
@@ -846,35 +962,39 @@ pub fn snapshots(samples: &[Sample]) -> Vec<DiskSnapshot> {
                 d.task_running = Some(v != 0.0);
                 d.task = s.label("task").map(str::to_string);
             }
-            "lull_power_state_since_timestamp_seconds" => first(&mut d.power_since),
-            "lull_idle_since_timestamp_seconds" => first(&mut d.idle_since),
-            "lull_next_decision_timestamp_seconds" => first(&mut d.next_decision),
-            "lull_spindowns_total" => first(&mut d.spindowns),
-            "lull_spinups_total" => first(&mut d.spinups),
-            "lull_foreign_spinups_total" => first(&mut d.foreign_spinups),
-            "lull_errors_total" => first(&mut d.errors),
-            "lull_task_starts_total" => first(&mut d.task_starts),
-            "lull_command_seconds_total" => first(&mut d.command_s),
-            "lull_command_exits_total" => first(&mut d.command_exits),
-            "lull_standby_seconds_total" => first(&mut d.standby_s),
-            "lull_learned_idle_periods" => first(&mut d.learned_idle_periods),
-            "lull_learned_since_timestamp_seconds" => first(&mut d.learned_since),
+            "lull_power_state_since_timestamp_seconds" => instant(&mut d.power_since_unix),
+            "lull_idle_since_timestamp_seconds" => instant(&mut d.idle_since_unix),
+            "lull_next_decision_timestamp_seconds" => instant(&mut d.next_decision_unix),
+            "lull_idle_starts_total" => count(&mut d.idle_starts),
+            "lull_task_starts_total" => count(&mut d.task_starts),
+            "lull_task_stops_total" => count(&mut d.task_stops),
+            "lull_spindowns_total" => count(&mut d.spindowns),
+            "lull_spinups_total" => count(&mut d.spinups),
+            "lull_foreign_spinups_total" => count(&mut d.foreign_spinups),
+            "lull_errors_total" => count(&mut d.errors),
+            "lull_command_seconds_total" => real(&mut d.command_s),
+            "lull_command_exits_total" => count(&mut d.command_exits),
+            "lull_standby_seconds_total" => real(&mut d.standby_s),
+            "lull_energy_saved_joules" => real(&mut d.energy_saved_j),
+            "lull_learned_idle_periods" => count(&mut d.learned_idle_periods),
+            "lull_learned_since_timestamp_seconds" => count(&mut d.learned_since_unix),
             "lull_wakeups_total" => {
                 if let Some(comm) = s.label("comm") {
-                    d.wakeups.push((comm.to_string(), v));
+                    d.wakeups.push((comm.to_string(), v as u64));
                 }
             }
             "lull_last_wake_timestamp_seconds" => {
                 d.last_wake
-                    .get_or_insert_with(|| (v, s.label("cause").map(str::to_string)));
+                    .get_or_insert_with(|| (v as u64, s.label("cause").map(str::to_string)));
             }
-            "lull_node_gauge" => d.nodes.push((
-                s.label("node").unwrap_or("").to_string(),
-                s.label("name").unwrap_or("").to_string(),
-                v,
-            )),
+            "lull_node_gauge" => d.nodes.push(NodeValue {
+                node: s.label("node").unwrap_or("").to_string(),
+                name: s.label("name").unwrap_or("").to_string(),
+                value: v,
+            }),
             n if n == crate::metrics::LAST_DECISION && d.last_decision.is_none() => {
                 d.last_decision = s.label("text").map(str::to_string);
+                d.last_decision_unix = Some(v as u64);
             }
             _ => {}
         }
@@ -910,15 +1030,11 @@ pub fn from_snapshots(
         .map(|key| {
             let st = state.disks.get(key).unwrap_or(&empty);
             let m = snaps.iter().find(|s| s.disk == key).unwrap_or(&none);
-            let counter = |v: Option<f64>, fallback: u64| v.map_or(fallback, |v| v as u64);
-            // An instant of the metrics (NaN: none) is current; the state
-            // file's may be up to `state_interval` old. A daemon without
-            // the metric leaves the state file's.
-            let instant = |v: Option<f64>, fallback: Option<u64>| match v {
-                Some(v) if v.is_finite() && v >= 0.0 => Some(v as u64),
-                Some(_) => None,
-                None => fallback,
-            };
+            let counter = |v: Option<u64>, fallback: u64| v.unwrap_or(fallback);
+            // An instant of the metrics (`Some(None)`: none) is current;
+            // the state file's may be up to `state_interval` old. A
+            // daemon without the metric leaves the state file's.
+            let instant = |v: Option<Option<u64>>, fallback: Option<u64>| v.unwrap_or(fallback);
             // A parked drive's entry is no entry's disk, whatever glob
             // its key would match.
             let dcfg = cfg.entry_for(key).filter(|_| !is_parked_key(key));
@@ -989,11 +1105,8 @@ pub fn from_snapshots(
                 }
                 _ => None,
             });
-            let mut counted: Vec<(&str, u64)> = m
-                .wakeups
-                .iter()
-                .map(|(c, n)| (c.as_str(), *n as u64))
-                .collect();
+            let mut counted: Vec<(&str, u64)> =
+                m.wakeups.iter().map(|(c, n)| (c.as_str(), *n)).collect();
             if counted.is_empty() {
                 counted = st.wakeups.iter().map(|(c, &n)| (c.as_str(), n)).collect();
             }
@@ -1006,7 +1119,7 @@ pub fn from_snapshots(
             // (not after a spin-up, which it saves at once), so the
             // suspects count only when it tells of the same wake.
             let (last_wake_unix, last_wake_cause) = match &m.last_wake {
-                Some((t, cause)) => (Some(*t as u64), cause.clone()),
+                Some((t, cause)) => (Some(*t), cause.clone()),
                 None => (
                     st.last_wake.as_ref().map(|w| w.unix),
                     st.last_wake.as_ref().map(|w| w.cause.clone()),
@@ -1024,9 +1137,9 @@ pub fn from_snapshots(
             // else the state file's last decision bounds it (exact when
             // that decision is the change). A metrics endpoint of an
             // older daemon has neither.
-            let since_metric = m.power_since;
+            let since_metric = m.power_since_unix;
             let power_since = match since_metric {
-                Some(v) => (v.is_finite() && v > 0.0).then_some(v as u64),
+                Some(t) => t.filter(|&t| t > 0),
                 // Without the gauge, the state file's standby began when
                 // it says.
                 None => st.standby_unix.filter(|_| standby),
@@ -1080,9 +1193,9 @@ pub fn from_snapshots(
                     .task_running
                     .map(|r| r && (present || m.task.as_deref() != Some("standby"))),
                 last_decision,
-                idle_since_unix: instant(m.idle_since, st.idle_since_unix)
+                idle_since_unix: instant(m.idle_since_unix, st.idle_since_unix)
                     .filter(|_| present && watched),
-                next_decision_unix: instant(m.next_decision, st.next_decision_unix)
+                next_decision_unix: instant(m.next_decision_unix, st.next_decision_unix)
                     .filter(|_| present && watched),
                 spindowns: counter(m.spindowns, st.spindowns),
                 spinups: counter(m.spinups, st.spinups),
@@ -1096,15 +1209,13 @@ pub fn from_snapshots(
                 nodes: m
                     .nodes
                     .iter()
-                    .map(|(node, name, v)| NodeGauge::new(node, name, *v))
+                    .map(|n| NodeGauge::new(&n.node, &n.name, n.value))
                     .collect(),
                 learned_idle_periods: m
                     .learned_idle_periods
-                    .map(|v| v as u64)
                     .or(st.learned.as_ref().map(|l| l.idle_periods)),
                 learned_since_unix: m
-                    .learned_since
-                    .map(|v| v as u64)
+                    .learned_since_unix
                     .or(st.learned.as_ref().map(|l| l.since_unix))
                     .filter(|&t| t > 0),
                 wakeups,

@@ -249,5 +249,6 @@ fn scene() -> Status {
 
 mod power;
 mod shadow;
+mod snapshot;
 mod sources;
 mod text;

@@ -60,16 +60,17 @@ fn a_scrape_reads_into_one_snapshot_per_disk() {
     assert_eq!(snaps.len(), 2, "{snaps:?}");
     let d = &snaps[0];
     assert_eq!(d.disk, DISK);
-    assert_eq!(d.spindowns, Some(5.0));
+    assert_eq!(d.spindowns, Some(5));
     assert_eq!(
         d.nodes,
-        vec![("adaptive-timer".into(), "timeout_s".into(), 42.5)]
+        vec![NodeValue {
+            node: "adaptive-timer".into(),
+            name: "timeout_s".into(),
+            value: 42.5
+        }]
     );
-    assert_eq!(
-        d.wakeups,
-        vec![("smbd".into(), 3.0), ("unknown".into(), 1.0)]
-    );
-    assert_eq!(d.last_wake, Some((1_699_999_970.0, Some("spinup".into()))));
+    assert_eq!(d.wakeups, vec![("smbd".into(), 3), ("unknown".into(), 1)]);
+    assert_eq!(d.last_wake, Some((1_699_999_970, Some("spinup".into()))));
     assert_eq!(snaps[1].disk, "sdb");
     assert_eq!(snaps[1].present, Some(false));
     assert_eq!(snaps[1].task_running, None);
@@ -316,13 +317,13 @@ fn a_disk_removed_from_the_configuration_reads_as_not_watched() {
     state.disk("serial:XYZ").spindowns = 2;
     // The daemon's metrics: its watched disk, not the others.
     let exported = |k: &str| k == "sda";
-    let text = crate::metrics::render_exported(
+    let text = crate::metrics::render_snapshot(&DaemonSnapshot::build(
         &state,
         &exported,
         &[standby_gauges("sda", None)],
         1,
         false,
-    );
+    ));
     assert!(text.contains("lull_disk_present{disk=\"sda\"} 1"), "{text}");
     for key in ["loop1", "loop2", "loop3", "serial:XYZ"] {
         assert!(!text.contains(&format!("disk=\"{key}\"")), "{key}: {text}");
