@@ -4,8 +4,9 @@
 //! one: the per-disk [`controller::DiskController`], the diskstats
 //! [`source`] that turns counter deltas into the engine's events, the
 //! live idle [`task`]s and [`jobs`], the types of the config and the
-//! state file, and the [`snapshot`] of what the daemon exports. The daemon's shell (`lull-live`) reads `/proc`, sends
-//! SG_IO, runs processes and writes files; this crate only decides.
+//! state file, and the [`snapshot`] of what the daemon exports. The
+//! daemon's shell (`lull-live`) reads `/proc`, sends SG_IO, runs
+//! processes and writes files; this crate only decides.
 //!
 //! ```
 //! use lull_controller::diskstats::parse;
