@@ -143,29 +143,6 @@ impl Persist {
         } else {
             Arc::default()
         };
-        if let (Some(tf), Some(jf)) = (&cfg.metrics.textfile, cfg.metrics.snapshot_file()) {
-            // The JSON after the text: `lull status` reads the JSON only
-            // when it is at least as new as the text, so an older
-            // daemon's text is not read through a stale snapshot.
-            let written = write_atomically(tf, exported.text.as_bytes(), false)
-                .and_then(|()| write_atomically(&jf, exported.json.as_bytes(), false));
-            // Logged once per change of state, not at every save.
-            match written {
-                Err(e) => said_once(&mut self.textfile_error, e.to_string(), |e| {
-                    warn!(
-                        "metrics textfile {} (and its snapshot {}): {e} (said once until it changes)",
-                        tf.display(),
-                        jf.display()
-                    )
-                }),
-                Ok(()) => {
-                    if self.textfile_error.take().is_some() {
-                        info!("metrics textfile {}: written again", tf.display());
-                    }
-                }
-            }
-        }
-        self.metrics.send_replace(exported);
         let mut written = false;
         if force || state_due {
             self.last_state_save = Some(now);
@@ -197,6 +174,32 @@ impl Persist {
                 }
             }
         }
+        // The metrics after the state file: what they show of an urgent
+        // change (a spin-down, a reload's removed disk) is then in the
+        // state file already, which `lull status` reads beside them.
+        if let (Some(tf), Some(jf)) = (&cfg.metrics.textfile, cfg.metrics.snapshot_file()) {
+            // The JSON after the text: `lull status` reads the JSON only
+            // when it is at least as new as the text, so an older
+            // daemon's text is not read through a stale snapshot.
+            let wrote = write_atomically(tf, exported.text.as_bytes(), false)
+                .and_then(|()| write_atomically(&jf, exported.json.as_bytes(), false));
+            // Logged once per change of state, not at every save.
+            match wrote {
+                Err(e) => said_once(&mut self.textfile_error, e.to_string(), |e| {
+                    warn!(
+                        "metrics textfile {} (and its snapshot {}): {e} (said once until it changes)",
+                        tf.display(),
+                        jf.display()
+                    )
+                }),
+                Ok(()) => {
+                    if self.textfile_error.take().is_some() {
+                        info!("metrics textfile {}: written again", tf.display());
+                    }
+                }
+            }
+        }
+        self.metrics.send_replace(exported);
         self.dirty = false;
         self.last_save = Some(now);
         written
@@ -334,6 +337,10 @@ mod tests {
         );
         let kept = State::load(&sf).unwrap();
         assert_eq!(kept.disks.len(), 3);
+        // The state file first, then the metrics: they never show a
+        // change the state file beside them does not hold yet.
+        let at = |p: &std::path::Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        assert!(at(&sf) <= at(&tf));
         // The snapshot beside the textfile holds the same disks.
         let json = std::fs::read(cfg.metrics.snapshot_file().unwrap()).unwrap();
         let snap: DaemonSnapshot = serde_json::from_slice(&json).unwrap();
