@@ -17,7 +17,9 @@
 //! - **Sans-IO engine, async actions.** The engine's idle task only records
 //!   intents ([`task`]); a per-disk actor executes them on tokio, so a drive
 //!   that takes 30 s to answer never stalls the poll loop or other disks,
-//!   and an error is one disk's error.
+//!   and an error is one disk's error. A new drive is identified on a
+//!   thread of its own; the loop waits a quarter second for its answer at
+//!   most, and starts a slow drive's controller at a later poll.
 //! - **Safe by default.** Every config error names its line and key;
 //!   `--check` validates without acting, `--dry-run` decides without
 //!   touching anything; offline components are refused; only disks the

@@ -218,10 +218,11 @@ impl Daemon {
     /// the daemon's first poll taken from the state file when it was
     /// asked on the same device (numbers and kernel name) before, by a
     /// lull that asked what this one asks, so a restart sends the drive
-    /// nothing.
-    fn identity(&mut self, r: &Resolved) -> Identity {
+    /// nothing. `None` while the drive has not answered
+    /// ([`super::identifying`]): the poll goes on without it.
+    fn identity(&mut self, r: &Resolved) -> Option<Identity> {
         if let Some(i) = self.fresh_identity.take() {
-            return i;
+            return Some(i);
         }
         let dev = PathBuf::from("/dev").join(&r.kernel);
         let (numbers, kernel) = crate::transport::identity(&dev);
@@ -243,10 +244,11 @@ impl Daemon {
                 // the drive.
                 let mut i = i.clone();
                 crate::identify::NameFromSysfs::name_from_sysfs(&mut i, &self.cfg.sysfs, &r.kernel);
-                return i;
+                return Some(i);
             }
         }
-        crate::identify::identify_disk(&r.kernel, &self.cfg.sysfs)
+        self.identifying
+            .identity(&r.key, &r.kernel, &self.cfg.sysfs)
     }
 
     /// [`Identity::drop_shared_serial`] among the disks watched now but
@@ -293,7 +295,8 @@ impl Daemon {
             })
     }
 
-    /// A controller and actors for the drive found at `r`; its actors take
+    /// A controller and actors for the drive found at `r`, which says it
+    /// is `identity`; its actors take
     /// orders only once those in `after` (the actors of the drive it
     /// replaces at the same name) have ended, so an old command still
     /// stopping and the new drive's preparation never overlap.
@@ -303,8 +306,8 @@ impl Daemon {
         r: &Resolved,
         family: Family,
         after: Vec<JoinHandle<()>>,
+        mut identity: Identity,
     ) -> Option<Disk> {
-        let mut identity = self.identity(r);
         self.unique_serial(&mut identity, r, None);
         let cfg = &self.for_drive(entry, r, &identity);
         let (mut st, note) = self.state.take_for(&r.key, Some(&identity));
@@ -506,7 +509,10 @@ impl Daemon {
         // The old actors stop their commands (up to 10 s each); the new
         // drive's wait for them, without holding up the loop.
         let after = old.shut_down();
-        if let Some(d) = self.new_disk(entry, r, family, after) {
+        // The new drive's identity, asked by `another_drive`.
+        if let Some(identity) = self.identity(r)
+            && let Some(d) = self.new_disk(entry, r, family, after, identity)
+        {
             self.disks.push(d);
         }
     }
@@ -589,7 +595,12 @@ impl Daemon {
                     continue;
                 }
                 self.missing.remove(&c.device);
-                if let Some(d) = self.new_disk(c, &r, family, Vec::new()) {
+                // A drive that has not answered yet is taken up at a
+                // later poll; its claim is kept meanwhile.
+                let Some(identity) = self.identity(&r) else {
+                    continue;
+                };
+                if let Some(d) = self.new_disk(c, &r, family, Vec::new(), identity) {
                     let dc = d.ctl.config();
                     // A B from a preset whose figures are not verified
                     // says so, by the test `--check` and status use.
@@ -628,6 +639,13 @@ impl Daemon {
                     );
                 }
             }
+        }
+        // The answers of drives still being asked are taken at the next
+        // poll; the questions about disks no entry names are dropped.
+        let cfg = &self.cfg;
+        self.identifying.retain(|k| cfg.entry_for(k).is_some());
+        if self.identifying.waiting() {
+            self.resolve_now = true;
         }
         self.keep_claims(sample);
     }
@@ -693,7 +711,9 @@ impl Daemon {
             .disks
             .iter()
             .chain(&self.retiring)
-            .filter_map(|d| sample.dev(d.ctl.kernel()))
+            .map(|d| d.ctl.kernel())
+            .chain(self.identifying.kernels())
+            .filter_map(|k| sample.dev(k))
             .collect();
         self.claims.retain(|dev, _| devs.contains(dev));
         let dir = disk_lock_dir(&self.cfg.diskstats);

@@ -57,6 +57,7 @@ use crate::timer::{unix_now, unix_now_ns};
 
 mod admin;
 mod disks;
+mod identifying;
 use disks::Disk;
 
 /// How the daemon is started.
@@ -200,6 +201,8 @@ pub(crate) struct Daemon {
     /// A drive just identified by [`Daemon::another_drive`], for the
     /// controller that replaces the old one.
     fresh_identity: Option<crate::identify::Identity>,
+    /// The drives being identified, off the poll loop.
+    identifying: identifying::Identifying,
     generation: u64,
     reports_tx: mpsc::UnboundedSender<Report>,
     reports_rx: mpsc::UnboundedReceiver<Report>,
@@ -372,6 +375,10 @@ impl Daemon {
             diskstats_file: None,
             polls: 0,
             fresh_identity: None,
+            identifying: identifying::Identifying::new(
+                crate::identify::identify_disk,
+                identifying::WAIT,
+            ),
             generation: 0,
             reports_tx,
             reports_rx,
