@@ -11,11 +11,11 @@ For every built-in workload and drive:
 
 Usage: scripts/auto-robustness.py [LULL_BINARY]   (default $LULL, then target/release/lull)
 """
-import json
 import os
 import statistics
-import subprocess
 import sys
+
+import lullreplay
 
 LULL = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LULL", "target/release/lull")
 DEVICES = ["paper-2.5in", "wd-red-plus"]
@@ -25,11 +25,7 @@ SEEDS = range(101, 107)
 
 
 def replay(workload, device, net, seed, duration="24h"):
-    out = subprocess.run(
-        [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration", duration,
-         "--task", "spindown", "--device", device, "--net", net, "--format", "json"],
-        check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    return lullreplay.replay(LULL, workload, seed, device=device, net=net, duration=duration)
 
 
 def cell(xs):

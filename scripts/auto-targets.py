@@ -29,12 +29,12 @@ instead (`--warm-up-duration`).
 About 150 replays, a minute or two on two cores. scripts/figures.sh puts
 the tables in docs/results.md's `auto-targets` block.
 """
-import json
 import os
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+
+import lullreplay
 
 LULL = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("LULL", "target/release/lull")
 DEVICES = ["paper-2.5in", "wd-red-plus"]
@@ -53,17 +53,9 @@ KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "stru
 
 
 def replay(workload, device, net, seed, duration="24h", warm=False):
-    argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration",
-            duration, "--task", "spindown", "--device", device, "--net", net,
-            "--format", "json"]
-    if warm:
-        argv += ["--warm-up-seed", str(seed + WARM_OFFSET)]
-        if WARM_DURATION:
-            argv += ["--warm-up-duration", WARM_DURATION]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    return lullreplay.replay(LULL, workload, seed, device=device, net=net, duration=duration,
+                             warm_up_seed=seed + WARM_OFFSET if warm else None,
+                             warm_up_duration=WARM_DURATION)
 
 
 def cell(xs):

@@ -34,13 +34,13 @@ fresh test). Tuning seeds (used while the pacer was built, and for any
 choice since): 301-306. Validation seeds: 401-406. About 500 replays, a
 few minutes on two cores.
 """
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+
+import lullreplay
 
 args = sys.argv[1:]
 SEEDS = None
@@ -77,15 +77,8 @@ KIND = {"office": "structured", "home-nas": "structured", "db-checkpoint": "stru
 
 
 def replay(workload, device, net, seed, budget):
-    argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration",
-            "24h", "--task", "spindown", "--device", device, "--net", net,
-            "--max-spindowns-per-day", str(budget), "--format", "json"]
-    if WARM:
-        argv += ["--warm-up-seed", str(seed + 1000)]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    return lullreplay.replay(LULL, workload, seed, device=device, net=net, budget=budget,
+                             warm_up_seed=seed + 1000 if WARM else None)
 
 
 def med(xs):

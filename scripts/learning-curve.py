@@ -21,12 +21,12 @@ the timer are behind the same gate). Medians over the given seeds.
 
     scripts/learning-curve.py --seeds S1,S2,S3 [LULL_BINARY]
 """
-import json
 import os
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+
+import lullreplay
 
 args = sys.argv[1:]
 if args and args[0] in ("-h", "--help"):
@@ -43,15 +43,8 @@ BUDGETS = [None, 48]
 
 
 def replay(workload, seed, days, net, budget):
-    argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration",
-            f"{24 * days}h", "--task", "spindown", "--device", DEVICE, "--net", net,
-            "--format", "json"]
-    if budget:
-        argv += ["--max-spindowns-per-day", str(budget)]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    return lullreplay.replay(LULL, workload, seed, device=DEVICE, net=net,
+                             duration=f"{24 * days}h", budget=budget)
 
 
 def curve(job):

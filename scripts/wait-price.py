@@ -13,12 +13,12 @@ and kJ saved against never spinning down.
 
     scripts/wait-price.py [LULL_BINARY]
 """
-import json
 import os
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+
+import lullreplay
 
 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
     print(__doc__)
@@ -35,14 +35,7 @@ DEVICE = "wd-red-plus"
 def replay(job):
     workload, seed, weight, budget = job
     net = "auto" if weight == 0 else f"auto(delay-weight={weight})"
-    argv = [LULL, "replay", "--workload", workload, "--seed", str(seed), "--duration", "24h",
-            "--task", "spindown", "--device", DEVICE, "--net", net, "--format", "json"]
-    if budget:
-        argv += ["--max-spindowns-per-day", str(budget)]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {p.stderr.strip()}")
-    r = json.loads(p.stdout)
+    r = lullreplay.replay(LULL, workload, seed, device=DEVICE, net=net, budget=budget)
     return (r["energy_j"] / r["best_fixed_energy_j"], r["spinups"], r["added_latency_s"],
             (r["baseline_energy_j"] - r["energy_j"]) / 1000)
 
