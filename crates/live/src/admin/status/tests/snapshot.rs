@@ -83,12 +83,17 @@ fn gauges(key: String) -> impl Strategy<Value = DiskGauges> {
         Just(f64::MAX),
         Just(f64::NEG_INFINITY),
     ];
-    let job = (
+    // By name: a disk's jobs have names of their own (the config refuses
+    // two of one name).
+    let jobs = proptest::collection::btree_map(
         "[a-z]{1,5}",
-        any::<bool>(),
-        0u32..1000,
-        0u64..9,
-        proptest::option::of(any::<bool>()),
+        (
+            any::<bool>(),
+            0u32..1000,
+            0u64..9,
+            proptest::option::of(any::<bool>()),
+        ),
+        0..3,
     );
     (
         (
@@ -104,7 +109,7 @@ fn gauges(key: String) -> impl Strategy<Value = DiskGauges> {
         proptest::option::of(1u64..1 << 33),
         proptest::option::of((0u32..1 << 20).prop_map(|j| f64::from(j) / 16.0)),
         proptest::collection::vec(("[a-z0-9-]{1,6}", "[a-z_]{1,8}", value), 0..4),
-        proptest::collection::vec(job, 0..3),
+        jobs,
         any::<bool>(),
     )
         .prop_map(
@@ -120,7 +125,7 @@ fn gauges(key: String) -> impl Strategy<Value = DiskGauges> {
                 jobs: jobs
                     .into_iter()
                     .map(
-                        |(name, admitted, idle, missed, fits)| crate::jobs::JobGauge {
+                        |(name, (admitted, idle, missed, fits))| crate::jobs::JobGauge {
                             name,
                             admitted,
                             idle_s: f64::from(idle) / 2.0,
