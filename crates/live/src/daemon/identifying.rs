@@ -9,9 +9,9 @@
 //!
 //! So each question runs on a thread of its own. The poll loop waits for
 //! the answer only briefly ([`WAIT`]): a drive that answers by then starts
-//! in the same poll, as before. One that does not is asked again at no
-//! later poll: the loop goes on, and the drive's controller starts at the
-//! first poll after its answer came. Nothing else waits for it.
+//! in the same poll, as before. One that does not is not asked again: the
+//! loop goes on without waiting at the later polls, and the drive's
+//! controller starts at the first poll after its answer came.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -67,6 +67,9 @@ impl Identifying {
         if self.pending.get(key).is_some_and(|p| p.kernel != kernel) {
             self.pending.remove(key);
         }
+        // Only the first call waits: a drive still asking at a later poll
+        // holds up none of it.
+        let asked = self.pending.contains_key(key);
         let p = self.pending.entry(key.to_string()).or_insert_with(|| {
             let (tx, answer) = mpsc::channel();
             let (ask, name, root) = (self.ask, kernel.to_string(), PathBuf::from(sysfs));
@@ -92,8 +95,10 @@ impl Identifying {
                 answer,
             }
         });
-        let got = match p.answer.recv_timeout(self.wait) {
+        let wait = if asked { Duration::ZERO } else { self.wait };
+        let got = match p.answer.recv_timeout(wait) {
             Ok(identity) => Some(identity),
+            Err(RecvTimeoutError::Timeout) if asked => return None,
             Err(RecvTimeoutError::Timeout) => {
                 info!(
                     "disk {key}: {kernel} has not answered IDENTIFY within {} ms; the other disks are polled meanwhile, and this one is watched once it answers",
@@ -154,17 +159,29 @@ mod tests {
 
     #[test]
     fn a_slow_drive_does_not_hold_up_the_caller_and_its_answer_is_kept() {
-        let mut ids = Identifying::new(slow, Duration::from_millis(10));
+        fn slower(kernel: &str, sysfs: &Path) -> Identity {
+            std::thread::sleep(Duration::from_millis(2000));
+            fast(kernel, sysfs)
+        }
+        let mut ids = Identifying::new(slower, Duration::from_millis(200));
+        let t = std::time::Instant::now();
+        assert!(ids.identity("sdb", "sdb", Path::new("/sys")).is_none());
+        let first = t.elapsed();
+        assert!(
+            first >= Duration::from_millis(200) && first < Duration::from_millis(1500),
+            "{first:?}"
+        );
+        assert!(ids.waiting());
+        // A later call before the answer does not wait at all.
         let t = std::time::Instant::now();
         assert!(ids.identity("sdb", "sdb", Path::new("/sys")).is_none());
         assert!(
-            t.elapsed() < Duration::from_millis(200),
+            t.elapsed() < Duration::from_millis(150),
             "{:?}",
             t.elapsed()
         );
-        assert!(ids.waiting());
         // The question goes on; its answer is taken by a later call.
-        std::thread::sleep(Duration::from_millis(400));
+        std::thread::sleep(Duration::from_millis(2100));
         let i = ids.identity("sdb", "sdb", Path::new("/sys")).unwrap();
         assert_eq!(i.kernel, "sdb");
         assert!(!ids.waiting());
