@@ -346,7 +346,6 @@ impl DiskController {
         witness: &mut dyn WakeWitness,
         out: &mut Vec<Output>,
     ) {
-        let t = now.mono;
         self.power.saw_io();
         let idle = self.idle_len(now);
         let env = || {
@@ -361,29 +360,7 @@ impl DiskController {
                 .into_iter()
                 .filter_map(|ev| self.hook_env(now, ev, env))
                 .collect();
-            // A standby taken up after a restart or reload began before
-            // this run: said whole (a trial added up the log's lines and
-            // found them short of the drive's sleep).
-            let watched = t - since;
-            let whole = self
-                .power
-                .since_unix()
-                .map(|u| Nanos::from_secs(now.unix.saturating_sub(u)))
-                .filter(|&w| w > watched + Nanos::from_secs(1));
-            let text = match whole {
-                Some(w) => format!(
-                    "disk {}: busy again after {} in standby (since before the daemon's restart or reload; {} of it watched by this run)",
-                    self.key,
-                    w.approx(),
-                    watched.approx()
-                ),
-                None => format!(
-                    "disk {}: busy again after {} in standby",
-                    self.key,
-                    watched.approx()
-                ),
-            };
-            (text, hooks)
+            (self.busy_again_text(now, since), hooks)
         });
         if spun_up.is_none() && self.acted {
             self.st.last_wake = Some(Wake {
@@ -421,6 +398,32 @@ impl DiskController {
             // The idle period `lull status` shows ended: the metrics say
             // so within a second (the state file at its next write).
             self.dirty = true;
+        }
+    }
+
+    /// The line saying the drive is busy again after its standby since
+    /// `since`. A standby taken up after a restart or reload began before
+    /// this run: said whole (a trial added up the log's lines and found
+    /// them short of the drive's sleep).
+    fn busy_again_text(&self, now: Now, since: Nanos) -> String {
+        let watched = now.mono - since;
+        let whole = self
+            .power
+            .since_unix()
+            .map(|u| Nanos::from_secs(now.unix.saturating_sub(u)))
+            .filter(|&w| w > watched + Nanos::from_secs(1));
+        match whole {
+            Some(w) => format!(
+                "disk {}: busy again after {} in standby (since before the daemon's restart or reload; {} of it watched by this run)",
+                self.key,
+                w.approx(),
+                watched.approx()
+            ),
+            None => format!(
+                "disk {}: busy again after {} in standby",
+                self.key,
+                watched.approx()
+            ),
         }
     }
 
