@@ -108,6 +108,7 @@ mod learning;
 mod outcome;
 mod own_io;
 mod poll;
+mod power;
 mod presence;
 mod protocol;
 mod reporter;
@@ -138,6 +139,7 @@ use crate::task::LiveTask;
 use crate::wakeup::Snapshot;
 use learning::Learning;
 use own_io::OwnIo;
+use power::Power;
 use presence::Presence;
 use reporter::Reporter;
 
@@ -177,17 +179,8 @@ pub struct DiskController {
     urgent: bool,
     /// Whether the disk is there ([`presence`]).
     presence: Presence,
-    /// Since when the drive is in standby (lull's or found so); change it
-    /// with [`DiskController::set_standby`].
-    standby_since: Option<Nanos>,
-    /// When the drive entered its present power state, as this controller
-    /// saw it happen (Unix seconds); `None` until it sees a change, and
-    /// again after the disk vanished.
-    power_since_unix: Option<u64>,
-    /// The drive was seen awake (I/O, or a power check) since this
-    /// controller began: a standby found later began within a power
-    /// check's interval, one found first may be hours old.
-    seen_active: bool,
+    /// Whether the drive sleeps, and since when ([`power`]).
+    power: Power,
     /// The task's own I/O: a flush's, a command's ([`own_io`]).
     own_io: OwnIo,
     /// Since when the command runs (started or resumed, not paused since):
@@ -198,22 +191,9 @@ pub struct DiskController {
     /// refused (wear budget, break-even, interval), failed, or the command
     /// exited. Cleared at the next start.
     not_running: bool,
-    /// When the power state was last asked; `None` before the first
-    /// check of a run that the state file says began in lull's standby:
-    /// that check goes out at the first poll, not a `power_check` later,
-    /// so the standby is taken up (or found over) at once.
-    last_power_check: Option<Nanos>,
-    /// The first poll of this run that found the disk as the previous
-    /// run left it in standby (present, its counters as at the spin-down)
-    /// while that standby is not yet taken up: I/O after it is a wake
-    /// this run saw, from a standby taken up from then.
-    asleep_seen: Option<Now>,
     /// Device numbers of the disk, its partitions and holders, as of the
     /// last wake-up or power check.
     devs: Vec<(u32, u32)>,
-    /// Every process's I/O counters when the drive went to sleep, to tell
-    /// what woke it.
-    sleep_snapshot: Option<Snapshot>,
     /// Standby (or, on a `command` disk, command) failures in a row.
     failures: u32,
     /// No standby (or command) attempt before this (after repeated
@@ -407,7 +387,7 @@ impl DiskController {
             }
         }
         // A standby the previous run left began when it says.
-        let power_since_unix = st.standby_unix;
+        let power = Power::new(&st, now);
         Ok(DiskController {
             key: key.to_string(),
             engine,
@@ -420,16 +400,11 @@ impl DiskController {
             dirty: false,
             urgent: false,
             presence: Presence::default(),
-            standby_since: None,
-            power_since_unix,
-            seen_active: false,
+            power,
             command_since: None,
             own_io: OwnIo::default(),
             not_running: false,
-            last_power_check: power_since_unix.is_none().then_some(now),
-            asleep_seen: None,
             devs: Vec::new(),
-            sleep_snapshot: None,
             failures: 0,
             retry_at: None,
             jobs,
@@ -776,10 +751,7 @@ impl DiskController {
         // ([`DiskController::into_state`]) is what the state file keeps
         // (a stop lost the standby so far, which the saves before it had
         // counted, and `lull status` saw the time in standby go back).
-        if let Some(since) = self.standby_since {
-            self.st.standby_s += (now.mono - since).as_secs_f64();
-            self.standby_since = Some(now.mono);
-        }
+        self.power.counted_to(now.mono, &mut self.st);
     }
 
     /// The poll's record, a mark, or nothing (a quiet poll).
@@ -867,9 +839,7 @@ impl DiskController {
     /// save writes, so a crash loses little of it).
     pub fn state_at(&self, now: Nanos) -> DiskState {
         let mut st = self.st.clone();
-        if let Some(since) = self.standby_since {
-            st.standby_s += (now - since).as_secs_f64();
-        }
+        st.standby_s += self.power.standby_so_far(now);
         if let Some(since) = self.command_since {
             st.command_s += (now - since).as_secs_f64();
         }
@@ -893,30 +863,6 @@ impl DiskController {
             std::mem::take(&mut self.urgent),
         )
     }
-    /// Puts the drive in standby since `since`, or takes it out (`None`),
-    /// at `now`; a change of state is the start of the present one.
-    fn set_standby(&mut self, since: Option<Nanos>, now: Now) {
-        let changed = since.is_some() != self.standby_since.is_some();
-        if changed {
-            self.power_since_unix = Some(now.unix);
-        }
-        // Awake: a standby the previous run left is over too.
-        self.st.standby_unix = match since {
-            None => None,
-            Some(_) if changed => Some(now.unix),
-            Some(_) => self.st.standby_unix,
-        };
-        if since.is_none() {
-            self.st.standby_io = None;
-        }
-        self.standby_since = since;
-    }
-
-    /// The drive was in standby when the daemon's previous run stopped
-    /// (its state file says so), and this run has not seen it since.
-    fn left_in_standby(&self) -> bool {
-        self.standby_since.is_none() && self.st.standby_unix.is_some()
-    }
     /// Whether the daemon asks this drive its power state (CHECK POWER
     /// MODE over SG_IO): a standby disk with a transport that answers, in
     /// a daemon that acts, with power checks on.
@@ -934,7 +880,7 @@ impl DiskController {
     }
     /// Whether the drive is in standby (lull's or found so).
     pub fn in_standby(&self) -> bool {
-        self.standby_since.is_some()
+        self.power.in_standby()
     }
     /// The earliest time the controller must be polled again, besides the
     /// poll interval: the engine's next deadline and the jobs'.
@@ -1096,7 +1042,7 @@ impl DiskController {
         if let Some(idle) = self.idle_len(now) {
             env.push(("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64())));
         }
-        if let Some(t) = self.standby_since {
+        if let Some(t) = self.power.standby_since() {
             env.push(("LULL_STANDBY_S", secs(t)));
         }
         // `extra` comes last: it overrides (the length of the idle period
@@ -1126,22 +1072,21 @@ impl DiskController {
     }
 
     /// The drive woke (`cause`: [`Wake::SPINUP`] or [`Wake::FOREIGN`],
-    /// after `moved` bytes of I/O, 0 when none was counted): names what
+    /// after `moved` bytes of I/O, 0 when none was counted, from the
+    /// standby whose snapshot is `slept`, [`Power::woke`]): names what
     /// woke it, records it, logs `text` with it, and runs
     /// `hooks` (the wake's, with their environment so far) with
     /// `LULL_WOKEN_BY` added.
     fn woke(
         &mut self,
         now: Now,
-        (cause, moved): (&str, u64),
+        (cause, moved, slept): (&str, u64, Option<Snapshot>),
         text: String,
         hooks: Vec<(HookEvent, HookEnv)>,
         witness: &mut dyn WakeWitness,
         out: &mut Vec<Output>,
     ) {
-        let a = self
-            .sleep_snapshot
-            .take()
+        let a = slept
             .map(|before| witness.attribute(before, &self.devs, moved))
             .unwrap_or_default();
         let mut wake = Wake {
@@ -1167,16 +1112,15 @@ impl DiskController {
     /// The disk's gauges for the metrics at `now`.
     pub fn gauges(&self, now: Nanos) -> DiskGauges {
         let energy_saved_j = self.cfg.power().map(|p| {
-            let standby =
-                self.st.standby_s + self.standby_since.map_or(0.0, |s| (now - s).as_secs_f64());
+            let standby = self.st.standby_s + self.power.standby_so_far(now);
             (p.p_active - p.p_sleep) * standby - p.spinup_energy() * self.st.spinups as f64
         });
         DiskGauges {
             key: self.key.clone(),
             task: self.cfg.task.name(),
             running: self.task_runs(),
-            in_standby: self.standby_since.is_some() || self.st.standby_unix.is_some(),
-            power_since_unix: self.power_since_unix,
+            in_standby: self.power.shows_standby(),
+            power_since_unix: self.power.since_unix(),
             energy_saved_j,
             shadow: self.shadow(),
             nodes: self.engine.detector().node_gauges(),

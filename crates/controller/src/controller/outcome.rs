@@ -64,15 +64,15 @@ impl DiskController {
                     );
                     self.failures = 0;
                     self.retry_at = None;
-                    self.set_standby(Some(t), now);
-                    self.sleep_snapshot = Some(witness.snapshot());
+                    self.power
+                        .went_to_sleep(now, witness.snapshot(), &mut self.st);
                     let env = || vec![("LULL_RESULT", "ok".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
                 }
                 info!("disk {key}: in standby ({how})");
                 format!("standby done ({how})")
             }
-            Outcome::AlreadyStandby if self.left_in_standby() => {
+            Outcome::AlreadyStandby if self.power.left_in_standby() => {
                 // Asleep since the previous run's spin-down: nothing else
                 // spun it down.
                 self.urgent = true;
@@ -90,9 +90,9 @@ impl DiskController {
                 let by = self.spun_down_by(witness);
                 info!("disk {key}: already in standby{by}");
                 if current {
-                    if self.standby_since.is_none() {
-                        self.set_standby(Some(t), now);
-                        self.sleep_snapshot = Some(witness.snapshot());
+                    if !self.power.in_standby() {
+                        self.power
+                            .went_to_sleep(now, witness.snapshot(), &mut self.st);
                     }
                     let env = || vec![("LULL_RESULT", "already".to_string())];
                     self.hook(now, HookEvent::Spindown, env, out);
@@ -224,17 +224,16 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) -> Option<String> {
         let t = now.mono;
-        match (ps, self.standby_since) {
+        match (ps, self.power.standby_since()) {
             (PowerState::Active, Some(since)) => {
                 // Awake, though diskstats saw nothing: woken by a command
                 // the kernel does not count (SMART), or spun down and up
-                // by someone else.
-                self.st.spinups += 1;
+                // by someone else. Its standby is booked (its time, a
+                // spin-up).
                 self.st.foreign_spinups += 1;
-                self.st.standby_s += (t - since).as_secs_f64();
                 self.urgent = true;
                 let standby = (t - since).as_secs_f64();
-                self.set_standby(None, now);
+                let slept = self.power.woke(now, &mut self.st);
                 self.activity(
                     Record::Power {
                         t,
@@ -253,10 +252,10 @@ impl DiskController {
                     self.key,
                     (t - since).approx()
                 );
-                self.woke(now, (Wake::FOREIGN, 0), text, hooks, witness, out);
+                self.woke(now, (Wake::FOREIGN, 0, slept), text, hooks, witness, out);
                 Some("spun up by something else".into())
             }
-            (PowerState::Standby, None) if self.left_in_standby() => {
+            (PowerState::Standby, None) if self.power.left_in_standby() => {
                 // Asleep since the previous run's spin-down: nothing else
                 // spun it down, and its standby began then.
                 self.take_up_standby(now, now, witness, out);
@@ -278,12 +277,10 @@ impl DiskController {
                     },
                     out,
                 );
-                self.set_standby(Some(t), now);
-                if !self.seen_active {
-                    // Asleep when first asked: since when, nobody saw.
-                    self.power_since_unix = None;
-                }
-                self.sleep_snapshot = Some(witness.snapshot());
+                // Asleep when first asked (not seen awake before): since
+                // when, nobody saw.
+                self.power
+                    .found_asleep(now, witness.snapshot(), &mut self.st);
                 // The drive's own APM or Standby_z timer may be that
                 // something.
                 let by = self.spun_down_by(witness);
@@ -299,12 +296,10 @@ impl DiskController {
                 Some(text)
             }
             (PowerState::Active, None) => {
-                self.seen_active = true;
-                if self.st.standby_unix.take().is_some() {
+                if self.power.answered_active(&mut self.st) {
                     // The standby the previous run left ended while no
                     // daemon watched: `lull status` says so at once.
                     self.urgent = true;
-                    self.power_since_unix = None;
                     info!(
                         "disk {}: awake; it was in standby before the daemon's restart or reload",
                         self.key
@@ -339,10 +334,10 @@ impl DiskController {
     }
 
     /// Takes up the standby the daemon's previous run left the drive in
-    /// ([`DiskController::left_in_standby`]): in standby from `from` on
-    /// for this run's counters, since the previous run's spin-down for
-    /// the power state's age; the wake that ends it is attributed from
-    /// the processes' I/O counters now.
+    /// ([`Power::took_up`](super::power::Power::took_up)): in standby
+    /// from `from` on for this run's counters, since the previous run's
+    /// spin-down for the power state's age; the wake that ends it is
+    /// attributed from the processes' I/O counters now.
     /// A run that continues the previous one's idle period (the disk
     /// untouched while no daemon ran, [`DiskController::resume_idle`])
     /// also counts the standby through the time between the two
@@ -359,10 +354,7 @@ impl DiskController {
         if let Some(stopped) = self.continued_stop_unix.take() {
             self.st.standby_s += from.unix.saturating_sub(stopped) as f64;
         }
-        self.asleep_seen = None;
-        self.standby_since = Some(from.mono);
-        self.power_since_unix = self.st.standby_unix;
-        self.sleep_snapshot = Some(witness.snapshot());
+        self.power.took_up(from, witness.snapshot());
     }
 
     /// The programs that spin this disk down beside lull, running now

@@ -122,18 +122,9 @@ impl DiskController {
             warn!("disk {} ({}) vanished", self.key, self.kernel);
             // Whatever it was doing ended: its standby time so far counts,
             // the idle period is over, and I/O after it comes back is not
-            // a wake from anything lull did.
-            if let Some(since) = self.standby_since.take() {
-                self.st.standby_s += (t - since).as_secs_f64();
-                // Its standby ended: a drive that comes back has spun up
-                // (spin-downs and spin-ups stay at most one apart, as the
-                // shadow counts them).
-                self.st.spinups += 1;
-            }
-            self.st.standby_unix = None;
-            // What it does now, lull has not seen begin.
-            self.power_since_unix = None;
-            self.seen_active = false;
+            // a wake from anything lull did. A drive that comes back has
+            // spun up, and what it does then, lull has not seen begin.
+            self.power.vanished(t, &mut self.st);
             self.idle_since = None;
             self.idle_began_unix = None;
             self.continued_stop_unix = None;
@@ -168,12 +159,14 @@ impl DiskController {
         let io = sample.get(&self.tracker.family().disk).map(io_mark);
         // The standby the previous run left, not taken up yet, with the
         // disk's counters kept with it: did they move?
-        let left =
-            o.present && self.left_in_standby() && io.is_some() && self.st.standby_io.is_some();
+        let left = o.present
+            && self.power.left_in_standby()
+            && io.is_some()
+            && self.st.standby_io.is_some();
         if left && io == self.st.standby_io {
             // Untouched: this run has seen the drive asleep since then.
-            self.asleep_seen.get_or_insert(now);
-        } else if left && let Some(from) = self.asleep_seen {
+            self.power.seen_untouched(now);
+        } else if left && let Some(from) = self.power.untouched_at() {
             // I/O this run saw, before the power check took the standby
             // up: the drive slept until now (its counters had not moved
             // since the spin-down when this run first looked), and this
@@ -196,17 +189,13 @@ impl DiskController {
                 "disk {}: awake: it did I/O while the daemon was not watching (its diskstats counters moved since its standby), so its standby is over",
                 self.key
             );
-            self.st.standby_unix = None;
-            self.st.standby_io = None;
-            self.st.spinups += 1;
-            self.power_since_unix = None;
+            self.power.woke_unwatched(&mut self.st);
             self.urgent = true;
         }
-        if self.standby_since.is_some() && o.present && io.is_some() && self.st.standby_io != io {
-            self.st.standby_io = io;
+        if o.present && self.power.keep_io(io, &mut self.st) {
             self.dirty = true;
         }
-        if o.present && self.left_in_standby() && !self.checks_power() {
+        if o.present && self.power.left_in_standby() && !self.checks_power() {
             // The previous run left the drive in standby and nothing can
             // ask it (`hdparm`, no power checks): the state file is all
             // there is to go on. Taken up at the first poll, as a power
@@ -233,9 +222,8 @@ impl DiskController {
                 && !self.settings.dry_run
                 && self.cfg.left_alone.is_none()
                 && o.present
-                && self.last_power_check.is_none_or(|last| t - last >= pc)
+                && self.power.check_due(t, pc)
             {
-                self.last_power_check = Some(t);
                 self.devs = self.sample_devs(sample);
                 out.push(Output::Order {
                     job: None,
@@ -358,48 +346,23 @@ impl DiskController {
         witness: &mut dyn WakeWitness,
         out: &mut Vec<Output>,
     ) {
-        let t = now.mono;
-        self.seen_active = true;
+        self.power.saw_io();
         let idle = self.idle_len(now);
         let env = || {
             idle.map(|idle| vec![("LULL_IDLE_S", format!("{:.3}", idle.as_secs_f64()))])
                 .unwrap_or_default()
         };
-        if let Some(since) = self.standby_since {
-            self.st.spinups += 1;
-            self.st.standby_s += (t - since).as_secs_f64();
+        // The standby this I/O ended: its hooks and its line, made while
+        // the drive still shows in standby (the hooks' `LULL_STANDBY_S`).
+        let spun_up = self.power.standby_since().map(|since| {
             self.devs = self.sample_devs(sample);
             let hooks = [HookEvent::Spinup, HookEvent::Wake]
                 .into_iter()
                 .filter_map(|ev| self.hook_env(now, ev, env))
                 .collect();
-            // A standby taken up after a restart or reload began before
-            // this run: said whole (a trial added up the log's lines and
-            // found them short of the drive's sleep).
-            let watched = t - since;
-            let whole = self
-                .power_since_unix
-                .map(|u| Nanos::from_secs(now.unix.saturating_sub(u)))
-                .filter(|&w| w > watched + Nanos::from_secs(1));
-            let text = match whole {
-                Some(w) => format!(
-                    "disk {}: busy again after {} in standby (since before the daemon's restart or reload; {} of it watched by this run)",
-                    self.key,
-                    w.approx(),
-                    watched.approx()
-                ),
-                None => format!(
-                    "disk {}: busy again after {} in standby",
-                    self.key,
-                    watched.approx()
-                ),
-            };
-            self.woke(now, (Wake::SPINUP, moved), text, hooks, witness, out);
-            self.dirty = true;
-            // Written at once, so `lull status` names the wakers (spin-ups
-            // are rare: the wear budget bounds them).
-            self.urgent = true;
-        } else if self.acted {
+            (self.busy_again_text(now, since), hooks)
+        });
+        if spun_up.is_none() && self.acted {
             self.st.last_wake = Some(Wake {
                 unix: now.unix,
                 cause: Wake::IO.to_string(),
@@ -420,12 +383,47 @@ impl DiskController {
         self.idle_since = None;
         self.idle_began_unix = None;
         self.continued_stop_unix = None;
-        self.set_standby(None, now);
+        // Awake: a standby in progress is booked (its time, a spin-up),
+        // and one the previous run left is over too.
+        let slept = self.power.woke(now, &mut self.st);
+        if let Some((text, hooks)) = spun_up {
+            self.woke(now, (Wake::SPINUP, moved, slept), text, hooks, witness, out);
+            self.dirty = true;
+            // Written at once, so `lull status` names the wakers (spin-ups
+            // are rare: the wear budget bounds them).
+            self.urgent = true;
+        }
         if self.last_idle.is_some() {
             self.learning.due();
             // The idle period `lull status` shows ended: the metrics say
             // so within a second (the state file at its next write).
             self.dirty = true;
+        }
+    }
+
+    /// The line saying the drive is busy again after its standby since
+    /// `since`. A standby taken up after a restart or reload began before
+    /// this run: said whole (a trial added up the log's lines and found
+    /// them short of the drive's sleep).
+    fn busy_again_text(&self, now: Now, since: Nanos) -> String {
+        let watched = now.mono - since;
+        let whole = self
+            .power
+            .since_unix()
+            .map(|u| Nanos::from_secs(now.unix.saturating_sub(u)))
+            .filter(|&w| w > watched + Nanos::from_secs(1));
+        match whole {
+            Some(w) => format!(
+                "disk {}: busy again after {} in standby (since before the daemon's restart or reload; {} of it watched by this run)",
+                self.key,
+                w.approx(),
+                watched.approx()
+            ),
+            None => format!(
+                "disk {}: busy again after {} in standby",
+                self.key,
+                watched.approx()
+            ),
         }
     }
 

@@ -268,7 +268,7 @@ fn a_restart_while_asleep_takes_up_the_previous_run_s_standby() {
     );
     assert!(w.0.is_empty(), "no program looked for: {:?}", w.0);
     assert_eq!(d.state().standby_unix, Some(UNIX0 + 10));
-    assert_eq!(d.power_since_unix, Some(UNIX0 + 10));
+    assert_eq!(d.power.since_unix(), Some(UNIX0 + 10));
     assert!(d.take_changes().1);
     // I/O: the drive spun up from the previous run's standby.
     let spinups = d.state().spinups;
