@@ -145,7 +145,16 @@ fn decisions_on_a_scripted_scenario_are_those_before_the_controller() {
     wait(&d, "the disk to come back and sleep", &|l| {
         l.contains("is back") && count(l, "in standby (") >= 3
     });
-    // kill -9 while the command runs; the restart stops it first.
+    // kill -9 while the command runs; the restart stops it first. Not
+    // before the state file holds the standby: the log line comes before
+    // the save, and a kill between them left a file without it (the
+    // restart then found no standby to take up).
+    wait_for(
+        "the standby in the state file",
+        Duration::from_secs(20),
+        || !s.state()[A]["standby_unix"].is_null(),
+        || d.log(),
+    );
     d.signal("-KILL");
     let _ = d.child.wait();
     let mut log = d.log();
