@@ -1,7 +1,9 @@
 //! What the controller does with the engine's decisions: policy before
 //! action. A standby start passes the transport, the retry back-off, the
-//! wear budget and the break-even check before an order leaves; a flush,
-//! a command or a jobs disk starts at once.
+//! wear budget and the break-even check before an order leaves (the
+//! policy is [`StandbyPolicy`](super::standby::StandbyPolicy)'s; its
+//! lines, records and orders are here); a flush, a command or a jobs disk
+//! starts at once.
 
 use lull_activity::Record;
 use lull_core::time::Nanos;
@@ -11,9 +13,10 @@ use super::{DiskController, Now, Order, Output};
 use crate::config::TaskConfig;
 use crate::hooks::HookEvent;
 use crate::source::Sample;
-use lull_tasks::gate::{Refusal, unix_secs};
+use lull_tasks::gate::Refusal;
 
-use crate::state::keep_last_day;
+use super::standby::{Refused, Withheld};
+use crate::config::Backend;
 use crate::task::Intent;
 
 /// When the engine decided.
@@ -110,10 +113,7 @@ impl DiskController {
         self.dirty = true;
         // Refused until an order leaves below.
         self.not_running = true;
-        if self
-            .overtaking
-            .is_some_and(|(since, last)| lull_tasks::gate::overtook(since, last, at))
-        {
+        if self.standby.overtaken(at) {
             // The poll that let the engine decide also brought I/O at or
             // after the decision's instant: the idle period ended before
             // the daemon could act, and whatever the task is, starting it
@@ -139,21 +139,9 @@ impl DiskController {
                 ..
             } => {
                 let (per_day, backend) = (*max_spindowns_per_day, *backend);
-                if let Some(why) = self.standby_refused(now, at, per_day, backend, budget, out) {
-                    self.decide(now, why);
+                if !self.start_standby(now, at, (per_day, backend), budget, out) {
                     return;
                 }
-                keep_last_day(&mut self.st.spindown_attempts_unix, now.unix);
-                self.st.spindown_attempts_unix.push(now.unix);
-                // Written at once: the wear budget must survive a crash,
-                // and `lull status` shows the attempt (rare: the budget
-                // bounds them).
-                self.urgent = true;
-                let budget_text = budget_text();
-                info!("disk {key}: idle, standby (predicted idle {budget_text})");
-                self.decide(now, format!("standby (predicted idle {budget_text})"));
-                // At the engine's instant, as a replay of the log has it.
-                self.activity(Record::Standby(at), out);
             }
             TaskConfig::Flush => {
                 let devs = self.sample_devs(sample);
@@ -172,11 +160,10 @@ impl DiskController {
                 return;
             }
             TaskConfig::Command { .. } => {
-                if let Some(at) = self.retry_at.filter(|&at| at > now.mono) {
+                if let Some((failures, until)) = self.standby.backing_off(now.mono) {
                     let why = format!(
-                        "skip command: it failed {} times in a row; next try in {}",
-                        self.failures,
-                        (at - now.mono).approx()
+                        "skip command: it failed {failures} times in a row; next try in {}",
+                        (until - now.mono).approx()
                     );
                     // Said at the failure that began the back-off.
                     debug!("disk {key}: {why}");
@@ -191,21 +178,7 @@ impl DiskController {
                 self.decide(now, format!("run command (predicted idle {budget_text})"));
             }
             TaskConfig::Jobs { .. } => {
-                let budget_text = budget_text();
-                routine!(
-                    self,
-                    "disk {key}: idle, jobs may run (predicted idle {budget_text})"
-                );
-                self.decide(
-                    now,
-                    format!("idle: jobs may run (predicted idle {budget_text})"),
-                );
-                self.task_start_hook(now, budget, out);
-                self.not_running = false;
-                if let Some(j) = self.jobs.as_mut() {
-                    let switches = j.run.on_idle_begin(at);
-                    self.switch_jobs(switches, out);
-                }
+                self.start_jobs(now, at, budget, out);
                 return;
             }
         }
@@ -220,117 +193,155 @@ impl DiskController {
         });
     }
 
+    /// A `jobs` disk's idle period began (the engine's start at `at`):
+    /// its jobs may run.
+    fn start_jobs(&mut self, now: Now, at: Nanos, budget: Option<Nanos>, out: &mut Vec<Output>) {
+        let budget_text = budget.map_or("until busy".to_string(), |b| b.approx().to_string());
+        routine!(
+            self,
+            "disk {}: idle, jobs may run (predicted idle {budget_text})",
+            self.key
+        );
+        self.decide(
+            now,
+            format!("idle: jobs may run (predicted idle {budget_text})"),
+        );
+        self.task_start_hook(now, budget, out);
+        self.not_running = false;
+        if let Some(j) = self.jobs.as_mut() {
+            let switches = j.run.on_idle_begin(at);
+            self.switch_jobs(switches, out);
+        }
+    }
+
+    /// Whether the standby the engine decided at `at` goes out (`per_day`:
+    /// the wear budget, `backend`: how it is sent): its attempt is
+    /// written at once, logged, and recorded at the engine's instant. A
+    /// standby refused says why in the last decision.
+    fn start_standby(
+        &mut self,
+        now: Now,
+        at: Nanos,
+        (per_day, backend): (u32, Backend),
+        budget: Option<Nanos>,
+        out: &mut Vec<Output>,
+    ) -> bool {
+        if let Some(why) = self.standby_refused(now, at, per_day, backend, budget, out) {
+            self.decide(now, why);
+            return false;
+        }
+        // Written at once: the wear budget must survive a crash, and
+        // `lull status` shows the attempt (rare: the budget bounds them).
+        self.urgent = true;
+        let budget_text = budget.map_or("until busy".to_string(), |b| b.approx().to_string());
+        info!(
+            "disk {}: idle, standby (predicted idle {budget_text})",
+            self.key
+        );
+        self.decide(now, format!("standby (predicted idle {budget_text})"));
+        // At the engine's instant, as a replay of the log has it.
+        self.activity(Record::Standby(at), out);
+        true
+    }
+
     /// Why a standby the engine decided must not be sent, if it must not:
-    /// no transport reaches the drive, it failed repeatedly and its retry
-    /// time has not come, the wear budget has no spin-down left now, or the
-    /// predicted idle time is below the drive's break-even time
-    /// ([`StandbyGate`]: the last two as a replay makes them, at the
-    /// engine's instant `at`). A standby that passes has taken its token.
+    /// the policy withholds it (no transport reaches the drive, it failed
+    /// repeatedly and its retry time has not come, …:
+    /// [`StandbyPolicy::withheld`]), or the gate refuses it (the wear
+    /// budget has no spin-down left now, or the predicted idle time is
+    /// below the drive's break-even time: [`StandbyPolicy::admit`], as a
+    /// replay makes them, at the engine's instant `at`). A standby that
+    /// passes has taken its token.
     fn standby_refused(
         &mut self,
         now: Now,
         at: Nanos,
         per_day: u32,
-        backend: crate::config::Backend,
+        backend: Backend,
         budget: Option<Nanos>,
         out: &mut Vec<Output>,
     ) -> Option<String> {
+        let in_standby = self.in_standby();
+        let withheld = self
+            .standby
+            .withheld(now.mono, &self.st, &self.cfg, backend, in_standby);
         // What withholds the standby, before the checks a replay makes
         // itself: the log says when it changes, at the decision that
         // found it, so a replay withholds what was withheld here
-        // (`Spindown::with_daemon_standbys`). Stable texts: a countdown
-        // would change at every decision.
-        let retrying = self.retry_at.filter(|&at| at > now.mono);
-        let (withheld, next_try) = if !self.st.present {
-            (
-                Some("the disk is not present (unplugged)".to_string()),
-                None,
-            )
-        } else if let Some(why) = &self.cfg.left_alone {
-            (Some(format!("left alone: {why}")), None)
-        } else if crate::transport::left_alone(backend, self.st.transport.as_ref()) {
-            (Some("no transport reaches the drive".to_string()), None)
-        } else if self.in_standby() {
-            // Asleep already (lull's standby from before a restart or
-            // reload, or one found): a standby now would be counted and
-            // charged for a drive that spins nothing down.
-            (Some("the drive is in standby already".to_string()), None)
-        } else {
-            let why = retrying.map(|_| format!("it failed {} times in a row", self.failures));
-            (why, retrying)
-        };
-        let said = withheld.as_deref().unwrap_or("");
-        if self.reporter.new_withheld(said) {
-            let why = said.to_string();
-            self.activity(Record::Withheld { t: at, why }, out);
+        // (`Spindown::with_daemon_standbys`).
+        let said = withheld.as_ref().map(Withheld::reason).unwrap_or_default();
+        if self.reporter.new_withheld(&said) {
+            self.activity(Record::Withheld { t: at, why: said }, out);
         }
-        let key = &self.key;
-        if let Some(why) = withheld {
-            let why = match next_try {
-                Some(at) => format!(
-                    "skip standby: {why}; next try in {}",
-                    (at - now.mono).approx()
-                ),
-                None => format!("skip standby: {why}"),
-            };
-            if !self.st.present {
-                // Unplugged: the device node is gone (or is another disk's
-                // soon); the engine's timer ran on while it was away.
-                info!("disk {key}: {why}");
-            } else {
-                // Reported once, when the disk was found, at the probe or
-                // at the failure that began the back-off.
-                debug!("disk {key}: {why}");
-            }
-            return Some(why);
+        if let Some(w) = withheld {
+            return Some(self.skip_withheld(now, &w));
         }
-        // The wear budget and the break-even check, as a replay of the
-        // log makes them: at the wall clock of the engine's instant.
         let gate = self.cfg.profile.standby_gate(Some(per_day));
-        let unix = unix_secs(Some(self.settings.clock), at);
-        self.wear_charge = None;
-        let admitted = gate.admit_charge(
-            &mut self.st.wear,
-            lull_core::time::UnixTime::from_secs(unix),
-            budget,
-        );
-        if let Ok(charge) = admitted {
-            self.wear_charge = charge;
-        }
-        if let Err(refusal) = admitted {
-            if matches!(refusal, Refusal::Wear { .. }) {
-                // Tried again when a token is there, while the idle period
-                // lasts: a refusal at an evening's last idle period start
-                // left the disk spinning all night (a trial's NAS), the
-                // bucket refilled within the hour. A replay of the log
-                // retries at the same instant (`Spindown`).
-                if let Some(when) = gate.wear_retry(&self.st.wear, at, Some(self.settings.clock)) {
-                    self.engine.task_mut().retry_at(when, at, budget);
-                }
+        let clock = self.settings.clock;
+        match self
+            .standby
+            .admit(gate, (now, at), budget, clock, &mut self.st)
+        {
+            Ok(()) => {
+                self.reporter.refusals_over();
+                None
             }
-            let drive = match (&refusal, self.cfg.power()) {
-                (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
-                _ => String::new(),
-            };
-            let why = format!("skip standby: {refusal}{drive}");
-            // Said once until a standby goes: with the budget spent, or
-            // where `auto` often predicts less than B, every idle period
-            // would add a line to the journal (hd-idle's is quiet).
-            let kind = match refusal {
-                Refusal::Wear { .. } => "wear",
-                Refusal::ShortPrediction { .. } => "short",
-            };
-            if !self.reporter.new_refusal(kind) {
-                debug!("disk {key}: {why}");
-            } else {
-                info!(
-                    "disk {key}: {why} (more of these are logged at debug level until a standby goes)"
-                );
-            }
-            return Some(why);
+            Err(refused) => Some(self.skip_refused(at, budget, refused)),
         }
-        self.reporter.refusals_over();
-        None
+    }
+
+    /// The decision's text for a standby `w` withholds, logged.
+    fn skip_withheld(&self, now: Now, w: &Withheld) -> String {
+        let why = match w.next_try() {
+            Some(at) => format!(
+                "skip standby: {}; next try in {}",
+                w.reason(),
+                (at - now.mono).approx()
+            ),
+            None => format!("skip standby: {}", w.reason()),
+        };
+        if *w == Withheld::Absent {
+            // Unplugged: the device node is gone (or is another disk's
+            // soon); the engine's timer ran on while it was away.
+            info!("disk {}: {why}", self.key);
+        } else {
+            // Reported once, when the disk was found, at the probe or
+            // at the failure that began the back-off.
+            debug!("disk {}: {why}", self.key);
+        }
+        why
+    }
+
+    /// The decision's text for a standby decided at `at` (predicted idle
+    /// time `budget`) that the gate refused: a wear refusal is tried
+    /// again when a token is there; logged at info level once until a
+    /// standby goes.
+    fn skip_refused(&mut self, at: Nanos, budget: Option<Nanos>, refused: Refused) -> String {
+        let Refused { refusal, retry } = refused;
+        if let Some(when) = retry {
+            self.engine.task_mut().retry_at(when, at, budget);
+        }
+        let drive = match (&refusal, self.cfg.power()) {
+            (Refusal::ShortPrediction { .. }, Some(p)) => format!(" of {}", p.name),
+            _ => String::new(),
+        };
+        let why = format!("skip standby: {refusal}{drive}");
+        // Said once until a standby goes: with the budget spent, or
+        // where `auto` often predicts less than B, every idle period
+        // would add a line to the journal (hd-idle's is quiet).
+        let kind = match refusal {
+            Refusal::Wear { .. } => "wear",
+            Refusal::ShortPrediction { .. } => "short",
+        };
+        if !self.reporter.new_refusal(kind) {
+            debug!("disk {}: {why}", self.key);
+        } else {
+            info!(
+                "disk {}: {why} (more of these are logged at debug level until a standby goes)",
+                self.key
+            );
+        }
+        why
     }
 
     /// The disk's `on_task_start` hook (`LULL_BUDGET_S`: the predicted idle

@@ -112,6 +112,7 @@ mod power;
 mod presence;
 mod protocol;
 mod reporter;
+mod standby;
 
 pub use protocol::{
     Context, HookEnv, NoWitness, Now, Order, Outcome, Output, Settings, Spinner, WakeWitness,
@@ -142,6 +143,7 @@ use own_io::OwnIo;
 use power::Power;
 use presence::Presence;
 use reporter::Reporter;
+use standby::StandbyPolicy;
 
 /// The jobs of a `task = "jobs"` disk, as the controller sees them.
 #[derive(Debug)]
@@ -194,11 +196,9 @@ pub struct DiskController {
     /// Device numbers of the disk, its partitions and holders, as of the
     /// last wake-up or power check.
     devs: Vec<(u32, u32)>,
-    /// Standby (or, on a `command` disk, command) failures in a row.
-    failures: u32,
-    /// No standby (or command) attempt before this (after repeated
-    /// failures).
-    retry_at: Option<Nanos>,
+    /// When a standby (or a command) may start, and what the last one
+    /// cost ([`standby`]).
+    standby: StandbyPolicy,
     /// `task = "jobs"`: the jobs sharing the disk's idle time.
     jobs: Option<Jobs>,
     /// The first poll of the current idle period (`None`: busy).
@@ -210,14 +210,6 @@ pub struct DiskController {
     idle_began_unix: Option<u64>,
     /// What the log has said already ([`reporter`]).
     reporter: Reporter,
-    /// The wear-budget token the standby in flight took, given back if it
-    /// fails (as a replay of the log gives it back).
-    wear_charge: Option<lull_tasks::gate::Charge>,
-    /// The poll being handled, when it brought I/O: the previous poll's
-    /// instant and its latest arrival. A standby the engine decided
-    /// between the two is skipped, its idle period already over
-    /// (`lull_tasks::gate`, "Decisions the poll overtook").
-    overtaking: Option<(Nanos, Nanos)>,
     /// The engine's next deadline when the state last took it
     /// ([`DiskController::note_timing`]): a deadline that passes and
     /// gives way to another (`auto`'s decision point, then its fallback's
@@ -405,13 +397,10 @@ impl DiskController {
             own_io: OwnIo::default(),
             not_running: false,
             devs: Vec::new(),
-            failures: 0,
-            retry_at: None,
+            standby: StandbyPolicy::default(),
             jobs,
             idle_since: None,
             reporter: Reporter::default(),
-            wear_charge: None,
-            overtaking: None,
             noted_deadline: None,
             acted: false,
             last_idle: None,

@@ -3,7 +3,6 @@
 //! back-off of a standby that keeps failing.
 
 use lull_activity::Record;
-use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
 use super::{DiskController, Now, Outcome, Output, WakeWitness};
@@ -62,8 +61,7 @@ impl DiskController {
                         },
                         out,
                     );
-                    self.failures = 0;
-                    self.retry_at = None;
+                    self.standby.succeeded();
                     self.power
                         .went_to_sleep(now, witness.snapshot(), &mut self.st);
                     let env = || vec![("LULL_RESULT", "ok".to_string())];
@@ -128,7 +126,7 @@ impl DiskController {
             }
             Outcome::CommandPaused(pid) => {
                 // It ran until the foreground came back: not failing.
-                self.failures = 0;
+                self.standby.ran();
                 routine!(self, "disk {key}: command paused (SIGSTOP), pid {pid}");
                 format!("command paused (pid {pid})")
             }
@@ -139,7 +137,7 @@ impl DiskController {
                 self.st.command_exits += 1;
                 self.not_running |= current;
                 if ok {
-                    self.failures = 0;
+                    self.standby.ran();
                     info!("disk {key}: command pid {pid} exited: {status}");
                     format!("command exited: {status}")
                 } else {
@@ -401,30 +399,21 @@ impl DiskController {
         };
         self.hook(now, HookEvent::Spindown, env, out);
         self.activity(Record::StandbyFailed(now.mono), out);
-        // The drive did not spin down: it wore nothing, and the token goes
-        // back (a replay of the log gives it back at the same failure), as
-        // does the attempt in the last day's count.
-        if let (Some(charge), Some(w)) = (self.wear_charge.take(), self.st.wear.as_mut()) {
-            w.refund(charge);
-            self.st.spindown_attempts_unix.pop();
-        }
+        // The drive did not spin down: its token and attempt go back.
+        self.standby.refund(&mut self.st);
         // A disk that cannot spin down (a virtual disk, an NVMe drive
         // caught by a glob) is not retried at every idle period.
         self.back_off(now, "standby");
     }
 
-    /// One more failure of `what` in a row: after 3, no new attempt for
-    /// 1 min, doubling to at most 1 h (until one succeeds).
+    /// One more failure of `what` in a row
+    /// ([`StandbyPolicy::failed`](super::standby::StandbyPolicy::failed)):
+    /// the line that says when it backs off.
     fn back_off(&mut self, now: Now, what: &str) {
-        self.failures += 1;
-        if self.failures >= 3 {
-            let wait =
-                Nanos::from_secs(60 << (self.failures - 3).min(6)).min(Nanos::from_secs(3600));
-            self.retry_at = Some(now.mono + wait);
+        if let Some((failures, wait)) = self.standby.failed(now.mono) {
             warn!(
-                "disk {}: {what} failed {} times in a row; next try in {}",
+                "disk {}: {what} failed {failures} times in a row; next try in {}",
                 self.key,
-                self.failures,
                 wait.approx()
             );
         }

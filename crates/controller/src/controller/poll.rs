@@ -231,16 +231,8 @@ impl DiskController {
                 });
             }
         }
-        // As a replay of the log has it (`Rebuilt::busy_polls`): the
-        // recorded poll's interval and its latest arrival.
-        self.overtaking = since.and_then(|since| {
-            events
-                .iter()
-                .filter(|e| e.kind == lull_core::event::EventKind::Arrival)
-                .map(|e| e.time)
-                .max()
-                .map(|last| (since, last))
-        });
+        // A start the engine decides below may come after this poll's I/O.
+        self.standby.poll_saw(since, &events);
         let mut failed = None;
         for ev in events.iter() {
             if let Err(e) = self.engine.push(ev) {

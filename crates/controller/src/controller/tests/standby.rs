@@ -138,7 +138,7 @@ fn repeated_failures_back_off_and_success_resets() {
     assert_eq!(sent.len(), 1);
     report(&mut c, sent[0], Outcome::SpunDown("ok".into()));
     assert!(c.in_standby());
-    assert_eq!(c.failures, 0);
+    assert_eq!(c.standby.failures(), 0);
 }
 
 #[test]
