@@ -114,20 +114,7 @@ impl DiskController {
         // Refused until an order leaves below.
         self.not_running = true;
         if self.standby.overtaken(at) {
-            // The poll that let the engine decide also brought I/O at or
-            // after the decision's instant: the idle period ended before
-            // the daemon could act, and whatever the task is, starting it
-            // now would run it (a standby, a flush, a command resumed and
-            // paused at once) after I/O the daemon has just seen. A replay
-            // of the log skips a standby alike
-            // (`Spindown::with_busy_polls`); no token is spent. (One text
-            // per task: a new skip reason is written to the state at once.)
-            let why = format!(
-                "skip {}: the poll that showed the idle period also showed its end",
-                self.cfg.task.name()
-            );
-            debug!("disk {key}: {why}");
-            self.decide(now, why);
+            self.skip_overtaken(now);
             return;
         }
         // Formatted only for a decision that names it.
@@ -193,6 +180,24 @@ impl DiskController {
         });
     }
 
+    /// Skips a start the poll overtook ([`StandbyPolicy::overtaken`](super::standby::StandbyPolicy::overtaken)): the
+    /// poll that let the engine decide also brought I/O at or after the
+    /// decision's instant. The idle period ended before the daemon could
+    /// act, and whatever the task is, starting it now would run it (a
+    /// standby, a flush, a command resumed and paused at once) after I/O
+    /// the daemon has just seen. A replay of the log skips a standby
+    /// alike (`Spindown::with_busy_polls`); no token is spent.
+    fn skip_overtaken(&mut self, now: Now) {
+        // One text per task: a new skip reason is written to the state at
+        // once.
+        let why = format!(
+            "skip {}: the poll that showed the idle period also showed its end",
+            self.cfg.task.name()
+        );
+        debug!("disk {}: {why}", self.key);
+        self.decide(now, why);
+    }
+
     /// A `jobs` disk's idle period began (the engine's start at `at`):
     /// its jobs may run.
     fn start_jobs(&mut self, now: Now, at: Nanos, budget: Option<Nanos>, out: &mut Vec<Output>) {
@@ -247,9 +252,9 @@ impl DiskController {
     /// Why a standby the engine decided must not be sent, if it must not:
     /// the policy withholds it (no transport reaches the drive, it failed
     /// repeatedly and its retry time has not come, …:
-    /// [`StandbyPolicy::withheld`]), or the gate refuses it (the wear
+    /// [`StandbyPolicy::withheld`](super::standby::StandbyPolicy::withheld)), or the gate refuses it (the wear
     /// budget has no spin-down left now, or the predicted idle time is
-    /// below the drive's break-even time: [`StandbyPolicy::admit`], as a
+    /// below the drive's break-even time: [`StandbyPolicy::admit`](super::standby::StandbyPolicy::admit), as a
     /// replay makes them, at the engine's instant `at`). A standby that
     /// passes has taken its token.
     fn standby_refused(

@@ -26,140 +26,16 @@ impl DiskController {
         out: &mut Vec<Output>,
     ) {
         let key = self.key.clone();
-        let t = now.mono;
         self.dirty = true;
-        // The command's run time: from a start or a resume to a pause, its
-        // exit or its stop.
-        match &outcome {
-            Outcome::CommandStarted(..) | Outcome::CommandResumed(_) => {
-                self.command_since.get_or_insert(t);
-            }
-            Outcome::CommandPaused(_)
-            | Outcome::CommandExited(..)
-            | Outcome::CommandStopped(..) => {
-                if let Some(since) = self.command_since.take() {
-                    self.st.command_s += (t - since).as_secs_f64();
-                }
-            }
-            _ => {}
-        }
         let text = match outcome {
-            // Written at once, as the decision was: that write came
-            // before the drive answered, so `lull status` (from the state
-            // file) showed it active, one spin-down short, for up to
-            // `state_interval` of its standby. Rare: the wear budget
-            // bounds them.
-            Outcome::SpunDown(how) => {
-                self.urgent = true;
-                self.st.spindowns += 1;
-                if current {
-                    self.activity(
-                        Record::Power {
-                            t,
-                            standby: true,
-                            found: false,
-                        },
-                        out,
-                    );
-                    self.standby.succeeded();
-                    self.power
-                        .went_to_sleep(now, witness.snapshot(), &mut self.st);
-                    let env = || vec![("LULL_RESULT", "ok".to_string())];
-                    self.hook(now, HookEvent::Spindown, env, out);
-                }
-                info!("disk {key}: in standby ({how})");
-                format!("standby done ({how})")
-            }
-            Outcome::AlreadyStandby if self.power.left_in_standby() => {
-                // Asleep since the previous run's spin-down: nothing else
-                // spun it down.
-                self.urgent = true;
-                if current {
-                    self.resume_standby(now, witness);
-                    let env = || vec![("LULL_RESULT", "already".to_string())];
-                    self.hook(now, HookEvent::Spindown, env, out);
-                }
-                info!("disk {key}: already in standby, as before the daemon's restart or reload");
-                "standby: the drive was still in standby, as before the daemon's restart or reload"
-                    .into()
-            }
-            Outcome::AlreadyStandby => {
-                self.urgent = true;
-                let by = self.spun_down_by(witness);
-                info!("disk {key}: already in standby{by}");
-                if current {
-                    if !self.power.in_standby() {
-                        self.power
-                            .went_to_sleep(now, witness.snapshot(), &mut self.st);
-                    }
-                    let env = || vec![("LULL_RESULT", "already".to_string())];
-                    self.hook(now, HookEvent::Spindown, env, out);
-                }
-                format!("standby: the drive was already in standby{by}")
-            }
-            Outcome::Flushed(mounts) => {
-                if current {
-                    self.own_io.flush_done();
-                }
-                let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
-                routine!(
-                    self,
-                    "disk {key}: flushed {}",
-                    if list.is_empty() {
-                        "(no mounted file system)".into()
-                    } else {
-                        list.join(", ")
-                    }
-                );
-                format!("flush done ({} file systems)", mounts.len())
-            }
-            Outcome::CommandStarted(pid, start) => {
-                self.urgent = true;
-                self.st.command_pid = Some(pid);
-                self.st.command_start = start;
-                info!("disk {key}: command started, pid {pid}");
-                format!("command started (pid {pid})")
-            }
-            Outcome::CommandResumed(pid) => {
-                routine!(self, "disk {key}: command resumed (SIGCONT), pid {pid}");
-                format!("command resumed (pid {pid})")
-            }
-            Outcome::CommandPaused(pid) => {
-                // It ran until the foreground came back: not failing.
-                self.standby.ran();
-                routine!(self, "disk {key}: command paused (SIGSTOP), pid {pid}");
-                format!("command paused (pid {pid})")
-            }
-            Outcome::CommandExited(pid, status, ok) => {
-                self.urgent = true;
-                self.st.command_pid = None;
-                self.st.command_start = None;
-                self.st.command_exits += 1;
-                self.not_running |= current;
-                if ok {
-                    self.standby.ran();
-                    info!("disk {key}: command pid {pid} exited: {status}");
-                    format!("command exited: {status}")
-                } else {
-                    // A command that fails at once (a wrong path in a
-                    // script, a missing mount) was started again at every
-                    // idle period, and said so at info level, for ever.
-                    self.st.errors += 1;
-                    warn!("disk {key}: command pid {pid} failed: {status}");
-                    if current {
-                        self.back_off(now, "the command");
-                    }
-                    format!("command failed: {status}")
-                }
-            }
-            Outcome::CommandStopped(pid, status) => {
-                self.urgent = true;
-                self.st.command_pid = None;
-                self.st.command_start = None;
-                self.not_running |= current;
-                info!("disk {key}: command pid {pid} stopped by the daemon: {status}");
-                format!("command stopped by the daemon: {status}")
-            }
+            Outcome::SpunDown(how) => self.spun_down(now, how, current, witness, out),
+            Outcome::AlreadyStandby => self.already_in_standby(now, current, witness, out),
+            Outcome::Flushed(mounts) => self.flushed(&mounts, current),
+            command @ (Outcome::CommandStarted(..)
+            | Outcome::CommandResumed(_)
+            | Outcome::CommandPaused(_)
+            | Outcome::CommandExited(..)
+            | Outcome::CommandStopped(..)) => self.on_command_outcome(now, command, current),
             Outcome::Skipped(why) => {
                 // A new reason is written at once (no transport reaches
                 // the drive: `lull status` should say so now, not in a
@@ -209,6 +85,186 @@ impl DiskController {
         };
         self.st.last_decision = text;
         self.st.last_decision_unix = now.unix;
+    }
+
+    /// The flush is done: it synced the file systems mounted at `mounts`.
+    /// The decision's text.
+    fn flushed(&mut self, mounts: &[std::path::PathBuf], current: bool) -> String {
+        if current {
+            self.own_io.flush_done();
+        }
+        let list: Vec<String> = mounts.iter().map(|m| m.display().to_string()).collect();
+        routine!(
+            self,
+            "disk {}: flushed {}",
+            self.key,
+            if list.is_empty() {
+                "(no mounted file system)".into()
+            } else {
+                list.join(", ")
+            }
+        );
+        format!("flush done ({} file systems)", mounts.len())
+    }
+
+    /// The standby went (`how`: the transport's words): counted, and,
+    /// from this generation's actor, the drive is asleep, the policy's
+    /// failures are over, and the hook runs. The decision's text.
+    fn spun_down(
+        &mut self,
+        now: Now,
+        how: String,
+        current: bool,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) -> String {
+        // Written at once, as the decision was: that write came before
+        // the drive answered, so `lull status` (from the state file)
+        // showed it active, one spin-down short, for up to
+        // `state_interval` of its standby. Rare: the wear budget bounds
+        // them.
+        self.urgent = true;
+        self.st.spindowns += 1;
+        if current {
+            let t = now.mono;
+            self.activity(
+                Record::Power {
+                    t,
+                    standby: true,
+                    found: false,
+                },
+                out,
+            );
+            self.standby.succeeded();
+            self.power
+                .went_to_sleep(now, witness.snapshot(), &mut self.st);
+            let env = || vec![("LULL_RESULT", "ok".to_string())];
+            self.hook(now, HookEvent::Spindown, env, out);
+        }
+        info!("disk {}: in standby ({how})", self.key);
+        format!("standby done ({how})")
+    }
+
+    /// The standby found the drive asleep already: since the previous
+    /// run's spin-down (taken up), or spun down by something else. The
+    /// decision's text.
+    fn already_in_standby(
+        &mut self,
+        now: Now,
+        current: bool,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) -> String {
+        let key = self.key.clone();
+        self.urgent = true;
+        if self.power.left_in_standby() {
+            // Asleep since the previous run's spin-down: nothing else
+            // spun it down.
+            if current {
+                self.resume_standby(now, witness);
+                let env = || vec![("LULL_RESULT", "already".to_string())];
+                self.hook(now, HookEvent::Spindown, env, out);
+            }
+            info!("disk {key}: already in standby, as before the daemon's restart or reload");
+            return "standby: the drive was still in standby, as before the daemon's restart or reload"
+                .into();
+        }
+        let by = self.spun_down_by(witness);
+        info!("disk {key}: already in standby{by}");
+        if current {
+            if !self.power.in_standby() {
+                self.power
+                    .went_to_sleep(now, witness.snapshot(), &mut self.st);
+            }
+            let env = || vec![("LULL_RESULT", "already".to_string())];
+            self.hook(now, HookEvent::Spindown, env, out);
+        }
+        format!("standby: the drive was already in standby{by}")
+    }
+
+    /// What the disk's actor reported of its command at `now`: its run
+    /// time (from a start or a resume to a pause, its exit or its stop),
+    /// its pid in the state entry, and, for a command that keeps failing,
+    /// the policy's back-off. The decision's text.
+    fn on_command_outcome(&mut self, now: Now, outcome: Outcome, current: bool) -> String {
+        let key = self.key.clone();
+        let t = now.mono;
+        match &outcome {
+            Outcome::CommandStarted(..) | Outcome::CommandResumed(_) => {
+                self.command_since.get_or_insert(t);
+            }
+            Outcome::CommandPaused(_)
+            | Outcome::CommandExited(..)
+            | Outcome::CommandStopped(..) => {
+                if let Some(since) = self.command_since.take() {
+                    self.st.command_s += (t - since).as_secs_f64();
+                }
+            }
+            _ => {}
+        }
+        match outcome {
+            Outcome::CommandStarted(pid, start) => {
+                self.urgent = true;
+                self.st.command_pid = Some(pid);
+                self.st.command_start = start;
+                info!("disk {key}: command started, pid {pid}");
+                format!("command started (pid {pid})")
+            }
+            Outcome::CommandResumed(pid) => {
+                routine!(self, "disk {key}: command resumed (SIGCONT), pid {pid}");
+                format!("command resumed (pid {pid})")
+            }
+            Outcome::CommandPaused(pid) => {
+                // It ran until the foreground came back: not failing.
+                self.standby.ran();
+                routine!(self, "disk {key}: command paused (SIGSTOP), pid {pid}");
+                format!("command paused (pid {pid})")
+            }
+            Outcome::CommandExited(pid, status, ok) => {
+                self.command_exited(now, (pid, status), ok, current)
+            }
+            Outcome::CommandStopped(pid, status) => {
+                self.urgent = true;
+                self.st.command_pid = None;
+                self.st.command_start = None;
+                self.not_running |= current;
+                info!("disk {key}: command pid {pid} stopped by the daemon: {status}");
+                format!("command stopped by the daemon: {status}")
+            }
+            // Not a command's outcome: [`DiskController::on_outcome`]
+            // sends none here.
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// The command `pid` exited with `status` (`ok`: well). A command
+    /// that fails at once (a wrong path in a script, a missing mount) was
+    /// started again at every idle period, and said so at info level, for
+    /// ever: one that keeps failing backs off. The decision's text.
+    fn command_exited(
+        &mut self,
+        now: Now,
+        (pid, status): (u32, String),
+        ok: bool,
+        current: bool,
+    ) -> String {
+        self.urgent = true;
+        self.st.command_pid = None;
+        self.st.command_start = None;
+        self.st.command_exits += 1;
+        self.not_running |= current;
+        if ok {
+            self.standby.ran();
+            info!("disk {}: command pid {pid} exited: {status}", self.key);
+            format!("command exited: {status}")
+        } else {
+            self.st.errors += 1;
+            warn!("disk {}: command pid {pid} failed: {status}", self.key);
+            if current {
+                self.back_off(now, "the command");
+            }
+            format!("command failed: {status}")
+        }
     }
 
     /// CHECK POWER MODE's answer: a drive awake although lull spun it down

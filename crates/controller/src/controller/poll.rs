@@ -2,6 +2,8 @@
 //! become events, the engine runs on them, an idle period begins or ends,
 //! a drive in standby wakes, and the jobs of a `jobs` disk switch.
 
+use lull_core::event::Event;
+use lull_core::registry::Registry;
 use lull_core::time::Nanos;
 use tracing::{error, info, warn};
 
@@ -9,7 +11,7 @@ use super::{Context, DiskController, Now, Order, Output, WakeWitness, build_netw
 use crate::config::{Backend, TaskConfig};
 use crate::hooks::HookEvent;
 use crate::jobs::Switch;
-use crate::source::Sample;
+use crate::source::{PollOutcome, Sample};
 use crate::state::Wake;
 use crate::task::Intent;
 
@@ -98,6 +100,44 @@ impl DiskController {
         };
         let since = o.record.map(|p| p.t0);
         self.record_poll(t, o.record, out);
+        self.poll_presence(now, &o, out);
+        self.poll_left_standby(now, o.present, sample, cx.witness, out);
+        if o.active && !absorb {
+            // The bytes the poll showed, for the wake's attribution.
+            let moved = o.record.map_or(0, |p| p.counts.sectors.saturating_mul(512));
+            self.on_busy(now, sample, moved, cx.witness, out);
+        }
+        self.order_power_check(t, o.present, sample, out);
+        // A start the engine decides below may come after this poll's I/O.
+        self.standby.poll_saw(since, &events);
+        self.run_engine(t, &events, cx.registry, out);
+        self.events = events;
+        if self.learning.take_due() {
+            self.keep_learned(now);
+        }
+        if self.engine.task().pending() {
+            let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
+            for intent in intents {
+                out.push(Output::Decided(intent));
+                self.on_intent(now, intent, sample, out);
+            }
+        }
+        if let Some(j) = self.jobs.as_mut() {
+            let switches = j.run.advance(t);
+            // A running job's idle seconds grow: keep its metric current
+            // (the metrics follow changes, once a second).
+            self.dirty |= j.run.running() || !switches.is_empty();
+            self.switch_jobs(switches, out);
+        }
+        self.settle_shadow(now);
+        self.note_news(now);
+    }
+
+    /// What the poll's outcome `o` at `now` says of the disk's presence
+    /// and its idle period: the state entry's presence and kernel name, a
+    /// disk that vanished or came back, an idle period that began.
+    fn poll_presence(&mut self, now: Now, o: &PollOutcome, out: &mut Vec<Output>) {
+        let t = now.mono;
         if self.presence.seen(o.present)
             && (self.st.present != o.present || self.st.kernel_name != self.kernel)
         {
@@ -152,6 +192,20 @@ impl DiskController {
             self.idle_since = Some(o.idle_from.unwrap_or(t));
             self.idle_began_unix = None;
         }
+    }
+
+    /// The standby the previous run left, at a poll at `now` that found
+    /// the disk `present` (or not) with `sample`: untouched, woken by I/O
+    /// this run saw, woken while no daemon watched, or taken up from the
+    /// state file when nothing can ask the drive.
+    fn poll_left_standby(
+        &mut self,
+        now: Now,
+        present: bool,
+        sample: &Sample,
+        witness: &mut dyn WakeWitness,
+        out: &mut Vec<Output>,
+    ) {
         // The disk's completed I/O: while it sleeps, kept with its
         // standby for a later run to compare (it does not change while
         // the drive sleeps, so it is written with the standby's own
@@ -159,10 +213,8 @@ impl DiskController {
         let io = sample.get(&self.tracker.family().disk).map(io_mark);
         // The standby the previous run left, not taken up yet, with the
         // disk's counters kept with it: did they move?
-        let left = o.present
-            && self.power.left_in_standby()
-            && io.is_some()
-            && self.st.standby_io.is_some();
+        let left =
+            present && self.power.left_in_standby() && io.is_some() && self.st.standby_io.is_some();
         if left && io == self.st.standby_io {
             // Untouched: this run has seen the drive asleep since then.
             self.power.seen_untouched(now);
@@ -174,7 +226,7 @@ impl DiskController {
             // wake below counts a spin-up, runs its hooks and books the
             // standby, as after the check's answer (without it the wake
             // went unrecorded and its standby uncounted).
-            self.take_up_standby(from, now, cx.witness, out);
+            self.take_up_standby(from, now, witness, out);
             info!(
                 "disk {}: in standby since before the daemon's restart or reload, until this I/O",
                 self.key
@@ -192,27 +244,33 @@ impl DiskController {
             self.power.woke_unwatched(&mut self.st);
             self.urgent = true;
         }
-        if o.present && self.power.keep_io(io, &mut self.st) {
+        if present && self.power.keep_io(io, &mut self.st) {
             self.dirty = true;
         }
-        if o.present && self.power.left_in_standby() && !self.checks_power() {
+        if present && self.power.left_in_standby() && !self.checks_power() {
             // The previous run left the drive in standby and nothing can
             // ask it (`hdparm`, no power checks): the state file is all
             // there is to go on. Taken up at the first poll, as a power
             // check's answer takes it up: no second standby is sent (and
             // counted, and charged) while it sleeps, and the I/O that
             // wakes it is a spin-up.
-            self.take_up_standby(now, now, cx.witness, out);
+            self.take_up_standby(now, now, witness, out);
             info!(
                 "disk {}: in standby since before the daemon's restart or reload, as its state file says",
                 self.key
             );
         }
-        if o.active && !absorb {
-            // The bytes the poll showed, for the wake's attribution.
-            let moved = o.record.map_or(0, |p| p.counts.sectors.saturating_mul(512));
-            self.on_busy(now, sample, moved, cx.witness, out);
-        }
+    }
+
+    /// Asks a standby disk's drive its power state at `t`, when a check
+    /// is due and the disk is `present`.
+    fn order_power_check(
+        &mut self,
+        t: Nanos,
+        present: bool,
+        sample: &Sample,
+        out: &mut Vec<Output>,
+    ) {
         if let TaskConfig::Standby { backend, .. } = self.cfg.task {
             let pc = self.settings.power_check;
             // A disk left alone (a solid-state disk under a glob) is not
@@ -221,7 +279,7 @@ impl DiskController {
                 && backend != Backend::Hdparm
                 && !self.settings.dry_run
                 && self.cfg.left_alone.is_none()
-                && o.present
+                && present
                 && self.power.check_due(t, pc)
             {
                 self.devs = self.sample_devs(sample);
@@ -231,8 +289,19 @@ impl DiskController {
                 });
             }
         }
-        // A start the engine decides below may come after this poll's I/O.
-        self.standby.poll_saw(since, &events);
+    }
+
+    /// Pushes the poll's `events` into the engine and advances it to `t`.
+    /// An engine error restarts the detectors from what they had learned
+    /// (a network built from `registry`), and the jobs follow the new
+    /// engine.
+    fn run_engine(
+        &mut self,
+        t: Nanos,
+        events: &[Event],
+        registry: &Registry,
+        out: &mut Vec<Output>,
+    ) {
         let mut failed = None;
         for ev in events.iter() {
             if let Err(e) = self.engine.push(ev) {
@@ -240,7 +309,6 @@ impl DiskController {
                 break;
             }
         }
-        self.events = events;
         if failed.is_none() {
             failed = self.engine.advance(t).err();
         }
@@ -251,9 +319,9 @@ impl DiskController {
             );
             self.st.errors += 1;
             self.dirty = true;
-            if let Ok(n) = build_network(cx.registry, &self.cfg) {
+            if let Ok(n) = build_network(registry, &self.cfg) {
                 self.engine = Self::engine(n, &self.cfg, self.settings.clock);
-                self.resume_learned(t, cx.registry);
+                self.resume_learned(t, registry);
                 // A quiet disk is idle from here, as after a start's
                 // baseline poll: without it the new engine, outside any
                 // idle period, waited for the next I/O to decide anything.
@@ -268,24 +336,12 @@ impl DiskController {
                 self.switch_jobs(switches, out);
             }
         }
-        if self.learning.take_due() {
-            self.keep_learned(now);
-        }
-        if self.engine.task().pending() {
-            let intents: Vec<Intent> = self.engine.task_mut().drain().collect();
-            for intent in intents {
-                out.push(Output::Decided(intent));
-                self.on_intent(now, intent, sample, out);
-            }
-        }
-        if let Some(j) = self.jobs.as_mut() {
-            let switches = j.run.advance(t);
-            // A running job's idle seconds grow: keep its metric current
-            // (the metrics follow changes, once a second).
-            self.dirty |= j.run.running() || !switches.is_empty();
-            self.switch_jobs(switches, out);
-        }
-        self.settle_shadow(now);
+    }
+
+    /// Ends a poll at `now`: a deadline that passed and gave way to
+    /// another is news; what will be written notes its timing.
+    fn note_news(&mut self, now: Now) {
+        let t = now.mono;
         // The deadline the state shows passed and the network set
         // another: `lull status` read "nothing decided until I/O comes"
         // while `auto`'s timeout was pending. (Only then: a timer re-armed
