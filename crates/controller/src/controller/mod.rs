@@ -358,26 +358,7 @@ impl DiskController {
         // ([`crate::wakeup::tally_name`]).
         st.wakeups = crate::wakeup::tally(st.wakeups.iter().map(|(c, &n)| (c.as_str(), n)));
         let idle_at_stop = st.idle_at_stop.take();
-        let mut engine = Self::engine(network, cfg, settings.clock);
-        if let Some(saved) = st.learned.take() {
-            match Self::restore_learned(&mut engine, &saved, cfg) {
-                Ok(()) => {
-                    info!(
-                        "disk {key}: what its network learned is restored ({} idle periods{})",
-                        saved.idle_periods,
-                        since_text(saved.since_unix)
-                    );
-                    st.learned = Some(saved);
-                }
-                Err(why) => {
-                    tracing::warn!(
-                        "disk {key}: its learned state is not used ({why}); its network learns from scratch"
-                    );
-                    // A half-restored network is never used.
-                    engine = Self::engine(build_network(registry, cfg)?, cfg, settings.clock);
-                }
-            }
-        }
+        let engine = Self::engine_from_state(registry, cfg, network, key, &mut st, settings.clock)?;
         // A standby the previous run left began when it says.
         let power = Power::new(&st, now);
         Ok(DiskController {
@@ -416,6 +397,42 @@ impl DiskController {
             learning: Learning::new(),
             polled_at: None,
         })
+    }
+
+    /// The engine of the disk `key`, on `network` built for `cfg`, with
+    /// what its state entry `st` says the network learned restored (and
+    /// kept in `st`); a network that cannot take it back is built again
+    /// from `registry` and learns from scratch. `clock`: the engine's
+    /// zero on the wall clock.
+    fn engine_from_state(
+        registry: &Registry,
+        cfg: &DiskConfig,
+        network: Network,
+        key: &str,
+        st: &mut DiskState,
+        clock: Nanos,
+    ) -> Result<Engine<Network, PolicyActuator, LiveTask>, String> {
+        let mut engine = Self::engine(network, cfg, clock);
+        if let Some(saved) = st.learned.take() {
+            match Self::restore_learned(&mut engine, &saved, cfg) {
+                Ok(()) => {
+                    info!(
+                        "disk {key}: what its network learned is restored ({} idle periods{})",
+                        saved.idle_periods,
+                        since_text(saved.since_unix)
+                    );
+                    st.learned = Some(saved);
+                }
+                Err(why) => {
+                    tracing::warn!(
+                        "disk {key}: its learned state is not used ({why}); its network learns from scratch"
+                    );
+                    // A half-restored network is never used.
+                    engine = Self::engine(build_network(registry, cfg)?, cfg, clock);
+                }
+            }
+        }
+        Ok(engine)
     }
 
     /// Restores `saved` into a fresh `engine` for `cfg`. At the engine's
