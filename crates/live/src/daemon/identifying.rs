@@ -72,23 +72,19 @@ impl Identifying {
         let asked = self.pending.contains_key(key);
         let p = self.pending.entry(key.to_string()).or_insert_with(|| {
             let (tx, answer) = mpsc::channel();
+            let inline = tx.clone();
             let (ask, name, root) = (self.ask, kernel.to_string(), PathBuf::from(sysfs));
-            let asked = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("lull-identify".into())
                 .spawn(move || {
                     let _ = tx.send(ask(&name, &root));
                 });
-            if let Err(e) = asked {
+            if let Err(e) = spawned {
                 // No thread: asked inline, as before threads were used.
                 warn!(
                     "disk {key}: cannot start a thread to identify {kernel} ({e}); asking inline"
                 );
-                let (tx, answer) = mpsc::channel();
-                let _ = tx.send(ask(kernel, sysfs));
-                return Pending {
-                    kernel: kernel.to_string(),
-                    answer,
-                };
+                let _ = inline.send(ask(kernel, sysfs));
             }
             Pending {
                 kernel: kernel.to_string(),
